@@ -1,0 +1,120 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+/// Every target of ours builds in Swift 6 mode with warnings as errors.
+let strict: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .treatAllWarnings(as: .error),
+]
+
+let package = Package(
+    name: "homed",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "homed", targets: ["homed"]),
+        .executable(name: "homectl", targets: ["homectl"]),
+        .library(name: "HomeClient", targets: ["HomeClient"]),
+        .library(name: "HomeModel", targets: ["HomeModel"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+    ],
+    targets: [
+        // libprotobuf-c, from Debian's libprotobuf-c-dev.
+        .systemLibrary(
+            name: "CProtobufC",
+            pkgConfig: "libprotobuf-c",
+            providers: [.apt(["libprotobuf-c-dev"])]
+        ),
+        // The protoc-c output for Protos/home_v1.proto, committed; nothing else.
+        // Regenerate with Scripts/generate-proto.sh.
+        .target(name: "CHomeProto", dependencies: ["CProtobufC"]),
+
+        // The home model: HAP catalog, validation, the object graph, change events. No I/O.
+        .target(name: "HomeModel", swiftSettings: strict),
+
+        // Frames, the envelope and conversions between Swift values and protobuf-c messages. No sockets.
+        .target(
+            name: "HomeWire",
+            dependencies: [
+                "CHomeProto", "HomeModel",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+
+        // Connections, dispatch, subscription fan-out, the demo home.
+        .target(
+            name: "HomeServer",
+            dependencies: [
+                "HomeWire", "HomeModel",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+
+        // The Swift client library: async calls, AsyncSequence subscriptions.
+        .target(
+            name: "HomeClient",
+            dependencies: [
+                "HomeWire", "HomeModel",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+
+        .executableTarget(
+            name: "homed",
+            dependencies: [
+                "HomeServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "homectl",
+            dependencies: [
+                "HomeClient", "HomeModel",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
+
+        // Benchmarks: `swift run -c release homed-bench`. The C floor it compares against.
+        .target(name: "CBenchFloor"),
+        .executableTarget(
+            name: "homed-bench",
+            dependencies: ["HomeClient", "HomeModel", "CBenchFloor"],
+            swiftSettings: strict
+        ),
+
+        .testTarget(name: "HomeModelTests", dependencies: ["HomeModel"], swiftSettings: strict),
+        .testTarget(
+            name: "HomeWireTests",
+            dependencies: [
+                "HomeWire", "HomeModel",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOTestUtils", package: "swift-nio"),
+            ],
+            resources: [.copy("Fixtures")],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "HomeIntegrationTests",
+            dependencies: ["HomeServer", "HomeClient", "HomeWire", "HomeModel",
+                           .product(name: "NIOCore", package: "swift-nio"),
+                           .product(name: "NIOPosix", package: "swift-nio"),
+                           .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+    ]
+)

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Regenerates the committed protoc-c output (and the descriptor set the Python
+# client loads) from Protos/. Run after every change to Protos/.
+#   Scripts/generate-proto.sh          regenerate in place
+#   Scripts/generate-proto.sh --check  fail if the committed files differ
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+command -v protoc-c >/dev/null || { echo "protoc-c not found: apt-get install protobuf-c-compiler libprotobuf-c-dev" >&2; exit 1; }
+
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+protoc-c --proto_path=Protos --c_out="$out" Protos/*.proto
+protoc-c --proto_path=Protos --descriptor_set_out="$out/home_v1.desc" Protos/*.proto
+
+targets=(
+  "$out/home_v1.pb-c.c:Sources/CHomeProto/home_v1.pb-c.c"
+  "$out/home_v1.pb-c.h:Sources/CHomeProto/include/home_v1.pb-c.h"
+  "$out/home_v1.desc:Clients/python/homed/home_v1.desc"
+)
+
+if [[ "${1:-}" == "--check" ]]; then
+  status=0
+  for pair in "${targets[@]}"; do
+    src=${pair%%:*}; dst=${pair#*:}
+    if ! cmp -s "$src" "$dst"; then
+      echo "generated code is stale: $dst differs from a fresh protoc-c run (run Scripts/generate-proto.sh)" >&2
+      status=1
+    fi
+  done
+  exit $status
+fi
+
+for pair in "${targets[@]}"; do
+  src=${pair%%:*}; dst=${pair#*:}
+  mkdir -p "$(dirname "$dst")"
+  cp "$src" "$dst"
+done
+echo "regenerated: ${targets[*]#*:}"

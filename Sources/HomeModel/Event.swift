@@ -1,0 +1,117 @@
+/// What caused a change.
+public struct Origin: Hashable, Sendable {
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
+        case unknown, client, provider, automation, simulator, daemon
+    }
+
+    public var kind: Kind
+    /// The connection that made the change (clients and providers); 0 otherwise.
+    public var connectionID: UInt64
+    /// Client name, provider name, automation (trigger) name, "simulator".
+    public var name: String
+
+    public init(kind: Kind, connectionID: UInt64 = 0, name: String = "") {
+        self.kind = kind
+        self.connectionID = connectionID
+        self.name = name
+    }
+
+    public static let daemon = Origin(kind: .daemon, name: "homed")
+    public static let simulator = Origin(kind: .simulator, name: "simulator")
+}
+
+public enum EventKind: String, Sendable, Hashable, CaseIterable {
+    case valueChanged = "value"
+    case reachabilityChanged = "reachability"
+    case layoutChanged = "layout"
+    case primaryHomeChanged = "primary-home"
+    case actionSetExecuted = "action-set"
+    case triggerFired = "trigger"
+}
+
+public enum ObjectKind: String, Sendable, Hashable, CaseIterable {
+    case home, room, zone, accessory, service, characteristic
+    case serviceGroup = "service-group"
+    case actionSet = "action-set"
+    case trigger
+}
+
+public struct LayoutChange: Hashable, Sendable {
+    public enum Action: String, Sendable, Hashable, CaseIterable {
+        case added, removed, updated, moved
+    }
+
+    public var action: Action
+    public var object: ObjectKind
+    public var objectID: ObjectID
+    public var homeID: ObjectID
+    /// The name after the change (before it, for a removal).
+    public var name: String
+    /// For a move: the new parent (the room an accessory moved to, …).
+    public var parentID: ObjectID
+
+    public init(action: Action, object: ObjectKind, objectID: ObjectID, homeID: ObjectID, name: String,
+                parentID: ObjectID = 0) {
+        self.action = action
+        self.object = object
+        self.objectID = objectID
+        self.homeID = homeID
+        self.name = name
+        self.parentID = parentID
+    }
+}
+
+public struct ValueChange: Hashable, Sendable {
+    public var accessoryID: ObjectID
+    public var serviceID: ObjectID
+    public var characteristicID: ObjectID
+    public var value: CharacteristicValue
+    /// Earlier changes of the same characteristic merged into this one by a
+    /// coalescing subscriber queue.
+    public var merged: UInt32
+
+    public init(accessoryID: ObjectID, serviceID: ObjectID, characteristicID: ObjectID, value: CharacteristicValue,
+                merged: UInt32 = 0) {
+        self.accessoryID = accessoryID
+        self.serviceID = serviceID
+        self.characteristicID = characteristicID
+        self.value = value
+        self.merged = merged
+    }
+}
+
+/// A change to the home, as the journal records it and subscribers receive it.
+public struct HomeEvent: Hashable, Sendable {
+    public enum Body: Hashable, Sendable {
+        case value(ValueChange)
+        case reachability(accessoryID: ObjectID, reachable: Bool)
+        case layout(LayoutChange)
+        case primaryHome(ObjectID)
+        case actionSetExecuted(ObjectID)
+        case triggerFired(ObjectID)
+    }
+
+    /// Daemon-wide, strictly increasing; assigned by the journal (0 until then).
+    public var seq: UInt64
+    public var timeMs: Int64
+    public var origin: Origin
+    public var body: Body
+
+    public init(seq: UInt64 = 0, timeMs: Int64, origin: Origin, body: Body) {
+        self.seq = seq
+        self.timeMs = timeMs
+        self.origin = origin
+        self.body = body
+    }
+
+    public var kind: EventKind {
+        switch body {
+        case .value: return .valueChanged
+        case .reachability: return .reachabilityChanged
+        case .layout: return .layoutChanged
+        case .primaryHome: return .primaryHomeChanged
+        case .actionSetExecuted: return .actionSetExecuted
+        case .triggerFired: return .triggerFired
+        }
+    }
+}

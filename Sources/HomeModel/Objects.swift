@@ -1,0 +1,301 @@
+/// Every object in the daemon (home, room, zone, accessory, service, characteristic,
+/// group, action set, trigger) has one id from a single daemon-wide space, so an id
+/// alone names an object. Ids are never reused and survive restarts.
+public typealias ObjectID = UInt64
+
+/// A characteristic or service type: its HAP UUID and its catalog name.
+public struct TypeIdentifier: Hashable, Sendable {
+    /// Full upper-case UUID, e.g. "00000025-0000-1000-8000-0026BB765291".
+    public var uuid: String
+    /// Catalog name, e.g. "On"; for a custom type, whatever its provider called it.
+    public var name: String
+
+    public init(uuid: String, name: String) {
+        self.uuid = uuid
+        self.name = name
+    }
+}
+
+public struct Characteristic: Hashable, Sendable, Identifiable {
+    public var id: ObjectID
+    public var serviceID: ObjectID
+    public var accessoryID: ObjectID
+    public var type: TypeIdentifier
+    public var properties: CharacteristicProperties
+    public var metadata: CharacteristicMetadata
+    public var value: CharacteristicValue?
+    /// Milliseconds since the Unix epoch when the value last changed; 0 = never.
+    public var lastUpdatedMs: Int64
+
+    public init(id: ObjectID, serviceID: ObjectID, accessoryID: ObjectID, type: TypeIdentifier,
+                properties: CharacteristicProperties, metadata: CharacteristicMetadata,
+                value: CharacteristicValue? = nil, lastUpdatedMs: Int64 = 0) {
+        self.id = id
+        self.serviceID = serviceID
+        self.accessoryID = accessoryID
+        self.type = type
+        self.properties = properties
+        self.metadata = metadata
+        self.value = value
+        self.lastUpdatedMs = lastUpdatedMs
+    }
+}
+
+/// A service of an accessory (HomeKit's `HMService`; named so to stay clear of
+/// ServiceLifecycle's `Service`).
+public struct AccessoryService: Hashable, Sendable, Identifiable {
+    public var id: ObjectID
+    public var accessoryID: ObjectID
+    public var type: TypeIdentifier
+    public var name: String
+    public var isPrimary: Bool
+    public var isUserInteractive: Bool
+    public var isHidden: Bool
+    public var linkedServiceIDs: [ObjectID]
+    /// In the accessory's order.
+    public var characteristicIDs: [ObjectID]
+
+    public init(id: ObjectID, accessoryID: ObjectID, type: TypeIdentifier, name: String, isPrimary: Bool = false,
+                isUserInteractive: Bool = true, isHidden: Bool = false, linkedServiceIDs: [ObjectID] = [],
+                characteristicIDs: [ObjectID] = []) {
+        self.id = id
+        self.accessoryID = accessoryID
+        self.type = type
+        self.name = name
+        self.isPrimary = isPrimary
+        self.isUserInteractive = isUserInteractive
+        self.isHidden = isHidden
+        self.linkedServiceIDs = linkedServiceIDs
+        self.characteristicIDs = characteristicIDs
+    }
+}
+
+/// HAP accessory categories (the numbers are HAP's).
+public enum AccessoryCategory: Int, Sendable, CaseIterable, Hashable {
+    case other = 1
+    case bridge = 2
+    case fan = 3
+    case garageDoorOpener = 4
+    case lightbulb = 5
+    case doorLock = 6
+    case outlet = 7
+    case `switch` = 8
+    case thermostat = 9
+    case sensor = 10
+    case securitySystem = 11
+    case door = 12
+    case window = 13
+    case windowCovering = 14
+    case programmableSwitch = 15
+    case ipCamera = 17
+    case videoDoorbell = 18
+    case airPurifier = 19
+    case airHeater = 20
+    case airConditioner = 21
+    case airHumidifier = 22
+    case airDehumidifier = 23
+    case sprinkler = 28
+    case faucet = 29
+    case showerHead = 30
+    case television = 31
+}
+
+public struct Accessory: Hashable, Sendable, Identifiable {
+    public var id: ObjectID
+    public var homeID: ObjectID
+    public var roomID: ObjectID
+    public var name: String
+    public var category: AccessoryCategory
+    public var manufacturer: String
+    public var model: String
+    public var serialNumber: String
+    public var firmwareRevision: String
+    public var isReachable: Bool
+    /// The bridge this accessory is reached through, if any.
+    public var bridgeID: ObjectID?
+    /// For a bridge: the accessories behind it.
+    public var bridgedAccessoryIDs: [ObjectID]
+    /// Who serves reads and writes ("simulator", a provider's name).
+    public var provider: String
+    public var serviceIDs: [ObjectID]
+
+    public init(id: ObjectID, homeID: ObjectID, roomID: ObjectID, name: String, category: AccessoryCategory,
+                manufacturer: String = "", model: String = "", serialNumber: String = "",
+                firmwareRevision: String = "", isReachable: Bool = true, bridgeID: ObjectID? = nil,
+                bridgedAccessoryIDs: [ObjectID] = [], provider: String = "", serviceIDs: [ObjectID] = []) {
+        self.id = id
+        self.homeID = homeID
+        self.roomID = roomID
+        self.name = name
+        self.category = category
+        self.manufacturer = manufacturer
+        self.model = model
+        self.serialNumber = serialNumber
+        self.firmwareRevision = firmwareRevision
+        self.isReachable = isReachable
+        self.bridgeID = bridgeID
+        self.bridgedAccessoryIDs = bridgedAccessoryIDs
+        self.provider = provider
+        self.serviceIDs = serviceIDs
+    }
+}
+
+public struct Room: Hashable, Sendable, Identifiable {
+    public var id: ObjectID
+    public var homeID: ObjectID
+    public var name: String
+
+    public init(id: ObjectID, homeID: ObjectID, name: String) {
+        self.id = id
+        self.homeID = homeID
+        self.name = name
+    }
+}
+
+public struct Zone: Hashable, Sendable, Identifiable {
+    public var id: ObjectID
+    public var homeID: ObjectID
+    public var name: String
+    public var roomIDs: [ObjectID]
+
+    public init(id: ObjectID, homeID: ObjectID, name: String, roomIDs: [ObjectID] = []) {
+        self.id = id
+        self.homeID = homeID
+        self.name = name
+        self.roomIDs = roomIDs
+    }
+}
+
+public struct ServiceGroup: Hashable, Sendable, Identifiable {
+    public var id: ObjectID
+    public var homeID: ObjectID
+    public var name: String
+    public var serviceIDs: [ObjectID]
+
+    public init(id: ObjectID, homeID: ObjectID, name: String, serviceIDs: [ObjectID] = []) {
+        self.id = id
+        self.homeID = homeID
+        self.name = name
+        self.serviceIDs = serviceIDs
+    }
+}
+
+/// One write an action set performs.
+public struct CharacteristicWriteAction: Hashable, Sendable {
+    public var characteristicID: ObjectID
+    public var value: CharacteristicValue
+
+    public init(characteristicID: ObjectID, value: CharacteristicValue) {
+        self.characteristicID = characteristicID
+        self.value = value
+    }
+}
+
+public enum ActionSetKind: String, Sendable, CaseIterable, Hashable {
+    case userDefined = "user-defined"
+    case wakeUp = "wake-up"
+    case sleep
+    case homeDeparture = "departure"
+    case homeArrival = "arrival"
+}
+
+/// A scene: writes applied together (HomeKit's `HMActionSet`).
+public struct ActionSet: Hashable, Sendable, Identifiable {
+    public var id: ObjectID
+    public var homeID: ObjectID
+    public var name: String
+    public var kind: ActionSetKind
+    public var actions: [CharacteristicWriteAction]
+
+    public init(id: ObjectID, homeID: ObjectID, name: String, kind: ActionSetKind = .userDefined,
+                actions: [CharacteristicWriteAction] = []) {
+        self.id = id
+        self.homeID = homeID
+        self.name = name
+        self.kind = kind
+        self.actions = actions
+    }
+}
+
+public enum Recurrence: String, Sendable, CaseIterable, Hashable {
+    case none, hourly, daily, weekly
+}
+
+public enum Comparison: String, Sendable, CaseIterable, Hashable {
+    case equal = "=="
+    case notEqual = "!="
+    case less = "<"
+    case lessOrEqual = "<="
+    case greater = ">"
+    case greaterOrEqual = ">="
+}
+
+public struct CharacteristicCondition: Hashable, Sendable {
+    public var characteristicID: ObjectID
+    public var comparison: Comparison
+    public var value: CharacteristicValue
+
+    public init(characteristicID: ObjectID, comparison: Comparison, value: CharacteristicValue) {
+        self.characteristicID = characteristicID
+        self.comparison = comparison
+        self.value = value
+    }
+}
+
+public enum TriggerKind: Hashable, Sendable {
+    /// Fires at `fireDateMs`, then per `recurrence`, reckoned in `timeZone` (an IANA name).
+    case timer(fireDateMs: Int64, timeZone: String, recurrence: Recurrence)
+    /// Fires when the characteristic becomes `value`, or enters [rangeMin, rangeMax],
+    /// and every condition holds.
+    case event(characteristicID: ObjectID, value: CharacteristicValue?, rangeMin: Double?, rangeMax: Double?,
+               conditions: [CharacteristicCondition])
+}
+
+public struct Trigger: Hashable, Sendable, Identifiable {
+    public var id: ObjectID
+    public var homeID: ObjectID
+    public var name: String
+    public var isEnabled: Bool
+    public var actionSetIDs: [ObjectID]
+    public var kind: TriggerKind
+
+    public init(id: ObjectID, homeID: ObjectID, name: String, isEnabled: Bool = true, actionSetIDs: [ObjectID] = [],
+                kind: TriggerKind) {
+        self.id = id
+        self.homeID = homeID
+        self.name = name
+        self.isEnabled = isEnabled
+        self.actionSetIDs = actionSetIDs
+        self.kind = kind
+    }
+}
+
+public struct Home: Hashable, Sendable, Identifiable {
+    public var id: ObjectID
+    public var name: String
+    public var isPrimary: Bool
+    /// The room for the entire home, where unassigned accessories live.
+    public var defaultRoomID: ObjectID
+    /// Ordered child ids; the objects themselves live in `HomeGraph`'s tables.
+    public var roomIDs: [ObjectID]
+    public var zoneIDs: [ObjectID]
+    public var accessoryIDs: [ObjectID]
+    public var serviceGroupIDs: [ObjectID]
+    public var actionSetIDs: [ObjectID]
+    public var triggerIDs: [ObjectID]
+
+    public init(id: ObjectID, name: String, isPrimary: Bool, defaultRoomID: ObjectID, roomIDs: [ObjectID] = [],
+                zoneIDs: [ObjectID] = [], accessoryIDs: [ObjectID] = [], serviceGroupIDs: [ObjectID] = [],
+                actionSetIDs: [ObjectID] = [], triggerIDs: [ObjectID] = []) {
+        self.id = id
+        self.name = name
+        self.isPrimary = isPrimary
+        self.defaultRoomID = defaultRoomID
+        self.roomIDs = roomIDs
+        self.zoneIDs = zoneIDs
+        self.accessoryIDs = accessoryIDs
+        self.serviceGroupIDs = serviceGroupIDs
+        self.actionSetIDs = actionSetIDs
+        self.triggerIDs = triggerIDs
+    }
+}
