@@ -73,7 +73,7 @@ let package = Package(
         .executableTarget(
             name: "homed",
             dependencies: [
-                "HomeServer",
+                "HomeServer", "HomeWire", "HomeModel",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -105,7 +105,6 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOTestUtils", package: "swift-nio"),
             ],
-            resources: [.copy("Fixtures")],
             swiftSettings: strict
         ),
         .testTarget(

@@ -1,0 +1,23 @@
+"""homed: a Python client for the homed home-automation daemon.
+
+    import homed
+    from homed import pb
+
+    with homed.Client.connect(client_name="my-script") as client:
+        home = client.call("GetHome", pb.GetHomeRequest())
+        for response in client.subscribe(pb.SubscribeRequest()):
+            ...
+
+Message classes come from the descriptor set ``home_v1.desc`` at run time
+(``homed.pb.<MessageName>``); only the ``protobuf`` package is needed.
+"""
+
+from . import proto as pb
+from .client import PROTOCOL_VERSION, Client, HomedError, Subscription, default_socket_path
+from .framing import DEFAULT_MAX_FRAME_SIZE, FrameDecoder, FrameTooLarge, encode_frame
+
+__all__ = [
+    "pb", "Client", "HomedError", "Subscription", "default_socket_path", "PROTOCOL_VERSION",
+    "DEFAULT_MAX_FRAME_SIZE", "FrameDecoder", "FrameTooLarge", "encode_frame",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,112 @@
+"""Shared test setup: import the package from this checkout, and start a real
+homed for the integration tests."""
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+CLIENT_DIR = Path(__file__).resolve().parents[1]
+REPO = CLIENT_DIR.parents[1]
+sys.path.insert(0, str(CLIENT_DIR))
+
+START_TIMEOUT = 10.0
+
+
+class Daemon:
+    def __init__(self, proc, socket_path, log_path, args):
+        self.proc = proc
+        self.socket_path = socket_path
+        self.log_path = log_path
+        self.args = args
+
+    def log(self) -> str:
+        try:
+            return Path(self.log_path).read_text(errors="replace")[-4000:]
+        except OSError:
+            return ""
+
+
+def homed_binary():
+    """(path, explicitly requested): $HOMED_BIN, else <repo>/.build/debug/homed."""
+    env = os.environ.get("HOMED_BIN")
+    return (env, True) if env else (str(REPO / ".build" / "debug" / "homed"), False)
+
+
+def _accepts(path: str) -> bool:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.settimeout(0.5)
+        s.connect(path)
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+def _die_with_parent():
+    """In the child: get SIGKILL if pytest dies, so a killed test run leaks no daemon."""
+    try:
+        import ctypes
+        import signal
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except Exception:  # noqa: BLE001 - best effort (not Linux, no libc)
+        pass
+
+
+def _stop(proc):
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+
+
+@pytest.fixture(scope="module")
+def daemon():
+    """A `homed --demo` on a socket in a fresh temporary directory, killed at teardown."""
+    binary, explicit = homed_binary()
+    if not os.access(binary, os.X_OK):
+        if explicit:
+            pytest.fail(f"HOMED_BIN={binary} is not an executable file")
+        pytest.skip(f"no homed binary at {binary} (build it, or set HOMED_BIN)")
+    # A short directory: sun_path holds 108 bytes.
+    tmp = tempfile.mkdtemp(prefix="homed-py-", dir="/tmp")
+    socket_path = os.path.join(tmp, "homed.sock")
+    args = [binary, "--demo", "--socket", socket_path]
+    help_text = subprocess.run([binary, "--help"], capture_output=True, text=True, timeout=30)
+    if "--no-simulator" in help_text.stdout + help_text.stderr:
+        args.append("--no-simulator")
+    log_path = os.path.join(tmp, "homed.log")
+    proc = None
+    try:
+        with open(log_path, "wb") as log:
+            env = dict(os.environ)
+            env.pop("HOMED_SOCKET", None)
+            proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                    cwd=tmp, env=env, preexec_fn=_die_with_parent)
+        d = Daemon(proc, socket_path, log_path, args)
+        deadline = time.monotonic() + START_TIMEOUT
+        while not _accepts(socket_path):
+            if proc.poll() is not None:
+                pytest.fail(f"homed exited with {proc.returncode} before listening: {' '.join(args)}\n{d.log()}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"homed did not accept on {socket_path} within {START_TIMEOUT} s\n{d.log()}")
+            time.sleep(0.05)
+        yield d
+        if proc.poll() is not None:
+            pytest.fail(f"homed died during the tests (exit {proc.returncode})\n{d.log()}")
+    finally:
+        if proc is not None:
+            _stop(proc)
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,183 @@
+import HomeModel
+import HomeWire
+import NIOCore
+
+/// The client's end of one connection, on its event loop: matches frames to the
+/// calls waiting for them, answers pings, hands stream messages to their
+/// subscriptions with back-pressure.
+final class ClientHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    typealias StreamSource = NIOThrowingAsyncSequenceProducer<
+        SubscribeResponse, any Error, NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark, SubscriptionDelegate
+    >.Source
+
+    private enum Pending {
+        case unary(EventLoopPromise<[UInt8]>, response: [UInt8]?)
+        case stream(StreamSource)
+    }
+
+    private var hello: EventLoopPromise<HelloReply>?
+    private var calls: [UInt64: Pending] = [:]
+    private var pausedStreams = Set<UInt64>()
+    private var context: ChannelHandlerContext?
+    /// Set once the daemon said go-away or the connection closed: new calls fail at once.
+    private(set) var closedReason: HomeError?
+
+    init(hello: EventLoopPromise<HelloReply>) {
+        self.hello = hello
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    // MARK: Calls (event loop only)
+
+    func startUnary(callID: UInt64, open: CallOpen, promise: EventLoopPromise<[UInt8]>) {
+        guard let context, closedReason == nil else {
+            promise.fail(closedReason ?? HomeError(.unavailable, "the connection to homed is closed"))
+            return
+        }
+        calls[callID] = .unary(promise, response: nil)
+        context.writeAndFlush(wrapOutboundOut(WireFrame(callID: callID, body: .open(open)).encoded()), promise: nil)
+    }
+
+    func startStream(callID: UInt64, open: CallOpen, source: StreamSource) {
+        guard let context, closedReason == nil else {
+            source.finish(closedReason ?? HomeError(.unavailable, "the connection to homed is closed"))
+            return
+        }
+        calls[callID] = .stream(source)
+        context.writeAndFlush(wrapOutboundOut(WireFrame(callID: callID, body: .open(open)).encoded()), promise: nil)
+    }
+
+    /// The consumer stopped iterating: cancel the call on the wire.
+    func cancel(callID: UInt64) {
+        guard calls.removeValue(forKey: callID) != nil else { return }
+        resume(callID)
+        context?.writeAndFlush(wrapOutboundOut(WireFrame(callID: callID, body: .cancel).encoded()), promise: nil)
+    }
+
+    /// The consumer wants more: read again if this stream had paused reading.
+    func resume(_ callID: UInt64) {
+        guard pausedStreams.remove(callID) != nil, pausedStreams.isEmpty, let context else { return }
+        // Options set from the event loop apply at once.
+        context.channel.setOption(ChannelOptions.autoRead, value: true).whenComplete { _ in }
+        context.read()
+    }
+
+    func send(_ frame: WireFrame) {
+        context?.writeAndFlush(wrapOutboundOut(frame.encoded()), promise: nil)
+    }
+
+    // MARK: Inbound
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame: WireFrame
+        do throws(HomeError) {
+            frame = try WireFrame(decoding: unwrapInboundIn(data))
+        } catch {
+            shutDown(HomeError(.internal, "homed sent an unreadable frame: \(error.message)"))
+            context.close(promise: nil)
+            return
+        }
+        if frame.callID == 0 {
+            connectionFrame(context, frame)
+            return
+        }
+        switch (frame.body, calls[frame.callID]) {
+        case (.message(let payload), .unary(let promise, _)):
+            calls[frame.callID] = .unary(promise, response: payload)
+        case (.message(let payload), .stream(let source)):
+            do throws(HomeError) {
+                let response = try SubscribeResponse(wire: payload)
+                if source.yield(response) == .stopProducing {
+                    if pausedStreams.isEmpty {
+                        context.channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in }
+                    }
+                    pausedStreams.insert(frame.callID)
+                }
+            } catch {
+                calls[frame.callID] = nil
+                source.finish(error)
+            }
+        case (.status(let error), .unary(let promise, let response)):
+            calls[frame.callID] = nil
+            if let error {
+                promise.fail(error)
+            } else if let response {
+                promise.succeed(response)
+            } else {
+                promise.fail(HomeError(.internal, "call \(frame.callID) ended OK without a response message"))
+            }
+        case (.status(let error), .stream(let source)):
+            calls[frame.callID] = nil
+            pausedStreams.remove(frame.callID)
+            if let error { source.finish(error) } else { source.finish() }
+        default:
+            break // a late frame for a call we cancelled
+        }
+    }
+
+    private func connectionFrame(_ context: ChannelHandlerContext, _ frame: WireFrame) {
+        switch frame.body {
+        case .helloReply(let reply):
+            hello?.succeed(reply)
+            hello = nil
+        case .ping(let nonce):
+            context.writeAndFlush(wrapOutboundOut(WireFrame(callID: 0, body: .pong(nonce: nonce)).encoded()), promise: nil)
+        case .goAway(let reason, _):
+            closedReason = HomeError(.unavailable, "homed is going away: \(reason)")
+        case .status(let error):
+            // An error about the connection itself: it is about to close.
+            shutDown(error ?? HomeError(.unavailable, "homed closed the connection"))
+        default:
+            break
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        shutDown(closedReason ?? HomeError(.unavailable, "the connection to homed closed"))
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        shutDown(HomeError(.unavailable, "connection to homed failed: \(error)"))
+        context.close(promise: nil)
+    }
+
+    /// Fails every waiting call with `error`.
+    private func shutDown(_ error: HomeError) {
+        if closedReason == nil { closedReason = error }
+        hello?.fail(error)
+        hello = nil
+        let pending = calls
+        calls.removeAll()
+        for call in pending.values {
+            switch call {
+            case .unary(let promise, _): promise.fail(error)
+            case .stream(let source): source.finish(error)
+            }
+        }
+    }
+}
+
+/// Connects a subscription's async sequence to its call on the wire.
+struct SubscriptionDelegate: NIOAsyncSequenceProducerDelegate {
+    let callID: UInt64
+    let handler: NIOLoopBound<ClientHandler>
+
+    func produceMore() {
+        handler.eventLoop.execute { handler.value.resume(callID) }
+    }
+
+    func didTerminate() {
+        handler.eventLoop.execute { handler.value.cancel(callID: callID) }
+    }
+}

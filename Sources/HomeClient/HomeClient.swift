@@ -1,0 +1,201 @@
+@_exported import HomeModel
+@_exported import HomeWire
+import NIOCore
+import NIOPosix
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A connection to homed: async calls, and subscriptions as `AsyncSequence`s.
+///
+/// ```swift
+/// let client = try await HomeClient.connect(name: "dashboard")
+/// let home = try await client.getHome()
+/// for try await batch in client.subscribe(SubscribeRequest(filter: .init(accessoryIDs: [lamp]))) {
+///     for event in batch.events { print(event) }
+/// }
+/// ```
+/// Many calls may be in flight on one client at once; answers arrive in any order.
+public final class HomeClient: Sendable {
+    /// What the daemon said in reply to our hello.
+    public let hello: HelloReply
+    public let socketPath: String
+    private let channel: any Channel
+    private let handler: NIOLoopBound<ClientHandler>
+    private let nextCallID = Atomic<UInt64>(1)
+
+    private init(hello: HelloReply, socketPath: String, channel: any Channel, handler: NIOLoopBound<ClientHandler>) {
+        self.hello = hello
+        self.socketPath = socketPath
+        self.channel = channel
+        self.handler = handler
+    }
+
+    /// The socket path clients use when not told otherwise (DESIGN §3).
+    public static func defaultSocketPath() -> String {
+        HomeWire.defaultSocketPath(environment: ProcessInfo.processInfo.environment, uid: getuid())
+    }
+
+    /// Connects and says hello.
+    ///
+    /// - Throws: `.unavailable` with a sentence naming the socket when nothing
+    ///   listens there; the daemon's error when it refuses the hello.
+    public static func connect(
+        to socketPath: String? = nil,
+        name: String,
+        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) async throws(HomeError) -> HomeClient {
+        let path = socketPath ?? defaultSocketPath()
+        let eventLoop = group.next()
+        let helloPromise = eventLoop.makePromise(of: HelloReply.self)
+        let channel: any Channel
+        do {
+            channel = try await ClientBootstrap(group: eventLoop)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder()))
+                        try channel.pipeline.syncOperations.addHandler(ClientHandler(hello: helloPromise))
+                    }
+                }
+                .connect(unixDomainSocketPath: path)
+                .get()
+        } catch {
+            helloPromise.fail(error)
+            throw HomeError(.unavailable, "cannot reach homed: no daemon is listening on \(path) (\(Self.reason(error))); is homed running?")
+        }
+        let handler: NIOLoopBound<ClientHandler>
+        do {
+            handler = try await eventLoop.submit {
+                NIOLoopBound(try channel.pipeline.syncOperations.handler(type: ClientHandler.self), eventLoop: eventLoop)
+            }.get()
+            channel.writeAndFlush(WireFrame(callID: 0, body: .hello(Hello(clientName: name))).encoded(), promise: nil)
+            let reply = try await helloPromise.futureResult.get()
+            return HomeClient(hello: reply, socketPath: path, channel: channel, handler: handler)
+        } catch {
+            try? await channel.close()
+            throw (error as? HomeError) ?? HomeError(.unavailable, "hello to homed on \(path) failed: \(error)")
+        }
+    }
+
+    private static func reason(_ error: any Error) -> String {
+        if let error = error as? IOError { return String(cString: strerror(error.errnoCode)) }
+        return "\(error)"
+    }
+
+    /// Closes the connection; calls in flight fail with UNAVAILABLE.
+    public func close() async {
+        try? await channel.close()
+    }
+
+    /// The daemon-assigned id of this connection (the origin of our own changes).
+    public var connectionID: UInt64 { hello.connectionID }
+
+    private func makeCallID() -> UInt64 {
+        nextCallID.wrappingAdd(1, ordering: .relaxed).oldValue
+    }
+
+    // MARK: Calls
+
+    /// A unary call: sends `request`, waits for the response or the error status.
+    public func call<Response: WireMessage>(
+        _ method: HomeMethod, _ request: some WireMessage, timeoutMs: UInt32? = nil,
+        as: Response.Type = Response.self
+    ) async throws(HomeError) -> Response {
+        precondition(!method.isServerStreaming, "\(method.rawValue) streams: use subscribe")
+        let open = CallOpen(method: method.rawValue, request: request.encoded(), timeoutMs: timeoutMs)
+        let promise = channel.eventLoop.makePromise(of: [UInt8].self)
+        let callID = makeCallID()
+        let handler = self.handler
+        if channel.eventLoop.inEventLoop {
+            handler.value.startUnary(callID: callID, open: open, promise: promise)
+        } else {
+            channel.eventLoop.execute { handler.value.startUnary(callID: callID, open: open, promise: promise) }
+        }
+        let payload: [UInt8]
+        do {
+            payload = try await promise.futureResult.get()
+        } catch {
+            throw (error as? HomeError) ?? HomeError(.unavailable, "\(method.name) failed: \(error)")
+        }
+        return try Response(wire: payload)
+    }
+
+    public func getHome(_ homeID: ObjectID = 0) async throws(HomeError) -> GetHomeResponse {
+        try await call(.getHome, GetHomeRequest(homeID: homeID))
+    }
+
+    public func listAccessories(homeID: ObjectID = 0) async throws(HomeError) -> ListAccessoriesResponse {
+        try await call(.listAccessories, ListAccessoriesRequest(homeID: homeID))
+    }
+
+    public func read(_ characteristicIDs: [ObjectID], fresh: Bool = false) async throws(HomeError) -> ReadCharacteristicsResponse {
+        try await call(.readCharacteristics, ReadCharacteristicsRequest(characteristicIDs: characteristicIDs, fresh: fresh))
+    }
+
+    public func write(_ request: WriteCharacteristicsRequest) async throws(HomeError) -> WriteCharacteristicsResponse {
+        try await call(.writeCharacteristics, request)
+    }
+
+    /// Writes one value; throws the item's error if it failed.
+    @discardableResult
+    public func write(_ value: CharacteristicValue, to characteristicID: ObjectID) async throws(HomeError) -> WriteResult {
+        let response = try await write(WriteCharacteristicsRequest(writes: [CharacteristicWrite(characteristicID: characteristicID, value: value)]))
+        guard let result = response.results.first else {
+            throw HomeError(.internal, "write to \(characteristicID) returned no result")
+        }
+        if let error = result.error { throw error }
+        return result
+    }
+
+    public func status() async throws(HomeError) -> GetStatusResponse {
+        try await call(.getStatus, GetStatusRequest())
+    }
+
+    /// Opens a subscription. The stream lives as long as it is iterated; ending the
+    /// iteration (or its task) cancels the call on the wire.
+    public func subscribe(_ request: SubscribeRequest) -> HomeSubscription {
+        let callID = makeCallID()
+        let handler = self.handler
+        let producer = NIOThrowingAsyncSequenceProducer.makeSequence(
+            elementType: SubscribeResponse.self,
+            failureType: (any Error).self,
+            backPressureStrategy: NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark(lowWatermark: 8, highWatermark: 32),
+            finishOnDeinit: true,
+            delegate: SubscriptionDelegate(callID: callID, handler: handler))
+        let open = CallOpen(method: HomeMethod.subscribe.rawValue, request: request.encoded())
+        let source = producer.source
+        channel.eventLoop.execute { handler.value.startStream(callID: callID, open: open, source: source) }
+        return HomeSubscription(base: producer.sequence)
+    }
+}
+
+/// The messages of one subscription, in order: markers, snapshot pages, batches of
+/// events. Ends when the daemon ends the call (an error for anything but OK).
+public struct HomeSubscription: AsyncSequence, Sendable {
+    public typealias Element = SubscribeResponse
+    typealias Base = NIOThrowingAsyncSequenceProducer<
+        SubscribeResponse, any Error, NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark, SubscriptionDelegate
+    >
+    let base: Base
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var base: Base.AsyncIterator
+
+        public mutating func next() async throws -> SubscribeResponse? {
+            do {
+                return try await base.next()
+            } catch let error as HomeError {
+                throw error
+            } catch is CancellationError {
+                throw HomeError(.cancelled, "subscription cancelled")
+            }
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(base: base.makeAsyncIterator())
+    }
+}

@@ -1,0 +1,176 @@
+extension HomeGraph {
+    /// Adds a trigger that runs action sets: at a time (a timer), or when a
+    /// characteristic takes a value or enters a range (an event).
+    ///
+    /// An event trigger must watch a characteristic of the home that notifies
+    /// changes; its value (if any) is validated like a provider's write and stored
+    /// normalized; a range needs a numeric characteristic and min ≤ max; it may have
+    /// a value or a range, not both (neither: any change fires). Conditions are
+    /// checked the same way, and ordering comparisons need numbers.
+    ///
+    /// - Throws: `.notFound` for an unknown home, characteristic or action set;
+    ///   `.invalidArgument` for a bad name, time zone, value, range, comparison, or
+    ///   an object of another home; `.alreadyExists` if the home has a trigger of that name.
+    @discardableResult
+    public mutating func addTrigger(name: String, homeID: ObjectID, kind: TriggerKind, actionSetIDs: [ObjectID] = [],
+                                    enabled: Bool = true) throws(HomeError) -> ObjectID {
+        let home = try requireHome(homeID)
+        try Self.validateName(name, for: .trigger)
+        try requireUniqueName(name, kind: .trigger, among: named(home.triggerIDs, in: triggers), in: homeLabel(homeID))
+        let kind = try checked(kind, homeID: homeID)
+        try checkActionSets(actionSetIDs, homeID: homeID)
+        let id = allocateID()
+        triggers[id] = Trigger(id: id, homeID: homeID, name: name, isEnabled: enabled, actionSetIDs: actionSetIDs,
+                               kind: kind)
+        homes[homeID]?.triggerIDs.append(id)
+        return id
+    }
+
+    /// Renames a trigger; trigger names are unique in a home.
+    public mutating func renameTrigger(_ id: ObjectID, to name: String) throws(HomeError) -> [LayoutChange] {
+        try renameInHome(id, to: name, kind: .trigger, table: \.triggers, siblings: \.triggerIDs)
+    }
+
+    /// Enables or disables a trigger.
+    ///
+    /// - Returns: `.updated`, or nothing if it already was.
+    public mutating func setTrigger(_ id: ObjectID, enabled: Bool) throws(HomeError) -> [LayoutChange] {
+        let trigger = try requireTrigger(id)
+        if trigger.isEnabled == enabled { return [] }
+        triggers[id]?.isEnabled = enabled
+        return [change(.updated, id)]
+    }
+
+    /// Replaces what a trigger fires on (a new time, a new threshold), checked as `addTrigger` does.
+    public mutating func setTrigger(_ id: ObjectID, kind: TriggerKind) throws(HomeError) -> [LayoutChange] {
+        let trigger = try requireTrigger(id)
+        let kind = try checked(kind, homeID: trigger.homeID)
+        if trigger.kind == kind { return [] }
+        triggers[id]?.kind = kind
+        return [change(.updated, id)]
+    }
+
+    /// Removes a trigger; its action sets stay.
+    public mutating func removeTrigger(_ id: ObjectID) throws(HomeError) -> [LayoutChange] {
+        let trigger = try requireTrigger(id)
+        let changes = [change(.removed, id)]
+        triggers[id] = nil
+        homes[trigger.homeID]?.triggerIDs.removeAll { $0 == id }
+        return changes
+    }
+
+    /// Makes a trigger also run an action set of its home.
+    ///
+    /// - Throws: `.notFound` for an unknown trigger or action set; `.invalidArgument`
+    ///   for a set of another home; `.alreadyExists` if the trigger runs it already.
+    public mutating func addActionSet(_ actionSetID: ObjectID, toTrigger triggerID: ObjectID) throws(HomeError)
+        -> [LayoutChange]
+    {
+        let trigger = try requireTrigger(triggerID)
+        try checkActionSets([actionSetID], homeID: trigger.homeID)
+        if trigger.actionSetIDs.contains(actionSetID) {
+            throw HomeError(.alreadyExists, "\(describe(.trigger, triggerID)) already runs "
+                                + describe(.actionSet, actionSetID))
+        }
+        triggers[triggerID]?.actionSetIDs.append(actionSetID)
+        return [change(.updated, triggerID)]
+    }
+
+    /// Stops a trigger running an action set.
+    ///
+    /// - Throws: `.notFound` for an unknown trigger, or a set it does not run.
+    public mutating func removeActionSet(_ actionSetID: ObjectID, fromTrigger triggerID: ObjectID) throws(HomeError)
+        -> [LayoutChange]
+    {
+        let trigger = try requireTrigger(triggerID)
+        guard trigger.actionSetIDs.contains(actionSetID) else {
+            throw HomeError(.notFound, "\(describe(.trigger, triggerID)) does not run action set \(actionSetID)")
+        }
+        triggers[triggerID]?.actionSetIDs.removeAll { $0 == actionSetID }
+        return [change(.updated, triggerID)]
+    }
+
+    /// Checks action sets a trigger is to run: existing, of its home, each once.
+    private func checkActionSets(_ ids: [ObjectID], homeID: ObjectID) throws(HomeError) {
+        var seen = Set<ObjectID>()
+        for id in ids {
+            _ = try requireActionSet(id)
+            try requireSameHome(id, .actionSet, homeID: homeID)
+            if !seen.insert(id).inserted {
+                throw HomeError(.invalidArgument, "action set \(id) is listed twice")
+            }
+        }
+    }
+
+    /// The trigger kind with its values normalized, or the reason it cannot be.
+    private func checked(_ kind: TriggerKind, homeID: ObjectID) throws(HomeError) -> TriggerKind {
+        switch kind {
+        case .timer(_, let timeZone, _):
+            // An IANA name ("Europe/Berlin", "UTC"); the daemon resolves it when scheduling.
+            if timeZone.isEmpty || timeZone.utf8.count > 64 || timeZone.contains(where: \.isWhitespace) {
+                throw HomeError(.invalidArgument, "a timer trigger needs an IANA time zone such as Europe/Berlin, "
+                                    + "not \(quoted(timeZone))")
+            }
+            return kind
+        case .event(let characteristicID, let value, let rangeMin, let rangeMax, let conditions):
+            let characteristic = try watchable(characteristicID, homeID: homeID)
+            if value != nil && (rangeMin != nil || rangeMax != nil) {
+                throw HomeError(.invalidArgument,
+                                "an event trigger on \(characteristic.label) fires on a value or on a range, not both")
+            }
+            let normalized = try value.map { (value) throws(HomeError) in
+                try characteristic.validate(value, enforceWritable: false)
+            }
+            if rangeMin != nil || rangeMax != nil {
+                guard characteristic.metadata.format.isInteger || characteristic.metadata.format == .float else {
+                    throw HomeError(.invalidArgument, "\(characteristic.label) is not a number, so it has no range")
+                }
+                for bound in [rangeMin, rangeMax].compactMap({ $0 }) where !bound.isFinite {
+                    throw HomeError(.invalidArgument, "a range bound must be a finite number, not \(bound)")
+                }
+                if let low = rangeMin, let high = rangeMax, low > high {
+                    let range = "\(formatNumber(low))…\(formatNumber(high))"
+                    throw HomeError(.invalidArgument, "the range \(range) for \(characteristic.label) is empty: "
+                                        + "its minimum is above its maximum")
+                }
+            }
+            var checkedConditions: [CharacteristicCondition] = []
+            for condition in conditions {
+                checkedConditions.append(try checked(condition, homeID: homeID))
+            }
+            return .event(characteristicID: characteristicID, value: normalized, rangeMin: rangeMin, rangeMax: rangeMax,
+                          conditions: checkedConditions)
+        }
+    }
+
+    /// A characteristic an event trigger may watch: of the home, notifying changes.
+    private func watchable(_ id: ObjectID, homeID: ObjectID) throws(HomeError) -> Characteristic {
+        let characteristic = try requireCharacteristic(id)
+        try requireSameHome(id, .characteristic, homeID: homeID)
+        if !characteristic.properties.supportsEventNotification {
+            throw HomeError(.invalidArgument,
+                            "\(characteristic.label) does not notify changes, so no trigger can watch it")
+        }
+        return characteristic
+    }
+
+    private func checked(_ condition: CharacteristicCondition, homeID: ObjectID) throws(HomeError)
+        -> CharacteristicCondition
+    {
+        let characteristic = try requireCharacteristic(condition.characteristicID)
+        try requireSameHome(condition.characteristicID, .characteristic, homeID: homeID)
+        if !characteristic.properties.readable {
+            throw HomeError(.invalidArgument, "\(characteristic.label) cannot be read, so no condition can test it")
+        }
+        let ordering: Set<Comparison> = [.less, .lessOrEqual, .greater, .greaterOrEqual]
+        let format = characteristic.metadata.format
+        if ordering.contains(condition.comparison) && !(format.isInteger || format == .float) {
+            throw HomeError(.invalidArgument,
+                            "\(characteristic.label) is not a number, so a condition cannot compare it with "
+                                + condition.comparison.rawValue)
+        }
+        let value = try characteristic.validate(condition.value, enforceWritable: false)
+        return CharacteristicCondition(characteristicID: condition.characteristicID, comparison: condition.comparison,
+                                       value: value)
+    }
+}

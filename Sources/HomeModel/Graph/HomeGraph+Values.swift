@@ -1,0 +1,48 @@
+extension HomeGraph {
+    /// Checks a write without making it, so a batch can be checked whole before any
+    /// of it is applied.
+    ///
+    /// - Returns: The value as it would be stored (normalized).
+    /// - Throws: `.notFound` naming the id if it is not a characteristic (and what it
+    ///   is instead); `.invalidArgument` as `Characteristic.validate(_:enforceWritable:)`.
+    public func validateWrite(_ value: CharacteristicValue, to id: ObjectID, enforceWritable: Bool) throws(HomeError)
+        -> CharacteristicValue
+    {
+        try requireCharacteristic(id).validate(value, enforceWritable: enforceWritable)
+    }
+
+    /// Validates, normalizes and stores a characteristic's value.
+    ///
+    /// - Parameters:
+    ///   - nowMs: The time of the write; becomes `lastUpdatedMs` if the value changed.
+    ///   - enforceWritable: True for clients; false for providers and the simulator,
+    ///     which report read-only state such as a current temperature.
+    /// - Returns: The stored value if it changed, or nil if the characteristic held it
+    ///   already. Event-only characteristics (a button press) and write-only ones
+    ///   (Identify) report every write: each is an occurrence, and there is no state
+    ///   to compare with.
+    /// - Throws: as `validateWrite(_:to:enforceWritable:)`; nothing changes then.
+    @discardableResult
+    public mutating func writeValue(_ value: CharacteristicValue, to id: ObjectID, nowMs: Int64,
+                                    enforceWritable: Bool) throws(HomeError) -> CharacteristicValue? {
+        let characteristic = try requireCharacteristic(id)
+        let stored = try characteristic.validate(value, enforceWritable: enforceWritable)
+        if characteristic.value == stored && characteristic.properties.readable && !characteristic.isEventOnly {
+            return nil
+        }
+        characteristics[id]?.value = stored
+        characteristics[id]?.lastUpdatedMs = nowMs
+        return stored
+    }
+
+    /// Records whether an accessory can be reached (its provider says so).
+    ///
+    /// - Returns: Whether that changed anything.
+    @discardableResult
+    public mutating func setReachable(_ reachable: Bool, accessoryID: ObjectID) throws(HomeError) -> Bool {
+        let accessory = try requireAccessory(accessoryID)
+        if accessory.isReachable == reachable { return false }
+        accessories[accessoryID]?.isReachable = reachable
+        return true
+    }
+}

@@ -1,0 +1,77 @@
+extension CharacteristicFormat {
+    /// Whether values of this format are integers (`uint8` … `uint64`, `int`).
+    public var isInteger: Bool {
+        switch self {
+        case .uint8, .uint16, .uint32, .uint64, .int: return true
+        case .bool, .float, .string, .tlv8, .data: return false
+        }
+    }
+
+    /// Whether values of this format are unsigned integers, stored as `.uint`.
+    public var isUnsigned: Bool {
+        switch self {
+        case .uint8, .uint16, .uint32, .uint64: return true
+        case .bool, .int, .float, .string, .tlv8, .data: return false
+        }
+    }
+
+    /// The values an integer format can hold at all, whatever its metadata says
+    /// (HAP's `int` is 32 bits); nil for other formats.
+    var integerRange: ClosedRange<Int128>? {
+        switch self {
+        case .uint8: return 0...Int128(UInt8.max)
+        case .uint16: return 0...Int128(UInt16.max)
+        case .uint32: return 0...Int128(UInt32.max)
+        case .uint64: return 0...Int128(UInt64.max)
+        case .int: return Int128(Int32.min)...Int128(Int32.max)
+        case .bool, .float, .string, .tlv8, .data: return nil
+        }
+    }
+
+    /// The one representation the daemon stores for a value of this format, or nil
+    /// if the value cannot stand for one.
+    ///
+    /// Unsigned formats become `.uint`, `int` becomes `.int` (both from either integer
+    /// case, within the format's own range), `float` becomes `.float` (from any finite
+    /// number or integer), and `bool` becomes `.bool` — from `0` or `1` too, because
+    /// HAP's JSON encodes booleans either way. Strings stay strings and `tlv8`/`data`
+    /// stay bytes. Metadata (min, max, step, valid values) is not checked here; see
+    /// `Characteristic.validate(_:enforceWritable:)`.
+    public func normalized(_ value: CharacteristicValue) -> CharacteristicValue? {
+        switch (self, value) {
+        case (.bool, .bool):
+            return value
+        case (.bool, .int(let number)) where number == 0 || number == 1:
+            return .bool(number == 1)
+        case (.bool, .uint(let number)) where number == 0 || number == 1:
+            return .bool(number == 1)
+        case (.uint8, _), (.uint16, _), (.uint32, _), (.uint64, _), (.int, _):
+            guard let number = value.integerValue, let range = integerRange, range.contains(number) else { return nil }
+            return isUnsigned ? .uint(UInt64(number)) : .int(Int64(number))
+        case (.float, .float(let number)):
+            return number.isFinite ? value : nil
+        case (.float, .int(let number)):
+            return .float(Double(number))
+        case (.float, .uint(let number)):
+            return .float(Double(number))
+        case (.string, .string):
+            return value
+        case (.tlv8, .data), (.data, .data):
+            return value
+        default:
+            return nil
+        }
+    }
+
+    /// How the format is named in an error message: what a value of it must be.
+    var expectation: String {
+        switch self {
+        case .bool: return "a bool (true or false, or 0 or 1)"
+        case .uint8, .uint16, .uint32, .uint64, .int: return "an integer (\(rawValue))"
+        case .float: return "a number (float)"
+        case .string: return "a string"
+        case .tlv8: return "TLV8 data"
+        case .data: return "data"
+        }
+    }
+}

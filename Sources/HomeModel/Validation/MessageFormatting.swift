@@ -1,0 +1,36 @@
+// How error messages show numbers, strings and bytes: readable, and bounded in size
+// whatever a client sent.
+
+/// A number as a person writes it: "100" rather than "100.0", "0.1", "-273.1".
+func formatNumber(_ number: Double) -> String {
+    if number.isFinite, number == number.rounded(), abs(number) < 1e15 {
+        return String(Int64(number))
+    }
+    return String(number)
+}
+
+/// A string quoted for a message, cut after 40 characters so a huge value cannot
+/// swamp the message.
+func quoted(_ text: String, limit: Int = 40) -> String {
+    var escaped = ""
+    for character in text.prefix(limit) {
+        switch character {
+        case "\"": escaped += "\\\""
+        case "\\": escaped += "\\\\"
+        case "\n": escaped += "\\n"
+        default: escaped.append(character)
+        }
+    }
+    return "\"" + escaped + (text.count > limit ? "…" : "") + "\""
+}
+
+/// Bytes as hex, the first 16 only.
+func hexPreview(_ bytes: [UInt8], limit: Int = 16) -> String {
+    let digits = Array("0123456789abcdef")
+    var text = "0x"
+    for byte in bytes.prefix(limit) {
+        text.append(digits[Int(byte >> 4)])
+        text.append(digits[Int(byte & 0xF)])
+    }
+    return text + (bytes.count > limit ? "…" : "")
+}

@@ -1,0 +1,81 @@
+import HomeModel
+import HomeWire
+import Logging
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The daemon's listening side: a Unix socket serving `HomeStore` to clients.
+///
+/// As a ServiceLifecycle `Service`, `run()` serves until graceful shutdown, then
+/// says go-away to every client, ends their streams with UNAVAILABLE, closes, and
+/// removes the socket file. Tests use `start()` / `stop()` directly.
+public final class HomeServer: Service, Sendable {
+    public let store: HomeStore
+    public let configuration: ServerConfiguration
+    private let logger: Logger
+    private let registry = ConnectionRegistry()
+    private let group: any EventLoopGroup
+    private let serverChannel = Mutex<(any Channel)?>(nil)
+
+    public init(store: HomeStore, configuration: ServerConfiguration, logger: Logger,
+                group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+        self.store = store
+        self.configuration = configuration
+        self.logger = logger
+        self.group = group
+    }
+
+    /// Binds the socket and starts accepting connections.
+    public func start() async throws {
+        try SocketPath.prepare(configuration.socketPath)
+        let store = self.store
+        let registry = self.registry
+        let configuration = self.configuration
+        let logger = self.logger
+        let channel = try await ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 256)
+            .childChannelOption(.writeBufferWaterMark, value: .init(low: 256 * 1024, high: 1024 * 1024))
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(
+                        ByteToMessageHandler(FrameDecoder(maxFrameSize: configuration.maxFrameSize)))
+                    try channel.pipeline.syncOperations.addHandler(
+                        ConnectionHandler(store: store, registry: registry, configuration: configuration, logger: logger))
+                }
+            }
+            .bind(unixDomainSocketPath: configuration.socketPath)
+            .get()
+        // Only the owner may connect until roles are configured (DESIGN §7).
+        chmod(configuration.socketPath, 0o600)
+        serverChannel.withLock { $0 = channel }
+        logger.info("listening", metadata: ["socket": "\(configuration.socketPath)", "journal": "\(store.journalID)"])
+    }
+
+    /// Stops accepting, says go-away to every client, ends streams, closes and
+    /// removes the socket file.
+    public func stop(reason: String = "shutting down") async {
+        guard let channel = serverChannel.withLock({ channel in defer { channel = nil }; return channel }) else { return }
+        try? await channel.close()
+        let connections = registry.beginClosing()
+        for connection in connections {
+            connection.pipeline.fireUserInboundEventTriggered(ConnectionCommand.goAway(reason: reason))
+        }
+        for connection in connections {
+            try? await connection.closeFuture.get()
+        }
+        unlink(configuration.socketPath)
+        logger.info("stopped", metadata: ["socket": "\(configuration.socketPath)"])
+    }
+
+    public func run() async throws {
+        try await start()
+        try? await gracefulShutdown()
+        await stop()
+    }
+}

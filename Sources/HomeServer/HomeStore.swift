@@ -1,0 +1,239 @@
+import HomeModel
+import HomeWire
+import NIOCore
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The daemon's state: the home graph, the event journal and the subscriptions,
+/// behind one lock. Every change goes through here, so "apply, number, fan out"
+/// is atomic: a subscriber's snapshot and its stream of changes never overlap or
+/// leave a gap.
+///
+/// The lock is held only for in-memory work; encoding and socket writes happen on
+/// each subscriber's event loop, so a publisher never waits for a subscriber.
+public final class HomeStore: Sendable {
+    public let journalID: String
+    let startedAtMs: Int64
+
+    private struct State {
+        var graph: HomeGraph
+        var journal: Journal
+        var sinks: [UInt64: SubscriptionSink] = [:]
+        var nextSubscriptionID: UInt64 = 1
+    }
+
+    private let state: Mutex<State>
+
+    /// - Parameters:
+    ///   - graph: the initial home graph.
+    ///   - journalCapacity: how many recent events are held for resuming clients.
+    public init(graph: HomeGraph, journalCapacity: Int = 100_000) {
+        let journal = Journal(id: Journal.makeID(), capacity: journalCapacity)
+        self.journalID = journal.id
+        self.startedAtMs = currentTimeMs()
+        self.state = Mutex(State(graph: graph, journal: journal))
+    }
+
+    /// A consistent copy of the graph and the sequence number it reflects (cheap:
+    /// the graph's tables are copy-on-write).
+    public func snapshot() -> (graph: HomeGraph, seq: UInt64) {
+        state.withLock { ($0.graph, $0.journal.lastSeq) }
+    }
+
+    public var lastSeq: UInt64 { state.withLock { $0.journal.lastSeq } }
+
+    public var subscriptionCount: Int { state.withLock { $0.sinks.count } }
+
+    // MARK: Reads and writes
+
+    public func read(_ request: ReadCharacteristicsRequest) -> ReadCharacteristicsResponse {
+        state.withLock { state in
+            let reads = request.characteristicIDs.map { id -> CharacteristicRead in
+                guard let characteristic = state.graph.characteristics[id] else {
+                    return CharacteristicRead(characteristicID: id, value: nil, lastUpdatedMs: 0,
+                                              error: HomeError(.notFound, "no characteristic with id \(id)"))
+                }
+                guard characteristic.properties.readable else {
+                    return CharacteristicRead(
+                        characteristicID: id, value: nil, lastUpdatedMs: 0,
+                        error: HomeError(.invalidArgument, "characteristic \(id) (\(characteristic.type.name)) is not readable"))
+                }
+                return CharacteristicRead(characteristicID: id, value: characteristic.value,
+                                          lastUpdatedMs: characteristic.lastUpdatedMs)
+            }
+            return ReadCharacteristicsResponse(reads: reads, seq: state.journal.lastSeq)
+        }
+    }
+
+    /// Validates and applies a batch of writes, numbering and fanning out the value
+    /// events they produce.
+    ///
+    /// - Parameter enforceWritable: false for providers and the simulator, which set
+    ///   read-only values (a sensor's reading) that clients may not.
+    public func write(_ request: WriteCharacteristicsRequest, origin: Origin,
+                      enforceWritable: Bool = true) -> WriteCharacteristicsResponse {
+        let now = currentTimeMs()
+        var wake: [SubscriptionSink] = []
+        let response = state.withLock { state -> WriteCharacteristicsResponse in
+            // Validate everything first, so an atomic batch fails whole and a
+            // validate-only batch changes nothing.
+            var validated: [Result<CharacteristicValue, HomeError>] = []
+            validated.reserveCapacity(request.writes.count)
+            for write in request.writes {
+                do throws(HomeError) {
+                    validated.append(.success(try state.graph.validateWrite(
+                        write.value, to: write.characteristicID, enforceWritable: enforceWritable)))
+                } catch {
+                    validated.append(.failure(error))
+                }
+            }
+            let anyFailed = validated.contains { if case .failure = $0 { true } else { false } }
+            if request.validateOnly || (request.atomic && anyFailed) {
+                let results = zip(request.writes, validated).map { write, outcome in
+                    switch outcome {
+                    case .failure(let error):
+                        return WriteResult(characteristicID: write.characteristicID, error: error)
+                    case .success:
+                        let error = request.validateOnly ? nil : HomeError(
+                            .aborted, "not applied: another write of this atomic batch was invalid")
+                        return WriteResult(characteristicID: write.characteristicID, error: error)
+                    }
+                }
+                return WriteCharacteristicsResponse(results: results, seq: state.journal.lastSeq)
+            }
+            var results: [WriteResult] = []
+            results.reserveCapacity(request.writes.count)
+            for (write, outcome) in zip(request.writes, validated) {
+                guard case .success(let value) = outcome else {
+                    if case .failure(let error) = outcome {
+                        results.append(WriteResult(characteristicID: write.characteristicID, error: error))
+                    }
+                    continue
+                }
+                do throws(HomeError) {
+                    guard let changed = try state.graph.writeValue(value, to: write.characteristicID, nowMs: now,
+                                                                   enforceWritable: enforceWritable),
+                          let characteristic = state.graph.characteristics[write.characteristicID] else {
+                        results.append(WriteResult(characteristicID: write.characteristicID))
+                        continue
+                    }
+                    var event = HomeEvent(timeMs: now, origin: origin, body: .value(ValueChange(
+                        accessoryID: characteristic.accessoryID, serviceID: characteristic.serviceID,
+                        characteristicID: characteristic.id, value: changed)))
+                    Self.publish(&event, in: &state, wake: &wake)
+                    results.append(WriteResult(characteristicID: write.characteristicID, seq: event.seq))
+                } catch {
+                    results.append(WriteResult(characteristicID: write.characteristicID, error: error))
+                }
+            }
+            return WriteCharacteristicsResponse(results: results, seq: state.journal.lastSeq)
+        }
+        for sink in wake { sink.wake() }
+        return response
+    }
+
+    /// Numbers an event, journals it and offers it to every matching subscriber.
+    /// Runs under the lock; sinks that need a flush are collected in `wake`.
+    private static func publish(_ event: inout HomeEvent, in state: inout State, wake: inout [SubscriptionSink]) {
+        state.journal.append(&event)
+        for sink in state.sinks.values where sink.wants(event, in: state.graph) {
+            if sink.offer(event) { wake.append(sink) }
+        }
+    }
+
+    // MARK: Subscriptions
+
+    /// Registers a subscription. What it must send first (resume replay, snapshot,
+    /// markers) is queued in the sink atomically with registration, so no event
+    /// falls between them.
+    func subscribe(_ request: SubscribeRequest, connectionID: UInt64, callID: UInt64,
+                   makeSink: (UInt64, SubscriptionScope) -> SubscriptionSink) throws(HomeError) -> SubscriptionSink {
+        let sink = try state.withLock { state throws(HomeError) -> SubscriptionSink in
+            try SubscriptionScope.validate(request.filter, in: state.graph)
+            let scope = SubscriptionScope(request.filter)
+            let id = state.nextSubscriptionID
+            state.nextSubscriptionID += 1
+            let sink = makeSink(id, scope)
+            let lastSeq = state.journal.lastSeq
+            if let since = request.sinceSeq {
+                if request.journalID == state.journal.id, let missed = state.journal.events(after: since) {
+                    sink.start(with: [.marker(StreamMarker(kind: .subscribed, seq: since))])
+                    for event in missed where sink.wants(event, in: state.graph) {
+                        _ = sink.offer(event)
+                    }
+                } else {
+                    let reason = request.journalID == state.journal.id
+                        ? "events after \(since) are no longer held (journal keeps \(state.journal.capacity))"
+                        : "journal changed (was \(request.journalID.isEmpty ? "unknown" : request.journalID), now \(state.journal.id))"
+                    sink.start(with: Self.snapshotItems(for: scope, in: state.graph, seq: lastSeq,
+                                                        leading: StreamMarker(kind: .resync, seq: lastSeq, reason: reason)))
+                }
+            } else if request.snapshot {
+                sink.start(with: Self.snapshotItems(for: scope, in: state.graph, seq: lastSeq, leading: nil))
+            } else {
+                sink.start(with: [.marker(StreamMarker(kind: .subscribed, seq: lastSeq))])
+            }
+            state.sinks[id] = sink
+            return sink
+        }
+        sink.wake()
+        return sink
+    }
+
+    func unsubscribe(_ sink: SubscriptionSink) {
+        _ = state.withLock { $0.sinks.removeValue(forKey: sink.subscriptionID) }
+    }
+
+    /// Current state of everything a scope covers, as sink items: an optional leading
+    /// marker, snapshot pages, then SNAPSHOT_END at `seq`.
+    static func snapshotItems(for scope: SubscriptionScope, in graph: HomeGraph, seq: UInt64,
+                              leading: StreamMarker?) -> [SinkItem] {
+        var items: [SinkItem] = leading.map { [.marker($0)] } ?? []
+        var page: [Characteristic] = []
+        for homeID in graph.homeOrder {
+            guard let home = graph.homes[homeID] else { continue }
+            for accessoryID in home.accessoryIDs {
+                guard let accessory = graph.accessories[accessoryID] else { continue }
+                for serviceID in accessory.serviceIDs {
+                    guard let service = graph.services[serviceID] else { continue }
+                    for characteristicID in service.characteristicIDs {
+                        guard let characteristic = graph.characteristics[characteristicID],
+                              characteristic.properties.readable, scope.covers(characteristic, in: graph) else { continue }
+                        page.append(characteristic)
+                        if page.count == SinkItem.snapshotPageSize {
+                            items.append(.snapshotPage(page))
+                            page = []
+                        }
+                    }
+                }
+            }
+        }
+        if !page.isEmpty { items.append(.snapshotPage(page)) }
+        items.append(.marker(StreamMarker(kind: .snapshotEnd, seq: seq)))
+        return items
+    }
+
+    /// A sink whose queue gave up asks for a fresh snapshot: taken under the lock
+    /// together with clearing its queue, so the stream continues gap-free after it.
+    func resync(_ sink: SubscriptionSink) -> [SinkItem] {
+        state.withLock { state in
+            let seq = state.journal.lastSeq
+            sink.resynced()
+            return Self.snapshotItems(for: sink.scope, in: state.graph, seq: seq, leading: StreamMarker(
+                kind: .resync, seq: seq, reason: "subscriber fell behind by more than its queue holds"))
+        }
+    }
+
+    public var statistics: (homes: Int, accessories: Int, characteristics: Int) {
+        state.withLock { ($0.graph.homes.count, $0.graph.accessories.count, $0.graph.characteristics.count) }
+    }
+}
+
+func currentTimeMs() -> Int64 {
+    var spec = timespec()
+    clock_gettime(CLOCK_REALTIME, &spec)
+    return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000
+}

@@ -1,0 +1,22 @@
+import HomeWire
+
+/// Limits and names the server runs with. Every limit has a clear error when hit.
+public struct ServerConfiguration: Sendable {
+    public var socketPath: String
+    public var serverName = "homed"
+    public var serverVersion = "0.1.0"
+    /// Largest frame accepted or sent; a hello may negotiate less, never more.
+    public var maxFrameSize = defaultMaxFrameSize
+    public var maxConnections = 1024
+    /// Open server-streaming calls per connection.
+    public var maxStreamsPerConnection = 64
+    /// A connection that has not said hello by then is closed.
+    public var helloTimeoutMs: Int64 = 5_000
+    /// Events a subscriber may have pending when it does not say.
+    public var defaultQueueLimit = 1024
+    public var maxQueueLimit = 65_536
+
+    public init(socketPath: String) {
+        self.socketPath = socketPath
+    }
+}

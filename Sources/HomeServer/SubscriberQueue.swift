@@ -1,0 +1,135 @@
+import HomeModel
+import HomeWire
+import NIOCore
+
+/// One subscriber's bounded queue of pending events, and what it does when full.
+///
+/// Pure data: the publisher pushes (never waits), the connection drains. Memory is
+/// bounded by `limit` events plus, for `.coalesce`, one pending value per
+/// characteristic — at most `limit` of those too; past that the queue gives up and
+/// asks for a resync (a marker and a fresh snapshot), never a silent loss.
+struct SubscriberQueue {
+    enum Item: Equatable {
+        case event(HomeEvent)
+        case marker(StreamMarker)
+    }
+
+    enum PushOutcome: Equatable {
+        case queued
+        /// Merged into a pending value of the same characteristic, or dropped into a gap.
+        case absorbed
+        /// The policy is `.disconnect` and the queue is full.
+        case overflow
+    }
+
+    let limit: Int
+    let policy: SlowConsumerPolicy
+    private var items = CircularBuffer<Item>()
+    /// `.coalesce` once full: the latest value per characteristic, in first-arrival order.
+    private var coalesced: [ObjectID: HomeEvent] = [:]
+    private var coalescedOrder: [ObjectID] = []
+    /// `.gap`: the range dropped since the queue filled.
+    private var pendingGap: (from: UInt64, to: UInt64)?
+    /// Events were lost beyond what coalescing can express: a resync must follow.
+    private(set) var needsResync = false
+
+    private(set) var merged: UInt64 = 0
+    private(set) var dropped: UInt64 = 0
+
+    init(limit: Int, policy: SlowConsumerPolicy) {
+        self.limit = max(limit, 1)
+        self.policy = policy
+        items.reserveCapacity(min(self.limit, 1024))
+    }
+
+    var depth: Int { items.count + coalescedOrder.count }
+    var isEmpty: Bool { items.isEmpty && coalescedOrder.isEmpty && pendingGap == nil && !needsResync }
+
+    mutating func push(_ event: HomeEvent) -> PushOutcome {
+        if needsResync {
+            dropped += 1
+            return .absorbed
+        }
+        if let gap = pendingGap {
+            if items.count < limit {
+                items.append(.marker(StreamMarker(kind: .gap, seq: gap.to, gapFrom: gap.from, gapTo: gap.to,
+                                                  reason: "subscriber queue full (\(limit) events)")))
+                pendingGap = nil
+                items.append(.event(event))
+                return .queued
+            }
+            pendingGap = (gap.from, event.seq)
+            dropped += 1
+            return .absorbed
+        }
+        if coalescedOrder.isEmpty && items.count < limit {
+            items.append(.event(event))
+            return .queued
+        }
+        switch policy {
+        case .disconnect:
+            return .overflow
+        case .gap:
+            pendingGap = (event.seq, event.seq)
+            dropped += 1
+            return .absorbed
+        case .coalesce:
+            guard case .value(let change) = event.body else {
+                startResync()
+                return .absorbed
+            }
+            if var pending = coalesced[change.characteristicID], case .value(let old) = pending.body {
+                var latest = change
+                latest.merged = old.merged + change.merged + 1
+                pending = event
+                pending.body = .value(latest)
+                coalesced[change.characteristicID] = pending
+                merged += 1
+                return .absorbed
+            }
+            guard coalescedOrder.count < limit else {
+                startResync()
+                return .absorbed
+            }
+            coalesced[change.characteristicID] = event
+            coalescedOrder.append(change.characteristicID)
+            return .queued
+        }
+    }
+
+    private mutating func startResync() {
+        dropped += UInt64(items.count + coalescedOrder.count + 1)
+        items.removeAll(keepingCapacity: false)
+        coalesced = [:]
+        coalescedOrder = []
+        needsResync = true
+    }
+
+    /// Takes up to `max` items in delivery order. Coalesced values follow the queued
+    /// events once those are gone, ordered by sequence number, so a stream's sequence
+    /// numbers only ever increase.
+    mutating func drain(max: Int) -> [Item] {
+        if items.isEmpty && !coalescedOrder.isEmpty {
+            let pending = coalescedOrder.compactMap { coalesced[$0] }.sorted { $0.seq < $1.seq }
+            coalesced = [:]
+            coalescedOrder = []
+            for event in pending { items.append(.event(event)) }
+        }
+        var batch: [Item] = []
+        batch.reserveCapacity(min(max, items.count + 1))
+        while batch.count < max, let item = items.popFirst() {
+            batch.append(item)
+        }
+        if items.isEmpty, coalescedOrder.isEmpty, let gap = pendingGap, batch.count < max {
+            batch.append(.marker(StreamMarker(kind: .gap, seq: gap.to, gapFrom: gap.from, gapTo: gap.to,
+                                              reason: "subscriber queue full (\(limit) events)")))
+            pendingGap = nil
+        }
+        return batch
+    }
+
+    /// Called once the resync snapshot has been taken (under the store's lock).
+    mutating func resynced() {
+        needsResync = false
+    }
+}

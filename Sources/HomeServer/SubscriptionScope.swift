@@ -1,0 +1,110 @@
+import HomeModel
+import HomeWire
+
+/// A subscription filter compiled for matching against events.
+///
+/// The object selectors (homes, rooms, zones, accessories, services,
+/// characteristics) are a union: an event matches when it concerns anything
+/// selected (all of them empty = the whole daemon). Types and kinds then narrow:
+/// a value event must also match a listed service type and characteristic type,
+/// and every event a listed kind.
+struct SubscriptionScope: Sendable {
+    private var homeIDs: Set<ObjectID>
+    private var roomIDs: Set<ObjectID>
+    private var zoneIDs: Set<ObjectID>
+    private var accessoryIDs: Set<ObjectID>
+    private var serviceIDs: Set<ObjectID>
+    private var characteristicIDs: Set<ObjectID>
+    private let serviceTypes: Set<String>
+    private let characteristicTypes: Set<String>
+    private let kinds: Set<EventKind>
+
+    init(_ filter: SubscriptionFilter) {
+        homeIDs = Set(filter.homeIDs)
+        roomIDs = Set(filter.roomIDs)
+        zoneIDs = Set(filter.zoneIDs)
+        accessoryIDs = Set(filter.accessoryIDs)
+        serviceIDs = Set(filter.serviceIDs)
+        characteristicIDs = Set(filter.characteristicIDs)
+        // Types match by UUID or by catalog name, case-insensitively.
+        serviceTypes = Set(filter.serviceTypes.map { $0.uppercased() })
+        characteristicTypes = Set(filter.characteristicTypes.map { $0.uppercased() })
+        kinds = Set(filter.kinds)
+    }
+
+    private var selectsEverything: Bool {
+        homeIDs.isEmpty && roomIDs.isEmpty && zoneIDs.isEmpty && accessoryIDs.isEmpty && serviceIDs.isEmpty
+            && characteristicIDs.isEmpty
+    }
+
+    /// Checks every id in the filter names an object of the right kind.
+    static func validate(_ filter: SubscriptionFilter, in graph: HomeGraph) throws(HomeError) {
+        func check(_ ids: [ObjectID], _ kind: String, _ exists: (ObjectID) -> Bool) throws(HomeError) {
+            for id in ids where !exists(id) {
+                throw HomeError(.notFound, "subscription filter names \(kind) \(id), which does not exist")
+            }
+        }
+        try check(filter.homeIDs, "home") { graph.homes[$0] != nil }
+        try check(filter.roomIDs, "room") { graph.rooms[$0] != nil }
+        try check(filter.zoneIDs, "zone") { graph.zones[$0] != nil }
+        try check(filter.accessoryIDs, "accessory") { graph.accessories[$0] != nil }
+        try check(filter.serviceIDs, "service") { graph.services[$0] != nil }
+        try check(filter.characteristicIDs, "characteristic") { graph.characteristics[$0] != nil }
+    }
+
+    func accepts(kind: EventKind) -> Bool {
+        kinds.isEmpty || kinds.contains(kind)
+    }
+
+    /// Whether a characteristic is covered (for value events and snapshots).
+    func covers(_ characteristic: Characteristic, in graph: HomeGraph) -> Bool {
+        if !characteristicTypes.isEmpty
+            && !characteristicTypes.contains(characteristic.type.uuid.uppercased())
+            && !characteristicTypes.contains(characteristic.type.name.uppercased()) {
+            return false
+        }
+        if !serviceTypes.isEmpty {
+            guard let service = graph.services[characteristic.serviceID],
+                  serviceTypes.contains(service.type.uuid.uppercased()) || serviceTypes.contains(service.type.name.uppercased())
+            else { return false }
+        }
+        if selectsEverything { return true }
+        if characteristicIDs.contains(characteristic.id) || serviceIDs.contains(characteristic.serviceID)
+            || accessoryIDs.contains(characteristic.accessoryID) {
+            return true
+        }
+        return coversAccessory(characteristic.accessoryID, in: graph)
+    }
+
+    private func coversAccessory(_ accessoryID: ObjectID, in graph: HomeGraph) -> Bool {
+        if accessoryIDs.contains(accessoryID) { return true }
+        guard !(homeIDs.isEmpty && roomIDs.isEmpty && zoneIDs.isEmpty),
+              let accessory = graph.accessories[accessoryID] else { return false }
+        if homeIDs.contains(accessory.homeID) || roomIDs.contains(accessory.roomID) { return true }
+        for zoneID in zoneIDs where graph.zones[zoneID]?.roomIDs.contains(accessory.roomID) == true {
+            return true
+        }
+        return false
+    }
+
+    func matches(_ event: HomeEvent, in graph: HomeGraph) -> Bool {
+        guard accepts(kind: event.kind) else { return false }
+        switch event.body {
+        case .value(let change):
+            // Like HomeKit's enableNotification: only characteristics that support
+            // event notification stream their changes.
+            guard let characteristic = graph.characteristics[change.characteristicID],
+                  characteristic.properties.supportsEventNotification else { return false }
+            return covers(characteristic, in: graph)
+        case .reachability(let accessoryID, _):
+            return selectsEverything || coversAccessory(accessoryID, in: graph)
+        case .layout(let change):
+            return selectsEverything || homeIDs.contains(change.homeID) || roomIDs.contains(change.objectID)
+                || accessoryIDs.contains(change.objectID) || serviceIDs.contains(change.objectID)
+                || characteristicIDs.contains(change.objectID) || zoneIDs.contains(change.objectID)
+                || (change.object == .accessory && coversAccessory(change.objectID, in: graph))
+        case .primaryHome, .actionSetExecuted, .triggerFired:
+            return selectsEverything || !homeIDs.isEmpty
+        }
+    }
+}

@@ -1,0 +1,154 @@
+internal import CHomeProto
+import HomeModel
+import NIOCore
+
+extension CArena {
+    mutating func origin(_ origin: Origin) -> UnsafeMutablePointer<Home__V1__Origin> {
+        let message = allocate(Home__V1__Origin.self)
+        home__v1__origin__init(message)
+        message.pointee.kind = Home__V1__OriginKind(rawValue: origin.kind.wireNumber())
+        message.pointee.connection_id = origin.connectionID
+        message.pointee.name = cString(origin.name)
+        return message
+    }
+
+    mutating func event(_ event: HomeEvent) -> UnsafeMutablePointer<Home__V1__Event> {
+        let message = allocate(Home__V1__Event.self)
+        home__v1__event__init(message)
+        message.pointee.seq = event.seq
+        message.pointee.kind = Home__V1__EventKind(rawValue: event.kind.wireNumber(offset: 1))
+        message.pointee.time_ms = event.timeMs
+        message.pointee.origin = origin(event.origin)
+        switch event.body {
+        case .value(let change):
+            let body = allocate(Home__V1__ValueChange.self)
+            home__v1__value_change__init(body)
+            body.pointee.accessory_id = change.accessoryID
+            body.pointee.service_id = change.serviceID
+            body.pointee.characteristic_id = change.characteristicID
+            body.pointee.value = value(change.value)
+            body.pointee.merged = change.merged
+            message.pointee.body_case = HOME__V1__EVENT__BODY_VALUE
+            message.pointee.value = body
+        case .reachability(let accessoryID, let reachable):
+            let body = allocate(Home__V1__ReachabilityChange.self)
+            home__v1__reachability_change__init(body)
+            body.pointee.accessory_id = accessoryID
+            body.pointee.reachable = reachable ? 1 : 0
+            message.pointee.body_case = HOME__V1__EVENT__BODY_REACHABILITY
+            message.pointee.reachability = body
+        case .layout(let change):
+            let body = allocate(Home__V1__LayoutChange.self)
+            home__v1__layout_change__init(body)
+            body.pointee.action = Home__V1__LayoutAction(rawValue: change.action.wireNumber())
+            body.pointee.object = Home__V1__ObjectKind(rawValue: change.object.wireNumber(offset: 1))
+            body.pointee.object_id = change.objectID
+            body.pointee.home_id = change.homeID
+            body.pointee.name = cString(change.name)
+            body.pointee.parent_id = change.parentID
+            message.pointee.body_case = HOME__V1__EVENT__BODY_LAYOUT
+            message.pointee.layout = body
+        case .primaryHome(let homeID):
+            message.pointee.body_case = HOME__V1__EVENT__BODY_PRIMARY_HOME_ID
+            message.pointee.primary_home_id = homeID
+        case .actionSetExecuted(let actionSetID):
+            message.pointee.body_case = HOME__V1__EVENT__BODY_ACTION_SET_ID
+            message.pointee.action_set_id = actionSetID
+        case .triggerFired(let triggerID):
+            message.pointee.body_case = HOME__V1__EVENT__BODY_TRIGGER_ID
+            message.pointee.trigger_id = triggerID
+        }
+        return message
+    }
+}
+
+extension ModelDecoding {
+    static func event(_ message: Home__V1__Event) throws(HomeError) -> HomeEvent {
+        let origin = message.origin.map {
+            Origin(kind: .fromWire($0.pointee.kind.rawValue, default: .unknown), connectionID: $0.pointee.connection_id,
+                   name: swiftString($0.pointee.name))
+        } ?? Origin(kind: .unknown)
+        let body: HomeEvent.Body
+        switch message.body_case {
+        case HOME__V1__EVENT__BODY_VALUE:
+            let change = message.value!.pointee
+            guard let value = value(change.value) else {
+                throw HomeError(.invalidArgument, "value event \(message.seq) carries no value")
+            }
+            body = .value(ValueChange(accessoryID: change.accessory_id, serviceID: change.service_id,
+                                      characteristicID: change.characteristic_id, value: value, merged: change.merged))
+        case HOME__V1__EVENT__BODY_REACHABILITY:
+            let change = message.reachability!.pointee
+            body = .reachability(accessoryID: change.accessory_id, reachable: change.reachable != 0)
+        case HOME__V1__EVENT__BODY_LAYOUT:
+            let change = message.layout!.pointee
+            body = .layout(LayoutChange(
+                action: .fromWire(change.action.rawValue, default: .updated),
+                object: .fromWire(change.object.rawValue, offset: 1, default: .home),
+                objectID: change.object_id, homeID: change.home_id, name: swiftString(change.name),
+                parentID: change.parent_id))
+        case HOME__V1__EVENT__BODY_PRIMARY_HOME_ID:
+            body = .primaryHome(message.primary_home_id)
+        case HOME__V1__EVENT__BODY_ACTION_SET_ID:
+            body = .actionSetExecuted(message.action_set_id)
+        case HOME__V1__EVENT__BODY_TRIGGER_ID:
+            body = .triggerFired(message.trigger_id)
+        default:
+            throw HomeError(.invalidArgument, "event \(message.seq) has no body")
+        }
+        return HomeEvent(seq: message.seq, timeMs: message.time_ms, origin: origin, body: body)
+    }
+}
+
+extension SubscribeResponse: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        Self.encode(journalID: journalID, events: events[...], snapshot: snapshot[...], marker: marker, into: &buffer)
+    }
+
+    /// Encodes a batch straight from slices of the sender's queues, without building
+    /// a `SubscribeResponse` first (the streaming hot path).
+    public static func encode(journalID: String, events: ArraySlice<HomeEvent>, snapshot: ArraySlice<Characteristic> = [],
+                              marker: StreamMarker?, into buffer: inout ByteBuffer) {
+        var arena = CArena()
+        let message = arena.allocate(Home__V1__SubscribeResponse.self)
+        home__v1__subscribe_response__init(message)
+        message.pointee.journal_id = arena.cString(journalID)
+        message.pointee.n_events = events.count
+        let eventBase = events.startIndex
+        message.pointee.events = arena.array(UnsafeMutablePointer<Home__V1__Event>?.self, count: events.count) {
+            $0.event(events[eventBase + $1])
+        }
+        message.pointee.n_snapshot = snapshot.count
+        let snapshotBase = snapshot.startIndex
+        message.pointee.snapshot = arena.array(UnsafeMutablePointer<Home__V1__Characteristic>?.self, count: snapshot.count) {
+            $0.characteristic(snapshot[snapshotBase + $1])
+        }
+        if let marker {
+            let wire = arena.allocate(Home__V1__StreamMarker.self)
+            home__v1__stream_marker__init(wire)
+            wire.pointee.kind = Home__V1__MarkerKind(rawValue: marker.kind.wireNumber())
+            wire.pointee.seq = marker.seq
+            wire.pointee.gap_from = marker.gapFrom
+            wire.pointee.gap_to = marker.gapTo
+            wire.pointee.reason = arena.cString(marker.reason)
+            message.pointee.marker = wire
+        }
+        packMessage(message, into: &buffer, withFrameHeader: false)
+    }
+
+    public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        self = try withUnpacked(bytes, as: "home.v1.SubscribeResponse", unpack: home__v1__subscribe_response__unpack,
+                                free: home__v1__subscribe_response__free_unpacked) { message throws(HomeError) in
+            let wire = message.pointee
+            let marker = wire.marker.map {
+                StreamMarker(kind: .fromWire($0.pointee.kind.rawValue, default: .none), seq: $0.pointee.seq,
+                             gapFrom: $0.pointee.gap_from, gapTo: $0.pointee.gap_to, reason: swiftString($0.pointee.reason))
+            }
+            return SubscribeResponse(
+                journalID: swiftString(wire.journal_id),
+                events: try swiftArray(wire.events, wire.n_events) { pointer throws(HomeError) in try ModelDecoding.event(pointer!.pointee) },
+                snapshot: try swiftArray(wire.snapshot, wire.n_snapshot) { ModelDecoding.characteristic($0!.pointee) },
+                marker: marker)
+        }
+    }
+}

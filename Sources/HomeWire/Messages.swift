@@ -1,0 +1,246 @@
+import HomeModel
+
+// Swift values for the request and response messages of `service HomeService`.
+// Field meanings are documented in Protos/home_v1.proto.
+
+public struct GetHomeRequest: Hashable, Sendable {
+    /// 0 = every home.
+    public var homeID: ObjectID
+    public init(homeID: ObjectID = 0) { self.homeID = homeID }
+}
+
+public struct GetHomeResponse: Sendable {
+    public var graph: HomeGraph
+    public var seq: UInt64
+    public var journalID: String
+    public init(graph: HomeGraph, seq: UInt64, journalID: String) {
+        self.graph = graph
+        self.seq = seq
+        self.journalID = journalID
+    }
+}
+
+public struct ReadCharacteristicsRequest: Hashable, Sendable {
+    public var characteristicIDs: [ObjectID]
+    public var fresh: Bool
+    public init(characteristicIDs: [ObjectID], fresh: Bool = false) {
+        self.characteristicIDs = characteristicIDs
+        self.fresh = fresh
+    }
+}
+
+public struct CharacteristicRead: Hashable, Sendable {
+    public var characteristicID: ObjectID
+    public var value: CharacteristicValue?
+    public var lastUpdatedMs: Int64
+    /// Why this one read failed; nil when it succeeded.
+    public var error: HomeError?
+    public init(characteristicID: ObjectID, value: CharacteristicValue?, lastUpdatedMs: Int64, error: HomeError? = nil) {
+        self.characteristicID = characteristicID
+        self.value = value
+        self.lastUpdatedMs = lastUpdatedMs
+        self.error = error
+    }
+}
+
+public struct ReadCharacteristicsResponse: Hashable, Sendable {
+    public var reads: [CharacteristicRead]
+    public var seq: UInt64
+    public init(reads: [CharacteristicRead], seq: UInt64) {
+        self.reads = reads
+        self.seq = seq
+    }
+}
+
+public struct CharacteristicWrite: Hashable, Sendable {
+    public var characteristicID: ObjectID
+    public var value: CharacteristicValue
+    public init(characteristicID: ObjectID, value: CharacteristicValue) {
+        self.characteristicID = characteristicID
+        self.value = value
+    }
+}
+
+public struct WriteCharacteristicsRequest: Hashable, Sendable {
+    public var writes: [CharacteristicWrite]
+    /// All or nothing: if any write is invalid, none is applied.
+    public var atomic: Bool
+    /// Validate only; apply nothing.
+    public var validateOnly: Bool
+    public init(writes: [CharacteristicWrite], atomic: Bool = false, validateOnly: Bool = false) {
+        self.writes = writes
+        self.atomic = atomic
+        self.validateOnly = validateOnly
+    }
+}
+
+public struct WriteResult: Hashable, Sendable {
+    public var characteristicID: ObjectID
+    public var error: HomeError?
+    /// The sequence number of the value event this write produced; 0 if none.
+    public var seq: UInt64
+    public init(characteristicID: ObjectID, error: HomeError? = nil, seq: UInt64 = 0) {
+        self.characteristicID = characteristicID
+        self.error = error
+        self.seq = seq
+    }
+}
+
+public struct WriteCharacteristicsResponse: Hashable, Sendable {
+    public var results: [WriteResult]
+    /// The daemon's sequence number once every write of the call took effect.
+    public var seq: UInt64
+    public init(results: [WriteResult], seq: UInt64) {
+        self.results = results
+        self.seq = seq
+    }
+}
+
+public struct SubscriptionFilter: Hashable, Sendable {
+    public var homeIDs: [ObjectID] = []
+    public var roomIDs: [ObjectID] = []
+    public var zoneIDs: [ObjectID] = []
+    public var accessoryIDs: [ObjectID] = []
+    public var serviceIDs: [ObjectID] = []
+    public var characteristicIDs: [ObjectID] = []
+    /// HAP UUIDs or catalog names.
+    public var serviceTypes: [String] = []
+    public var characteristicTypes: [String] = []
+    /// Empty = every kind.
+    public var kinds: [EventKind] = []
+
+    public init(homeIDs: [ObjectID] = [], roomIDs: [ObjectID] = [], zoneIDs: [ObjectID] = [],
+                accessoryIDs: [ObjectID] = [], serviceIDs: [ObjectID] = [], characteristicIDs: [ObjectID] = [],
+                serviceTypes: [String] = [], characteristicTypes: [String] = [], kinds: [EventKind] = []) {
+        self.homeIDs = homeIDs
+        self.roomIDs = roomIDs
+        self.zoneIDs = zoneIDs
+        self.accessoryIDs = accessoryIDs
+        self.serviceIDs = serviceIDs
+        self.characteristicIDs = characteristicIDs
+        self.serviceTypes = serviceTypes
+        self.characteristicTypes = characteristicTypes
+        self.kinds = kinds
+    }
+}
+
+/// What a subscription wants done when its queue is full.
+public enum SlowConsumerPolicy: String, Sendable, CaseIterable, Hashable {
+    /// Latest value per characteristic wins (with a merged count); past that, resync.
+    case coalesce
+    /// Drop, then a gap marker naming the lost sequence range.
+    case gap
+    /// Close the subscription with RESOURCE_EXHAUSTED.
+    case disconnect
+}
+
+public struct SubscribeRequest: Hashable, Sendable {
+    public var filter: SubscriptionFilter
+    public var snapshot: Bool
+    /// Resume after this sequence number of `journalID`.
+    public var sinceSeq: UInt64?
+    public var journalID: String
+    public var excludeOwn: Bool
+    public var policy: SlowConsumerPolicy
+    /// 0 = the daemon's default.
+    public var queueLimit: UInt32
+    public var heartbeatMs: UInt32
+    public var minIntervalMs: UInt32
+
+    public init(filter: SubscriptionFilter = SubscriptionFilter(), snapshot: Bool = false, sinceSeq: UInt64? = nil,
+                journalID: String = "", excludeOwn: Bool = false, policy: SlowConsumerPolicy = .coalesce,
+                queueLimit: UInt32 = 0, heartbeatMs: UInt32 = 0, minIntervalMs: UInt32 = 0) {
+        self.filter = filter
+        self.snapshot = snapshot
+        self.sinceSeq = sinceSeq
+        self.journalID = journalID
+        self.excludeOwn = excludeOwn
+        self.policy = policy
+        self.queueLimit = queueLimit
+        self.heartbeatMs = heartbeatMs
+        self.minIntervalMs = minIntervalMs
+    }
+}
+
+public struct StreamMarker: Hashable, Sendable {
+    public enum Kind: String, Sendable, CaseIterable, Hashable {
+        case none
+        /// The subscription is live; events after `seq` follow.
+        case subscribed
+        /// The snapshot is complete; changes after `seq` follow.
+        case snapshotEnd = "snapshot-end"
+        /// Events were lost for this subscriber; a fresh snapshot follows.
+        case resync
+        /// Events `gapFrom...gapTo` were dropped.
+        case gap
+        case heartbeat
+    }
+
+    public var kind: Kind
+    public var seq: UInt64
+    public var gapFrom: UInt64
+    public var gapTo: UInt64
+    public var reason: String
+
+    public init(kind: Kind, seq: UInt64, gapFrom: UInt64 = 0, gapTo: UInt64 = 0, reason: String = "") {
+        self.kind = kind
+        self.seq = seq
+        self.gapFrom = gapFrom
+        self.gapTo = gapTo
+        self.reason = reason
+    }
+}
+
+public struct SubscribeResponse: Hashable, Sendable {
+    public var journalID: String
+    public var events: [HomeEvent]
+    public var snapshot: [Characteristic]
+    public var marker: StreamMarker?
+
+    public init(journalID: String, events: [HomeEvent] = [], snapshot: [Characteristic] = [], marker: StreamMarker? = nil) {
+        self.journalID = journalID
+        self.events = events
+        self.snapshot = snapshot
+        self.marker = marker
+    }
+}
+
+public struct GetStatusResponse: Hashable, Sendable {
+    public var serverVersion: String = ""
+    public var protocolVersion: UInt32 = 0
+    public var connectionID: UInt64 = 0
+    public var journalID: String = ""
+    public var seq: UInt64 = 0
+    public var uptimeMs: Int64 = 0
+    public var connections: UInt32 = 0
+    public var subscriptions: UInt32 = 0
+    public var homes: UInt32 = 0
+    public var accessories: UInt32 = 0
+    public var characteristics: UInt32 = 0
+    public var socketPath: String = ""
+
+    public init() {}
+}
+
+public struct ListAccessoriesRequest: Hashable, Sendable {
+    /// 0 = every home.
+    public var homeID: ObjectID
+    public init(homeID: ObjectID = 0) { self.homeID = homeID }
+}
+
+/// The accessories (with their services and characteristics) and rooms of the
+/// asked homes.
+public struct ListAccessoriesResponse: Sendable {
+    public var accessories: [Accessory]
+    public var rooms: [Room]
+    public var services: [ObjectID: AccessoryService]
+    public var characteristics: [ObjectID: Characteristic]
+
+    public init(accessories: [Accessory], rooms: [Room], services: [ObjectID: AccessoryService],
+                characteristics: [ObjectID: Characteristic]) {
+        self.accessories = accessories
+        self.rooms = rooms
+        self.services = services
+        self.characteristics = characteristics
+    }
+}

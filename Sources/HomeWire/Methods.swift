@@ -1,0 +1,22 @@
+/// The methods of `service HomeService` in Protos/home_v1.proto.
+///
+/// protoc-c's service descriptor has no streaming flag, so which methods stream is
+/// declared here; a test checks this table against the generated descriptor.
+public enum HomeMethod: String, Sendable, CaseIterable {
+    case getHome = "home.v1.HomeService/GetHome"
+    case listAccessories = "home.v1.HomeService/ListAccessories"
+    case readCharacteristics = "home.v1.HomeService/ReadCharacteristics"
+    case writeCharacteristics = "home.v1.HomeService/WriteCharacteristics"
+    case subscribe = "home.v1.HomeService/Subscribe"
+    case getStatus = "home.v1.HomeService/GetStatus"
+
+    /// Server-streaming methods answer with any number of messages before the status.
+    public var isServerStreaming: Bool {
+        self == .subscribe
+    }
+
+    /// The method's short name, as declared in the schema ("GetHome").
+    public var name: String {
+        String(rawValue.split(separator: "/").last!)
+    }
+}

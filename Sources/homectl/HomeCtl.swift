@@ -1,0 +1,83 @@
+import ArgumentParser
+import HomeClient
+import HomeModel
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `homectl`: look at and control the home through homed.
+///
+/// Exit codes follow the daemon's status codes (gRPC's numbers): 0 OK, 3 invalid
+/// argument, 5 not found, 14 unavailable (no daemon), …; `watch` adds 4 for its
+/// timeout (-W) and 15 for a resync it was told not to accept.
+@main
+struct HomeCtl: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "homectl",
+        abstract: "Look at and control the home served by homed.",
+        discussion: """
+            PATH names an object by id (42) or by names: Room/Accessory/Characteristic \
+            ("Living Room/Lamp/Brightness"), optionally with the service \
+            ("Living Room/Lamp/Lightbulb/Brightness") or the home first.
+            """,
+        subcommands: [Status.self, Accessories.self, Get.self, Set.self, Watch.self])
+}
+
+/// Options every subcommand shares.
+struct ConnectionOptions: ParsableArguments {
+    @Option(help: "homed's socket (default: $HOMED_SOCKET, else the daemon's default path).")
+    var socket: String?
+
+    @Flag(help: "Print JSON instead of human-readable text.")
+    var json = false
+
+    @Option(help: .hidden)
+    var clientName = "homectl"
+
+    /// Runs `body` with a connected client, turning every error into a sentence on
+    /// stderr and the exit code of its status.
+    func withClient<T>(_ body: (HomeClient) async throws(HomeError) -> T) async throws -> T {
+        let client: HomeClient
+        do throws(HomeError) {
+            client = try await HomeClient.connect(to: socket, name: clientName)
+        } catch {
+            throw Failure(error)
+        }
+        do throws(HomeError) {
+            let result = try await body(client)
+            await client.close()
+            return result
+        } catch {
+            await client.close()
+            throw Failure(error)
+        }
+    }
+}
+
+/// An error shown as "homectl: <message>" with the exit code of its status.
+struct Failure: Error {
+    let error: HomeError
+    init(_ error: HomeError) { self.error = error }
+}
+
+extension HomeCtl {
+    static func main() async {
+        // A closed pipe is an ordinary end for a command line tool: the write fails
+        // with EPIPE and we exit 0 instead of dying of SIGPIPE.
+        signal(SIGPIPE, SIG_IGN)
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch let failure as Failure {
+            Output.error("homectl: \(failure.error.message)")
+            Glibc.exit(Int32(failure.error.code.rawValue))
+        } catch {
+            exit(withError: error)
+        }
+    }
+}

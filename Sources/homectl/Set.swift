@@ -1,0 +1,97 @@
+import ArgumentParser
+import HomeClient
+import HomeModel
+
+struct Set: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write a characteristic value.",
+        discussion: """
+            VALUE is read in the characteristic's format: true/false/on/off/1/0 for bool, \
+            an integer or a decimal number, text for strings, base64 for data.
+            """)
+
+    @OptionGroup var options: ConnectionOptions
+
+    @Argument(help: "The characteristic, by PATH or id.")
+    var path: String
+
+    @Argument(help: "The value to write.")
+    var value: String
+
+    func run() async throws {
+        let (graph, result) = try await options.withClient { client throws(HomeError) in
+            let graph = try await client.getHome().graph
+            let id = try graph.resolveCharacteristic(path)
+            let value = try ValueParser.parse(self.value, for: graph.characteristics[id]!)
+            return (graph, try await client.write(value, to: id))
+        }
+        let fullPath = graph.path(of: result.characteristicID) ?? path
+        if options.json {
+            Output.line(JSON.object([
+                ("id", .uint(result.characteristicID)),
+                ("path", .string(fullPath)),
+                ("value", .string(value)),
+                ("seq", .uint(result.seq)),
+            ]).text)
+        } else {
+            Output.line(result.seq == 0 ? "\(fullPath) = \(value) (unchanged)" : "\(fullPath) = \(value) (seq \(result.seq))")
+        }
+    }
+}
+
+/// Turns what a person typed into a value of the characteristic's format. Range,
+/// step and valid values are the daemon's to check, so its messages stay the one
+/// source of truth.
+enum ValueParser {
+    static func parse(_ text: String, for characteristic: Characteristic) throws(HomeError) -> CharacteristicValue {
+        let name = "characteristic \(characteristic.id) (\(characteristic.type.name))"
+        switch characteristic.metadata.format {
+        case .bool:
+            switch text.lowercased() {
+            case "true", "on", "yes", "1": return .bool(true)
+            case "false", "off", "no", "0": return .bool(false)
+            default: throw HomeError(.invalidArgument, "\(name) takes true or false, not '\(text)'")
+            }
+        case .uint8, .uint16, .uint32, .uint64:
+            if let value = UInt64(text) { return .uint(value) }
+            if let value = Int64(text) { return .int(value) } // negative: let the daemon name the range
+            if let valid = characteristic.typeInfo?.validValues.first(where: { $0.name.lowercased() == text.lowercased() }) {
+                return .uint(UInt64(valid.value))
+            }
+            throw HomeError(.invalidArgument, "\(name) takes a whole number, not '\(text)'")
+        case .int:
+            if let value = Int64(text) { return .int(value) }
+            throw HomeError(.invalidArgument, "\(name) takes a whole number, not '\(text)'")
+        case .float:
+            if let value = Double(text), value.isFinite { return .float(value) }
+            throw HomeError(.invalidArgument, "\(name) takes a number, not '\(text)'")
+        case .string:
+            return .string(text)
+        case .tlv8, .data:
+            guard let bytes = decodeBase64(text) else {
+                throw HomeError(.invalidArgument, "\(name) takes base64 data, not '\(text)'")
+            }
+            return .data(bytes)
+        }
+    }
+
+    static func decodeBase64(_ text: String) -> [UInt8]? {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+        var lookup = [UInt8: UInt32]()
+        for (index, byte) in alphabet.enumerated() { lookup[byte] = UInt32(index) }
+        let clean = Array(text.utf8.filter { $0 != UInt8(ascii: "=") })
+        var out: [UInt8] = []
+        var buffer: UInt32 = 0
+        var bits = 0
+        for byte in clean {
+            guard let value = lookup[byte] else { return nil }
+            buffer = (buffer << 6) | value
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                out.append(UInt8((buffer >> UInt32(bits)) & 0xFF))
+            }
+        }
+        return out
+    }
+}

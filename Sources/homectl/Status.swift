@@ -1,0 +1,42 @@
+import ArgumentParser
+import HomeClient
+
+struct Status: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show the daemon's status.")
+
+    @OptionGroup var options: ConnectionOptions
+
+    func run() async throws {
+        let status = try await options.withClient { client throws(HomeError) in try await client.status() }
+        if options.json {
+            Output.line(JSON.object([
+                ("server_version", .string(status.serverVersion)),
+                ("protocol_version", .uint(UInt64(status.protocolVersion))),
+                ("socket", .string(status.socketPath)),
+                ("journal", .string(status.journalID)),
+                ("seq", .uint(status.seq)),
+                ("uptime_ms", .int(status.uptimeMs)),
+                ("connections", .uint(UInt64(status.connections))),
+                ("subscriptions", .uint(UInt64(status.subscriptions))),
+                ("homes", .uint(UInt64(status.homes))),
+                ("accessories", .uint(UInt64(status.accessories))),
+                ("characteristics", .uint(UInt64(status.characteristics))),
+            ]).text)
+            return
+        }
+        for line in Output.table([
+            ["homed", status.serverVersion + " (protocol \(status.protocolVersion))"],
+            ["socket", status.socketPath],
+            ["journal", status.journalID],
+            ["sequence", String(status.seq)],
+            ["uptime", "\(status.uptimeMs / 1000) s"],
+            ["connections", String(status.connections)],
+            ["subscriptions", String(status.subscriptions)],
+            ["homes", String(status.homes)],
+            ["accessories", String(status.accessories)],
+            ["characteristics", String(status.characteristics)],
+        ]) {
+            Output.line(line)
+        }
+    }
+}

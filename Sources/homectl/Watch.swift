@@ -1,0 +1,325 @@
+import ArgumentParser
+import HomeClient
+import HomeModel
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `homectl watch`: every change as one JSON object per line, flushed per event.
+/// The line schema is documented in README.md ("homectl watch output").
+struct Watch: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Stream changes as JSON lines.",
+        discussion: """
+            One JSON object per line, flushed as each event arrives; see README.md for the schema. \
+            Exits 0 when the reader of its output goes away or -C events were written, 4 when -W \
+            seconds pass, 15 when it must resync and --no-resync was given. Reconnects and resumes \
+            when the daemon restarts.
+            """)
+
+    @OptionGroup var options: ConnectionOptions
+
+    @Option(name: .customLong("home"), help: "Only this home (PATH or id); repeatable.")
+    var homes: [String] = []
+    @Option(name: .customLong("room"), help: "Only accessories in this room; repeatable.")
+    var rooms: [String] = []
+    @Option(name: .customLong("zone"), help: "Only accessories in rooms of this zone; repeatable.")
+    var zones: [String] = []
+    @Option(name: .customLong("accessory"), help: "Only this accessory; repeatable.")
+    var accessories: [String] = []
+    @Option(name: .customLong("service"), help: "Only this service; repeatable.")
+    var services: [String] = []
+    @Option(name: .customLong("characteristic"), help: "Only this characteristic; repeatable.")
+    var characteristics: [String] = []
+    @Option(name: .customLong("type"), help: "Only characteristics of this type (name or UUID); repeatable.")
+    var types: [String] = []
+    @Option(name: .customLong("kind"), help: "Only these event kinds: value, reachability, layout, primary-home, action-set, trigger.")
+    var kinds: [String] = []
+
+    @Flag(help: "First print the current state of everything watched (kind \"snapshot\"), then changes.")
+    var snapshot = false
+    @Option(help: "Resume after this sequence number (use with --journal).")
+    var since: UInt64?
+    @Option(help: "The journal id --since refers to.")
+    var journal: String?
+    @Flag(help: "Leave out changes this watch's own connection made.")
+    var excludeOwn = false
+    @Flag(help: "Exit with code 15 instead of accepting a resync (a fresh snapshot after lost events).")
+    var noResync = false
+    @Flag(help: "Also print stream markers (subscribed, heartbeat).")
+    var markers = false
+    @Option(name: .customShort("C"), help: "Exit after this many events.")
+    var count: Int?
+    @Option(name: .customShort("W"), help: "Exit with code 4 after this many seconds.")
+    var timeout: Double?
+    @Option(help: "When this watch falls behind: coalesce, gap or disconnect.")
+    var policy: String = "coalesce"
+    @Option(help: "Heartbeat interval in milliseconds (0 = none).")
+    var heartbeatMs: UInt32 = 0
+
+    func validate() throws {
+        if let count, count <= 0 { throw ValidationError("-C takes a positive count, not \(count)") }
+        if let timeout, !(timeout > 0) { throw ValidationError("-W takes a positive number of seconds, not \(timeout)") }
+        guard SlowConsumerPolicy(rawValue: policy) != nil else {
+            throw ValidationError("--policy takes coalesce, gap or disconnect, not '\(policy)'")
+        }
+        for kind in kinds where EventKind(rawValue: kind) == nil {
+            throw ValidationError("unknown event kind '\(kind)'; use \(EventKind.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        if since != nil && journal == nil {
+            throw ValidationError("--since needs --journal: sequence numbers only mean something within one journal")
+        }
+    }
+
+    enum Outcome: Error {
+        case done
+        case timedOut
+        case readerGone
+        case resyncRefused(String)
+        case failed(HomeError)
+    }
+
+    func run() async throws {
+        let deadline = timeout.map { ContinuousClock.now + .milliseconds(Int($0 * 1000)) }
+        let outcome: Outcome = await withTaskGroup(of: Outcome.self) { group in
+            group.addTask { await stream() }
+            group.addTask {
+                // Notice a closed pipe even while no events flow.
+                while !Task.isCancelled {
+                    if Output.readerIsGone { return .readerGone }
+                    try? await Task.sleep(for: .milliseconds(200))
+                }
+                return .done
+            }
+            if let deadline {
+                group.addTask {
+                    try? await Task.sleep(until: deadline)
+                    return .timedOut
+                }
+            }
+            let first = await group.next()!
+            group.cancelAll()
+            return first
+        }
+        switch outcome {
+        case .done, .readerGone:
+            return
+        case .timedOut:
+            throw ExitCode(4)
+        case .resyncRefused(let reason):
+            Output.error("homectl: resync required (\(reason)) and --no-resync was given")
+            throw ExitCode(15)
+        case .failed(let error):
+            throw Failure(error)
+        }
+    }
+
+    /// Subscribes, prints, and on a lost connection reconnects and resumes from the
+    /// last sequence number seen, until an outcome ends the watch.
+    private func stream() async -> Outcome {
+        var cursor = Cursor(seq: since, journal: journal ?? "")
+        var printed = 0
+        var backoffMs = 100
+        var wantSnapshot = snapshot
+        var everConnected = false
+        while !Task.isCancelled {
+            let client: HomeClient
+            do {
+                client = try await HomeClient.connect(to: options.socket, name: options.clientName)
+            } catch {
+                if !everConnected {
+                    // Never connected: say why, with the status's exit code.
+                    return .failed(error)
+                }
+                try? await Task.sleep(for: .milliseconds(backoffMs))
+                backoffMs = min(backoffMs * 2, 2_000)
+                continue
+            }
+            backoffMs = 100
+            everConnected = true
+            let result = await watch(client, cursor: &cursor, printed: &printed, snapshot: wantSnapshot)
+            wantSnapshot = false
+            await client.close()
+            switch result {
+            case .finished(let outcome):
+                return outcome
+            case .failed(let error):
+                if error.code != .unavailable {
+                    return .failed(error)
+                }
+                // The daemon went away: reconnect and resume.
+            }
+        }
+        return .done
+    }
+
+    struct Cursor {
+        var seq: UInt64?
+        var journal: String
+    }
+
+    enum StreamResult {
+        case finished(Outcome)
+        case failed(HomeError)
+    }
+
+    private func watch(_ client: HomeClient, cursor: inout Cursor, printed: inout Int, snapshot: Bool) async -> StreamResult {
+        var names: Names
+        let request: SubscribeRequest
+        do throws(HomeError) {
+            let home = try await client.getHome()
+            names = Names(graph: home.graph)
+            request = SubscribeRequest(
+                filter: try filter(in: home.graph), snapshot: snapshot && cursor.seq == nil, sinceSeq: cursor.seq,
+                journalID: cursor.journal, excludeOwn: excludeOwn,
+                policy: SlowConsumerPolicy(rawValue: policy) ?? .coalesce, heartbeatMs: heartbeatMs)
+        } catch {
+            if error.code == .unavailable { return .failed(error) }
+            return .finished(.failed(error))
+        }
+        do {
+            for try await message in client.subscribe(request) {
+                cursor.journal = message.journalID
+                if let marker = message.marker {
+                    if marker.kind == .resync && noResync {
+                        return .finished(.resyncRefused(marker.reason))
+                    }
+                    if marker.kind == .subscribed || marker.kind == .snapshotEnd || marker.kind == .resync {
+                        cursor.seq = marker.seq
+                    }
+                    if markers || (marker.kind != .subscribed && marker.kind != .heartbeat) {
+                        guard Output.line(markerLine(marker, journal: message.journalID).text) else { return .finished(.readerGone) }
+                    }
+                }
+                for characteristic in message.snapshot {
+                    guard Output.line(snapshotLine(characteristic, names: names, journal: message.journalID, seq: cursor.seq ?? 0).text)
+                    else { return .finished(.readerGone) }
+                }
+                for event in message.events {
+                    cursor.seq = event.seq
+                    if case .layout = event.body, let fresh = try? await client.getHome() {
+                        names = Names(graph: fresh.graph)
+                    }
+                    let line = eventLine(event, names: names, journal: message.journalID, ownConnection: client.connectionID)
+                    guard Output.line(line.text) else { return .finished(.readerGone) }
+                    printed += 1
+                    if let count, printed >= count { return .finished(.done) }
+                }
+            }
+            return .failed(HomeError(.unavailable, "the daemon ended the stream"))
+        } catch let error as HomeError {
+            return .failed(error)
+        } catch {
+            return .failed(HomeError(.unavailable, "\(error)"))
+        }
+    }
+
+    private func filter(in graph: HomeGraph) throws(HomeError) -> SubscriptionFilter {
+        func ids(_ paths: [String]) throws(HomeError) -> [ObjectID] {
+            try paths.map { path throws(HomeError) in try graph.resolve(path: path) }
+        }
+        return SubscriptionFilter(
+            homeIDs: try ids(homes), roomIDs: try ids(rooms), zoneIDs: try ids(zones),
+            accessoryIDs: try ids(accessories), serviceIDs: try ids(services),
+            characteristicIDs: try characteristics.map { path throws(HomeError) in try graph.resolveCharacteristic(path) },
+            characteristicTypes: types, kinds: kinds.compactMap(EventKind.init(rawValue:)))
+    }
+}
+
+/// Names for ids, from the graph the watch last fetched.
+struct Names {
+    let graph: HomeGraph
+
+    func fields(accessoryID: ObjectID) -> [(String, JSON)] {
+        let accessory = graph.accessories[accessoryID]
+        let room = accessory.flatMap { graph.rooms[$0.roomID] }
+        return [
+            ("home_id", .uint(accessory?.homeID ?? 0)),
+            ("room_id", .uint(room?.id ?? 0)),
+            ("room", .string(room?.name ?? "")),
+            ("accessory_id", .uint(accessoryID)),
+            ("accessory", .string(accessory?.name ?? "")),
+        ]
+    }
+
+    func fields(characteristicID: ObjectID, serviceID: ObjectID) -> [(String, JSON)] {
+        let service = graph.services[serviceID]
+        let characteristic = graph.characteristics[characteristicID]
+        return [
+            ("service_id", .uint(serviceID)),
+            ("service", .string(service.map { $0.name.isEmpty ? $0.type.name : $0.name } ?? "")),
+            ("characteristic_id", .uint(characteristicID)),
+            ("characteristic", .string(characteristic?.type.name ?? "")),
+            ("type", .string(characteristic?.type.uuid ?? "")),
+        ]
+    }
+}
+
+func eventLine(_ event: HomeEvent, names: Names, journal: String, ownConnection: UInt64) -> JSON {
+    var fields: [(String, JSON)] = [
+        ("seq", .uint(event.seq)),
+        ("journal", .string(journal)),
+        ("kind", .string(event.kind.rawValue)),
+        ("time", .string(isoTime(event.timeMs))),
+    ]
+    switch event.body {
+    case .value(let change):
+        fields += names.fields(accessoryID: change.accessoryID)
+        fields += names.fields(characteristicID: change.characteristicID, serviceID: change.serviceID)
+        fields.append(("value", change.value.json))
+        fields.append(("merged", .uint(UInt64(change.merged))))
+    case .reachability(let accessoryID, let reachable):
+        fields += names.fields(accessoryID: accessoryID)
+        fields.append(("reachable", .bool(reachable)))
+    case .layout(let change):
+        fields += [
+            ("home_id", .uint(change.homeID)),
+            ("action", .string(change.action.rawValue)),
+            ("object", .string(change.object.rawValue)),
+            ("object_id", .uint(change.objectID)),
+            ("name", .string(change.name)),
+            ("parent_id", .uint(change.parentID)),
+        ]
+    case .primaryHome(let homeID):
+        fields.append(("home_id", .uint(homeID)))
+    case .actionSetExecuted(let id):
+        fields.append(("action_set_id", .uint(id)))
+    case .triggerFired(let id):
+        fields.append(("trigger_id", .uint(id)))
+    }
+    fields.append(("origin", .object([
+        ("kind", .string(event.origin.kind.rawValue)),
+        ("connection_id", .uint(event.origin.connectionID)),
+        ("name", .string(event.origin.name)),
+        ("local", .bool(event.origin.kind == .client && event.origin.connectionID == ownConnection)),
+    ])))
+    return .object(fields)
+}
+
+func snapshotLine(_ characteristic: Characteristic, names: Names, journal: String, seq: UInt64) -> JSON {
+    var fields: [(String, JSON)] = [
+        ("seq", .uint(seq)),
+        ("journal", .string(journal)),
+        ("kind", .string("snapshot")),
+        ("time", .string(isoTime(characteristic.lastUpdatedMs))),
+    ]
+    fields += names.fields(accessoryID: characteristic.accessoryID)
+    fields += names.fields(characteristicID: characteristic.id, serviceID: characteristic.serviceID)
+    fields.append(("value", characteristic.value?.json ?? .null))
+    return .object(fields)
+}
+
+func markerLine(_ marker: StreamMarker, journal: String) -> JSON {
+    var fields: [(String, JSON)] = [
+        ("seq", .uint(marker.seq)),
+        ("journal", .string(journal)),
+        ("kind", .string(marker.kind.rawValue)),
+    ]
+    if marker.kind == .gap {
+        fields.append(("gap_from", .uint(marker.gapFrom)))
+        fields.append(("gap_to", .uint(marker.gapTo)))
+    }
+    if !marker.reason.isEmpty { fields.append(("reason", .string(marker.reason))) }
+    return .object(fields)
+}

@@ -1,0 +1,100 @@
+import ArgumentParser
+import Foundation
+import HomeWire
+import HomeModel
+import HomeServer
+import Logging
+import ServiceLifecycle
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `homed`: the home daemon. Parses arguments, wires the store, server and
+/// simulator together, and runs them until SIGTERM or SIGINT.
+@main
+struct Homed: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "homed",
+        abstract: "The home daemon: serves the home model and its changes over a Unix socket.",
+        discussion: """
+            Clients connect to the socket (default: $HOMED_SOCKET, else $XDG_RUNTIME_DIR/homed/homed.sock, \
+            else /run/homed/homed.sock as root, else /tmp/homed-$UID/homed.sock) and speak the protocol in \
+            Protos/home_v1.proto. Try `homed --demo` and, in another shell, `homectl watch`.
+            """)
+
+    @Option(help: "The Unix socket to listen on.")
+    var socket: String?
+
+    @Flag(help: "Serve an in-memory demo home with simulated accessories.")
+    var demo = false
+
+    @Flag(help: "With --demo: do not simulate changes (the home stays still).")
+    var noSimulator = false
+
+    @Option(help: "With --demo: milliseconds between simulator steps.")
+    var simulatorIntervalMs = 2_000
+
+    @Option(help: "How many recent events are held for clients that resume.")
+    var journalCapacity = 100_000
+
+    @Option(help: "Events a subscriber may have pending unless it asks otherwise.")
+    var queueLimit = 1024
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: String = "info"
+
+    func validate() throws {
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("unknown log level '\(logLevel)'; use trace, debug, info, notice, warning, error or critical")
+        }
+        guard simulatorIntervalMs > 0 else { throw ValidationError("--simulator-interval-ms must be positive") }
+        guard journalCapacity > 0 else { throw ValidationError("--journal-capacity must be positive") }
+        guard queueLimit > 0 else { throw ValidationError("--queue-limit must be positive") }
+    }
+
+    func run() async throws {
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "homed")
+
+        let socketPath = socket ?? defaultSocketPath(environment: ProcessInfo.processInfo.environment, uid: getuid())
+        let graph = demo ? DemoHome.make(nowMs: nowMs()) : HomeGraph()
+        let store = HomeStore(graph: graph, journalCapacity: journalCapacity)
+        var configuration = ServerConfiguration(socketPath: socketPath)
+        configuration.defaultQueueLimit = queueLimit
+        let server = HomeServer(store: store, configuration: configuration, logger: logger)
+
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: server)]
+        if demo && !noSimulator {
+            services.append(.init(service: DemoSimulator(store: store, tickMs: simulatorIntervalMs)))
+        }
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        do {
+            try await group.run()
+        } catch let error as HomeError {
+            FileHandleStderr.write("homed: \(error.message)\n")
+            throw ExitCode(Int32(error.code.rawValue))
+        } catch let error as ServiceGroupError {
+            FileHandleStderr.write("homed: \(error)\n")
+            throw ExitCode.failure
+        }
+    }
+}
+
+func nowMs() -> Int64 {
+    var spec = timespec()
+    clock_gettime(CLOCK_REALTIME, &spec)
+    return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000
+}
+
+enum FileHandleStderr {
+    static func write(_ text: String) {
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+
+/// The HAP reference JSON in `Tests/Fixtures/hap`, found relative to this file so the
+/// tests run from any checkout.
+enum HAPFixture {
+    static let directory = URL(fileURLWithPath: #filePath)
+        .resolvingSymlinksInPath()     // a package that links Tests/HomeModelTests in from elsewhere
+        .deletingLastPathComponent()   // HomeModelTests
+        .deletingLastPathComponent()   // Tests
+        .appendingPathComponent("Fixtures/hap", isDirectory: true)
+
+    struct Characteristic: Decodable {
+        var Format: String
+        var Permissions: [String]
+        var UUID: String
+        var ValidValues: [String: Int64]?
+        var ValidBits: [String: String]?
+        var minValue: Double?
+        var maxValue: Double?
+        var minStep: Double?
+        var stepValue: Double?
+        var unit: String?
+        var MaximumLength: Int?
+    }
+
+    struct Service: Decodable {
+        var UUID: String
+        var RequiredCharacteristics: [String]
+        var OptionalCharacteristics: [String]
+    }
+
+    static func data(_ file: String) throws -> Data {
+        try Data(contentsOf: directory.appendingPathComponent(file))
+    }
+
+    static func characteristics() throws -> [String: Characteristic] {
+        try JSONDecoder().decode([String: Characteristic].self, from: data("characteristics.json"))
+    }
+
+    static func services() throws -> [String: Service] {
+        try JSONDecoder().decode([String: Service].self, from: data("services.json"))
+    }
+
+    /// Every key used by any entry of a JSON file, so a test can notice a key the catalog ignores.
+    static func keys(_ file: String) throws -> Set<String> {
+        let object = try JSONSerialization.jsonObject(with: data(file)) as? [String: [String: Any]] ?? [:]
+        return Set(object.values.flatMap(\.keys))
+    }
+}
