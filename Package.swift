@@ -46,6 +46,11 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // SQLite, from Debian's libsqlite3-dev.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // Persistence: the home graph and last known values in SQLite, with migrations.
+        .target(name: "HomeStorage", dependencies: ["HomeModel", "CSQLite"], swiftSettings: strict),
+
         // Connections, dispatch, subscription fan-out, the demo home.
         .target(
             name: "HomeServer",
@@ -73,7 +78,7 @@ let package = Package(
         .executableTarget(
             name: "homed",
             dependencies: [
-                "HomeServer", "HomeWire", "HomeModel",
+                "HomeServer", "HomeWire", "HomeModel", "HomeStorage",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -98,6 +103,7 @@ let package = Package(
         ),
 
         .testTarget(name: "HomeModelTests", dependencies: ["HomeModel"], swiftSettings: strict),
+        .testTarget(name: "HomeStorageTests", dependencies: ["HomeStorage", "HomeModel"], swiftSettings: strict),
         .testTarget(
             name: "HomeWireTests",
             dependencies: [

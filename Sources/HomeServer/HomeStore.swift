@@ -26,15 +26,54 @@ public final class HomeStore: Sendable {
     }
 
     private let state: Mutex<State>
+    private let persistence: (any LayoutPersistence)?
 
     /// - Parameters:
     ///   - graph: the initial home graph.
     ///   - journalCapacity: how many recent events are held for resuming clients.
-    public init(graph: HomeGraph, journalCapacity: Int = 100_000) {
+    ///   - persistence: where layout changes are made durable before they are
+    ///     acknowledged; nil keeps everything in memory.
+    public init(graph: HomeGraph, journalCapacity: Int = 100_000, persistence: (any LayoutPersistence)? = nil) {
         let journal = Journal(id: Journal.makeID(), capacity: journalCapacity)
         self.journalID = journal.id
         self.startedAtMs = currentTimeMs()
+        self.persistence = persistence
         self.state = Mutex(State(graph: graph, journal: journal))
+    }
+
+    // MARK: Layout
+
+    /// Applies a layout change atomically: `change` edits a copy of the graph and
+    /// returns the events it produced; the copy is made durable, then installed,
+    /// then the events are numbered and fanned out. If `change` or persistence
+    /// throws, nothing changes and nothing is published.
+    ///
+    /// - Returns: the events as published (with their sequence numbers) and the
+    ///   sequence number after them.
+    @discardableResult
+    public func changeLayout(
+        origin: Origin,
+        _ change: (inout HomeGraph) throws(HomeError) -> [HomeEvent.Body]
+    ) throws(HomeError) -> (events: [HomeEvent], seq: UInt64) {
+        let now = currentTimeMs()
+        var wake: [SubscriptionSink] = []
+        let result = try state.withLock { state throws(HomeError) -> (events: [HomeEvent], seq: UInt64) in
+            var updated = state.graph
+            let bodies = try change(&updated)
+            if let persistence {
+                try persistence.saveLayout(from: state.graph, to: updated)
+            }
+            state.graph = updated
+            var published: [HomeEvent] = []
+            for body in bodies {
+                var event = HomeEvent(timeMs: now, origin: origin, body: body)
+                Self.publish(&event, in: &state, wake: &wake)
+                published.append(event)
+            }
+            return (published, state.journal.lastSeq)
+        }
+        for sink in wake { sink.wake() }
+        return result
     }
 
     /// A consistent copy of the graph and the sequence number it reflects (cheap:
