@@ -1,0 +1,96 @@
+import Foundation
+import HomeClient
+import HomeModel
+import HomeServer
+import Logging
+import NIOCore
+import NIOPosix
+
+/// A real `HomeServer` on a temporary Unix socket, in this process, serving the
+/// demo home (no simulator: nothing changes unless a test changes it).
+struct TestServer {
+    let server: HomeServer
+    let socketPath: String
+    let directory: String
+
+    var store: HomeStore { server.store }
+
+    /// A fresh temporary directory under /tmp (short: socket paths are limited to 107 bytes).
+    static func makeTemporaryDirectory(_ prefix: String = "homed-test") -> String {
+        let template = "/tmp/\(prefix)-XXXXXX"
+        var bytes = Array(template.utf8CString)
+        let result = bytes.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        precondition(result != nil, "mkdtemp failed")
+        return String(decoding: bytes.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    static func start(graph: HomeGraph = DemoHome.make(nowMs: 1_700_000_000_000),
+                      configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> TestServer {
+        let directory = makeTemporaryDirectory()
+        let socketPath = directory + "/homed.sock"
+        var configuration = ServerConfiguration(socketPath: socketPath)
+        configure(&configuration)
+        var logger = Logger(label: "homed-test")
+        logger.logLevel = .critical
+        let server = HomeServer(store: HomeStore(graph: graph), configuration: configuration, logger: logger)
+        try await server.start()
+        return TestServer(server: server, socketPath: socketPath, directory: directory)
+    }
+
+    func connect(name: String = "test") async throws -> HomeClient {
+        try await HomeClient.connect(to: socketPath, name: name)
+    }
+
+    func stop() async {
+        await server.stop()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
+/// Runs `body` against a fresh server, always stopping it.
+func withTestServer<T>(
+    graph: HomeGraph = DemoHome.make(nowMs: 1_700_000_000_000),
+    configure: (inout ServerConfiguration) -> Void = { _ in },
+    _ body: (TestServer) async throws -> T
+) async throws -> T {
+    let server = try await TestServer.start(graph: graph, configure: configure)
+    do {
+        let result = try await body(server)
+        await server.stop()
+        return result
+    } catch {
+        await server.stop()
+        throw error
+    }
+}
+
+extension HomeGraph {
+    /// The id at a path that a test knows exists.
+    func id(_ path: String) -> ObjectID {
+        do {
+            return try resolve(path: path)
+        } catch {
+            fatalError("test path \(path) does not resolve: \(error)")
+        }
+    }
+}
+
+/// Fails after `seconds`: tests that wait for something never hang.
+func withTimeout<T: Sendable>(_ seconds: Double, _ what: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+            throw TimeoutError(what: what, seconds: seconds)
+        }
+        let result = try await group.next()!
+        group.cancelAll()
+        return result
+    }
+}
+
+struct TimeoutError: Error, CustomStringConvertible {
+    let what: String
+    let seconds: Double
+    var description: String { "timed out after \(seconds) s waiting for \(what)" }
+}
