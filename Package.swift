@@ -98,7 +98,11 @@ let package = Package(
         .target(name: "CBenchFloor"),
         .executableTarget(
             name: "homed-bench",
-            dependencies: ["HomeClient", "HomeModel", "CBenchFloor"],
+            dependencies: [
+                "HomeClient", "HomeModel", "HomeServer", "CBenchFloor",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
             swiftSettings: strict
         ),
 

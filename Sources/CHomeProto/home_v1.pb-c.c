@@ -2167,6 +2167,1086 @@ void   home__v1__get_status_response__free_unpacked
   assert(message->base.descriptor == &home__v1__get_status_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   home__v1__add_home__init
+                     (Home__V1__AddHome         *message)
+{
+  static const Home__V1__AddHome init_value = HOME__V1__ADD_HOME__INIT;
+  *message = init_value;
+}
+size_t home__v1__add_home__get_packed_size
+                     (const Home__V1__AddHome *message)
+{
+  assert(message->base.descriptor == &home__v1__add_home__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__add_home__pack
+                     (const Home__V1__AddHome *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__add_home__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__add_home__pack_to_buffer
+                     (const Home__V1__AddHome *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__add_home__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__AddHome *
+       home__v1__add_home__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__AddHome *)
+     protobuf_c_message_unpack (&home__v1__add_home__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__add_home__free_unpacked
+                     (Home__V1__AddHome *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__add_home__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__rename_object__init
+                     (Home__V1__RenameObject         *message)
+{
+  static const Home__V1__RenameObject init_value = HOME__V1__RENAME_OBJECT__INIT;
+  *message = init_value;
+}
+size_t home__v1__rename_object__get_packed_size
+                     (const Home__V1__RenameObject *message)
+{
+  assert(message->base.descriptor == &home__v1__rename_object__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__rename_object__pack
+                     (const Home__V1__RenameObject *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__rename_object__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__rename_object__pack_to_buffer
+                     (const Home__V1__RenameObject *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__rename_object__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__RenameObject *
+       home__v1__rename_object__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__RenameObject *)
+     protobuf_c_message_unpack (&home__v1__rename_object__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__rename_object__free_unpacked
+                     (Home__V1__RenameObject *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__rename_object__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__remove_object__init
+                     (Home__V1__RemoveObject         *message)
+{
+  static const Home__V1__RemoveObject init_value = HOME__V1__REMOVE_OBJECT__INIT;
+  *message = init_value;
+}
+size_t home__v1__remove_object__get_packed_size
+                     (const Home__V1__RemoveObject *message)
+{
+  assert(message->base.descriptor == &home__v1__remove_object__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__remove_object__pack
+                     (const Home__V1__RemoveObject *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__remove_object__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__remove_object__pack_to_buffer
+                     (const Home__V1__RemoveObject *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__remove_object__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__RemoveObject *
+       home__v1__remove_object__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__RemoveObject *)
+     protobuf_c_message_unpack (&home__v1__remove_object__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__remove_object__free_unpacked
+                     (Home__V1__RemoveObject *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__remove_object__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__set_primary_home__init
+                     (Home__V1__SetPrimaryHome         *message)
+{
+  static const Home__V1__SetPrimaryHome init_value = HOME__V1__SET_PRIMARY_HOME__INIT;
+  *message = init_value;
+}
+size_t home__v1__set_primary_home__get_packed_size
+                     (const Home__V1__SetPrimaryHome *message)
+{
+  assert(message->base.descriptor == &home__v1__set_primary_home__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__set_primary_home__pack
+                     (const Home__V1__SetPrimaryHome *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__set_primary_home__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__set_primary_home__pack_to_buffer
+                     (const Home__V1__SetPrimaryHome *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__set_primary_home__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__SetPrimaryHome *
+       home__v1__set_primary_home__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__SetPrimaryHome *)
+     protobuf_c_message_unpack (&home__v1__set_primary_home__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__set_primary_home__free_unpacked
+                     (Home__V1__SetPrimaryHome *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__set_primary_home__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__add_room__init
+                     (Home__V1__AddRoom         *message)
+{
+  static const Home__V1__AddRoom init_value = HOME__V1__ADD_ROOM__INIT;
+  *message = init_value;
+}
+size_t home__v1__add_room__get_packed_size
+                     (const Home__V1__AddRoom *message)
+{
+  assert(message->base.descriptor == &home__v1__add_room__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__add_room__pack
+                     (const Home__V1__AddRoom *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__add_room__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__add_room__pack_to_buffer
+                     (const Home__V1__AddRoom *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__add_room__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__AddRoom *
+       home__v1__add_room__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__AddRoom *)
+     protobuf_c_message_unpack (&home__v1__add_room__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__add_room__free_unpacked
+                     (Home__V1__AddRoom *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__add_room__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__add_zone__init
+                     (Home__V1__AddZone         *message)
+{
+  static const Home__V1__AddZone init_value = HOME__V1__ADD_ZONE__INIT;
+  *message = init_value;
+}
+size_t home__v1__add_zone__get_packed_size
+                     (const Home__V1__AddZone *message)
+{
+  assert(message->base.descriptor == &home__v1__add_zone__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__add_zone__pack
+                     (const Home__V1__AddZone *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__add_zone__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__add_zone__pack_to_buffer
+                     (const Home__V1__AddZone *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__add_zone__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__AddZone *
+       home__v1__add_zone__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__AddZone *)
+     protobuf_c_message_unpack (&home__v1__add_zone__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__add_zone__free_unpacked
+                     (Home__V1__AddZone *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__add_zone__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__zone_room__init
+                     (Home__V1__ZoneRoom         *message)
+{
+  static const Home__V1__ZoneRoom init_value = HOME__V1__ZONE_ROOM__INIT;
+  *message = init_value;
+}
+size_t home__v1__zone_room__get_packed_size
+                     (const Home__V1__ZoneRoom *message)
+{
+  assert(message->base.descriptor == &home__v1__zone_room__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__zone_room__pack
+                     (const Home__V1__ZoneRoom *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__zone_room__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__zone_room__pack_to_buffer
+                     (const Home__V1__ZoneRoom *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__zone_room__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__ZoneRoom *
+       home__v1__zone_room__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__ZoneRoom *)
+     protobuf_c_message_unpack (&home__v1__zone_room__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__zone_room__free_unpacked
+                     (Home__V1__ZoneRoom *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__zone_room__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__assign_accessory__init
+                     (Home__V1__AssignAccessory         *message)
+{
+  static const Home__V1__AssignAccessory init_value = HOME__V1__ASSIGN_ACCESSORY__INIT;
+  *message = init_value;
+}
+size_t home__v1__assign_accessory__get_packed_size
+                     (const Home__V1__AssignAccessory *message)
+{
+  assert(message->base.descriptor == &home__v1__assign_accessory__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__assign_accessory__pack
+                     (const Home__V1__AssignAccessory *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__assign_accessory__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__assign_accessory__pack_to_buffer
+                     (const Home__V1__AssignAccessory *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__assign_accessory__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__AssignAccessory *
+       home__v1__assign_accessory__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__AssignAccessory *)
+     protobuf_c_message_unpack (&home__v1__assign_accessory__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__assign_accessory__free_unpacked
+                     (Home__V1__AssignAccessory *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__assign_accessory__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__add_service_group__init
+                     (Home__V1__AddServiceGroup         *message)
+{
+  static const Home__V1__AddServiceGroup init_value = HOME__V1__ADD_SERVICE_GROUP__INIT;
+  *message = init_value;
+}
+size_t home__v1__add_service_group__get_packed_size
+                     (const Home__V1__AddServiceGroup *message)
+{
+  assert(message->base.descriptor == &home__v1__add_service_group__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__add_service_group__pack
+                     (const Home__V1__AddServiceGroup *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__add_service_group__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__add_service_group__pack_to_buffer
+                     (const Home__V1__AddServiceGroup *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__add_service_group__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__AddServiceGroup *
+       home__v1__add_service_group__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__AddServiceGroup *)
+     protobuf_c_message_unpack (&home__v1__add_service_group__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__add_service_group__free_unpacked
+                     (Home__V1__AddServiceGroup *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__add_service_group__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__group_service__init
+                     (Home__V1__GroupService         *message)
+{
+  static const Home__V1__GroupService init_value = HOME__V1__GROUP_SERVICE__INIT;
+  *message = init_value;
+}
+size_t home__v1__group_service__get_packed_size
+                     (const Home__V1__GroupService *message)
+{
+  assert(message->base.descriptor == &home__v1__group_service__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__group_service__pack
+                     (const Home__V1__GroupService *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__group_service__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__group_service__pack_to_buffer
+                     (const Home__V1__GroupService *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__group_service__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__GroupService *
+       home__v1__group_service__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__GroupService *)
+     protobuf_c_message_unpack (&home__v1__group_service__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__group_service__free_unpacked
+                     (Home__V1__GroupService *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__group_service__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__add_action_set__init
+                     (Home__V1__AddActionSet         *message)
+{
+  static const Home__V1__AddActionSet init_value = HOME__V1__ADD_ACTION_SET__INIT;
+  *message = init_value;
+}
+size_t home__v1__add_action_set__get_packed_size
+                     (const Home__V1__AddActionSet *message)
+{
+  assert(message->base.descriptor == &home__v1__add_action_set__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__add_action_set__pack
+                     (const Home__V1__AddActionSet *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__add_action_set__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__add_action_set__pack_to_buffer
+                     (const Home__V1__AddActionSet *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__add_action_set__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__AddActionSet *
+       home__v1__add_action_set__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__AddActionSet *)
+     protobuf_c_message_unpack (&home__v1__add_action_set__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__add_action_set__free_unpacked
+                     (Home__V1__AddActionSet *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__add_action_set__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__add_action__init
+                     (Home__V1__AddAction         *message)
+{
+  static const Home__V1__AddAction init_value = HOME__V1__ADD_ACTION__INIT;
+  *message = init_value;
+}
+size_t home__v1__add_action__get_packed_size
+                     (const Home__V1__AddAction *message)
+{
+  assert(message->base.descriptor == &home__v1__add_action__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__add_action__pack
+                     (const Home__V1__AddAction *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__add_action__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__add_action__pack_to_buffer
+                     (const Home__V1__AddAction *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__add_action__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__AddAction *
+       home__v1__add_action__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__AddAction *)
+     protobuf_c_message_unpack (&home__v1__add_action__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__add_action__free_unpacked
+                     (Home__V1__AddAction *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__add_action__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__remove_action__init
+                     (Home__V1__RemoveAction         *message)
+{
+  static const Home__V1__RemoveAction init_value = HOME__V1__REMOVE_ACTION__INIT;
+  *message = init_value;
+}
+size_t home__v1__remove_action__get_packed_size
+                     (const Home__V1__RemoveAction *message)
+{
+  assert(message->base.descriptor == &home__v1__remove_action__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__remove_action__pack
+                     (const Home__V1__RemoveAction *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__remove_action__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__remove_action__pack_to_buffer
+                     (const Home__V1__RemoveAction *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__remove_action__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__RemoveAction *
+       home__v1__remove_action__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__RemoveAction *)
+     protobuf_c_message_unpack (&home__v1__remove_action__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__remove_action__free_unpacked
+                     (Home__V1__RemoveAction *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__remove_action__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__add_trigger__init
+                     (Home__V1__AddTrigger         *message)
+{
+  static const Home__V1__AddTrigger init_value = HOME__V1__ADD_TRIGGER__INIT;
+  *message = init_value;
+}
+size_t home__v1__add_trigger__get_packed_size
+                     (const Home__V1__AddTrigger *message)
+{
+  assert(message->base.descriptor == &home__v1__add_trigger__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__add_trigger__pack
+                     (const Home__V1__AddTrigger *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__add_trigger__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__add_trigger__pack_to_buffer
+                     (const Home__V1__AddTrigger *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__add_trigger__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__AddTrigger *
+       home__v1__add_trigger__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__AddTrigger *)
+     protobuf_c_message_unpack (&home__v1__add_trigger__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__add_trigger__free_unpacked
+                     (Home__V1__AddTrigger *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__add_trigger__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__set_trigger_enabled__init
+                     (Home__V1__SetTriggerEnabled         *message)
+{
+  static const Home__V1__SetTriggerEnabled init_value = HOME__V1__SET_TRIGGER_ENABLED__INIT;
+  *message = init_value;
+}
+size_t home__v1__set_trigger_enabled__get_packed_size
+                     (const Home__V1__SetTriggerEnabled *message)
+{
+  assert(message->base.descriptor == &home__v1__set_trigger_enabled__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__set_trigger_enabled__pack
+                     (const Home__V1__SetTriggerEnabled *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__set_trigger_enabled__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__set_trigger_enabled__pack_to_buffer
+                     (const Home__V1__SetTriggerEnabled *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__set_trigger_enabled__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__SetTriggerEnabled *
+       home__v1__set_trigger_enabled__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__SetTriggerEnabled *)
+     protobuf_c_message_unpack (&home__v1__set_trigger_enabled__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__set_trigger_enabled__free_unpacked
+                     (Home__V1__SetTriggerEnabled *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__set_trigger_enabled__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__trigger_action_set__init
+                     (Home__V1__TriggerActionSet         *message)
+{
+  static const Home__V1__TriggerActionSet init_value = HOME__V1__TRIGGER_ACTION_SET__INIT;
+  *message = init_value;
+}
+size_t home__v1__trigger_action_set__get_packed_size
+                     (const Home__V1__TriggerActionSet *message)
+{
+  assert(message->base.descriptor == &home__v1__trigger_action_set__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__trigger_action_set__pack
+                     (const Home__V1__TriggerActionSet *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__trigger_action_set__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__trigger_action_set__pack_to_buffer
+                     (const Home__V1__TriggerActionSet *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__trigger_action_set__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__TriggerActionSet *
+       home__v1__trigger_action_set__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__TriggerActionSet *)
+     protobuf_c_message_unpack (&home__v1__trigger_action_set__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__trigger_action_set__free_unpacked
+                     (Home__V1__TriggerActionSet *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__trigger_action_set__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__layout_request__init
+                     (Home__V1__LayoutRequest         *message)
+{
+  static const Home__V1__LayoutRequest init_value = HOME__V1__LAYOUT_REQUEST__INIT;
+  *message = init_value;
+}
+size_t home__v1__layout_request__get_packed_size
+                     (const Home__V1__LayoutRequest *message)
+{
+  assert(message->base.descriptor == &home__v1__layout_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__layout_request__pack
+                     (const Home__V1__LayoutRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__layout_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__layout_request__pack_to_buffer
+                     (const Home__V1__LayoutRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__layout_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__LayoutRequest *
+       home__v1__layout_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__LayoutRequest *)
+     protobuf_c_message_unpack (&home__v1__layout_request__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__layout_request__free_unpacked
+                     (Home__V1__LayoutRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__layout_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__layout_response__init
+                     (Home__V1__LayoutResponse         *message)
+{
+  static const Home__V1__LayoutResponse init_value = HOME__V1__LAYOUT_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t home__v1__layout_response__get_packed_size
+                     (const Home__V1__LayoutResponse *message)
+{
+  assert(message->base.descriptor == &home__v1__layout_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__layout_response__pack
+                     (const Home__V1__LayoutResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__layout_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__layout_response__pack_to_buffer
+                     (const Home__V1__LayoutResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__layout_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__LayoutResponse *
+       home__v1__layout_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__LayoutResponse *)
+     protobuf_c_message_unpack (&home__v1__layout_response__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__layout_response__free_unpacked
+                     (Home__V1__LayoutResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__layout_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__list_types_request__init
+                     (Home__V1__ListTypesRequest         *message)
+{
+  static const Home__V1__ListTypesRequest init_value = HOME__V1__LIST_TYPES_REQUEST__INIT;
+  *message = init_value;
+}
+size_t home__v1__list_types_request__get_packed_size
+                     (const Home__V1__ListTypesRequest *message)
+{
+  assert(message->base.descriptor == &home__v1__list_types_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__list_types_request__pack
+                     (const Home__V1__ListTypesRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__list_types_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__list_types_request__pack_to_buffer
+                     (const Home__V1__ListTypesRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__list_types_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__ListTypesRequest *
+       home__v1__list_types_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__ListTypesRequest *)
+     protobuf_c_message_unpack (&home__v1__list_types_request__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__list_types_request__free_unpacked
+                     (Home__V1__ListTypesRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__list_types_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__named_value__init
+                     (Home__V1__NamedValue         *message)
+{
+  static const Home__V1__NamedValue init_value = HOME__V1__NAMED_VALUE__INIT;
+  *message = init_value;
+}
+size_t home__v1__named_value__get_packed_size
+                     (const Home__V1__NamedValue *message)
+{
+  assert(message->base.descriptor == &home__v1__named_value__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__named_value__pack
+                     (const Home__V1__NamedValue *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__named_value__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__named_value__pack_to_buffer
+                     (const Home__V1__NamedValue *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__named_value__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__NamedValue *
+       home__v1__named_value__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__NamedValue *)
+     protobuf_c_message_unpack (&home__v1__named_value__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__named_value__free_unpacked
+                     (Home__V1__NamedValue *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__named_value__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__named_bit__init
+                     (Home__V1__NamedBit         *message)
+{
+  static const Home__V1__NamedBit init_value = HOME__V1__NAMED_BIT__INIT;
+  *message = init_value;
+}
+size_t home__v1__named_bit__get_packed_size
+                     (const Home__V1__NamedBit *message)
+{
+  assert(message->base.descriptor == &home__v1__named_bit__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__named_bit__pack
+                     (const Home__V1__NamedBit *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__named_bit__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__named_bit__pack_to_buffer
+                     (const Home__V1__NamedBit *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__named_bit__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__NamedBit *
+       home__v1__named_bit__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__NamedBit *)
+     protobuf_c_message_unpack (&home__v1__named_bit__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__named_bit__free_unpacked
+                     (Home__V1__NamedBit *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__named_bit__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__characteristic_type__init
+                     (Home__V1__CharacteristicType         *message)
+{
+  static const Home__V1__CharacteristicType init_value = HOME__V1__CHARACTERISTIC_TYPE__INIT;
+  *message = init_value;
+}
+size_t home__v1__characteristic_type__get_packed_size
+                     (const Home__V1__CharacteristicType *message)
+{
+  assert(message->base.descriptor == &home__v1__characteristic_type__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__characteristic_type__pack
+                     (const Home__V1__CharacteristicType *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__characteristic_type__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__characteristic_type__pack_to_buffer
+                     (const Home__V1__CharacteristicType *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__characteristic_type__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__CharacteristicType *
+       home__v1__characteristic_type__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__CharacteristicType *)
+     protobuf_c_message_unpack (&home__v1__characteristic_type__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__characteristic_type__free_unpacked
+                     (Home__V1__CharacteristicType *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__characteristic_type__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__service_type__init
+                     (Home__V1__ServiceType         *message)
+{
+  static const Home__V1__ServiceType init_value = HOME__V1__SERVICE_TYPE__INIT;
+  *message = init_value;
+}
+size_t home__v1__service_type__get_packed_size
+                     (const Home__V1__ServiceType *message)
+{
+  assert(message->base.descriptor == &home__v1__service_type__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__service_type__pack
+                     (const Home__V1__ServiceType *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__service_type__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__service_type__pack_to_buffer
+                     (const Home__V1__ServiceType *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__service_type__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__ServiceType *
+       home__v1__service_type__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__ServiceType *)
+     protobuf_c_message_unpack (&home__v1__service_type__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__service_type__free_unpacked
+                     (Home__V1__ServiceType *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__service_type__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__list_types_response__init
+                     (Home__V1__ListTypesResponse         *message)
+{
+  static const Home__V1__ListTypesResponse init_value = HOME__V1__LIST_TYPES_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t home__v1__list_types_response__get_packed_size
+                     (const Home__V1__ListTypesResponse *message)
+{
+  assert(message->base.descriptor == &home__v1__list_types_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__list_types_response__pack
+                     (const Home__V1__ListTypesResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__list_types_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__list_types_response__pack_to_buffer
+                     (const Home__V1__ListTypesResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__list_types_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__ListTypesResponse *
+       home__v1__list_types_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__ListTypesResponse *)
+     protobuf_c_message_unpack (&home__v1__list_types_response__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__list_types_response__free_unpacked
+                     (Home__V1__ListTypesResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__list_types_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor home__v1__frame__field_descriptors[10] =
 {
   {
@@ -6226,6 +7306,1613 @@ const ProtobufCMessageDescriptor home__v1__get_status_response__descriptor =
   (ProtobufCMessageInit) home__v1__get_status_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor home__v1__add_home__field_descriptors[1] =
+{
+  {
+    "name",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__AddHome, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__add_home__field_indices_by_name[] = {
+  0,   /* field[0] = name */
+};
+static const ProtobufCIntRange home__v1__add_home__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor home__v1__add_home__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.AddHome",
+  "AddHome",
+  "Home__V1__AddHome",
+  "home.v1",
+  sizeof(Home__V1__AddHome),
+  1,
+  home__v1__add_home__field_descriptors,
+  home__v1__add_home__field_indices_by_name,
+  1,  home__v1__add_home__number_ranges,
+  (ProtobufCMessageInit) home__v1__add_home__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__rename_object__field_descriptors[2] =
+{
+  {
+    "id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__RenameObject, id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "name",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__RenameObject, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__rename_object__field_indices_by_name[] = {
+  0,   /* field[0] = id */
+  1,   /* field[1] = name */
+};
+static const ProtobufCIntRange home__v1__rename_object__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor home__v1__rename_object__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.RenameObject",
+  "RenameObject",
+  "Home__V1__RenameObject",
+  "home.v1",
+  sizeof(Home__V1__RenameObject),
+  2,
+  home__v1__rename_object__field_descriptors,
+  home__v1__rename_object__field_indices_by_name,
+  1,  home__v1__rename_object__number_ranges,
+  (ProtobufCMessageInit) home__v1__rename_object__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__remove_object__field_descriptors[1] =
+{
+  {
+    "id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__RemoveObject, id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__remove_object__field_indices_by_name[] = {
+  0,   /* field[0] = id */
+};
+static const ProtobufCIntRange home__v1__remove_object__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor home__v1__remove_object__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.RemoveObject",
+  "RemoveObject",
+  "Home__V1__RemoveObject",
+  "home.v1",
+  sizeof(Home__V1__RemoveObject),
+  1,
+  home__v1__remove_object__field_descriptors,
+  home__v1__remove_object__field_indices_by_name,
+  1,  home__v1__remove_object__number_ranges,
+  (ProtobufCMessageInit) home__v1__remove_object__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__set_primary_home__field_descriptors[1] =
+{
+  {
+    "home_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__SetPrimaryHome, home_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__set_primary_home__field_indices_by_name[] = {
+  0,   /* field[0] = home_id */
+};
+static const ProtobufCIntRange home__v1__set_primary_home__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor home__v1__set_primary_home__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.SetPrimaryHome",
+  "SetPrimaryHome",
+  "Home__V1__SetPrimaryHome",
+  "home.v1",
+  sizeof(Home__V1__SetPrimaryHome),
+  1,
+  home__v1__set_primary_home__field_descriptors,
+  home__v1__set_primary_home__field_indices_by_name,
+  1,  home__v1__set_primary_home__number_ranges,
+  (ProtobufCMessageInit) home__v1__set_primary_home__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__add_room__field_descriptors[2] =
+{
+  {
+    "home_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__AddRoom, home_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "name",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__AddRoom, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__add_room__field_indices_by_name[] = {
+  0,   /* field[0] = home_id */
+  1,   /* field[1] = name */
+};
+static const ProtobufCIntRange home__v1__add_room__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor home__v1__add_room__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.AddRoom",
+  "AddRoom",
+  "Home__V1__AddRoom",
+  "home.v1",
+  sizeof(Home__V1__AddRoom),
+  2,
+  home__v1__add_room__field_descriptors,
+  home__v1__add_room__field_indices_by_name,
+  1,  home__v1__add_room__number_ranges,
+  (ProtobufCMessageInit) home__v1__add_room__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__add_zone__field_descriptors[2] =
+{
+  {
+    "home_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__AddZone, home_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "name",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__AddZone, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__add_zone__field_indices_by_name[] = {
+  0,   /* field[0] = home_id */
+  1,   /* field[1] = name */
+};
+static const ProtobufCIntRange home__v1__add_zone__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor home__v1__add_zone__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.AddZone",
+  "AddZone",
+  "Home__V1__AddZone",
+  "home.v1",
+  sizeof(Home__V1__AddZone),
+  2,
+  home__v1__add_zone__field_descriptors,
+  home__v1__add_zone__field_indices_by_name,
+  1,  home__v1__add_zone__number_ranges,
+  (ProtobufCMessageInit) home__v1__add_zone__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__zone_room__field_descriptors[2] =
+{
+  {
+    "zone_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ZoneRoom, zone_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "room_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ZoneRoom, room_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__zone_room__field_indices_by_name[] = {
+  1,   /* field[1] = room_id */
+  0,   /* field[0] = zone_id */
+};
+static const ProtobufCIntRange home__v1__zone_room__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor home__v1__zone_room__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.ZoneRoom",
+  "ZoneRoom",
+  "Home__V1__ZoneRoom",
+  "home.v1",
+  sizeof(Home__V1__ZoneRoom),
+  2,
+  home__v1__zone_room__field_descriptors,
+  home__v1__zone_room__field_indices_by_name,
+  1,  home__v1__zone_room__number_ranges,
+  (ProtobufCMessageInit) home__v1__zone_room__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__assign_accessory__field_descriptors[2] =
+{
+  {
+    "accessory_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__AssignAccessory, accessory_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "room_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__AssignAccessory, room_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__assign_accessory__field_indices_by_name[] = {
+  0,   /* field[0] = accessory_id */
+  1,   /* field[1] = room_id */
+};
+static const ProtobufCIntRange home__v1__assign_accessory__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor home__v1__assign_accessory__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.AssignAccessory",
+  "AssignAccessory",
+  "Home__V1__AssignAccessory",
+  "home.v1",
+  sizeof(Home__V1__AssignAccessory),
+  2,
+  home__v1__assign_accessory__field_descriptors,
+  home__v1__assign_accessory__field_indices_by_name,
+  1,  home__v1__assign_accessory__number_ranges,
+  (ProtobufCMessageInit) home__v1__assign_accessory__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__add_service_group__field_descriptors[2] =
+{
+  {
+    "home_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__AddServiceGroup, home_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "name",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__AddServiceGroup, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__add_service_group__field_indices_by_name[] = {
+  0,   /* field[0] = home_id */
+  1,   /* field[1] = name */
+};
+static const ProtobufCIntRange home__v1__add_service_group__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor home__v1__add_service_group__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.AddServiceGroup",
+  "AddServiceGroup",
+  "Home__V1__AddServiceGroup",
+  "home.v1",
+  sizeof(Home__V1__AddServiceGroup),
+  2,
+  home__v1__add_service_group__field_descriptors,
+  home__v1__add_service_group__field_indices_by_name,
+  1,  home__v1__add_service_group__number_ranges,
+  (ProtobufCMessageInit) home__v1__add_service_group__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__group_service__field_descriptors[2] =
+{
+  {
+    "group_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__GroupService, group_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "service_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__GroupService, service_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__group_service__field_indices_by_name[] = {
+  0,   /* field[0] = group_id */
+  1,   /* field[1] = service_id */
+};
+static const ProtobufCIntRange home__v1__group_service__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor home__v1__group_service__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.GroupService",
+  "GroupService",
+  "Home__V1__GroupService",
+  "home.v1",
+  sizeof(Home__V1__GroupService),
+  2,
+  home__v1__group_service__field_descriptors,
+  home__v1__group_service__field_indices_by_name,
+  1,  home__v1__group_service__number_ranges,
+  (ProtobufCMessageInit) home__v1__group_service__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__add_action_set__field_descriptors[3] =
+{
+  {
+    "home_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__AddActionSet, home_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "name",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__AddActionSet, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "kind",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__AddActionSet, kind),
+    &home__v1__action_set_kind__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__add_action_set__field_indices_by_name[] = {
+  0,   /* field[0] = home_id */
+  2,   /* field[2] = kind */
+  1,   /* field[1] = name */
+};
+static const ProtobufCIntRange home__v1__add_action_set__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor home__v1__add_action_set__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.AddActionSet",
+  "AddActionSet",
+  "Home__V1__AddActionSet",
+  "home.v1",
+  sizeof(Home__V1__AddActionSet),
+  3,
+  home__v1__add_action_set__field_descriptors,
+  home__v1__add_action_set__field_indices_by_name,
+  1,  home__v1__add_action_set__number_ranges,
+  (ProtobufCMessageInit) home__v1__add_action_set__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__add_action__field_descriptors[2] =
+{
+  {
+    "action_set_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__AddAction, action_set_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "action",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__AddAction, action),
+    &home__v1__characteristic_write_action__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__add_action__field_indices_by_name[] = {
+  1,   /* field[1] = action */
+  0,   /* field[0] = action_set_id */
+};
+static const ProtobufCIntRange home__v1__add_action__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor home__v1__add_action__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.AddAction",
+  "AddAction",
+  "Home__V1__AddAction",
+  "home.v1",
+  sizeof(Home__V1__AddAction),
+  2,
+  home__v1__add_action__field_descriptors,
+  home__v1__add_action__field_indices_by_name,
+  1,  home__v1__add_action__number_ranges,
+  (ProtobufCMessageInit) home__v1__add_action__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__remove_action__field_descriptors[2] =
+{
+  {
+    "action_set_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__RemoveAction, action_set_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "characteristic_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__RemoveAction, characteristic_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__remove_action__field_indices_by_name[] = {
+  0,   /* field[0] = action_set_id */
+  1,   /* field[1] = characteristic_id */
+};
+static const ProtobufCIntRange home__v1__remove_action__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor home__v1__remove_action__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.RemoveAction",
+  "RemoveAction",
+  "Home__V1__RemoveAction",
+  "home.v1",
+  sizeof(Home__V1__RemoveAction),
+  2,
+  home__v1__remove_action__field_descriptors,
+  home__v1__remove_action__field_indices_by_name,
+  1,  home__v1__remove_action__number_ranges,
+  (ProtobufCMessageInit) home__v1__remove_action__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__add_trigger__field_descriptors[6] =
+{
+  {
+    "home_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__AddTrigger, home_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "name",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__AddTrigger, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "action_set_ids",
+    3,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(Home__V1__AddTrigger, n_action_set_ids),
+    offsetof(Home__V1__AddTrigger, action_set_ids),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "disabled",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__AddTrigger, disabled),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "timer",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__AddTrigger, kind_case),
+    offsetof(Home__V1__AddTrigger, timer),
+    &home__v1__timer_trigger__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "event",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__AddTrigger, kind_case),
+    offsetof(Home__V1__AddTrigger, event),
+    &home__v1__event_trigger__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__add_trigger__field_indices_by_name[] = {
+  2,   /* field[2] = action_set_ids */
+  3,   /* field[3] = disabled */
+  5,   /* field[5] = event */
+  0,   /* field[0] = home_id */
+  1,   /* field[1] = name */
+  4,   /* field[4] = timer */
+};
+static const ProtobufCIntRange home__v1__add_trigger__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 6 }
+};
+const ProtobufCMessageDescriptor home__v1__add_trigger__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.AddTrigger",
+  "AddTrigger",
+  "Home__V1__AddTrigger",
+  "home.v1",
+  sizeof(Home__V1__AddTrigger),
+  6,
+  home__v1__add_trigger__field_descriptors,
+  home__v1__add_trigger__field_indices_by_name,
+  1,  home__v1__add_trigger__number_ranges,
+  (ProtobufCMessageInit) home__v1__add_trigger__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__set_trigger_enabled__field_descriptors[2] =
+{
+  {
+    "trigger_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__SetTriggerEnabled, trigger_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "enabled",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__SetTriggerEnabled, enabled),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__set_trigger_enabled__field_indices_by_name[] = {
+  1,   /* field[1] = enabled */
+  0,   /* field[0] = trigger_id */
+};
+static const ProtobufCIntRange home__v1__set_trigger_enabled__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor home__v1__set_trigger_enabled__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.SetTriggerEnabled",
+  "SetTriggerEnabled",
+  "Home__V1__SetTriggerEnabled",
+  "home.v1",
+  sizeof(Home__V1__SetTriggerEnabled),
+  2,
+  home__v1__set_trigger_enabled__field_descriptors,
+  home__v1__set_trigger_enabled__field_indices_by_name,
+  1,  home__v1__set_trigger_enabled__number_ranges,
+  (ProtobufCMessageInit) home__v1__set_trigger_enabled__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__trigger_action_set__field_descriptors[2] =
+{
+  {
+    "trigger_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__TriggerActionSet, trigger_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "action_set_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__TriggerActionSet, action_set_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__trigger_action_set__field_indices_by_name[] = {
+  1,   /* field[1] = action_set_id */
+  0,   /* field[0] = trigger_id */
+};
+static const ProtobufCIntRange home__v1__trigger_action_set__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor home__v1__trigger_action_set__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.TriggerActionSet",
+  "TriggerActionSet",
+  "Home__V1__TriggerActionSet",
+  "home.v1",
+  sizeof(Home__V1__TriggerActionSet),
+  2,
+  home__v1__trigger_action_set__field_descriptors,
+  home__v1__trigger_action_set__field_indices_by_name,
+  1,  home__v1__trigger_action_set__number_ranges,
+  (ProtobufCMessageInit) home__v1__trigger_action_set__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__layout_request__field_descriptors[19] =
+{
+  {
+    "add_home",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__LayoutRequest, op_case),
+    offsetof(Home__V1__LayoutRequest, add_home),
+    &home__v1__add_home__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "rename",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__LayoutRequest, op_case),
+    offsetof(Home__V1__LayoutRequest, rename),
+    &home__v1__rename_object__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "remove",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__LayoutRequest, op_case),
+    offsetof(Home__V1__LayoutRequest, remove),
+    &home__v1__remove_object__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "set_primary_home",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__LayoutRequest, op_case),
+    offsetof(Home__V1__LayoutRequest, set_primary_home),
+    &home__v1__set_primary_home__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "add_room",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__LayoutRequest, op_case),
+    offsetof(Home__V1__LayoutRequest, add_room),
+    &home__v1__add_room__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "add_zone",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__LayoutRequest, op_case),
+    offsetof(Home__V1__LayoutRequest, add_zone),
+    &home__v1__add_zone__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "add_room_to_zone",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__LayoutRequest, op_case),
+    offsetof(Home__V1__LayoutRequest, add_room_to_zone),
+    &home__v1__zone_room__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "remove_room_from_zone",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__LayoutRequest, op_case),
+    offsetof(Home__V1__LayoutRequest, remove_room_from_zone),
+    &home__v1__zone_room__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "assign_accessory",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__LayoutRequest, op_case),
+    offsetof(Home__V1__LayoutRequest, assign_accessory),
+    &home__v1__assign_accessory__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "add_service_group",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__LayoutRequest, op_case),
+    offsetof(Home__V1__LayoutRequest, add_service_group),
+    &home__v1__add_service_group__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "add_service_to_group",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__LayoutRequest, op_case),
+    offsetof(Home__V1__LayoutRequest, add_service_to_group),
+    &home__v1__group_service__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "remove_service_from_group",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__LayoutRequest, op_case),
+    offsetof(Home__V1__LayoutRequest, remove_service_from_group),
+    &home__v1__group_service__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "add_action_set",
+    13,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__LayoutRequest, op_case),
+    offsetof(Home__V1__LayoutRequest, add_action_set),
+    &home__v1__add_action_set__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "add_action",
+    14,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__LayoutRequest, op_case),
+    offsetof(Home__V1__LayoutRequest, add_action),
+    &home__v1__add_action__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "remove_action",
+    15,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__LayoutRequest, op_case),
+    offsetof(Home__V1__LayoutRequest, remove_action),
+    &home__v1__remove_action__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "add_trigger",
+    16,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__LayoutRequest, op_case),
+    offsetof(Home__V1__LayoutRequest, add_trigger),
+    &home__v1__add_trigger__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "set_trigger_enabled",
+    17,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__LayoutRequest, op_case),
+    offsetof(Home__V1__LayoutRequest, set_trigger_enabled),
+    &home__v1__set_trigger_enabled__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "add_action_set_to_trigger",
+    18,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__LayoutRequest, op_case),
+    offsetof(Home__V1__LayoutRequest, add_action_set_to_trigger),
+    &home__v1__trigger_action_set__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "remove_action_set_from_trigger",
+    19,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__LayoutRequest, op_case),
+    offsetof(Home__V1__LayoutRequest, remove_action_set_from_trigger),
+    &home__v1__trigger_action_set__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__layout_request__field_indices_by_name[] = {
+  13,   /* field[13] = add_action */
+  12,   /* field[12] = add_action_set */
+  17,   /* field[17] = add_action_set_to_trigger */
+  0,   /* field[0] = add_home */
+  4,   /* field[4] = add_room */
+  6,   /* field[6] = add_room_to_zone */
+  9,   /* field[9] = add_service_group */
+  10,   /* field[10] = add_service_to_group */
+  15,   /* field[15] = add_trigger */
+  5,   /* field[5] = add_zone */
+  8,   /* field[8] = assign_accessory */
+  2,   /* field[2] = remove */
+  14,   /* field[14] = remove_action */
+  18,   /* field[18] = remove_action_set_from_trigger */
+  7,   /* field[7] = remove_room_from_zone */
+  11,   /* field[11] = remove_service_from_group */
+  1,   /* field[1] = rename */
+  3,   /* field[3] = set_primary_home */
+  16,   /* field[16] = set_trigger_enabled */
+};
+static const ProtobufCIntRange home__v1__layout_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 19 }
+};
+const ProtobufCMessageDescriptor home__v1__layout_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.LayoutRequest",
+  "LayoutRequest",
+  "Home__V1__LayoutRequest",
+  "home.v1",
+  sizeof(Home__V1__LayoutRequest),
+  19,
+  home__v1__layout_request__field_descriptors,
+  home__v1__layout_request__field_indices_by_name,
+  1,  home__v1__layout_request__number_ranges,
+  (ProtobufCMessageInit) home__v1__layout_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__layout_response__field_descriptors[3] =
+{
+  {
+    "events",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__LayoutResponse, n_events),
+    offsetof(Home__V1__LayoutResponse, events),
+    &home__v1__event__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "seq",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__LayoutResponse, seq),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "created_id",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__LayoutResponse, created_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__layout_response__field_indices_by_name[] = {
+  2,   /* field[2] = created_id */
+  0,   /* field[0] = events */
+  1,   /* field[1] = seq */
+};
+static const ProtobufCIntRange home__v1__layout_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor home__v1__layout_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.LayoutResponse",
+  "LayoutResponse",
+  "Home__V1__LayoutResponse",
+  "home.v1",
+  sizeof(Home__V1__LayoutResponse),
+  3,
+  home__v1__layout_response__field_descriptors,
+  home__v1__layout_response__field_indices_by_name,
+  1,  home__v1__layout_response__number_ranges,
+  (ProtobufCMessageInit) home__v1__layout_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define home__v1__list_types_request__field_descriptors NULL
+#define home__v1__list_types_request__field_indices_by_name NULL
+#define home__v1__list_types_request__number_ranges NULL
+const ProtobufCMessageDescriptor home__v1__list_types_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.ListTypesRequest",
+  "ListTypesRequest",
+  "Home__V1__ListTypesRequest",
+  "home.v1",
+  sizeof(Home__V1__ListTypesRequest),
+  0,
+  home__v1__list_types_request__field_descriptors,
+  home__v1__list_types_request__field_indices_by_name,
+  0,  home__v1__list_types_request__number_ranges,
+  (ProtobufCMessageInit) home__v1__list_types_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__named_value__field_descriptors[2] =
+{
+  {
+    "value",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__NamedValue, value),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "name",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__NamedValue, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__named_value__field_indices_by_name[] = {
+  1,   /* field[1] = name */
+  0,   /* field[0] = value */
+};
+static const ProtobufCIntRange home__v1__named_value__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor home__v1__named_value__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.NamedValue",
+  "NamedValue",
+  "Home__V1__NamedValue",
+  "home.v1",
+  sizeof(Home__V1__NamedValue),
+  2,
+  home__v1__named_value__field_descriptors,
+  home__v1__named_value__field_indices_by_name,
+  1,  home__v1__named_value__number_ranges,
+  (ProtobufCMessageInit) home__v1__named_value__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__named_bit__field_descriptors[2] =
+{
+  {
+    "bit",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__NamedBit, bit),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "name",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__NamedBit, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__named_bit__field_indices_by_name[] = {
+  0,   /* field[0] = bit */
+  1,   /* field[1] = name */
+};
+static const ProtobufCIntRange home__v1__named_bit__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor home__v1__named_bit__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.NamedBit",
+  "NamedBit",
+  "Home__V1__NamedBit",
+  "home.v1",
+  sizeof(Home__V1__NamedBit),
+  2,
+  home__v1__named_bit__field_descriptors,
+  home__v1__named_bit__field_indices_by_name,
+  1,  home__v1__named_bit__number_ranges,
+  (ProtobufCMessageInit) home__v1__named_bit__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__characteristic_type__field_descriptors[12] =
+{
+  {
+    "uuid",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__CharacteristicType, uuid),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "name",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__CharacteristicType, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "format",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__CharacteristicType, format),
+    &home__v1__format__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "permissions",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__CharacteristicType, permissions),
+    &home__v1__characteristic_properties__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "unit",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__CharacteristicType, unit),
+    &home__v1__unit__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "min_value",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    offsetof(Home__V1__CharacteristicType, min_present_case),
+    offsetof(Home__V1__CharacteristicType, min_value),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "max_value",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    offsetof(Home__V1__CharacteristicType, max_present_case),
+    offsetof(Home__V1__CharacteristicType, max_value),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "step_value",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    offsetof(Home__V1__CharacteristicType, step_present_case),
+    offsetof(Home__V1__CharacteristicType, step_value),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "valid_values",
+    9,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__CharacteristicType, n_valid_values),
+    offsetof(Home__V1__CharacteristicType, valid_values),
+    &home__v1__named_value__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "valid_bits",
+    10,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__CharacteristicType, n_valid_bits),
+    offsetof(Home__V1__CharacteristicType, valid_bits),
+    &home__v1__named_bit__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "max_length",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__CharacteristicType, max_length),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "event_only",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__CharacteristicType, event_only),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__characteristic_type__field_indices_by_name[] = {
+  11,   /* field[11] = event_only */
+  2,   /* field[2] = format */
+  10,   /* field[10] = max_length */
+  6,   /* field[6] = max_value */
+  5,   /* field[5] = min_value */
+  1,   /* field[1] = name */
+  3,   /* field[3] = permissions */
+  7,   /* field[7] = step_value */
+  4,   /* field[4] = unit */
+  0,   /* field[0] = uuid */
+  9,   /* field[9] = valid_bits */
+  8,   /* field[8] = valid_values */
+};
+static const ProtobufCIntRange home__v1__characteristic_type__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 12 }
+};
+const ProtobufCMessageDescriptor home__v1__characteristic_type__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.CharacteristicType",
+  "CharacteristicType",
+  "Home__V1__CharacteristicType",
+  "home.v1",
+  sizeof(Home__V1__CharacteristicType),
+  12,
+  home__v1__characteristic_type__field_descriptors,
+  home__v1__characteristic_type__field_indices_by_name,
+  1,  home__v1__characteristic_type__number_ranges,
+  (ProtobufCMessageInit) home__v1__characteristic_type__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__service_type__field_descriptors[4] =
+{
+  {
+    "uuid",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ServiceType, uuid),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "name",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ServiceType, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "required_characteristics",
+    3,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Home__V1__ServiceType, n_required_characteristics),
+    offsetof(Home__V1__ServiceType, required_characteristics),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "optional_characteristics",
+    4,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Home__V1__ServiceType, n_optional_characteristics),
+    offsetof(Home__V1__ServiceType, optional_characteristics),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__service_type__field_indices_by_name[] = {
+  1,   /* field[1] = name */
+  3,   /* field[3] = optional_characteristics */
+  2,   /* field[2] = required_characteristics */
+  0,   /* field[0] = uuid */
+};
+static const ProtobufCIntRange home__v1__service_type__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor home__v1__service_type__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.ServiceType",
+  "ServiceType",
+  "Home__V1__ServiceType",
+  "home.v1",
+  sizeof(Home__V1__ServiceType),
+  4,
+  home__v1__service_type__field_descriptors,
+  home__v1__service_type__field_indices_by_name,
+  1,  home__v1__service_type__number_ranges,
+  (ProtobufCMessageInit) home__v1__service_type__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__list_types_response__field_descriptors[2] =
+{
+  {
+    "characteristic_types",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__ListTypesResponse, n_characteristic_types),
+    offsetof(Home__V1__ListTypesResponse, characteristic_types),
+    &home__v1__characteristic_type__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "service_types",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__ListTypesResponse, n_service_types),
+    offsetof(Home__V1__ListTypesResponse, service_types),
+    &home__v1__service_type__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__list_types_response__field_indices_by_name[] = {
+  0,   /* field[0] = characteristic_types */
+  1,   /* field[1] = service_types */
+};
+static const ProtobufCIntRange home__v1__list_types_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor home__v1__list_types_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.ListTypesResponse",
+  "ListTypesResponse",
+  "Home__V1__ListTypesResponse",
+  "home.v1",
+  sizeof(Home__V1__ListTypesResponse),
+  2,
+  home__v1__list_types_response__field_descriptors,
+  home__v1__list_types_response__field_indices_by_name,
+  1,  home__v1__list_types_response__number_ranges,
+  (ProtobufCMessageInit) home__v1__list_types_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCEnumValue home__v1__status_code__enum_values_by_number[17] =
 {
   { "OK", "HOME__V1__STATUS_CODE__OK", 0 },
@@ -6762,7 +9449,7 @@ const ProtobufCEnumDescriptor home__v1__marker_kind__descriptor =
   home__v1__marker_kind__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor home__v1__home_service__method_descriptors[6] =
+static const ProtobufCMethodDescriptor home__v1__home_service__method_descriptors[8] =
 {
   { "GetHome", &home__v1__get_home_request__descriptor, &home__v1__get_home_response__descriptor },
   { "ListAccessories", &home__v1__list_accessories_request__descriptor, &home__v1__list_accessories_response__descriptor },
@@ -6770,11 +9457,15 @@ static const ProtobufCMethodDescriptor home__v1__home_service__method_descriptor
   { "WriteCharacteristics", &home__v1__write_characteristics_request__descriptor, &home__v1__write_characteristics_response__descriptor },
   { "Subscribe", &home__v1__subscribe_request__descriptor, &home__v1__subscribe_response__descriptor },
   { "GetStatus", &home__v1__get_status_request__descriptor, &home__v1__get_status_response__descriptor },
+  { "ChangeLayout", &home__v1__layout_request__descriptor, &home__v1__layout_response__descriptor },
+  { "ListTypes", &home__v1__list_types_request__descriptor, &home__v1__list_types_response__descriptor },
 };
 const unsigned home__v1__home_service__method_indices_by_name[] = {
+  6,        /* ChangeLayout */
   0,        /* GetHome */
   5,        /* GetStatus */
   1,        /* ListAccessories */
+  7,        /* ListTypes */
   2,        /* ReadCharacteristics */
   4,        /* Subscribe */
   3         /* WriteCharacteristics */
@@ -6786,7 +9477,7 @@ const ProtobufCServiceDescriptor home__v1__home_service__descriptor =
   "HomeService",
   "Home__V1__HomeService",
   "home.v1",
-  6,
+  8,
   home__v1__home_service__method_descriptors,
   home__v1__home_service__method_indices_by_name
 };
@@ -6837,6 +9528,22 @@ void home__v1__home_service__get_status(ProtobufCService *service,
 {
   assert(service->descriptor == &home__v1__home_service__descriptor);
   service->invoke(service, 5, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void home__v1__home_service__change_layout(ProtobufCService *service,
+                                           const Home__V1__LayoutRequest *input,
+                                           Home__V1__LayoutResponse_Closure closure,
+                                           void *closure_data)
+{
+  assert(service->descriptor == &home__v1__home_service__descriptor);
+  service->invoke(service, 6, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void home__v1__home_service__list_types(ProtobufCService *service,
+                                        const Home__V1__ListTypesRequest *input,
+                                        Home__V1__ListTypesResponse_Closure closure,
+                                        void *closure_data)
+{
+  assert(service->descriptor == &home__v1__home_service__descriptor);
+  service->invoke(service, 7, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void home__v1__home_service__init (Home__V1__HomeService_Service *service,
                                    Home__V1__HomeService_ServiceDestroy destroy)

@@ -51,26 +51,27 @@ public final class HomeClient: Sendable {
         let path = socketPath ?? defaultSocketPath()
         let eventLoop = group.next()
         let helloPromise = eventLoop.makePromise(of: HelloReply.self)
+        let handlerPromise = eventLoop.makePromise(of: NIOLoopBound<ClientHandler>.self)
         let channel: any Channel
         do {
             channel = try await ClientBootstrap(group: eventLoop)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
+                        let handler = ClientHandler(hello: helloPromise)
                         try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder()))
-                        try channel.pipeline.syncOperations.addHandler(ClientHandler(hello: helloPromise))
+                        try channel.pipeline.syncOperations.addHandler(handler)
+                        handlerPromise.succeed(NIOLoopBound(handler, eventLoop: channel.eventLoop))
                     }
                 }
                 .connect(unixDomainSocketPath: path)
                 .get()
         } catch {
             helloPromise.fail(error)
+            handlerPromise.fail(error)
             throw HomeError(.unavailable, "cannot reach homed: no daemon is listening on \(path) (\(Self.reason(error))); is homed running?")
         }
-        let handler: NIOLoopBound<ClientHandler>
         do {
-            handler = try await eventLoop.submit {
-                NIOLoopBound(try channel.pipeline.syncOperations.handler(type: ClientHandler.self), eventLoop: eventLoop)
-            }.get()
+            let handler = try await handlerPromise.futureResult.get()
             channel.writeAndFlush(WireFrame(callID: 0, body: .hello(Hello(clientName: name))).encoded(), promise: nil)
             let reply = try await helloPromise.futureResult.get()
             return HomeClient(hello: reply, socketPath: path, channel: channel, handler: handler)

@@ -239,6 +239,13 @@ final class ConnectionHandler: ChannelDuplexHandler {
                 status.characteristics = UInt32(counts.characteristics)
                 status.socketPath = configuration.socketPath
                 try reply(context, callID: callID, status)
+            case .changeLayout:
+                let request = try LayoutRequest(wire: open.request)
+                let caller = Caller(connectionID: connectionID, name: clientName)
+                try reply(context, callID: callID, try LayoutCalls.changeLayout(request, caller: caller, store: store))
+            case .listTypes:
+                _ = try ListTypesRequest(wire: open.request)
+                try reply(context, callID: callID, LayoutCalls.listTypes())
             }
         } catch {
             if method != .subscribe || streams[callID] == nil {

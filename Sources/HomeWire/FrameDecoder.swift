@@ -60,6 +60,10 @@ public struct FrameDecoder: ByteToMessageDecoder, NIOSingleStepByteToMessageDeco
 public struct FrameTooLargeError: Error, Hashable, CustomStringConvertible {
     public var length: Int
     public var limit: Int
+    public init(length: Int, limit: Int) {
+        self.length = length
+        self.limit = limit
+    }
     public var description: String {
         "frame of \(length) bytes exceeds the maximum frame size of \(limit) bytes"
     }
@@ -68,6 +72,7 @@ public struct FrameTooLargeError: Error, Hashable, CustomStringConvertible {
 /// The peer closed the connection in the middle of a frame.
 public struct TruncatedFrameError: Error, Hashable, CustomStringConvertible {
     public var bytesPending: Int
+    public init(bytesPending: Int) { self.bytesPending = bytesPending }
     public var description: String {
         "connection closed in the middle of a frame (\(bytesPending) bytes of an incomplete frame)"
     }

@@ -63,6 +63,30 @@ typedef struct Home__V1__StreamMarker Home__V1__StreamMarker;
 typedef struct Home__V1__SubscribeResponse Home__V1__SubscribeResponse;
 typedef struct Home__V1__GetStatusRequest Home__V1__GetStatusRequest;
 typedef struct Home__V1__GetStatusResponse Home__V1__GetStatusResponse;
+typedef struct Home__V1__AddHome Home__V1__AddHome;
+typedef struct Home__V1__RenameObject Home__V1__RenameObject;
+typedef struct Home__V1__RemoveObject Home__V1__RemoveObject;
+typedef struct Home__V1__SetPrimaryHome Home__V1__SetPrimaryHome;
+typedef struct Home__V1__AddRoom Home__V1__AddRoom;
+typedef struct Home__V1__AddZone Home__V1__AddZone;
+typedef struct Home__V1__ZoneRoom Home__V1__ZoneRoom;
+typedef struct Home__V1__AssignAccessory Home__V1__AssignAccessory;
+typedef struct Home__V1__AddServiceGroup Home__V1__AddServiceGroup;
+typedef struct Home__V1__GroupService Home__V1__GroupService;
+typedef struct Home__V1__AddActionSet Home__V1__AddActionSet;
+typedef struct Home__V1__AddAction Home__V1__AddAction;
+typedef struct Home__V1__RemoveAction Home__V1__RemoveAction;
+typedef struct Home__V1__AddTrigger Home__V1__AddTrigger;
+typedef struct Home__V1__SetTriggerEnabled Home__V1__SetTriggerEnabled;
+typedef struct Home__V1__TriggerActionSet Home__V1__TriggerActionSet;
+typedef struct Home__V1__LayoutRequest Home__V1__LayoutRequest;
+typedef struct Home__V1__LayoutResponse Home__V1__LayoutResponse;
+typedef struct Home__V1__ListTypesRequest Home__V1__ListTypesRequest;
+typedef struct Home__V1__NamedValue Home__V1__NamedValue;
+typedef struct Home__V1__NamedBit Home__V1__NamedBit;
+typedef struct Home__V1__CharacteristicType Home__V1__CharacteristicType;
+typedef struct Home__V1__ServiceType Home__V1__ServiceType;
+typedef struct Home__V1__ListTypesResponse Home__V1__ListTypesResponse;
 
 
 /* --- enums --- */
@@ -1169,6 +1193,453 @@ struct  Home__V1__GetStatusResponse
     , (char *)protobuf_c_empty_string, 0, 0, (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0, 0, 0, (char *)protobuf_c_empty_string }
 
 
+struct  Home__V1__AddHome
+{
+  ProtobufCMessage base;
+  char *name;
+};
+#define HOME__V1__ADD_HOME__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__add_home__descriptor) \
+    , (char *)protobuf_c_empty_string }
+
+
+/*
+ * Renames a home, room (the default room too), zone, accessory, service, service
+ * group, action set or trigger: whatever `id` names. Characteristics are named by
+ * their type and cannot be renamed.
+ */
+struct  Home__V1__RenameObject
+{
+  ProtobufCMessage base;
+  uint64_t id;
+  char *name;
+};
+#define HOME__V1__RENAME_OBJECT__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__rename_object__descriptor) \
+    , 0, (char *)protobuf_c_empty_string }
+
+
+/*
+ * Removes a home (with everything in it), room (its accessories move to the
+ * home's default room; the default room itself cannot be removed), zone (its
+ * rooms stay), accessory (with its services; a bridge with its bridged
+ * accessories), service group, action set or trigger: whatever `id` names.
+ */
+struct  Home__V1__RemoveObject
+{
+  ProtobufCMessage base;
+  uint64_t id;
+};
+#define HOME__V1__REMOVE_OBJECT__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__remove_object__descriptor) \
+    , 0 }
+
+
+struct  Home__V1__SetPrimaryHome
+{
+  ProtobufCMessage base;
+  uint64_t home_id;
+};
+#define HOME__V1__SET_PRIMARY_HOME__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__set_primary_home__descriptor) \
+    , 0 }
+
+
+struct  Home__V1__AddRoom
+{
+  ProtobufCMessage base;
+  uint64_t home_id;
+  char *name;
+};
+#define HOME__V1__ADD_ROOM__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__add_room__descriptor) \
+    , 0, (char *)protobuf_c_empty_string }
+
+
+struct  Home__V1__AddZone
+{
+  ProtobufCMessage base;
+  uint64_t home_id;
+  char *name;
+};
+#define HOME__V1__ADD_ZONE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__add_zone__descriptor) \
+    , 0, (char *)protobuf_c_empty_string }
+
+
+/*
+ * A room in a zone: puts it in (ALREADY_EXISTS if there) or takes it out.
+ */
+struct  Home__V1__ZoneRoom
+{
+  ProtobufCMessage base;
+  uint64_t zone_id;
+  uint64_t room_id;
+};
+#define HOME__V1__ZONE_ROOM__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__zone_room__descriptor) \
+    , 0, 0 }
+
+
+/*
+ * Moves an accessory to a room of its home.
+ */
+struct  Home__V1__AssignAccessory
+{
+  ProtobufCMessage base;
+  uint64_t accessory_id;
+  uint64_t room_id;
+};
+#define HOME__V1__ASSIGN_ACCESSORY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__assign_accessory__descriptor) \
+    , 0, 0 }
+
+
+struct  Home__V1__AddServiceGroup
+{
+  ProtobufCMessage base;
+  uint64_t home_id;
+  char *name;
+};
+#define HOME__V1__ADD_SERVICE_GROUP__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__add_service_group__descriptor) \
+    , 0, (char *)protobuf_c_empty_string }
+
+
+/*
+ * A service in a service group of the same home: adds or removes it.
+ */
+struct  Home__V1__GroupService
+{
+  ProtobufCMessage base;
+  uint64_t group_id;
+  uint64_t service_id;
+};
+#define HOME__V1__GROUP_SERVICE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__group_service__descriptor) \
+    , 0, 0 }
+
+
+/*
+ * A home has at most one action set of each built-in kind.
+ */
+struct  Home__V1__AddActionSet
+{
+  ProtobufCMessage base;
+  uint64_t home_id;
+  char *name;
+  Home__V1__ActionSetKind kind;
+};
+#define HOME__V1__ADD_ACTION_SET__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__add_action_set__descriptor) \
+    , 0, (char *)protobuf_c_empty_string, HOME__V1__ACTION_SET_KIND__ACTION_SET_USER_DEFINED }
+
+
+/*
+ * Sets what an action set writes to a characteristic (one action per
+ * characteristic: a second one replaces the first). The value is checked as a
+ * client's write would be (the characteristic must be writable, the value must
+ * fit its format, range, step and valid values): INVALID_ARGUMENT if not.
+ */
+struct  Home__V1__AddAction
+{
+  ProtobufCMessage base;
+  uint64_t action_set_id;
+  Home__V1__CharacteristicWriteAction *action;
+};
+#define HOME__V1__ADD_ACTION__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__add_action__descriptor) \
+    , 0, NULL }
+
+
+struct  Home__V1__RemoveAction
+{
+  ProtobufCMessage base;
+  uint64_t action_set_id;
+  uint64_t characteristic_id;
+};
+#define HOME__V1__REMOVE_ACTION__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__remove_action__descriptor) \
+    , 0, 0 }
+
+
+typedef enum {
+  HOME__V1__ADD_TRIGGER__KIND__NOT_SET = 0,
+  HOME__V1__ADD_TRIGGER__KIND_TIMER = 5,
+  HOME__V1__ADD_TRIGGER__KIND_EVENT = 6
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(HOME__V1__ADD_TRIGGER__KIND__CASE)
+} Home__V1__AddTrigger__KindCase;
+
+/*
+ * A new trigger: a timer, or an event on a characteristic that notifies changes
+ * (a value, or a range given by either bound; neither = any change). It runs the
+ * listed action sets of its home. New triggers are enabled unless `disabled`.
+ */
+struct  Home__V1__AddTrigger
+{
+  ProtobufCMessage base;
+  uint64_t home_id;
+  char *name;
+  size_t n_action_set_ids;
+  uint64_t *action_set_ids;
+  protobuf_c_boolean disabled;
+  Home__V1__AddTrigger__KindCase kind_case;
+  union {
+    Home__V1__TimerTrigger *timer;
+    Home__V1__EventTrigger *event;
+  };
+};
+#define HOME__V1__ADD_TRIGGER__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__add_trigger__descriptor) \
+    , 0, (char *)protobuf_c_empty_string, 0,NULL, 0, HOME__V1__ADD_TRIGGER__KIND__NOT_SET, {0} }
+
+
+struct  Home__V1__SetTriggerEnabled
+{
+  ProtobufCMessage base;
+  uint64_t trigger_id;
+  protobuf_c_boolean enabled;
+};
+#define HOME__V1__SET_TRIGGER_ENABLED__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__set_trigger_enabled__descriptor) \
+    , 0, 0 }
+
+
+/*
+ * An action set a trigger runs: adds or removes it.
+ */
+struct  Home__V1__TriggerActionSet
+{
+  ProtobufCMessage base;
+  uint64_t trigger_id;
+  uint64_t action_set_id;
+};
+#define HOME__V1__TRIGGER_ACTION_SET__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__trigger_action_set__descriptor) \
+    , 0, 0 }
+
+
+typedef enum {
+  HOME__V1__LAYOUT_REQUEST__OP__NOT_SET = 0,
+  HOME__V1__LAYOUT_REQUEST__OP_ADD_HOME = 1,
+  HOME__V1__LAYOUT_REQUEST__OP_RENAME = 2,
+  HOME__V1__LAYOUT_REQUEST__OP_REMOVE = 3,
+  HOME__V1__LAYOUT_REQUEST__OP_SET_PRIMARY_HOME = 4,
+  HOME__V1__LAYOUT_REQUEST__OP_ADD_ROOM = 5,
+  HOME__V1__LAYOUT_REQUEST__OP_ADD_ZONE = 6,
+  HOME__V1__LAYOUT_REQUEST__OP_ADD_ROOM_TO_ZONE = 7,
+  HOME__V1__LAYOUT_REQUEST__OP_REMOVE_ROOM_FROM_ZONE = 8,
+  HOME__V1__LAYOUT_REQUEST__OP_ASSIGN_ACCESSORY = 9,
+  HOME__V1__LAYOUT_REQUEST__OP_ADD_SERVICE_GROUP = 10,
+  HOME__V1__LAYOUT_REQUEST__OP_ADD_SERVICE_TO_GROUP = 11,
+  HOME__V1__LAYOUT_REQUEST__OP_REMOVE_SERVICE_FROM_GROUP = 12,
+  HOME__V1__LAYOUT_REQUEST__OP_ADD_ACTION_SET = 13,
+  HOME__V1__LAYOUT_REQUEST__OP_ADD_ACTION = 14,
+  HOME__V1__LAYOUT_REQUEST__OP_REMOVE_ACTION = 15,
+  HOME__V1__LAYOUT_REQUEST__OP_ADD_TRIGGER = 16,
+  HOME__V1__LAYOUT_REQUEST__OP_SET_TRIGGER_ENABLED = 17,
+  HOME__V1__LAYOUT_REQUEST__OP_ADD_ACTION_SET_TO_TRIGGER = 18,
+  HOME__V1__LAYOUT_REQUEST__OP_REMOVE_ACTION_SET_FROM_TRIGGER = 19
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(HOME__V1__LAYOUT_REQUEST__OP__CASE)
+} Home__V1__LayoutRequest__OpCase;
+
+struct  Home__V1__LayoutRequest
+{
+  ProtobufCMessage base;
+  Home__V1__LayoutRequest__OpCase op_case;
+  union {
+    Home__V1__AddHome *add_home;
+    Home__V1__RenameObject *rename;
+    Home__V1__RemoveObject *remove;
+    Home__V1__SetPrimaryHome *set_primary_home;
+    Home__V1__AddRoom *add_room;
+    Home__V1__AddZone *add_zone;
+    Home__V1__ZoneRoom *add_room_to_zone;
+    Home__V1__ZoneRoom *remove_room_from_zone;
+    Home__V1__AssignAccessory *assign_accessory;
+    Home__V1__AddServiceGroup *add_service_group;
+    Home__V1__GroupService *add_service_to_group;
+    Home__V1__GroupService *remove_service_from_group;
+    Home__V1__AddActionSet *add_action_set;
+    Home__V1__AddAction *add_action;
+    Home__V1__RemoveAction *remove_action;
+    Home__V1__AddTrigger *add_trigger;
+    Home__V1__SetTriggerEnabled *set_trigger_enabled;
+    Home__V1__TriggerActionSet *add_action_set_to_trigger;
+    Home__V1__TriggerActionSet *remove_action_set_from_trigger;
+  };
+};
+#define HOME__V1__LAYOUT_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__layout_request__descriptor) \
+    , HOME__V1__LAYOUT_REQUEST__OP__NOT_SET, {0} }
+
+
+struct  Home__V1__LayoutResponse
+{
+  ProtobufCMessage base;
+  /*
+   * What the change published, in order, with their sequence numbers:
+   * EVENT_LAYOUT_CHANGED for each object added, removed, renamed, moved or
+   * updated, and EVENT_PRIMARY_HOME_CHANGED when the primary home changed. Empty
+   * when the change changed nothing (a rename to the same name).
+   */
+  size_t n_events;
+  Home__V1__Event **events;
+  /*
+   * The daemon's sequence number once the change took effect.
+   */
+  uint64_t seq;
+  /*
+   * For an add_*: the new object's id; 0 otherwise.
+   */
+  uint64_t created_id;
+};
+#define HOME__V1__LAYOUT_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__layout_response__descriptor) \
+    , 0,NULL, 0, 0 }
+
+
+struct  Home__V1__ListTypesRequest
+{
+  ProtobufCMessage base;
+};
+#define HOME__V1__LIST_TYPES_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__list_types_request__descriptor) \
+     }
+
+
+/*
+ * An enumerated value of a characteristic type with its HAP name ("Heat" = 1).
+ */
+struct  Home__V1__NamedValue
+{
+  ProtobufCMessage base;
+  int64_t value;
+  char *name;
+};
+#define HOME__V1__NAMED_VALUE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__named_value__descriptor) \
+    , 0, (char *)protobuf_c_empty_string }
+
+
+/*
+ * A defined bit of a bit-field characteristic type with its HAP name.
+ */
+struct  Home__V1__NamedBit
+{
+  ProtobufCMessage base;
+  uint32_t bit;
+  char *name;
+};
+#define HOME__V1__NAMED_BIT__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__named_bit__descriptor) \
+    , 0, (char *)protobuf_c_empty_string }
+
+
+typedef enum {
+  HOME__V1__CHARACTERISTIC_TYPE__MIN_PRESENT__NOT_SET = 0,
+  HOME__V1__CHARACTERISTIC_TYPE__MIN_PRESENT_MIN_VALUE = 6
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(HOME__V1__CHARACTERISTIC_TYPE__MIN_PRESENT__CASE)
+} Home__V1__CharacteristicType__MinPresentCase;
+
+typedef enum {
+  HOME__V1__CHARACTERISTIC_TYPE__MAX_PRESENT__NOT_SET = 0,
+  HOME__V1__CHARACTERISTIC_TYPE__MAX_PRESENT_MAX_VALUE = 7
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(HOME__V1__CHARACTERISTIC_TYPE__MAX_PRESENT__CASE)
+} Home__V1__CharacteristicType__MaxPresentCase;
+
+typedef enum {
+  HOME__V1__CHARACTERISTIC_TYPE__STEP_PRESENT__NOT_SET = 0,
+  HOME__V1__CHARACTERISTIC_TYPE__STEP_PRESENT_STEP_VALUE = 8
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(HOME__V1__CHARACTERISTIC_TYPE__STEP_PRESENT__CASE)
+} Home__V1__CharacteristicType__StepPresentCase;
+
+struct  Home__V1__CharacteristicType
+{
+  ProtobufCMessage base;
+  /*
+   * Full upper-case UUID.
+   */
+  char *uuid;
+  char *name;
+  Home__V1__Format format;
+  /*
+   * HAP's permissions: readable (pr), writable (pw), supports_event_notification
+   * (ev), write_response (wr); `hidden` is never set for a standard type.
+   */
+  Home__V1__CharacteristicProperties *permissions;
+  Home__V1__Unit unit;
+  /*
+   * By ascending value; empty = any value in range.
+   */
+  size_t n_valid_values;
+  Home__V1__NamedValue **valid_values;
+  /*
+   * By ascending bit; empty = not a bit field.
+   */
+  size_t n_valid_bits;
+  Home__V1__NamedBit **valid_bits;
+  /*
+   * The maximum length in bytes where the catalog states one; 0 = not stated
+   * (string values are then limited to HAP's default of 64).
+   */
+  uint32_t max_length;
+  /*
+   * The value is an occurrence (a button press), not a state.
+   */
+  protobuf_c_boolean event_only;
+  Home__V1__CharacteristicType__MinPresentCase min_present_case;
+  union {
+    double min_value;
+  };
+  Home__V1__CharacteristicType__MaxPresentCase max_present_case;
+  union {
+    double max_value;
+  };
+  Home__V1__CharacteristicType__StepPresentCase step_present_case;
+  union {
+    double step_value;
+  };
+};
+#define HOME__V1__CHARACTERISTIC_TYPE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__characteristic_type__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, HOME__V1__FORMAT__FORMAT_UNSPECIFIED, NULL, HOME__V1__UNIT__UNIT_NONE, 0,NULL, 0,NULL, 0, 0, HOME__V1__CHARACTERISTIC_TYPE__MIN_PRESENT__NOT_SET, {0}, HOME__V1__CHARACTERISTIC_TYPE__MAX_PRESENT__NOT_SET, {0}, HOME__V1__CHARACTERISTIC_TYPE__STEP_PRESENT__NOT_SET, {0} }
+
+
+struct  Home__V1__ServiceType
+{
+  ProtobufCMessage base;
+  char *uuid;
+  char *name;
+  /*
+   * Characteristic type names, in catalog order.
+   */
+  size_t n_required_characteristics;
+  char **required_characteristics;
+  size_t n_optional_characteristics;
+  char **optional_characteristics;
+};
+#define HOME__V1__SERVICE_TYPE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__service_type__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0,NULL, 0,NULL }
+
+
+struct  Home__V1__ListTypesResponse
+{
+  ProtobufCMessage base;
+  /*
+   * By name.
+   */
+  size_t n_characteristic_types;
+  Home__V1__CharacteristicType **characteristic_types;
+  size_t n_service_types;
+  Home__V1__ServiceType **service_types;
+};
+#define HOME__V1__LIST_TYPES_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__list_types_response__descriptor) \
+    , 0,NULL, 0,NULL }
+
+
 /* Home__V1__Frame methods */
 void   home__v1__frame__init
                      (Home__V1__Frame         *message);
@@ -2081,6 +2552,462 @@ Home__V1__GetStatusResponse *
 void   home__v1__get_status_response__free_unpacked
                      (Home__V1__GetStatusResponse *message,
                       ProtobufCAllocator *allocator);
+/* Home__V1__AddHome methods */
+void   home__v1__add_home__init
+                     (Home__V1__AddHome         *message);
+size_t home__v1__add_home__get_packed_size
+                     (const Home__V1__AddHome   *message);
+size_t home__v1__add_home__pack
+                     (const Home__V1__AddHome   *message,
+                      uint8_t             *out);
+size_t home__v1__add_home__pack_to_buffer
+                     (const Home__V1__AddHome   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__AddHome *
+       home__v1__add_home__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__add_home__free_unpacked
+                     (Home__V1__AddHome *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__RenameObject methods */
+void   home__v1__rename_object__init
+                     (Home__V1__RenameObject         *message);
+size_t home__v1__rename_object__get_packed_size
+                     (const Home__V1__RenameObject   *message);
+size_t home__v1__rename_object__pack
+                     (const Home__V1__RenameObject   *message,
+                      uint8_t             *out);
+size_t home__v1__rename_object__pack_to_buffer
+                     (const Home__V1__RenameObject   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__RenameObject *
+       home__v1__rename_object__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__rename_object__free_unpacked
+                     (Home__V1__RenameObject *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__RemoveObject methods */
+void   home__v1__remove_object__init
+                     (Home__V1__RemoveObject         *message);
+size_t home__v1__remove_object__get_packed_size
+                     (const Home__V1__RemoveObject   *message);
+size_t home__v1__remove_object__pack
+                     (const Home__V1__RemoveObject   *message,
+                      uint8_t             *out);
+size_t home__v1__remove_object__pack_to_buffer
+                     (const Home__V1__RemoveObject   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__RemoveObject *
+       home__v1__remove_object__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__remove_object__free_unpacked
+                     (Home__V1__RemoveObject *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__SetPrimaryHome methods */
+void   home__v1__set_primary_home__init
+                     (Home__V1__SetPrimaryHome         *message);
+size_t home__v1__set_primary_home__get_packed_size
+                     (const Home__V1__SetPrimaryHome   *message);
+size_t home__v1__set_primary_home__pack
+                     (const Home__V1__SetPrimaryHome   *message,
+                      uint8_t             *out);
+size_t home__v1__set_primary_home__pack_to_buffer
+                     (const Home__V1__SetPrimaryHome   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__SetPrimaryHome *
+       home__v1__set_primary_home__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__set_primary_home__free_unpacked
+                     (Home__V1__SetPrimaryHome *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__AddRoom methods */
+void   home__v1__add_room__init
+                     (Home__V1__AddRoom         *message);
+size_t home__v1__add_room__get_packed_size
+                     (const Home__V1__AddRoom   *message);
+size_t home__v1__add_room__pack
+                     (const Home__V1__AddRoom   *message,
+                      uint8_t             *out);
+size_t home__v1__add_room__pack_to_buffer
+                     (const Home__V1__AddRoom   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__AddRoom *
+       home__v1__add_room__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__add_room__free_unpacked
+                     (Home__V1__AddRoom *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__AddZone methods */
+void   home__v1__add_zone__init
+                     (Home__V1__AddZone         *message);
+size_t home__v1__add_zone__get_packed_size
+                     (const Home__V1__AddZone   *message);
+size_t home__v1__add_zone__pack
+                     (const Home__V1__AddZone   *message,
+                      uint8_t             *out);
+size_t home__v1__add_zone__pack_to_buffer
+                     (const Home__V1__AddZone   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__AddZone *
+       home__v1__add_zone__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__add_zone__free_unpacked
+                     (Home__V1__AddZone *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__ZoneRoom methods */
+void   home__v1__zone_room__init
+                     (Home__V1__ZoneRoom         *message);
+size_t home__v1__zone_room__get_packed_size
+                     (const Home__V1__ZoneRoom   *message);
+size_t home__v1__zone_room__pack
+                     (const Home__V1__ZoneRoom   *message,
+                      uint8_t             *out);
+size_t home__v1__zone_room__pack_to_buffer
+                     (const Home__V1__ZoneRoom   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__ZoneRoom *
+       home__v1__zone_room__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__zone_room__free_unpacked
+                     (Home__V1__ZoneRoom *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__AssignAccessory methods */
+void   home__v1__assign_accessory__init
+                     (Home__V1__AssignAccessory         *message);
+size_t home__v1__assign_accessory__get_packed_size
+                     (const Home__V1__AssignAccessory   *message);
+size_t home__v1__assign_accessory__pack
+                     (const Home__V1__AssignAccessory   *message,
+                      uint8_t             *out);
+size_t home__v1__assign_accessory__pack_to_buffer
+                     (const Home__V1__AssignAccessory   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__AssignAccessory *
+       home__v1__assign_accessory__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__assign_accessory__free_unpacked
+                     (Home__V1__AssignAccessory *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__AddServiceGroup methods */
+void   home__v1__add_service_group__init
+                     (Home__V1__AddServiceGroup         *message);
+size_t home__v1__add_service_group__get_packed_size
+                     (const Home__V1__AddServiceGroup   *message);
+size_t home__v1__add_service_group__pack
+                     (const Home__V1__AddServiceGroup   *message,
+                      uint8_t             *out);
+size_t home__v1__add_service_group__pack_to_buffer
+                     (const Home__V1__AddServiceGroup   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__AddServiceGroup *
+       home__v1__add_service_group__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__add_service_group__free_unpacked
+                     (Home__V1__AddServiceGroup *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__GroupService methods */
+void   home__v1__group_service__init
+                     (Home__V1__GroupService         *message);
+size_t home__v1__group_service__get_packed_size
+                     (const Home__V1__GroupService   *message);
+size_t home__v1__group_service__pack
+                     (const Home__V1__GroupService   *message,
+                      uint8_t             *out);
+size_t home__v1__group_service__pack_to_buffer
+                     (const Home__V1__GroupService   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__GroupService *
+       home__v1__group_service__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__group_service__free_unpacked
+                     (Home__V1__GroupService *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__AddActionSet methods */
+void   home__v1__add_action_set__init
+                     (Home__V1__AddActionSet         *message);
+size_t home__v1__add_action_set__get_packed_size
+                     (const Home__V1__AddActionSet   *message);
+size_t home__v1__add_action_set__pack
+                     (const Home__V1__AddActionSet   *message,
+                      uint8_t             *out);
+size_t home__v1__add_action_set__pack_to_buffer
+                     (const Home__V1__AddActionSet   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__AddActionSet *
+       home__v1__add_action_set__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__add_action_set__free_unpacked
+                     (Home__V1__AddActionSet *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__AddAction methods */
+void   home__v1__add_action__init
+                     (Home__V1__AddAction         *message);
+size_t home__v1__add_action__get_packed_size
+                     (const Home__V1__AddAction   *message);
+size_t home__v1__add_action__pack
+                     (const Home__V1__AddAction   *message,
+                      uint8_t             *out);
+size_t home__v1__add_action__pack_to_buffer
+                     (const Home__V1__AddAction   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__AddAction *
+       home__v1__add_action__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__add_action__free_unpacked
+                     (Home__V1__AddAction *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__RemoveAction methods */
+void   home__v1__remove_action__init
+                     (Home__V1__RemoveAction         *message);
+size_t home__v1__remove_action__get_packed_size
+                     (const Home__V1__RemoveAction   *message);
+size_t home__v1__remove_action__pack
+                     (const Home__V1__RemoveAction   *message,
+                      uint8_t             *out);
+size_t home__v1__remove_action__pack_to_buffer
+                     (const Home__V1__RemoveAction   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__RemoveAction *
+       home__v1__remove_action__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__remove_action__free_unpacked
+                     (Home__V1__RemoveAction *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__AddTrigger methods */
+void   home__v1__add_trigger__init
+                     (Home__V1__AddTrigger         *message);
+size_t home__v1__add_trigger__get_packed_size
+                     (const Home__V1__AddTrigger   *message);
+size_t home__v1__add_trigger__pack
+                     (const Home__V1__AddTrigger   *message,
+                      uint8_t             *out);
+size_t home__v1__add_trigger__pack_to_buffer
+                     (const Home__V1__AddTrigger   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__AddTrigger *
+       home__v1__add_trigger__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__add_trigger__free_unpacked
+                     (Home__V1__AddTrigger *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__SetTriggerEnabled methods */
+void   home__v1__set_trigger_enabled__init
+                     (Home__V1__SetTriggerEnabled         *message);
+size_t home__v1__set_trigger_enabled__get_packed_size
+                     (const Home__V1__SetTriggerEnabled   *message);
+size_t home__v1__set_trigger_enabled__pack
+                     (const Home__V1__SetTriggerEnabled   *message,
+                      uint8_t             *out);
+size_t home__v1__set_trigger_enabled__pack_to_buffer
+                     (const Home__V1__SetTriggerEnabled   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__SetTriggerEnabled *
+       home__v1__set_trigger_enabled__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__set_trigger_enabled__free_unpacked
+                     (Home__V1__SetTriggerEnabled *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__TriggerActionSet methods */
+void   home__v1__trigger_action_set__init
+                     (Home__V1__TriggerActionSet         *message);
+size_t home__v1__trigger_action_set__get_packed_size
+                     (const Home__V1__TriggerActionSet   *message);
+size_t home__v1__trigger_action_set__pack
+                     (const Home__V1__TriggerActionSet   *message,
+                      uint8_t             *out);
+size_t home__v1__trigger_action_set__pack_to_buffer
+                     (const Home__V1__TriggerActionSet   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__TriggerActionSet *
+       home__v1__trigger_action_set__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__trigger_action_set__free_unpacked
+                     (Home__V1__TriggerActionSet *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__LayoutRequest methods */
+void   home__v1__layout_request__init
+                     (Home__V1__LayoutRequest         *message);
+size_t home__v1__layout_request__get_packed_size
+                     (const Home__V1__LayoutRequest   *message);
+size_t home__v1__layout_request__pack
+                     (const Home__V1__LayoutRequest   *message,
+                      uint8_t             *out);
+size_t home__v1__layout_request__pack_to_buffer
+                     (const Home__V1__LayoutRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__LayoutRequest *
+       home__v1__layout_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__layout_request__free_unpacked
+                     (Home__V1__LayoutRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__LayoutResponse methods */
+void   home__v1__layout_response__init
+                     (Home__V1__LayoutResponse         *message);
+size_t home__v1__layout_response__get_packed_size
+                     (const Home__V1__LayoutResponse   *message);
+size_t home__v1__layout_response__pack
+                     (const Home__V1__LayoutResponse   *message,
+                      uint8_t             *out);
+size_t home__v1__layout_response__pack_to_buffer
+                     (const Home__V1__LayoutResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__LayoutResponse *
+       home__v1__layout_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__layout_response__free_unpacked
+                     (Home__V1__LayoutResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__ListTypesRequest methods */
+void   home__v1__list_types_request__init
+                     (Home__V1__ListTypesRequest         *message);
+size_t home__v1__list_types_request__get_packed_size
+                     (const Home__V1__ListTypesRequest   *message);
+size_t home__v1__list_types_request__pack
+                     (const Home__V1__ListTypesRequest   *message,
+                      uint8_t             *out);
+size_t home__v1__list_types_request__pack_to_buffer
+                     (const Home__V1__ListTypesRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__ListTypesRequest *
+       home__v1__list_types_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__list_types_request__free_unpacked
+                     (Home__V1__ListTypesRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__NamedValue methods */
+void   home__v1__named_value__init
+                     (Home__V1__NamedValue         *message);
+size_t home__v1__named_value__get_packed_size
+                     (const Home__V1__NamedValue   *message);
+size_t home__v1__named_value__pack
+                     (const Home__V1__NamedValue   *message,
+                      uint8_t             *out);
+size_t home__v1__named_value__pack_to_buffer
+                     (const Home__V1__NamedValue   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__NamedValue *
+       home__v1__named_value__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__named_value__free_unpacked
+                     (Home__V1__NamedValue *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__NamedBit methods */
+void   home__v1__named_bit__init
+                     (Home__V1__NamedBit         *message);
+size_t home__v1__named_bit__get_packed_size
+                     (const Home__V1__NamedBit   *message);
+size_t home__v1__named_bit__pack
+                     (const Home__V1__NamedBit   *message,
+                      uint8_t             *out);
+size_t home__v1__named_bit__pack_to_buffer
+                     (const Home__V1__NamedBit   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__NamedBit *
+       home__v1__named_bit__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__named_bit__free_unpacked
+                     (Home__V1__NamedBit *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__CharacteristicType methods */
+void   home__v1__characteristic_type__init
+                     (Home__V1__CharacteristicType         *message);
+size_t home__v1__characteristic_type__get_packed_size
+                     (const Home__V1__CharacteristicType   *message);
+size_t home__v1__characteristic_type__pack
+                     (const Home__V1__CharacteristicType   *message,
+                      uint8_t             *out);
+size_t home__v1__characteristic_type__pack_to_buffer
+                     (const Home__V1__CharacteristicType   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__CharacteristicType *
+       home__v1__characteristic_type__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__characteristic_type__free_unpacked
+                     (Home__V1__CharacteristicType *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__ServiceType methods */
+void   home__v1__service_type__init
+                     (Home__V1__ServiceType         *message);
+size_t home__v1__service_type__get_packed_size
+                     (const Home__V1__ServiceType   *message);
+size_t home__v1__service_type__pack
+                     (const Home__V1__ServiceType   *message,
+                      uint8_t             *out);
+size_t home__v1__service_type__pack_to_buffer
+                     (const Home__V1__ServiceType   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__ServiceType *
+       home__v1__service_type__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__service_type__free_unpacked
+                     (Home__V1__ServiceType *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__ListTypesResponse methods */
+void   home__v1__list_types_response__init
+                     (Home__V1__ListTypesResponse         *message);
+size_t home__v1__list_types_response__get_packed_size
+                     (const Home__V1__ListTypesResponse   *message);
+size_t home__v1__list_types_response__pack
+                     (const Home__V1__ListTypesResponse   *message,
+                      uint8_t             *out);
+size_t home__v1__list_types_response__pack_to_buffer
+                     (const Home__V1__ListTypesResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__ListTypesResponse *
+       home__v1__list_types_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__list_types_response__free_unpacked
+                     (Home__V1__ListTypesResponse *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Home__V1__Frame_Closure)
@@ -2227,6 +3154,78 @@ typedef void (*Home__V1__GetStatusRequest_Closure)
 typedef void (*Home__V1__GetStatusResponse_Closure)
                  (const Home__V1__GetStatusResponse *message,
                   void *closure_data);
+typedef void (*Home__V1__AddHome_Closure)
+                 (const Home__V1__AddHome *message,
+                  void *closure_data);
+typedef void (*Home__V1__RenameObject_Closure)
+                 (const Home__V1__RenameObject *message,
+                  void *closure_data);
+typedef void (*Home__V1__RemoveObject_Closure)
+                 (const Home__V1__RemoveObject *message,
+                  void *closure_data);
+typedef void (*Home__V1__SetPrimaryHome_Closure)
+                 (const Home__V1__SetPrimaryHome *message,
+                  void *closure_data);
+typedef void (*Home__V1__AddRoom_Closure)
+                 (const Home__V1__AddRoom *message,
+                  void *closure_data);
+typedef void (*Home__V1__AddZone_Closure)
+                 (const Home__V1__AddZone *message,
+                  void *closure_data);
+typedef void (*Home__V1__ZoneRoom_Closure)
+                 (const Home__V1__ZoneRoom *message,
+                  void *closure_data);
+typedef void (*Home__V1__AssignAccessory_Closure)
+                 (const Home__V1__AssignAccessory *message,
+                  void *closure_data);
+typedef void (*Home__V1__AddServiceGroup_Closure)
+                 (const Home__V1__AddServiceGroup *message,
+                  void *closure_data);
+typedef void (*Home__V1__GroupService_Closure)
+                 (const Home__V1__GroupService *message,
+                  void *closure_data);
+typedef void (*Home__V1__AddActionSet_Closure)
+                 (const Home__V1__AddActionSet *message,
+                  void *closure_data);
+typedef void (*Home__V1__AddAction_Closure)
+                 (const Home__V1__AddAction *message,
+                  void *closure_data);
+typedef void (*Home__V1__RemoveAction_Closure)
+                 (const Home__V1__RemoveAction *message,
+                  void *closure_data);
+typedef void (*Home__V1__AddTrigger_Closure)
+                 (const Home__V1__AddTrigger *message,
+                  void *closure_data);
+typedef void (*Home__V1__SetTriggerEnabled_Closure)
+                 (const Home__V1__SetTriggerEnabled *message,
+                  void *closure_data);
+typedef void (*Home__V1__TriggerActionSet_Closure)
+                 (const Home__V1__TriggerActionSet *message,
+                  void *closure_data);
+typedef void (*Home__V1__LayoutRequest_Closure)
+                 (const Home__V1__LayoutRequest *message,
+                  void *closure_data);
+typedef void (*Home__V1__LayoutResponse_Closure)
+                 (const Home__V1__LayoutResponse *message,
+                  void *closure_data);
+typedef void (*Home__V1__ListTypesRequest_Closure)
+                 (const Home__V1__ListTypesRequest *message,
+                  void *closure_data);
+typedef void (*Home__V1__NamedValue_Closure)
+                 (const Home__V1__NamedValue *message,
+                  void *closure_data);
+typedef void (*Home__V1__NamedBit_Closure)
+                 (const Home__V1__NamedBit *message,
+                  void *closure_data);
+typedef void (*Home__V1__CharacteristicType_Closure)
+                 (const Home__V1__CharacteristicType *message,
+                  void *closure_data);
+typedef void (*Home__V1__ServiceType_Closure)
+                 (const Home__V1__ServiceType *message,
+                  void *closure_data);
+typedef void (*Home__V1__ListTypesResponse_Closure)
+                 (const Home__V1__ListTypesResponse *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -2258,6 +3257,14 @@ struct Home__V1__HomeService_Service
                      const Home__V1__GetStatusRequest *input,
                      Home__V1__GetStatusResponse_Closure closure,
                      void *closure_data);
+  void (*change_layout)(Home__V1__HomeService_Service *service,
+                        const Home__V1__LayoutRequest *input,
+                        Home__V1__LayoutResponse_Closure closure,
+                        void *closure_data);
+  void (*list_types)(Home__V1__HomeService_Service *service,
+                     const Home__V1__ListTypesRequest *input,
+                     Home__V1__ListTypesResponse_Closure closure,
+                     void *closure_data);
 };
 typedef void (*Home__V1__HomeService_ServiceDestroy)(Home__V1__HomeService_Service *);
 void home__v1__home_service__init (Home__V1__HomeService_Service *service,
@@ -2271,7 +3278,9 @@ void home__v1__home_service__init (Home__V1__HomeService_Service *service,
       function_prefix__ ## read_characteristics,\
       function_prefix__ ## write_characteristics,\
       function_prefix__ ## subscribe,\
-      function_prefix__ ## get_status  }
+      function_prefix__ ## get_status,\
+      function_prefix__ ## change_layout,\
+      function_prefix__ ## list_types  }
 void home__v1__home_service__get_home(ProtobufCService *service,
                                       const Home__V1__GetHomeRequest *input,
                                       Home__V1__GetHomeResponse_Closure closure,
@@ -2295,6 +3304,14 @@ void home__v1__home_service__subscribe(ProtobufCService *service,
 void home__v1__home_service__get_status(ProtobufCService *service,
                                         const Home__V1__GetStatusRequest *input,
                                         Home__V1__GetStatusResponse_Closure closure,
+                                        void *closure_data);
+void home__v1__home_service__change_layout(ProtobufCService *service,
+                                           const Home__V1__LayoutRequest *input,
+                                           Home__V1__LayoutResponse_Closure closure,
+                                           void *closure_data);
+void home__v1__home_service__list_types(ProtobufCService *service,
+                                        const Home__V1__ListTypesRequest *input,
+                                        Home__V1__ListTypesResponse_Closure closure,
                                         void *closure_data);
 
 /* --- descriptors --- */
@@ -2360,6 +3377,30 @@ extern const ProtobufCMessageDescriptor home__v1__stream_marker__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__subscribe_response__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__get_status_request__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__get_status_response__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__add_home__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__rename_object__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__remove_object__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__set_primary_home__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__add_room__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__add_zone__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__zone_room__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__assign_accessory__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__add_service_group__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__group_service__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__add_action_set__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__add_action__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__remove_action__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__add_trigger__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__set_trigger_enabled__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__trigger_action_set__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__layout_request__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__layout_response__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__list_types_request__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__named_value__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__named_bit__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__characteristic_type__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__service_type__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__list_types_response__descriptor;
 extern const ProtobufCServiceDescriptor home__v1__home_service__descriptor;
 
 PROTOBUF_C__END_DECLS

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what building and testing homed needs on a fresh Debian machine, when
+# missing: protobuf-c (runtime + protoc-c), SQLite headers, and for the Python
+# client's tests the protobuf and pytest packages.
+set -euo pipefail
+
+need=()
+for pkg in libprotobuf-c-dev protobuf-c-compiler libsqlite3-dev pkg-config; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
+done
+if ((${#need[@]})); then
+  echo "bootstrap: installing ${need[*]}" >&2
+  sudo_cmd=""
+  [[ $(id -u) -ne 0 ]] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+if [[ "${1:-}" == "--python" ]]; then
+  python3 -c "import google.protobuf, pytest" 2>/dev/null || {
+    echo "bootstrap: installing protobuf and pytest for the Python client" >&2
+    python3 -m pip install -q protobuf pytest
+  }
+fi

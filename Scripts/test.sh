@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs every test: generated-code checks, the Swift tests (unit, integration over a
+# real socket, CLI processes) and the Python client's tests against a real homed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+Scripts/bootstrap.sh --python
+
+echo "== generated code is current"
+Scripts/generate-proto.sh --check
+python3 Scripts/generate-catalog.py --check
+python3 Scripts/make-golden-frames.py --check
+
+echo "== swift build (warnings are errors)"
+swift build --build-tests
+
+echo "== swift test"
+swift test --skip-build
+
+echo "== Python client against a real homed"
+HOMED_BIN="$PWD/.build/debug/homed" python3 -m pytest -q Clients/python

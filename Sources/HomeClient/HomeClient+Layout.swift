@@ -1,0 +1,160 @@
+import HomeModel
+import HomeWire
+
+/// Layout changes and the catalog.
+///
+/// Every change is one `ChangeLayout` call: all or nothing, durable once it
+/// returns, and answered with the events it published (numbered as subscribers
+/// see them). Errors are the daemon's: `.alreadyExists` for a name in use,
+/// `.notFound` naming the id, `.invalidArgument` for a bad name or a value that
+/// does not fit, `.permissionDenied` once roles exist.
+///
+/// ```swift
+/// let study = try await client.addRoom(name: "Study", homeID: home).createdID
+/// try await client.assignAccessory(lamp, toRoom: study)
+/// ```
+extension HomeClient {
+    /// Applies one layout operation; the typed methods below are shorthands for it.
+    @discardableResult
+    public func changeLayout(_ operation: LayoutOperation) async throws(HomeError) -> LayoutResponse {
+        try await call(.changeLayout, LayoutRequest(operation))
+    }
+
+    /// The standard catalog of characteristic and service types.
+    public func listTypes() async throws(HomeError) -> ListTypesResponse {
+        try await call(.listTypes, ListTypesRequest())
+    }
+
+    // MARK: Homes
+
+    /// Adds a home (with its default room); the first home becomes primary.
+    /// `createdID` is the home's id.
+    @discardableResult
+    public func addHome(name: String) async throws(HomeError) -> LayoutResponse {
+        try await changeLayout(.addHome(name: name))
+    }
+
+    /// Renames a home, room, zone, accessory, service, service group, action set or trigger.
+    @discardableResult
+    public func rename(_ id: ObjectID, to name: String) async throws(HomeError) -> LayoutResponse {
+        try await changeLayout(.rename(id: id, name: name))
+    }
+
+    /// Removes a home, room, zone, accessory, service group, action set or trigger.
+    /// A removed room's accessories move to the home's default room.
+    @discardableResult
+    public func remove(_ id: ObjectID) async throws(HomeError) -> LayoutResponse {
+        try await changeLayout(.remove(id: id))
+    }
+
+    @discardableResult
+    public func setPrimaryHome(_ homeID: ObjectID) async throws(HomeError) -> LayoutResponse {
+        try await changeLayout(.setPrimaryHome(homeID: homeID))
+    }
+
+    // MARK: Rooms and zones
+
+    @discardableResult
+    public func addRoom(name: String, homeID: ObjectID) async throws(HomeError) -> LayoutResponse {
+        try await changeLayout(.addRoom(name: name, homeID: homeID))
+    }
+
+    @discardableResult
+    public func addZone(name: String, homeID: ObjectID) async throws(HomeError) -> LayoutResponse {
+        try await changeLayout(.addZone(name: name, homeID: homeID))
+    }
+
+    @discardableResult
+    public func addRoom(_ roomID: ObjectID, toZone zoneID: ObjectID) async throws(HomeError) -> LayoutResponse {
+        try await changeLayout(.addRoomToZone(roomID: roomID, zoneID: zoneID))
+    }
+
+    @discardableResult
+    public func removeRoom(_ roomID: ObjectID, fromZone zoneID: ObjectID) async throws(HomeError) -> LayoutResponse {
+        try await changeLayout(.removeRoomFromZone(roomID: roomID, zoneID: zoneID))
+    }
+
+    // MARK: Accessories
+
+    /// Moves an accessory to a room of its home.
+    @discardableResult
+    public func assignAccessory(_ accessoryID: ObjectID, toRoom roomID: ObjectID) async throws(HomeError)
+        -> LayoutResponse
+    {
+        try await changeLayout(.assignAccessory(accessoryID: accessoryID, roomID: roomID))
+    }
+
+    // MARK: Service groups
+
+    @discardableResult
+    public func addServiceGroup(name: String, homeID: ObjectID) async throws(HomeError) -> LayoutResponse {
+        try await changeLayout(.addServiceGroup(name: name, homeID: homeID))
+    }
+
+    @discardableResult
+    public func addService(_ serviceID: ObjectID, toGroup groupID: ObjectID) async throws(HomeError)
+        -> LayoutResponse
+    {
+        try await changeLayout(.addServiceToGroup(serviceID: serviceID, groupID: groupID))
+    }
+
+    @discardableResult
+    public func removeService(_ serviceID: ObjectID, fromGroup groupID: ObjectID) async throws(HomeError)
+        -> LayoutResponse
+    {
+        try await changeLayout(.removeServiceFromGroup(serviceID: serviceID, groupID: groupID))
+    }
+
+    // MARK: Action sets (scenes)
+
+    @discardableResult
+    public func addActionSet(name: String, kind: ActionSetKind = .userDefined, homeID: ObjectID)
+        async throws(HomeError) -> LayoutResponse
+    {
+        try await changeLayout(.addActionSet(name: name, kind: kind, homeID: homeID))
+    }
+
+    /// Sets what an action set writes to a characteristic; the value is checked as a write would be.
+    @discardableResult
+    public func addAction(characteristicID: ObjectID, value: CharacteristicValue, toActionSet actionSetID: ObjectID)
+        async throws(HomeError) -> LayoutResponse
+    {
+        try await changeLayout(.addAction(CharacteristicWriteAction(characteristicID: characteristicID, value: value),
+                                          actionSetID: actionSetID))
+    }
+
+    @discardableResult
+    public func removeAction(characteristicID: ObjectID, fromActionSet actionSetID: ObjectID)
+        async throws(HomeError) -> LayoutResponse
+    {
+        try await changeLayout(.removeAction(characteristicID: characteristicID, actionSetID: actionSetID))
+    }
+
+    // MARK: Triggers
+
+    @discardableResult
+    public func addTrigger(name: String, homeID: ObjectID, kind: TriggerKind, actionSetIDs: [ObjectID] = [],
+                           enabled: Bool = true) async throws(HomeError) -> LayoutResponse {
+        try await changeLayout(.addTrigger(name: name, homeID: homeID, kind: kind, actionSetIDs: actionSetIDs,
+                                           enabled: enabled))
+    }
+
+    @discardableResult
+    public func setTrigger(_ triggerID: ObjectID, enabled: Bool) async throws(HomeError) -> LayoutResponse {
+        try await changeLayout(.setTriggerEnabled(triggerID: triggerID, enabled: enabled))
+    }
+
+    @discardableResult
+    public func addActionSet(_ actionSetID: ObjectID, toTrigger triggerID: ObjectID) async throws(HomeError)
+        -> LayoutResponse
+    {
+        try await changeLayout(.addActionSetToTrigger(actionSetID: actionSetID, triggerID: triggerID))
+    }
+
+    @discardableResult
+    public func removeActionSet(_ actionSetID: ObjectID, fromTrigger triggerID: ObjectID) async throws(HomeError)
+        -> LayoutResponse
+    {
+        try await changeLayout(.removeActionSetFromTrigger(actionSetID: actionSetID, triggerID: triggerID))
+    }
+}

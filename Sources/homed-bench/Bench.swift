@@ -1,0 +1,220 @@
+import CBenchFloor
+import Foundation
+import HomeClient
+import HomeModel
+import HomeServer
+import Logging
+import NIOPosix
+
+/// `swift run -c release homed-bench`: homed's wire figures next to the floor —
+/// minimal C code doing the same over a Unix socket in the same run — printed as
+/// ratios, because this machine's absolute timings drift.
+///
+/// Options: `--round-trips N` (default 20000), `--events N` (default 2000000),
+/// `--runs N` (default 3; the median run is reported).
+@main
+struct Bench {
+    static func main() async throws {
+        let arguments = Arguments(CommandLine.arguments.dropFirst())
+        let directory = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+
+        print("homed-bench: \(arguments.runs) runs each, median reported; \(ProcessInfo.processInfo.activeProcessorCount) cores")
+        print("")
+
+        // The floor first, then homed, alternating per run so drift hits both alike.
+        var floorRoundTrips: [Percentiles] = []
+        var homedRoundTrips: [Percentiles] = []
+        var floorStreams: [Double] = []
+        var homedStreams: [StreamFigures] = []
+        for run in 1...arguments.runs {
+            floorRoundTrips.append(try floorPingPong(directory: directory, iterations: arguments.roundTrips))
+            homedRoundTrips.append(try await homedRoundTrip(directory: directory + "/rt\(run)", iterations: arguments.roundTrips))
+            floorStreams.append(try floorStream(directory: directory, frames: arguments.events))
+            homedStreams.append(try await homedStream(directory: directory + "/st\(run)", events: arguments.events))
+        }
+
+        let floorRT = median(floorRoundTrips)
+        let homedRT = median(homedRoundTrips)
+        print("Sequential round trip, 64-byte frame (floor: C client <-> C server) vs cached read (Swift HomeClient <-> homed):")
+        print(row("floor p50 / p99", "\(us(floorRT.p50)) / \(us(floorRT.p99))"))
+        print(row("homed p50 / p99", "\(us(homedRT.p50)) / \(us(homedRT.p99))"))
+        print(row("ratio p50 / p99", String(format: "%.2fx / %.2fx", homedRT.p50 / floorRT.p50, homedRT.p99 / floorRT.p99)))
+        print("")
+        let floorRate = floorStreams.sorted()[floorStreams.count / 2]
+        let homed = homedStreams.sorted { $0.eventsPerSecond < $1.eventsPerSecond }[homedStreams.count / 2]
+        print("Events to one subscriber (floor: C reader of 64-byte frames, 64 per write) vs homed value events:")
+        print(row("floor", "\(rate(floorRate)) frames/s"))
+        print(row("homed", "\(rate(homed.eventsPerSecond)) events/s (\(homed.delivered) delivered, \(homed.merged) merged, \(homed.markers) markers)"))
+        print(row("ratio homed / floor", String(format: "%.3f", homed.eventsPerSecond / floorRate)))
+    }
+
+    // MARK: Round trips
+
+    static func floorPingPong(directory: String, iterations: Int) throws -> Percentiles {
+        var latencies = [Double](repeating: 0, count: iterations)
+        let status = cbf_pingpong(directory, Int32(iterations), 64, &latencies)
+        guard status == 0 else { throw BenchError("cbf_pingpong failed: \(status)") }
+        return Percentiles(latencies)
+    }
+
+    static func homedRoundTrip(directory: String, iterations: Int) async throws -> Percentiles {
+        let server = try await startServer(directory: directory)
+        defer { Task { await server.stop() } }
+        let client = try await HomeClient.connect(to: server.configuration.socketPath, name: "bench")
+        let graph = try await client.getHome().graph
+        let brightness = try graph.resolve(path: "Living Room/Lamp/Brightness")
+        for _ in 0..<1000 { _ = try await client.read([brightness]) }
+        var latencies: [Double] = []
+        latencies.reserveCapacity(iterations)
+        let clock = ContinuousClock()
+        for _ in 0..<iterations {
+            let start = clock.now
+            _ = try await client.read([brightness])
+            latencies.append(nanoseconds(clock.now - start))
+        }
+        await client.close()
+        await server.stop()
+        return Percentiles(latencies)
+    }
+
+    // MARK: Streams
+
+    static func floorStream(directory: String, frames: Int) throws -> Double {
+        var rate = 0.0
+        let status = cbf_stream_reader(directory, frames, 64, 64, &rate)
+        guard status == 0 else { throw BenchError("cbf_stream_reader failed: \(status)") }
+        return rate
+    }
+
+    struct StreamFigures {
+        var eventsPerSecond: Double
+        var delivered: Int
+        var merged: Int
+        var markers: Int
+    }
+
+    /// A writer sends batches of writes that each change a value; one subscriber
+    /// counts the value events (and what coalescing merged) until all arrived.
+    static func homedStream(directory: String, events: Int) async throws -> StreamFigures {
+        let server = try await startServer(directory: directory, queueLimit: 65_536)
+        let writer = try await HomeClient.connect(to: server.configuration.socketPath, name: "bench-writer")
+        let reader = try await HomeClient.connect(to: server.configuration.socketPath, name: "bench-reader")
+        let graph = try await writer.getHome().graph
+        let brightness = try graph.resolve(path: "Living Room/Lamp/Brightness")
+        let subscription = reader.subscribe(SubscribeRequest(
+            filter: SubscriptionFilter(characteristicIDs: [brightness]), queueLimit: 65_536))
+        var iterator = subscription.makeAsyncIterator()
+        _ = try await iterator.next() // the SUBSCRIBED marker: from here on nothing is missed
+
+        let batch = 1000
+        let clock = ContinuousClock()
+        let start = clock.now
+        let writerTask = Task {
+            var level: UInt64 = 0
+            var sent = 0
+            while sent < events {
+                let count = min(batch, events - sent)
+                var writes: [CharacteristicWrite] = []
+                writes.reserveCapacity(count)
+                for _ in 0..<count {
+                    level = level == 10 ? 11 : 10 // every write changes the value
+                    writes.append(CharacteristicWrite(characteristicID: brightness, value: .uint(level)))
+                }
+                _ = try await writer.write(WriteCharacteristicsRequest(writes: writes))
+                sent += count
+            }
+        }
+        var delivered = 0
+        var merged = 0
+        var markers = 0
+        while delivered + merged < events, let message = try await iterator.next() {
+            if message.marker != nil { markers += 1 }
+            for event in message.events {
+                delivered += 1
+                if case .value(let change) = event.body { merged += Int(change.merged) }
+            }
+        }
+        let elapsed = clock.now - start
+        try await writerTask.value
+        await reader.close()
+        await writer.close()
+        await server.stop()
+        return StreamFigures(eventsPerSecond: Double(delivered + merged) / seconds(elapsed), delivered: delivered,
+                             merged: merged, markers: markers)
+    }
+
+    // MARK: Helpers
+
+    static func startServer(directory: String, queueLimit: Int = 1024) async throws -> HomeServer {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        var configuration = ServerConfiguration(socketPath: directory + "/homed.sock")
+        configuration.defaultQueueLimit = queueLimit
+        var logger = Logger(label: "homed-bench")
+        logger.logLevel = .error
+        let server = HomeServer(store: HomeStore(graph: DemoHome.make(nowMs: 0)), configuration: configuration, logger: logger)
+        try await server.start()
+        return server
+    }
+
+    static func makeTemporaryDirectory() -> String {
+        var template = Array("/tmp/homed-bench-XXXXXX".utf8CString)
+        _ = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        return String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+struct Percentiles {
+    var p50: Double
+    var p99: Double
+
+    init(_ samples: [Double]) {
+        let sorted = samples.sorted()
+        p50 = sorted[sorted.count / 2]
+        p99 = sorted[min(sorted.count - 1, sorted.count * 99 / 100)]
+    }
+
+    init(p50: Double, p99: Double) {
+        self.p50 = p50
+        self.p99 = p99
+    }
+}
+
+func median(_ runs: [Percentiles]) -> Percentiles {
+    Percentiles(p50: runs.map(\.p50).sorted()[runs.count / 2], p99: runs.map(\.p99).sorted()[runs.count / 2])
+}
+
+struct Arguments {
+    var roundTrips = 20_000
+    var events = 2_000_000
+    var runs = 3
+
+    init(_ arguments: ArraySlice<String>) {
+        var iterator = arguments.makeIterator()
+        while let argument = iterator.next() {
+            let value = iterator.next().flatMap(Int.init) ?? 0
+            switch argument {
+            case "--round-trips": roundTrips = max(value, 100)
+            case "--events": events = max(value, 1000)
+            case "--runs": runs = max(value, 1)
+            default: FileHandle.standardError.write(Data("homed-bench: unknown option \(argument)\n".utf8)); exit(64)
+            }
+        }
+    }
+}
+
+struct BenchError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+func nanoseconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) * 1e9 + Double(duration.components.attoseconds) / 1e9
+}
+
+func seconds(_ duration: Duration) -> Double { nanoseconds(duration) / 1e9 }
+func us(_ ns: Double) -> String { String(format: "%.1f us", ns / 1000) }
+func rate(_ perSecond: Double) -> String { String(format: "%.0f", perSecond) }
+func row(_ label: String, _ value: String) -> String {
+    "  " + label.padding(toLength: 22, withPad: " ", startingAt: 0) + value
+}

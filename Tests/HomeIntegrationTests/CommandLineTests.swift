@@ -1,0 +1,108 @@
+import Foundation
+import Testing
+
+/// The real `homectl` and `homed` binaries, as separate processes.
+@Suite("homectl and homed as processes", .serialized)
+struct CommandLineTests {
+    @Test("with no daemon, homectl names the socket it tried and exits 14 (UNAVAILABLE)")
+    func noDaemon() throws {
+        let path = TestServer.makeTemporaryDirectory("homectl") + "/missing.sock"
+        let result = try run(builtExecutable("homectl"), ["status", "--socket", path])
+        #expect(result.status == 14)
+        #expect(result.stderr.contains("no daemon is listening on \(path)"))
+        let viaEnvironment = try run(builtExecutable("homectl"), ["get", "1"], environment: ["HOMED_SOCKET": path])
+        #expect(viaEnvironment.status == 14)
+        #expect(viaEnvironment.stderr.contains(path))
+    }
+
+    @Test("status, accessories by room and by category, get and set, as text and JSON")
+    func basics() throws {
+        let daemon = try DaemonProcess()
+        let status = try daemon.homectl("status", "--json")
+        #expect(status.status == 0)
+        #expect(status.stdout.contains("\"homes\":1"))
+
+        let byRoom = try daemon.homectl("accessories")
+        #expect(byRoom.stdout.contains("Living Room\n  Lamp"))
+        let byCategory = try daemon.homectl("accessories", "--by", "category")
+        #expect(byCategory.stdout.contains("lightbulb\n  Lamp"))
+        let json = try daemon.homectl("accessories", "--json")
+        let accessories = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]]
+        #expect(accessories?.contains { $0["name"] as? String == "Lamp" && $0["room"] as? String == "Living Room" } == true)
+
+        let set = try daemon.homectl("set", "Living Room/Lamp/Brightness", "42")
+        #expect(set.status == 0)
+        #expect(set.stdout.contains("Brightness = 42 (seq "))
+        let get = try daemon.homectl("get", "Living Room/Lamp/Brightness", "--json")
+        let reads = try JSONSerialization.jsonObject(with: Data(get.stdout.utf8)) as? [[String: Any]]
+        #expect(reads?.first?["value"] as? Int == 42)
+        #expect(reads?.first?["path"] as? String == "Demo Home/Living Room/Lamp/Lightbulb/Brightness")
+    }
+
+    @Test("a rejected set prints the daemon's reason and exits with its status code")
+    func rejectedSet() throws {
+        let daemon = try DaemonProcess()
+        let tooBright = try daemon.homectl("set", "Living Room/Lamp/Brightness", "150")
+        #expect(tooBright.status == 3)
+        #expect(tooBright.stderr.contains("150 is above the maximum 100"))
+        let missing = try daemon.homectl("get", "Attic/Lamp/On")
+        #expect(missing.status == 5)
+        #expect(missing.stderr.contains("Attic"))
+    }
+
+    @Test("watch sees a change made by homectl set from another process, as one JSON line")
+    func watchSeesSet() throws {
+        let daemon = try DaemonProcess()
+        let watch = try ChildProcess(builtExecutable("homectl"),
+                                     ["watch", "--markers", "-C", "1", "--characteristic", "Living Room/Lamp/On"],
+                                     environment: daemon.environment)
+        let subscribed = try #require(watch.readLine())
+        #expect(subscribed.contains("\"kind\":\"subscribed\""))
+        let set = try daemon.homectl("set", "Living Room/Lamp/On", "off")
+        #expect(set.status == 0)
+        let line = try #require(watch.readLine())
+        let event = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+        #expect(event?["kind"] as? String == "value")
+        #expect(event?["accessory"] as? String == "Lamp")
+        #expect(event?["characteristic"] as? String == "On")
+        #expect(event?["value"] as? Bool == false)
+        let origin = event?["origin"] as? [String: Any]
+        #expect(origin?["name"] as? String == "homectl")
+        #expect(origin?["local"] as? Bool == false)
+        #expect(watch.wait() == 0, "-C 1 exits after one event")
+    }
+
+    @Test("watch exits 0 when the reading side of its pipe closes, even while nothing happens")
+    func watchPipeClosed() throws {
+        let daemon = try DaemonProcess()
+        let watch = try ChildProcess(builtExecutable("homectl"), ["watch", "--markers"], environment: daemon.environment)
+        #expect(watch.readLine() != nil)
+        try watch.stdout.fileHandleForReading.close()
+        #expect(watch.wait(seconds: 5) == 0)
+    }
+
+    @Test("watch -W exits 4 when the time is up")
+    func watchTimeout() throws {
+        let daemon = try DaemonProcess()
+        let result = try daemon.homectl("watch", "-W", "0.3", "--characteristic", "Living Room/Lamp/Hue")
+        #expect(result.status == 4)
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test("SIGTERM stops homed gracefully: exit 0 and the socket file removed")
+    func sigterm() throws {
+        let daemon = try DaemonProcess()
+        daemon.child.signal(SIGTERM)
+        #expect(daemon.child.wait() == 0)
+        #expect(access(daemon.socketPath, F_OK) != 0)
+    }
+
+    @Test("a second homed on the same socket refuses to start and the first keeps serving")
+    func secondDaemon() throws {
+        let daemon = try DaemonProcess()
+        let rival = try run(builtExecutable("homed"), ["--demo", "--no-simulator", "--socket", daemon.socketPath])
+        #expect(rival.status != 0)
+        #expect(rival.stderr.contains("another homed is listening on \(daemon.socketPath)"))
+        #expect(try daemon.homectl("status").status == 0)
+    }
+}

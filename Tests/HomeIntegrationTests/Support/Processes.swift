@@ -1,0 +1,128 @@
+import Foundation
+
+/// The repository's root, found from this file's path (works from any clone).
+let repositoryRoot = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+/// A built executable of this package (`swift build` puts them in .build/debug).
+func builtExecutable(_ name: String) -> String {
+    if let override = ProcessInfo.processInfo.environment["HOMED_BUILD_DIR"] {
+        return override + "/" + name
+    }
+    return repositoryRoot.appendingPathComponent(".build/debug/\(name)").path
+}
+
+/// A child process with pipes for stdout and stderr, killed if the test forgets.
+final class ChildProcess: @unchecked Sendable {
+    let process = Process()
+    let stdout = Pipe()
+    let stderr = Pipe()
+    private var stdoutBuffer: [UInt8] = []
+
+    init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "HOMED_SOCKET")
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        process.standardOutput = stdout
+        process.standardError = stderr
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+
+    /// Waits for the process to exit (killing it after `seconds`); returns its status.
+    @discardableResult
+    func wait(seconds: Double = 10) -> Int32 {
+        let deadline = Date().addingTimeInterval(seconds)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            return -1
+        }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    func signal(_ signal: Int32) { kill(process.processIdentifier, signal) }
+
+    /// The next line of stdout, waiting at most `seconds`; nil at end of output or timeout.
+    func readLine(seconds: Double = 10) -> String? {
+        let fd = stdout.fileHandleForReading.fileDescriptor
+        let deadline = Date().addingTimeInterval(seconds)
+        while true {
+            if let newline = stdoutBuffer.firstIndex(of: 10) {
+                let line = String(decoding: stdoutBuffer[..<newline], as: UTF8.self)
+                stdoutBuffer.removeSubrange(...newline)
+                return line
+            }
+            let remaining = deadline.timeIntervalSinceNow
+            guard remaining > 0 else { return nil }
+            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&descriptor, 1, Int32(remaining * 1000)) > 0 else { return nil }
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            let count = read(fd, &chunk, chunk.count)
+            guard count > 0 else { return nil }
+            stdoutBuffer += chunk[..<count]
+        }
+    }
+
+    var standardError: String {
+        String(decoding: stderr.fileHandleForReading.availableData, as: UTF8.self)
+    }
+
+    var standardOutputToEnd: String {
+        String(decoding: stdoutBuffer + stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    }
+}
+
+/// Runs a command to completion and returns (status, stdout, stderr).
+func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
+         seconds: Double = 20) throws -> (status: Int32, stdout: String, stderr: String) {
+    let child = try ChildProcess(executable, arguments, environment: environment)
+    // Read both pipes to the end before waiting, so a chatty child never blocks on a full pipe.
+    let output = child.standardOutputToEnd
+    let errors = String(decoding: child.stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    return (child.wait(seconds: seconds), output, errors)
+}
+
+/// A real `homed` process on a temporary socket, stopped (SIGKILL if need be) at the end.
+final class DaemonProcess: @unchecked Sendable {
+    let child: ChildProcess
+    let directory: String
+    let socketPath: String
+
+    init(arguments: [String] = ["--demo", "--no-simulator"], directory: String? = nil) throws {
+        self.directory = directory ?? TestServer.makeTemporaryDirectory("homed-proc")
+        socketPath = self.directory + "/homed.sock"
+        child = try ChildProcess(builtExecutable("homed"), ["--socket", socketPath, "--log-level", "warning"] + arguments)
+        let deadline = Date().addingTimeInterval(15)
+        while access(socketPath, F_OK) != 0 || !canConnect() {
+            guard Date() < deadline, child.process.isRunning else {
+                throw RawError("homed did not start on \(socketPath): \(child.standardError)")
+            }
+            usleep(20_000)
+        }
+    }
+
+    private func canConnect() -> Bool { (try? RawConnection(path: socketPath)) != nil }
+
+    var environment: [String: String] { ["HOMED_SOCKET": socketPath] }
+
+    func homectl(_ arguments: String...) throws -> (status: Int32, stdout: String, stderr: String) {
+        try run(builtExecutable("homectl"), arguments, environment: environment)
+    }
+
+    deinit {
+        if child.process.isRunning {
+            child.signal(SIGKILL)
+            child.wait(seconds: 5)
+        }
+    }
+}

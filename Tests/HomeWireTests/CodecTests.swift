@@ -1,0 +1,191 @@
+import Foundation
+import HomeModel
+import HomeWire
+import NIOCore
+import Testing
+
+@Suite("envelope and message codec")
+struct CodecTests {
+    static let frames: [WireFrame] = [
+        WireFrame(callID: 0, body: .hello(Hello(clientName: "homectl", capabilities: ["a", "b"], maxFrameSize: 65536))),
+        WireFrame(callID: 0, body: .helloReply(HelloReply(serverName: "homed", serverVersion: "0.1.0", connectionID: 9,
+                                                          maxFrameSize: 4_194_304, capabilities: ["batch-events"], journalID: "j"))),
+        WireFrame(callID: 7, body: .open(CallOpen(method: HomeMethod.readCharacteristics.rawValue, request: [1, 2, 3], timeoutMs: 250))),
+        WireFrame(callID: 7, body: .open(CallOpen(method: HomeMethod.getHome.rawValue, request: []))),
+        WireFrame(callID: 7, body: .message([0, 255, 10])),
+        WireFrame(callID: 7, body: .status(nil)),
+        WireFrame(callID: 7, body: .status(HomeError(.notFound, "no characteristic with id 99"))),
+        WireFrame(callID: 3, body: .cancel),
+        WireFrame(callID: 0, body: .ping(nonce: 42)),
+        WireFrame(callID: 0, body: .pong(nonce: .max)),
+        WireFrame(callID: 0, body: .goAway(reason: "shutting down", lastCallID: 12)),
+    ]
+
+    @Test("every frame kind survives encode and decode", arguments: frames)
+    func frameRoundTrip(_ frame: WireFrame) throws {
+        var buffer = frame.encoded()
+        let length = buffer.readInteger(as: UInt32.self)
+        #expect(length.map(Int.init) == buffer.readableBytes)
+        let decoded = try WireFrame(decoding: buffer)
+        #expect(decoded == frame)
+    }
+
+    @Test("garbage bytes are INVALID_ARGUMENT naming the message")
+    func garbage() {
+        let error = #expect(throws: HomeError.self) {
+            try WireFrame(decoding: ByteBuffer(bytes: [0xFF, 0xFF, 0xFF, 0xFF, 0x0F]))
+        }
+        #expect(error?.code == .invalidArgument)
+        #expect(error?.message.contains("malformed home.v1.Frame") == true)
+    }
+
+    @Test("a string field with invalid UTF-8 is INVALID_ARGUMENT naming the field")
+    func invalidUTF8() {
+        // Frame { hello (2) { client_name (2): 0xC3 0x28 } }
+        let bytes: [UInt8] = [0x12, 0x04, 0x12, 0x02, 0xC3, 0x28]
+        let error = #expect(throws: HomeError.self) { try WireFrame(decoding: ByteBuffer(bytes: bytes)) }
+        #expect(error?.code == .invalidArgument)
+        #expect(error?.message == "field home.v1.Frame.hello.client_name is not valid UTF-8")
+    }
+
+    @Test("a string field with an embedded NUL is INVALID_ARGUMENT (protobuf-c would cut it)")
+    func embeddedNUL() {
+        // Frame { open (4) { method (1): "a\0b" } }
+        let bytes: [UInt8] = [0x22, 0x05, 0x0A, 0x03, 0x61, 0x00, 0x62]
+        let error = #expect(throws: HomeError.self) { try WireFrame(decoding: ByteBuffer(bytes: bytes)) }
+        #expect(error?.message == "field home.v1.Frame.open.method contains a NUL byte")
+    }
+
+    @Test("invalid UTF-8 nested inside a request is found too")
+    func nestedInvalidUTF8() {
+        // SubscribeRequest { filter (1) { characteristic_types (8): 0xFF } }
+        let bytes: [UInt8] = [0x0A, 0x03, 0x42, 0x01, 0xFF]
+        let error = #expect(throws: HomeError.self) { try SubscribeRequest(wire: bytes) }
+        #expect(error?.message == "field home.v1.SubscribeRequest.filter.characteristic_types is not valid UTF-8")
+    }
+
+    @Test("a request that does not decode is INVALID_ARGUMENT naming its type")
+    func undecodableRequest() {
+        let error = #expect(throws: HomeError.self) { try WriteCharacteristicsRequest(wire: [0x0A, 0x10, 0x01]) }
+        #expect(error?.code == .invalidArgument)
+        #expect(error?.message.contains("home.v1.WriteCharacteristicsRequest") == true)
+    }
+
+    @Test("a write without a value is INVALID_ARGUMENT naming the characteristic")
+    func writeWithoutValue() {
+        // WriteCharacteristicsRequest { writes (1) { characteristic_id (1): 5 } }
+        let error = #expect(throws: HomeError.self) { try WriteCharacteristicsRequest(wire: [0x0A, 0x02, 0x08, 0x05]) }
+        #expect(error?.message == "write to characteristic 5 carries no value")
+    }
+
+    @Test("requests and responses survive encode and decode")
+    func messagesRoundTrip() throws {
+        let read = ReadCharacteristicsRequest(characteristicIDs: [1, 2, 300_000], fresh: true)
+        #expect(try ReadCharacteristicsRequest(wire: read.encoded()) == read)
+
+        let readResponse = ReadCharacteristicsResponse(reads: [
+            CharacteristicRead(characteristicID: 1, value: .bool(true), lastUpdatedMs: 5),
+            CharacteristicRead(characteristicID: 2, value: nil, lastUpdatedMs: 0, error: HomeError(.notFound, "no characteristic with id 2")),
+            CharacteristicRead(characteristicID: 3, value: .string("héllo"), lastUpdatedMs: 6),
+            CharacteristicRead(characteristicID: 4, value: .data([0, 1, 2]), lastUpdatedMs: 7),
+            CharacteristicRead(characteristicID: 5, value: .float(-21.5), lastUpdatedMs: 8),
+            CharacteristicRead(characteristicID: 6, value: .int(-3), lastUpdatedMs: 9),
+            CharacteristicRead(characteristicID: 7, value: .uint(.max), lastUpdatedMs: 10),
+        ], seq: 77)
+        #expect(try ReadCharacteristicsResponse(wire: readResponse.encoded()) == readResponse)
+
+        let write = WriteCharacteristicsRequest(writes: [CharacteristicWrite(characteristicID: 9, value: .uint(50))],
+                                                atomic: true, validateOnly: true)
+        #expect(try WriteCharacteristicsRequest(wire: write.encoded()) == write)
+
+        let writeResponse = WriteCharacteristicsResponse(results: [
+            WriteResult(characteristicID: 9, seq: 12),
+            WriteResult(characteristicID: 10, error: HomeError(.invalidArgument, "too big")),
+        ], seq: 12)
+        #expect(try WriteCharacteristicsResponse(wire: writeResponse.encoded()) == writeResponse)
+
+        let subscribe = SubscribeRequest(
+            filter: SubscriptionFilter(homeIDs: [1], roomIDs: [2], zoneIDs: [3], accessoryIDs: [4], serviceIDs: [5],
+                                       characteristicIDs: [6], serviceTypes: ["Lightbulb"], characteristicTypes: ["On"],
+                                       kinds: [.valueChanged, .layoutChanged]),
+            snapshot: true, sinceSeq: 0, journalID: "abc", excludeOwn: true, policy: .gap, queueLimit: 10,
+            heartbeatMs: 1000, minIntervalMs: 50)
+        #expect(try SubscribeRequest(wire: subscribe.encoded()) == subscribe)
+        #expect(try SubscribeRequest(wire: SubscribeRequest().encoded()).sinceSeq == nil)
+    }
+
+    @Test("every event kind and marker survives a subscribe response")
+    func subscribeResponseRoundTrip() throws {
+        let origin = Origin(kind: .client, connectionID: 3, name: "homectl")
+        let response = SubscribeResponse(journalID: "j", events: [
+            HomeEvent(seq: 1, timeMs: 10, origin: origin, body: .value(ValueChange(accessoryID: 2, serviceID: 3, characteristicID: 4, value: .float(21.5), merged: 3))),
+            HomeEvent(seq: 2, timeMs: 11, origin: .simulator, body: .reachability(accessoryID: 2, reachable: false)),
+            HomeEvent(seq: 3, timeMs: 12, origin: .daemon, body: .layout(LayoutChange(action: .moved, object: .accessory, objectID: 2, homeID: 1, name: "Lamp", parentID: 5))),
+            HomeEvent(seq: 4, timeMs: 13, origin: origin, body: .primaryHome(1)),
+            HomeEvent(seq: 5, timeMs: 14, origin: Origin(kind: .automation, name: "Evening"), body: .actionSetExecuted(8)),
+            HomeEvent(seq: 6, timeMs: 15, origin: Origin(kind: .automation), body: .triggerFired(9)),
+        ], marker: StreamMarker(kind: .gap, seq: 6, gapFrom: 2, gapTo: 5, reason: "full"))
+        #expect(try SubscribeResponse(wire: response.encoded()) == response)
+    }
+
+    @Test("the demo home survives GetHome's encoding, ids and all")
+    func homeRoundTrip() throws {
+        let graph = DemoHome.make(nowMs: 1_700_000_000_000)
+        let response = GetHomeResponse(graph: graph, seq: 5, journalID: "j")
+        let decoded = try GetHomeResponse(wire: response.encoded())
+        #expect(decoded.graph == graph)
+        #expect(decoded.seq == 5)
+        #expect(decoded.journalID == "j")
+    }
+
+    @Test("the method table names exactly the schema's methods")
+    func methodTableMatchesSchema() {
+        #expect(Set(HomeMethod.allCases.map(\.name)) == Set(HomeMethod.schemaMethodNames))
+        #expect(HomeMethod.allCases.filter(\.isServerStreaming) == [.subscribe])
+    }
+}
+
+@Suite("golden frames shared with every client")
+struct GoldenFrameTests {
+    static func fixture(_ name: String) throws -> ByteBuffer {
+        let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../Fixtures/frames").standardized
+        return ByteBuffer(bytes: try Data(contentsOf: directory.appendingPathComponent(name)))
+    }
+
+    /// Decodes the file and checks it re-encodes to the same bytes.
+    static func check(_ name: String, _ expected: WireFrame) throws {
+        var bytes = try fixture(name)
+        let original = bytes
+        let length = bytes.readInteger(as: UInt32.self)
+        #expect(length.map(Int.init) == bytes.readableBytes)
+        let decoded = try WireFrame(decoding: bytes)
+        #expect(decoded == expected)
+        #expect(expected.encoded() == original)
+    }
+
+    @Test("hello.bin")
+    func hello() throws {
+        try Self.check("hello.bin", WireFrame(callID: 0, body: .hello(Hello(clientName: "homectl"))))
+    }
+
+    @Test("open_read_characteristics.bin")
+    func openRead() throws {
+        try Self.check("open_read_characteristics.bin", WireFrame(callID: 1, body: .open(CallOpen(
+            method: "home.v1.HomeService/ReadCharacteristics",
+            request: ReadCharacteristicsRequest(characteristicIDs: [7, 8]).encoded()))))
+    }
+
+    @Test("status_not_found.bin")
+    func statusNotFound() throws {
+        try Self.check("status_not_found.bin", WireFrame(callID: 1, body: .status(HomeError(.notFound, "no characteristic with id 99"))))
+    }
+
+    @Test("message_subscribe_value_event.bin")
+    func subscribeValueEvent() throws {
+        let response = SubscribeResponse(journalID: "golden-journal", events: [HomeEvent(
+            seq: 42, timeMs: 1_700_000_000_000, origin: Origin(kind: .client, connectionID: 3, name: "homectl"),
+            body: .value(ValueChange(accessoryID: 2, serviceID: 10, characteristicID: 12, value: .float(21.5))))])
+        try Self.check("message_subscribe_value_event.bin", WireFrame(callID: 2, body: .message(response.encoded())))
+    }
+}
