@@ -152,21 +152,16 @@ public final class HomeStore: Sendable {
                     }
                     continue
                 }
-                do throws(HomeError) {
-                    guard let changed = try state.graph.writeValue(value, to: write.characteristicID, nowMs: now,
-                                                                   enforceWritable: enforceWritable),
-                          let characteristic = state.graph.characteristics[write.characteristicID] else {
-                        results.append(WriteResult(characteristicID: write.characteristicID))
-                        continue
-                    }
-                    var event = HomeEvent(timeMs: now, origin: origin, body: .value(ValueChange(
-                        accessoryID: characteristic.accessoryID, serviceID: characteristic.serviceID,
-                        characteristicID: characteristic.id, value: changed)))
-                    Self.publish(&event, in: &state, wake: &wake)
-                    results.append(WriteResult(characteristicID: write.characteristicID, seq: event.seq))
-                } catch {
-                    results.append(WriteResult(characteristicID: write.characteristicID, error: error))
+                guard let changed = state.graph.storeValidated(value, to: write.characteristicID, nowMs: now),
+                      let characteristic = state.graph.characteristics[write.characteristicID] else {
+                    results.append(WriteResult(characteristicID: write.characteristicID))
+                    continue
                 }
+                var event = HomeEvent(timeMs: now, origin: origin, body: .value(ValueChange(
+                    accessoryID: characteristic.accessoryID, serviceID: characteristic.serviceID,
+                    characteristicID: characteristic.id, value: changed)))
+                Self.publish(&event, in: &state, wake: &wake)
+                results.append(WriteResult(characteristicID: write.characteristicID, seq: event.seq))
             }
             return WriteCharacteristicsResponse(results: results, seq: state.journal.lastSeq)
         }

@@ -144,36 +144,36 @@ final class SubscriptionSink: Sendable {
         }
     }
 
-    /// Encodes items as stream messages: consecutive events share one message.
+    /// Encodes items as stream messages (consecutive events share one message) into
+    /// one buffer, written with a single channel write.
     private func write(_ items: [SinkItem]) {
-        var events: [HomeEvent] = []
+        var out = ByteBuffer()
+        var payload = ByteBuffer()
         var sentEvents: UInt64 = 0
-        func flushEvents() {
-            guard !events.isEmpty else { return }
-            sentEvents += UInt64(events.count)
-            send(SubscribeResponse(journalID: journalID, events: events))
-            events.removeAll(keepingCapacity: true)
-        }
-        for item in items {
-            switch item {
-            case .event(let event):
-                events.append(event)
-                if events.count == Self.batchSize { flushEvents() }
+        var index = items.startIndex
+        while index < items.endIndex {
+            payload.clear()
+            switch items[index] {
+            case .event:
+                var events: [HomeEvent] = []
+                events.reserveCapacity(min(Self.batchSize, items.endIndex - index))
+                while index < items.endIndex, events.count < Self.batchSize, case .event(let event) = items[index] {
+                    events.append(event)
+                    index += 1
+                }
+                sentEvents += UInt64(events.count)
+                SubscribeResponse.encode(journalID: journalID, events: events[...], marker: nil, into: &payload)
             case .marker(let marker):
-                flushEvents()
-                send(SubscribeResponse(journalID: journalID, marker: marker))
+                SubscribeResponse.encode(journalID: journalID, events: [], marker: marker, into: &payload)
+                index += 1
             case .snapshotPage(let page):
-                flushEvents()
-                send(SubscribeResponse(journalID: journalID, snapshot: page))
+                SubscribeResponse.encode(journalID: journalID, events: [], snapshot: page[...], marker: nil, into: &payload)
+                index += 1
             }
+            WireFrame.encodeMessage(callID: callID, payload: payload, into: &out)
         }
-        flushEvents()
+        channel.write(out, promise: nil)
         if sentEvents > 0 { state.withLock { $0.sent += sentEvents } }
-    }
-
-    private func send(_ response: SubscribeResponse) {
-        let frame = WireFrame(callID: callID, body: .message(response.encoded()))
-        channel.write(frame.encoded(), promise: nil)
     }
 
     /// Ends the stream from the daemon's side with a status (nil = OK).

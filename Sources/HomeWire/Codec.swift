@@ -32,7 +32,9 @@ typealias Unpacker<M> = (UnsafeMutablePointer<ProtobufCAllocator>?, Int, UnsafeP
 typealias Freer<M> = (UnsafeMutablePointer<M>?, UnsafeMutablePointer<ProtobufCAllocator>?) -> Void
 
 /// Unpacks `bytes` as message `M`, checks every string field is valid UTF-8 without
-/// NUL bytes (protobuf-c checks neither), hands the tree to `body` and frees it.
+/// NUL bytes (protobuf-c checks neither), hands the tree to `body`, and frees it
+/// (the tree lives in an `UnpackArena`, so `free` is not needed; it stays in the
+/// signature so each call names the message's own pair of functions).
 ///
 /// - Parameter what: the message's full name, for the error a malformed message gets.
 func withUnpacked<M, R>(
@@ -42,13 +44,14 @@ func withUnpacked<M, R>(
     free: Freer<M>,
     _ body: (UnsafePointer<M>) throws(HomeError) -> R
 ) throws(HomeError) -> R {
-    guard let message = unpack(nil, bytes.count, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self)) else {
-        throw HomeError(.invalidArgument, "malformed \(what): \(bytes.count) bytes do not decode as this message")
+    try UnpackArena.withAllocator { allocator throws(HomeError) -> R in
+        guard let message = unpack(allocator, bytes.count, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self)) else {
+            throw HomeError(.invalidArgument, "malformed \(what): \(bytes.count) bytes do not decode as this message")
+        }
+        let descriptor = UnsafeRawPointer(message).assumingMemoryBound(to: ProtobufCMessage.self).pointee.descriptor!
+        try StringFieldCheck.check(bytes, descriptor: descriptor, path: what)
+        return try body(UnsafePointer(message))
     }
-    defer { free(message, nil) }
-    let descriptor = UnsafeRawPointer(message).assumingMemoryBound(to: ProtobufCMessage.self).pointee.descriptor!
-    try StringFieldCheck.check(bytes, descriptor: descriptor, path: what)
-    return try body(UnsafePointer(message))
 }
 
 /// A Swift string from a protobuf-c string field, which `StringFieldCheck` has

@@ -13,12 +13,26 @@ extension CArena {
     }
 
     mutating func event(_ event: HomeEvent) -> UnsafeMutablePointer<Home__V1__Event> {
+        var unshared: (Origin, UnsafeMutablePointer<Home__V1__Origin>)?
+        return self.event(event, sharedOrigin: &unshared)
+    }
+
+    /// - Parameter sharedOrigin: the C origin of the previous event, reused when this
+    ///   event has the same origin (a batch usually does): one copy, not one per event.
+    mutating func event(_ event: HomeEvent,
+                        sharedOrigin: inout (Origin, UnsafeMutablePointer<Home__V1__Origin>)?) -> UnsafeMutablePointer<Home__V1__Event> {
         let message = allocate(Home__V1__Event.self)
         home__v1__event__init(message)
         message.pointee.seq = event.seq
         message.pointee.kind = Home__V1__EventKind(rawValue: event.kind.wireNumber(offset: 1))
         message.pointee.time_ms = event.timeMs
-        message.pointee.origin = origin(event.origin)
+        if let (origin, pointer) = sharedOrigin, origin == event.origin {
+            message.pointee.origin = pointer
+        } else {
+            let pointer = origin(event.origin)
+            sharedOrigin = (event.origin, pointer)
+            message.pointee.origin = pointer
+        }
         switch event.body {
         case .value(let change):
             let body = allocate(Home__V1__ValueChange.self)
@@ -115,8 +129,9 @@ extension SubscribeResponse: WireMessage {
         message.pointee.journal_id = arena.cString(journalID)
         message.pointee.n_events = events.count
         let eventBase = events.startIndex
+        var sharedOrigin: (Origin, UnsafeMutablePointer<Home__V1__Origin>)?
         message.pointee.events = arena.array(UnsafeMutablePointer<Home__V1__Event>?.self, count: events.count) {
-            $0.event(events[eventBase + $1])
+            $0.event(events[eventBase + $1], sharedOrigin: &sharedOrigin)
         }
         message.pointee.n_snapshot = snapshot.count
         let snapshotBase = snapshot.startIndex

@@ -161,3 +161,25 @@ extension WireFrame {
         }
     }
 }
+
+extension WireFrame {
+    /// Appends a `message` frame carrying `payload` (an encoded response), without
+    /// first copying the payload into an array: the streaming hot path.
+    public static func encodeMessage(callID: UInt64, payload: ByteBuffer, into buffer: inout ByteBuffer) {
+        payload.withUnsafeReadableBytes { bytes in
+            var message = Home__V1__CallMessage()
+            home__v1__call_message__init(&message)
+            message.payload = ProtobufCBinaryData(
+                len: bytes.count,
+                data: UnsafeMutablePointer(mutating: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self)))
+            withUnsafeMutablePointer(to: &message) { messagePointer in
+                var frame = Home__V1__Frame()
+                home__v1__frame__init(&frame)
+                frame.call_id = callID
+                frame.kind_case = HOME__V1__FRAME__KIND_MESSAGE
+                frame.message = messagePointer
+                withUnsafeMutablePointer(to: &frame) { packMessage($0, into: &buffer, withFrameHeader: true) }
+            }
+        }
+    }
+}

@@ -10,36 +10,61 @@ enum StringFieldCheck {
         descriptor: UnsafePointer<ProtobufCMessageDescriptor>,
         path: String
     ) throws(HomeError) {
+        // The walk allocates nothing; the field's path is spelled out only for an error.
+        guard let failure = firstBadString(bytes, descriptor: descriptor) else { return }
+        let fieldPath = ([path] + failure.fields.reversed()).joined(separator: ".")
+        throw HomeError(.invalidArgument, "field \(fieldPath) \(failure.problem)")
+    }
+
+    struct Failure {
+        /// Field names from the innermost out.
+        var fields: [String]
+        var problem: String
+    }
+
+    private static func firstBadString(
+        _ bytes: UnsafeRawBufferPointer,
+        descriptor: UnsafePointer<ProtobufCMessageDescriptor>
+    ) -> Failure? {
         var reader = WireReader(bytes: bytes)
         while !reader.isAtEnd {
-            guard let key = reader.varint() else { return }
+            guard let key = reader.varint() else { return nil }
             let fieldNumber = UInt32(truncatingIfNeeded: key >> 3)
             switch key & 7 {
             case 0: _ = reader.varint()
             case 1: reader.skip(8)
             case 5: reader.skip(4)
             case 2:
-                guard let length = reader.varint(), let payload = reader.take(Int(length)) else { return }
+                guard let length = reader.varint(), let payload = reader.take(Int(length)) else { return nil }
                 guard let field = protobuf_c_message_descriptor_get_field(descriptor, fieldNumber) else { continue }
-                let name = swiftString(field.pointee.name)
                 switch field.pointee.type {
                 case PROTOBUF_C_TYPE_STRING:
                     if payload.contains(0) {
-                        throw HomeError(.invalidArgument, "field \(path).\(name) contains a NUL byte")
+                        return Failure(fields: [swiftString(field.pointee.name)], problem: "contains a NUL byte")
                     }
-                    if String(validating: payload, as: UTF8.self) == nil {
-                        throw HomeError(.invalidArgument, "field \(path).\(name) is not valid UTF-8")
+                    if !isValidUTF8(payload) {
+                        return Failure(fields: [swiftString(field.pointee.name)], problem: "is not valid UTF-8")
                     }
                 case PROTOBUF_C_TYPE_MESSAGE:
                     let nested = field.pointee.descriptor.assumingMemoryBound(to: ProtobufCMessageDescriptor.self)
-                    try check(payload, descriptor: nested, path: "\(path).\(name)")
+                    if var failure = firstBadString(payload, descriptor: nested) {
+                        failure.fields.append(swiftString(field.pointee.name))
+                        return failure
+                    }
                 default:
                     break
                 }
             default:
-                return // groups: protobuf-c already refused or skipped them
+                return nil // groups: protobuf-c already refused or skipped them
             }
         }
+        return nil
+    }
+
+    /// ASCII, the common case, is checked without decoding.
+    private static func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        if bytes.allSatisfy({ $0 < 0x80 }) { return true }
+        return String(validating: bytes, as: UTF8.self) != nil
     }
 }
 

@@ -46,3 +46,21 @@ extension HomeGraph {
         return true
     }
 }
+
+extension HomeGraph {
+    /// Stores a value `validateWrite(_:to:enforceWritable:)` returned, without
+    /// validating it again: the daemon validates a whole batch first, then applies it.
+    ///
+    /// - Returns: as `writeValue(_:to:nowMs:enforceWritable:)`; nil also when `id`
+    ///   is not a characteristic (it was validated, so that cannot happen).
+    @discardableResult
+    public mutating func storeValidated(_ value: CharacteristicValue, to id: ObjectID, nowMs: Int64) -> CharacteristicValue? {
+        guard let characteristic = characteristics[id] else { return nil }
+        if characteristic.value == value && characteristic.properties.readable && !characteristic.isEventOnly {
+            return nil
+        }
+        characteristics[id]?.value = value
+        characteristics[id]?.lastUpdatedMs = nowMs
+        return value
+    }
+}

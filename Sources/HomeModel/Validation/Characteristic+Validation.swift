@@ -32,7 +32,7 @@ extension Characteristic {
     public func validate(_ value: CharacteristicValue, enforceWritable: Bool = true) throws(HomeError)
         -> CharacteristicValue
     {
-        try validate(value, enforceWritable: enforceWritable, label: label)
+        try ValueCheck(characteristic: self, label: nil).validate(value, enforceWritable: enforceWritable)
     }
 
     /// `validate(_:enforceWritable:)` with messages naming the characteristic as
@@ -45,18 +45,25 @@ extension Characteristic {
 }
 
 /// One validation: the characteristic's constraints and how messages name it.
+///
+/// Messages (the label, the value as shown) are built only when a check fails:
+/// this runs for every write, a million times a second in a busy daemon.
 private struct ValueCheck {
     let properties: CharacteristicProperties
     let metadata: CharacteristicMetadata
     let type: TypeIdentifier
-    let label: String
+    let id: ObjectID
+    let labelOverride: String?
 
-    init(characteristic: Characteristic, label: String) {
+    init(characteristic: Characteristic, label: String?) {
         properties = characteristic.properties
         metadata = characteristic.metadata
         type = characteristic.type
-        self.label = label
+        id = characteristic.id
+        labelOverride = label
     }
+
+    var label: String { labelOverride ?? "characteristic \(id) (\(type.name))" }
 
     /// Looked up only for a message (the names of valid values and bits), never on
     /// the path of a value that passes.
@@ -73,8 +80,15 @@ private struct ValueCheck {
         switch normalized {
         case .bool:
             return normalized
-        case .int, .uint:
-            try checkInteger(normalized.integerValue ?? 0, shown: normalized.shortDescription)
+        case .int(let number):
+            try checkInteger(number, shown: normalized.shortDescription)
+            return normalized
+        case .uint(let number):
+            if let small = Int64(exactly: number) {
+                try checkInteger(small, shown: normalized.shortDescription)
+            } else {
+                try checkInteger(normalized.integerValue ?? 0, shown: normalized.shortDescription)
+            }
             return normalized
         case .float(let number):
             return .float(try checkFloat(number))
@@ -124,8 +138,29 @@ private struct ValueCheck {
         return HomeError(.invalidArgument, "\(label) takes \(format.expectation), not \(value.phrase)")
     }
 
-    private func checkInteger(_ number: Int128, shown: String) throws(HomeError) {
-        try checkRange(Double(number), shown: shown)
+    /// The common case (every integer that fits in Int64) without Int128 arithmetic,
+    /// whose generic conversions cost more than the rest of a write together.
+    private func checkInteger(_ number: Int64, shown: @autoclosure () -> String) throws(HomeError) {
+        try checkRange(Double(number), shown: shown())
+        if let step = metadata.minStep, step > 0 {
+            let base = metadata.minValue ?? 0
+            if let exactStep = Int64(exactly: step), let exactBase = Int64(exactly: base) {
+                let (offset, overflow) = number.subtractingReportingOverflow(exactBase)
+                if overflow || offset % exactStep != 0 { throw stepError(shown()) }
+            } else if Characteristic.snap(Double(number), step: step, base: base) == nil {
+                throw stepError(shown())
+            }
+        }
+        if !metadata.validValues.isEmpty, !metadata.validValues.contains(number) {
+            try checkInteger(Int128(number), shown: shown())
+        }
+        if metadata.validBits != 0, UInt64(bitPattern: number) & ~metadata.validBits != 0 {
+            try checkInteger(Int128(number), shown: shown())
+        }
+    }
+
+    private func checkInteger(_ number: Int128, shown: @autoclosure () -> String) throws(HomeError) {
+        try checkRange(Double(number), shown: shown())
         if let step = metadata.minStep, step > 0 {
             let base = metadata.minValue ?? 0
             let onStep: Bool
@@ -134,7 +169,7 @@ private struct ValueCheck {
             } else {
                 onStep = Characteristic.snap(Double(number), step: step, base: base) != nil
             }
-            if !onStep { throw stepError(shown) }
+            if !onStep { throw stepError(shown()) }
         }
         if !metadata.validValues.isEmpty, !metadata.validValues.contains(where: { Int128($0) == number }) {
             let names = typeInfo
@@ -142,7 +177,7 @@ private struct ValueCheck {
                 names?.name(ofValidValue: value).map { "\(value) (\($0))" } ?? String(value)
             }
             throw HomeError(.invalidArgument,
-                            "\(label): \(shown) is not a valid value; valid values are "
+                            "\(label): \(shown()) is not a valid value; valid values are "
                                 + allowed.joined(separator: ", "))
         }
         if metadata.validBits != 0 {
@@ -151,7 +186,7 @@ private struct ValueCheck {
             if outside != 0 {
                 let names = typeInfo?.validBits.map { "bit \($0.bit): \($0.name)" } ?? []
                 throw HomeError(.invalidArgument,
-                                "\(label): \(shown) sets bits 0x\(String(outside, radix: 16)) outside the valid bits "
+                                "\(label): \(shown()) sets bits 0x\(String(outside, radix: 16)) outside the valid bits "
                                     + "0x\(String(metadata.validBits, radix: 16))"
                                     + (names.isEmpty ? "" : " (\(names.joined(separator: ", ")))"))
             }
@@ -159,21 +194,21 @@ private struct ValueCheck {
     }
 
     private func checkFloat(_ number: Double) throws(HomeError) -> Double {
-        let shown = formatNumber(number)
-        try checkRange(number, shown: shown)
+        let shown = { formatNumber(number) }
+        try checkRange(number, shown: shown())
         guard let step = metadata.minStep, step > 0 else { return number }
         guard let snapped = Characteristic.snap(number, step: step, base: metadata.minValue ?? 0) else {
-            throw stepError(shown)
+            throw stepError(shown())
         }
         return snapped
     }
 
-    private func checkRange(_ number: Double, shown: String) throws(HomeError) {
+    private func checkRange(_ number: Double, shown: @autoclosure () -> String) throws(HomeError) {
         if let minimum = metadata.minValue, number < minimum {
-            throw HomeError(.invalidArgument, "\(label): \(shown) is below the minimum \(formatNumber(minimum))")
+            throw HomeError(.invalidArgument, "\(label): \(shown()) is below the minimum \(formatNumber(minimum))")
         }
         if let maximum = metadata.maxValue, number > maximum {
-            throw HomeError(.invalidArgument, "\(label): \(shown) is above the maximum \(formatNumber(maximum))")
+            throw HomeError(.invalidArgument, "\(label): \(shown()) is above the maximum \(formatNumber(maximum))")
         }
     }
 

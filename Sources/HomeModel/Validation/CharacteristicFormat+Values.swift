@@ -28,6 +28,17 @@ extension CharacteristicFormat {
         }
     }
 
+    /// The largest value of an unsigned format (plain integer arithmetic: this is on
+    /// the path of every write).
+    private var unsignedMaximum: UInt64 {
+        switch self {
+        case .uint8: return UInt64(UInt8.max)
+        case .uint16: return UInt64(UInt16.max)
+        case .uint32: return UInt64(UInt32.max)
+        default: return UInt64.max
+        }
+    }
+
     /// The one representation the daemon stores for a value of this format, or nil
     /// if the value cannot stand for one.
     ///
@@ -45,9 +56,14 @@ extension CharacteristicFormat {
             return .bool(number == 1)
         case (.bool, .uint(let number)) where number == 0 || number == 1:
             return .bool(number == 1)
-        case (.uint8, _), (.uint16, _), (.uint32, _), (.uint64, _), (.int, _):
-            guard let number = value.integerValue, let range = integerRange, range.contains(number) else { return nil }
-            return isUnsigned ? .uint(UInt64(number)) : .int(Int64(number))
+        case (.uint8, .uint(let number)), (.uint16, .uint(let number)), (.uint32, .uint(let number)), (.uint64, .uint(let number)):
+            return number <= unsignedMaximum ? value : nil
+        case (.uint8, .int(let number)), (.uint16, .int(let number)), (.uint32, .int(let number)), (.uint64, .int(let number)):
+            return number >= 0 && UInt64(number) <= unsignedMaximum ? .uint(UInt64(number)) : nil
+        case (.int, .int(let number)):
+            return number >= Int64(Int32.min) && number <= Int64(Int32.max) ? value : nil
+        case (.int, .uint(let number)):
+            return number <= UInt64(Int32.max) ? .int(Int64(number)) : nil
         case (.float, .float(let number)):
             return number.isFinite ? value : nil
         case (.float, .int(let number)):
