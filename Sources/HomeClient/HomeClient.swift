@@ -26,12 +26,15 @@ public final class HomeClient: Sendable {
     private let channel: any Channel
     private let handler: NIOLoopBound<ClientHandler>
     private let nextCallID = Atomic<UInt64>(1)
+    /// This connection's event loop as a task executor: see `EventLoopTaskExecutor`.
+    public let taskExecutor: EventLoopTaskExecutor
 
     private init(hello: HelloReply, socketPath: String, channel: any Channel, handler: NIOLoopBound<ClientHandler>) {
         self.hello = hello
         self.socketPath = socketPath
         self.channel = channel
         self.handler = handler
+        self.taskExecutor = EventLoopTaskExecutor(eventLoop: channel.eventLoop)
     }
 
     /// The socket path clients use when not told otherwise (DESIGN §3).
