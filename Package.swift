@@ -107,6 +107,7 @@ let package = Package(
         ),
 
         .testTarget(name: "HomeModelTests", dependencies: ["HomeModel"], swiftSettings: strict),
+        .testTarget(name: "HomeServerTests", dependencies: ["HomeServer", "HomeWire", "HomeModel"], swiftSettings: strict),
         .testTarget(name: "HomeStorageTests", dependencies: ["HomeStorage", "HomeModel"], swiftSettings: strict),
         .testTarget(
             name: "HomeWireTests",

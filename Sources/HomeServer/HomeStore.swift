@@ -27,6 +27,8 @@ public final class HomeStore: Sendable {
 
     private let state: Mutex<State>
     private let persistence: (any LayoutPersistence)?
+    /// Characteristics written since `ValueWriteBehind` last saved them; nil without persistence.
+    let writtenValues: WrittenValues?
 
     /// - Parameters:
     ///   - graph: the initial home graph.
@@ -38,6 +40,7 @@ public final class HomeStore: Sendable {
         self.journalID = journal.id
         self.startedAtMs = currentTimeMs()
         self.persistence = persistence
+        self.writtenValues = persistence == nil ? nil : WrittenValues()
         self.state = Mutex(State(graph: graph, journal: journal))
     }
 
@@ -161,6 +164,7 @@ public final class HomeStore: Sendable {
                     accessoryID: characteristic.accessoryID, serviceID: characteristic.serviceID,
                     characteristicID: characteristic.id, value: changed)))
                 Self.publish(&event, in: &state, wake: &wake)
+                writtenValues?.mark(characteristic.id)
                 results.append(WriteResult(characteristicID: write.characteristicID, seq: event.seq))
             }
             return WriteCharacteristicsResponse(results: results, seq: state.journal.lastSeq)
@@ -173,9 +177,18 @@ public final class HomeStore: Sendable {
     /// Runs under the lock; sinks that need a flush are collected in `wake`.
     private static func publish(_ event: inout HomeEvent, in state: inout State, wake: inout [SubscriptionSink]) {
         state.journal.append(&event)
+        guard !state.sinks.isEmpty else { return }
+        let mergeable = isMergeable(event, in: state.graph)
         for sink in state.sinks.values where sink.wants(event, in: state.graph) {
-            if sink.offer(event) { wake.append(sink) }
+            if sink.offer(event, mergeable: mergeable) { wake.append(sink) }
         }
+    }
+
+    /// Value events of event characteristics (a doorbell press) are occurrences:
+    /// never merged with one another, however slow the subscriber.
+    static func isMergeable(_ event: HomeEvent, in graph: HomeGraph) -> Bool {
+        guard case .value(let change) = event.body else { return true }
+        return graph.characteristics[change.characteristicID]?.isEventOnly != true
     }
 
     // MARK: Subscriptions
@@ -196,7 +209,7 @@ public final class HomeStore: Sendable {
                 if request.journalID == state.journal.id, let missed = state.journal.events(after: since) {
                     sink.start(with: [.marker(StreamMarker(kind: .subscribed, seq: since))])
                     for event in missed where sink.wants(event, in: state.graph) {
-                        _ = sink.offer(event)
+                        _ = sink.offer(event, mergeable: Self.isMergeable(event, in: state.graph))
                     }
                 } else {
                     let reason = request.journalID == state.journal.id

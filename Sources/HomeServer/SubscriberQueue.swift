@@ -28,6 +28,9 @@ struct SubscriberQueue {
     /// `.coalesce` once full: the latest value per characteristic, in first-arrival order.
     private var coalesced: [ObjectID: HomeEvent] = [:]
     private var coalescedOrder: [ObjectID] = []
+    /// `.coalesce` once full: occurrences that must never be merged (a doorbell's
+    /// presses), each kept, at most `limit` of them.
+    private var occurrences: [HomeEvent] = []
     /// `.gap`: the range dropped since the queue filled.
     private var pendingGap: (from: UInt64, to: UInt64)?
     /// Events were lost beyond what coalescing can express: a resync must follow.
@@ -42,10 +45,15 @@ struct SubscriberQueue {
         items.reserveCapacity(min(self.limit, 1024))
     }
 
-    var depth: Int { items.count + coalescedOrder.count }
-    var isEmpty: Bool { items.isEmpty && coalescedOrder.isEmpty && pendingGap == nil && !needsResync }
+    var depth: Int { items.count + coalescedOrder.count + occurrences.count }
+    var isEmpty: Bool { depth == 0 && pendingGap == nil && !needsResync }
+    private var isOverflowing: Bool { !coalescedOrder.isEmpty || !occurrences.isEmpty }
 
-    mutating func push(_ event: HomeEvent) -> PushOutcome {
+    /// Queues an event, or applies the policy when the queue is full.
+    ///
+    /// - Parameter mergeable: false for occurrences of event characteristics
+    ///   (ProgrammableSwitchEvent: every press counts), which are never coalesced.
+    mutating func push(_ event: HomeEvent, mergeable: Bool = true) -> PushOutcome {
         if needsResync {
             dropped += 1
             return .absorbed
@@ -62,7 +70,7 @@ struct SubscriberQueue {
             dropped += 1
             return .absorbed
         }
-        if coalescedOrder.isEmpty && items.count < limit {
+        if !isOverflowing && items.count < limit {
             items.append(.event(event))
             return .queued
         }
@@ -77,6 +85,14 @@ struct SubscriberQueue {
             guard case .value(let change) = event.body else {
                 startResync()
                 return .absorbed
+            }
+            if !mergeable {
+                guard occurrences.count < limit else {
+                    startResync()
+                    return .absorbed
+                }
+                occurrences.append(event)
+                return .queued
             }
             if var pending = coalesced[change.characteristicID], case .value(let old) = pending.body {
                 var latest = change
@@ -98,10 +114,11 @@ struct SubscriberQueue {
     }
 
     private mutating func startResync() {
-        dropped += UInt64(items.count + coalescedOrder.count + 1)
+        dropped += UInt64(depth + 1)
         items.removeAll(keepingCapacity: false)
         coalesced = [:]
         coalescedOrder = []
+        occurrences = []
         needsResync = true
     }
 
@@ -109,10 +126,11 @@ struct SubscriberQueue {
     /// events once those are gone, ordered by sequence number, so a stream's sequence
     /// numbers only ever increase.
     mutating func drain(max: Int) -> [Item] {
-        if items.isEmpty && !coalescedOrder.isEmpty {
-            let pending = coalescedOrder.compactMap { coalesced[$0] }.sorted { $0.seq < $1.seq }
+        if items.isEmpty && isOverflowing {
+            let pending = (coalescedOrder.compactMap { coalesced[$0] } + occurrences).sorted { $0.seq < $1.seq }
             coalesced = [:]
             coalescedOrder = []
+            occurrences = []
             for event in pending { items.append(.event(event)) }
         }
         var batch: [Item] = []
@@ -120,7 +138,7 @@ struct SubscriberQueue {
         while batch.count < max, let item = items.popFirst() {
             batch.append(item)
         }
-        if items.isEmpty, coalescedOrder.isEmpty, let gap = pendingGap, batch.count < max {
+        if items.isEmpty, !isOverflowing, let gap = pendingGap, batch.count < max {
             batch.append(.marker(StreamMarker(kind: .gap, seq: gap.to, gapFrom: gap.from, gapTo: gap.to,
                                               reason: "subscriber queue full (\(limit) events)")))
             pendingGap = nil

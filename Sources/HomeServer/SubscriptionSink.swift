@@ -84,10 +84,12 @@ final class SubscriptionSink: Sendable {
     }
 
     /// Queues an event. Returns true when the caller should `wake()` the sink.
-    func offer(_ event: HomeEvent) -> Bool {
+    ///
+    /// - Parameter mergeable: false for occurrences that must never be coalesced.
+    func offer(_ event: HomeEvent, mergeable: Bool = true) -> Bool {
         state.withLock { state in
             guard !state.ended else { return false }
-            if state.queue.push(event) == .overflow { state.overflowed = true }
+            if state.queue.push(event, mergeable: mergeable) == .overflow { state.overflowed = true }
             guard !state.wakeScheduled else { return false }
             state.wakeScheduled = true
             return true
