@@ -179,8 +179,8 @@ public final class HomeStore: Sendable {
         state.journal.append(&event)
         guard !state.sinks.isEmpty else { return }
         let mergeable = isMergeable(event, in: state.graph)
-        for sink in state.sinks.values where sink.wants(event, in: state.graph) {
-            if sink.offer(event, mergeable: mergeable) { wake.append(sink) }
+        for sink in state.sinks.values where sink.offer(event, in: state.graph, mergeable: mergeable) {
+            wake.append(sink)
         }
     }
 
@@ -208,8 +208,8 @@ public final class HomeStore: Sendable {
             if let since = request.sinceSeq {
                 if request.journalID == state.journal.id, let missed = state.journal.events(after: since) {
                     sink.start(with: [.marker(StreamMarker(kind: .subscribed, seq: since))])
-                    for event in missed where sink.wants(event, in: state.graph) {
-                        _ = sink.offer(event, mergeable: Self.isMergeable(event, in: state.graph))
+                    for event in missed {
+                        _ = sink.offer(event, in: state.graph, mergeable: Self.isMergeable(event, in: state.graph))
                     }
                 } else {
                     let reason = request.journalID == state.journal.id

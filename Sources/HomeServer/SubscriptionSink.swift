@@ -17,6 +17,8 @@ public struct SubscriptionStatistics: Sendable, Hashable {
     public var subscriptionID: UInt64
     public var connectionID: UInt64
     public var callID: UInt64
+    public var policy: SlowConsumerPolicy
+    public var queueLimit: Int
     public var queueDepth: Int
     public var sent: UInt64
     public var merged: UInt64
@@ -34,21 +36,36 @@ final class SubscriptionSink: Sendable {
     let subscriptionID: UInt64
     let callID: UInt64
     let connectionID: UInt64
-    let scope: SubscriptionScope
     let excludeOwn: Bool
     let journalID: String
+    let queueLimit: Int
+    let policy: SlowConsumerPolicy
+    /// Rate shaping: at most one value event per characteristic per interval.
+    private let minIntervalMs: Int64
+    /// Liveness: a heartbeat marker when nothing was sent for this long.
+    private let heartbeatMs: Int64
     private let channel: any Channel
     private let store: HomeStore
     /// Called on the event loop when the stream ends on the daemon's side.
     private let onEnd: @Sendable (HomeError?) -> Void
 
     private struct State {
+        var scope: SubscriptionScope
         var preamble: [SinkItem] = []
         var queue: SubscriberQueue
         var wakeScheduled = false
         var ended = false
         var overflowed = false
         var sent: UInt64 = 0
+        var lastWriteMs: Int64 = 0
+        /// Rate shaping: when each characteristic's value was last sent, and the
+        /// latest value held back until its interval has passed.
+        var lastSentMs: [ObjectID: Int64] = [:]
+        var held: [ObjectID: HomeEvent] = [:]
+        var heldFlushScheduled = false
+        /// Characteristics whose events are occurrences: never held or merged.
+        var occurrenceIDs = Set<ObjectID>()
+        var heartbeat: RepeatedTask?
     }
 
     private let state: Mutex<State>
@@ -63,38 +80,54 @@ final class SubscriptionSink: Sendable {
         self.subscriptionID = subscriptionID
         self.callID = callID
         self.connectionID = connectionID
-        self.scope = scope
         self.excludeOwn = request.excludeOwn
         self.journalID = store.journalID
+        self.queueLimit = queueLimit
+        self.policy = request.policy
+        self.minIntervalMs = Int64(request.minIntervalMs)
+        self.heartbeatMs = Int64(request.heartbeatMs)
         self.channel = channel
         self.store = store
         self.onEnd = onEnd
-        self.state = Mutex(State(queue: SubscriberQueue(limit: queueLimit, policy: request.policy)))
+        self.state = Mutex(State(scope: scope, queue: SubscriberQueue(limit: queueLimit, policy: request.policy)))
     }
 
-    /// Whether this subscription wants `event` (filter and own-change exclusion).
-    func wants(_ event: HomeEvent, in graph: HomeGraph) -> Bool {
-        if excludeOwn && event.origin.connectionID == connectionID && event.origin.kind == .client { return false }
-        return scope.matches(event, in: graph)
-    }
-
-    /// Items to send before anything queued (set once, at registration).
+    /// Items to send before anything queued (set once, at registration), and the
+    /// heartbeat timer if the subscription asked for one.
     func start(with items: [SinkItem]) {
         state.withLock { $0.preamble = items }
+        guard heartbeatMs > 0 else { return }
+        let interval = TimeAmount.milliseconds(heartbeatMs)
+        let task = channel.eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { [weak self] _ in
+            self?.heartbeatIfQuiet()
+        }
+        state.withLock { $0.heartbeat = task }
     }
 
-    /// Queues an event. Returns true when the caller should `wake()` the sink.
+    /// Offers an event: queued when the filter wants it. Runs under the store's
+    /// lock with the graph the event applies to. Returns true when the caller should
+    /// `wake()` the sink.
     ///
     /// - Parameter mergeable: false for occurrences that must never be coalesced.
-    func offer(_ event: HomeEvent, mergeable: Bool = true) -> Bool {
-        state.withLock { state in
-            guard !state.ended else { return false }
+    func offer(_ event: HomeEvent, in graph: HomeGraph, mergeable: Bool = true) -> Bool {
+        if excludeOwn && event.origin.connectionID == connectionID && event.origin.kind == .client { return false }
+        return state.withLock { state in
+            guard !state.ended, state.scope.matches(event, in: graph) else { return false }
+            if !mergeable, case .value(let change) = event.body { state.occurrenceIDs.insert(change.characteristicID) }
             if state.queue.push(event, mergeable: mergeable) == .overflow { state.overflowed = true }
             guard !state.wakeScheduled else { return false }
             state.wakeScheduled = true
             return true
         }
     }
+
+    /// Widens or narrows the filter. Under the store's lock, like `offer`, so the
+    /// change takes effect between two events: nothing is lost or doubled.
+    func updateScope(_ change: (inout SubscriptionScope) -> Void) {
+        state.withLock { change(&$0.scope) }
+    }
+
+    var scope: SubscriptionScope { state.withLock { $0.scope } }
 
     func wake() {
         channel.eventLoop.execute { self.flush() }
@@ -107,7 +140,8 @@ final class SubscriptionSink: Sendable {
     var statistics: SubscriptionStatistics {
         state.withLock {
             SubscriptionStatistics(subscriptionID: subscriptionID, connectionID: connectionID, callID: callID,
-                                   queueDepth: $0.queue.depth, sent: $0.sent, merged: $0.queue.merged,
+                                   policy: policy, queueLimit: queueLimit,
+                                   queueDepth: $0.queue.depth + $0.held.count, sent: $0.sent, merged: $0.queue.merged,
                                    dropped: $0.queue.dropped)
         }
     }
@@ -126,24 +160,95 @@ final class SubscriptionSink: Sendable {
                     return (state.preamble, false, false)
                 }
                 if state.overflowed { return ([], true, false) }
-                let drained = state.queue.drain(max: Self.batchSize).map { item -> SinkItem in
+                var drained = state.queue.drain(max: Self.batchSize).map { item -> SinkItem in
                     switch item {
                     case .event(let event): return .event(event)
                     case .marker(let marker): return .marker(marker)
                     }
                 }
+                if minIntervalMs > 0 { drained = shape(drained, state: &state) }
                 return (drained, false, drained.isEmpty && state.queue.needsResync)
             }
             if overflowed {
                 end(with: HomeError(.resourceExhausted,
-                                    "subscription \(subscriptionID) closed: its queue of \(statistics.queueDepth) events overflowed and its policy is disconnect"))
+                                    "subscription \(subscriptionID) closed: its queue of \(queueLimit) events overflowed and its policy is disconnect"))
                 return
             }
             let batch = needsResync ? store.resync(self) : items
-            guard !batch.isEmpty else { return }
+            guard !batch.isEmpty else { break }
             write(batch)
             wroteAnything = true
         }
+        scheduleHeldFlushIfNeeded()
+    }
+
+    /// Rate shaping: value events of a characteristic sent less than the minimum
+    /// interval ago are held back (the latest wins, counting what it merged) and sent
+    /// when the interval has passed. Held values can arrive after events with higher
+    /// sequence numbers; occurrences (doorbell presses) are never held.
+    private func shape(_ items: [SinkItem], state: inout State) -> [SinkItem] {
+        let now = currentTimeMs()
+        var out: [SinkItem] = []
+        out.reserveCapacity(items.count)
+        // Values whose interval has passed go first.
+        let due = state.held.filter { now - (state.lastSentMs[$0.key] ?? 0) >= minIntervalMs }
+        for (id, event) in due.sorted(by: { $0.value.seq < $1.value.seq }) {
+            state.held[id] = nil
+            state.lastSentMs[id] = now
+            out.append(.event(event))
+        }
+        for item in items {
+            guard case .event(let event) = item, case .value(let change) = event.body,
+                  !state.occurrenceIDs.contains(change.characteristicID) else {
+                out.append(item)
+                continue
+            }
+            let id = change.characteristicID
+            if state.held[id] == nil, now - (state.lastSentMs[id] ?? 0) >= minIntervalMs {
+                state.lastSentMs[id] = now
+                out.append(item)
+            } else {
+                var latest = change
+                if let previous = state.held[id], case .value(let old) = previous.body {
+                    latest.merged = old.merged + change.merged + 1
+                }
+                var held = event
+                held.body = .value(latest)
+                state.held[id] = held
+            }
+        }
+        return out
+    }
+
+    /// Wakes the sink when the earliest held value is due.
+    private func scheduleHeldFlushIfNeeded() {
+        let delay: Int64? = state.withLock { state in
+            guard !state.held.isEmpty, !state.heldFlushScheduled, !state.ended else { return nil }
+            state.heldFlushScheduled = true
+            let now = currentTimeMs()
+            let earliest = state.held.keys.map { (state.lastSentMs[$0] ?? 0) + minIntervalMs }.min() ?? now
+            return max(earliest - now, 1)
+        }
+        guard let delay else { return }
+        channel.eventLoop.scheduleTask(in: .milliseconds(delay)) { [weak self] in
+            guard let self else { return }
+            self.state.withLock { $0.heldFlushScheduled = false }
+            self.flush()
+        }
+    }
+
+    /// Sends a heartbeat marker if nothing was written for the heartbeat interval
+    /// and nothing is pending: its sequence number says the stream is complete up
+    /// to there.
+    private func heartbeatIfQuiet() {
+        let seq = store.lastSeq
+        let quiet = state.withLock { state in
+            !state.ended && state.queue.isEmpty && state.preamble.isEmpty && state.held.isEmpty
+                && currentTimeMs() - state.lastWriteMs >= heartbeatMs - heartbeatMs / 10
+        }
+        guard quiet, channel.isActive else { return }
+        write([.marker(StreamMarker(kind: .heartbeat, seq: seq))])
+        channel.flush()
     }
 
     /// Encodes items as stream messages (consecutive events share one message) into
@@ -175,16 +280,17 @@ final class SubscriptionSink: Sendable {
             WireFrame.encodeMessage(callID: callID, payload: payload, into: &out)
         }
         channel.write(out, promise: nil)
-        if sentEvents > 0 { state.withLock { $0.sent += sentEvents } }
+        let now = currentTimeMs()
+        state.withLock {
+            $0.sent += sentEvents
+            $0.lastWriteMs = now
+        }
     }
 
     /// Ends the stream from the daemon's side with a status (nil = OK).
     func end(with error: HomeError?) {
         channel.eventLoop.preconditionInEventLoop()
-        let alreadyEnded = state.withLock { state in
-            defer { state.ended = true }
-            return state.ended
-        }
+        let alreadyEnded = stop()
         guard !alreadyEnded else { return }
         store.unsubscribe(self)
         channel.writeAndFlush(WireFrame(callID: callID, body: .status(error)).encoded(), promise: nil)
@@ -193,7 +299,21 @@ final class SubscriptionSink: Sendable {
 
     /// The client cancelled or went away: stop without writing anything more.
     func cancel() {
-        state.withLock { $0.ended = true }
+        _ = stop()
         store.unsubscribe(self)
+    }
+
+    /// Marks the sink ended and releases what it held; returns whether it already was.
+    private func stop() -> Bool {
+        let (wasEnded, heartbeat) = state.withLock { state -> (Bool, RepeatedTask?) in
+            defer {
+                state.ended = true
+                state.heartbeat = nil
+                state.held = [:]
+            }
+            return (state.ended, state.heartbeat)
+        }
+        heartbeat?.cancel()
+        return wasEnded
     }
 }
