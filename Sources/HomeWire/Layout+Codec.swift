@@ -151,8 +151,9 @@ extension LayoutResponse: WireMessage {
         home__v1__layout_response__init(message)
         let events = self.events
         message.pointee.n_events = events.count
+        var sharedOrigin: (Origin, UnsafeMutablePointer<Home__V1__Origin>)?
         message.pointee.events = arena.array(UnsafeMutablePointer<Home__V1__Event>?.self, count: events.count) {
-            $0.event(events[$1])
+            $0.event(events[$1], sharedOrigin: &sharedOrigin)
         }
         message.pointee.seq = seq
         message.pointee.created_id = createdID

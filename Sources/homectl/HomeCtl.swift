@@ -21,7 +21,8 @@ struct HomeCtl: AsyncParsableCommand {
             ("Living Room/Lamp/Brightness"), optionally with the service \
             ("Living Room/Lamp/Lightbulb/Brightness") or the home first.
             """,
-        subcommands: [Status.self, Accessories.self, Get.self, Set.self, Watch.self])
+        subcommands: [Status.self, Homes.self, Rooms.self, Zones.self, Accessories.self, Show.self, Get.self, Set.self,
+                      Rename.self, Assign.self, Groups.self, Scenes.self, Triggers.self, Types.self, Watch.self])
 }
 
 /// Options every subcommand shares.

@@ -1,0 +1,155 @@
+import ArgumentParser
+import HomeClient
+import HomeModel
+
+/// `homectl scenes`: action sets, the writes a scene applies together.
+struct Scenes: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List scenes (action sets), or create one, set or remove its actions, remove it.",
+        discussion: """
+            SCENE is an id, a name, or Home/Scene. An action writes VALUE to the characteristic \
+            at PATH when the scene runs; VALUE is read as `homectl set` reads it, and checked \
+            as a write would be.
+            """,
+        subcommands: [List.self, Create.self, AddAction.self, RemoveAction.self, Remove.self],
+        defaultSubcommand: List.self)
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the scenes and their actions (the default).")
+
+        @OptionGroup var options: ConnectionOptions
+        @OptionGroup var home: HomeOption
+
+        func run() async throws {
+            let graph = try await options.fetchGraph()
+            let homes: [Home]
+            do throws(HomeError) { homes = try graph.listedHomes(home.home) } catch { throw Failure(error) }
+            if options.json {
+                Output.line(JSON.array(homes.flatMap { home in
+                    home.actionSetIDs.compactMap { graph.actionSets[$0] }.map { scene in
+                        JSON.object([
+                            ("id", .uint(scene.id)),
+                            ("name", .string(scene.name)),
+                            ("kind", .string(scene.kind.rawValue)),
+                            ("home_id", .uint(home.id)),
+                            ("home", .string(home.name)),
+                            ("actions", .array(scene.actions.map { action in
+                                .object([
+                                    ("characteristic_id", .uint(action.characteristicID)),
+                                    ("path", .string(graph.path(of: action.characteristicID) ?? "")),
+                                    ("value", action.value.json),
+                                ])
+                            })),
+                        ])
+                    }
+                }).text)
+                return
+            }
+            for home in homes {
+                if homes.count > 1 || self.home.home != nil { Output.line("# \(home.name)") }
+                let scenes = home.actionSetIDs.compactMap { graph.actionSets[$0] }
+                if scenes.isEmpty { Output.line("no scenes") }
+                for scene in scenes {
+                    Output.line("\(scene.name)  \(scene.kind.rawValue)  \(count(scene.actions.count, "action"))  id \(scene.id)")
+                    let rows = scene.actions.map { action in
+                        var characteristic = graph.characteristics[action.characteristicID]
+                        characteristic?.value = action.value
+                        return [graph.path(of: action.characteristicID) ?? "characteristic \(action.characteristicID)",
+                                "=", characteristic.map(Show.value) ?? action.value.description]
+                    }
+                    for line in Output.table(rows, indent: "  ") { Output.line(line) }
+                }
+            }
+        }
+    }
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create an empty scene.",
+            discussion: "A home has at most one scene of each built-in kind (wake-up, sleep, departure, arrival).")
+
+        @OptionGroup var options: ConnectionOptions
+        @OptionGroup var home: HomeOption
+
+        @Option(help: "user-defined, wake-up, sleep, departure or arrival.")
+        var kind: String = ActionSetKind.userDefined.rawValue
+
+        @Argument(help: "The scene's name, unique in its home.")
+        var name: String
+
+        func validate() throws {
+            if ActionSetKind(rawValue: kind) == nil {
+                throw ValidationError("--kind takes \(ActionSetKind.allCases.map(\.rawValue).joined(separator: ", ")), "
+                                          + "not '\(kind)'")
+            }
+        }
+
+        func run() async throws {
+            let kind = ActionSetKind(rawValue: self.kind)!
+            try await options.applyChange { graph throws(HomeError) in
+                .addActionSet(name: name, kind: kind, homeID: try graph.resolveHome(home.home))
+            }
+        }
+    }
+
+    struct AddAction: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Make a scene write VALUE to a characteristic (replacing what it wrote there before).")
+
+        @OptionGroup var options: ConnectionOptions
+
+        @Argument(help: "The scene.")
+        var scene: String
+
+        @Argument(help: "The characteristic, by PATH or id.")
+        var path: String
+
+        @Argument(help: "The value to write.")
+        var value: String
+
+        func run() async throws {
+            try await options.applyChange { graph throws(HomeError) in
+                let sceneID = try graph.resolveNamed(scene, .actionSet)
+                let characteristicID = try graph.resolveCharacteristic(path)
+                let value = try ValueParser.parse(self.value, for: graph.characteristics[characteristicID]!)
+                return .addAction(CharacteristicWriteAction(characteristicID: characteristicID, value: value),
+                                  actionSetID: sceneID)
+            }
+        }
+    }
+
+    struct RemoveAction: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Stop a scene writing a characteristic.")
+
+        @OptionGroup var options: ConnectionOptions
+
+        @Argument(help: "The scene.")
+        var scene: String
+
+        @Argument(help: "The characteristic, by PATH or id.")
+        var path: String
+
+        func run() async throws {
+            try await options.applyChange { graph throws(HomeError) in
+                .removeAction(characteristicID: try graph.resolveCharacteristic(path),
+                              actionSetID: try graph.resolveNamed(scene, .actionSet))
+            }
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Remove a scene; triggers that ran it no longer do.")
+
+        @OptionGroup var options: ConnectionOptions
+
+        @Argument(help: "The scene.")
+        var scene: String
+
+        func run() async throws {
+            try await options.applyChange { graph throws(HomeError) in
+                .remove(id: try graph.resolveNamed(scene, .actionSet))
+            }
+        }
+    }
+}
