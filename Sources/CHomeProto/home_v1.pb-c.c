@@ -3247,6 +3247,366 @@ void   home__v1__list_types_response__free_unpacked
   assert(message->base.descriptor == &home__v1__list_types_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   home__v1__modify_subscription_request__init
+                     (Home__V1__ModifySubscriptionRequest         *message)
+{
+  static const Home__V1__ModifySubscriptionRequest init_value = HOME__V1__MODIFY_SUBSCRIPTION_REQUEST__INIT;
+  *message = init_value;
+}
+size_t home__v1__modify_subscription_request__get_packed_size
+                     (const Home__V1__ModifySubscriptionRequest *message)
+{
+  assert(message->base.descriptor == &home__v1__modify_subscription_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__modify_subscription_request__pack
+                     (const Home__V1__ModifySubscriptionRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__modify_subscription_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__modify_subscription_request__pack_to_buffer
+                     (const Home__V1__ModifySubscriptionRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__modify_subscription_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__ModifySubscriptionRequest *
+       home__v1__modify_subscription_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__ModifySubscriptionRequest *)
+     protobuf_c_message_unpack (&home__v1__modify_subscription_request__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__modify_subscription_request__free_unpacked
+                     (Home__V1__ModifySubscriptionRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__modify_subscription_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__modify_subscription_response__init
+                     (Home__V1__ModifySubscriptionResponse         *message)
+{
+  static const Home__V1__ModifySubscriptionResponse init_value = HOME__V1__MODIFY_SUBSCRIPTION_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t home__v1__modify_subscription_response__get_packed_size
+                     (const Home__V1__ModifySubscriptionResponse *message)
+{
+  assert(message->base.descriptor == &home__v1__modify_subscription_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__modify_subscription_response__pack
+                     (const Home__V1__ModifySubscriptionResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__modify_subscription_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__modify_subscription_response__pack_to_buffer
+                     (const Home__V1__ModifySubscriptionResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__modify_subscription_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__ModifySubscriptionResponse *
+       home__v1__modify_subscription_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__ModifySubscriptionResponse *)
+     protobuf_c_message_unpack (&home__v1__modify_subscription_response__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__modify_subscription_response__free_unpacked
+                     (Home__V1__ModifySubscriptionResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__modify_subscription_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__get_stats_request__init
+                     (Home__V1__GetStatsRequest         *message)
+{
+  static const Home__V1__GetStatsRequest init_value = HOME__V1__GET_STATS_REQUEST__INIT;
+  *message = init_value;
+}
+size_t home__v1__get_stats_request__get_packed_size
+                     (const Home__V1__GetStatsRequest *message)
+{
+  assert(message->base.descriptor == &home__v1__get_stats_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__get_stats_request__pack
+                     (const Home__V1__GetStatsRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__get_stats_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__get_stats_request__pack_to_buffer
+                     (const Home__V1__GetStatsRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__get_stats_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__GetStatsRequest *
+       home__v1__get_stats_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__GetStatsRequest *)
+     protobuf_c_message_unpack (&home__v1__get_stats_request__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__get_stats_request__free_unpacked
+                     (Home__V1__GetStatsRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__get_stats_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__subscription_stats__init
+                     (Home__V1__SubscriptionStats         *message)
+{
+  static const Home__V1__SubscriptionStats init_value = HOME__V1__SUBSCRIPTION_STATS__INIT;
+  *message = init_value;
+}
+size_t home__v1__subscription_stats__get_packed_size
+                     (const Home__V1__SubscriptionStats *message)
+{
+  assert(message->base.descriptor == &home__v1__subscription_stats__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__subscription_stats__pack
+                     (const Home__V1__SubscriptionStats *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__subscription_stats__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__subscription_stats__pack_to_buffer
+                     (const Home__V1__SubscriptionStats *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__subscription_stats__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__SubscriptionStats *
+       home__v1__subscription_stats__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__SubscriptionStats *)
+     protobuf_c_message_unpack (&home__v1__subscription_stats__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__subscription_stats__free_unpacked
+                     (Home__V1__SubscriptionStats *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__subscription_stats__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__connection_stats__init
+                     (Home__V1__ConnectionStats         *message)
+{
+  static const Home__V1__ConnectionStats init_value = HOME__V1__CONNECTION_STATS__INIT;
+  *message = init_value;
+}
+size_t home__v1__connection_stats__get_packed_size
+                     (const Home__V1__ConnectionStats *message)
+{
+  assert(message->base.descriptor == &home__v1__connection_stats__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__connection_stats__pack
+                     (const Home__V1__ConnectionStats *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__connection_stats__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__connection_stats__pack_to_buffer
+                     (const Home__V1__ConnectionStats *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__connection_stats__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__ConnectionStats *
+       home__v1__connection_stats__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__ConnectionStats *)
+     protobuf_c_message_unpack (&home__v1__connection_stats__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__connection_stats__free_unpacked
+                     (Home__V1__ConnectionStats *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__connection_stats__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__get_stats_response__init
+                     (Home__V1__GetStatsResponse         *message)
+{
+  static const Home__V1__GetStatsResponse init_value = HOME__V1__GET_STATS_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t home__v1__get_stats_response__get_packed_size
+                     (const Home__V1__GetStatsResponse *message)
+{
+  assert(message->base.descriptor == &home__v1__get_stats_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__get_stats_response__pack
+                     (const Home__V1__GetStatsResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__get_stats_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__get_stats_response__pack_to_buffer
+                     (const Home__V1__GetStatsResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__get_stats_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__GetStatsResponse *
+       home__v1__get_stats_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__GetStatsResponse *)
+     protobuf_c_message_unpack (&home__v1__get_stats_response__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__get_stats_response__free_unpacked
+                     (Home__V1__GetStatsResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__get_stats_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__execute_action_set_request__init
+                     (Home__V1__ExecuteActionSetRequest         *message)
+{
+  static const Home__V1__ExecuteActionSetRequest init_value = HOME__V1__EXECUTE_ACTION_SET_REQUEST__INIT;
+  *message = init_value;
+}
+size_t home__v1__execute_action_set_request__get_packed_size
+                     (const Home__V1__ExecuteActionSetRequest *message)
+{
+  assert(message->base.descriptor == &home__v1__execute_action_set_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__execute_action_set_request__pack
+                     (const Home__V1__ExecuteActionSetRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__execute_action_set_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__execute_action_set_request__pack_to_buffer
+                     (const Home__V1__ExecuteActionSetRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__execute_action_set_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__ExecuteActionSetRequest *
+       home__v1__execute_action_set_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__ExecuteActionSetRequest *)
+     protobuf_c_message_unpack (&home__v1__execute_action_set_request__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__execute_action_set_request__free_unpacked
+                     (Home__V1__ExecuteActionSetRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__execute_action_set_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__execute_action_set_response__init
+                     (Home__V1__ExecuteActionSetResponse         *message)
+{
+  static const Home__V1__ExecuteActionSetResponse init_value = HOME__V1__EXECUTE_ACTION_SET_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t home__v1__execute_action_set_response__get_packed_size
+                     (const Home__V1__ExecuteActionSetResponse *message)
+{
+  assert(message->base.descriptor == &home__v1__execute_action_set_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__execute_action_set_response__pack
+                     (const Home__V1__ExecuteActionSetResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__execute_action_set_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__execute_action_set_response__pack_to_buffer
+                     (const Home__V1__ExecuteActionSetResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__execute_action_set_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__ExecuteActionSetResponse *
+       home__v1__execute_action_set_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__ExecuteActionSetResponse *)
+     protobuf_c_message_unpack (&home__v1__execute_action_set_response__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__execute_action_set_response__free_unpacked
+                     (Home__V1__ExecuteActionSetResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__execute_action_set_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor home__v1__frame__field_descriptors[10] =
 {
   {
@@ -8913,6 +9273,485 @@ const ProtobufCMessageDescriptor home__v1__list_types_response__descriptor =
   (ProtobufCMessageInit) home__v1__list_types_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor home__v1__modify_subscription_request__field_descriptors[3] =
+{
+  {
+    "call_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ModifySubscriptionRequest, call_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "add",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ModifySubscriptionRequest, add),
+    &home__v1__subscription_filter__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "remove",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ModifySubscriptionRequest, remove),
+    &home__v1__subscription_filter__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__modify_subscription_request__field_indices_by_name[] = {
+  1,   /* field[1] = add */
+  0,   /* field[0] = call_id */
+  2,   /* field[2] = remove */
+};
+static const ProtobufCIntRange home__v1__modify_subscription_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor home__v1__modify_subscription_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.ModifySubscriptionRequest",
+  "ModifySubscriptionRequest",
+  "Home__V1__ModifySubscriptionRequest",
+  "home.v1",
+  sizeof(Home__V1__ModifySubscriptionRequest),
+  3,
+  home__v1__modify_subscription_request__field_descriptors,
+  home__v1__modify_subscription_request__field_indices_by_name,
+  1,  home__v1__modify_subscription_request__number_ranges,
+  (ProtobufCMessageInit) home__v1__modify_subscription_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__modify_subscription_response__field_descriptors[1] =
+{
+  {
+    "seq",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ModifySubscriptionResponse, seq),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__modify_subscription_response__field_indices_by_name[] = {
+  0,   /* field[0] = seq */
+};
+static const ProtobufCIntRange home__v1__modify_subscription_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor home__v1__modify_subscription_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.ModifySubscriptionResponse",
+  "ModifySubscriptionResponse",
+  "Home__V1__ModifySubscriptionResponse",
+  "home.v1",
+  sizeof(Home__V1__ModifySubscriptionResponse),
+  1,
+  home__v1__modify_subscription_response__field_descriptors,
+  home__v1__modify_subscription_response__field_indices_by_name,
+  1,  home__v1__modify_subscription_response__number_ranges,
+  (ProtobufCMessageInit) home__v1__modify_subscription_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define home__v1__get_stats_request__field_descriptors NULL
+#define home__v1__get_stats_request__field_indices_by_name NULL
+#define home__v1__get_stats_request__number_ranges NULL
+const ProtobufCMessageDescriptor home__v1__get_stats_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.GetStatsRequest",
+  "GetStatsRequest",
+  "Home__V1__GetStatsRequest",
+  "home.v1",
+  sizeof(Home__V1__GetStatsRequest),
+  0,
+  home__v1__get_stats_request__field_descriptors,
+  home__v1__get_stats_request__field_indices_by_name,
+  0,  home__v1__get_stats_request__number_ranges,
+  (ProtobufCMessageInit) home__v1__get_stats_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__subscription_stats__field_descriptors[8] =
+{
+  {
+    "subscription_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__SubscriptionStats, subscription_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "call_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__SubscriptionStats, call_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "policy",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__SubscriptionStats, policy),
+    &home__v1__slow_consumer_policy__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "queue_limit",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__SubscriptionStats, queue_limit),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "queue_depth",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__SubscriptionStats, queue_depth),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "sent",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__SubscriptionStats, sent),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "merged",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__SubscriptionStats, merged),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "dropped",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__SubscriptionStats, dropped),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__subscription_stats__field_indices_by_name[] = {
+  1,   /* field[1] = call_id */
+  7,   /* field[7] = dropped */
+  6,   /* field[6] = merged */
+  2,   /* field[2] = policy */
+  4,   /* field[4] = queue_depth */
+  3,   /* field[3] = queue_limit */
+  5,   /* field[5] = sent */
+  0,   /* field[0] = subscription_id */
+};
+static const ProtobufCIntRange home__v1__subscription_stats__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 8 }
+};
+const ProtobufCMessageDescriptor home__v1__subscription_stats__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.SubscriptionStats",
+  "SubscriptionStats",
+  "Home__V1__SubscriptionStats",
+  "home.v1",
+  sizeof(Home__V1__SubscriptionStats),
+  8,
+  home__v1__subscription_stats__field_descriptors,
+  home__v1__subscription_stats__field_indices_by_name,
+  1,  home__v1__subscription_stats__number_ranges,
+  (ProtobufCMessageInit) home__v1__subscription_stats__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__connection_stats__field_descriptors[5] =
+{
+  {
+    "connection_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ConnectionStats, connection_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "client_name",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ConnectionStats, client_name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "open_calls",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ConnectionStats, open_calls),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "subscriptions",
+    4,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__ConnectionStats, n_subscriptions),
+    offsetof(Home__V1__ConnectionStats, subscriptions),
+    &home__v1__subscription_stats__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "pending_bytes",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ConnectionStats, pending_bytes),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__connection_stats__field_indices_by_name[] = {
+  1,   /* field[1] = client_name */
+  0,   /* field[0] = connection_id */
+  2,   /* field[2] = open_calls */
+  4,   /* field[4] = pending_bytes */
+  3,   /* field[3] = subscriptions */
+};
+static const ProtobufCIntRange home__v1__connection_stats__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 5 }
+};
+const ProtobufCMessageDescriptor home__v1__connection_stats__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.ConnectionStats",
+  "ConnectionStats",
+  "Home__V1__ConnectionStats",
+  "home.v1",
+  sizeof(Home__V1__ConnectionStats),
+  5,
+  home__v1__connection_stats__field_descriptors,
+  home__v1__connection_stats__field_indices_by_name,
+  1,  home__v1__connection_stats__number_ranges,
+  (ProtobufCMessageInit) home__v1__connection_stats__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__get_stats_response__field_descriptors[2] =
+{
+  {
+    "connections",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__GetStatsResponse, n_connections),
+    offsetof(Home__V1__GetStatsResponse, connections),
+    &home__v1__connection_stats__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "seq",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__GetStatsResponse, seq),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__get_stats_response__field_indices_by_name[] = {
+  0,   /* field[0] = connections */
+  1,   /* field[1] = seq */
+};
+static const ProtobufCIntRange home__v1__get_stats_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor home__v1__get_stats_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.GetStatsResponse",
+  "GetStatsResponse",
+  "Home__V1__GetStatsResponse",
+  "home.v1",
+  sizeof(Home__V1__GetStatsResponse),
+  2,
+  home__v1__get_stats_response__field_descriptors,
+  home__v1__get_stats_response__field_indices_by_name,
+  1,  home__v1__get_stats_response__number_ranges,
+  (ProtobufCMessageInit) home__v1__get_stats_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__execute_action_set_request__field_descriptors[1] =
+{
+  {
+    "action_set_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ExecuteActionSetRequest, action_set_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__execute_action_set_request__field_indices_by_name[] = {
+  0,   /* field[0] = action_set_id */
+};
+static const ProtobufCIntRange home__v1__execute_action_set_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor home__v1__execute_action_set_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.ExecuteActionSetRequest",
+  "ExecuteActionSetRequest",
+  "Home__V1__ExecuteActionSetRequest",
+  "home.v1",
+  sizeof(Home__V1__ExecuteActionSetRequest),
+  1,
+  home__v1__execute_action_set_request__field_descriptors,
+  home__v1__execute_action_set_request__field_indices_by_name,
+  1,  home__v1__execute_action_set_request__number_ranges,
+  (ProtobufCMessageInit) home__v1__execute_action_set_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__execute_action_set_response__field_descriptors[2] =
+{
+  {
+    "results",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__ExecuteActionSetResponse, n_results),
+    offsetof(Home__V1__ExecuteActionSetResponse, results),
+    &home__v1__write_result__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "seq",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ExecuteActionSetResponse, seq),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__execute_action_set_response__field_indices_by_name[] = {
+  0,   /* field[0] = results */
+  1,   /* field[1] = seq */
+};
+static const ProtobufCIntRange home__v1__execute_action_set_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor home__v1__execute_action_set_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.ExecuteActionSetResponse",
+  "ExecuteActionSetResponse",
+  "Home__V1__ExecuteActionSetResponse",
+  "home.v1",
+  sizeof(Home__V1__ExecuteActionSetResponse),
+  2,
+  home__v1__execute_action_set_response__field_descriptors,
+  home__v1__execute_action_set_response__field_indices_by_name,
+  1,  home__v1__execute_action_set_response__number_ranges,
+  (ProtobufCMessageInit) home__v1__execute_action_set_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCEnumValue home__v1__status_code__enum_values_by_number[17] =
 {
   { "OK", "HOME__V1__STATUS_CODE__OK", 0 },
@@ -9449,7 +10288,7 @@ const ProtobufCEnumDescriptor home__v1__marker_kind__descriptor =
   home__v1__marker_kind__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor home__v1__home_service__method_descriptors[8] =
+static const ProtobufCMethodDescriptor home__v1__home_service__method_descriptors[11] =
 {
   { "GetHome", &home__v1__get_home_request__descriptor, &home__v1__get_home_response__descriptor },
   { "ListAccessories", &home__v1__list_accessories_request__descriptor, &home__v1__list_accessories_response__descriptor },
@@ -9459,13 +10298,19 @@ static const ProtobufCMethodDescriptor home__v1__home_service__method_descriptor
   { "GetStatus", &home__v1__get_status_request__descriptor, &home__v1__get_status_response__descriptor },
   { "ChangeLayout", &home__v1__layout_request__descriptor, &home__v1__layout_response__descriptor },
   { "ListTypes", &home__v1__list_types_request__descriptor, &home__v1__list_types_response__descriptor },
+  { "ModifySubscription", &home__v1__modify_subscription_request__descriptor, &home__v1__modify_subscription_response__descriptor },
+  { "GetStats", &home__v1__get_stats_request__descriptor, &home__v1__get_stats_response__descriptor },
+  { "ExecuteActionSet", &home__v1__execute_action_set_request__descriptor, &home__v1__execute_action_set_response__descriptor },
 };
 const unsigned home__v1__home_service__method_indices_by_name[] = {
   6,        /* ChangeLayout */
+  10,        /* ExecuteActionSet */
   0,        /* GetHome */
+  9,        /* GetStats */
   5,        /* GetStatus */
   1,        /* ListAccessories */
   7,        /* ListTypes */
+  8,        /* ModifySubscription */
   2,        /* ReadCharacteristics */
   4,        /* Subscribe */
   3         /* WriteCharacteristics */
@@ -9477,7 +10322,7 @@ const ProtobufCServiceDescriptor home__v1__home_service__descriptor =
   "HomeService",
   "Home__V1__HomeService",
   "home.v1",
-  8,
+  11,
   home__v1__home_service__method_descriptors,
   home__v1__home_service__method_indices_by_name
 };
@@ -9544,6 +10389,30 @@ void home__v1__home_service__list_types(ProtobufCService *service,
 {
   assert(service->descriptor == &home__v1__home_service__descriptor);
   service->invoke(service, 7, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void home__v1__home_service__modify_subscription(ProtobufCService *service,
+                                                 const Home__V1__ModifySubscriptionRequest *input,
+                                                 Home__V1__ModifySubscriptionResponse_Closure closure,
+                                                 void *closure_data)
+{
+  assert(service->descriptor == &home__v1__home_service__descriptor);
+  service->invoke(service, 8, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void home__v1__home_service__get_stats(ProtobufCService *service,
+                                       const Home__V1__GetStatsRequest *input,
+                                       Home__V1__GetStatsResponse_Closure closure,
+                                       void *closure_data)
+{
+  assert(service->descriptor == &home__v1__home_service__descriptor);
+  service->invoke(service, 9, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void home__v1__home_service__execute_action_set(ProtobufCService *service,
+                                                const Home__V1__ExecuteActionSetRequest *input,
+                                                Home__V1__ExecuteActionSetResponse_Closure closure,
+                                                void *closure_data)
+{
+  assert(service->descriptor == &home__v1__home_service__descriptor);
+  service->invoke(service, 10, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void home__v1__home_service__init (Home__V1__HomeService_Service *service,
                                    Home__V1__HomeService_ServiceDestroy destroy)

@@ -172,7 +172,7 @@ public final class HomeClient: Sendable {
         let open = CallOpen(method: HomeMethod.subscribe.rawValue, request: request.encoded())
         let source = producer.source
         channel.eventLoop.execute { handler.value.startStream(callID: callID, open: open, source: source) }
-        return HomeSubscription(base: producer.sequence)
+        return HomeSubscription(callID: callID, base: producer.sequence)
     }
 }
 
@@ -180,10 +180,17 @@ public final class HomeClient: Sendable {
 /// events. Ends when the daemon ends the call (an error for anything but OK).
 public struct HomeSubscription: AsyncSequence, Sendable {
     public typealias Element = SubscribeResponse
+    /// The call this subscription runs on: what `HomeClient.modify(_:add:remove:)` names.
+    public let callID: UInt64
     typealias Base = NIOThrowingAsyncSequenceProducer<
         SubscribeResponse, any Error, NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark, SubscriptionDelegate
     >
     let base: Base
+
+    init(callID: UInt64, base: Base) {
+        self.callID = callID
+        self.base = base
+    }
 
     public struct AsyncIterator: AsyncIteratorProtocol {
         var base: Base.AsyncIterator

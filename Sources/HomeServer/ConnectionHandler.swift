@@ -136,6 +136,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         case .cancel:
             if let sink = streams.removeValue(forKey: frame.callID) {
                 sink.cancel()
+                registry.update(connectionID, openStreams: streams.count)
                 write(context, WireFrame(callID: frame.callID, body: .status(HomeError(.cancelled, "call \(frame.callID) cancelled by the client"))))
             }
         case .ping(let nonce):
@@ -163,6 +164,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         helloTimeout?.cancel()
         saidHello = true
         clientName = hello.clientName
+        registry.update(connectionID, name: hello.clientName)
         logger[metadataKey: "client"] = "\(hello.clientName)"
         let frameSize = hello.maxFrameSize == 0 ? configuration.maxFrameSize
             : min(Int(hello.maxFrameSize), configuration.maxFrameSize)
@@ -222,6 +224,20 @@ final class ConnectionHandler: ChannelDuplexHandler {
                 try reply(context, callID: callID, store.write(request, origin: origin))
             case .subscribe:
                 try subscribe(context, callID: callID, try SubscribeRequest(wire: open.request))
+            case .modifySubscription:
+                let request = try ModifySubscriptionRequest(wire: open.request)
+                guard let sink = streams[request.callID] else {
+                    throw HomeError(.notFound, "no open subscription with call id \(request.callID) on this connection")
+                }
+                try reply(context, callID: callID, ModifySubscriptionResponse(
+                    seq: try store.modify(sink, add: request.add, remove: request.remove)))
+            case .executeActionSet:
+                let request = try ExecuteActionSetRequest(wire: open.request)
+                let origin = Origin(kind: .client, connectionID: connectionID, name: clientName)
+                try reply(context, callID: callID, try store.executeActionSet(request.actionSetID, origin: origin))
+            case .getStats:
+                _ = try GetStatsRequest(wire: open.request)
+                sendStatistics(context, callID: callID)
             case .getStatus:
                 _ = try GetStatusRequest(wire: open.request)
                 var status = GetStatusResponse()
@@ -287,14 +303,44 @@ final class ConnectionHandler: ChannelDuplexHandler {
             throw HomeError(.invalidArgument, "queue_limit \(request.queueLimit) exceeds the daemon's maximum of \(configuration.maxQueueLimit)")
         }
         let channel = context.channel
+        let connectionID = self.connectionID
         let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
         let sink = try store.subscribe(request, connectionID: connectionID, callID: callID) { id, scope in
             SubscriptionSink(subscriptionID: id, callID: callID, connectionID: connectionID, scope: scope,
                              request: request, channel: channel, store: store, queueLimit: limit) { _ in
                 loopBoundSelf.value.streams.removeValue(forKey: callID)
+                loopBoundSelf.value.registry.update(connectionID, openStreams: loopBoundSelf.value.streams.count)
             }
         }
         streams[callID] = sink
+        registry.update(connectionID, openStreams: streams.count)
+    }
+
+    /// Gathers every connection's statistics (pending bytes come from each
+    /// connection's own event loop) and answers when all are in.
+    private func sendStatistics(_ context: ChannelHandlerContext, callID: UInt64) {
+        let store = self.store
+        let subscriptions = store.subscriptionStatistics()
+        let connections = registry.connections()
+        let pending = connections.map { connection in
+            connection.channel.getOption(ChannelOptions.bufferedWritableBytes).map { UInt64($0) }.recover { _ in 0 }
+        }
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        EventLoopFuture.whenAllSucceed(pending, on: context.eventLoop).whenSuccess { pendingBytes in
+            let (handler, context) = loopBound.value
+            let stats = zip(connections, pendingBytes).map { connection, pending in
+                ConnectionStats(
+                    connectionID: connection.id, clientName: connection.name, openCalls: UInt32(connection.openStreams),
+                    subscriptions: (subscriptions[connection.id] ?? []).sorted { $0.subscriptionID < $1.subscriptionID }.map {
+                        SubscriptionStats(subscriptionID: $0.subscriptionID, callID: $0.callID, policy: $0.policy,
+                                          queueLimit: UInt32($0.queueLimit), queueDepth: UInt32($0.queueDepth),
+                                          sent: $0.sent, merged: $0.merged, dropped: $0.dropped)
+                    },
+                    pendingBytes: pending)
+            }
+            try? handler.reply(context, callID: callID, GetStatsResponse(connections: stats, seq: store.lastSeq))
+            context.flush()
+        }
     }
 
     // MARK: Shutdown

@@ -7,6 +7,8 @@ final class ConnectionRegistry: Sendable {
     private struct State {
         var nextID: UInt64 = 1
         var channels: [UInt64: any Channel] = [:]
+        var names: [UInt64: String] = [:]
+        var openStreams: [UInt64: Int] = [:]
         var closing = false
     }
 
@@ -24,7 +26,29 @@ final class ConnectionRegistry: Sendable {
     }
 
     func remove(_ id: UInt64) {
-        _ = state.withLock { $0.channels.removeValue(forKey: id) }
+        state.withLock {
+            $0.channels.removeValue(forKey: id)
+            $0.names.removeValue(forKey: id)
+            $0.openStreams.removeValue(forKey: id)
+        }
+    }
+
+    /// Records what a connection said in its hello, and how many streams it has open.
+    func update(_ id: UInt64, name: String? = nil, openStreams: Int? = nil) {
+        state.withLock { state in
+            guard state.channels[id] != nil else { return }
+            if let name { state.names[id] = name }
+            if let openStreams { state.openStreams[id] = openStreams }
+        }
+    }
+
+    /// Every open connection with its client's name and open stream count.
+    func connections() -> [(id: UInt64, name: String, openStreams: Int, channel: any Channel)] {
+        state.withLock { state in
+            state.channels.keys.sorted().map { id in
+                (id, state.names[id] ?? "", state.openStreams[id] ?? 0, state.channels[id]!)
+            }
+        }
     }
 
     var count: Int { state.withLock { $0.channels.count } }

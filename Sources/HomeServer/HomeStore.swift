@@ -18,7 +18,7 @@ public final class HomeStore: Sendable {
     public let journalID: String
     let startedAtMs: Int64
 
-    private struct State {
+    struct State {
         var graph: HomeGraph
         var journal: Journal
         var sinks: [UInt64: SubscriptionSink] = [:]
@@ -26,6 +26,31 @@ public final class HomeStore: Sendable {
     }
 
     private let state: Mutex<State>
+
+    /// Runs `body` under the lock (for the store's extensions in other files).
+    func withState<R, E: Error>(_ body: (inout State) throws(E) -> R) throws(E) -> R {
+        try state.withLock { state throws(E) -> R in try body(&state) }
+    }
+
+    /// Applies a change to the graph in place (values and reachability: no layout
+    /// persistence) and publishes the events it returns, all under the lock.
+    func publishing(origin: Origin, _ change: (inout HomeGraph) throws(HomeError) -> [HomeEvent.Body]) throws(HomeError) -> [HomeEvent] {
+        let now = currentTimeMs()
+        var wake: [SubscriptionSink] = []
+        let events = try state.withLock { state throws(HomeError) -> [HomeEvent] in
+            let bodies = try change(&state.graph)
+            var published: [HomeEvent] = []
+            for body in bodies {
+                var event = HomeEvent(timeMs: now, origin: origin, body: body)
+                Self.publish(&event, in: &state, wake: &wake)
+                published.append(event)
+            }
+            return published
+        }
+        for sink in wake { sink.wake() }
+        return events
+    }
+
     private let persistence: (any LayoutPersistence)?
     /// Characteristics written since `ValueWriteBehind` last saved them; nil without persistence.
     let writtenValues: WrittenValues?

@@ -15,9 +15,16 @@ struct SubscriptionScope: Sendable {
     private var accessoryIDs: Set<ObjectID>
     private var serviceIDs: Set<ObjectID>
     private var characteristicIDs: Set<ObjectID>
-    private let serviceTypes: Set<String>
-    private let characteristicTypes: Set<String>
-    private let kinds: Set<EventKind>
+    private var serviceTypes: Set<String>
+    private var characteristicTypes: Set<String>
+    private var kinds: Set<EventKind>
+    /// Objects a client narrowed away without having named them (removing one
+    /// characteristic from "everything"): never matched, whatever else selects them.
+    private var excludedIDs = Set<ObjectID>()
+    /// The subscription named no objects: it covers the whole daemon (less
+    /// exclusions). Fixed at subscribe time, so narrowing a scope to nothing never
+    /// turns it into everything.
+    private let selectsEverything: Bool
 
     init(_ filter: SubscriptionFilter) {
         homeIDs = Set(filter.homeIDs)
@@ -30,12 +37,50 @@ struct SubscriptionScope: Sendable {
         serviceTypes = Set(filter.serviceTypes.map { $0.uppercased() })
         characteristicTypes = Set(filter.characteristicTypes.map { $0.uppercased() })
         kinds = Set(filter.kinds)
+        selectsEverything = homeIDs.isEmpty && roomIDs.isEmpty && zoneIDs.isEmpty && accessoryIDs.isEmpty
+            && serviceIDs.isEmpty && characteristicIDs.isEmpty
     }
 
-    private var selectsEverything: Bool {
-        homeIDs.isEmpty && roomIDs.isEmpty && zoneIDs.isEmpty && accessoryIDs.isEmpty && serviceIDs.isEmpty
-            && characteristicIDs.isEmpty
+    /// Widens the scope: everything in `filter` is now covered (and no longer excluded).
+    mutating func add(_ filter: SubscriptionFilter) {
+        let ids = filter.homeIDs + filter.roomIDs + filter.zoneIDs + filter.accessoryIDs + filter.serviceIDs + filter.characteristicIDs
+        excludedIDs.subtract(ids)
+        // Adding to a scope that selects everything keeps it so.
+        if !selectsEverything {
+            homeIDs.formUnion(filter.homeIDs)
+            roomIDs.formUnion(filter.roomIDs)
+            zoneIDs.formUnion(filter.zoneIDs)
+            accessoryIDs.formUnion(filter.accessoryIDs)
+            serviceIDs.formUnion(filter.serviceIDs)
+            characteristicIDs.formUnion(filter.characteristicIDs)
+        }
+        if !serviceTypes.isEmpty { serviceTypes.formUnion(filter.serviceTypes.map { $0.uppercased() }) }
+        if !characteristicTypes.isEmpty { characteristicTypes.formUnion(filter.characteristicTypes.map { $0.uppercased() }) }
+        if !kinds.isEmpty { kinds.formUnion(filter.kinds) }
     }
+
+    /// Narrows the scope: nothing in `filter` is covered any more, even where
+    /// something wider still selects it (removing one characteristic of a watched
+    /// accessory), until a later `add` names it again.
+    mutating func remove(_ filter: SubscriptionFilter) {
+        for id in filter.homeIDs + filter.roomIDs + filter.zoneIDs + filter.accessoryIDs + filter.serviceIDs + filter.characteristicIDs {
+            for index in 0..<6 {
+                switch index {
+                case 0: homeIDs.remove(id)
+                case 1: roomIDs.remove(id)
+                case 2: zoneIDs.remove(id)
+                case 3: accessoryIDs.remove(id)
+                case 4: serviceIDs.remove(id)
+                default: characteristicIDs.remove(id)
+                }
+            }
+            excludedIDs.insert(id)
+        }
+        serviceTypes.subtract(filter.serviceTypes.map { $0.uppercased() })
+        characteristicTypes.subtract(filter.characteristicTypes.map { $0.uppercased() })
+        kinds.subtract(filter.kinds)
+    }
+
 
     /// Checks every id in the filter names an object of the right kind.
     static func validate(_ filter: SubscriptionFilter, in graph: HomeGraph) throws(HomeError) {
@@ -58,6 +103,7 @@ struct SubscriptionScope: Sendable {
 
     /// Whether a characteristic is covered (for value events and snapshots).
     func covers(_ characteristic: Characteristic, in graph: HomeGraph) -> Bool {
+        if !excludedIDs.isEmpty && isExcluded(characteristic, in: graph) { return false }
         if !characteristicTypes.isEmpty
             && !characteristicTypes.contains(characteristic.type.uuid.uppercased())
             && !characteristicTypes.contains(characteristic.type.name.uppercased()) {
@@ -74,6 +120,17 @@ struct SubscriptionScope: Sendable {
             return true
         }
         return coversAccessory(characteristic.accessoryID, in: graph)
+    }
+
+    private func isExcluded(_ characteristic: Characteristic, in graph: HomeGraph) -> Bool {
+        if excludedIDs.contains(characteristic.id) || excludedIDs.contains(characteristic.serviceID) { return true }
+        return isAccessoryExcluded(characteristic.accessoryID, in: graph)
+    }
+
+    private func isAccessoryExcluded(_ accessoryID: ObjectID, in graph: HomeGraph) -> Bool {
+        if excludedIDs.contains(accessoryID) { return true }
+        guard let accessory = graph.accessories[accessoryID] else { return false }
+        return excludedIDs.contains(accessory.roomID) || excludedIDs.contains(accessory.homeID)
     }
 
     private func coversAccessory(_ accessoryID: ObjectID, in graph: HomeGraph) -> Bool {
@@ -97,8 +154,10 @@ struct SubscriptionScope: Sendable {
                   characteristic.properties.supportsEventNotification else { return false }
             return covers(characteristic, in: graph)
         case .reachability(let accessoryID, _):
+            if !excludedIDs.isEmpty && isAccessoryExcluded(accessoryID, in: graph) { return false }
             return selectsEverything || coversAccessory(accessoryID, in: graph)
         case .layout(let change):
+            if excludedIDs.contains(change.objectID) { return false }
             return selectsEverything || homeIDs.contains(change.homeID) || roomIDs.contains(change.objectID)
                 || accessoryIDs.contains(change.objectID) || serviceIDs.contains(change.objectID)
                 || characteristicIDs.contains(change.objectID) || zoneIDs.contains(change.objectID)

@@ -218,36 +218,7 @@ extension SubscribeRequest: WireMessage {
         var arena = CArena()
         let message = arena.allocate(Home__V1__SubscribeRequest.self)
         home__v1__subscribe_request__init(message)
-        let filter = arena.allocate(Home__V1__SubscriptionFilter.self)
-        home__v1__subscription_filter__init(filter)
-        filter.pointee.n_home_ids = self.filter.homeIDs.count
-        filter.pointee.home_ids = arena.ids(self.filter.homeIDs)
-        filter.pointee.n_room_ids = self.filter.roomIDs.count
-        filter.pointee.room_ids = arena.ids(self.filter.roomIDs)
-        filter.pointee.n_zone_ids = self.filter.zoneIDs.count
-        filter.pointee.zone_ids = arena.ids(self.filter.zoneIDs)
-        filter.pointee.n_accessory_ids = self.filter.accessoryIDs.count
-        filter.pointee.accessory_ids = arena.ids(self.filter.accessoryIDs)
-        filter.pointee.n_service_ids = self.filter.serviceIDs.count
-        filter.pointee.service_ids = arena.ids(self.filter.serviceIDs)
-        filter.pointee.n_characteristic_ids = self.filter.characteristicIDs.count
-        filter.pointee.characteristic_ids = arena.ids(self.filter.characteristicIDs)
-        let serviceTypes = self.filter.serviceTypes
-        filter.pointee.n_service_types = serviceTypes.count
-        filter.pointee.service_types = arena.array(UnsafeMutablePointer<CChar>?.self, count: serviceTypes.count) {
-            $0.cString(serviceTypes[$1])
-        }
-        let characteristicTypes = self.filter.characteristicTypes
-        filter.pointee.n_characteristic_types = characteristicTypes.count
-        filter.pointee.characteristic_types = arena.array(UnsafeMutablePointer<CChar>?.self, count: characteristicTypes.count) {
-            $0.cString(characteristicTypes[$1])
-        }
-        let kinds = self.filter.kinds
-        filter.pointee.n_kinds = kinds.count
-        filter.pointee.kinds = arena.array(Home__V1__EventKind.self, count: kinds.count) { _, index in
-            Home__V1__EventKind(rawValue: kinds[index].wireNumber(offset: 1))
-        }
-        message.pointee.filter = filter
+        message.pointee.filter = arena.filter(self.filter)
         message.pointee.snapshot = snapshot ? 1 : 0
         if let sinceSeq {
             message.pointee.since_present_case = HOME__V1__SUBSCRIBE_REQUEST__SINCE_PRESENT_SINCE_SEQ
@@ -265,23 +236,7 @@ extension SubscribeRequest: WireMessage {
     public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
         self = try withUnpacked(bytes, as: "home.v1.SubscribeRequest", unpack: home__v1__subscribe_request__unpack,
                                 free: home__v1__subscribe_request__free_unpacked) { message throws(HomeError) in
-            var filter = SubscriptionFilter()
-            if let wire = message.pointee.filter?.pointee {
-                filter.homeIDs = ModelDecoding.ids(wire.home_ids, wire.n_home_ids)
-                filter.roomIDs = ModelDecoding.ids(wire.room_ids, wire.n_room_ids)
-                filter.zoneIDs = ModelDecoding.ids(wire.zone_ids, wire.n_zone_ids)
-                filter.accessoryIDs = ModelDecoding.ids(wire.accessory_ids, wire.n_accessory_ids)
-                filter.serviceIDs = ModelDecoding.ids(wire.service_ids, wire.n_service_ids)
-                filter.characteristicIDs = ModelDecoding.ids(wire.characteristic_ids, wire.n_characteristic_ids)
-                filter.serviceTypes = try swiftArray(wire.service_types, wire.n_service_types) { swiftString($0) }
-                filter.characteristicTypes = try swiftArray(wire.characteristic_types, wire.n_characteristic_types) { swiftString($0) }
-                filter.kinds = try swiftArray(wire.kinds, wire.n_kinds) { kind throws(HomeError) in
-                    guard kind.rawValue >= 1, Int(kind.rawValue) <= EventKind.allCases.count else {
-                        throw HomeError(.invalidArgument, "unknown event kind \(kind.rawValue) in subscription filter")
-                    }
-                    return EventKind.fromWire(kind.rawValue, offset: 1, default: .valueChanged)
-                }
-            }
+            let filter = try ModelDecoding.filter(message.pointee.filter)
             let since = message.pointee.since_present_case == HOME__V1__SUBSCRIBE_REQUEST__SINCE_PRESENT_SINCE_SEQ
                 ? message.pointee.since_seq : nil
             return SubscribeRequest(

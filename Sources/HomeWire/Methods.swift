@@ -13,6 +13,9 @@ public enum HomeMethod: String, Sendable, CaseIterable {
     case getStatus = "home.v1.HomeService/GetStatus"
     case changeLayout = "home.v1.HomeService/ChangeLayout"
     case listTypes = "home.v1.HomeService/ListTypes"
+    case modifySubscription = "home.v1.HomeService/ModifySubscription"
+    case getStats = "home.v1.HomeService/GetStats"
+    case executeActionSet = "home.v1.HomeService/ExecuteActionSet"
 
     /// Server-streaming methods answer with any number of messages before the status.
     public var isServerStreaming: Bool {

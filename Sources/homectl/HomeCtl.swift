@@ -21,7 +21,7 @@ struct HomeCtl: AsyncParsableCommand {
             ("Living Room/Lamp/Brightness"), optionally with the service \
             ("Living Room/Lamp/Lightbulb/Brightness") or the home first.
             """,
-        subcommands: [Status.self, Homes.self, Rooms.self, Zones.self, Accessories.self, Show.self, Get.self, Set.self,
+        subcommands: [Status.self, Stats.self, Homes.self, Rooms.self, Zones.self, Accessories.self, Show.self, Get.self, Set.self,
                       Rename.self, Assign.self, Groups.self, Scenes.self, Triggers.self, Types.self, Watch.self])
 }
 

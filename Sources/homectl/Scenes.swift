@@ -5,13 +5,13 @@ import HomeModel
 /// `homectl scenes`: action sets, the writes a scene applies together.
 struct Scenes: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "List scenes (action sets), or create one, set or remove its actions, remove it.",
+        abstract: "List scenes (action sets), run one, create one, set or remove its actions, remove it.",
         discussion: """
             SCENE is an id, a name, or Home/Scene. An action writes VALUE to the characteristic \
             at PATH when the scene runs; VALUE is read as `homectl set` reads it, and checked \
             as a write would be.
             """,
-        subcommands: [List.self, Create.self, AddAction.self, RemoveAction.self, Remove.self],
+        subcommands: [List.self, Run.self, Create.self, AddAction.self, RemoveAction.self, Remove.self],
         defaultSubcommand: List.self)
 
     struct List: AsyncParsableCommand {
@@ -150,6 +150,43 @@ struct Scenes: AsyncParsableCommand {
             try await options.applyChange { graph throws(HomeError) in
                 .remove(id: try graph.resolveNamed(scene, .actionSet))
             }
+        }
+    }
+
+    struct Run: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run a scene: apply its writes, then announce it (an action-set event).")
+
+        @OptionGroup var options: ConnectionOptions
+
+        @Argument(help: "The scene.")
+        var scene: String
+
+        func run() async throws {
+            let (graph, response) = try await options.withClient { client throws(HomeError) in
+                let graph = try await client.getHome().graph
+                return (graph, try await client.executeActionSet(try graph.resolveNamed(scene, .actionSet)))
+            }
+            let failed = response.results.filter { $0.error != nil }
+            if options.json {
+                Output.line(JSON.object([
+                    ("seq", .uint(response.seq)),
+                    ("results", .array(response.results.map { result in
+                        .object([
+                            ("characteristic_id", .uint(result.characteristicID)),
+                            ("path", .string(graph.path(of: result.characteristicID) ?? "")),
+                            ("seq", .uint(result.seq)),
+                            ("error", result.error.map { .string($0.message) } ?? .null),
+                        ])
+                    })),
+                ]).text)
+            } else {
+                Output.line("ran \(scene): \(response.results.count - failed.count) of \(response.results.count) actions applied (seq \(response.seq))")
+                for result in failed {
+                    Output.error("homectl: \(graph.path(of: result.characteristicID) ?? String(result.characteristicID)): \(result.error!.message)")
+                }
+            }
+            if let first = failed.first?.error { throw Failure(first) }
         }
     }
 }

@@ -87,6 +87,14 @@ typedef struct Home__V1__NamedBit Home__V1__NamedBit;
 typedef struct Home__V1__CharacteristicType Home__V1__CharacteristicType;
 typedef struct Home__V1__ServiceType Home__V1__ServiceType;
 typedef struct Home__V1__ListTypesResponse Home__V1__ListTypesResponse;
+typedef struct Home__V1__ModifySubscriptionRequest Home__V1__ModifySubscriptionRequest;
+typedef struct Home__V1__ModifySubscriptionResponse Home__V1__ModifySubscriptionResponse;
+typedef struct Home__V1__GetStatsRequest Home__V1__GetStatsRequest;
+typedef struct Home__V1__SubscriptionStats Home__V1__SubscriptionStats;
+typedef struct Home__V1__ConnectionStats Home__V1__ConnectionStats;
+typedef struct Home__V1__GetStatsResponse Home__V1__GetStatsResponse;
+typedef struct Home__V1__ExecuteActionSetRequest Home__V1__ExecuteActionSetRequest;
+typedef struct Home__V1__ExecuteActionSetResponse Home__V1__ExecuteActionSetResponse;
 
 
 /* --- enums --- */
@@ -1640,6 +1648,124 @@ struct  Home__V1__ListTypesResponse
     , 0,NULL, 0,NULL }
 
 
+struct  Home__V1__ModifySubscriptionRequest
+{
+  ProtobufCMessage base;
+  /*
+   * The call id of the subscription on this connection.
+   */
+  uint64_t call_id;
+  /*
+   * Objects (and types) to start receiving events about.
+   */
+  Home__V1__SubscriptionFilter *add;
+  /*
+   * Objects (and types) to stop receiving events about.
+   */
+  Home__V1__SubscriptionFilter *remove;
+};
+#define HOME__V1__MODIFY_SUBSCRIPTION_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__modify_subscription_request__descriptor) \
+    , 0, NULL, NULL }
+
+
+struct  Home__V1__ModifySubscriptionResponse
+{
+  ProtobufCMessage base;
+  /*
+   * Events after this sequence number follow the new filter.
+   */
+  uint64_t seq;
+};
+#define HOME__V1__MODIFY_SUBSCRIPTION_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__modify_subscription_response__descriptor) \
+    , 0 }
+
+
+struct  Home__V1__GetStatsRequest
+{
+  ProtobufCMessage base;
+};
+#define HOME__V1__GET_STATS_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__get_stats_request__descriptor) \
+     }
+
+
+struct  Home__V1__SubscriptionStats
+{
+  ProtobufCMessage base;
+  uint64_t subscription_id;
+  uint64_t call_id;
+  Home__V1__SlowConsumerPolicy policy;
+  uint32_t queue_limit;
+  uint32_t queue_depth;
+  uint64_t sent;
+  uint64_t merged;
+  uint64_t dropped;
+};
+#define HOME__V1__SUBSCRIPTION_STATS__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__subscription_stats__descriptor) \
+    , 0, 0, HOME__V1__SLOW_CONSUMER_POLICY__SLOW_COALESCE, 0, 0, 0, 0, 0 }
+
+
+struct  Home__V1__ConnectionStats
+{
+  ProtobufCMessage base;
+  uint64_t connection_id;
+  char *client_name;
+  uint32_t open_calls;
+  size_t n_subscriptions;
+  Home__V1__SubscriptionStats **subscriptions;
+  /*
+   * Bytes written to the socket and not yet taken by the client.
+   */
+  uint64_t pending_bytes;
+};
+#define HOME__V1__CONNECTION_STATS__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__connection_stats__descriptor) \
+    , 0, (char *)protobuf_c_empty_string, 0, 0,NULL, 0 }
+
+
+struct  Home__V1__GetStatsResponse
+{
+  ProtobufCMessage base;
+  size_t n_connections;
+  Home__V1__ConnectionStats **connections;
+  uint64_t seq;
+};
+#define HOME__V1__GET_STATS_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__get_stats_response__descriptor) \
+    , 0,NULL, 0 }
+
+
+struct  Home__V1__ExecuteActionSetRequest
+{
+  ProtobufCMessage base;
+  uint64_t action_set_id;
+};
+#define HOME__V1__EXECUTE_ACTION_SET_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__execute_action_set_request__descriptor) \
+    , 0 }
+
+
+struct  Home__V1__ExecuteActionSetResponse
+{
+  ProtobufCMessage base;
+  /*
+   * One result per action, in the scene's order.
+   */
+  size_t n_results;
+  Home__V1__WriteResult **results;
+  /*
+   * The sequence number of the action-set-executed event.
+   */
+  uint64_t seq;
+};
+#define HOME__V1__EXECUTE_ACTION_SET_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__execute_action_set_response__descriptor) \
+    , 0,NULL, 0 }
+
+
 /* Home__V1__Frame methods */
 void   home__v1__frame__init
                      (Home__V1__Frame         *message);
@@ -3008,6 +3134,158 @@ Home__V1__ListTypesResponse *
 void   home__v1__list_types_response__free_unpacked
                      (Home__V1__ListTypesResponse *message,
                       ProtobufCAllocator *allocator);
+/* Home__V1__ModifySubscriptionRequest methods */
+void   home__v1__modify_subscription_request__init
+                     (Home__V1__ModifySubscriptionRequest         *message);
+size_t home__v1__modify_subscription_request__get_packed_size
+                     (const Home__V1__ModifySubscriptionRequest   *message);
+size_t home__v1__modify_subscription_request__pack
+                     (const Home__V1__ModifySubscriptionRequest   *message,
+                      uint8_t             *out);
+size_t home__v1__modify_subscription_request__pack_to_buffer
+                     (const Home__V1__ModifySubscriptionRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__ModifySubscriptionRequest *
+       home__v1__modify_subscription_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__modify_subscription_request__free_unpacked
+                     (Home__V1__ModifySubscriptionRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__ModifySubscriptionResponse methods */
+void   home__v1__modify_subscription_response__init
+                     (Home__V1__ModifySubscriptionResponse         *message);
+size_t home__v1__modify_subscription_response__get_packed_size
+                     (const Home__V1__ModifySubscriptionResponse   *message);
+size_t home__v1__modify_subscription_response__pack
+                     (const Home__V1__ModifySubscriptionResponse   *message,
+                      uint8_t             *out);
+size_t home__v1__modify_subscription_response__pack_to_buffer
+                     (const Home__V1__ModifySubscriptionResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__ModifySubscriptionResponse *
+       home__v1__modify_subscription_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__modify_subscription_response__free_unpacked
+                     (Home__V1__ModifySubscriptionResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__GetStatsRequest methods */
+void   home__v1__get_stats_request__init
+                     (Home__V1__GetStatsRequest         *message);
+size_t home__v1__get_stats_request__get_packed_size
+                     (const Home__V1__GetStatsRequest   *message);
+size_t home__v1__get_stats_request__pack
+                     (const Home__V1__GetStatsRequest   *message,
+                      uint8_t             *out);
+size_t home__v1__get_stats_request__pack_to_buffer
+                     (const Home__V1__GetStatsRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__GetStatsRequest *
+       home__v1__get_stats_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__get_stats_request__free_unpacked
+                     (Home__V1__GetStatsRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__SubscriptionStats methods */
+void   home__v1__subscription_stats__init
+                     (Home__V1__SubscriptionStats         *message);
+size_t home__v1__subscription_stats__get_packed_size
+                     (const Home__V1__SubscriptionStats   *message);
+size_t home__v1__subscription_stats__pack
+                     (const Home__V1__SubscriptionStats   *message,
+                      uint8_t             *out);
+size_t home__v1__subscription_stats__pack_to_buffer
+                     (const Home__V1__SubscriptionStats   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__SubscriptionStats *
+       home__v1__subscription_stats__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__subscription_stats__free_unpacked
+                     (Home__V1__SubscriptionStats *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__ConnectionStats methods */
+void   home__v1__connection_stats__init
+                     (Home__V1__ConnectionStats         *message);
+size_t home__v1__connection_stats__get_packed_size
+                     (const Home__V1__ConnectionStats   *message);
+size_t home__v1__connection_stats__pack
+                     (const Home__V1__ConnectionStats   *message,
+                      uint8_t             *out);
+size_t home__v1__connection_stats__pack_to_buffer
+                     (const Home__V1__ConnectionStats   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__ConnectionStats *
+       home__v1__connection_stats__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__connection_stats__free_unpacked
+                     (Home__V1__ConnectionStats *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__GetStatsResponse methods */
+void   home__v1__get_stats_response__init
+                     (Home__V1__GetStatsResponse         *message);
+size_t home__v1__get_stats_response__get_packed_size
+                     (const Home__V1__GetStatsResponse   *message);
+size_t home__v1__get_stats_response__pack
+                     (const Home__V1__GetStatsResponse   *message,
+                      uint8_t             *out);
+size_t home__v1__get_stats_response__pack_to_buffer
+                     (const Home__V1__GetStatsResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__GetStatsResponse *
+       home__v1__get_stats_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__get_stats_response__free_unpacked
+                     (Home__V1__GetStatsResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__ExecuteActionSetRequest methods */
+void   home__v1__execute_action_set_request__init
+                     (Home__V1__ExecuteActionSetRequest         *message);
+size_t home__v1__execute_action_set_request__get_packed_size
+                     (const Home__V1__ExecuteActionSetRequest   *message);
+size_t home__v1__execute_action_set_request__pack
+                     (const Home__V1__ExecuteActionSetRequest   *message,
+                      uint8_t             *out);
+size_t home__v1__execute_action_set_request__pack_to_buffer
+                     (const Home__V1__ExecuteActionSetRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__ExecuteActionSetRequest *
+       home__v1__execute_action_set_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__execute_action_set_request__free_unpacked
+                     (Home__V1__ExecuteActionSetRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__ExecuteActionSetResponse methods */
+void   home__v1__execute_action_set_response__init
+                     (Home__V1__ExecuteActionSetResponse         *message);
+size_t home__v1__execute_action_set_response__get_packed_size
+                     (const Home__V1__ExecuteActionSetResponse   *message);
+size_t home__v1__execute_action_set_response__pack
+                     (const Home__V1__ExecuteActionSetResponse   *message,
+                      uint8_t             *out);
+size_t home__v1__execute_action_set_response__pack_to_buffer
+                     (const Home__V1__ExecuteActionSetResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__ExecuteActionSetResponse *
+       home__v1__execute_action_set_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__execute_action_set_response__free_unpacked
+                     (Home__V1__ExecuteActionSetResponse *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Home__V1__Frame_Closure)
@@ -3226,6 +3504,30 @@ typedef void (*Home__V1__ServiceType_Closure)
 typedef void (*Home__V1__ListTypesResponse_Closure)
                  (const Home__V1__ListTypesResponse *message,
                   void *closure_data);
+typedef void (*Home__V1__ModifySubscriptionRequest_Closure)
+                 (const Home__V1__ModifySubscriptionRequest *message,
+                  void *closure_data);
+typedef void (*Home__V1__ModifySubscriptionResponse_Closure)
+                 (const Home__V1__ModifySubscriptionResponse *message,
+                  void *closure_data);
+typedef void (*Home__V1__GetStatsRequest_Closure)
+                 (const Home__V1__GetStatsRequest *message,
+                  void *closure_data);
+typedef void (*Home__V1__SubscriptionStats_Closure)
+                 (const Home__V1__SubscriptionStats *message,
+                  void *closure_data);
+typedef void (*Home__V1__ConnectionStats_Closure)
+                 (const Home__V1__ConnectionStats *message,
+                  void *closure_data);
+typedef void (*Home__V1__GetStatsResponse_Closure)
+                 (const Home__V1__GetStatsResponse *message,
+                  void *closure_data);
+typedef void (*Home__V1__ExecuteActionSetRequest_Closure)
+                 (const Home__V1__ExecuteActionSetRequest *message,
+                  void *closure_data);
+typedef void (*Home__V1__ExecuteActionSetResponse_Closure)
+                 (const Home__V1__ExecuteActionSetResponse *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -3265,6 +3567,18 @@ struct Home__V1__HomeService_Service
                      const Home__V1__ListTypesRequest *input,
                      Home__V1__ListTypesResponse_Closure closure,
                      void *closure_data);
+  void (*modify_subscription)(Home__V1__HomeService_Service *service,
+                              const Home__V1__ModifySubscriptionRequest *input,
+                              Home__V1__ModifySubscriptionResponse_Closure closure,
+                              void *closure_data);
+  void (*get_stats)(Home__V1__HomeService_Service *service,
+                    const Home__V1__GetStatsRequest *input,
+                    Home__V1__GetStatsResponse_Closure closure,
+                    void *closure_data);
+  void (*execute_action_set)(Home__V1__HomeService_Service *service,
+                             const Home__V1__ExecuteActionSetRequest *input,
+                             Home__V1__ExecuteActionSetResponse_Closure closure,
+                             void *closure_data);
 };
 typedef void (*Home__V1__HomeService_ServiceDestroy)(Home__V1__HomeService_Service *);
 void home__v1__home_service__init (Home__V1__HomeService_Service *service,
@@ -3280,7 +3594,10 @@ void home__v1__home_service__init (Home__V1__HomeService_Service *service,
       function_prefix__ ## subscribe,\
       function_prefix__ ## get_status,\
       function_prefix__ ## change_layout,\
-      function_prefix__ ## list_types  }
+      function_prefix__ ## list_types,\
+      function_prefix__ ## modify_subscription,\
+      function_prefix__ ## get_stats,\
+      function_prefix__ ## execute_action_set  }
 void home__v1__home_service__get_home(ProtobufCService *service,
                                       const Home__V1__GetHomeRequest *input,
                                       Home__V1__GetHomeResponse_Closure closure,
@@ -3313,6 +3630,18 @@ void home__v1__home_service__list_types(ProtobufCService *service,
                                         const Home__V1__ListTypesRequest *input,
                                         Home__V1__ListTypesResponse_Closure closure,
                                         void *closure_data);
+void home__v1__home_service__modify_subscription(ProtobufCService *service,
+                                                 const Home__V1__ModifySubscriptionRequest *input,
+                                                 Home__V1__ModifySubscriptionResponse_Closure closure,
+                                                 void *closure_data);
+void home__v1__home_service__get_stats(ProtobufCService *service,
+                                       const Home__V1__GetStatsRequest *input,
+                                       Home__V1__GetStatsResponse_Closure closure,
+                                       void *closure_data);
+void home__v1__home_service__execute_action_set(ProtobufCService *service,
+                                                const Home__V1__ExecuteActionSetRequest *input,
+                                                Home__V1__ExecuteActionSetResponse_Closure closure,
+                                                void *closure_data);
 
 /* --- descriptors --- */
 
@@ -3401,6 +3730,14 @@ extern const ProtobufCMessageDescriptor home__v1__named_bit__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__characteristic_type__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__service_type__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__list_types_response__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__modify_subscription_request__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__modify_subscription_response__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__get_stats_request__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__subscription_stats__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__connection_stats__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__get_stats_response__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__execute_action_set_request__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__execute_action_set_response__descriptor;
 extern const ProtobufCServiceDescriptor home__v1__home_service__descriptor;
 
 PROTOBUF_C__END_DECLS

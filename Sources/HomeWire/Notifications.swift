@@ -1,0 +1,93 @@
+import HomeModel
+
+// Swift values for the notification-related calls of `service HomeService`:
+// changing an open subscription, statistics, running a scene.
+
+public struct ModifySubscriptionRequest: Hashable, Sendable {
+    /// The subscription's call id on this connection.
+    public var callID: UInt64
+    public var add: SubscriptionFilter
+    public var remove: SubscriptionFilter
+
+    public init(callID: UInt64, add: SubscriptionFilter = SubscriptionFilter(), remove: SubscriptionFilter = SubscriptionFilter()) {
+        self.callID = callID
+        self.add = add
+        self.remove = remove
+    }
+}
+
+public struct ModifySubscriptionResponse: Hashable, Sendable {
+    /// Events after this sequence number follow the new filter.
+    public var seq: UInt64
+    public init(seq: UInt64) { self.seq = seq }
+}
+
+public struct GetStatsRequest: Hashable, Sendable {
+    public init() {}
+}
+
+public struct SubscriptionStats: Hashable, Sendable {
+    public var subscriptionID: UInt64
+    public var callID: UInt64
+    public var policy: SlowConsumerPolicy
+    public var queueLimit: UInt32
+    public var queueDepth: UInt32
+    public var sent: UInt64
+    public var merged: UInt64
+    public var dropped: UInt64
+
+    public init(subscriptionID: UInt64, callID: UInt64, policy: SlowConsumerPolicy, queueLimit: UInt32,
+                queueDepth: UInt32, sent: UInt64, merged: UInt64, dropped: UInt64) {
+        self.subscriptionID = subscriptionID
+        self.callID = callID
+        self.policy = policy
+        self.queueLimit = queueLimit
+        self.queueDepth = queueDepth
+        self.sent = sent
+        self.merged = merged
+        self.dropped = dropped
+    }
+}
+
+public struct ConnectionStats: Hashable, Sendable {
+    public var connectionID: UInt64
+    public var clientName: String
+    public var openCalls: UInt32
+    public var subscriptions: [SubscriptionStats]
+    /// Bytes written to the socket and not yet taken by the client.
+    public var pendingBytes: UInt64
+
+    public init(connectionID: UInt64, clientName: String, openCalls: UInt32, subscriptions: [SubscriptionStats],
+                pendingBytes: UInt64) {
+        self.connectionID = connectionID
+        self.clientName = clientName
+        self.openCalls = openCalls
+        self.subscriptions = subscriptions
+        self.pendingBytes = pendingBytes
+    }
+}
+
+public struct GetStatsResponse: Hashable, Sendable {
+    public var connections: [ConnectionStats]
+    public var seq: UInt64
+    public init(connections: [ConnectionStats], seq: UInt64) {
+        self.connections = connections
+        self.seq = seq
+    }
+}
+
+public struct ExecuteActionSetRequest: Hashable, Sendable {
+    public var actionSetID: ObjectID
+    public init(actionSetID: ObjectID) { self.actionSetID = actionSetID }
+}
+
+public struct ExecuteActionSetResponse: Hashable, Sendable {
+    /// One per action, in the scene's order.
+    public var results: [WriteResult]
+    /// The sequence number of the action-set-executed event.
+    public var seq: UInt64
+    public init(results: [WriteResult], seq: UInt64) {
+        self.results = results
+        self.seq = seq
+    }
+}
