@@ -31,6 +31,15 @@ public final class HomeServer: Service, Sendable {
         self.group = group
     }
 
+    /// Checks that `socketPath` can be served: it fits a socket address, its
+    /// directory exists (created 0700 if missing), and no other daemon listens there.
+    ///
+    /// - Throws: `.alreadyExists` ("another homed is listening on …"), or
+    ///   `.failedPrecondition` / `.invalidArgument` naming what is wrong with the path.
+    public static func checkSocketAvailable(_ socketPath: String) throws(HomeError) {
+        try SocketPath.checkAvailable(socketPath)
+    }
+
     /// Binds the socket and starts accepting connections.
     public func start() async throws {
         try SocketPath.prepare(configuration.socketPath)

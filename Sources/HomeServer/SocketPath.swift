@@ -12,6 +12,19 @@ enum SocketPath {
     /// - Throws: `.alreadyExists` when another daemon answers on `path`;
     ///   `.failedPrecondition` when the path is not usable.
     static func prepare(_ path: String) throws(HomeError) {
+        try checkAvailable(path)
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return } // nothing there
+        guard unlink(path) == 0 || errno == ENOENT else {
+            throw HomeError(.failedPrecondition, "cannot remove stale socket \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Everything `prepare` checks, without removing anything: the path fits a
+    /// socket address, its directory exists (created 0700), and no live daemon
+    /// listens there. homed calls it before opening its database, so a second
+    /// daemon is told about the first one, not about a locked database.
+    static func checkAvailable(_ path: String) throws(HomeError) {
         guard path.utf8.count < MemoryLayout.size(ofValue: sockaddr_un().sun_path) else {
             throw HomeError(.invalidArgument, "socket path \(path) is longer than the \(MemoryLayout.size(ofValue: sockaddr_un().sun_path) - 1) bytes a Unix socket address holds")
         }
@@ -26,9 +39,6 @@ enum SocketPath {
         }
         if isListening(path) {
             throw HomeError(.alreadyExists, "another homed is listening on \(path)")
-        }
-        guard unlink(path) == 0 || errno == ENOENT else {
-            throw HomeError(.failedPrecondition, "cannot remove stale socket \(path): \(String(cString: strerror(errno)))")
         }
     }
 

@@ -3,6 +3,7 @@ import Foundation
 import HomeWire
 import HomeModel
 import HomeServer
+import HomeStorage
 import Logging
 import ServiceLifecycle
 
@@ -10,8 +11,8 @@ import ServiceLifecycle
 import Glibc
 #endif
 
-/// `homed`: the home daemon. Parses arguments, wires the store, server and
-/// simulator together, and runs them until SIGTERM or SIGINT.
+/// `homed`: the home daemon. Parses arguments, opens the database, wires the store,
+/// server, value saver and simulator together, and runs them until SIGTERM or SIGINT.
 @main
 struct Homed: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -21,12 +22,26 @@ struct Homed: AsyncParsableCommand {
             Clients connect to the socket (default: $HOMED_SOCKET, else $XDG_RUNTIME_DIR/homed/homed.sock, \
             else /run/homed/homed.sock as root, else /tmp/homed-$UID/homed.sock) and speak the protocol in \
             Protos/home_v1.proto. Try `homed --demo` and, in another shell, `homectl watch`.
+
+            The home is kept in a SQLite database, homed.sqlite beside the socket unless --db says \
+            otherwise: layout changes are saved before they are acknowledged, values every half second \
+            and at shutdown. A database homed cannot use (damaged, from a newer homed, another program's) \
+            is refused and left untouched.
             """)
 
     @Option(help: "The Unix socket to listen on.")
     var socket: String?
 
-    @Flag(help: "Serve an in-memory demo home with simulated accessories.")
+    @Option(help: ArgumentHelp("The database file (default: homed.sqlite beside the socket).", valueName: "path"))
+    var db: String?
+
+    @Flag(help: "Keep nothing: no database, the home lasts as long as homed runs.")
+    var inMemory = false
+
+    @Option(help: "Milliseconds a written value may wait before it is saved.")
+    var valueSaveIntervalMs = 500
+
+    @Flag(help: "Create the demo home if there is no home yet, and simulate its accessories.")
     var demo = false
 
     @Flag(help: "With --demo: do not simulate changes (the home stays still).")
@@ -48,6 +63,9 @@ struct Homed: AsyncParsableCommand {
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("unknown log level '\(logLevel)'; use trace, debug, info, notice, warning, error or critical")
         }
+        guard db == nil || !inMemory else { throw ValidationError("--db and --in-memory exclude each other") }
+        guard db?.isEmpty != true else { throw ValidationError("--db needs a file name") }
+        guard valueSaveIntervalMs > 0 else { throw ValidationError("--value-save-interval-ms must be positive") }
         guard simulatorIntervalMs > 0 else { throw ValidationError("--simulator-interval-ms must be positive") }
         guard journalCapacity > 0 else { throw ValidationError("--journal-capacity must be positive") }
         guard queueLimit > 0 else { throw ValidationError("--queue-limit must be positive") }
@@ -63,13 +81,29 @@ struct Homed: AsyncParsableCommand {
         let logger = Logger(label: "homed")
 
         let socketPath = socket ?? defaultSocketPath(environment: ProcessInfo.processInfo.environment, uid: getuid())
-        let graph = demo ? DemoHome.make(nowMs: nowMs()) : HomeGraph()
-        let store = HomeStore(graph: graph, journalCapacity: journalCapacity)
+        let database: HomeDatabase?
+        let graph: HomeGraph
+        do throws(HomeError) {
+            (database, graph) = try openHome(socketPath: socketPath, logger: logger)
+        } catch {
+            // Before the server starts: no socket is made, and a refused database is left as it was.
+            FileHandleStderr.write("homed: \(error.message)\n")
+            throw ExitCode(Int32(error.code.rawValue))
+        }
+        defer { database?.close() }
+        let persistence = database.map(DatabasePersistence.init)
+        let store = HomeStore(graph: graph, journalCapacity: journalCapacity, persistence: persistence)
         var configuration = ServerConfiguration(socketPath: socketPath)
         configuration.defaultQueueLimit = queueLimit
         let server = HomeServer(store: store, configuration: configuration, logger: logger)
 
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: server)]
+        // The value saver comes first so that it stops last, saving the final writes.
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        if let persistence {
+            services.append(.init(service: ValueWriteBehind(
+                store: store, persistence: persistence, interval: .milliseconds(valueSaveIntervalMs), logger: logger)))
+        }
+        services.append(.init(service: server))
         if demo && !noSimulator {
             services.append(.init(service: DemoSimulator(store: store, tickMs: simulatorIntervalMs)))
         }

@@ -1,0 +1,217 @@
+internal import CSQLite
+import HomeModel
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension HomeDatabase {
+    /// Opens or creates the file, refusing one it must not touch, then migrates it.
+    ///
+    /// The order matters for "refuse and touch nothing": the file's header is read
+    /// with plain `read(2)`, then SQLite checks it through an `immutable` read-only
+    /// connection (no locks, no side files). Only a file that passes is opened for
+    /// writing. A file with a write-ahead log left by a crash is the exception: its
+    /// latest state is in the log, which only a writing connection recovers, so it is
+    /// checked on that connection with checkpoint-on-close off, which writes nothing.
+    static func open(path: String, migrations: [Schema.Migration]) throws(HomeError) -> HomeDatabase {
+        let latest = migrations.count
+        let connection: Connection
+        switch try FileHeader.read(path) {
+        case .absent:
+            connection = try Connection(path: path, filename: uri(path),
+                                        flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+            try lock(connection)
+        case .empty:
+            connection = try Connection(path: path, filename: uri(path), flags: SQLITE_OPEN_READWRITE)
+            try lock(connection)
+        case .notSQLite(let size):
+            let what = size < FileHeader.size ? "it is only \(size) bytes long" : "it does not start with SQLite's header"
+            throw refusal(path, "is not a SQLite database (\(what))")
+        case .sqlite(let header):
+            let hotLog = FileHeader.hasLog(path)
+            if !hotLog {
+                if let truncation = header.truncation {
+                    throw refusal(path, "is truncated: \(truncation)")
+                }
+                let checker = try Connection(path: path, filename: uri(path, immutable: true),
+                                             flags: SQLITE_OPEN_READONLY)
+                _ = try inspect(checker, latest: latest, quickCheck: true)
+            }
+            connection = try Connection(path: path, filename: uri(path), flags: SQLITE_OPEN_READWRITE)
+            connection.setCheckpointOnClose(false)
+            try lock(connection)
+            // Cheap, and the log (if any) may hold a later state than the file alone.
+            _ = try inspect(connection, latest: latest, quickCheck: hotLog)
+        }
+        try migrate(connection, to: migrations)
+        try connection.execute("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON",
+                               doing: "setting up the connection")
+        connection.setCheckpointOnClose(true)
+        return HomeDatabase(path: path, connection: connection)
+    }
+
+    /// Takes the file for this process alone: exclusive locking mode (which also
+    /// keeps the WAL index in memory, so no `-shm` file), then a lock taken at once so
+    /// that a file in use is refused now rather than at the first save.
+    private static func lock(_ connection: Connection) throws(HomeError) {
+        try connection.execute("PRAGMA locking_mode = EXCLUSIVE", doing: "choosing exclusive locking")
+        do throws(HomeError) {
+            try connection.execute("BEGIN EXCLUSIVE; COMMIT", doing: "locking the file")
+        } catch where error.code == .unavailable {
+            throw refusal(connection.path, "is in use by another process (is another homed running with it?)")
+        } catch where error.code == .dataLoss {
+            throw refusal(connection.path, "is corrupt: \(connection.lastErrorMessage)")
+        }
+    }
+
+    /// The file's schema version, or the reason it must not be opened.
+    private static func inspect(_ connection: Connection, latest: Int, quickCheck: Bool) throws(HomeError) -> Int {
+        let path = connection.path
+        do throws(HomeError) {
+            if quickCheck {
+                let problems = try connection.strings("PRAGMA quick_check", doing: "checking the file")
+                if problems != ["ok"] {
+                    let more = problems.count > 1 ? " (and \(problems.count - 1) more problems)" : ""
+                    throw refusal(path, "is corrupt: SQLite's integrity check reports \(quoted(problems.first ?? ""))"
+                                      + more)
+                }
+            }
+            let applicationID = try connection.integer("PRAGMA application_id", doing: "reading the application id")
+            let version = try connection.integer("PRAGMA user_version", doing: "reading the schema version")
+            let tables = try connection.integer("SELECT count(*) FROM sqlite_schema WHERE type = 'table'",
+                                                doing: "listing the tables")
+            if applicationID != Schema.applicationID && (applicationID != 0 || version != 0 || tables != 0) {
+                let owner = if applicationID != 0 {
+                    "its application id is 0x\(String(applicationID, radix: 16))"
+                } else if tables > 0 {
+                    "it has \(tables) \(tables == 1 ? "table" : "tables") of its own"
+                } else {
+                    "it has schema version \(version) but no homed application id"
+                }
+                throw refusal(path, "is a SQLite database of another program, not homed's (\(owner))")
+            }
+            if version > latest {
+                throw refusal(path, "was written by a newer homed (schema \(version); this build knows up to "
+                                  + "\(latest))")
+            }
+            return Int(version)
+        } catch where error.code == .dataLoss {
+            // SQLITE_NOTADB or SQLITE_CORRUPT while reading: what quick_check would say, sooner.
+            let reason = connection.lastErrorMessage
+            if connection.lastErrorWasNotADatabase {
+                throw refusal(path, "is not a SQLite database (\(reason))")
+            }
+            throw refusal(path, "is corrupt: \(reason)")
+        }
+    }
+
+    /// Applies the migrations the file has not had, each in its own transaction
+    /// together with the new version number.
+    private static func migrate(_ connection: Connection, to migrations: [Schema.Migration]) throws(HomeError) {
+        // Before any migration, outside a transaction: a new file is switched to WAL
+        // (which rewrites its header); for a file of ours this is a no-op.
+        let mode = try connection.strings("PRAGMA journal_mode = WAL", doing: "switching to WAL")
+        guard mode == ["wal"] else {
+            throw HomeError(.failedPrecondition,
+                            "database \(connection.path): cannot use write-ahead logging (journal mode \(mode))")
+        }
+        let current = Int(try connection.integer("PRAGMA user_version", doing: "reading the schema version"))
+        guard current < migrations.count else { return }
+        for migration in migrations[current...] {
+            try connection.transaction(doing: "migrating to schema \(migration.version)") { () throws(HomeError) in
+                try connection.execute(migration.sql, doing: "migrating to schema \(migration.version)")
+                try connection.execute(
+                    "PRAGMA application_id = \(Schema.applicationID); PRAGMA user_version = \(migration.version)",
+                    doing: "recording schema \(migration.version)")
+            }
+        }
+    }
+
+    /// "<path> <problem>; refusing to open it"
+    private static func refusal(_ path: String, _ problem: String) -> HomeError {
+        HomeError(.failedPrecondition, "\(path) \(problem); refusing to open it")
+    }
+
+    /// A `file:` URI for a path (so `immutable` can be asked for), with the
+    /// characters URIs give a meaning escaped.
+    private static func uri(_ path: String, immutable: Bool = false) -> String {
+        var escaped = ""
+        for character in path.unicodeScalars {
+            switch character {
+            case "%": escaped += "%25"
+            case "?": escaped += "%3F"
+            case "#": escaped += "%23"
+            default: escaped.unicodeScalars.append(character)
+            }
+        }
+        return "file:" + escaped + (immutable ? "?immutable=1" : "")
+    }
+
+    private static func quoted(_ text: String) -> String { "\"\(text)\"" }
+}
+
+/// What the first 100 bytes of a file say about it, read without SQLite.
+enum FileHeader {
+    /// SQLite's header is the file's first 100 bytes.
+    static let size = 100
+
+    case absent
+    /// Zero bytes: SQLite treats it as an empty database.
+    case empty
+    case notSQLite(size: Int)
+    case sqlite(Info)
+
+    struct Info {
+        var fileSize: Int
+        var pageSize: Int
+        /// The header's page count, when it is valid (SQLite ≥ 3.7.0 keeps it so).
+        var pageCount: Int?
+
+        /// Why the file is shorter than its header says, or nil.
+        var truncation: String? {
+            guard let pageCount, pageCount * pageSize > fileSize else { return nil }
+            let pages = pageCount == 1 ? "1 page" : "\(pageCount) pages"
+            return "its header says \(pages) of \(pageSize) bytes (\(pageCount * pageSize) bytes) "
+                + "but the file has \(fileSize) bytes"
+        }
+    }
+
+    static func read(_ path: String) throws(HomeError) -> FileHeader {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            if errno == ENOENT { return .absent }
+            throw HomeError(.failedPrecondition, "cannot read database \(path): \(String(cString: strerror(errno)))")
+        }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            throw HomeError(.failedPrecondition, "\(path) is not a regular file; refusing to open it as a database")
+        }
+        let fileSize = Int(info.st_size)
+        if fileSize == 0 { return .empty }
+        let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw HomeError(.failedPrecondition, "cannot read database \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { Glibc.close(descriptor) }
+        var bytes = [UInt8](repeating: 0, count: size)
+        let count = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, size, 0) }
+        guard count == size else { return .notSQLite(size: max(0, count)) }
+        guard bytes.starts(with: Array("SQLite format 3\0".utf8)) else { return .notSQLite(size: fileSize) }
+
+        func integer(_ offset: Int, _ length: Int) -> Int {
+            bytes[offset..<(offset + length)].reduce(0) { $0 << 8 | Int($1) }
+        }
+        let rawPageSize = integer(16, 2)
+        let pageSize = rawPageSize == 1 ? 65_536 : rawPageSize
+        let pageCount = integer(28, 4)
+        let valid = pageCount > 0 && integer(24, 4) == integer(92, 4)
+        return .sqlite(Info(fileSize: fileSize, pageSize: pageSize, pageCount: valid ? pageCount : nil))
+    }
+
+    /// Whether a write-ahead log with content lies beside the file (left by a crash,
+    /// or by a process that has it open).
+    static func hasLog(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path + "-wal", &info) == 0 && info.st_size > 0
+    }
+}

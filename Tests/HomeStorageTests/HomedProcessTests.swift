@@ -1,0 +1,153 @@
+import Foundation
+import HomeModel
+import Testing
+@testable import HomeStorage
+
+/// The built `homed`: `$HOMED_BIN`, else `.build/debug/homed` of this repository.
+private let homedBinary: String = {
+    if let path = ProcessInfo.processInfo.environment["HOMED_BIN"], !path.isEmpty { return path }
+    var repository = URL(fileURLWithPath: #filePath)
+    for _ in 0..<3 { repository.deleteLastPathComponent() }
+    return repository.appendingPathComponent(".build/debug/homed").path
+}()
+
+/// `homed` itself with a database: what it saves, what a kill -9 or a stop keeps,
+/// and what it refuses. Skipped when the binary has not been built.
+@Suite("homed: its database", .enabled(if: FileManager.default.isExecutableFile(atPath: homedBinary),
+                                        "build homed first (swift build), or set HOMED_BIN"),
+       .timeLimit(.minutes(2)))
+struct HomedProcessTests {
+    /// A running `homed`.
+    final class Daemon {
+        let process = Process()
+        let standardError = Pipe()
+
+        init(_ arguments: [String]) throws {
+            process.executableURL = URL(fileURLWithPath: homedBinary)
+            process.arguments = arguments
+            process.standardError = standardError
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+        }
+
+        deinit {
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        }
+
+        /// Waits until `path` exists (the socket: the daemon has loaded and is serving).
+        func waitFor(_ path: String) throws {
+            for _ in 0..<1_000 {
+                if FileManager.default.fileExists(atPath: path) { return }
+                guard process.isRunning else { break }
+                usleep(20_000)
+            }
+            throw ScratchError("homed did not create \(path); it said: \(errors())")
+        }
+
+        func stop(signal: Int32) -> Int32 {
+            kill(process.processIdentifier, signal)
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+
+        func errors() -> String {
+            String(decoding: standardError.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        }
+    }
+
+    /// The layout without values and their times, which the simulator changes.
+    func layout(_ graph: HomeGraph) throws -> HomeGraph {
+        var tables = Tables(graph)
+        for id in tables.characteristics.keys {
+            tables.characteristics[id]?.value = nil
+            tables.characteristics[id]?.lastUpdatedMs = 0
+        }
+        return try tables.graph()
+    }
+
+    func currentTemperature(_ graph: HomeGraph) -> CharacteristicValue? {
+        graph.characteristics[path(graph, "Living Room/Thermostat/CurrentTemperature")]?.value
+    }
+
+    @Test("homed --demo saves the demo home before serving; kill -9 keeps it, and the values saved behind")
+    func killNine() throws {
+        let scratch = try Scratch()
+        let database = scratch.file("homed.sqlite")
+        let socket = scratch.file("homed.sock")
+        let daemon = try Daemon(["--socket", socket, "--db", database, "--demo", "--simulator-interval-ms", "20",
+                                 "--value-save-interval-ms", "100"])
+        try daemon.waitFor(socket)
+        // The thermostat drifts from 20.5 to its target 21 in 0.1 steps, one per tick.
+        usleep(1_000_000)
+        #expect(daemon.stop(signal: SIGKILL) == SIGKILL)
+        let restarted = try HomeDatabase.open(path: database).load()
+        expectSame(try layout(restarted), try layout(DemoHome.make(nowMs: 0)))
+        #expect(currentTemperature(restarted) == .float(21))
+    }
+
+    @Test("a graceful stop saves every value written, however long the save interval")
+    func gracefulStop() throws {
+        let scratch = try Scratch()
+        let database = scratch.file("homed.sqlite")
+        let socket = scratch.file("homed.sock")
+        let daemon = try Daemon(["--socket", socket, "--db", database, "--demo", "--simulator-interval-ms", "20",
+                                 "--value-save-interval-ms", "600000"])
+        try daemon.waitFor(socket)
+        usleep(600_000)
+        #expect(daemon.stop(signal: SIGTERM) == 0)
+        #expect(!FileManager.default.fileExists(atPath: socket))
+        #expect(currentTemperature(try HomeDatabase.open(path: database).load()) == .float(21))
+    }
+
+    @Test("a restart without --demo keeps the home; a new database without --demo has no homes")
+    func restart() throws {
+        let scratch = try Scratch()
+        let database = scratch.file("homed.sqlite")
+        let socket = scratch.file("homed.sock")
+        let first = try Daemon(["--socket", socket, "--db", database, "--demo", "--no-simulator"])
+        try first.waitFor(socket)
+        #expect(first.stop(signal: SIGTERM) == 0)
+        let second = try Daemon(["--socket", socket, "--db", database])
+        try second.waitFor(socket)
+        #expect(second.stop(signal: SIGTERM) == 0)
+        expectSame(try layout(HomeDatabase.open(path: database).load()), try layout(DemoHome.make(nowMs: 0)))
+
+        let empty = scratch.file("empty.sqlite")
+        let third = try Daemon(["--socket", socket, "--db", empty])
+        try third.waitFor(socket)
+        #expect(third.stop(signal: SIGTERM) == 0)
+        #expect(try HomeDatabase.open(path: empty).load() == HomeGraph())
+    }
+
+    @Test("the database defaults to homed.sqlite beside the socket; --in-memory writes none")
+    func defaultPath() throws {
+        let scratch = try Scratch()
+        let socket = scratch.file("run/homed/homed.sock")
+        let daemon = try Daemon(["--socket", socket, "--demo", "--no-simulator"])
+        try daemon.waitFor(socket)
+        #expect(daemon.stop(signal: SIGTERM) == 0)
+        #expect(try HomeDatabase.open(path: scratch.file("run/homed/homed.sqlite")).load().homes.count == 1)
+
+        let memory = scratch.file("memory/homed.sock")
+        let inMemory = try Daemon(["--socket", memory, "--demo", "--in-memory"])
+        try inMemory.waitFor(memory)
+        #expect(inMemory.stop(signal: SIGTERM) == 0)
+        #expect(!FileManager.default.fileExists(atPath: scratch.file("memory/homed.sqlite")))
+    }
+
+    @Test("homed refuses a database it must not touch, says why on stderr, and creates nothing")
+    func refusal() throws {
+        let scratch = try Scratch()
+        let database = scratch.file("homed.sqlite")
+        let socket = scratch.file("homed.sock")
+        try write(Array(repeating: 0x42, count: 4096), to: database)
+        let before = try bytes(of: database)
+        let daemon = try Daemon(["--socket", socket, "--db", database, "--demo"])
+        daemon.process.waitUntilExit()
+        #expect(daemon.process.terminationStatus != 0)
+        #expect(daemon.errors() == "homed: \(database) is not a SQLite database (it does not start with SQLite's "
+                    + "header); refusing to open it\n")
+        #expect(try bytes(of: database) == before)
+        #expect(scratch.listing == ["homed.sqlite"])
+    }
+}
