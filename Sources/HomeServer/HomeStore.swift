@@ -23,6 +23,8 @@ public final class HomeStore: Sendable {
         var journal: Journal
         var sinks: [UInt64: SubscriptionSink] = [:]
         var nextSubscriptionID: UInt64 = 1
+        /// In-process observers (the automation engine); see HomeStore+Observers.swift.
+        var observers: [ObjectIdentifier: any HomeEventObserver] = [:]
     }
 
     private let state: Mutex<State>
@@ -44,6 +46,8 @@ public final class HomeStore: Sendable {
                 var event = HomeEvent(timeMs: now, origin: origin, body: body)
                 Self.publish(&event, in: &state, wake: &wake)
                 published.append(event)
+                // Values set here (scenes, automation) are saved behind like any write.
+                if case .value(let change) = body { writtenValues?.mark(change.characteristicID) }
             }
             return published
         }
@@ -202,6 +206,7 @@ public final class HomeStore: Sendable {
     /// Runs under the lock; sinks that need a flush are collected in `wake`.
     private static func publish(_ event: inout HomeEvent, in state: inout State, wake: inout [SubscriptionSink]) {
         state.journal.append(&event)
+        for observer in state.observers.values { observer.observe(event, in: state.graph) }
         guard !state.sinks.isEmpty else { return }
         let mergeable = isMergeable(event, in: state.graph)
         for sink in state.sinks.values where sink.offer(event, in: state.graph, mergeable: mergeable) {

@@ -104,6 +104,7 @@ struct Homed: AsyncParsableCommand {
                 store: store, persistence: persistence, interval: .milliseconds(valueSaveIntervalMs), logger: logger)))
         }
         services.append(.init(service: server))
+        services.append(.init(service: AutomationEngine(store: store, logger: logger)))
         if demo && !noSimulator {
             services.append(.init(service: DemoSimulator(store: store, tickMs: simulatorIntervalMs)))
         }

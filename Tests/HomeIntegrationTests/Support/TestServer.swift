@@ -24,15 +24,17 @@ struct TestServer {
         return String(decoding: bytes.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    static func start(graph: HomeGraph = DemoHome.make(nowMs: 1_700_000_000_000),
+    static func start(graph: HomeGraph = DemoHome.make(nowMs: 1_700_000_000_000), journalCapacity: Int = 100_000,
                       configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> TestServer {
         let directory = makeTemporaryDirectory()
         let socketPath = directory + "/homed.sock"
         var configuration = ServerConfiguration(socketPath: socketPath)
+        // Generous: a loaded CI machine must not fail a test on the hello timeout.
+        configuration.helloTimeoutMs = 60_000
         configure(&configuration)
         var logger = Logger(label: "homed-test")
         logger.logLevel = .critical
-        let server = HomeServer(store: HomeStore(graph: graph), configuration: configuration, logger: logger)
+        let server = HomeServer(store: HomeStore(graph: graph, journalCapacity: journalCapacity), configuration: configuration, logger: logger)
         try await server.start()
         return TestServer(server: server, socketPath: socketPath, directory: directory)
     }
@@ -50,10 +52,11 @@ struct TestServer {
 /// Runs `body` against a fresh server, always stopping it.
 func withTestServer<T>(
     graph: HomeGraph = DemoHome.make(nowMs: 1_700_000_000_000),
+    journalCapacity: Int = 100_000,
     configure: (inout ServerConfiguration) -> Void = { _ in },
     _ body: (TestServer) async throws -> T
 ) async throws -> T {
-    let server = try await TestServer.start(graph: graph, configure: configure)
+    let server = try await TestServer.start(graph: graph, journalCapacity: journalCapacity, configure: configure)
     do {
         let result = try await body(server)
         await server.stop()

@@ -1,0 +1,160 @@
+import HomeModel
+import HomeWire
+import Logging
+import ServiceLifecycle
+
+/// Runs the homes' triggers: event triggers when a watched characteristic takes
+/// their value or enters their range and their conditions hold, timer triggers at
+/// their moments. Each firing publishes "trigger fired", then runs the trigger's
+/// action sets in order, everything with the origin `automation` and the trigger's
+/// name.
+///
+/// Triggers added, changed, enabled, disabled or removed while it runs take effect
+/// from the next event. See `AutomationLimits` for the rules that keep a trigger
+/// from looping on its own writes, and `TimerSchedule` for how recurrences are
+/// reckoned.
+///
+/// ```swift
+/// let engine = AutomationEngine(store: store, logger: logger)
+/// let group = ServiceGroup(services: [server, engine], logger: logger)
+/// ```
+public struct AutomationEngine: Service {
+    let store: HomeStore
+    let clock: any AutomationClock
+    let limits: AutomationLimits
+    let logger: Logger
+    /// Called once the engine watches the store and has armed its timers.
+    let onReady: @Sendable () -> Void
+
+    /// - Parameters:
+    ///   - store: the store whose triggers run and whose events fire them.
+    ///   - clock: the wall clock timers follow; tests pass one they drive.
+    ///   - limits: the loop and rate guards.
+    public init(store: HomeStore, clock: any AutomationClock = SystemAutomationClock(),
+                limits: AutomationLimits = AutomationLimits(), logger: Logger) {
+        self.init(store: store, clock: clock, limits: limits, logger: logger, onReady: {})
+    }
+
+    init(store: HomeStore, clock: any AutomationClock, limits: AutomationLimits, logger: Logger,
+         onReady: @escaping @Sendable () -> Void) {
+        self.store = store
+        self.clock = clock
+        self.limits = limits
+        self.logger = logger
+        self.onReady = onReady
+    }
+
+    public func run() async throws {
+        let (inputs, continuation) = AsyncStream.makeStream(of: AutomationInput.self)
+        let observer = AutomationObserver(limits: limits, inputs: continuation)
+        var timers = TimerTable()
+        var sleeper: (deadlineMs: Int64, task: Task<Void, Never>)?
+        store.addObserver(observer)
+        defer {
+            store.removeObserver(observer)
+            continuation.finish()
+            sleeper?.task.cancel()
+        }
+
+        /// Makes the one sleeping task wait for the earliest timer.
+        func rearm(force: Bool) {
+            let earliest = timers.earliestMs
+            if !force, sleeper?.deadlineMs == earliest { return }
+            sleeper?.task.cancel()
+            sleeper = nil
+            guard let earliest else { return }
+            let clock = self.clock
+            sleeper = (earliest, Task {
+                do {
+                    try await clock.sleep(untilMs: earliest)
+                    continuation.yield(.timerDue)
+                } catch {
+                    // Cancelled: a sooner or later timer replaced this one.
+                }
+            })
+        }
+
+        func rescan() {
+            observer.layoutHandled()
+            let graph = store.snapshot().graph
+            for id in timers.rescan(graph, nowMs: clock.nowMs) {
+                guard let trigger = graph.triggers[id], case .timer(_, let timeZone, _) = trigger.kind else { continue }
+                if TimerSchedule.timeZone(named: timeZone) == nil {
+                    logger.warning("timer trigger's time zone is unknown; reckoning it in UTC",
+                                   metadata: ["trigger": "\(id)", "name": "\(trigger.name)", "timeZone": "\(timeZone)"])
+                }
+            }
+            rearm(force: false)
+        }
+
+        rescan()
+        logger.debug("automation started", metadata: ["timers": "\(timers.armed.count)"])
+        onReady()
+
+        for await input in inputs.cancelOnGracefulShutdown() {
+            switch input {
+            case .fire(let triggerID, let chain, let seq):
+                fire(triggerID, chain: chain, cause: "event \(seq)")
+            case .layoutChanged:
+                rescan()
+            case .timerDue:
+                let now = clock.nowMs
+                for due in timers.takeDue(nowMs: now) {
+                    if now - due.scheduledMs > limits.timerGraceMs {
+                        logger.notice("timer trigger skipped: its moment passed too long ago", metadata: [
+                            "trigger": "\(due.triggerID)", "scheduledMs": "\(due.scheduledMs)", "nowMs": "\(now)",
+                        ])
+                        continue
+                    }
+                    fire(due.triggerID, chain: [], cause: "timer \(due.scheduledMs)")
+                }
+                rearm(force: true)
+            case .suppressed(let triggerID, let reason, let seq):
+                logger.warning("event trigger not fired: \(reason.rawValue)", metadata: [
+                    "trigger": "\(triggerID)", "seq": "\(seq)",
+                    "limit": "\(limits.maxFirings) per \(limits.rateWindowMs) ms, cascade depth \(limits.maxCascadeDepth)",
+                ])
+            }
+        }
+    }
+
+    /// Fires a trigger: publishes "trigger fired", then runs its action sets, with
+    /// the cascade that led here in the task-local context so that the changes its
+    /// scenes make cannot fire it again.
+    private func fire(_ triggerID: ObjectID, chain: [ObjectID], cause: String) {
+        // It may have been disabled or removed since it matched.
+        guard let trigger = store.snapshot().graph.triggers[triggerID], trigger.isEnabled else {
+            logger.debug("trigger gone or disabled before it fired", metadata: ["trigger": "\(triggerID)"])
+            return
+        }
+        let origin = Origin(kind: .automation, name: trigger.name)
+        do throws(HomeError) {
+            let events = try store.publishing(origin: origin) { _ in [.triggerFired(triggerID)] }
+            logger.info("trigger fired", metadata: [
+                "trigger": "\(triggerID)", "name": "\(trigger.name)", "seq": "\(events.last?.seq ?? 0)",
+                "cause": "\(cause)",
+            ])
+        } catch {
+            logger.error("trigger could not fire", metadata: ["trigger": "\(triggerID)", "error": "\(error)"])
+            return
+        }
+        AutomationContext.$chain.withValue(chain + [triggerID]) {
+            for actionSetID in trigger.actionSetIDs {
+                do throws(HomeError) {
+                    let response = try store.executeActionSet(actionSetID, origin: origin)
+                    for result in response.results {
+                        guard let error = result.error else { continue }
+                        logger.warning("a write of a triggered scene failed", metadata: [
+                            "trigger": "\(triggerID)", "actionSet": "\(actionSetID)",
+                            "characteristic": "\(result.characteristicID)", "error": "\(error)",
+                        ])
+                    }
+                } catch {
+                    logger.warning("a triggered scene could not run", metadata: [
+                        "trigger": "\(triggerID)", "actionSet": "\(actionSetID)", "error": "\(error)",
+                    ])
+                }
+            }
+        }
+    }
+}

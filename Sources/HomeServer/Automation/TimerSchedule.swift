@@ -1,0 +1,70 @@
+import Foundation
+import HomeModel
+
+/// When a timer trigger fires: at its fire date, then every hour, day or week,
+/// reckoned in its own time zone.
+///
+/// Days and weeks are calendar days in the trigger's IANA time zone, so "daily at
+/// 07:00 Europe/Paris" stays at 07:00 local time across a daylight-saving change
+/// (the gap between two firings is then 23 or 25 hours). Hours are real hours.
+/// Each occurrence is reckoned from the fire date, not from the previous one, so a
+/// time that does not exist on one day (02:30 when clocks spring forward, which
+/// becomes 03:30) does not drag the following days with it.
+public enum TimerSchedule {
+    /// The first moment strictly after `afterMs` at which the timer fires, or nil
+    /// if it never fires again (a one-off timer whose moment has passed).
+    ///
+    /// ```swift
+    /// // Daily at 07:00 in Paris, from 2024-03-30 (the day before summer time):
+    /// let next = TimerSchedule.nextFireDate(after: sundayAt06h00, fireDateMs: saturdayAt07h00,
+    ///                                       timeZone: "Europe/Paris", recurrence: .daily)
+    /// // next is Sunday 07:00 CEST: 23 hours after Saturday's firing.
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - afterMs: milliseconds since the Unix epoch.
+    ///   - fireDateMs: the first firing, milliseconds since the Unix epoch.
+    ///   - timeZone: an IANA name; one Foundation does not know counts as UTC.
+    ///   - recurrence: how often it repeats.
+    public static func nextFireDate(after afterMs: Int64, fireDateMs: Int64, timeZone: String,
+                                    recurrence: Recurrence) -> Int64? {
+        if fireDateMs > afterMs { return fireDateMs }
+        let elapsed = afterMs - fireDateMs
+        switch recurrence {
+        case .none:
+            return nil
+        case .hourly:
+            let hour: Int64 = 3_600_000
+            return fireDateMs + (elapsed / hour + 1) * hour
+        case .daily:
+            return nextCalendarOccurrence(after: afterMs, fireDateMs: fireDateMs, stepDays: 1, timeZone: timeZone)
+        case .weekly:
+            return nextCalendarOccurrence(after: afterMs, fireDateMs: fireDateMs, stepDays: 7, timeZone: timeZone)
+        }
+    }
+
+    /// The time zone a trigger names, if Foundation knows it.
+    public static func timeZone(named name: String) -> TimeZone? {
+        TimeZone(identifier: name)
+    }
+
+    private static func nextCalendarOccurrence(after afterMs: Int64, fireDateMs: Int64, stepDays: Int,
+                                               timeZone: String) -> Int64? {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = Self.timeZone(named: timeZone) ?? TimeZone(identifier: "UTC") ?? calendar.timeZone
+        let anchor = Date(timeIntervalSince1970: Double(fireDateMs) / 1000)
+        func occurrence(_ index: Int) -> Int64? {
+            guard let date = calendar.date(byAdding: .day, value: index * stepDays, to: anchor) else { return nil }
+            return Int64((date.timeIntervalSince1970 * 1000).rounded())
+        }
+        // Daylight saving moves an occurrence by an hour at most, so starting one
+        // period before the estimate is never too late.
+        let period = Int64(stepDays) * 86_400_000
+        var index = max(0, Int((afterMs - fireDateMs) / period) - 1)
+        while let candidate = occurrence(index) {
+            if candidate > afterMs { return candidate }
+            index += 1
+        }
+        return nil
+    }
+}
