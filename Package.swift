@@ -99,7 +99,7 @@ let package = Package(
         .executableTarget(
             name: "homed-bench",
             dependencies: [
-                "HomeClient", "HomeModel", "HomeServer", "CBenchFloor",
+                "HomeClient", "HomeModel", "HomeServer", "HomeStorage", "CBenchFloor",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],

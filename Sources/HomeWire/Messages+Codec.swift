@@ -183,18 +183,7 @@ extension WriteCharacteristicsResponse: WireMessage {
         home__v1__write_characteristics_response__init(message)
         message.pointee.seq = seq
         message.pointee.n_results = results.count
-        message.pointee.results = arena.array(UnsafeMutablePointer<Home__V1__WriteResult>?.self, count: results.count) { arena, index in
-            let result = results[index]
-            let item = arena.allocate(Home__V1__WriteResult.self)
-            home__v1__write_result__init(item)
-            item.pointee.characteristic_id = result.characteristicID
-            item.pointee.seq = result.seq
-            if let error = result.error {
-                item.pointee.code = Home__V1__StatusCode(rawValue: UInt32(error.code.rawValue))
-                item.pointee.message = arena.cString(error.message)
-            }
-            return item
-        }
+        message.pointee.results = arena.writeResults(results)
         packMessage(message, into: &buffer, withFrameHeader: false)
     }
 
@@ -203,11 +192,7 @@ extension WriteCharacteristicsResponse: WireMessage {
                                 unpack: home__v1__write_characteristics_response__unpack,
                                 free: home__v1__write_characteristics_response__free_unpacked) { message throws(HomeError) in
             WriteCharacteristicsResponse(
-                results: try swiftArray(message.pointee.results, message.pointee.n_results) { pointer in
-                    let result = pointer!.pointee
-                    return WriteResult(characteristicID: result.characteristic_id,
-                                       error: .status(result.code, result.message), seq: result.seq)
-                },
+                results: try ModelDecoding.writeResults(message.pointee.results, message.pointee.n_results),
                 seq: message.pointee.seq)
         }
     }

@@ -12,9 +12,17 @@ import NIOPosix
 ///
 /// Options: `--round-trips N` (default 20000), `--events N` (default 2000000),
 /// `--runs N` (default 3; the median run is reported).
+///
+/// Other modes: `homed-bench fanout [--duration-ms N]` (Fanout.swift) and
+/// `homed-bench scale [--accessories N]` (Scale.swift).
 @main
 struct Bench {
     static func main() async throws {
+        switch CommandLine.arguments.dropFirst().first {
+        case "fanout": return try await Fanout.run(Array(CommandLine.arguments.dropFirst(2)))
+        case "scale": return try await Scale.run(Array(CommandLine.arguments.dropFirst(2)))
+        default: break
+        }
         let arguments = Arguments(CommandLine.arguments.dropFirst())
         let directory = makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -151,13 +159,15 @@ struct Bench {
 
     // MARK: Helpers
 
-    static func startServer(directory: String, queueLimit: Int = 1024) async throws -> HomeServer {
+    static func startServer(directory: String, queueLimit: Int = 1024, maxConnections: Int = 1024,
+                            graph: HomeGraph? = nil) async throws -> HomeServer {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         var configuration = ServerConfiguration(socketPath: directory + "/homed.sock")
         configuration.defaultQueueLimit = queueLimit
+        configuration.maxConnections = maxConnections
         var logger = Logger(label: "homed-bench")
         logger.logLevel = .error
-        let server = HomeServer(store: HomeStore(graph: DemoHome.make(nowMs: 0)), configuration: configuration, logger: logger)
+        let server = HomeServer(store: HomeStore(graph: graph ?? DemoHome.make(nowMs: 0)), configuration: configuration, logger: logger)
         try await server.start()
         return server
     }
