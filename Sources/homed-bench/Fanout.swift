@@ -1,0 +1,327 @@
+import CBenchFloor
+import Foundation
+import HomeClient
+import HomeModel
+import HomeServer
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `homed-bench fanout [--duration-ms N]`: change-to-delivery latency with 1, 100
+/// and 1000 subscribers (each its own HomeClient connection) at 1000 and 100
+/// changes/s, next to `cbf_fanout` (64-byte frames) with the same counts and rates;
+/// plus resident memory per idle subscription.
+///
+/// The writer publishes Brightness changes through `HomeStore.write` in-process,
+/// recording a ContinuousClock instant per change (keyed by the change's seq); each
+/// subscriber stamps every event on receipt; latency = receipt - publication.
+enum Fanout {
+    static let subscriberCounts = [1, 100, 1000]
+    static let rates = [1000, 100]
+
+    static func run(_ arguments: [String]) async throws {
+        var durationMs = 3000
+        var iterator = arguments.makeIterator()
+        while let argument = iterator.next() {
+            switch argument {
+            case "--duration-ms": durationMs = max(100, iterator.next().flatMap(Int.init) ?? 0)
+            default: FileHandle.standardError.write(Data("homed-bench fanout: unknown option \(argument)\n".utf8)); exit(64)
+            }
+        }
+        let limit = raiseFileLimit()
+        let directory = Bench.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        print("homed-bench fanout: \(durationMs) ms per point, \(ProcessInfo.processInfo.activeProcessorCount) cores, RLIMIT_NOFILE \(limit)")
+        print("  (latency = receipt on the subscriber's event loop - publication in HomeStore.write; in-process server)")
+        print("")
+
+        try await idleMemory(directory: directory + "/idle", subscriptions: 1000)
+        print("")
+
+        for subscribers in subscriberCounts {
+            for rate in rates {
+                let label = "\(subscribers) sub x \(rate)/s"
+                var floor: Percentiles?
+                var floorNote = ""
+                do {
+                    let (percentiles, count, capacity) = try floorFanout(directory: directory, subscribers: subscribers,
+                                                                         rate: rate, durationMs: durationMs)
+                    floor = percentiles
+                    floorNote = count == capacity ? "" : " (lost \(capacity - count))"
+                } catch {
+                    floorNote = "floor failed: \(error)"
+                }
+                let homed = try await homedFanout(directory: directory + "/f\(subscribers)-\(rate)", subscribers: subscribers,
+                                                  rate: rate, durationMs: durationMs)
+                print("\(label): \(homed.changes) changes, \(subscribers * homed.changes) deliveries expected")
+                if let floor {
+                    print(row("floor p50 / p99", "\(us(floor.p50)) / \(us(floor.p99))\(floorNote)"))
+                } else {
+                    print(row("floor", floorNote))
+                }
+                if let latency = homed.latency {
+                    print(row("homed p50 / p99", "\(us(latency.p50)) / \(us(latency.p99))"))
+                    if let floor {
+                        print(row("ratio p50 / p99", String(format: "%.1fx / %.1fx", latency.p50 / floor.p50, latency.p99 / floor.p99)))
+                    }
+                } else {
+                    print(row("homed", "no latencies recorded"))
+                }
+                let expected = subscribers * homed.changes
+                let ok = homed.delivered == expected && homed.merged == 0 && homed.gaps == 0 && homed.complete == subscribers
+                print(row("delivery", "\(homed.delivered)/\(expected) events, merged \(homed.merged), gap/resync markers \(homed.gaps), "
+                          + "\(homed.complete)/\(subscribers) subscribers complete, write errors \(homed.unchanged)"
+                          + (ok ? " -> nothing lost" : " -> LOSS/INCOMPLETE")))
+                if homed.timedOut {
+                    print(row("", String(format: "did not finish within the deadline (%.1f s after the last change); "
+                                         + "homed could not keep up at this point", homed.graceSeconds)))
+                }
+                print(row("wall time", String(format: "%.2f s (writer took %.2f s: %.0f changes/s achieved", homed.wallSeconds,
+                                             homed.writerSeconds, Double(homed.changes) / homed.writerSeconds)
+                  + (homed.writerSeconds > Double(durationMs) / 1000 * 1.05 ? ", BELOW target)" : ")")))
+                print("")
+            }
+        }
+    }
+
+    // MARK: Memory
+
+    static func idleMemory(directory: String, subscriptions: Int) async throws {
+        let server = try await Bench.startServer(directory: directory, maxConnections: subscriptions + 64)
+        let path = server.configuration.socketPath
+        let brightness = try server.store.snapshot().graph.resolve(path: "Living Room/Lamp/Brightness")
+        // Warm up the client and server paths once so their one-time allocations are not counted.
+        let warm = try await HomeClient.connect(to: path, name: "warm")
+        let warmSubscription = warm.subscribe(SubscribeRequest(filter: SubscriptionFilter(characteristicIDs: [brightness])))
+        var warmIterator = warmSubscription.makeAsyncIterator()
+        _ = try await warmIterator.next()
+        try await Task.sleep(for: .milliseconds(200))
+        let before = residentKiB()
+
+        let ready = Counter()
+        var clients: [HomeClient] = []
+        clients.reserveCapacity(subscriptions)
+        for index in 0..<subscriptions {
+            clients.append(try await HomeClient.connect(to: path, name: "idle-\(index)"))
+        }
+        let holders = clients.map { client in
+            Task(executorPreference: client.taskExecutor) {
+                let subscription = client.subscribe(SubscribeRequest(filter: SubscriptionFilter(characteristicIDs: [brightness])))
+                var iterator = subscription.makeAsyncIterator()
+                do {
+                    _ = try await iterator.next() // SUBSCRIBED
+                    ready.add()
+                    while try await iterator.next() != nil {}
+                } catch {}
+            }
+        }
+        try await waitFor(ready, count: subscriptions, timeout: .seconds(60))
+        try await Task.sleep(for: .milliseconds(300))
+        let after = residentKiB()
+        let subscribed = server.store.subscriptionCount
+        print("Memory per idle subscription (\(subscriptions) connections, one Brightness subscription each):")
+        print(row("VmRSS before / after", "\(before) KiB / \(after) KiB (\(subscribed) subscriptions open on the server)"))
+        print(row("per subscription", String(format: "%.1f KiB", Double(after - before) / Double(subscriptions))
+                  + " (client + server side: the server runs in this process)"))
+        for task in holders { task.cancel() }
+        for client in clients { await client.close() }
+        for task in holders { await task.value }
+        await warm.close()
+        await server.stop()
+    }
+
+    // MARK: Floor
+
+    static func floorFanout(directory: String, subscribers: Int, rate: Int, durationMs: Int) throws
+        -> (Percentiles, Int, Int) {
+        let capacity = cbf_fanout_capacity(Int32(subscribers), Int32(rate), Int32(durationMs))
+        var latencies = [Double](repeating: 0, count: Int(capacity))
+        var count = 0
+        let status = cbf_fanout(directory, Int32(subscribers), Int32(rate), Int32(durationMs), 64, &latencies, &count)
+        guard status == 0 else { throw BenchError("cbf_fanout failed: \(status)") }
+        guard count > 0 else { throw BenchError("cbf_fanout recorded nothing") }
+        return (Percentiles(Array(latencies.prefix(count))), count, Int(capacity))
+    }
+
+    // MARK: homed
+
+    struct Receipt: Sendable {
+        var seqs: [UInt64] = []
+        var times: [ContinuousClock.Instant] = []
+        var delivered = 0
+        var merged = 0
+        var gaps = 0
+        var complete = false
+    }
+
+    struct Figures {
+        var changes: Int
+        var latency: Percentiles?
+        var delivered: Int
+        var merged: Int
+        var gaps: Int
+        var complete: Int
+        var unchanged: Int
+        var timedOut: Bool
+        var graceSeconds: Double
+        var wallSeconds: Double
+        var writerSeconds: Double
+    }
+
+    static func homedFanout(directory: String, subscribers: Int, rate: Int, durationMs: Int) async throws -> Figures {
+        let server = try await Bench.startServer(directory: directory, queueLimit: 65_536, maxConnections: subscribers + 64)
+        let store = server.store
+        let brightness = try store.snapshot().graph.resolve(path: "Living Room/Lamp/Brightness")
+        // A known starting value, so that every later write (51, 52, …, wrapping at 100) changes it.
+        _ = store.write(WriteCharacteristicsRequest(writes: [CharacteristicWrite(characteristicID: brightness, value: .int(50))]),
+                        origin: .simulator, enforceWritable: false)
+        let changes = max(1, rate * durationMs / 1000)
+        var clients: [HomeClient] = []
+        clients.reserveCapacity(subscribers)
+        for index in 0..<subscribers {
+            clients.append(try await HomeClient.connect(to: server.configuration.socketPath, name: "fanout-\(index)"))
+        }
+        let ready = Counter()
+        let receivers = clients.map { client in
+            Task(executorPreference: client.taskExecutor) {
+                await receive(client: client, brightness: brightness, expected: changes, ready: ready)
+            }
+        }
+        try await waitFor(ready, count: subscribers, timeout: .seconds(60))
+
+        let clock = ContinuousClock()
+        var published: [UInt64: ContinuousClock.Instant] = [:]
+        published.reserveCapacity(changes)
+        var unchanged = 0
+        let interval = Duration.nanoseconds(1_000_000_000 / Int64(rate))
+        var lastSeq = store.lastSeq
+        let start = clock.now
+        for index in 0..<changes {
+            let target = start + interval * index
+            if clock.now < target { try await Task.sleep(until: target, clock: clock) }
+            let value = CharacteristicValue.int(Int64((51 + index) % 101))
+            let publishedAt = clock.now
+            let response = store.write(WriteCharacteristicsRequest(writes: [CharacteristicWrite(characteristicID: brightness, value: value)]),
+                                       origin: .simulator, enforceWritable: false)
+            if response.seq == lastSeq { unchanged += 1 } else { published[response.seq] = publishedAt }
+            lastSeq = response.seq
+        }
+        let writerSeconds = seconds(clock.now - start)
+
+        // Everything should arrive soon after the last change; a point that cannot keep
+        // up is cut off (its connections closed) rather than left to run for minutes.
+        let grace = Duration.seconds(max(10, durationMs / 1000 * 3))
+        let finished = Counter()
+        let watchdog = Task {
+            try? await Task.sleep(for: grace)
+            if Task.isCancelled { return }
+            finished.add()
+            for client in clients { await client.close() }
+        }
+        var receipts: [Receipt] = []
+        for receiver in receivers { receipts.append(await receiver.value) }
+        watchdog.cancel()
+        let wallSeconds = seconds(clock.now - start)
+
+        var latencies: [Double] = []
+        latencies.reserveCapacity(subscribers * changes)
+        var figures = Figures(changes: changes, latency: nil, delivered: 0, merged: 0, gaps: 0, complete: 0,
+                              unchanged: unchanged, timedOut: finished.value > 0, graceSeconds: seconds(grace),
+                              wallSeconds: wallSeconds, writerSeconds: writerSeconds)
+        for receipt in receipts {
+            figures.delivered += receipt.delivered
+            figures.merged += receipt.merged
+            figures.gaps += receipt.gaps
+            if receipt.complete { figures.complete += 1 }
+            for (seq, time) in zip(receipt.seqs, receipt.times) {
+                if let publishedAt = published[seq] { latencies.append(nanoseconds(time - publishedAt)) }
+            }
+        }
+        if !latencies.isEmpty { figures.latency = Percentiles(latencies) }
+        for client in clients { await client.close() }
+        await server.stop()
+        return figures
+    }
+
+    /// One subscriber: waits for SUBSCRIBED, then stamps every value event until it
+    /// has `expected` changes (delivered or merged) or the stream ends.
+    static func receive(client: HomeClient, brightness: ObjectID, expected: Int, ready: Counter) async -> Receipt {
+        let subscription = client.subscribe(SubscribeRequest(
+            filter: SubscriptionFilter(characteristicIDs: [brightness]), queueLimit: 65_536))
+        var iterator = subscription.makeAsyncIterator()
+        var receipt = Receipt()
+        receipt.seqs.reserveCapacity(expected)
+        receipt.times.reserveCapacity(expected)
+        let clock = ContinuousClock()
+        var subscribed = false
+        do {
+            while receipt.delivered + receipt.merged < expected {
+                guard let message = try await iterator.next() else { break }
+                let now = clock.now
+                if let marker = message.marker {
+                    switch marker.kind {
+                    case .subscribed:
+                        if !subscribed { subscribed = true; ready.add() }
+                    case .gap, .resync: receipt.gaps += 1
+                    default: break
+                    }
+                }
+                for event in message.events {
+                    guard case .value(let change) = event.body else { continue }
+                    receipt.delivered += 1
+                    receipt.merged += Int(change.merged)
+                    receipt.seqs.append(event.seq)
+                    receipt.times.append(now)
+                }
+            }
+            receipt.complete = receipt.delivered + receipt.merged >= expected
+        } catch {
+            receipt.complete = false
+        }
+        if !subscribed { ready.add() }
+        return receipt
+    }
+
+    // MARK: Helpers
+
+    final class Counter: Sendable {
+        private let atomic = Atomic<Int>(0)
+        func add() { atomic.wrappingAdd(1, ordering: .relaxed) }
+        var value: Int { atomic.load(ordering: .relaxed) }
+    }
+
+    static func waitFor(_ counter: Counter, count: Int, timeout: Duration) async throws {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while counter.value < count {
+            guard clock.now < deadline else { throw BenchError("only \(counter.value) of \(count) subscriptions became live") }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+    }
+
+    /// Raises RLIMIT_NOFILE's soft limit to its hard limit; returns the new soft limit.
+    static func raiseFileLimit() -> UInt64 {
+        var limit = rlimit()
+        #if os(Linux)
+        let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+        #else
+        let resource = RLIMIT_NOFILE
+        #endif
+        guard getrlimit(resource, &limit) == 0 else { return 0 }
+        limit.rlim_cur = limit.rlim_max
+        _ = setrlimit(resource, &limit)
+        _ = getrlimit(resource, &limit)
+        return UInt64(limit.rlim_cur)
+    }
+}
+
+/// VmRSS of this process, in KiB (0 where /proc is missing).
+func residentKiB() -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+    for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+        return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0
+    }
+    return 0
+}
