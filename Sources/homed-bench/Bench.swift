@@ -33,11 +33,13 @@ struct Bench {
         // The floor first, then homed, alternating per run so drift hits both alike.
         var floorRoundTrips: [Percentiles] = []
         var homedRoundTrips: [Percentiles] = []
+        var blockingRoundTrips: [Percentiles] = []
         var floorStreams: [Double] = []
         var homedStreams: [StreamFigures] = []
         for run in 1...arguments.runs {
             floorRoundTrips.append(try floorPingPong(directory: directory, iterations: arguments.roundTrips))
             homedRoundTrips.append(try await homedRoundTrip(directory: directory + "/rt\(run)", iterations: arguments.roundTrips))
+            blockingRoundTrips.append(try await homedBlockingRoundTrip(directory: directory + "/bt\(run)", iterations: arguments.roundTrips))
             floorStreams.append(try floorStream(directory: directory, frames: arguments.events))
             homedStreams.append(try await homedStream(directory: directory + "/st\(run)", events: arguments.events))
         }
@@ -48,6 +50,9 @@ struct Bench {
         print(row("floor p50 / p99", "\(us(floorRT.p50)) / \(us(floorRT.p99))"))
         print(row("homed p50 / p99", "\(us(homedRT.p50)) / \(us(homedRT.p99))"))
         print(row("ratio p50 / p99", String(format: "%.2fx / %.2fx", homedRT.p50 / floorRT.p50, homedRT.p99 / floorRT.p99)))
+        let blockingRT = median(blockingRoundTrips)
+        print(row("blocking p50 / p99", "\(us(blockingRT.p50)) / \(us(blockingRT.p99))  (BlockingHomeClient)"))
+        print(row("ratio p50 / p99", String(format: "%.2fx / %.2fx", blockingRT.p50 / floorRT.p50, blockingRT.p99 / floorRT.p99)))
         print("")
         let floorRate = floorStreams.sorted()[floorStreams.count / 2]
         let homed = homedStreams.sorted { $0.eventsPerSecond < $1.eventsPerSecond }[homedStreams.count / 2]
@@ -87,6 +92,36 @@ struct Bench {
             return latencies
         }
         await client.close()
+        await server.stop()
+        return Percentiles(latencies)
+    }
+
+    /// The same round trip from `BlockingHomeClient`: blocking reads and writes on
+    /// the calling thread, as the C floor's client does.
+    static func homedBlockingRoundTrip(directory: String, iterations: Int) async throws -> Percentiles {
+        let server = try await startServer(directory: directory)
+        let path = server.configuration.socketPath
+        let brightness = try server.store.snapshot().graph.resolve(path: "Living Room/Lamp/Brightness")
+        // Blocking I/O belongs on a thread of its own, not on the cooperative pool.
+        let latencies: [Double] = try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                do {
+                    let client = try BlockingHomeClient(path: path, name: "bench-blocking")
+                    for _ in 0..<1000 { _ = try client.read([brightness]) }
+                    var latencies: [Double] = []
+                    latencies.reserveCapacity(iterations)
+                    let clock = ContinuousClock()
+                    for _ in 0..<iterations {
+                        let start = clock.now
+                        _ = try client.read([brightness])
+                        latencies.append(nanoseconds(clock.now - start))
+                    }
+                    continuation.resume(returning: latencies)
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
         await server.stop()
         return Percentiles(latencies)
     }
