@@ -96,7 +96,7 @@ final class ClientHandler: ChannelInboundHandler {
             calls[frame.callID] = .unary(promise, response: payload)
         case (.message(let payload), .stream(let source)):
             do throws(HomeError) {
-                let response = try SubscribeResponse(wire: payload)
+                let response = try SubscribeResponse(fromDaemon: payload)
                 if source.yield(response) == .stopProducing {
                     if pausedStreams.isEmpty {
                         context.channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in }

@@ -151,12 +151,25 @@ public final class HomeStore: Sendable {
         let response = state.withLock { state -> WriteCharacteristicsResponse in
             // Validate everything first, so an atomic batch fails whole and a
             // validate-only batch changes nothing.
-            var validated: [Result<CharacteristicValue, HomeError>] = []
+            var validated: [Result<ValidatedWrite, HomeError>] = []
             validated.reserveCapacity(request.writes.count)
             for write in request.writes {
+                // One lookup per write: the characteristic is checked here and its ids
+                // and kind reused below (a copy of it costs more than the check).
+                guard let characteristic = state.graph.characteristics[write.characteristicID] else {
+                    do throws(HomeError) {
+                        _ = try state.graph.validateWrite(write.value, to: write.characteristicID, enforceWritable: enforceWritable)
+                        validated.append(.failure(HomeError(.notFound, "no characteristic with id \(write.characteristicID)")))
+                    } catch {
+                        validated.append(.failure(error))
+                    }
+                    continue
+                }
                 do throws(HomeError) {
-                    validated.append(.success(try state.graph.validateWrite(
-                        write.value, to: write.characteristicID, enforceWritable: enforceWritable)))
+                    let value = try characteristic.validate(write.value, enforceWritable: enforceWritable)
+                    validated.append(.success(ValidatedWrite(
+                        value: value, accessoryID: characteristic.accessoryID, serviceID: characteristic.serviceID,
+                        mergeable: !characteristic.isEventOnly)))
                 } catch {
                     validated.append(.failure(error))
                 }
@@ -178,22 +191,23 @@ public final class HomeStore: Sendable {
             var results: [WriteResult] = []
             results.reserveCapacity(request.writes.count)
             for (write, outcome) in zip(request.writes, validated) {
-                guard case .success(let value) = outcome else {
-                    if case .failure(let error) = outcome {
-                        results.append(WriteResult(characteristicID: write.characteristicID, error: error))
-                    }
+                let checked: ValidatedWrite
+                switch outcome {
+                case .failure(let error):
+                    results.append(WriteResult(characteristicID: write.characteristicID, error: error))
                     continue
+                case .success(let value):
+                    checked = value
                 }
-                guard let changed = state.graph.storeValidated(value, to: write.characteristicID, nowMs: now),
-                      let characteristic = state.graph.characteristics[write.characteristicID] else {
+                guard let changed = state.graph.storeValidated(checked.value, to: write.characteristicID, nowMs: now) else {
                     results.append(WriteResult(characteristicID: write.characteristicID))
                     continue
                 }
                 var event = HomeEvent(timeMs: now, origin: origin, body: .value(ValueChange(
-                    accessoryID: characteristic.accessoryID, serviceID: characteristic.serviceID,
-                    characteristicID: characteristic.id, value: changed)))
-                Self.publish(&event, in: &state, wake: &wake)
-                writtenValues?.mark(characteristic.id)
+                    accessoryID: checked.accessoryID, serviceID: checked.serviceID,
+                    characteristicID: write.characteristicID, value: changed)))
+                Self.publish(&event, in: &state, wake: &wake, mergeable: checked.mergeable)
+                writtenValues?.mark(write.characteristicID)
                 results.append(WriteResult(characteristicID: write.characteristicID, seq: event.seq))
             }
             return WriteCharacteristicsResponse(results: results, seq: state.journal.lastSeq)
@@ -204,11 +218,12 @@ public final class HomeStore: Sendable {
 
     /// Numbers an event, journals it and offers it to every matching subscriber.
     /// Runs under the lock; sinks that need a flush are collected in `wake`.
-    private static func publish(_ event: inout HomeEvent, in state: inout State, wake: inout [SubscriptionSink]) {
+    private static func publish(_ event: inout HomeEvent, in state: inout State, wake: inout [SubscriptionSink],
+                                mergeable knownMergeable: Bool? = nil) {
         state.journal.append(&event)
         for observer in state.observers.values { observer.observe(event, in: state.graph) }
         guard !state.sinks.isEmpty else { return }
-        let mergeable = isMergeable(event, in: state.graph)
+        let mergeable = knownMergeable ?? isMergeable(event, in: state.graph)
         for sink in state.sinks.values where sink.offer(event, in: state.graph, mergeable: mergeable) {
             wake.append(sink)
         }
@@ -307,6 +322,14 @@ public final class HomeStore: Sendable {
     public var statistics: (homes: Int, accessories: Int, characteristics: Int) {
         state.withLock { ($0.graph.homes.count, $0.graph.accessories.count, $0.graph.characteristics.count) }
     }
+}
+
+/// A write that passed validation, with what publishing its event needs.
+private struct ValidatedWrite {
+    var value: CharacteristicValue
+    var accessoryID: ObjectID
+    var serviceID: ObjectID
+    var mergeable: Bool
 }
 
 func currentTimeMs() -> Int64 {

@@ -37,19 +37,25 @@ typealias Freer<M> = (UnsafeMutablePointer<M>?, UnsafeMutablePointer<ProtobufCAl
 /// signature so each call names the message's own pair of functions).
 ///
 /// - Parameter what: the message's full name, for the error a malformed message gets.
+///
+/// - Parameter checkStrings: false only for messages the daemon sent to a client:
+///   every string in them was checked when it entered the daemon.
 func withUnpacked<M, R>(
     _ bytes: UnsafeRawBufferPointer,
     as what: String,
     unpack: Unpacker<M>,
     free: Freer<M>,
+    checkStrings: Bool = true,
     _ body: (UnsafePointer<M>) throws(HomeError) -> R
 ) throws(HomeError) -> R {
     try UnpackArena.withAllocator { allocator throws(HomeError) -> R in
         guard let message = unpack(allocator, bytes.count, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self)) else {
             throw HomeError(.invalidArgument, "malformed \(what): \(bytes.count) bytes do not decode as this message")
         }
-        let descriptor = UnsafeRawPointer(message).assumingMemoryBound(to: ProtobufCMessage.self).pointee.descriptor!
-        try StringFieldCheck.check(bytes, descriptor: descriptor, path: what)
+        if checkStrings {
+            let descriptor = UnsafeRawPointer(message).assumingMemoryBound(to: ProtobufCMessage.self).pointee.descriptor!
+            try StringFieldCheck.check(bytes, descriptor: descriptor, path: what)
+        }
         return try body(UnsafePointer(message))
     }
 }

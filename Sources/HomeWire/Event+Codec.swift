@@ -152,8 +152,22 @@ extension SubscribeResponse: WireMessage {
     }
 
     public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
-        self = try withUnpacked(bytes, as: "home.v1.SubscribeResponse", unpack: home__v1__subscribe_response__unpack,
-                                free: home__v1__subscribe_response__free_unpacked) { message throws(HomeError) in
+        self = try Self.decode(bytes, checkStrings: true)
+    }
+
+    /// Decodes a stream message as a client receives it from the daemon, without
+    /// re-checking strings the daemon checked when they entered it (on the hot path
+    /// of every event a subscriber reads).
+    public init(fromDaemon bytes: [UInt8]) throws(HomeError) {
+        let result: Result<SubscribeResponse, HomeError> = bytes.withUnsafeBytes { raw in
+            do throws(HomeError) { return .success(try Self.decode(raw, checkStrings: false)) } catch { return .failure(error) }
+        }
+        self = try result.get()
+    }
+
+    private static func decode(_ bytes: UnsafeRawBufferPointer, checkStrings: Bool) throws(HomeError) -> SubscribeResponse {
+        try withUnpacked(bytes, as: "home.v1.SubscribeResponse", unpack: home__v1__subscribe_response__unpack,
+                         free: home__v1__subscribe_response__free_unpacked, checkStrings: checkStrings) { message throws(HomeError) in
             let wire = message.pointee
             let marker = wire.marker.map {
                 StreamMarker(kind: .fromWire($0.pointee.kind.rawValue, default: .none), seq: $0.pointee.seq,

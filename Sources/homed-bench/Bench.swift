@@ -158,19 +158,22 @@ struct Bench {
         let batch = 1000
         let clock = ContinuousClock()
         let start = clock.now
+        // The writer keeps a few batches in flight (calls are multiplexed), so the
+        // daemon always has the next batch to apply while the last one is answered.
         let writerTask = Task {
-            var level: UInt64 = 0
-            var sent = 0
-            while sent < events {
-                let count = min(batch, events - sent)
-                var writes: [CharacteristicWrite] = []
-                writes.reserveCapacity(count)
-                for _ in 0..<count {
-                    level = level == 10 ? 11 : 10 // every write changes the value
-                    writes.append(CharacteristicWrite(characteristicID: brightness, value: .uint(level)))
+            let batches = (events + batch - 1) / batch
+            let inFlight = 4
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<batches {
+                    if index >= inFlight { try await group.next() }
+                    let count = min(batch, events - index * batch)
+                    // Values alternate 10, 11 across the whole stream, so every write changes it.
+                    let writes = (0..<count).map { offset in
+                        CharacteristicWrite(characteristicID: brightness, value: .uint(10 + UInt64((index * batch + offset) % 2)))
+                    }
+                    group.addTask { _ = try await writer.write(WriteCharacteristicsRequest(writes: writes)) }
                 }
-                _ = try await writer.write(WriteCharacteristicsRequest(writes: writes))
-                sent += count
+                try await group.waitForAll()
             }
         }
         var delivered = 0

@@ -26,6 +26,15 @@ public enum HAPCatalog {
     }
 
     /// A characteristic type by full UUID or HAP short form, case-insensitive.
+    /// Whether a characteristic type's values are occurrences (a button press), by
+    /// UUID: asked for every published event, so it is one set lookup, not a copy of
+    /// the catalog entry.
+    public static func isEventOnly(uuid: String) -> Bool {
+        eventOnlyUUIDs.contains(uuid)
+    }
+
+    private static let eventOnlyUUIDs = Set(characteristicTypes.filter(\.isEventOnly).map(\.uuid))
+
     public static func characteristic(uuid: String) -> CharacteristicTypeInfo? {
         // The canonical form (what the model stores) needs no parsing: a value write asks this.
         if let position = characteristicIndex.byUUID[uuid] { return characteristicTypes[position] }

@@ -4,7 +4,7 @@ extension Characteristic {
 
     /// Whether the value is an occurrence rather than a state (a button press), so
     /// every write matters; see `CharacteristicTypeInfo.isEventOnly`.
-    public var isEventOnly: Bool { typeInfo?.isEventOnly ?? false }
+    public var isEventOnly: Bool { HAPCatalog.isEventOnly(uuid: type.uuid) }
 
     /// "characteristic 42 (CurrentTemperature)": how every message names it.
     var label: String { "characteristic \(id) (\(type.name))" }
