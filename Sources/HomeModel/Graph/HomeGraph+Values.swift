@@ -55,12 +55,18 @@ extension HomeGraph {
     ///   is not a characteristic (it was validated, so that cannot happen).
     @discardableResult
     public mutating func storeValidated(_ value: CharacteristicValue, to id: ObjectID, nowMs: Int64) -> CharacteristicValue? {
-        guard let characteristic = characteristics[id] else { return nil }
-        if characteristic.value == value && characteristic.properties.readable && !characteristic.isEventOnly {
-            return nil
-        }
-        characteristics[id]?.value = value
-        characteristics[id]?.lastUpdatedMs = nowMs
-        return value
+        // One in-place access to the table: this runs for every write.
+        characteristics[id]?.store(value, nowMs: nowMs) ?? nil
+    }
+}
+
+extension Characteristic {
+    /// Stores a validated value; returns it if it changed (or is an occurrence), nil
+    /// when the characteristic already held it.
+    fileprivate mutating func store(_ newValue: CharacteristicValue, nowMs: Int64) -> CharacteristicValue? {
+        if value == newValue && properties.readable && !isEventOnly { return nil }
+        value = newValue
+        lastUpdatedMs = nowMs
+        return newValue
     }
 }
