@@ -64,16 +64,12 @@ struct SubscriptionScope: Sendable {
     /// accessory), until a later `add` names it again.
     mutating func remove(_ filter: SubscriptionFilter) {
         for id in filter.homeIDs + filter.roomIDs + filter.zoneIDs + filter.accessoryIDs + filter.serviceIDs + filter.characteristicIDs {
-            for index in 0..<6 {
-                switch index {
-                case 0: homeIDs.remove(id)
-                case 1: roomIDs.remove(id)
-                case 2: zoneIDs.remove(id)
-                case 3: accessoryIDs.remove(id)
-                case 4: serviceIDs.remove(id)
-                default: characteristicIDs.remove(id)
-                }
-            }
+            homeIDs.remove(id)
+            roomIDs.remove(id)
+            zoneIDs.remove(id)
+            accessoryIDs.remove(id)
+            serviceIDs.remove(id)
+            characteristicIDs.remove(id)
             excludedIDs.insert(id)
         }
         serviceTypes.subtract(filter.serviceTypes.map { $0.uppercased() })

@@ -251,6 +251,30 @@ struct NotificationTests {
         }
     }
 
+    @Test("the disconnect policy ends an overflowing subscription with RESOURCE_EXHAUSTED; the connection lives on")
+    func disconnectPolicy() async throws {
+        try await withTestServer { server in
+            let client = try await server.connect(name: "slow")
+            let graph = try await client.getHome().graph
+            let brightness = graph.id("Living Room/Lamp/Brightness")
+            var iterator = client.subscribe(SubscribeRequest(filter: SubscriptionFilter(characteristicIDs: [brightness]),
+                                                             policy: .disconnect, queueLimit: 4)).makeAsyncIterator()
+            _ = try await iterator.next()
+            // One batch, published under one lock: more than the queue holds.
+            _ = try await client.write(WriteCharacteristicsRequest(writes: (1...50).map {
+                CharacteristicWrite(characteristicID: brightness, value: .int(Int64($0)))
+            }))
+            let error = await #expect(throws: HomeError.self) {
+                while try await iterator.next() != nil {}
+            }
+            #expect(error?.code == .resourceExhausted)
+            #expect(error?.message.contains("policy is disconnect") == true)
+            #expect(try await client.read([brightness]).reads.first?.value == .int(50), "the connection still serves calls")
+            #expect(server.store.subscriptionCount == 0)
+            await client.close()
+        }
+    }
+
     @Test("ten doorbell presses in a burst reach a slow subscriber as ten events")
     func doorbellBurst() async throws {
         try await withTestServer { server in
