@@ -37,7 +37,9 @@ struct BlockingClientTests {
 
     @Test("with no daemon it names the socket it tried")
     func noDaemon() async throws {
-        let path = TestServer.makeTemporaryDirectory("blocking") + "/none.sock"
+        let directory = TestServer.makeTemporaryDirectory("blocking")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/none.sock"
         let error = try await Self.onThread { () -> HomeError? in
             do throws(HomeError) { _ = try BlockingHomeClient(path: path, name: "x"); return nil } catch { return error }
         }

@@ -6,7 +6,9 @@ import Testing
 struct CommandLineTests {
     @Test("with no daemon, homectl names the socket it tried and exits 14 (UNAVAILABLE)")
     func noDaemon() throws {
-        let path = TestServer.makeTemporaryDirectory("homectl") + "/missing.sock"
+        let directory = TestServer.makeTemporaryDirectory("homectl")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/missing.sock"
         let result = try run(builtExecutable("homectl"), ["status", "--socket", path])
         #expect(result.status == 14)
         #expect(result.stderr.contains("no daemon is listening on \(path)"))

@@ -8,6 +8,7 @@ struct RestartTests {
     @Test("layout changes acknowledged before kill -9 are all there after a restart, ids included")
     func killNine() throws {
         let directory = TestServer.makeTemporaryDirectory("homed-kill")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         var roomIDs: [String] = []
         do {
             let daemon = try DaemonProcess(directory: directory)
@@ -31,6 +32,7 @@ struct RestartTests {
     @Test("watch reconnects after a daemon restart and resyncs: a marker, a fresh snapshot, then changes")
     func watchAcrossRestart() throws {
         let directory = TestServer.makeTemporaryDirectory("homed-restart")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         var daemon: DaemonProcess? = try DaemonProcess(directory: directory)
         let watch = try ChildProcess(builtExecutable("homectl"),
                                      ["watch", "--markers", "--characteristic", "Living Room/Lamp/On"],
@@ -57,6 +59,7 @@ struct RestartTests {
     @Test("watch --no-resync exits 15 when the daemon it followed restarted")
     func noResync() throws {
         let directory = TestServer.makeTemporaryDirectory("homed-noresync")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         var daemon: DaemonProcess? = try DaemonProcess(directory: directory)
         let watch = try ChildProcess(builtExecutable("homectl"), ["watch", "--markers", "--no-resync"],
                                      environment: ["HOMED_SOCKET": daemon!.socketPath])

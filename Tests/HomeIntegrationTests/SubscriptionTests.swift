@@ -117,6 +117,7 @@ struct SubscriptionTests {
         }
         // A socket file nobody listens on (left by a dead daemon) is replaced.
         let directory = TestServer.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/homed.sock"
         let stale = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_un()

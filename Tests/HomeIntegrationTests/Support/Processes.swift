@@ -97,8 +97,11 @@ final class DaemonProcess: @unchecked Sendable {
     let child: ChildProcess
     let directory: String
     let socketPath: String
+    /// The directory was made for this daemon alone, so it goes when the daemon does.
+    private let ownsDirectory: Bool
 
     init(arguments: [String] = ["--demo", "--no-simulator"], directory: String? = nil) throws {
+        self.ownsDirectory = directory == nil
         self.directory = directory ?? TestServer.makeTemporaryDirectory("homed-proc")
         socketPath = self.directory + "/homed.sock"
         child = try ChildProcess(builtExecutable("homed"), ["--socket", socketPath, "--log-level", "warning"] + arguments)
@@ -124,5 +127,6 @@ final class DaemonProcess: @unchecked Sendable {
             child.signal(SIGKILL)
             child.wait(seconds: 5)
         }
+        if ownsDirectory { try? FileManager.default.removeItem(atPath: directory) }
     }
 }
