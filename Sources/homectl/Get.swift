@@ -20,10 +20,10 @@ struct Get: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let (graph, ids, response) = try await options.withClient { client throws(HomeError) in
+        let (graph, response) = try await options.withClient { client throws(HomeError) in
             let graph = try await client.getHome().graph
             let ids = try paths.map { path throws(HomeError) in try graph.resolveCharacteristic(path) }
-            return (graph, ids, try await client.read(ids, fresh: fresh))
+            return (graph, try await client.read(ids, fresh: fresh))
         }
         var failure: HomeError?
         var rows: [[String]] = []
@@ -45,7 +45,6 @@ struct Get: AsyncParsableCommand {
                 ("updated", read.lastUpdatedMs == 0 ? .null : .string(isoTime(read.lastUpdatedMs))),
             ]))
         }
-        _ = ids
         if options.json {
             Output.line(JSON.array(items).text)
         } else {
