@@ -95,11 +95,11 @@ let package = Package(
         ),
 
         // Benchmarks: `swift run -c release homed-bench`. The C floor it compares against.
-        .target(name: "CBenchFloor"),
+        .target(name: "CBenchFloor", dependencies: ["CHomeProto"]),
         .executableTarget(
             name: "homed-bench",
             dependencies: [
-                "HomeClient", "HomeModel", "HomeServer", "HomeStorage", "CBenchFloor",
+                "HomeClient", "HomeModel", "HomeServer", "HomeStorage", "HomeWire", "CBenchFloor",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],

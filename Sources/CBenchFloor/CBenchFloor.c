@@ -1,6 +1,7 @@
 // The benchmark floor: minimal C peers on a Unix stream socket. See CBenchFloor.h.
 #define _GNU_SOURCE
 #include "CBenchFloor.h"
+#include "cbf_internal.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -77,8 +78,7 @@ static int accept_one(int listen_fd) {
     }
 }
 
-// send() with MSG_NOSIGNAL: a vanished peer is an error, not a SIGPIPE.
-static int write_full(int fd, const uint8_t *p, size_t n) {
+int cbf_write_full(int fd, const uint8_t *p, size_t n) {
     while (n > 0) {
         ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
         if (w < 0) {
@@ -140,7 +140,7 @@ static void *echo_main(void *arg) {
         if (len == -EPIPE) break;  // the client is done
         if (len < 0) { result = (int)len; break; }
         size_t used = HEADER + (size_t)len;
-        if ((result = write_full(fd, buf, used)) != 0) break;
+        if ((result = cbf_write_full(fd, buf, used)) != 0) break;
         consume(buf, &have, used);
     }
     free(buf);
@@ -172,7 +172,7 @@ int cbf_pingpong(const char *socket_dir, int iterations, int message_size, doubl
         size_t have = 0;
         for (int i = -WARMUP; i < iterations; i++) {
             double t0 = now_ns();
-            if ((result = write_full(fd, out, cap)) != 0) break;
+            if ((result = cbf_write_full(fd, out, cap)) != 0) break;
             long len = read_frame(fd, in, cap, &have);
             if (len < 0) { result = (int)len; break; }
             if (len != message_size) { result = -EPROTO; break; }
@@ -216,7 +216,7 @@ static void *stream_writer_main(void *arg) {
     int result = 0;
     for (long sent = 0; sent < w->frames && result == 0;) {
         long n = w->frames - sent < w->batch ? w->frames - sent : w->batch;
-        result = write_full(fd, buf, (size_t)n * one);
+        result = cbf_write_full(fd, buf, (size_t)n * one);
         sent += n;
     }
     free(buf);
@@ -392,7 +392,7 @@ int cbf_fanout(const char *socket_dir, int subscribers, int changes_per_sec, int
         int64_t s64 = (int64_t)seq;
         memcpy(frame + HEADER, &stamp, sizeof stamp);
         memcpy(frame + HEADER + 8, &s64, sizeof s64);
-        for (int i = 0; i < subscribers && result == 0; i++) result = write_full(subs[i].server, frame, one);
+        for (int i = 0; i < subscribers && result == 0; i++) result = cbf_write_full(subs[i].server, frame, one);
         next.tv_nsec += interval;
         while (next.tv_nsec >= 1000000000L) { next.tv_nsec -= 1000000000L; next.tv_sec++; }
     }

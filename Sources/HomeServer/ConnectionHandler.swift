@@ -283,8 +283,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
             throw HomeError(.resourceExhausted,
                             "response of \(payload.readableBytes) bytes exceeds the maximum frame size of \(configuration.maxFrameSize) bytes; ask for less (one home, fewer ids)")
         }
-        var out = ByteBuffer()
-        WireFrame(callID: callID, body: .message(Array(payload.readableBytesView))).encode(into: &out)
+        var out = context.channel.allocator.buffer(capacity: payload.readableBytes + 48)
+        WireFrame.encodeMessage(callID: callID, payload: payload, into: &out)
         WireFrame(callID: callID, body: .status(nil)).encode(into: &out)
         context.write(wrapOutboundOut(out), promise: nil)
     }

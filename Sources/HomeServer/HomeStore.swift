@@ -16,6 +16,8 @@ import Glibc
 /// each subscriber's event loop, so a publisher never waits for a subscriber.
 public final class HomeStore: Sendable {
     public let journalID: String
+    /// Per event loop, the sinks waiting to flush (see `LoopFlusher`).
+    let flushers = LoopFlushers()
     let startedAtMs: Int64
 
     struct State {
@@ -38,7 +40,7 @@ public final class HomeStore: Sendable {
     /// persistence) and publishes the events it returns, all under the lock.
     func publishing(origin: Origin, _ change: (inout HomeGraph) throws(HomeError) -> [HomeEvent.Body]) throws(HomeError) -> [HomeEvent] {
         let now = currentTimeMs()
-        var wake: [SubscriptionSink] = []
+        var wake: [LoopFlusher] = []
         let events = try state.withLock { state throws(HomeError) -> [HomeEvent] in
             let bodies = try change(&state.graph)
             var published: [HomeEvent] = []
@@ -51,7 +53,7 @@ public final class HomeStore: Sendable {
             }
             return published
         }
-        for sink in wake { sink.wake() }
+        for flusher in wake { flusher.scheduleFlush() }
         return events
     }
 
@@ -88,7 +90,7 @@ public final class HomeStore: Sendable {
         _ change: (inout HomeGraph) throws(HomeError) -> [HomeEvent.Body]
     ) throws(HomeError) -> (events: [HomeEvent], seq: UInt64) {
         let now = currentTimeMs()
-        var wake: [SubscriptionSink] = []
+        var wake: [LoopFlusher] = []
         let result = try state.withLock { state throws(HomeError) -> (events: [HomeEvent], seq: UInt64) in
             var updated = state.graph
             let bodies = try change(&updated)
@@ -104,7 +106,7 @@ public final class HomeStore: Sendable {
             }
             return (published, state.journal.lastSeq)
         }
-        for sink in wake { sink.wake() }
+        for flusher in wake { flusher.scheduleFlush() }
         return result
     }
 
@@ -147,7 +149,7 @@ public final class HomeStore: Sendable {
     public func write(_ request: WriteCharacteristicsRequest, origin: Origin,
                       enforceWritable: Bool = true) -> WriteCharacteristicsResponse {
         let now = currentTimeMs()
-        var wake: [SubscriptionSink] = []
+        var wake: [LoopFlusher] = []
         let response = state.withLock { state -> WriteCharacteristicsResponse in
             // Validate everything first, so an atomic batch fails whole and a
             // validate-only batch changes nothing.
@@ -212,21 +214,45 @@ public final class HomeStore: Sendable {
             }
             return WriteCharacteristicsResponse(results: results, seq: state.journal.lastSeq)
         }
-        for sink in wake { sink.wake() }
+        for flusher in wake { flusher.scheduleFlush() }
         return response
     }
 
     /// Numbers an event, journals it and offers it to every matching subscriber.
-    /// Runs under the lock; sinks that need a flush are collected in `wake`.
-    private static func publish(_ event: inout HomeEvent, in state: inout State, wake: inout [SubscriptionSink],
+    /// Runs under the lock; the flushers of loops whose sinks now have something to
+    /// send are collected in `wake`, to be scheduled once the lock is released.
+    private static func publish(_ event: inout HomeEvent, in state: inout State, wake: inout [LoopFlusher],
                                 mergeable knownMergeable: Bool? = nil) {
         state.journal.append(&event)
         for observer in state.observers.values { observer.observe(event, in: state.graph) }
         guard !state.sinks.isEmpty else { return }
-        let mergeable = knownMergeable ?? isMergeable(event, in: state.graph)
-        for sink in state.sinks.values where sink.offer(event, in: state.graph, mergeable: mergeable) {
-            wake.append(sink)
+        let characteristic = subject(of: event, in: state.graph)
+        let mergeable = knownMergeable ?? (characteristic?.isEventOnly != true)
+        // The first subscriber to queue the event gets a copy; from the second on,
+        // they share one object, packed once for all of them.
+        var queuedOnce = false
+        var shared: PublishedEvent?
+        let numbered = event
+        let share = { () -> PublishedEvent? in
+            guard queuedOnce else {
+                queuedOnce = true
+                return nil
+            }
+            if let shared { return shared }
+            let made = PublishedEvent(numbered)
+            shared = made
+            return made
         }
+        for sink in state.sinks.values
+        where sink.offer(event, characteristic: characteristic, in: state.graph, mergeable: mergeable, share: share) {
+            wake.append(sink.flusher)
+        }
+    }
+
+    /// A value event's characteristic, looked up once for every subscriber's filter.
+    static func subject(of event: HomeEvent, in graph: HomeGraph) -> Characteristic? {
+        guard case .value(let change) = event.body else { return nil }
+        return graph.characteristics[change.characteristicID]
     }
 
     /// Value events of event characteristics (a doorbell press) are occurrences:
@@ -243,6 +269,7 @@ public final class HomeStore: Sendable {
     /// falls between them.
     func subscribe(_ request: SubscribeRequest, connectionID: UInt64, callID: UInt64,
                    makeSink: (UInt64, SubscriptionScope) -> SubscriptionSink) throws(HomeError) -> SubscriptionSink {
+        var scheduleFlusher = false
         let sink = try state.withLock { state throws(HomeError) -> SubscriptionSink in
             try SubscriptionScope.validate(request.filter, in: state.graph)
             let scope = SubscriptionScope(request.filter)
@@ -253,8 +280,10 @@ public final class HomeStore: Sendable {
             if let since = request.sinceSeq {
                 if request.journalID == state.journal.id, let missed = state.journal.events(after: since) {
                     sink.start(with: [.marker(StreamMarker(kind: .subscribed, seq: since))])
-                    for event in missed {
-                        _ = sink.offer(event, in: state.graph, mergeable: Self.isMergeable(event, in: state.graph))
+                    for event in missed where sink.offer(event, characteristic: Self.subject(of: event, in: state.graph),
+                                                         in: state.graph, mergeable: Self.isMergeable(event, in: state.graph)) {
+                        // Listed with its loop's flusher, which must run (after the lock).
+                        scheduleFlusher = true
                     }
                 } else {
                     let reason = request.journalID == state.journal.id
@@ -271,6 +300,7 @@ public final class HomeStore: Sendable {
             state.sinks[id] = sink
             return sink
         }
+        if scheduleFlusher { sink.flusher.scheduleFlush() }
         sink.wake()
         return sink
     }

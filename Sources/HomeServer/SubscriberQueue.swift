@@ -10,7 +10,7 @@ import NIOCore
 /// asks for a resync (a marker and a fresh snapshot), never a silent loss.
 struct SubscriberQueue {
     enum Item: Equatable {
-        case event(HomeEvent)
+        case event(QueuedEvent)
         case marker(StreamMarker)
     }
 
@@ -54,6 +54,13 @@ struct SubscriberQueue {
     /// - Parameter mergeable: false for occurrences of event characteristics
     ///   (ProgrammableSwitchEvent: every press counts), which are never coalesced.
     mutating func push(_ event: HomeEvent, mergeable: Bool = true) -> PushOutcome {
+        push(.own(event), mergeable: mergeable)
+    }
+
+    /// Queues an event (its own copy, or the publisher's shared object), or applies
+    /// the policy when the queue is full.
+    mutating func push(_ queued: QueuedEvent, mergeable: Bool = true) -> PushOutcome {
+        let event = queued.event
         if needsResync {
             dropped += 1
             return .absorbed
@@ -63,7 +70,7 @@ struct SubscriberQueue {
                 items.append(.marker(StreamMarker(kind: .gap, seq: gap.to, gapFrom: gap.from, gapTo: gap.to,
                                                   reason: "subscriber queue full (\(limit) events)")))
                 pendingGap = nil
-                items.append(.event(event))
+                items.append(.event(queued))
                 return .queued
             }
             pendingGap = (gap.from, event.seq)
@@ -71,7 +78,7 @@ struct SubscriberQueue {
             return .absorbed
         }
         if !isOverflowing && items.count < limit {
-            items.append(.event(event))
+            items.append(.event(queued))
             return .queued
         }
         switch policy {
@@ -131,7 +138,7 @@ struct SubscriberQueue {
             coalesced = [:]
             coalescedOrder = []
             occurrences = []
-            for event in pending { items.append(.event(event)) }
+            for event in pending { items.append(.event(.own(event))) }
         }
         var batch: [Item] = []
         batch.reserveCapacity(min(max, items.count + 1))
@@ -149,5 +156,44 @@ struct SubscriberQueue {
     /// Called once the resync snapshot has been taken (under the store's lock).
     mutating func resynced() {
         needsResync = false
+    }
+}
+
+/// An event in a subscriber's queue: a copy of its own, or the object the
+/// publisher shares among every queue holding the event.
+enum QueuedEvent: Equatable {
+    case own(HomeEvent)
+    case shared(PublishedEvent)
+
+    var event: HomeEvent {
+        switch self {
+        case .own(let event): return event
+        case .shared(let published): return published.event
+        }
+    }
+
+    /// The event packed once for every subscriber, when it was shared.
+    var encoded: EncodedEvent? {
+        if case .shared(let published) = self { return published.encoded }
+        return nil
+    }
+}
+
+/// An event as the store published it, when more than one subscriber queues it:
+/// queueing it is then a retain rather than a copy, and it is packed once for all
+/// of them. (A lone subscriber's events are copied into its queue and packed in
+/// batches when sent: one allocation per event, made on the publisher's thread
+/// and freed on the subscriber's, cost more than it saved there.)
+final class PublishedEvent: Sendable, Equatable {
+    let event: HomeEvent
+    let encoded: EncodedEvent
+
+    init(_ event: HomeEvent) {
+        self.event = event
+        self.encoded = EncodedEvent(event)
+    }
+
+    static func == (lhs: PublishedEvent, rhs: PublishedEvent) -> Bool {
+        lhs.event == rhs.event
     }
 }

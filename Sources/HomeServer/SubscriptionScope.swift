@@ -140,14 +140,15 @@ struct SubscriptionScope: Sendable {
         return false
     }
 
-    func matches(_ event: HomeEvent, in graph: HomeGraph) -> Bool {
+    /// - Parameter characteristic: for a value event, its characteristic (the
+    ///   publisher looks it up once for all subscribers).
+    func matches(_ event: HomeEvent, characteristic: Characteristic?, in graph: HomeGraph) -> Bool {
         guard accepts(kind: event.kind) else { return false }
         switch event.body {
-        case .value(let change):
+        case .value:
             // Like HomeKit's enableNotification: only characteristics that support
             // event notification stream their changes.
-            guard let characteristic = graph.characteristics[change.characteristicID],
-                  characteristic.properties.supportsEventNotification else { return false }
+            guard let characteristic, characteristic.properties.supportsEventNotification else { return false }
             return covers(characteristic, in: graph)
         case .reachability(let accessoryID, _):
             if !excludedIDs.isEmpty && isAccessoryExcluded(accessoryID, in: graph) { return false }

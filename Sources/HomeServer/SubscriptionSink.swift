@@ -5,7 +5,7 @@ import Synchronization
 
 /// What a subscription stream sends, in order.
 enum SinkItem: Equatable {
-    case event(HomeEvent)
+    case event(QueuedEvent)
     case marker(StreamMarker)
     case snapshotPage([Characteristic])
 
@@ -88,6 +88,7 @@ final class SubscriptionSink: Sendable {
         self.heartbeatMs = Int64(request.heartbeatMs)
         self.channel = channel
         self.store = store
+        self.flusher = store.flushers.flusher(for: channel.eventLoop)
         self.onEnd = onEnd
         self.state = Mutex(State(scope: scope, queue: SubscriberQueue(limit: queueLimit, policy: request.policy)))
     }
@@ -105,19 +106,26 @@ final class SubscriptionSink: Sendable {
     }
 
     /// Offers an event: queued when the filter wants it. Runs under the store's
-    /// lock with the graph the event applies to. Returns true when the caller should
-    /// `wake()` the sink.
+    /// lock with the graph the event applies to. Returns true when the sink was
+    /// listed with its loop's flusher and the caller must schedule that flusher.
     ///
-    /// - Parameter mergeable: false for occurrences that must never be coalesced.
-    func offer(_ event: HomeEvent, in graph: HomeGraph, mergeable: Bool = true) -> Bool {
+    /// - Parameters:
+    ///   - characteristic: for a value event, its characteristic, looked up once by
+    ///     the publisher for all subscribers.
+    ///   - mergeable: false for occurrences that must never be coalesced.
+    ///   - share: called when the event is queued: the publisher's object shared
+    ///     with the other subscribers, or nil to queue a copy of the event.
+    func offer(_ event: HomeEvent, characteristic: Characteristic?, in graph: HomeGraph, mergeable: Bool = true,
+               share: (() -> PublishedEvent?)? = nil) -> Bool {
         if excludeOwn && event.origin.connectionID == connectionID && event.origin.kind == .client { return false }
         return state.withLock { state in
-            guard !state.ended, state.scope.matches(event, in: graph) else { return false }
+            guard !state.ended, state.scope.matches(event, characteristic: characteristic, in: graph) else { return false }
             if !mergeable, case .value(let change) = event.body { state.occurrenceIDs.insert(change.characteristicID) }
-            if state.queue.push(event, mergeable: mergeable) == .overflow { state.overflowed = true }
+            let queued = share?().map(QueuedEvent.shared) ?? .own(event)
+            if state.queue.push(queued, mergeable: mergeable) == .overflow { state.overflowed = true }
             guard !state.wakeScheduled else { return false }
             state.wakeScheduled = true
-            return true
+            return flusher.enqueue(self)
         }
     }
 
@@ -128,6 +136,9 @@ final class SubscriptionSink: Sendable {
     }
 
     var scope: SubscriptionScope { state.withLock { $0.scope } }
+
+    /// Batches this sink's flushes with the other sinks of its event loop.
+    let flusher: LoopFlusher
 
     func wake() {
         channel.eventLoop.execute { self.flush() }
@@ -162,7 +173,7 @@ final class SubscriptionSink: Sendable {
                 if state.overflowed { return ([], true, false) }
                 var drained = state.queue.drain(max: Self.batchSize).map { item -> SinkItem in
                     switch item {
-                    case .event(let event): return .event(event)
+                    case .event(let queued): return .event(queued)
                     case .marker(let marker): return .marker(marker)
                     }
                 }
@@ -195,10 +206,10 @@ final class SubscriptionSink: Sendable {
         for (id, event) in due.sorted(by: { $0.value.seq < $1.value.seq }) {
             state.held[id] = nil
             state.lastSentMs[id] = now
-            out.append(.event(event))
+            out.append(.event(.own(event)))
         }
         for item in items {
-            guard case .event(let event) = item, case .value(let change) = event.body,
+            guard case .event(let queued) = item, case .value(let change) = queued.event.body,
                   !state.occurrenceIDs.contains(change.characteristicID) else {
                 out.append(item)
                 continue
@@ -212,7 +223,7 @@ final class SubscriptionSink: Sendable {
                 if let previous = state.held[id], case .value(let old) = previous.body {
                     latest.merged = old.merged + change.merged + 1
                 }
-                var held = event
+                var held = queued.event
                 held.body = .value(latest)
                 state.held[id] = held
             }
@@ -262,14 +273,23 @@ final class SubscriptionSink: Sendable {
             payload.clear()
             switch items[index] {
             case .event:
-                var events: [HomeEvent] = []
+                var events: [QueuedEvent] = []
                 events.reserveCapacity(min(Self.batchSize, items.endIndex - index))
-                while index < items.endIndex, events.count < Self.batchSize, case .event(let event) = items[index] {
-                    events.append(event)
+                var anyPacked = false
+                while index < items.endIndex, events.count < Self.batchSize, case .event(let queued) = items[index] {
+                    events.append(queued)
+                    anyPacked = anyPacked || queued.encoded != nil
                     index += 1
                 }
                 sentEvents += UInt64(events.count)
-                SubscribeResponse.encode(journalID: journalID, events: events[...], marker: nil, into: &payload)
+                if anyPacked {
+                    // Events the publisher packed for every subscriber are copied in;
+                    // any others in the run are packed one by one.
+                    SubscribeResponse.encode(journalID: journalID,
+                                             encodedEvents: events.lazy.map { $0.encoded ?? EncodedEvent($0.event) }, into: &payload)
+                } else {
+                    SubscribeResponse.encode(journalID: journalID, events: events.map(\.event)[...], marker: nil, into: &payload)
+                }
             case .marker(let marker):
                 SubscribeResponse.encode(journalID: journalID, events: [], marker: marker, into: &payload)
                 index += 1

@@ -10,47 +10,18 @@ import Darwin
 /// when the arena ends. No C pointer outlives the arena's scope.
 ///
 /// Measured on this machine (see shared/notes): a scope-owned arena was both the
-/// cleanest and the fastest way to feed protobuf-c from Swift.
+/// cleanest and the fastest way to feed protobuf-c from Swift. Its memory is a
+/// `ChunkChain`, whose first chunk comes from malloc's per-thread cache.
 struct CArena: ~Copyable {
-    private static let chunkSize = 16 * 1024
-    private var chunks: [UnsafeMutableRawPointer] = []
-    private var cursor: UnsafeMutableRawPointer?
-    private var remaining = 0
+    private var chunks = ChunkChain()
 
     init() {}
 
-    deinit {
-        for chunk in chunks { free(chunk) }
-    }
-
     /// Uninitialized, suitably aligned memory for `count` values of `T`, bound to `T`.
     mutating func allocate<T>(_ type: T.Type, count: Int = 1) -> UnsafeMutablePointer<T> {
-        let raw = allocateRaw(byteCount: MemoryLayout<T>.stride * max(count, 1), alignment: MemoryLayout<T>.alignment)
+        // Out of memory while encoding is not recoverable.
+        let raw = chunks.allocate(byteCount: MemoryLayout<T>.stride * max(count, 1), alignment: MemoryLayout<T>.alignment)!
         return raw.bindMemory(to: T.self, capacity: max(count, 1))
-    }
-
-    private mutating func allocateRaw(byteCount: Int, alignment: Int) -> UnsafeMutableRawPointer {
-        if let cursor {
-            let misalignment = Int(bitPattern: cursor) & (alignment - 1)
-            let padding = misalignment == 0 ? 0 : alignment - misalignment
-            if padding + byteCount <= remaining {
-                let result = cursor + padding
-                self.cursor = result + byteCount
-                remaining -= padding + byteCount
-                return result
-            }
-        }
-        if byteCount > Self.chunkSize / 4 {
-            // Large blocks get their own allocation so they don't waste a chunk.
-            let block = malloc(byteCount)!
-            chunks.append(block)
-            return block
-        }
-        let chunk = malloc(Self.chunkSize)!
-        chunks.append(chunk)
-        cursor = chunk + byteCount
-        remaining = Self.chunkSize - byteCount
-        return chunk
     }
 
     /// A NUL-terminated copy of `string`. The empty string costs nothing.

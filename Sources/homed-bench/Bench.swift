@@ -3,7 +3,9 @@ import Foundation
 import HomeClient
 import HomeModel
 import HomeServer
+import HomeWire
 import Logging
+import NIOCore
 import NIOPosix
 
 /// `swift run -c release homed-bench`: homed's wire figures next to the floor —
@@ -21,6 +23,7 @@ struct Bench {
         switch CommandLine.arguments.dropFirst().first {
         case "fanout": return try await Fanout.run(Array(CommandLine.arguments.dropFirst(2)))
         case "scale": return try await Scale.run(Array(CommandLine.arguments.dropFirst(2)))
+        case "profile": return try await profile(Array(CommandLine.arguments.dropFirst(2)))
         default: break
         }
         let arguments = Arguments(CommandLine.arguments.dropFirst())
@@ -34,12 +37,17 @@ struct Bench {
         var floorRoundTrips: [Percentiles] = []
         var homedRoundTrips: [Percentiles] = []
         var blockingRoundTrips: [Percentiles] = []
+        var cPingRoundTrips: [Percentiles] = []
+        var cReadRoundTrips: [Percentiles] = []
         var floorStreams: [Double] = []
         var homedStreams: [StreamFigures] = []
         for run in 1...arguments.runs {
             floorRoundTrips.append(try floorPingPong(directory: directory, iterations: arguments.roundTrips))
             homedRoundTrips.append(try await homedRoundTrip(directory: directory + "/rt\(run)", iterations: arguments.roundTrips))
             blockingRoundTrips.append(try await homedBlockingRoundTrip(directory: directory + "/bt\(run)", iterations: arguments.roundTrips))
+            let (ping, read) = try await cClientRoundTrips(directory: directory + "/ct\(run)", iterations: arguments.roundTrips)
+            cPingRoundTrips.append(ping)
+            cReadRoundTrips.append(read)
             floorStreams.append(try floorStream(directory: directory, frames: arguments.events))
             homedStreams.append(try await homedStream(directory: directory + "/st\(run)", events: arguments.events))
         }
@@ -53,6 +61,11 @@ struct Bench {
         let blockingRT = median(blockingRoundTrips)
         print(row("blocking p50 / p99", "\(us(blockingRT.p50)) / \(us(blockingRT.p99))  (BlockingHomeClient)"))
         print(row("ratio p50 / p99", String(format: "%.2fx / %.2fx", blockingRT.p50 / floorRT.p50, blockingRT.p99 / floorRT.p99)))
+        print("  The daemon alone, answering the floor's C client (the client's share is the difference):")
+        for (label, figures) in [("C ping p50 / p99", median(cPingRoundTrips)), ("C read p50 / p99", median(cReadRoundTrips))] {
+            print(row(label, "\(us(figures.p50)) / \(us(figures.p99))  "
+                      + String(format: "ratio %.2fx / %.2fx", figures.p50 / floorRT.p50, figures.p99 / floorRT.p99)))
+        }
         print("")
         let floorRate = floorStreams.sorted()[floorStreams.count / 2]
         let homed = homedStreams.sorted { $0.eventsPerSecond < $1.eventsPerSecond }[homedStreams.count / 2]
@@ -60,6 +73,82 @@ struct Bench {
         print(row("floor", "\(rate(floorRate)) frames/s"))
         print(row("homed", "\(rate(homed.eventsPerSecond)) events/s (\(homed.delivered) delivered, \(homed.merged) merged, \(homed.markers) markers)"))
         print(row("ratio homed / floor", String(format: "%.3f", homed.eventsPerSecond / floorRate)))
+    }
+
+    /// `homed-bench profile cread|blocking|stream [N]`: one part alone, for `perf record`.
+    static func profile(_ arguments: [String]) async throws {
+        let directory = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let count = arguments.dropFirst().first.flatMap(Int.init)
+        switch arguments.first {
+        case "cread":
+            let (ping, read) = try await cClientRoundTrips(directory: directory, iterations: count ?? 200_000)
+            print("C ping p50 \(us(ping.p50)), C read p50 \(us(read.p50))")
+        case "blocking":
+            let figures = try await homedBlockingRoundTrip(directory: directory, iterations: count ?? 200_000)
+            print("blocking p50 \(us(figures.p50))")
+        case "blocking-here":
+            // The blocking client on the calling (cooperative) thread, as the C client runs.
+            let server = try await startServer(directory: directory)
+            let brightness = try server.store.snapshot().graph.resolve(path: "Living Room/Lamp/Brightness")
+            let client = try BlockingHomeClient(path: server.configuration.socketPath, name: "here")
+            for _ in 0..<1000 { _ = try client.read([brightness]) }
+            var latencies: [Double] = []
+            let clock = ContinuousClock()
+            for _ in 0..<(count ?? 50_000) {
+                let start = clock.now
+                _ = try client.read([brightness])
+                latencies.append(nanoseconds(clock.now - start))
+            }
+            print("blocking-here p50 \(us(Percentiles(latencies).p50))")
+            await server.stop()
+        case "fanout-c":
+            // 1000 C subscribers at 1000 changes/s for 3 s (or N subscribers).
+            let figures = try await Fanout.homedFanoutC(directory: directory, subscribers: count ?? 1000, rate: 1000, durationMs: 3000)
+            if let latency = figures.latency { print("fanout-c p50 \(us(latency.p50)) p99 \(us(latency.p99))") }
+        case "cpu":
+            // The server's CPU work for one cached read, without sockets or NIO.
+            let store = HomeStore(graph: DemoHome.make(nowMs: 0))
+            let brightness = try store.snapshot().graph.resolve(path: "Living Room/Lamp/Brightness")
+            let open = WireFrame(callID: 1, body: .open(CallOpen(
+                method: HomeMethod.readCharacteristics.rawValue,
+                request: ReadCharacteristicsRequest(characteristicIDs: [brightness]).encoded()))).encoded()
+            var body = open
+            body.moveReaderIndex(forwardBy: 4)
+            let n = count ?? 1_000_000
+            let clock = ContinuousClock()
+            var stages = [Duration](repeating: .zero, count: 5)
+            var total = 0
+            for _ in 0..<n {
+                let t0 = clock.now
+                let frame = try WireFrame(decoding: body)
+                let t1 = clock.now
+                guard case .open(let call) = frame.body, let method = HomeMethod(rawValue: call.method) else { fatalError() }
+                let request = try ReadCharacteristicsRequest(wire: call.request)
+                let t2 = clock.now
+                let response = store.read(request)
+                let t3 = clock.now
+                var payload = ByteBuffer()
+                response.encode(into: &payload)
+                let t4 = clock.now
+                var out = ByteBuffer()
+                WireFrame(callID: frame.callID, body: .message(Array(payload.readableBytesView))).encode(into: &out)
+                WireFrame(callID: frame.callID, body: .status(nil)).encode(into: &out)
+                let t5 = clock.now
+                total &+= out.readableBytes &+ (method == .readCharacteristics ? 1 : 0)
+                stages[0] += t1 - t0; stages[1] += t2 - t1; stages[2] += t3 - t2; stages[3] += t4 - t3; stages[4] += t5 - t4
+            }
+            for (name, d) in zip(["frame decode", "method+request decode", "store.read", "response encode", "frames encode"], stages) {
+                print(name, String(format: "%.0f ns", nanoseconds(d) / Double(n)))
+            }
+            print(total)
+        case "stream":
+            let figures = try await homedStream(directory: directory, events: count ?? 5_000_000)
+            print("\(rate(figures.eventsPerSecond)) events/s")
+        default:
+            FileHandle.standardError.write(Data("homed-bench profile: cread|blocking|stream [N]\n".utf8))
+            exit(64)
+        }
     }
 
     // MARK: Round trips
@@ -124,6 +213,30 @@ struct Bench {
         }
         await server.stop()
         return Percentiles(latencies)
+    }
+
+    /// The floor's kind of C client against homed: a ping (frame codec and NIO
+    /// only) and the same cached read as above, with frames encoded here once.
+    static func cClientRoundTrips(directory: String, iterations: Int) async throws -> (ping: Percentiles, read: Percentiles) {
+        let server = try await startServer(directory: directory)
+        let path = server.configuration.socketPath
+        let brightness = try server.store.snapshot().graph.resolve(path: "Living Room/Lamp/Brightness")
+        let hello = Array(WireFrame(callID: 0, body: .hello(Hello(clientName: "bench-c"))).encoded().readableBytesView)
+        let ping = Array(WireFrame(callID: 0, body: .ping(nonce: 7)).encoded().readableBytesView)
+        let read = Array(WireFrame(callID: 1, body: .open(CallOpen(
+            method: HomeMethod.readCharacteristics.rawValue,
+            request: ReadCharacteristicsRequest(characteristicIDs: [brightness]).encoded()))).encoded().readableBytesView)
+        func measure(_ request: [UInt8], replies: Int32) throws -> Percentiles {
+            var latencies = [Double](repeating: 0, count: iterations)
+            let status = cbf_client_round_trips(path, hello, hello.count, 1, request, request.count, replies,
+                                                Int32(iterations), &latencies)
+            guard status == 0 else { throw BenchError("cbf_client_round_trips failed: \(status)") }
+            return Percentiles(latencies)
+        }
+        // A unary call is answered by a message frame and a status frame.
+        let figures = (try measure(ping, replies: 1), try measure(read, replies: 2))
+        await server.stop()
+        return figures
     }
 
     // MARK: Streams
@@ -205,10 +318,17 @@ struct Bench {
         configuration.maxConnections = maxConnections
         var logger = Logger(label: "homed-bench")
         logger.logLevel = .error
-        let server = HomeServer(store: HomeStore(graph: graph ?? DemoHome.make(nowMs: 0)), configuration: configuration, logger: logger)
+        let server = HomeServer(store: HomeStore(graph: graph ?? DemoHome.make(nowMs: 0)), configuration: configuration, logger: logger,
+                                group: daemonGroup)
         try await server.start()
         return server
     }
+
+    /// The in-process daemon's event loops, apart from the clients' (the singleton
+    /// group), as they are when homed runs as its own process: otherwise where NIO
+    /// happens to place the server's and the client's channels decides whether they
+    /// share one thread, and figures swing by 2x from run to run.
+    static let daemonGroup = MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
 
     static func makeTemporaryDirectory() -> String {
         var template = Array("/tmp/homed-bench-XXXXXX".utf8CString)

@@ -34,7 +34,9 @@ enum Fanout {
         let directory = Bench.makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         print("homed-bench fanout: \(durationMs) ms per point, \(ProcessInfo.processInfo.activeProcessorCount) cores, RLIMIT_NOFILE \(limit)")
-        print("  (latency = receipt on the subscriber's event loop - publication in HomeStore.write; in-process server)")
+        print("  (latency = receipt by the subscriber - publication in HomeStore.write, both by CLOCK_MONOTONIC; in-process server.")
+        print("   Each point runs homed twice: read by C subscriber threads like the floor's (the daemon's own cost),")
+        print("   and by HomeClient connections in this process (end to end, Swift client code sharing the two cores))")
         print("")
 
         try await idleMemory(directory: directory + "/idle", subscriptions: 1000)
@@ -53,6 +55,8 @@ enum Fanout {
                 } catch {
                     floorNote = "floor failed: \(error)"
                 }
+                let cSubscribers = try await homedFanoutC(directory: directory + "/c\(subscribers)-\(rate)",
+                                                          subscribers: subscribers, rate: rate, durationMs: durationMs)
                 let homed = try await homedFanout(directory: directory + "/f\(subscribers)-\(rate)", subscribers: subscribers,
                                                   rate: rate, durationMs: durationMs)
                 print("\(label): \(homed.changes) changes, \(subscribers * homed.changes) deliveries expected")
@@ -61,29 +65,36 @@ enum Fanout {
                 } else {
                     print(row("floor", floorNote))
                 }
-                if let latency = homed.latency {
-                    print(row("homed p50 / p99", "\(us(latency.p50)) / \(us(latency.p99))"))
-                    if let floor {
-                        print(row("ratio p50 / p99", String(format: "%.1fx / %.1fx", latency.p50 / floor.p50, latency.p99 / floor.p99)))
-                    }
-                } else {
-                    print(row("homed", "no latencies recorded"))
-                }
-                let expected = subscribers * homed.changes
-                let ok = homed.delivered == expected && homed.merged == 0 && homed.gaps == 0 && homed.complete == subscribers
-                print(row("delivery", "\(homed.delivered)/\(expected) events, merged \(homed.merged), gap/resync markers \(homed.gaps), "
-                          + "\(homed.complete)/\(subscribers) subscribers complete, write errors \(homed.unchanged)"
-                          + (ok ? " -> nothing lost" : " -> LOSS/INCOMPLETE")))
-                if homed.timedOut {
-                    print(row("", String(format: "did not finish within the deadline (%.1f s after the last change); "
-                                         + "homed could not keep up at this point", homed.graceSeconds)))
-                }
-                print(row("wall time", String(format: "%.2f s (writer took %.2f s: %.0f changes/s achieved", homed.wallSeconds,
-                                             homed.writerSeconds, Double(homed.changes) / homed.writerSeconds)
-                  + (homed.writerSeconds > Double(durationMs) / 1000 * 1.05 ? ", BELOW target)" : ")")))
+                report("C subscribers", cSubscribers, subscribers: subscribers, floor: floor, durationMs: durationMs)
+                report("HomeClient", homed, subscribers: subscribers, floor: floor, durationMs: durationMs)
                 print("")
             }
         }
+    }
+
+    /// Prints one homed variant of a point: latency, ratios to the floor, delivery.
+    static func report(_ variant: String, _ homed: Figures, subscribers: Int, floor: Percentiles?, durationMs: Int) {
+        print("  \(variant):")
+        if let latency = homed.latency {
+            print(row("  homed p50 / p99", "\(us(latency.p50)) / \(us(latency.p99))"))
+            if let floor {
+                print(row("  ratio p50 / p99", String(format: "%.1fx / %.1fx", latency.p50 / floor.p50, latency.p99 / floor.p99)))
+            }
+        } else {
+            print(row("  homed", "no latencies recorded"))
+        }
+        let expected = subscribers * homed.changes
+        let ok = homed.delivered == expected && homed.merged == 0 && homed.gaps == 0 && homed.complete == subscribers
+        print(row("  delivery", "\(homed.delivered)/\(expected) events, merged \(homed.merged), gap/resync markers \(homed.gaps), "
+                  + "\(homed.complete)/\(subscribers) subscribers complete, write errors \(homed.unchanged)"
+                  + (ok ? " -> nothing lost" : " -> LOSS/INCOMPLETE")))
+        if homed.timedOut {
+            print(row("", String(format: "did not finish within the deadline (%.1f s after the last change); "
+                                 + "homed could not keep up at this point", homed.graceSeconds)))
+        }
+        print(row("  wall time", String(format: "%.2f s (writer took %.2f s: %.0f changes/s achieved", homed.wallSeconds,
+                                       homed.writerSeconds, Double(homed.changes) / homed.writerSeconds)
+                  + (homed.writerSeconds > Double(durationMs) / 1000 * 1.05 ? ", BELOW target)" : ")")))
     }
 
     // MARK: Memory
@@ -149,7 +160,8 @@ enum Fanout {
 
     struct Receipt: Sendable {
         var seqs: [UInt64] = []
-        var times: [ContinuousClock.Instant] = []
+        /// `cbf_now_ns()` when the event's message was parsed.
+        var times: [Int64] = []
         var delivered = 0
         var merged = 0
         var gaps = 0
@@ -171,12 +183,8 @@ enum Fanout {
     }
 
     static func homedFanout(directory: String, subscribers: Int, rate: Int, durationMs: Int) async throws -> Figures {
-        let server = try await Bench.startServer(directory: directory, queueLimit: 65_536, maxConnections: subscribers + 64)
+        let (server, brightness) = try await startFanoutServer(directory: directory, subscribers: subscribers)
         let store = server.store
-        let brightness = try store.snapshot().graph.resolve(path: "Living Room/Lamp/Brightness")
-        // A known starting value, so that every later write (51, 52, …, wrapping at 100) changes it.
-        _ = store.write(WriteCharacteristicsRequest(writes: [CharacteristicWrite(characteristicID: brightness, value: .int(50))]),
-                        origin: .simulator, enforceWritable: false)
         let changes = max(1, rate * durationMs / 1000)
         var clients: [HomeClient] = []
         clients.reserveCapacity(subscribers)
@@ -191,24 +199,12 @@ enum Fanout {
         }
         try await waitFor(ready, count: subscribers, timeout: .seconds(60))
 
+        let writer = try await publish(store: store, brightness: brightness, changes: changes, rate: rate)
         let clock = ContinuousClock()
-        var published: [UInt64: ContinuousClock.Instant] = [:]
-        published.reserveCapacity(changes)
-        var unchanged = 0
-        let interval = Duration.nanoseconds(1_000_000_000 / Int64(rate))
-        var lastSeq = store.lastSeq
-        let start = clock.now
-        for index in 0..<changes {
-            let target = start + interval * index
-            if clock.now < target { try await Task.sleep(until: target, clock: clock) }
-            let value = CharacteristicValue.int(Int64((51 + index) % 101))
-            let publishedAt = clock.now
-            let response = store.write(WriteCharacteristicsRequest(writes: [CharacteristicWrite(characteristicID: brightness, value: value)]),
-                                       origin: .simulator, enforceWritable: false)
-            if response.seq == lastSeq { unchanged += 1 } else { published[response.seq] = publishedAt }
-            lastSeq = response.seq
-        }
-        let writerSeconds = seconds(clock.now - start)
+        let start = clock.now - .seconds(writer.seconds)
+        let writerSeconds = writer.seconds
+        let unchanged = writer.unchanged
+        let published = writer.published
 
         // Everything should arrive soon after the last change; a point that cannot keep
         // up is cut off (its connections closed) rather than left to run for minutes.
@@ -236,13 +232,112 @@ enum Fanout {
             figures.gaps += receipt.gaps
             if receipt.complete { figures.complete += 1 }
             for (seq, time) in zip(receipt.seqs, receipt.times) {
-                if let publishedAt = published[seq] { latencies.append(nanoseconds(time - publishedAt)) }
+                if let publishedAt = published[seq] { latencies.append(Double(time - publishedAt)) }
             }
         }
         if !latencies.isEmpty { figures.latency = Percentiles(latencies) }
         for client in clients { await client.close() }
         await server.stop()
         return figures
+    }
+
+    /// A daemon with room for the subscribers, and the Brightness characteristic the
+    /// writer changes, set to a known starting value so that every later write (51,
+    /// 52, …, wrapping at 100) changes it.
+    static func startFanoutServer(directory: String, subscribers: Int) async throws -> (HomeServer, ObjectID) {
+        let server = try await Bench.startServer(directory: directory, queueLimit: 65_536, maxConnections: subscribers + 64)
+        let brightness = try server.store.snapshot().graph.resolve(path: "Living Room/Lamp/Brightness")
+        _ = server.store.write(WriteCharacteristicsRequest(writes: [CharacteristicWrite(characteristicID: brightness, value: .int(50))]),
+                               origin: .simulator, enforceWritable: false)
+        return (server, brightness)
+    }
+
+    struct Publication {
+        /// `cbf_now_ns()` just before each change's write, by its sequence number.
+        var published: [UInt64: Int64]
+        var unchanged: Int
+        var seconds: Double
+    }
+
+    /// Publishes `changes` Brightness changes at `rate` through `HomeStore.write`
+    /// (in-process, as a provider would), on an absolute schedule like the floor's.
+    static func publish(store: HomeStore, brightness: ObjectID, changes: Int, rate: Int) async throws -> Publication {
+        let clock = ContinuousClock()
+        var published: [UInt64: Int64] = [:]
+        published.reserveCapacity(changes)
+        var unchanged = 0
+        let interval = Duration.nanoseconds(1_000_000_000 / Int64(rate))
+        var lastSeq = store.lastSeq
+        let start = clock.now
+        for index in 0..<changes {
+            let target = start + interval * index
+            if clock.now < target { try await Task.sleep(until: target, clock: clock) }
+            let value = CharacteristicValue.int(Int64((51 + index) % 101))
+            let publishedAt = cbf_now_ns()
+            let response = store.write(WriteCharacteristicsRequest(writes: [CharacteristicWrite(characteristicID: brightness, value: value)]),
+                                       origin: .simulator, enforceWritable: false)
+            if response.seq == lastSeq { unchanged += 1 } else { published[response.seq] = publishedAt }
+            lastSeq = response.seq
+        }
+        return Publication(published: published, unchanged: unchanged, seconds: seconds(clock.now - start))
+    }
+
+    /// The same fan-out read by the floor's kind of subscriber: C threads with
+    /// blocking sockets that decode each stream message with protoc-c's code. The
+    /// daemon's own cost, without Swift client code sharing the two cores.
+    static func homedFanoutC(directory: String, subscribers: Int, rate: Int, durationMs: Int) async throws -> Figures {
+        let (server, brightness) = try await startFanoutServer(directory: directory, subscribers: subscribers)
+        let store = server.store
+        let changes = max(1, rate * durationMs / 1000)
+        var setup = WireFrame(callID: 0, body: .hello(Hello(clientName: "fanout-c"))).encoded()
+        WireFrame(callID: 1, body: .open(CallOpen(
+            method: HomeMethod.subscribe.rawValue,
+            request: SubscribeRequest(filter: SubscriptionFilter(characteristicIDs: [brightness]), queueLimit: 65_536).encoded())))
+            .encode(into: &setup)
+        let bytes = Array(setup.readableBytesView)
+        var error: Int32 = 0
+        guard let readers = cbf_subscribers_start(server.configuration.socketPath, Int32(subscribers), bytes, bytes.count,
+                                                  changes, &error) else {
+            await server.stop()
+            throw BenchError("cbf_subscribers_start failed: \(error)")
+        }
+        defer { cbf_subscribers_free(readers) }
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(60)
+        while cbf_subscribers_ready(readers) < subscribers {
+            guard clock.now < deadline else {
+                _ = cbf_subscribers_join(readers, 0)
+                await server.stop()
+                throw BenchError("only \(cbf_subscribers_ready(readers)) of \(subscribers) C subscriptions became live")
+            }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        let writer = try await publish(store: store, brightness: brightness, changes: changes, rate: rate)
+        let graceMs = max(10, durationMs / 1000 * 3) * 1000
+        let status = cbf_subscribers_join(readers, Int32(graceMs))
+        let wallSeconds = seconds(clock.now - (deadline - .seconds(60)))
+        var latencies: [Double] = []
+        latencies.reserveCapacity(subscribers * changes)
+        var delivered = 0
+        var complete = 0
+        for index in 0..<subscribers {
+            var seqs: UnsafePointer<UInt64>?
+            var times: UnsafePointer<Int64>?
+            let count = cbf_subscribers_records(readers, Int32(index), &seqs, &times)
+            delivered += count
+            guard count > 0, let seqs, let times else { continue }
+            for record in 0..<count {
+                if let publishedAt = writer.published[seqs[record]] { latencies.append(Double(times[record] - publishedAt)) }
+            }
+        }
+        let merged = cbf_subscribers_merged(readers)
+        // join reports the first failure; 0 means every subscriber got all it expected.
+        complete = status == 0 ? subscribers : 0
+        await server.stop()
+        return Figures(changes: changes, latency: latencies.isEmpty ? nil : Percentiles(latencies), delivered: delivered,
+                       merged: merged, gaps: cbf_subscribers_markers(readers), complete: complete,
+                       unchanged: writer.unchanged, timedOut: status == -ETIMEDOUT, graceSeconds: Double(graceMs) / 1000,
+                       wallSeconds: wallSeconds, writerSeconds: writer.seconds)
     }
 
     /// One subscriber: waits for SUBSCRIBED, then stamps every value event until it
@@ -254,12 +349,11 @@ enum Fanout {
         var receipt = Receipt()
         receipt.seqs.reserveCapacity(expected)
         receipt.times.reserveCapacity(expected)
-        let clock = ContinuousClock()
         var subscribed = false
         do {
             while receipt.delivered + receipt.merged < expected {
                 guard let message = try await iterator.next() else { break }
-                let now = clock.now
+                let now = cbf_now_ns()
                 if let marker = message.marker {
                     switch marker.kind {
                     case .subscribed:

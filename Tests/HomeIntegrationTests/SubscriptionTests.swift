@@ -32,6 +32,54 @@ struct SubscriptionTests {
         }
     }
 
+    @Test("twenty subscribers on their own connections each receive every change once, in order, identical; one leaving mid-stream disturbs none")
+    func fanOutToManySubscribers() async throws {
+        try await withTestServer { server in
+            let writer = try await server.connect(name: "writer")
+            let graph = try await writer.getHome().graph
+            let brightness = graph.id("Living Room/Lamp/Brightness")
+            // Connections alternate between the daemon's event loops, so flushes of
+            // one change are batched on more than one loop.
+            var watchers: [HomeClient] = []
+            for index in 0..<20 { watchers.append(try await server.connect(name: "watcher-\(index)")) }
+            let leaver = try await server.connect(name: "leaver")
+            var leaverIterator = leaver.subscribe(SubscribeRequest(filter: SubscriptionFilter(characteristicIDs: [brightness])))
+                .makeAsyncIterator()
+            #expect(try await leaverIterator.next()?.marker?.kind == .subscribed)
+            let receivers = watchers.map { watcher in
+                Task { () throws -> [HomeEvent] in
+                    var iterator = watcher.subscribe(SubscribeRequest(filter: SubscriptionFilter(characteristicIDs: [brightness])))
+                        .makeAsyncIterator()
+                    var events: [HomeEvent] = []
+                    while events.count < 40, let message = try await iterator.next() {
+                        events += message.events
+                    }
+                    return events
+                }
+            }
+            // Every watcher is live once the daemon counts its subscription.
+            while try await writer.status().subscriptions < 21 { try await Task.sleep(for: .milliseconds(5)) }
+            var written: [UInt64] = []
+            for level in 1...40 {
+                written.append(try await writer.write(.uint(UInt64(level)), to: brightness).seq)
+                if level == 10 { await leaver.close() }
+            }
+            let expected = try await receivers[0].value
+            #expect(expected.map(\.seq) == written)
+            let values = expected.map { event -> CharacteristicValue? in
+                if case .value(let change) = event.body { return change.value }
+                return nil
+            }
+            #expect(values == (1...40).map { CharacteristicValue.int(Int64($0)) })
+            #expect(expected.allSatisfy { $0.origin == Origin(kind: .client, connectionID: writer.connectionID, name: "writer") })
+            for receiver in receivers.dropFirst() {
+                #expect(try await receiver.value == expected)
+            }
+            for watcher in watchers { await watcher.close() }
+            await writer.close()
+        }
+    }
+
     @Test("a subscriber to an accessory receives all of its characteristics' changes, in order")
     func filteredByAccessory() async throws {
         try await withTestServer { server in

@@ -11,7 +11,7 @@ struct SubscriberQueueTests {
     }
 
     static func events(_ items: [SubscriberQueue.Item]) -> [HomeEvent] {
-        items.compactMap { if case .event(let event) = $0 { event } else { nil } }
+        items.compactMap { if case .event(let queued) = $0 { queued.event } else { nil } }
     }
 
     @Test("within its limit every event is delivered in order")

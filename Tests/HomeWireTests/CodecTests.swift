@@ -128,6 +128,29 @@ struct CodecTests {
         #expect(try SubscribeResponse(wire: response.encoded()) == response)
     }
 
+    @Test("events packed once and spliced into a stream message encode byte for byte as protobuf-c packs the batch")
+    func encodedEventsMatchBatchEncoding() throws {
+        let origin = Origin(kind: .client, connectionID: 3, name: "homectl")
+        let events = [
+            HomeEvent(seq: 1, timeMs: 10, origin: origin, body: .value(ValueChange(accessoryID: 2, serviceID: 3, characteristicID: 4, value: .float(21.5), merged: 3))),
+            HomeEvent(seq: 2, timeMs: 11, origin: .simulator, body: .reachability(accessoryID: 2, reachable: false)),
+            HomeEvent(seq: 300, timeMs: 12, origin: .daemon, body: .layout(LayoutChange(
+                action: .updated, object: .room, objectID: 2, homeID: 1, name: String(repeating: "Wohnzimmer ", count: 20), parentID: 5))),
+            HomeEvent(seq: 301, timeMs: 13, origin: origin, body: .value(ValueChange(accessoryID: 2, serviceID: 3, characteristicID: 5, value: .string("ü"), merged: 0))),
+        ]
+        var batch = ByteBuffer()
+        SubscribeResponse.encode(journalID: "journal-1", events: events[...], marker: nil, into: &batch)
+        var spliced = ByteBuffer()
+        SubscribeResponse.encode(journalID: "journal-1", encodedEvents: events.map(EncodedEvent.init), into: &spliced)
+        #expect(spliced == batch)
+        // The long layout event needs a two-byte length: the splice writes varints, not bytes.
+        #expect(events.map { EncodedEvent($0).bytes.readableBytes }.max()! > 130)
+        #expect(try SubscribeResponse(wire: Array(spliced.readableBytesView)) == SubscribeResponse(journalID: "journal-1", events: events))
+        var empty = ByteBuffer()
+        SubscribeResponse.encode(journalID: "j", encodedEvents: [EncodedEvent](), into: &empty)
+        #expect(try SubscribeResponse(wire: Array(empty.readableBytesView)) == SubscribeResponse(journalID: "j", events: []))
+    }
+
     @Test("the demo home survives GetHome's encoding, ids and all")
     func homeRoundTrip() throws {
         let graph = DemoHome.make(nowMs: 1_700_000_000_000)

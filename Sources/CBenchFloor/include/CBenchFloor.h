@@ -12,6 +12,9 @@
 #ifndef CBENCHFLOOR_H
 #define CBENCHFLOOR_H
 
+// Minimal C clients of a running homed (the daemon measured with the floor's client code).
+#include "CBenchPeers.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -1,0 +1,57 @@
+internal import CHomeProto
+import HomeModel
+import NIOCore
+
+/// One event packed once as an entry of `SubscribeResponse.events`: the field's key
+/// and length, then the `home.v1.Event` protobuf-c packed.
+///
+/// A change fanned out to a thousand subscribers is packed once, not a thousand
+/// times: each subscriber's stream message is `SubscribeResponse { journal_id }`
+/// packed by protobuf-c followed by these entries copied in. Protobuf defines a
+/// message's encoding as the concatenation of its fields' encodings (a repeated
+/// field may be spread anywhere), so the result decodes exactly as if protobuf-c
+/// had packed the whole batch; a test checks that byte for byte against
+/// `SubscribeResponse.encode`. Only the two or three bytes of field key and length
+/// are written here by hand, because protobuf-c cannot splice a packed sub-message.
+public struct EncodedEvent: Sendable, Hashable {
+    /// Field 2 (`events`), wire type 2 (length-delimited).
+    static let fieldKey: UInt8 = 2 << 3 | 2
+
+    public let bytes: ByteBuffer
+
+    public init(_ event: HomeEvent) {
+        var arena = CArena()
+        let message = arena.event(event)
+        let base = UnsafeMutableRawPointer(message).assumingMemoryBound(to: ProtobufCMessage.self)
+        let size = protobuf_c_message_get_packed_size(base)
+        var buffer = ByteBufferAllocator().buffer(capacity: size + 6)
+        buffer.writeInteger(Self.fieldKey)
+        buffer.writeVarint(UInt64(size))
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: size) { out in
+            protobuf_c_message_pack(base, out.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        }
+        bytes = buffer
+    }
+}
+
+extension SubscribeResponse {
+    /// A stream message of events packed earlier: `journal_id`, then each entry.
+    public static func encode(journalID: String, encodedEvents: some Sequence<EncodedEvent>, into buffer: inout ByteBuffer) {
+        encode(journalID: journalID, events: [], marker: nil, into: &buffer)
+        for event in encodedEvents {
+            buffer.writeImmutableBuffer(event.bytes)
+        }
+    }
+}
+
+extension ByteBuffer {
+    /// A protobuf base-128 varint.
+    mutating func writeVarint(_ value: UInt64) {
+        var value = value
+        while value >= 0x80 {
+            writeInteger(UInt8(truncatingIfNeeded: value) | 0x80)
+            value >>= 7
+        }
+        writeInteger(UInt8(value))
+    }
+}
