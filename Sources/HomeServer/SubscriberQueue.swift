@@ -9,10 +9,8 @@ import NIOCore
 /// characteristic — at most `limit` of those too; past that the queue gives up and
 /// asks for a resync (a marker and a fresh snapshot), never a silent loss.
 struct SubscriberQueue {
-    enum Item: Equatable {
-        case event(QueuedEvent)
-        case marker(StreamMarker)
-    }
+    /// Events and markers (the queue never holds snapshot pages).
+    typealias Item = SinkItem
 
     enum PushOutcome: Equatable {
         case queued

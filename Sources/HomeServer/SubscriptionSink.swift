@@ -38,6 +38,8 @@ final class SubscriptionSink: Sendable {
     let connectionID: UInt64
     let excludeOwn: Bool
     let journalID: String
+    /// `SubscribeResponse { journal_id }` packed once: the head of every message of packed events.
+    private let journalField: ByteBuffer
     let queueLimit: Int
     let policy: SlowConsumerPolicy
     /// Rate shaping: at most one value event per characteristic per interval.
@@ -82,6 +84,7 @@ final class SubscriptionSink: Sendable {
         self.connectionID = connectionID
         self.excludeOwn = request.excludeOwn
         self.journalID = store.journalID
+        self.journalField = SubscribeResponse.journalField(store.journalID)
         self.queueLimit = queueLimit
         self.policy = request.policy
         self.minIntervalMs = Int64(request.minIntervalMs)
@@ -158,28 +161,41 @@ final class SubscriptionSink: Sendable {
     }
 
     /// Drains the queue into frames while the socket takes them. Event loop only.
+    ///
+    /// One lock per batch: what the previous write sent is recorded under the same
+    /// lock that takes the next batch (the publisher takes this lock for every event
+    /// it offers, so each acquisition here can make it wait).
     func flush() {
         channel.eventLoop.preconditionInEventLoop()
         var wroteAnything = false
-        defer { if wroteAnything { channel.flush() } }
-        while channel.isActive && channel.isWritable {
-            let (items, overflowed, needsResync) = state.withLock { state -> ([SinkItem], Bool, Bool) in
+        var justSent: (events: UInt64, atMs: Int64)?
+        defer {
+            if let justSent { record(justSent) }
+            if wroteAnything { channel.flush() }
+        }
+        var moreQueued = true
+        while moreQueued && channel.isActive && channel.isWritable {
+            let sent = justSent
+            justSent = nil
+            let (items, overflowed, needsResync, more) = state.withLock { state -> ([SinkItem], Bool, Bool, Bool) in
+                if let sent {
+                    state.sent += sent.events
+                    state.lastWriteMs = sent.atMs
+                }
                 state.wakeScheduled = false
-                if state.ended { return ([], false, false) }
+                if state.ended { return ([], false, false, false) }
                 if !state.preamble.isEmpty {
                     defer { state.preamble = [] }
-                    return (state.preamble, false, false)
+                    return (state.preamble, false, false, true)
                 }
-                if state.overflowed { return ([], true, false) }
-                var drained = state.queue.drain(max: Self.batchSize).map { item -> SinkItem in
-                    switch item {
-                    case .event(let queued): return .event(queued)
-                    case .marker(let marker): return .marker(marker)
-                    }
-                }
+                if state.overflowed { return ([], true, false, false) }
+                var drained = state.queue.drain(max: Self.batchSize)
+                // Values coalesced, a gap marker or a resync may still be pending.
+                let more = !state.queue.isEmpty
                 if minIntervalMs > 0 { drained = shape(drained, state: &state) }
-                return (drained, false, drained.isEmpty && state.queue.needsResync)
+                return (drained, false, drained.isEmpty && state.queue.needsResync, more)
             }
+            moreQueued = more
             if overflowed {
                 end(with: HomeError(.resourceExhausted,
                                     "subscription \(subscriptionID) closed: its queue of \(queueLimit) events overflowed and its policy is disconnect"))
@@ -187,10 +203,17 @@ final class SubscriptionSink: Sendable {
             }
             let batch = needsResync ? store.resync(self) : items
             guard !batch.isEmpty else { break }
-            write(batch)
+            justSent = (write(batch), currentTimeMs())
             wroteAnything = true
         }
         scheduleHeldFlushIfNeeded()
+    }
+
+    private func record(_ sent: (events: UInt64, atMs: Int64)) {
+        state.withLock {
+            $0.sent += sent.events
+            $0.lastWriteMs = sent.atMs
+        }
     }
 
     /// Rate shaping: value events of a characteristic sent less than the minimum
@@ -258,38 +281,47 @@ final class SubscriptionSink: Sendable {
                 && currentTimeMs() - state.lastWriteMs >= heartbeatMs - heartbeatMs / 10
         }
         guard quiet, channel.isActive else { return }
-        write([.marker(StreamMarker(kind: .heartbeat, seq: seq))])
+        _ = write([.marker(StreamMarker(kind: .heartbeat, seq: seq))])
         channel.flush()
     }
 
     /// Encodes items as stream messages (consecutive events share one message) into
-    /// one buffer, written with a single channel write.
-    private func write(_ items: [SinkItem]) {
-        var out = ByteBuffer()
-        var payload = ByteBuffer()
+    /// one buffer, written with a single channel write. Returns the events written.
+    private func write(_ items: [SinkItem]) -> UInt64 {
+        var out = channel.allocator.buffer(capacity: 256)
+        var payload = channel.allocator.buffer(capacity: 256)
         var sentEvents: UInt64 = 0
         var index = items.startIndex
         while index < items.endIndex {
             payload.clear()
             switch items[index] {
             case .event:
-                var events: [QueuedEvent] = []
-                events.reserveCapacity(min(Self.batchSize, items.endIndex - index))
+                var end = index
                 var anyPacked = false
-                while index < items.endIndex, events.count < Self.batchSize, case .event(let queued) = items[index] {
-                    events.append(queued)
+                while end < items.endIndex, end - index < Self.batchSize, case .event(let queued) = items[end] {
                     anyPacked = anyPacked || queued.encoded != nil
-                    index += 1
+                    end += 1
                 }
-                sentEvents += UInt64(events.count)
+                sentEvents += UInt64(end - index)
                 if anyPacked {
                     // Events the publisher packed for every subscriber are copied in;
                     // any others in the run are packed one by one.
-                    SubscribeResponse.encode(journalID: journalID,
-                                             encodedEvents: events.lazy.map { $0.encoded ?? EncodedEvent($0.event) }, into: &payload)
+                    payload.writeImmutableBuffer(journalField)
+                    for item in items[index..<end] {
+                        guard case .event(let queued) = item else { continue }
+                        switch queued {
+                        case .shared(let published): payload.writeImmutableBuffer(published.encoded.bytes)
+                        case .own(let event): payload.writeImmutableBuffer(EncodedEvent(event).bytes)
+                        }
+                    }
                 } else {
-                    SubscribeResponse.encode(journalID: journalID, events: events.map(\.event)[...], marker: nil, into: &payload)
+                    let events = items[index..<end].compactMap { item -> HomeEvent? in
+                        if case .event(let queued) = item { return queued.event }
+                        return nil
+                    }
+                    SubscribeResponse.encode(journalID: journalID, events: events[...], marker: nil, into: &payload)
                 }
+                index = end
             case .marker(let marker):
                 SubscribeResponse.encode(journalID: journalID, events: [], marker: marker, into: &payload)
                 index += 1
@@ -300,11 +332,7 @@ final class SubscriptionSink: Sendable {
             WireFrame.encodeMessage(callID: callID, payload: payload, into: &out)
         }
         channel.write(out, promise: nil)
-        let now = currentTimeMs()
-        state.withLock {
-            $0.sent += sentEvents
-            $0.lastWriteMs = now
-        }
+        return sentEvents
     }
 
     /// Ends the stream from the daemon's side with a status (nil = OK).

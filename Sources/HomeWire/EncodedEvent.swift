@@ -37,10 +37,18 @@ public struct EncodedEvent: Sendable, Hashable {
 extension SubscribeResponse {
     /// A stream message of events packed earlier: `journal_id`, then each entry.
     public static func encode(journalID: String, encodedEvents: some Sequence<EncodedEvent>, into buffer: inout ByteBuffer) {
-        encode(journalID: journalID, events: [], marker: nil, into: &buffer)
+        buffer.writeImmutableBuffer(journalField(journalID))
         for event in encodedEvents {
             buffer.writeImmutableBuffer(event.bytes)
         }
+    }
+
+    /// `SubscribeResponse { journal_id }` packed by protobuf-c: the start of every
+    /// stream message made of packed events, which a sender can keep and reuse.
+    public static func journalField(_ journalID: String) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        encode(journalID: journalID, events: [], marker: nil, into: &buffer)
+        return buffer
     }
 }
 
