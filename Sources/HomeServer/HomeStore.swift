@@ -153,25 +153,18 @@ public final class HomeStore: Sendable {
         let response = state.withLock { state -> WriteCharacteristicsResponse in
             // Validate everything first, so an atomic batch fails whole and a
             // validate-only batch changes nothing.
-            var validated: [Result<ValidatedWrite, HomeError>] = []
+            var validated: [Result<CheckedWrite, HomeError>] = []
             validated.reserveCapacity(request.writes.count)
             for write in request.writes {
-                // One lookup per write: the characteristic is checked here and its ids
-                // and kind reused below (a copy of it costs more than the check).
-                guard let characteristic = state.graph.characteristics[write.characteristicID] else {
-                    do throws(HomeError) {
+                do throws(HomeError) {
+                    if let checked = try state.graph.checkWrite(write.value, to: write.characteristicID,
+                                                                enforceWritable: enforceWritable) {
+                        validated.append(.success(checked))
+                    } else {
+                        // Not a characteristic: validateWrite names what the id is instead.
                         _ = try state.graph.validateWrite(write.value, to: write.characteristicID, enforceWritable: enforceWritable)
                         validated.append(.failure(HomeError(.notFound, "no characteristic with id \(write.characteristicID)")))
-                    } catch {
-                        validated.append(.failure(error))
                     }
-                    continue
-                }
-                do throws(HomeError) {
-                    let value = try characteristic.validate(write.value, enforceWritable: enforceWritable)
-                    validated.append(.success(ValidatedWrite(
-                        value: value, accessoryID: characteristic.accessoryID, serviceID: characteristic.serviceID,
-                        mergeable: !characteristic.isEventOnly)))
                 } catch {
                     validated.append(.failure(error))
                 }
@@ -193,7 +186,7 @@ public final class HomeStore: Sendable {
             var results: [WriteResult] = []
             results.reserveCapacity(request.writes.count)
             for (write, outcome) in zip(request.writes, validated) {
-                let checked: ValidatedWrite
+                let checked: CheckedWrite
                 switch outcome {
                 case .failure(let error):
                     results.append(WriteResult(characteristicID: write.characteristicID, error: error))
@@ -208,7 +201,7 @@ public final class HomeStore: Sendable {
                 var event = HomeEvent(timeMs: now, origin: origin, body: .value(ValueChange(
                     accessoryID: checked.accessoryID, serviceID: checked.serviceID,
                     characteristicID: write.characteristicID, value: changed)))
-                Self.publish(&event, in: &state, wake: &wake, mergeable: checked.mergeable)
+                Self.publish(&event, in: &state, wake: &wake, mergeable: !checked.isOccurrence)
                 writtenValues?.mark(write.characteristicID)
                 results.append(WriteResult(characteristicID: write.characteristicID, seq: event.seq))
             }
@@ -352,14 +345,6 @@ public final class HomeStore: Sendable {
     public var statistics: (homes: Int, accessories: Int, characteristics: Int) {
         state.withLock { ($0.graph.homes.count, $0.graph.accessories.count, $0.graph.characteristics.count) }
     }
-}
-
-/// A write that passed validation, with what publishing its event needs.
-private struct ValidatedWrite {
-    var value: CharacteristicValue
-    var accessoryID: ObjectID
-    var serviceID: ObjectID
-    var mergeable: Bool
 }
 
 func currentTimeMs() -> Int64 {

@@ -75,7 +75,7 @@ struct Bench {
         print(row("ratio homed / floor", String(format: "%.3f", homed.eventsPerSecond / floorRate)))
     }
 
-    /// `homed-bench profile cread|blocking|stream [N]`: one part alone, for `perf record`.
+    /// `homed-bench profile cread|blocking|blocking-here|async|cpu|stream|fanout-c [N]`: one part alone, for `perf record`.
     static func profile(_ arguments: [String]) async throws {
         let directory = makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -87,6 +87,9 @@ struct Bench {
         case "blocking":
             let figures = try await homedBlockingRoundTrip(directory: directory, iterations: count ?? 200_000)
             print("blocking p50 \(us(figures.p50))")
+        case "async":
+            let figures = try await homedRoundTrip(directory: directory, iterations: count ?? 200_000)
+            print("async p50 \(us(figures.p50))")
         case "blocking-here":
             // The blocking client on the calling (cooperative) thread, as the C client runs.
             let server = try await startServer(directory: directory)
@@ -106,6 +109,36 @@ struct Bench {
             // 1000 C subscribers at 1000 changes/s for 3 s (or N subscribers).
             let figures = try await Fanout.homedFanoutC(directory: directory, subscribers: count ?? 1000, rate: 1000, durationMs: 3000)
             if let latency = figures.latency { print("fanout-c p50 \(us(latency.p50)) p99 \(us(latency.p99))") }
+        case "write-cpu":
+            // HomeStore.write alone (no sockets, no subscribers): batches of 1000 changes.
+            let store = HomeStore(graph: DemoHome.make(nowMs: 0))
+            let brightness = try store.snapshot().graph.resolve(path: "Living Room/Lamp/Brightness")
+            let batches = (0..<2).map { parity in
+                WriteCharacteristicsRequest(writes: (0..<1000).map { offset in
+                    CharacteristicWrite(characteristicID: brightness, value: .uint(10 + UInt64((offset + parity) % 2)))
+                })
+            }
+            let encoded = batches.map { $0.encoded() }
+            let n = count ?? 2000
+            let clock = ContinuousClock()
+            var decode = Duration.zero, write = Duration.zero, reply = Duration.zero
+            var total = 0
+            for index in 0..<n {
+                let t0 = clock.now
+                let request = try WriteCharacteristicsRequest(wire: encoded[index % 2])
+                let t1 = clock.now
+                let response = store.write(request, origin: .simulator)
+                let t2 = clock.now
+                var payload = ByteBuffer()
+                response.encode(into: &payload)
+                let t3 = clock.now
+                total &+= payload.readableBytes
+                decode += t1 - t0; write += t2 - t1; reply += t3 - t2
+            }
+            for (name, d) in [("request decode", decode), ("store.write", write), ("response encode", reply)] {
+                print(name, String(format: "%.0f ns per write", nanoseconds(d) / Double(n * 1000)))
+            }
+            print(total)
         case "cpu":
             // The server's CPU work for one cached read, without sockets or NIO.
             let store = HomeStore(graph: DemoHome.make(nowMs: 0))
@@ -146,7 +179,7 @@ struct Bench {
             let figures = try await homedStream(directory: directory, events: count ?? 5_000_000)
             print("\(rate(figures.eventsPerSecond)) events/s")
         default:
-            FileHandle.standardError.write(Data("homed-bench profile: cread|blocking|stream [N]\n".utf8))
+            FileHandle.standardError.write(Data("homed-bench profile: cread|blocking|blocking-here|async|cpu|stream|fanout-c [N]\n".utf8))
             exit(64)
         }
     }

@@ -30,10 +30,12 @@ public enum HAPCatalog {
     /// UUID: asked for every published event, so it is one set lookup, not a copy of
     /// the catalog entry.
     public static func isEventOnly(uuid: String) -> Bool {
-        eventOnlyUUIDs.contains(uuid)
+        // Asked on every write. Few types are event-only (a button's press):
+        // comparing with each is cheaper than hashing a 36-character UUID.
+        eventOnlyUUIDs.contains { $0 == uuid }
     }
 
-    private static let eventOnlyUUIDs = Set(characteristicTypes.filter(\.isEventOnly).map(\.uuid))
+    private static let eventOnlyUUIDs = characteristicTypes.filter(\.isEventOnly).map(\.uuid)
 
     public static func characteristic(uuid: String) -> CharacteristicTypeInfo? {
         // The canonical form (what the model stores) needs no parsing: a value write asks this.

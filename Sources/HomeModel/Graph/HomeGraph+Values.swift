@@ -11,6 +11,19 @@ extension HomeGraph {
         try requireCharacteristic(id).validate(value, enforceWritable: enforceWritable)
     }
 
+    /// A write checked against its characteristic, read in place (the hot path of
+    /// every write: copying a `Characteristic` out of the table costs more than the
+    /// check itself).
+    ///
+    /// - Returns: nil when `id` is no characteristic (`validateWrite` says what it is).
+    /// - Throws: `.invalidArgument` as `Characteristic.validate(_:enforceWritable:)`.
+    public func checkWrite(_ value: CharacteristicValue, to id: ObjectID, enforceWritable: Bool) throws(HomeError)
+        -> CheckedWrite?
+    {
+        guard let index = characteristics.index(forKey: id) else { return nil }
+        return try characteristics.values[index].checkWrite(value, enforceWritable: enforceWritable)
+    }
+
     /// Validates, normalizes and stores a characteristic's value.
     ///
     /// - Parameters:
@@ -55,8 +68,10 @@ extension HomeGraph {
     ///   is not a characteristic (it was validated, so that cannot happen).
     @discardableResult
     public mutating func storeValidated(_ value: CharacteristicValue, to id: ObjectID, nowMs: Int64) -> CharacteristicValue? {
-        // One in-place access to the table: this runs for every write.
-        characteristics[id]?.store(value, nowMs: nowMs) ?? nil
+        // In place through the table's index: this runs for every write. (The
+        // optional subscript's modify accessor allocated a coroutine frame per call.)
+        guard let index = characteristics.index(forKey: id) else { return nil }
+        return characteristics.values[index].store(value, nowMs: nowMs)
     }
 }
 
@@ -68,5 +83,22 @@ extension Characteristic {
         value = newValue
         lastUpdatedMs = nowMs
         return newValue
+    }
+}
+
+/// A write that passed validation, with what publishing its change needs.
+public struct CheckedWrite: Sendable {
+    /// The value as it will be stored (normalized).
+    public var value: CharacteristicValue
+    public var accessoryID: ObjectID
+    public var serviceID: ObjectID
+    /// An occurrence (a button press): every write is an event, never merged.
+    public var isOccurrence: Bool
+}
+
+extension Characteristic {
+    fileprivate func checkWrite(_ value: CharacteristicValue, enforceWritable: Bool) throws(HomeError) -> CheckedWrite {
+        CheckedWrite(value: try validate(value, enforceWritable: enforceWritable), accessoryID: accessoryID,
+                     serviceID: serviceID, isOccurrence: isEventOnly)
     }
 }
