@@ -11,6 +11,8 @@ import NIOCore
 func packMessage<M>(_ message: UnsafeMutablePointer<M>, into buffer: inout ByteBuffer, withFrameHeader: Bool) {
     let base = UnsafeMutableRawPointer(message).assumingMemoryBound(to: ProtobufCMessage.self)
     let size = protobuf_c_message_get_packed_size(base)
+    // One allocation of the right size, not a default one grown twice.
+    buffer.reserveCapacity(minimumWritableBytes: size + (withFrameHeader ? 4 : 0))
     if withFrameHeader {
         buffer.writeInteger(UInt32(truncatingIfNeeded: size))
     }
