@@ -220,39 +220,41 @@ public final class HomeStore: Sendable {
         for observer in state.observers.values { observer.observe(event, in: state.graph) }
         guard !state.sinks.isEmpty else { return }
         let characteristic = subject(of: event, in: state.graph)
-        let mergeable = knownMergeable ?? (characteristic?.isEventOnly != true)
+        let mergeable = knownMergeable ?? isMergeable(event, in: state.graph)
         // The first subscriber to queue the event gets a copy; from the second on,
         // they share one object, packed once for all of them.
         var queuedOnce = false
         var shared: PublishedEvent?
         let numbered = event
-        let share = { () -> PublishedEvent? in
-            guard queuedOnce else {
-                queuedOnce = true
-                return nil
+        for sink in state.sinks.values {
+            // Written inline, so the closure is not escaping and allocates nothing.
+            let queued = sink.offer(event, characteristic: characteristic, in: state.graph, mergeable: mergeable) {
+                guard queuedOnce else {
+                    queuedOnce = true
+                    return nil
+                }
+                if let shared { return shared }
+                let made = PublishedEvent(numbered)
+                shared = made
+                return made
             }
-            if let shared { return shared }
-            let made = PublishedEvent(numbered)
-            shared = made
-            return made
-        }
-        for sink in state.sinks.values
-        where sink.offer(event, characteristic: characteristic, in: state.graph, mergeable: mergeable, share: share) {
+            guard queued else { continue }
             wake.append(sink.flusher)
         }
     }
 
-    /// A value event's characteristic, looked up once for every subscriber's filter.
-    static func subject(of event: HomeEvent, in graph: HomeGraph) -> Characteristic? {
+    /// Where a value event's characteristic is in the graph's table, looked up once
+    /// for every subscriber's filter.
+    static func subject(of event: HomeEvent, in graph: HomeGraph) -> HomeGraph.CharacteristicIndex? {
         guard case .value(let change) = event.body else { return nil }
-        return graph.characteristics[change.characteristicID]
+        return graph.characteristics.index(forKey: change.characteristicID)
     }
 
     /// Value events of event characteristics (a doorbell press) are occurrences:
     /// never merged with one another, however slow the subscriber.
     static func isMergeable(_ event: HomeEvent, in graph: HomeGraph) -> Bool {
-        guard case .value(let change) = event.body else { return true }
-        return graph.characteristics[change.characteristicID]?.isEventOnly != true
+        guard let index = subject(of: event, in: graph) else { return true }
+        return !graph.characteristics.values[index].isEventOnly
     }
 
     // MARK: Subscriptions

@@ -97,30 +97,43 @@ struct SubscriptionScope: Sendable {
         kinds.isEmpty || kinds.contains(kind)
     }
 
-    /// Whether a characteristic is covered (for value events and snapshots).
+    /// Whether a characteristic is covered (for snapshots).
     func covers(_ characteristic: Characteristic, in graph: HomeGraph) -> Bool {
-        if !excludedIDs.isEmpty && isExcluded(characteristic, in: graph) { return false }
-        if !characteristicTypes.isEmpty
-            && !characteristicTypes.contains(characteristic.type.uuid.uppercased())
-            && !characteristicTypes.contains(characteristic.type.name.uppercased()) {
+        covers(id: characteristic.id, serviceID: characteristic.serviceID, accessoryID: characteristic.accessoryID,
+               in: graph) { characteristic.type }
+    }
+
+    /// Whether the characteristic at `index` of the graph's table is covered (for
+    /// value events: read in place, with no copy of the characteristic per subscriber).
+    func covers(characteristicAt index: HomeGraph.CharacteristicIndex, in graph: HomeGraph) -> Bool {
+        let characteristics = graph.characteristics.values
+        return covers(id: characteristics[index].id, serviceID: characteristics[index].serviceID,
+                      accessoryID: characteristics[index].accessoryID, in: graph) { characteristics[index].type }
+    }
+
+    /// - Parameter type: asked only when the scope filters by characteristic type.
+    private func covers(id: ObjectID, serviceID: ObjectID, accessoryID: ObjectID, in graph: HomeGraph,
+                        type: () -> TypeIdentifier) -> Bool {
+        if !excludedIDs.isEmpty
+            && (excludedIDs.contains(id) || excludedIDs.contains(serviceID) || isAccessoryExcluded(accessoryID, in: graph)) {
             return false
         }
+        if !characteristicTypes.isEmpty {
+            let type = type()
+            if !characteristicTypes.contains(type.uuid.uppercased()) && !characteristicTypes.contains(type.name.uppercased()) {
+                return false
+            }
+        }
         if !serviceTypes.isEmpty {
-            guard let service = graph.services[characteristic.serviceID],
+            guard let service = graph.services[serviceID],
                   serviceTypes.contains(service.type.uuid.uppercased()) || serviceTypes.contains(service.type.name.uppercased())
             else { return false }
         }
         if selectsEverything { return true }
-        if characteristicIDs.contains(characteristic.id) || serviceIDs.contains(characteristic.serviceID)
-            || accessoryIDs.contains(characteristic.accessoryID) {
+        if characteristicIDs.contains(id) || serviceIDs.contains(serviceID) || accessoryIDs.contains(accessoryID) {
             return true
         }
-        return coversAccessory(characteristic.accessoryID, in: graph)
-    }
-
-    private func isExcluded(_ characteristic: Characteristic, in graph: HomeGraph) -> Bool {
-        if excludedIDs.contains(characteristic.id) || excludedIDs.contains(characteristic.serviceID) { return true }
-        return isAccessoryExcluded(characteristic.accessoryID, in: graph)
+        return coversAccessory(accessoryID, in: graph)
     }
 
     private func isAccessoryExcluded(_ accessoryID: ObjectID, in graph: HomeGraph) -> Bool {
@@ -140,16 +153,17 @@ struct SubscriptionScope: Sendable {
         return false
     }
 
-    /// - Parameter characteristic: for a value event, its characteristic (the
-    ///   publisher looks it up once for all subscribers).
-    func matches(_ event: HomeEvent, characteristic: Characteristic?, in graph: HomeGraph) -> Bool {
+    /// - Parameter characteristic: for a value event, where its characteristic is in
+    ///   the graph's table (the publisher looks it up once for all subscribers).
+    func matches(_ event: HomeEvent, characteristic: HomeGraph.CharacteristicIndex?, in graph: HomeGraph) -> Bool {
         guard accepts(kind: event.kind) else { return false }
         switch event.body {
         case .value:
             // Like HomeKit's enableNotification: only characteristics that support
             // event notification stream their changes.
-            guard let characteristic, characteristic.properties.supportsEventNotification else { return false }
-            return covers(characteristic, in: graph)
+            guard let characteristic,
+                  graph.characteristics.values[characteristic].properties.supportsEventNotification else { return false }
+            return covers(characteristicAt: characteristic, in: graph)
         case .reachability(let accessoryID, _):
             if !excludedIDs.isEmpty && isAccessoryExcluded(accessoryID, in: graph) { return false }
             return selectsEverything || coversAccessory(accessoryID, in: graph)

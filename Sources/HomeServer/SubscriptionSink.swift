@@ -113,18 +113,18 @@ final class SubscriptionSink: Sendable {
     /// listed with its loop's flusher and the caller must schedule that flusher.
     ///
     /// - Parameters:
-    ///   - characteristic: for a value event, its characteristic, looked up once by
-    ///     the publisher for all subscribers.
+    ///   - characteristic: for a value event, where its characteristic is in the
+    ///     graph's table, looked up once by the publisher for all subscribers.
     ///   - mergeable: false for occurrences that must never be coalesced.
     ///   - share: called when the event is queued: the publisher's object shared
     ///     with the other subscribers, or nil to queue a copy of the event.
-    func offer(_ event: HomeEvent, characteristic: Characteristic?, in graph: HomeGraph, mergeable: Bool = true,
-               share: (() -> PublishedEvent?)? = nil) -> Bool {
+    func offer(_ event: HomeEvent, characteristic: HomeGraph.CharacteristicIndex?, in graph: HomeGraph, mergeable: Bool = true,
+               share: () -> PublishedEvent? = { nil }) -> Bool {
         if excludeOwn && event.origin.connectionID == connectionID && event.origin.kind == .client { return false }
         return state.withLock { state in
             guard !state.ended, state.scope.matches(event, characteristic: characteristic, in: graph) else { return false }
             if !mergeable, case .value(let change) = event.body { state.occurrenceIDs.insert(change.characteristicID) }
-            let queued = share?().map(QueuedEvent.shared) ?? .own(event)
+            let queued = share().map(QueuedEvent.shared) ?? .own(event)
             if state.queue.push(queued, mergeable: mergeable) == .overflow { state.overflowed = true }
             guard !state.wakeScheduled else { return false }
             state.wakeScheduled = true

@@ -21,6 +21,8 @@ public struct HomeGraph: Sendable, Equatable {
     public internal(set) var accessories: [ObjectID: Accessory] = [:]
     public internal(set) var services: [ObjectID: AccessoryService] = [:]
     public internal(set) var characteristics: [ObjectID: Characteristic] = [:]
+    /// A position in `characteristics`: valid until the table next changes.
+    public typealias CharacteristicIndex = Dictionary<ObjectID, Characteristic>.Index
     public internal(set) var serviceGroups: [ObjectID: ServiceGroup] = [:]
     public internal(set) var actionSets: [ObjectID: ActionSet] = [:]
     public internal(set) var triggers: [ObjectID: Trigger] = [:]
