@@ -1,6 +1,11 @@
 internal import CHomeProto
 import HomeModel
 import NIOCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 extension CArena {
     mutating func origin(_ origin: Origin) -> UnsafeMutablePointer<Home__V1__Origin> {
@@ -78,10 +83,30 @@ extension CArena {
 
 extension ModelDecoding {
     static func event(_ message: Home__V1__Event) throws(HomeError) -> HomeEvent {
-        let origin = message.origin.map {
-            Origin(kind: .fromWire($0.pointee.kind.rawValue, default: .unknown), connectionID: $0.pointee.connection_id,
-                   name: swiftString($0.pointee.name))
-        } ?? Origin(kind: .unknown)
+        var unshared: PreviousOrigin?
+        return try event(message, previousOrigin: &unshared)
+    }
+
+    /// The origin last decoded in a batch, with its C name, so that the next event
+    /// from the same origin (a batch usually has one) reuses its Swift string.
+    struct PreviousOrigin {
+        var name: UnsafePointer<CChar>?
+        var origin: Origin
+    }
+
+    static func origin(_ wire: Home__V1__Origin, previous: inout PreviousOrigin?) -> Origin {
+        let kind = Origin.Kind.fromWire(wire.kind.rawValue, default: .unknown)
+        if let last = previous, last.origin.kind == kind, last.origin.connectionID == wire.connection_id,
+           let lastName = last.name, let name = wire.name, strcmp(lastName, name) == 0 {
+            return last.origin
+        }
+        let origin = Origin(kind: kind, connectionID: wire.connection_id, name: swiftString(wire.name))
+        previous = PreviousOrigin(name: UnsafePointer(wire.name), origin: origin)
+        return origin
+    }
+
+    static func event(_ message: Home__V1__Event, previousOrigin: inout PreviousOrigin?) throws(HomeError) -> HomeEvent {
+        let origin = message.origin.map { Self.origin($0.pointee, previous: &previousOrigin) } ?? Origin(kind: .unknown)
         let body: HomeEvent.Body
         switch message.body_case {
         case HOME__V1__EVENT__BODY_VALUE:
@@ -173,9 +198,13 @@ extension SubscribeResponse: WireMessage {
                 StreamMarker(kind: .fromWire($0.pointee.kind.rawValue, default: .none), seq: $0.pointee.seq,
                              gapFrom: $0.pointee.gap_from, gapTo: $0.pointee.gap_to, reason: swiftString($0.pointee.reason))
             }
+            var previousOrigin: ModelDecoding.PreviousOrigin?
+            let events = try swiftArray(wire.events, wire.n_events) { pointer throws(HomeError) in
+                try ModelDecoding.event(pointer!.pointee, previousOrigin: &previousOrigin)
+            }
             return SubscribeResponse(
                 journalID: swiftString(wire.journal_id),
-                events: try swiftArray(wire.events, wire.n_events) { pointer throws(HomeError) in try ModelDecoding.event(pointer!.pointee) },
+                events: events,
                 snapshot: try swiftArray(wire.snapshot, wire.n_snapshot) { ModelDecoding.characteristic($0!.pointee) },
                 marker: marker)
         }

@@ -124,6 +124,11 @@ struct CodecTests {
             HomeEvent(seq: 4, timeMs: 13, origin: origin, body: .primaryHome(1)),
             HomeEvent(seq: 5, timeMs: 14, origin: Origin(kind: .automation, name: "Evening"), body: .actionSetExecuted(8)),
             HomeEvent(seq: 6, timeMs: 15, origin: Origin(kind: .automation), body: .triggerFired(9)),
+            // Consecutive events from one origin (the decoder reuses the name), then
+            // one differing only by connection id.
+            HomeEvent(seq: 7, timeMs: 16, origin: origin, body: .triggerFired(9)),
+            HomeEvent(seq: 8, timeMs: 16, origin: origin, body: .triggerFired(10)),
+            HomeEvent(seq: 9, timeMs: 16, origin: Origin(kind: .client, connectionID: 4, name: "homectl"), body: .triggerFired(11)),
         ], marker: StreamMarker(kind: .gap, seq: 6, gapFrom: 2, gapTo: 5, reason: "full"))
         #expect(try SubscribeResponse(wire: response.encoded()) == response)
     }
