@@ -228,7 +228,7 @@ public final class HomeStore: Sendable {
         let numbered = event
         for sink in state.sinks.values {
             // Written inline, so the closure is not escaping and allocates nothing.
-            let queued = sink.offer(event, characteristic: characteristic, in: state.graph, mergeable: mergeable) {
+            let flusherIdle = sink.offer(event, characteristic: characteristic, in: state.graph, mergeable: mergeable) {
                 guard queuedOnce else {
                     queuedOnce = true
                     return nil
@@ -238,8 +238,7 @@ public final class HomeStore: Sendable {
                 shared = made
                 return made
             }
-            guard queued else { continue }
-            wake.append(sink.flusher)
+            if flusherIdle { wake.append(sink.flusher) }
         }
     }
 

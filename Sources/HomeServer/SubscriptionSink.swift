@@ -47,6 +47,8 @@ final class SubscriptionSink: Sendable {
     /// Liveness: a heartbeat marker when nothing was sent for this long.
     private let heartbeatMs: Int64
     private let channel: any Channel
+    /// Batches this sink's flushes with the other sinks of its event loop.
+    let flusher: LoopFlusher
     private let store: HomeStore
     /// Called on the event loop when the stream ends on the daemon's side.
     private let onEnd: @Sendable (HomeError?) -> Void
@@ -68,6 +70,11 @@ final class SubscriptionSink: Sendable {
         /// Characteristics whose events are occurrences: never held or merged.
         var occurrenceIDs = Set<ObjectID>()
         var heartbeat: RepeatedTask?
+
+        mutating func record(_ written: (events: UInt64, atMs: Int64)) {
+            sent += written.events
+            lastWriteMs = written.atMs
+        }
     }
 
     private let state: Mutex<State>
@@ -140,9 +147,6 @@ final class SubscriptionSink: Sendable {
 
     var scope: SubscriptionScope { state.withLock { $0.scope } }
 
-    /// Batches this sink's flushes with the other sinks of its event loop.
-    let flusher: LoopFlusher
-
     func wake() {
         channel.eventLoop.execute { self.flush() }
     }
@@ -178,10 +182,7 @@ final class SubscriptionSink: Sendable {
             let sent = justSent
             justSent = nil
             let (items, overflowed, needsResync, more) = state.withLock { state -> ([SinkItem], Bool, Bool, Bool) in
-                if let sent {
-                    state.sent += sent.events
-                    state.lastWriteMs = sent.atMs
-                }
+                if let sent { state.record(sent) }
                 state.wakeScheduled = false
                 if state.ended { return ([], false, false, false) }
                 if !state.preamble.isEmpty {
@@ -210,10 +211,7 @@ final class SubscriptionSink: Sendable {
     }
 
     private func record(_ sent: (events: UInt64, atMs: Int64)) {
-        state.withLock {
-            $0.sent += sent.events
-            $0.lastWriteMs = sent.atMs
-        }
+        state.withLock { $0.record(sent) }
     }
 
     /// Rate shaping: value events of a characteristic sent less than the minimum
