@@ -199,12 +199,9 @@ enum Fanout {
         }
         try await waitFor(ready, count: subscribers, timeout: .seconds(60))
 
-        let writer = try await publish(store: store, brightness: brightness, changes: changes, rate: rate)
         let clock = ContinuousClock()
-        let start = clock.now - .seconds(writer.seconds)
-        let writerSeconds = writer.seconds
-        let unchanged = writer.unchanged
-        let published = writer.published
+        let start = clock.now
+        let writer = try await publish(store: store, brightness: brightness, changes: changes, rate: rate)
 
         // Everything should arrive soon after the last change; a point that cannot keep
         // up is cut off (its connections closed) rather than left to run for minutes.
@@ -224,15 +221,15 @@ enum Fanout {
         var latencies: [Double] = []
         latencies.reserveCapacity(subscribers * changes)
         var figures = Figures(changes: changes, latency: nil, delivered: 0, merged: 0, gaps: 0, complete: 0,
-                              unchanged: unchanged, timedOut: finished.value > 0, graceSeconds: seconds(grace),
-                              wallSeconds: wallSeconds, writerSeconds: writerSeconds)
+                              unchanged: writer.unchanged, timedOut: finished.value > 0, graceSeconds: seconds(grace),
+                              wallSeconds: wallSeconds, writerSeconds: writer.seconds)
         for receipt in receipts {
             figures.delivered += receipt.delivered
             figures.merged += receipt.merged
             figures.gaps += receipt.gaps
             if receipt.complete { figures.complete += 1 }
             for (seq, time) in zip(receipt.seqs, receipt.times) {
-                if let publishedAt = published[seq] { latencies.append(Double(time - publishedAt)) }
+                if let publishedAt = writer.published[seq] { latencies.append(Double(time - publishedAt)) }
             }
         }
         if !latencies.isEmpty { figures.latency = Percentiles(latencies) }
@@ -312,14 +309,14 @@ enum Fanout {
             }
             try await Task.sleep(for: .milliseconds(2))
         }
+        let start = clock.now
         let writer = try await publish(store: store, brightness: brightness, changes: changes, rate: rate)
         let graceMs = max(10, durationMs / 1000 * 3) * 1000
         let status = cbf_subscribers_join(readers, Int32(graceMs))
-        let wallSeconds = seconds(clock.now - (deadline - .seconds(60)))
+        let wallSeconds = seconds(clock.now - start)
         var latencies: [Double] = []
         latencies.reserveCapacity(subscribers * changes)
         var delivered = 0
-        var complete = 0
         for index in 0..<subscribers {
             var seqs: UnsafePointer<UInt64>?
             var times: UnsafePointer<Int64>?
@@ -332,7 +329,7 @@ enum Fanout {
         }
         let merged = cbf_subscribers_merged(readers)
         // join reports the first failure; 0 means every subscriber got all it expected.
-        complete = status == 0 ? subscribers : 0
+        let complete = status == 0 ? subscribers : 0
         await server.stop()
         return Figures(changes: changes, latency: latencies.isEmpty ? nil : Percentiles(latencies), delivered: delivered,
                        merged: merged, gaps: cbf_subscribers_markers(readers), complete: complete,
