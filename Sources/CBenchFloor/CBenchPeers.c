@@ -79,26 +79,68 @@ static int next_frame(struct reader *r, const uint8_t **payload, size_t *len) {
 // ---------------------------------------------------------------------------
 // Round trips
 
+// Connects `r` and exchanges the setup (a hello): writes `setup`, reads
+// `setup_replies` frames. On failure `r` still needs close_client.
+static int open_client(struct reader *r, const char *socket_path, const uint8_t *setup, size_t setup_len,
+                       int setup_replies) {
+    *r = (struct reader){.fd = connect_path(socket_path), .buf = malloc(READ_CAP)};
+    int result = r->fd < 0 ? r->fd : (r->buf == NULL ? -ENOMEM : 0);
+    const uint8_t *payload;
+    size_t len;
+    if (result == 0 && setup_len > 0) result = cbf_write_full(r->fd, setup, setup_len);
+    for (int i = 0; i < setup_replies && result == 0; i++) result = next_frame(r, &payload, &len);
+    return result;
+}
+
+static void close_client(struct reader *r) {
+    if (r->fd >= 0) close(r->fd);
+    free(r->buf);
+}
+
 int cbf_client_round_trips(const char *socket_path, const uint8_t *setup, size_t setup_len, int setup_replies,
                            const uint8_t *request, size_t request_len, int replies_per_request, int iterations,
                            double *out_latencies_ns) {
     if (socket_path == NULL || request == NULL || iterations < 0 || replies_per_request < 1 ||
         (iterations > 0 && out_latencies_ns == NULL))
         return -EINVAL;
-    struct reader r = {.fd = connect_path(socket_path), .buf = malloc(READ_CAP)};
-    int result = r.fd < 0 ? r.fd : (r.buf == NULL ? -ENOMEM : 0);
+    struct reader r;
+    int result = open_client(&r, socket_path, setup, setup_len, setup_replies);
     const uint8_t *payload;
     size_t len;
-    if (result == 0 && setup_len > 0) result = cbf_write_full(r.fd, setup, setup_len);
-    for (int i = 0; i < setup_replies && result == 0; i++) result = next_frame(&r, &payload, &len);
     for (int i = -WARMUP; i < iterations && result == 0; i++) {
         int64_t t0 = cbf_now_ns();
         result = cbf_write_full(r.fd, request, request_len);
         for (int k = 0; k < replies_per_request && result == 0; k++) result = next_frame(&r, &payload, &len);
         if (result == 0 && i >= 0) out_latencies_ns[i] = (double)(cbf_now_ns() - t0);
     }
-    if (r.fd >= 0) close(r.fd);
-    free(r.buf);
+    close_client(&r);
+    return result;
+}
+
+// A load generator: unary calls kept `in_flight` deep, their replies read as
+// frames and not decoded, so that what is measured downstream (a subscriber's
+// event rate) is not the writer's own encoding and decoding.
+int cbf_pipelined_calls(const char *socket_path, const uint8_t *setup, size_t setup_len, int setup_replies,
+                        const uint8_t *const *requests, const size_t *request_lens, int request_kinds, long calls,
+                        int replies_per_call, int in_flight) {
+    if (socket_path == NULL || requests == NULL || request_lens == NULL || request_kinds < 1 || calls < 0 ||
+        replies_per_call < 1 || in_flight < 1)
+        return -EINVAL;
+    struct reader r;
+    int result = open_client(&r, socket_path, setup, setup_len, setup_replies);
+    const uint8_t *payload;
+    size_t len;
+    long sent = 0, done = 0;
+    while (done < calls && result == 0) {
+        while (sent < calls && sent - done < in_flight && result == 0) {
+            int kind = (int)(sent % request_kinds);
+            result = cbf_write_full(r.fd, requests[kind], request_lens[kind]);
+            sent++;
+        }
+        for (int i = 0; i < replies_per_call && result == 0; i++) result = next_frame(&r, &payload, &len);
+        done++;
+    }
+    close_client(&r);
     return result;
 }
 

@@ -27,6 +27,9 @@ public final class HomeStore: Sendable {
         var nextSubscriptionID: UInt64 = 1
         /// In-process observers (the automation engine); see HomeStore+Observers.swift.
         var observers: [ObjectIdentifier: any HomeEventObserver] = [:]
+        /// Changes whenever the graph's layout does (never for values or
+        /// reachability): subscription filters cache their verdicts per layout.
+        var layoutVersion: UInt64 = 0
     }
 
     private let state: Mutex<State>
@@ -98,6 +101,7 @@ public final class HomeStore: Sendable {
                 try persistence.saveLayout(from: state.graph, to: updated)
             }
             state.graph = updated
+            state.layoutVersion &+= 1
             var published: [HomeEvent] = []
             for body in bodies {
                 var event = HomeEvent(timeMs: now, origin: origin, body: body)
@@ -194,14 +198,14 @@ public final class HomeStore: Sendable {
                 case .success(let value):
                     checked = value
                 }
-                guard let changed = state.graph.storeValidated(checked.value, to: write.characteristicID, nowMs: now) else {
+                guard let (changed, index) = state.graph.storeValidatedAt(checked.value, to: write.characteristicID, nowMs: now) else {
                     results.append(WriteResult(characteristicID: write.characteristicID))
                     continue
                 }
                 var event = HomeEvent(timeMs: now, origin: origin, body: .value(ValueChange(
                     accessoryID: checked.accessoryID, serviceID: checked.serviceID,
                     characteristicID: write.characteristicID, value: changed)))
-                Self.publish(&event, in: &state, wake: &wake, mergeable: !checked.isOccurrence)
+                Self.publish(&event, in: &state, wake: &wake, mergeable: !checked.isOccurrence, subject: index)
                 writtenValues?.mark(write.characteristicID)
                 results.append(WriteResult(characteristicID: write.characteristicID, seq: event.seq))
             }
@@ -214,12 +218,16 @@ public final class HomeStore: Sendable {
     /// Numbers an event, journals it and offers it to every matching subscriber.
     /// Runs under the lock; the flushers of loops whose sinks now have something to
     /// send are collected in `wake`, to be scheduled once the lock is released.
+    ///
+    /// - Parameter knownSubject: where a value event's characteristic is in the
+    ///   graph's table, when the caller has it at hand.
     private static func publish(_ event: inout HomeEvent, in state: inout State, wake: inout [LoopFlusher],
-                                mergeable knownMergeable: Bool? = nil) {
+                                mergeable knownMergeable: Bool? = nil, subject knownSubject: HomeGraph.CharacteristicIndex? = nil) {
         state.journal.append(&event)
         for observer in state.observers.values { observer.observe(event, in: state.graph) }
         guard !state.sinks.isEmpty else { return }
-        let characteristic = subject(of: event, in: state.graph)
+        let characteristic = knownSubject ?? subject(of: event, in: state.graph)
+        let layoutVersion = state.layoutVersion
         let mergeable = knownMergeable ?? isMergeable(event, in: state.graph)
         // The first subscriber to queue the event gets a copy; from the second on,
         // they share one object, packed once for all of them.
@@ -228,7 +236,8 @@ public final class HomeStore: Sendable {
         let numbered = event
         for sink in state.sinks.values {
             // Written inline, so the closure is not escaping and allocates nothing.
-            let flusherIdle = sink.offer(event, characteristic: characteristic, in: state.graph, mergeable: mergeable) {
+            let flusherIdle = sink.offer(event, characteristic: characteristic, in: state.graph, layoutVersion: layoutVersion,
+                                         mergeable: mergeable) {
                 guard queuedOnce else {
                     queuedOnce = true
                     return nil
@@ -275,7 +284,8 @@ public final class HomeStore: Sendable {
                 if request.journalID == state.journal.id, let missed = state.journal.events(after: since) {
                     sink.start(with: [.marker(StreamMarker(kind: .subscribed, seq: since))])
                     for event in missed where sink.offer(event, characteristic: Self.subject(of: event, in: state.graph),
-                                                         in: state.graph, mergeable: Self.isMergeable(event, in: state.graph)) {
+                                                         in: state.graph, layoutVersion: state.layoutVersion,
+                                                         mergeable: Self.isMergeable(event, in: state.graph)) {
                         // Listed with its loop's flusher, which must run (after the lock).
                         scheduleFlusher = true
                     }

@@ -58,6 +58,11 @@ struct SubscriberQueue {
     /// Queues an event (its own copy, or the publisher's shared object), or applies
     /// the policy when the queue is full.
     mutating func push(_ queued: QueuedEvent, mergeable: Bool = true) -> PushOutcome {
+        // The common case first, without copying the event out of `queued`.
+        if !needsResync && pendingGap == nil && !isOverflowing && items.count < limit {
+            items.append(.event(queued))
+            return .queued
+        }
         let event = queued.event
         if needsResync {
             dropped += 1
@@ -168,6 +173,13 @@ enum QueuedEvent: Equatable {
         case .own(let event): return event
         case .shared(let published): return published.event
         }
+    }
+
+    /// Whether the publisher packed this event for every subscriber (asked
+    /// without copying the event out).
+    var isShared: Bool {
+        if case .shared = self { return true }
+        return false
     }
 
     /// The event packed once for every subscriber, when it was shared.

@@ -70,6 +70,25 @@ final class SubscriptionSink: Sendable {
         /// Characteristics whose events are occurrences: never held or merged.
         var occurrenceIDs = Set<ObjectID>()
         var heartbeat: RepeatedTask?
+        /// The filter's last verdict on a value event: a stream of changes mostly
+        /// repeats the same characteristics, and the verdict holds until the layout
+        /// or the filter changes.
+        var lastVerdict: (characteristicID: ObjectID, layoutVersion: UInt64, matches: Bool)?
+
+        /// The scope's verdict, from `lastVerdict` when it is about the same
+        /// characteristic in the same layout.
+        mutating func matches(_ event: HomeEvent, characteristic: HomeGraph.CharacteristicIndex?, in graph: HomeGraph,
+                              layoutVersion: UInt64) -> Bool {
+            guard case .value(let change) = event.body else {
+                return scope.matches(event, characteristic: characteristic, in: graph)
+            }
+            if let last = lastVerdict, last.characteristicID == change.characteristicID, last.layoutVersion == layoutVersion {
+                return last.matches
+            }
+            let verdict = scope.matches(event, characteristic: characteristic, in: graph)
+            lastVerdict = (change.characteristicID, layoutVersion, verdict)
+            return verdict
+        }
 
         mutating func record(_ written: (events: UInt64, atMs: Int64)) {
             sent += written.events
@@ -122,14 +141,17 @@ final class SubscriptionSink: Sendable {
     /// - Parameters:
     ///   - characteristic: for a value event, where its characteristic is in the
     ///     graph's table, looked up once by the publisher for all subscribers.
+    ///   - layoutVersion: the store's layout version of `graph`; a filter's verdict
+    ///     on a characteristic holds while it is unchanged.
     ///   - mergeable: false for occurrences that must never be coalesced.
     ///   - share: called when the event is queued: the publisher's object shared
     ///     with the other subscribers, or nil to queue a copy of the event.
-    func offer(_ event: HomeEvent, characteristic: HomeGraph.CharacteristicIndex?, in graph: HomeGraph, mergeable: Bool = true,
-               share: () -> PublishedEvent? = { nil }) -> Bool {
+    func offer(_ event: HomeEvent, characteristic: HomeGraph.CharacteristicIndex?, in graph: HomeGraph, layoutVersion: UInt64,
+               mergeable: Bool = true, share: () -> PublishedEvent? = { nil }) -> Bool {
         if excludeOwn && event.origin.connectionID == connectionID && event.origin.kind == .client { return false }
         return state.withLock { state in
-            guard !state.ended, state.scope.matches(event, characteristic: characteristic, in: graph) else { return false }
+            guard !state.ended, state.matches(event, characteristic: characteristic, in: graph, layoutVersion: layoutVersion)
+            else { return false }
             if !mergeable, case .value(let change) = event.body { state.occurrenceIDs.insert(change.characteristicID) }
             let queued = share().map(QueuedEvent.shared) ?? .own(event)
             if state.queue.push(queued, mergeable: mergeable) == .overflow { state.overflowed = true }
@@ -142,7 +164,10 @@ final class SubscriptionSink: Sendable {
     /// Widens or narrows the filter. Under the store's lock, like `offer`, so the
     /// change takes effect between two events: nothing is lost or doubled.
     func updateScope(_ change: (inout SubscriptionScope) -> Void) {
-        state.withLock { change(&$0.scope) }
+        state.withLock {
+            change(&$0.scope)
+            $0.lastVerdict = nil
+        }
     }
 
     var scope: SubscriptionScope { state.withLock { $0.scope } }
@@ -297,7 +322,7 @@ final class SubscriptionSink: Sendable {
                 var end = index
                 var anyPacked = false
                 while end < items.endIndex, end - index < Self.batchSize, case .event(let queued) = items[end] {
-                    anyPacked = anyPacked || queued.encoded != nil
+                    anyPacked = anyPacked || queued.isShared
                     end += 1
                 }
                 sentEvents += UInt64(end - index)
@@ -313,11 +338,12 @@ final class SubscriptionSink: Sendable {
                         }
                     }
                 } else {
-                    let events = items[index..<end].compactMap { item -> HomeEvent? in
-                        if case .event(let queued) = item { return queued.event }
-                        return nil
-                    }
-                    SubscribeResponse.encode(journalID: journalID, events: events[...], marker: nil, into: &payload)
+                    // Read in place, not copied into an array first.
+                    let first = index
+                    SubscribeResponse.encode(journalID: journalID, eventCount: end - index, event: { offset in
+                        guard case .event(let queued) = items[first + offset] else { preconditionFailure("the run holds only events") }
+                        return queued.event
+                    }, marker: nil, into: &payload)
                 }
                 index = end
             case .marker(let marker):

@@ -148,15 +148,27 @@ extension SubscribeResponse: WireMessage {
     /// a `SubscribeResponse` first (the streaming hot path).
     public static func encode(journalID: String, events: ArraySlice<HomeEvent>, snapshot: ArraySlice<Characteristic> = [],
                               marker: StreamMarker?, into buffer: inout ByteBuffer) {
+        let base = events.startIndex
+        encode(journalID: journalID, eventCount: events.count, event: { events[base + $0] }, snapshot: snapshot,
+               marker: marker, into: &buffer)
+    }
+
+    /// Encodes a batch whose events `eventAt(0..<eventCount)` reads from wherever the
+    /// sender keeps them, so that no array of them is built first.
+    public static func encode(journalID: String, eventCount: Int, event eventAt: (Int) -> HomeEvent,
+                              snapshot: ArraySlice<Characteristic> = [], marker: StreamMarker?, into buffer: inout ByteBuffer) {
         var arena = CArena()
         let message = arena.allocate(Home__V1__SubscribeResponse.self)
         home__v1__subscribe_response__init(message)
         message.pointee.journal_id = arena.cString(journalID)
-        message.pointee.n_events = events.count
-        let eventBase = events.startIndex
+        message.pointee.n_events = eventCount
         var sharedOrigin: (Origin, UnsafeMutablePointer<Home__V1__Origin>)?
-        message.pointee.events = arena.array(UnsafeMutablePointer<Home__V1__Event>?.self, count: events.count) {
-            $0.event(events[eventBase + $1], sharedOrigin: &sharedOrigin)
+        if eventCount > 0 {
+            let pointers = arena.allocate(UnsafeMutablePointer<Home__V1__Event>?.self, count: eventCount)
+            for offset in 0..<eventCount {
+                (pointers + offset).initialize(to: arena.event(eventAt(offset), sharedOrigin: &sharedOrigin))
+            }
+            message.pointee.events = pointers
         }
         message.pointee.n_snapshot = snapshot.count
         let snapshotBase = snapshot.startIndex

@@ -39,8 +39,10 @@ struct Bench {
         var blockingRoundTrips: [Percentiles] = []
         var cPingRoundTrips: [Percentiles] = []
         var cReadRoundTrips: [Percentiles] = []
+        var nioEchoRoundTrips: [Percentiles] = []
         var floorStreams: [Double] = []
         var homedStreams: [StreamFigures] = []
+        var cWriterStreams: [StreamFigures] = []
         for run in 1...arguments.runs {
             floorRoundTrips.append(try floorPingPong(directory: directory, iterations: arguments.roundTrips))
             homedRoundTrips.append(try await homedRoundTrip(directory: directory + "/rt\(run)", iterations: arguments.roundTrips))
@@ -48,8 +50,10 @@ struct Bench {
             let (ping, read) = try await cClientRoundTrips(directory: directory + "/ct\(run)", iterations: arguments.roundTrips)
             cPingRoundTrips.append(ping)
             cReadRoundTrips.append(read)
+            nioEchoRoundTrips.append(try await NIOEchoFloor.roundTrips(directory: directory, iterations: arguments.roundTrips))
             floorStreams.append(try floorStream(directory: directory, frames: arguments.events))
             homedStreams.append(try await homedStream(directory: directory + "/st\(run)", events: arguments.events))
+            cWriterStreams.append(try await homedStream(directory: directory + "/sc\(run)", events: arguments.events, writer: .cPeer))
         }
 
         let floorRT = median(floorRoundTrips)
@@ -61,18 +65,23 @@ struct Bench {
         let blockingRT = median(blockingRoundTrips)
         print(row("blocking p50 / p99", "\(us(blockingRT.p50)) / \(us(blockingRT.p99))  (BlockingHomeClient)"))
         print(row("ratio p50 / p99", String(format: "%.2fx / %.2fx", blockingRT.p50 / floorRT.p50, blockingRT.p99 / floorRT.p99)))
-        print("  The daemon alone, answering the floor's C client (the client's share is the difference):")
-        for (label, figures) in [("C ping p50 / p99", median(cPingRoundTrips)), ("C read p50 / p99", median(cReadRoundTrips))] {
+        print("  The daemon alone, answering the floor's C client (the client's share is the difference),")
+        print("  and a bare SwiftNIO echo server of 64-byte frames on the same event loops (what NIO costs here):")
+        for (label, figures) in [("C ping p50 / p99", median(cPingRoundTrips)), ("C read p50 / p99", median(cReadRoundTrips)),
+                                 ("NIO echo p50 / p99", median(nioEchoRoundTrips))] {
             print(row(label, "\(us(figures.p50)) / \(us(figures.p99))  "
                       + String(format: "ratio %.2fx / %.2fx", figures.p50 / floorRT.p50, figures.p99 / floorRT.p99)))
         }
         print("")
         let floorRate = floorStreams.sorted()[floorStreams.count / 2]
-        let homed = homedStreams.sorted { $0.eventsPerSecond < $1.eventsPerSecond }[homedStreams.count / 2]
-        print("Events to one subscriber (floor: C reader of 64-byte frames, 64 per write) vs homed value events:")
+        print("Events to one subscriber, a HomeClient (floor: C reader of 64-byte frames, 64 per write) vs homed value events,")
+        print("written in batches of 1000 by a HomeClient (end to end) or by a C client sending pre-encoded batches:")
         print(row("floor", "\(rate(floorRate)) frames/s"))
-        print(row("homed", "\(rate(homed.eventsPerSecond)) events/s (\(homed.delivered) delivered, \(homed.merged) merged, \(homed.markers) markers)"))
-        print(row("ratio homed / floor", String(format: "%.3f", homed.eventsPerSecond / floorRate)))
+        for (label, runs) in [("homed (Swift writer)", homedStreams), ("homed (C writer)", cWriterStreams)] {
+            let homed = runs.sorted { $0.eventsPerSecond < $1.eventsPerSecond }[runs.count / 2]
+            print(row(label, "\(rate(homed.eventsPerSecond)) events/s (\(homed.delivered) delivered, \(homed.merged) merged, "
+                      + "\(homed.markers) markers)  " + String(format: "ratio %.3f", homed.eventsPerSecond / floorRate)))
+        }
     }
 
     // MARK: Round trips
@@ -179,38 +188,85 @@ struct Bench {
         var markers: Int
     }
 
+    /// What writes the changes a stream benchmark's subscriber counts.
+    enum StreamWriter {
+        /// A `HomeClient` in this process: end to end, the writer's own encoding
+        /// and reply decoding included (on the same two cores).
+        case homeClient
+        /// The floor's kind of C client, sending pre-encoded batches and not
+        /// decoding the replies: the daemon's and the subscriber's cost alone.
+        case cPeer
+    }
+
     /// A writer sends batches of writes that each change a value; one subscriber
     /// counts the value events (and what coalescing merged) until all arrived.
-    static func homedStream(directory: String, events: Int) async throws -> StreamFigures {
+    static func homedStream(directory: String, events: Int, writer kind: StreamWriter = .homeClient) async throws -> StreamFigures {
         let server = try await startServer(directory: directory, queueLimit: 65_536)
-        let writer = try await HomeClient.connect(to: server.configuration.socketPath, name: "bench-writer")
-        let reader = try await HomeClient.connect(to: server.configuration.socketPath, name: "bench-reader")
-        let graph = try await writer.getHome().graph
-        let brightness = try graph.resolve(path: "Living Room/Lamp/Brightness")
+        let path = server.configuration.socketPath
+        let reader = try await HomeClient.connect(to: path, name: "bench-reader")
+        let brightness = try server.store.snapshot().graph.resolve(path: "Living Room/Lamp/Brightness")
         let subscription = reader.subscribe(SubscribeRequest(
             filter: SubscriptionFilter(characteristicIDs: [brightness]), queueLimit: 65_536))
         var iterator = subscription.makeAsyncIterator()
         _ = try await iterator.next() // the SUBSCRIBED marker: from here on nothing is missed
 
         let batch = 1000
-        let clock = ContinuousClock()
-        let start = clock.now
+        let batches = (events + batch - 1) / batch
+        // Values alternate 10, 11 across the whole stream, so every write changes it.
+        func writes(_ index: Int) -> WriteCharacteristicsRequest {
+            let count = min(batch, events - index * batch)
+            return WriteCharacteristicsRequest(writes: (0..<count).map { offset in
+                CharacteristicWrite(characteristicID: brightness, value: .uint(10 + UInt64((index * batch + offset) % 2)))
+            })
+        }
         // The writer keeps a few batches in flight (calls are multiplexed), so the
         // daemon always has the next batch to apply while the last one is answered.
-        let writerTask = Task {
-            let batches = (events + batch - 1) / batch
-            let inFlight = 4
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for index in 0..<batches {
-                    if index >= inFlight { try await group.next() }
-                    let count = min(batch, events - index * batch)
-                    // Values alternate 10, 11 across the whole stream, so every write changes it.
-                    let writes = (0..<count).map { offset in
-                        CharacteristicWrite(characteristicID: brightness, value: .uint(10 + UInt64((index * batch + offset) % 2)))
+        let inFlight = 4
+        let homeWriter = kind == .homeClient ? try await HomeClient.connect(to: path, name: "bench-writer") : nil
+        let clock = ContinuousClock()
+        let start = clock.now
+        let writerTask: Task<Void, any Error>
+        switch kind {
+        case .homeClient:
+            let writer = homeWriter!
+            writerTask = Task {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for index in 0..<batches {
+                        if index >= inFlight { try await group.next() }
+                        let request = writes(index)
+                        group.addTask { _ = try await writer.write(request) }
                     }
-                    group.addTask { _ = try await writer.write(WriteCharacteristicsRequest(writes: writes)) }
+                    try await group.waitForAll()
                 }
-                try await group.waitForAll()
+                await writer.close()
+            }
+        case .cPeer:
+            precondition(events % batch == 0 && batch % 2 == 0, "the C writer repeats one even-sized batch")
+            let hello = Array(WireFrame(callID: 0, body: .hello(Hello(clientName: "bench-writer-c"))).encoded().readableBytesView)
+            let payload = writes(0).encoded()
+            // Distinct call ids for the calls in flight at once.
+            let frames = (1...UInt64(2 * inFlight)).map { callID in
+                Array(WireFrame(callID: callID, body: .open(CallOpen(
+                    method: HomeMethod.writeCharacteristics.rawValue, request: payload))).encoded().readableBytesView)
+            }
+            writerTask = Task {
+                let status: Int32 = await withCheckedContinuation { continuation in
+                    // Blocking I/O belongs on a thread of its own, not on the cooperative pool.
+                    Thread.detachNewThread {
+                        let pointers = frames.map { frame in
+                            let copy = UnsafeMutablePointer<UInt8>.allocate(capacity: frame.count)
+                            copy.initialize(from: frame, count: frame.count)
+                            return UnsafePointer(copy)
+                        }
+                        defer { pointers.forEach { $0.deallocate() } }
+                        let lengths = frames.map(\.count)
+                        let optionals: [UnsafePointer<UInt8>?] = pointers
+                        continuation.resume(returning: cbf_pipelined_calls(
+                            path, hello, hello.count, 1, optionals, lengths, Int32(frames.count), batches,
+                            2, Int32(inFlight)))
+                    }
+                }
+                guard status == 0 else { throw BenchError("cbf_pipelined_calls failed: \(status)") }
             }
         }
         var delivered = 0
@@ -226,7 +282,6 @@ struct Bench {
         let elapsed = clock.now - start
         try await writerTask.value
         await reader.close()
-        await writer.close()
         await server.stop()
         return StreamFigures(eventsPerSecond: Double(delivered + merged) / seconds(elapsed), delivered: delivered,
                              merged: merged, markers: markers)

@@ -8,7 +8,7 @@ import NIOCore
 
 /// One part of the benchmark alone, to run under `perf record`.
 enum Profile {
-    /// `homed-bench profile cread|blocking|blocking-here|async|cpu|write-cpu|stream|fanout-c [N]`: one part alone, for `perf record`.
+    /// `homed-bench profile cread|nio-echo|blocking|blocking-here|async|cpu|write-cpu|stream|stream-c|fanout-c [N]`: one part alone, for `perf record`.
     static func run(_ arguments: [String]) async throws {
         let directory = Bench.makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -17,6 +17,9 @@ enum Profile {
         case "cread":
             let (ping, read) = try await Bench.cClientRoundTrips(directory: directory, iterations: count ?? 200_000)
             print("C ping p50 \(us(ping.p50)), C read p50 \(us(read.p50))")
+        case "nio-echo":
+            let figures = try await NIOEchoFloor.roundTrips(directory: directory, iterations: count ?? 200_000)
+            print("NIO echo p50 \(us(figures.p50))")
         case "blocking":
             let figures = try await Bench.homedBlockingRoundTrip(directory: directory, iterations: count ?? 200_000)
             print("blocking p50 \(us(figures.p50))")
@@ -108,11 +111,12 @@ enum Profile {
                 print(name, String(format: "%.0f ns", nanoseconds(d) / Double(n)))
             }
             print(total)
-        case "stream":
-            let figures = try await Bench.homedStream(directory: directory, events: count ?? 5_000_000)
+        case "stream", "stream-c":
+            let figures = try await Bench.homedStream(directory: directory, events: count ?? 5_000_000,
+                                                      writer: arguments.first == "stream" ? .homeClient : .cPeer)
             print("\(rate(figures.eventsPerSecond)) events/s")
         default:
-            FileHandle.standardError.write(Data("homed-bench profile: cread|blocking|blocking-here|async|cpu|write-cpu|stream|fanout-c [N]\n".utf8))
+            FileHandle.standardError.write(Data("homed-bench profile: cread|nio-echo|blocking|blocking-here|async|cpu|write-cpu|stream|stream-c|fanout-c [N]\n".utf8))
             exit(64)
         }
     }

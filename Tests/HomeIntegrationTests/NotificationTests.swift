@@ -337,6 +337,39 @@ struct NotificationTests {
         }
     }
 
+    @Test("a room filter follows an accessory moved into the room and out of it")
+    func roomFilterFollowsMoves() async throws {
+        try await withTestServer { server in
+            let client = try await server.connect()
+            let graph = try await client.getHome().graph
+            let brightness = graph.id("Living Room/Lamp/Brightness")
+            let lamp = try #require(graph.characteristics[brightness]).accessoryID
+            let livingRoom = try #require(graph.rooms.values.first { $0.name == "Living Room" }).id
+            let bedroom = try #require(graph.rooms.values.first { $0.name == "Bedroom" }).id
+            let subscription = client.subscribe(SubscribeRequest(filter: SubscriptionFilter(roomIDs: [bedroom])))
+            var iterator = subscription.makeAsyncIterator()
+            _ = try await iterator.next()
+            // The filter's verdict on Brightness (not in the bedroom) is remembered
+            // between writes: a move must make it ask again, both ways.
+            _ = try await client.write(.int(11), to: brightness)
+            _ = try await client.write(.int(12), to: brightness)
+            _ = try await client.assignAccessory(lamp, toRoom: bedroom)
+            _ = try await client.write(.int(13), to: brightness)
+            _ = try await client.assignAccessory(lamp, toRoom: livingRoom)
+            _ = try await client.write(.int(14), to: brightness)
+            _ = try await client.assignAccessory(lamp, toRoom: bedroom)
+            _ = try await client.write(.int(15), to: brightness)
+            // Last, a change the filter has not judged before, so the wait ends
+            // even when the lamp's changes went missing.
+            let coffeeMaker = graph.id("Kitchen/Coffee Maker/On")
+            _ = try await client.assignAccessory(try #require(graph.characteristics[coffeeMaker]).accessoryID, toRoom: bedroom)
+            _ = try await client.write(.bool(true), to: coffeeMaker)
+            let events = try await Self.collect(&iterator) { events, _ in !Self.values(events, of: coffeeMaker).isEmpty }.events
+            #expect(Self.values(events, of: brightness) == [.int(13), .int(15)])
+            await client.close()
+        }
+    }
+
     @Test("a quiet stream sends heartbeats at the asked interval")
     func heartbeat() async throws {
         try await withTestServer { server in

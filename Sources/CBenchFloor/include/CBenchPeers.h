@@ -26,6 +26,14 @@ int cbf_client_round_trips(const char *socket_path, const uint8_t *setup, size_t
                            const uint8_t *request, size_t request_len, int replies_per_request, int iterations,
                            double *out_latencies_ns);
 
+/// Unary calls to a server on `socket_path`, pipelined: after `setup` (as above),
+/// writes `calls` requests, cycling through the `request_kinds` pre-encoded frames
+/// of `requests` (distinct call ids), with at most `in_flight` unanswered, and
+/// reads `replies_per_call` frames per call without decoding them.
+int cbf_pipelined_calls(const char *socket_path, const uint8_t *setup, size_t setup_len, int setup_replies,
+                        const uint8_t *const *requests, const size_t *request_lens, int request_kinds, long calls,
+                        int replies_per_call, int in_flight);
+
 /// Subscribers of a running homed, each a thread with a blocking socket.
 typedef struct cbf_subscribers cbf_subscribers;
 

@@ -68,10 +68,19 @@ extension HomeGraph {
     ///   is not a characteristic (it was validated, so that cannot happen).
     @discardableResult
     public mutating func storeValidated(_ value: CharacteristicValue, to id: ObjectID, nowMs: Int64) -> CharacteristicValue? {
+        storeValidatedAt(value, to: id, nowMs: nowMs)?.value
+    }
+
+    /// As `storeValidated(_:to:nowMs:)`, and where the characteristic is in the
+    /// table, so that publishing the change need not look it up again.
+    public mutating func storeValidatedAt(_ value: CharacteristicValue, to id: ObjectID, nowMs: Int64)
+        -> (value: CharacteristicValue, index: CharacteristicIndex)?
+    {
         // In place through the table's index: this runs for every write. (The
         // optional subscript's modify accessor allocated a coroutine frame per call.)
-        guard let index = characteristics.index(forKey: id) else { return nil }
-        return characteristics.values[index].store(value, nowMs: nowMs)
+        guard let index = characteristics.index(forKey: id),
+              let stored = characteristics.values[index].store(value, nowMs: nowMs) else { return nil }
+        return (stored, index)
     }
 }
 
