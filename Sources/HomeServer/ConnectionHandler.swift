@@ -285,7 +285,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         }
         var out = context.channel.allocator.buffer(capacity: payload.readableBytes + 48)
         WireFrame.encodeMessage(callID: callID, payload: payload, into: &out)
-        WireFrame(callID: callID, body: .status(nil)).encode(into: &out)
+        WireFrame.encodeOKStatus(callID: callID, into: &out)
         context.write(wrapOutboundOut(out), promise: nil)
     }
 

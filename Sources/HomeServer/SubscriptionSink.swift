@@ -312,7 +312,7 @@ final class SubscriptionSink: Sendable {
     /// one buffer, written with a single channel write. Returns the events written.
     private func write(_ items: [SinkItem]) -> UInt64 {
         var out = channel.allocator.buffer(capacity: 256)
-        var payload = channel.allocator.buffer(capacity: 256)
+        var payload = ByteBuffer()
         var sentEvents: UInt64 = 0
         var index = items.startIndex
         while index < items.endIndex {
@@ -320,15 +320,31 @@ final class SubscriptionSink: Sendable {
             switch items[index] {
             case .event:
                 var end = index
-                var anyPacked = false
+                var sharedBytes = 0
+                var allShared = true
                 while end < items.endIndex, end - index < Self.batchSize, case .event(let queued) = items[end] {
-                    anyPacked = anyPacked || queued.isShared
+                    if case .shared(let published) = queued {
+                        sharedBytes += published.encoded.bytes.readableBytes
+                    } else {
+                        allShared = false
+                    }
                     end += 1
                 }
                 sentEvents += UInt64(end - index)
-                if anyPacked {
-                    // Events the publisher packed for every subscriber are copied in;
-                    // any others in the run are packed one by one.
+                defer { index = end }
+                if allShared {
+                    // The fan-out path: events the publisher packed for every
+                    // subscriber go straight after this stream's frame header.
+                    WireFrame.encodeMessageHeader(callID: callID, payloadLength: journalField.readableBytes + sharedBytes, into: &out)
+                    out.writeImmutableBuffer(journalField)
+                    for item in items[index..<end] {
+                        if case .event(.shared(let published)) = item { out.writeImmutableBuffer(published.encoded.bytes) }
+                    }
+                    continue
+                }
+                if sharedBytes > 0 {
+                    // A run of shared and own events (the subscriber count just
+                    // changed): the own ones are packed one by one.
                     payload.writeImmutableBuffer(journalField)
                     for item in items[index..<end] {
                         guard case .event(let queued) = item else { continue }
@@ -338,14 +354,13 @@ final class SubscriptionSink: Sendable {
                         }
                     }
                 } else {
-                    // Read in place, not copied into an array first.
+                    // A lone subscriber's events, packed as a batch, read in place.
                     let first = index
                     SubscribeResponse.encode(journalID: journalID, eventCount: end - index, event: { offset in
                         guard case .event(let queued) = items[first + offset] else { preconditionFailure("the run holds only events") }
                         return queued.event
                     }, marker: nil, into: &payload)
                 }
-                index = end
             case .marker(let marker):
                 SubscribeResponse.encode(journalID: journalID, events: [], marker: marker, into: &payload)
                 index += 1

@@ -156,6 +156,37 @@ struct CodecTests {
         #expect(try SubscribeResponse(wire: Array(empty.readableBytesView)) == SubscribeResponse(journalID: "j", events: []))
     }
 
+    @Test("message frames framed by hand are byte for byte what protobuf-c packs, for every size class of call id and payload",
+          arguments: [0, 1, 127, 128, 16_383, 16_384, 300_000])
+    func handFramedMessagesMatchProtobufC(payloadLength: Int) throws {
+        let payload = (0..<payloadLength).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        for callID: UInt64 in [0, 1, 127, 128, 16_383, 16_384, 1 << 35, .max] {
+            let packed = WireFrame(callID: callID, body: .message(payload)).encoded()
+            var framed = ByteBuffer()
+            WireFrame.encodeMessage(callID: callID, payload: ByteBuffer(bytes: payload), into: &framed)
+            #expect(framed == packed, "call \(callID), payload of \(payloadLength) bytes")
+            // The header alone, with the payload appended in two pieces, as a stream write does.
+            var pieces = ByteBuffer()
+            WireFrame.encodeMessageHeader(callID: callID, payloadLength: payloadLength, into: &pieces)
+            pieces.writeBytes(payload.prefix(payloadLength / 2))
+            pieces.writeBytes(payload.dropFirst(payloadLength / 2))
+            #expect(pieces == packed, "call \(callID), payload of \(payloadLength) bytes in two pieces")
+            framed.moveReaderIndex(forwardBy: 4)
+            #expect(try WireFrame(decoding: framed) == WireFrame(callID: callID, body: .message(payload)))
+        }
+    }
+
+    @Test("the OK status framed by hand is byte for byte what protobuf-c packs")
+    func handFramedOKStatusMatchesProtobufC() throws {
+        for callID: UInt64 in [0, 1, 127, 128, 16_383, 16_384, 1 << 35, .max] {
+            var framed = ByteBuffer()
+            WireFrame.encodeOKStatus(callID: callID, into: &framed)
+            #expect(framed == WireFrame(callID: callID, body: .status(nil)).encoded(), "call \(callID)")
+            framed.moveReaderIndex(forwardBy: 4)
+            #expect(try WireFrame(decoding: framed) == WireFrame(callID: callID, body: .status(nil)))
+        }
+    }
+
     @Test("the demo home survives GetHome's encoding, ids and all")
     func homeRoundTrip() throws {
         let graph = DemoHome.make(nowMs: 1_700_000_000_000)
