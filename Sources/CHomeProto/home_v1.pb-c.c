@@ -7390,7 +7390,7 @@ const ProtobufCMessageDescriptor home__v1__stream_marker__descriptor =
   (ProtobufCMessageInit) home__v1__stream_marker__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor home__v1__subscribe_response__field_descriptors[4] =
+static const ProtobufCFieldDescriptor home__v1__subscribe_response__field_descriptors[5] =
 {
   {
     "journal_id",
@@ -7440,17 +7440,30 @@ static const ProtobufCFieldDescriptor home__v1__subscribe_response__field_descri
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "resume_after",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(Home__V1__SubscribeResponse, resume_present_case),
+    offsetof(Home__V1__SubscribeResponse, resume_after),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned home__v1__subscribe_response__field_indices_by_name[] = {
   1,   /* field[1] = events */
   0,   /* field[0] = journal_id */
   3,   /* field[3] = marker */
+  4,   /* field[4] = resume_after */
   2,   /* field[2] = snapshot */
 };
 static const ProtobufCIntRange home__v1__subscribe_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 4 }
+  { 0, 5 }
 };
 const ProtobufCMessageDescriptor home__v1__subscribe_response__descriptor =
 {
@@ -7460,7 +7473,7 @@ const ProtobufCMessageDescriptor home__v1__subscribe_response__descriptor =
   "Home__V1__SubscribeResponse",
   "home.v1",
   sizeof(Home__V1__SubscribeResponse),
-  4,
+  5,
   home__v1__subscribe_response__field_descriptors,
   home__v1__subscribe_response__field_indices_by_name,
   1,  home__v1__subscribe_response__number_ranges,

@@ -66,6 +66,9 @@ final class SubscriptionSink: Sendable {
         /// latest value held back until its interval has passed.
         var lastSentMs: [ObjectID: Int64] = [:]
         var held: [ObjectID: HomeEvent] = [:]
+        /// For each held value, the sequence number of the first change merged
+        /// into it: a client must resume below the lowest of them.
+        var heldSince: [ObjectID: UInt64] = [:]
         var heldFlushScheduled = false
         /// Characteristics whose events are occurrences: never held or merged.
         var occurrenceIDs = Set<ObjectID>()
@@ -206,20 +209,26 @@ final class SubscriptionSink: Sendable {
         while moreQueued && channel.isActive && channel.isWritable {
             let sent = justSent
             justSent = nil
-            let (items, overflowed, needsResync, more) = state.withLock { state -> ([SinkItem], Bool, Bool, Bool) in
+            let (items, overflowed, needsResync, more, resumeAfter) = state.withLock {
+                state -> ([SinkItem], Bool, Bool, Bool, UInt64?) in
                 if let sent { state.record(sent) }
                 state.wakeScheduled = false
-                if state.ended { return ([], false, false, false) }
+                if state.ended { return ([], false, false, false, nil) }
                 if !state.preamble.isEmpty {
                     defer { state.preamble = [] }
-                    return (state.preamble, false, false, true)
+                    return (state.preamble, false, false, true, nil)
                 }
-                if state.overflowed { return ([], true, false, false) }
+                if state.overflowed { return ([], true, false, false, nil) }
                 var drained = state.queue.drain(max: Self.batchSize)
                 // Values coalesced, a gap marker or a resync may still be pending.
                 let more = !state.queue.isEmpty
-                if minIntervalMs > 0 { drained = shape(drained, state: &state) }
-                return (drained, false, drained.isEmpty && state.queue.needsResync, more)
+                var resumeAfter: UInt64?
+                if minIntervalMs > 0 {
+                    drained = shape(drained, state: &state)
+                    // Events after a held value go out before it: say where to resume.
+                    resumeAfter = state.heldSince.values.min().map { $0 - 1 }
+                }
+                return (drained, false, drained.isEmpty && state.queue.needsResync, more, resumeAfter)
             }
             moreQueued = more
             if overflowed {
@@ -229,7 +238,7 @@ final class SubscriptionSink: Sendable {
             }
             let batch = needsResync ? store.resync(self) : items
             guard !batch.isEmpty else { break }
-            justSent = (write(batch), currentTimeMs())
+            justSent = (write(batch, resumeAfter: needsResync ? nil : resumeAfter), currentTimeMs())
             wroteAnything = true
         }
         scheduleHeldFlushIfNeeded()
@@ -242,7 +251,8 @@ final class SubscriptionSink: Sendable {
     /// Rate shaping: value events of a characteristic sent less than the minimum
     /// interval ago are held back (the latest wins, counting what it merged) and sent
     /// when the interval has passed. Held values can arrive after events with higher
-    /// sequence numbers; occurrences (doorbell presses) are never held.
+    /// sequence numbers, so while one is held every message says where a client
+    /// must resume (`resume_after`); occurrences (doorbell presses) are never held.
     private func shape(_ items: [SinkItem], state: inout State) -> [SinkItem] {
         let now = currentTimeMs()
         var out: [SinkItem] = []
@@ -251,6 +261,7 @@ final class SubscriptionSink: Sendable {
         let due = state.held.filter { now - (state.lastSentMs[$0.key] ?? 0) >= minIntervalMs }
         for (id, event) in due.sorted(by: { $0.value.seq < $1.value.seq }) {
             state.held[id] = nil
+            state.heldSince[id] = nil
             state.lastSentMs[id] = now
             out.append(.event(.own(event)))
         }
@@ -271,6 +282,7 @@ final class SubscriptionSink: Sendable {
                 }
                 var held = queued.event
                 held.body = .value(latest)
+                if state.held[id] == nil { state.heldSince[id] = held.seq }
                 state.held[id] = held
             }
         }
@@ -304,13 +316,14 @@ final class SubscriptionSink: Sendable {
                 && currentTimeMs() - state.lastWriteMs >= heartbeatMs - heartbeatMs / 10
         }
         guard quiet, channel.isActive else { return }
-        _ = write([.marker(StreamMarker(kind: .heartbeat, seq: seq))])
+        _ = write([.marker(StreamMarker(kind: .heartbeat, seq: seq))], resumeAfter: nil)
         channel.flush()
     }
 
     /// Encodes items as stream messages (consecutive events share one message) into
     /// one buffer, written with a single channel write. Returns the events written.
-    private func write(_ items: [SinkItem]) -> UInt64 {
+    /// - Parameter resumeAfter: added to every message of events (see `shape`).
+    private func write(_ items: [SinkItem], resumeAfter: UInt64?) -> UInt64 {
         var out = channel.allocator.buffer(capacity: 256)
         var payload = ByteBuffer()
         var sentEvents: UInt64 = 0
@@ -332,7 +345,7 @@ final class SubscriptionSink: Sendable {
                 }
                 sentEvents += UInt64(end - index)
                 defer { index = end }
-                if allShared {
+                if allShared && resumeAfter == nil {
                     // The fan-out path: events the publisher packed for every
                     // subscriber go straight after this stream's frame header.
                     WireFrame.encodeMessageHeader(callID: callID, payloadLength: journalField.readableBytes + sharedBytes, into: &out)
@@ -353,13 +366,14 @@ final class SubscriptionSink: Sendable {
                         case .own(let event): payload.writeImmutableBuffer(EncodedEvent(event).bytes)
                         }
                     }
+                    if let resumeAfter { payload.writeImmutableBuffer(SubscribeResponse.resumeField(resumeAfter)) }
                 } else {
                     // A lone subscriber's events, packed as a batch, read in place.
                     let first = index
                     SubscribeResponse.encode(journalID: journalID, eventCount: end - index, event: { offset in
                         guard case .event(let queued) = items[first + offset] else { preconditionFailure("the run holds only events") }
                         return queued.event
-                    }, marker: nil, into: &payload)
+                    }, marker: nil, resumeAfter: resumeAfter, into: &payload)
                 }
             case .marker(let marker):
                 SubscribeResponse.encode(journalID: journalID, events: [], marker: marker, into: &payload)
@@ -397,6 +411,7 @@ final class SubscriptionSink: Sendable {
                 state.ended = true
                 state.heartbeat = nil
                 state.held = [:]
+                state.heldSince = [:]
             }
             return (state.ended, state.heartbeat)
         }

@@ -43,6 +43,14 @@ extension SubscribeResponse {
         }
     }
 
+    /// `SubscribeResponse { resume_after }` packed by protobuf-c, to follow the
+    /// packed events of a stream message (fields may come in any order).
+    public static func resumeField(_ resumeAfter: UInt64) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        encode(journalID: "", events: [], marker: nil, resumeAfter: resumeAfter, into: &buffer)
+        return buffer
+    }
+
     /// `SubscribeResponse { journal_id }` packed by protobuf-c: the start of every
     /// stream message made of packed events, which a sender can keep and reuse.
     public static func journalField(_ journalID: String) -> ByteBuffer {

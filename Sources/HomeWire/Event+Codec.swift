@@ -141,22 +141,24 @@ extension ModelDecoding {
 
 extension SubscribeResponse: WireMessage {
     public func encode(into buffer: inout ByteBuffer) {
-        Self.encode(journalID: journalID, events: events[...], snapshot: snapshot[...], marker: marker, into: &buffer)
+        Self.encode(journalID: journalID, events: events[...], snapshot: snapshot[...], marker: marker,
+                    resumeAfter: resumeAfter, into: &buffer)
     }
 
     /// Encodes a batch straight from slices of the sender's queues, without building
     /// a `SubscribeResponse` first (the streaming hot path).
     public static func encode(journalID: String, events: ArraySlice<HomeEvent>, snapshot: ArraySlice<Characteristic> = [],
-                              marker: StreamMarker?, into buffer: inout ByteBuffer) {
+                              marker: StreamMarker?, resumeAfter: UInt64? = nil, into buffer: inout ByteBuffer) {
         let base = events.startIndex
         encode(journalID: journalID, eventCount: events.count, event: { events[base + $0] }, snapshot: snapshot,
-               marker: marker, into: &buffer)
+               marker: marker, resumeAfter: resumeAfter, into: &buffer)
     }
 
     /// Encodes a batch whose events `eventAt(0..<eventCount)` reads from wherever the
     /// sender keeps them, so that no array of them is built first.
     public static func encode(journalID: String, eventCount: Int, event eventAt: (Int) -> HomeEvent,
-                              snapshot: ArraySlice<Characteristic> = [], marker: StreamMarker?, into buffer: inout ByteBuffer) {
+                              snapshot: ArraySlice<Characteristic> = [], marker: StreamMarker?, resumeAfter: UInt64? = nil,
+                              into buffer: inout ByteBuffer) {
         var arena = CArena()
         let message = arena.allocate(Home__V1__SubscribeResponse.self)
         home__v1__subscribe_response__init(message)
@@ -184,6 +186,10 @@ extension SubscribeResponse: WireMessage {
             wire.pointee.gap_to = marker.gapTo
             wire.pointee.reason = arena.cString(marker.reason)
             message.pointee.marker = wire
+        }
+        if let resumeAfter {
+            message.pointee.resume_present_case = HOME__V1__SUBSCRIBE_RESPONSE__RESUME_PRESENT_RESUME_AFTER
+            message.pointee.resume_after = resumeAfter
         }
         packMessage(message, into: &buffer, withFrameHeader: false)
     }
@@ -218,7 +224,9 @@ extension SubscribeResponse: WireMessage {
                 journalID: swiftString(wire.journal_id),
                 events: events,
                 snapshot: try swiftArray(wire.snapshot, wire.n_snapshot) { ModelDecoding.characteristic($0!.pointee) },
-                marker: marker)
+                marker: marker,
+                resumeAfter: wire.resume_present_case == HOME__V1__SUBSCRIBE_RESPONSE__RESUME_PRESENT_RESUME_AFTER
+                    ? wire.resume_after : nil)
         }
     }
 }

@@ -196,12 +196,18 @@ public struct SubscribeResponse: Hashable, Sendable {
     public var events: [HomeEvent]
     public var snapshot: [Characteristic]
     public var marker: StreamMarker?
+    /// Set while the subscription's minimum interval holds back a value: resume
+    /// from here rather than from the highest sequence number seen (see
+    /// `StreamCursor`, which keeps track of both).
+    public var resumeAfter: UInt64?
 
-    public init(journalID: String, events: [HomeEvent] = [], snapshot: [Characteristic] = [], marker: StreamMarker? = nil) {
+    public init(journalID: String, events: [HomeEvent] = [], snapshot: [Characteristic] = [], marker: StreamMarker? = nil,
+                resumeAfter: UInt64? = nil) {
         self.journalID = journalID
         self.events = events
         self.snapshot = snapshot
         self.marker = marker
+        self.resumeAfter = resumeAfter
     }
 }
 

@@ -58,6 +58,9 @@ struct Watch: AsyncParsableCommand {
     @Option(help: "Heartbeat interval in milliseconds (0 = none).")
     var heartbeatMs: UInt32 = 0
 
+    @Option(help: "At most one value per characteristic per this many milliseconds; the latest wins (0 = every change).")
+    var minIntervalMs: UInt32 = 0
+
     func validate() throws {
         if let count, count <= 0 { throw ValidationError("-C takes a positive count, not \(count)") }
         if let timeout, !(timeout > 0) { throw ValidationError("-W takes a positive number of seconds, not \(timeout)") }
@@ -118,7 +121,7 @@ struct Watch: AsyncParsableCommand {
     /// Subscribes, prints, and on a lost connection reconnects and resumes from the
     /// last sequence number seen, until an outcome ends the watch.
     private func stream() async -> Outcome {
-        var cursor = Cursor(seq: since, journal: journal ?? "")
+        var cursor = StreamCursor(journalID: journal ?? "", resumeSeq: since)
         var printed = 0
         var backoffMs = 100
         var wantSnapshot = snapshot
@@ -154,50 +157,42 @@ struct Watch: AsyncParsableCommand {
         return .done
     }
 
-    struct Cursor {
-        var seq: UInt64?
-        var journal: String
-    }
-
     enum StreamResult {
         case finished(Outcome)
         case failed(HomeError)
     }
 
-    private func watch(_ client: HomeClient, cursor: inout Cursor, printed: inout Int, snapshot: Bool) async -> StreamResult {
+    private func watch(_ client: HomeClient, cursor: inout StreamCursor, printed: inout Int, snapshot: Bool) async -> StreamResult {
         var names: Names
         let request: SubscribeRequest
         do throws(HomeError) {
             let home = try await client.getHome()
             names = Names(graph: home.graph)
             request = SubscribeRequest(
-                filter: try filter(in: home.graph), snapshot: snapshot && cursor.seq == nil, sinceSeq: cursor.seq,
-                journalID: cursor.journal, excludeOwn: excludeOwn,
-                policy: SlowConsumerPolicy(rawValue: policy) ?? .coalesce, heartbeatMs: heartbeatMs)
+                filter: try filter(in: home.graph), snapshot: snapshot && cursor.resumeSeq == nil, sinceSeq: cursor.resumeSeq,
+                journalID: cursor.journalID, excludeOwn: excludeOwn,
+                policy: SlowConsumerPolicy(rawValue: policy) ?? .coalesce, heartbeatMs: heartbeatMs, minIntervalMs: minIntervalMs)
         } catch {
             if error.code == .unavailable { return .failed(error) }
             return .finished(.failed(error))
         }
         do {
             for try await message in client.subscribe(request) {
-                cursor.journal = message.journalID
+                // Where to resume from, and the events not delivered before a resume.
+                let events = cursor.accept(message)
                 if let marker = message.marker {
                     if marker.kind == .resync && noResync {
                         return .finished(.resyncRefused(marker.reason))
-                    }
-                    if marker.kind == .subscribed || marker.kind == .snapshotEnd || marker.kind == .resync {
-                        cursor.seq = marker.seq
                     }
                     if markers || (marker.kind != .subscribed && marker.kind != .heartbeat) {
                         guard Output.line(markerLine(marker, journal: message.journalID).text) else { return .finished(.readerGone) }
                     }
                 }
                 for characteristic in message.snapshot {
-                    guard Output.line(snapshotLine(characteristic, names: names, journal: message.journalID, seq: cursor.seq ?? 0).text)
+                    guard Output.line(snapshotLine(characteristic, names: names, journal: message.journalID, seq: cursor.highestSeq ?? 0).text)
                     else { return .finished(.readerGone) }
                 }
-                for event in message.events {
-                    cursor.seq = event.seq
+                for event in events {
                     if case .layout = event.body, let fresh = try? await client.getHome() {
                         names = Names(graph: fresh.graph)
                     }

@@ -404,6 +404,60 @@ struct NotificationTests {
         }
     }
 
+    @Test("a value held back by the minimum interval is not lost to a disconnect: the resume brings it, nothing twice, nothing stale")
+    func minimumIntervalResume() async throws {
+        try await withTestServer { server in
+            let writer = try await server.connect()
+            let graph = try await writer.getHome().graph
+            let brightness = graph.id("Living Room/Lamp/Brightness")
+            let hue = graph.id("Living Room/Lamp/Hue")
+            let saturation = graph.id("Living Room/Lamp/Saturation")
+            let on = graph.id("Living Room/Lamp/On")
+            let request = SubscribeRequest(filter: SubscriptionFilter(characteristicIDs: [brightness, hue, saturation, on]),
+                                           minIntervalMs: 60_000)
+            let watcher = try await server.connect()
+            var cursor = StreamCursor()
+            var delivered: [HomeEvent] = []
+            var iterator = watcher.subscribe(request).makeAsyncIterator()
+            _ = cursor.accept(try #require(try await iterator.next()))
+            // Brightness 1 and Hue 1 go out at once; Brightness 2, 3 and Hue 2 are
+            // held for a minute. Saturation's first change goes out after them,
+            // above held values.
+            let held = try await writer.write(WriteCharacteristicsRequest(writes: [
+                CharacteristicWrite(characteristicID: brightness, value: .int(1)),
+                CharacteristicWrite(characteristicID: hue, value: .float(1)),
+            ]))
+            for (value, id) in [(CharacteristicValue.int(2), brightness), (.float(2), hue), (.int(3), brightness)] {
+                _ = try await writer.write(value, to: id)
+            }
+            let saturationSeq = try await writer.write(.float(7), to: saturation).seq
+            while !delivered.contains(where: { $0.seq == saturationSeq }), let message = try await iterator.next() {
+                delivered += cursor.accept(message)
+            }
+            #expect(Self.values(delivered, of: brightness) == [.int(1)])
+            #expect(cursor.resumeSeq == held.seq, "resume below the first held change, not after Saturation's")
+            await watcher.close()
+
+            // A resume from the cursor on a new connection brings the held changes,
+            // before this later one (a first change of its characteristic: never held).
+            let lastSeq = try await writer.write(.bool(false), to: on).seq
+            let resumed = try await server.connect()
+            var again = resumed.subscribe(SubscribeRequest(
+                filter: request.filter, sinceSeq: cursor.resumeSeq, journalID: cursor.journalID, minIntervalMs: 60_000))
+                .makeAsyncIterator()
+            while !delivered.contains(where: { $0.seq == lastSeq }), let message = try await again.next() {
+                delivered += cursor.accept(message)
+            }
+            #expect(Self.values(delivered, of: brightness) == [.int(1), .int(2)],
+                    "the new stream sends the first held change at once and holds the next")
+            #expect(Self.values(delivered, of: hue) == [.float(1), .float(2)])
+            #expect(Self.values(delivered, of: saturation) == [.float(7)], "Saturation's change once, not again")
+            #expect(Set(delivered.map(\.seq)).count == delivered.count, "nothing twice")
+            await resumed.close()
+            await writer.close()
+        }
+    }
+
     @Test("reachability changes and scenes run are streamed as events")
     func reachabilityAndScenes() async throws {
         try await withTestServer { server in

@@ -1149,6 +1149,12 @@ struct  Home__V1__StreamMarker
     , HOME__V1__MARKER_KIND__MARKER_NONE, 0, 0, 0, (char *)protobuf_c_empty_string }
 
 
+typedef enum {
+  HOME__V1__SUBSCRIBE_RESPONSE__RESUME_PRESENT__NOT_SET = 0,
+  HOME__V1__SUBSCRIBE_RESPONSE__RESUME_PRESENT_RESUME_AFTER = 5
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(HOME__V1__SUBSCRIBE_RESPONSE__RESUME_PRESENT__CASE)
+} Home__V1__SubscribeResponse__ResumePresentCase;
+
 /*
  * One stream message carries a batch of events, so a busy stream costs one frame
  * per batch, not per event.
@@ -1165,10 +1171,14 @@ struct  Home__V1__SubscribeResponse
   size_t n_snapshot;
   Home__V1__Characteristic **snapshot;
   Home__V1__StreamMarker *marker;
+  Home__V1__SubscribeResponse__ResumePresentCase resume_present_case;
+  union {
+    uint64_t resume_after;
+  };
 };
 #define HOME__V1__SUBSCRIBE_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&home__v1__subscribe_response__descriptor) \
-    , (char *)protobuf_c_empty_string, 0,NULL, 0,NULL, NULL }
+    , (char *)protobuf_c_empty_string, 0,NULL, 0,NULL, NULL, HOME__V1__SUBSCRIBE_RESPONSE__RESUME_PRESENT__NOT_SET, {0} }
 
 
 struct  Home__V1__GetStatusRequest
