@@ -55,6 +55,8 @@ enum Fanout {
                 } catch {
                     floorNote = "floor failed: \(error)"
                 }
+                let bareNIO = try await NIOFanoutFloor.run(directory: directory, subscribers: subscribers, rate: rate,
+                                                           durationMs: durationMs)
                 let cSubscribers = try await homedFanoutC(directory: directory + "/c\(subscribers)-\(rate)",
                                                           subscribers: subscribers, rate: rate, durationMs: durationMs)
                 let homed = try await homedFanout(directory: directory + "/f\(subscribers)-\(rate)", subscribers: subscribers,
@@ -65,6 +67,8 @@ enum Fanout {
                 } else {
                     print(row("floor", floorNote))
                 }
+                report("bare SwiftNIO fan-out, C subscribers (what NIO costs here)", bareNIO, subscribers: subscribers,
+                       floor: floor, durationMs: durationMs)
                 report("C subscribers", cSubscribers, subscribers: subscribers, floor: floor, durationMs: durationMs)
                 report("HomeClient", homed, subscribers: subscribers, floor: floor, durationMs: durationMs)
                 print("")
@@ -76,12 +80,12 @@ enum Fanout {
     static func report(_ variant: String, _ homed: Figures, subscribers: Int, floor: Percentiles?, durationMs: Int) {
         print("  \(variant):")
         if let latency = homed.latency {
-            print(row("  homed p50 / p99", "\(us(latency.p50)) / \(us(latency.p99))"))
+            print(row("  p50 / p99", "\(us(latency.p50)) / \(us(latency.p99))"))
             if let floor {
                 print(row("  ratio p50 / p99", String(format: "%.1fx / %.1fx", latency.p50 / floor.p50, latency.p99 / floor.p99)))
             }
         } else {
-            print(row("  homed", "no latencies recorded"))
+            print(row("  latency", "no latencies recorded"))
         }
         let expected = subscribers * homed.changes
         let ok = homed.delivered == expected && homed.merged == 0 && homed.gaps == 0 && homed.complete == subscribers
@@ -285,17 +289,34 @@ enum Fanout {
     static func homedFanoutC(directory: String, subscribers: Int, rate: Int, durationMs: Int) async throws -> Figures {
         let (server, brightness) = try await startFanoutServer(directory: directory, subscribers: subscribers)
         let store = server.store
+        do {
+            let figures = try await cSubscribersFanout(
+                socketPath: server.configuration.socketPath, subscriptionTo: brightness, subscribers: subscribers, rate: rate,
+                durationMs: durationMs) { changes in
+                try await publish(store: store, brightness: brightness, changes: changes, rate: rate)
+            }
+            await server.stop()
+            return figures
+        } catch {
+            await server.stop()
+            throw error
+        }
+    }
+
+    /// `subscribers` C subscriber threads subscribe on `socketPath` to one
+    /// characteristic and count value events; once all are live, `publish` makes
+    /// the changes and says when it published each.
+    static func cSubscribersFanout(socketPath: String, subscriptionTo characteristic: ObjectID, subscribers: Int, rate: Int,
+                                   durationMs: Int, publish: (Int) async throws -> Publication) async throws -> Figures {
         let changes = max(1, rate * durationMs / 1000)
         var setup = WireFrame(callID: 0, body: .hello(Hello(clientName: "fanout-c"))).encoded()
         WireFrame(callID: 1, body: .open(CallOpen(
             method: HomeMethod.subscribe.rawValue,
-            request: SubscribeRequest(filter: SubscriptionFilter(characteristicIDs: [brightness]), queueLimit: 65_536).encoded())))
+            request: SubscribeRequest(filter: SubscriptionFilter(characteristicIDs: [characteristic]), queueLimit: 65_536).encoded())))
             .encode(into: &setup)
         let bytes = Array(setup.readableBytesView)
         var error: Int32 = 0
-        guard let readers = cbf_subscribers_start(server.configuration.socketPath, Int32(subscribers), bytes, bytes.count,
-                                                  changes, &error) else {
-            await server.stop()
+        guard let readers = cbf_subscribers_start(socketPath, Int32(subscribers), bytes, bytes.count, changes, &error) else {
             throw BenchError("cbf_subscribers_start failed: \(error)")
         }
         defer { cbf_subscribers_free(readers) }
@@ -304,13 +325,12 @@ enum Fanout {
         while cbf_subscribers_ready(readers) < subscribers {
             guard clock.now < deadline else {
                 _ = cbf_subscribers_join(readers, 0)
-                await server.stop()
                 throw BenchError("only \(cbf_subscribers_ready(readers)) of \(subscribers) C subscriptions became live")
             }
             try await Task.sleep(for: .milliseconds(2))
         }
         let start = clock.now
-        let writer = try await publish(store: store, brightness: brightness, changes: changes, rate: rate)
+        let writer = try await publish(changes)
         let graceMs = max(10, durationMs / 1000 * 3) * 1000
         let status = cbf_subscribers_join(readers, Int32(graceMs))
         let wallSeconds = seconds(clock.now - start)
@@ -330,7 +350,6 @@ enum Fanout {
         let merged = cbf_subscribers_merged(readers)
         // join reports the first failure; 0 means every subscriber got all it expected.
         let complete = status == 0 ? subscribers : 0
-        await server.stop()
         return Figures(changes: changes, latency: latencies.isEmpty ? nil : Percentiles(latencies), delivered: delivered,
                        merged: merged, gaps: cbf_subscribers_markers(readers), complete: complete,
                        unchanged: writer.unchanged, timedOut: status == -ETIMEDOUT, graceSeconds: Double(graceMs) / 1000,

@@ -8,7 +8,7 @@ import NIOCore
 
 /// One part of the benchmark alone, to run under `perf record`.
 enum Profile {
-    /// `homed-bench profile cread|nio-echo|blocking|blocking-here|async|cpu|write-cpu|stream|stream-c|fanout-c [N]`: one part alone, for `perf record`.
+    /// `homed-bench profile cread|nio-echo|blocking|blocking-here|async|cpu|write-cpu|stream|stream-c|fanout-c|fanout-nio [N]`: one part alone, for `perf record`.
     static func run(_ arguments: [String]) async throws {
         let directory = Bench.makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -45,6 +45,10 @@ enum Profile {
             // 1000 C subscribers at 1000 changes/s for 3 s (or N subscribers).
             let figures = try await Fanout.homedFanoutC(directory: directory, subscribers: count ?? 1000, rate: 1000, durationMs: 3000)
             if let latency = figures.latency { print("fanout-c p50 \(us(latency.p50)) p99 \(us(latency.p99))") }
+        case "fanout-nio":
+            // The bare SwiftNIO fan-out floor alone: N C subscribers (1000) at 1000 changes/s for 3 s.
+            let figures = try await NIOFanoutFloor.run(directory: directory, subscribers: count ?? 1000, rate: 1000, durationMs: 3000)
+            if let latency = figures.latency { print("fanout-nio p50 \(us(latency.p50)) p99 \(us(latency.p99))") }
         case "write-cpu":
             // HomeStore.write alone (no sockets, no subscribers): batches of 1000 changes.
             let store = HomeStore(graph: DemoHome.make(nowMs: 0))
@@ -116,7 +120,7 @@ enum Profile {
                                                       writer: arguments.first == "stream" ? .homeClient : .cPeer)
             print("\(rate(figures.eventsPerSecond)) events/s")
         default:
-            FileHandle.standardError.write(Data("homed-bench profile: cread|nio-echo|blocking|blocking-here|async|cpu|write-cpu|stream|stream-c|fanout-c [N]\n".utf8))
+            FileHandle.standardError.write(Data("homed-bench profile: cread|nio-echo|blocking|blocking-here|async|cpu|write-cpu|stream|stream-c|fanout-c|fanout-nio [N]\n".utf8))
             exit(64)
         }
     }
