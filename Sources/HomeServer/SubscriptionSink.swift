@@ -93,9 +93,13 @@ final class SubscriptionSink: Sendable {
             return verdict
         }
 
-        mutating func record(_ written: (events: UInt64, atMs: Int64)) {
-            sent += written.events
-            lastWriteMs = written.atMs
+        /// Counts the events of a batch about to be written, and when.
+        mutating func recordSent(_ items: [SinkItem]) {
+            guard !items.isEmpty else { return }
+            for item in items {
+                if case .event = item { sent += 1 }
+            }
+            lastWriteMs = currentTimeMs()
         }
     }
 
@@ -194,28 +198,22 @@ final class SubscriptionSink: Sendable {
 
     /// Drains the queue into frames while the socket takes them. Event loop only.
     ///
-    /// One lock per batch: what the previous write sent is recorded under the same
-    /// lock that takes the next batch (the publisher takes this lock for every event
-    /// it offers, so each acquisition here can make it wait).
+    /// One lock per batch, which also records the batch as sent (the publisher
+    /// takes this lock for every event it offers, so each acquisition here can make
+    /// it wait).
     func flush() {
         channel.eventLoop.preconditionInEventLoop()
         var wroteAnything = false
-        var justSent: (events: UInt64, atMs: Int64)?
-        defer {
-            if let justSent { record(justSent) }
-            if wroteAnything { channel.flush() }
-        }
+        defer { if wroteAnything { channel.flush() } }
         var moreQueued = true
         while moreQueued && channel.isActive && channel.isWritable {
-            let sent = justSent
-            justSent = nil
             let (items, overflowed, needsResync, more, resumeAfter) = state.withLock {
                 state -> ([SinkItem], Bool, Bool, Bool, UInt64?) in
-                if let sent { state.record(sent) }
                 state.wakeScheduled = false
                 if state.ended { return ([], false, false, false, nil) }
                 if !state.preamble.isEmpty {
                     defer { state.preamble = [] }
+                    state.recordSent(state.preamble)
                     return (state.preamble, false, false, true, nil)
                 }
                 if state.overflowed { return ([], true, false, false, nil) }
@@ -228,6 +226,8 @@ final class SubscriptionSink: Sendable {
                     // Events after a held value go out before it: say where to resume.
                     resumeAfter = state.heldSince.values.min().map { $0 - 1 }
                 }
+                // Counted as sent now: they are handed to the channel right after.
+                state.recordSent(drained)
                 return (drained, false, drained.isEmpty && state.queue.needsResync, more, resumeAfter)
             }
             moreQueued = more
@@ -236,16 +236,18 @@ final class SubscriptionSink: Sendable {
                                     "subscription \(subscriptionID) closed: its queue of \(queueLimit) events overflowed and its policy is disconnect"))
                 return
             }
-            let batch = needsResync ? store.resync(self) : items
-            guard !batch.isEmpty else { break }
-            justSent = (write(batch, resumeAfter: needsResync ? nil : resumeAfter), currentTimeMs())
+            if needsResync {
+                let batch = store.resync(self)
+                guard !batch.isEmpty else { break }
+                write(batch, resumeAfter: nil)
+                state.withLock { $0.recordSent(batch) }
+            } else {
+                guard !items.isEmpty else { break }
+                write(items, resumeAfter: resumeAfter)
+            }
             wroteAnything = true
         }
-        scheduleHeldFlushIfNeeded()
-    }
-
-    private func record(_ sent: (events: UInt64, atMs: Int64)) {
-        state.withLock { $0.record(sent) }
+        if minIntervalMs > 0 { scheduleHeldFlushIfNeeded() }
     }
 
     /// Rate shaping: value events of a characteristic sent less than the minimum
@@ -316,17 +318,16 @@ final class SubscriptionSink: Sendable {
                 && currentTimeMs() - state.lastWriteMs >= heartbeatMs - heartbeatMs / 10
         }
         guard quiet, channel.isActive else { return }
-        _ = write([.marker(StreamMarker(kind: .heartbeat, seq: seq))], resumeAfter: nil)
+        write([.marker(StreamMarker(kind: .heartbeat, seq: seq))], resumeAfter: nil)
         channel.flush()
     }
 
     /// Encodes items as stream messages (consecutive events share one message) into
     /// one buffer, written with a single channel write. Returns the events written.
     /// - Parameter resumeAfter: added to every message of events (see `shape`).
-    private func write(_ items: [SinkItem], resumeAfter: UInt64?) -> UInt64 {
+    private func write(_ items: [SinkItem], resumeAfter: UInt64?) {
         var out = channel.allocator.buffer(capacity: 256)
         var payload = ByteBuffer()
-        var sentEvents: UInt64 = 0
         var index = items.startIndex
         while index < items.endIndex {
             payload.clear()
@@ -343,7 +344,6 @@ final class SubscriptionSink: Sendable {
                     }
                     end += 1
                 }
-                sentEvents += UInt64(end - index)
                 defer { index = end }
                 if allShared && resumeAfter == nil {
                     // The fan-out path: events the publisher packed for every
@@ -385,7 +385,6 @@ final class SubscriptionSink: Sendable {
             WireFrame.encodeMessage(callID: callID, payload: payload, into: &out)
         }
         channel.write(out, promise: nil)
-        return sentEvents
     }
 
     /// Ends the stream from the daemon's side with a status (nil = OK).
