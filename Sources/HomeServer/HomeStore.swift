@@ -198,14 +198,14 @@ public final class HomeStore: Sendable {
                 case .success(let value):
                     checked = value
                 }
-                guard let (changed, index) = state.graph.storeValidatedAt(checked.value, to: write.characteristicID, nowMs: now) else {
+                guard let changed = state.graph.store(checked, nowMs: now) else {
                     results.append(WriteResult(characteristicID: write.characteristicID))
                     continue
                 }
                 var event = HomeEvent(timeMs: now, origin: origin, body: .value(ValueChange(
                     accessoryID: checked.accessoryID, serviceID: checked.serviceID,
                     characteristicID: write.characteristicID, value: changed)))
-                Self.publish(&event, in: &state, wake: &wake, mergeable: !checked.isOccurrence, subject: index)
+                Self.publish(&event, in: &state, wake: &wake, mergeable: !checked.isOccurrence, subject: checked.index)
                 writtenValues?.mark(write.characteristicID)
                 results.append(WriteResult(characteristicID: write.characteristicID, seq: event.seq))
             }

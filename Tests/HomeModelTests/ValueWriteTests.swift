@@ -12,6 +12,25 @@ struct ValueWriteTests {
         #expect(graph.characteristic(brightness)?.lastUpdatedMs == 200)
     }
 
+    @Test("a checked write is stored at the position it was checked at, also when a snapshot shares the table")
+    func checkThenStore() throws {
+        var graph = DemoHome.make(nowMs: 100)
+        let brightness = id(graph, "Living Room/Lamp/Brightness")
+        let press = id(graph, "Hallway/Doorbell/ProgrammableSwitchEvent")
+        let snapshot = graph // shares the table: the first store copies it
+        let checked = try #require(try graph.checkWrite(.uint(40), to: brightness, enforceWritable: true))
+        let pressed = try #require(try graph.checkWrite(.uint(0), to: press, enforceWritable: false))
+        #expect(!checked.isOccurrence && pressed.isOccurrence)
+        #expect(graph.store(checked, nowMs: 200) == .int(40))
+        #expect(graph.store(checked, nowMs: 300) == nil, "the same value again is no change")
+        #expect(graph.store(pressed, nowMs: 300) == .uint(0))
+        #expect(graph.store(pressed, nowMs: 400) == .uint(0), "every press counts")
+        #expect(graph.characteristic(brightness)?.value == .int(40))
+        #expect(graph.characteristic(brightness)?.lastUpdatedMs == 200)
+        #expect(snapshot.characteristic(brightness)?.value == .int(80), "the snapshot keeps the value it had")
+        #expect(try graph.checkWrite(.uint(40), to: 999_999, enforceWritable: true) == nil)
+    }
+
     @Test("writing the value a characteristic holds reports no change and keeps its time")
     func unchangedWrite() throws {
         var graph = DemoHome.make(nowMs: 100)

@@ -21,7 +21,7 @@ extension HomeGraph {
         -> CheckedWrite?
     {
         guard let index = characteristics.index(forKey: id) else { return nil }
-        return try characteristics.values[index].checkWrite(value, enforceWritable: enforceWritable)
+        return try characteristics.values[index].checkWrite(value, enforceWritable: enforceWritable, at: index)
     }
 
     /// Validates, normalizes and stores a characteristic's value.
@@ -68,27 +68,31 @@ extension HomeGraph {
     ///   is not a characteristic (it was validated, so that cannot happen).
     @discardableResult
     public mutating func storeValidated(_ value: CharacteristicValue, to id: ObjectID, nowMs: Int64) -> CharacteristicValue? {
-        storeValidatedAt(value, to: id, nowMs: nowMs)?.value
+        // In place through the table's index. (The optional subscript's modify
+        // accessor allocated a coroutine frame per call.)
+        guard let index = characteristics.index(forKey: id) else { return nil }
+        return characteristics.values[index].store(value, isOccurrence: nil, nowMs: nowMs)
     }
 
-    /// As `storeValidated(_:to:nowMs:)`, and where the characteristic is in the
-    /// table, so that publishing the change need not look it up again.
-    public mutating func storeValidatedAt(_ value: CharacteristicValue, to id: ObjectID, nowMs: Int64)
-        -> (value: CharacteristicValue, index: CharacteristicIndex)?
-    {
-        // In place through the table's index: this runs for every write. (The
-        // optional subscript's modify accessor allocated a coroutine frame per call.)
-        guard let index = characteristics.index(forKey: id),
-              let stored = characteristics.values[index].store(value, nowMs: nowMs) else { return nil }
-        return (stored, index)
+    /// Stores a write `checkWrite(_:to:enforceWritable:)` passed, at the position
+    /// it found (the table has not changed in between: only values were stored,
+    /// and a position survives a copy-on-write copy of the table).
+    ///
+    /// - Returns: the stored value if it changed (or is an occurrence), nil when the
+    ///   characteristic held it already.
+    public mutating func store(_ checked: CheckedWrite, nowMs: Int64) -> CharacteristicValue? {
+        characteristics.values[checked.index].store(checked.value, isOccurrence: checked.isOccurrence, nowMs: nowMs)
     }
 }
 
 extension Characteristic {
     /// Stores a validated value; returns it if it changed (or is an occurrence), nil
     /// when the characteristic already held it.
-    fileprivate mutating func store(_ newValue: CharacteristicValue, nowMs: Int64) -> CharacteristicValue? {
-        if value == newValue && properties.readable && !isEventOnly { return nil }
+    ///
+    /// - Parameter isOccurrence: whether the characteristic is event-only, when the
+    ///   caller knows already (nil: look it up).
+    fileprivate mutating func store(_ newValue: CharacteristicValue, isOccurrence: Bool?, nowMs: Int64) -> CharacteristicValue? {
+        if value == newValue && properties.readable && !(isOccurrence ?? isEventOnly) { return nil }
         value = newValue
         lastUpdatedMs = nowMs
         return newValue
@@ -103,11 +107,14 @@ public struct CheckedWrite: Sendable {
     public var serviceID: ObjectID
     /// An occurrence (a button press): every write is an event, never merged.
     public var isOccurrence: Bool
+    /// Where the characteristic is in the graph's table.
+    public var index: HomeGraph.CharacteristicIndex
 }
 
 extension Characteristic {
-    fileprivate func checkWrite(_ value: CharacteristicValue, enforceWritable: Bool) throws(HomeError) -> CheckedWrite {
+    fileprivate func checkWrite(_ value: CharacteristicValue, enforceWritable: Bool,
+                                at index: HomeGraph.CharacteristicIndex) throws(HomeError) -> CheckedWrite {
         CheckedWrite(value: try validate(value, enforceWritable: enforceWritable), accessoryID: accessoryID,
-                     serviceID: serviceID, isOccurrence: isEventOnly)
+                     serviceID: serviceID, isOccurrence: isEventOnly, index: index)
     }
 }
