@@ -83,6 +83,27 @@ struct CommandLineTests {
         #expect(watch.wait(seconds: 5) == 0)
     }
 
+    @Test("watch --min-interval-ms prints a burst's first change at once and holds the rest back")
+    func watchMinimumInterval() throws {
+        let daemon = try DaemonProcess()
+        let watch = try ChildProcess(builtExecutable("homectl"),
+                                     ["watch", "--markers", "--min-interval-ms", "60000", "-W", "1.5",
+                                      "--characteristic", "Living Room/Lamp/Brightness"],
+                                     environment: daemon.environment)
+        let subscribed = try #require(watch.readLine())
+        #expect(subscribed.contains("\"kind\":\"subscribed\""))
+        for value in ["41", "42", "43"] {
+            #expect(try daemon.homectl("set", "Living Room/Lamp/Brightness", value).status == 0)
+        }
+        var values: [Int] = []
+        while let line = watch.readLine(seconds: 5) {
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            if object?["kind"] as? String == "value", let value = object?["value"] as? Int { values.append(value) }
+        }
+        #expect(values == [41], "42 and 43 are held for a minute")
+        #expect(watch.wait() == 4, "-W ran out")
+    }
+
     @Test("watch -W exits 4 when the time is up")
     func watchTimeout() throws {
         let daemon = try DaemonProcess()
