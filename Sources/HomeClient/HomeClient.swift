@@ -94,6 +94,11 @@ public final class HomeClient: Sendable {
         try? await channel.close()
     }
 
+    /// Closes the connection without waiting for it to close.
+    func closeSoon() {
+        channel.close(promise: nil)
+    }
+
     /// The daemon-assigned id of this connection (the origin of our own changes).
     public var connectionID: UInt64 { hello.connectionID }
 

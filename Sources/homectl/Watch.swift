@@ -118,91 +118,54 @@ struct Watch: AsyncParsableCommand {
         }
     }
 
-    /// Subscribes, prints, and on a lost connection reconnects and resumes from the
-    /// last sequence number seen, until an outcome ends the watch.
+    /// Subscribes and prints until an outcome ends the watch. The subscription
+    /// reconnects and resumes by itself when the daemon goes away.
     private func stream() async -> Outcome {
-        var cursor = StreamCursor(journalID: journal ?? "", resumeSeq: since)
-        var printed = 0
-        var backoffMs = 100
-        var wantSnapshot = snapshot
-        var everConnected = false
-        while !Task.isCancelled {
-            let client: HomeClient
-            do {
-                client = try await HomeClient.connect(to: options.socket, name: options.clientName)
-            } catch {
-                if !everConnected {
-                    // Never connected: say why, with the status's exit code.
-                    return .failed(error)
-                }
-                try? await Task.sleep(for: .milliseconds(backoffMs))
-                backoffMs = min(backoffMs * 2, 2_000)
-                continue
-            }
-            backoffMs = 100
-            everConnected = true
-            let result = await watch(client, cursor: &cursor, printed: &printed, snapshot: wantSnapshot)
-            wantSnapshot = false
-            await client.close()
-            switch result {
-            case .finished(let outcome):
-                return outcome
-            case .failed(let error):
-                if error.code != .unavailable {
-                    return .failed(error)
-                }
-                // The daemon went away: reconnect and resume.
-            }
-        }
-        return .done
-    }
-
-    enum StreamResult {
-        case finished(Outcome)
-        case failed(HomeError)
-    }
-
-    private func watch(_ client: HomeClient, cursor: inout StreamCursor, printed: inout Int, snapshot: Bool) async -> StreamResult {
-        var names: Names
-        let request: SubscribeRequest
-        do throws(HomeError) {
+        let policy = SlowConsumerPolicy(rawValue: policy) ?? .coalesce
+        let changes = HomeClient.resumingSubscription(
+            to: options.socket, name: options.clientName, cursor: StreamCursor(journalID: journal ?? "", resumeSeq: since)
+        ) { client throws(HomeError) in
+            // Names are resolved again on every connection: a restarted daemon may
+            // have another layout.
             let home = try await client.getHome()
-            names = Names(graph: home.graph)
-            request = SubscribeRequest(
-                filter: try filter(in: home.graph), snapshot: snapshot && cursor.resumeSeq == nil, sinceSeq: cursor.resumeSeq,
-                journalID: cursor.journalID, excludeOwn: excludeOwn,
-                policy: SlowConsumerPolicy(rawValue: policy) ?? .coalesce, heartbeatMs: heartbeatMs, minIntervalMs: minIntervalMs)
-        } catch {
-            if error.code == .unavailable { return .failed(error) }
-            return .finished(.failed(error))
+            return SubscribeRequest(filter: try filter(in: home.graph), snapshot: snapshot, excludeOwn: excludeOwn,
+                                    policy: policy, heartbeatMs: heartbeatMs, minIntervalMs: minIntervalMs)
         }
+        var names: Names?
+        var namesConnection = 0
+        var printed = 0
         do {
-            for try await message in client.subscribe(request) {
-                // Where to resume from, and the events not delivered before a resume.
-                let events = cursor.accept(message)
+            var iterator = changes.makeAsyncIterator()
+            while let element = try await iterator.next() {
+                let message = element.message
+                if names == nil || namesConnection != element.connection {
+                    names = Names(graph: try await element.client.getHome().graph)
+                    namesConnection = element.connection
+                }
                 if let marker = message.marker {
                     if marker.kind == .resync && noResync {
-                        return .finished(.resyncRefused(marker.reason))
+                        return .resyncRefused(marker.reason)
                     }
                     if markers || (marker.kind != .subscribed && marker.kind != .heartbeat) {
-                        guard Output.line(markerLine(marker, journal: message.journalID).text) else { return .finished(.readerGone) }
+                        guard Output.line(markerLine(marker, journal: message.journalID).text) else { return .readerGone }
                     }
                 }
                 for characteristic in message.snapshot {
-                    guard Output.line(snapshotLine(characteristic, names: names, journal: message.journalID, seq: cursor.highestSeq ?? 0).text)
-                    else { return .finished(.readerGone) }
+                    let line = snapshotLine(characteristic, names: names!, journal: message.journalID,
+                                            seq: iterator.cursor.highestSeq ?? 0)
+                    guard Output.line(line.text) else { return .readerGone }
                 }
-                for event in events {
-                    if case .layout = event.body, let fresh = try? await client.getHome() {
+                for event in message.events {
+                    if case .layout = event.body, let fresh = try? await element.client.getHome() {
                         names = Names(graph: fresh.graph)
                     }
-                    let line = eventLine(event, names: names, journal: message.journalID, ownConnection: client.connectionID)
-                    guard Output.line(line.text) else { return .finished(.readerGone) }
+                    let line = eventLine(event, names: names!, journal: message.journalID, ownConnection: element.client.connectionID)
+                    guard Output.line(line.text) else { return .readerGone }
                     printed += 1
-                    if let count, printed >= count { return .finished(.done) }
+                    if let count, printed >= count { return .done }
                 }
             }
-            return .failed(HomeError(.unavailable, "the daemon ended the stream"))
+            return .done
         } catch let error as HomeError {
             return .failed(error)
         } catch {
