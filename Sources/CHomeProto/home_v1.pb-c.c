@@ -6390,7 +6390,7 @@ const ProtobufCMessageDescriptor home__v1__event__descriptor =
   (ProtobufCMessageInit) home__v1__event__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor home__v1__get_home_request__field_descriptors[1] =
+static const ProtobufCFieldDescriptor home__v1__get_home_request__field_descriptors[3] =
 {
   {
     "home_id",
@@ -6404,14 +6404,40 @@ static const ProtobufCFieldDescriptor home__v1__get_home_request__field_descript
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "page_size",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__GetHomeRequest, page_size),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "page_token",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__GetHomeRequest, page_token),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned home__v1__get_home_request__field_indices_by_name[] = {
   0,   /* field[0] = home_id */
+  1,   /* field[1] = page_size */
+  2,   /* field[2] = page_token */
 };
 static const ProtobufCIntRange home__v1__get_home_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 1 }
+  { 0, 3 }
 };
 const ProtobufCMessageDescriptor home__v1__get_home_request__descriptor =
 {
@@ -6421,14 +6447,14 @@ const ProtobufCMessageDescriptor home__v1__get_home_request__descriptor =
   "Home__V1__GetHomeRequest",
   "home.v1",
   sizeof(Home__V1__GetHomeRequest),
-  1,
+  3,
   home__v1__get_home_request__field_descriptors,
   home__v1__get_home_request__field_indices_by_name,
   1,  home__v1__get_home_request__number_ranges,
   (ProtobufCMessageInit) home__v1__get_home_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor home__v1__get_home_response__field_descriptors[3] =
+static const ProtobufCFieldDescriptor home__v1__get_home_response__field_descriptors[4] =
 {
   {
     "homes",
@@ -6466,16 +6492,29 @@ static const ProtobufCFieldDescriptor home__v1__get_home_response__field_descrip
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "next_page_token",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__GetHomeResponse, next_page_token),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned home__v1__get_home_response__field_indices_by_name[] = {
   0,   /* field[0] = homes */
   2,   /* field[2] = journal_id */
+  3,   /* field[3] = next_page_token */
   1,   /* field[1] = seq */
 };
 static const ProtobufCIntRange home__v1__get_home_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 3 }
+  { 0, 4 }
 };
 const ProtobufCMessageDescriptor home__v1__get_home_response__descriptor =
 {
@@ -6485,7 +6524,7 @@ const ProtobufCMessageDescriptor home__v1__get_home_response__descriptor =
   "Home__V1__GetHomeResponse",
   "home.v1",
   sizeof(Home__V1__GetHomeResponse),
-  3,
+  4,
   home__v1__get_home_response__field_descriptors,
   home__v1__get_home_response__field_indices_by_name,
   1,  home__v1__get_home_response__number_ranges,

@@ -132,8 +132,27 @@ public final class HomeClient: Sendable {
         return try Response(wire: payload)
     }
 
+    /// Accessories per GetHome page: a few hundred kilobytes for typical ones.
+    public static let homePageSize: UInt32 = 256
+
+    /// The whole home (or every home), in pages cut from one snapshot, so a home of
+    /// any size arrives (a single response is limited to the frame size). A page
+    /// too large for a frame is asked for again with half as many accessories.
     public func getHome(_ homeID: ObjectID = 0) async throws(HomeError) -> GetHomeResponse {
-        try await call(.getHome, GetHomeRequest(homeID: homeID))
+        var assembler = GetHomeAssembler()
+        var pageSize = Self.homePageSize
+        var token = ""
+        while true {
+            let page: GetHomePage
+            do throws(HomeError) {
+                page = try await call(.getHome, GetHomeRequest(homeID: homeID, pageSize: pageSize, pageToken: token))
+            } catch where error.code == .resourceExhausted && pageSize > 1 {
+                pageSize /= 2
+                continue
+            }
+            token = try assembler.add(page)
+            if token.isEmpty { return try assembler.response() }
+        }
     }
 
     public func listAccessories(homeID: ObjectID = 0) async throws(HomeError) -> ListAccessoriesResponse {

@@ -30,6 +30,9 @@ final class ConnectionHandler: ChannelDuplexHandler {
     private var saidHello = false
     private var goingAway = false
     private var streams: [UInt64: SubscriptionSink] = [:]
+    /// A GetHome in pages under way, and how many this connection started.
+    private var homePaging: HomePaging?
+    private var pagings = 0
     private var helloTimeout: Scheduled<Void>?
     private var context: ChannelHandlerContext?
 
@@ -197,6 +200,10 @@ final class ConnectionHandler: ChannelDuplexHandler {
             switch method {
             case .getHome:
                 let request = try GetHomeRequest(wire: open.request)
+                if request.pageSize > 0 {
+                    try homePage(context, callID: callID, request)
+                    return
+                }
                 let (graph, seq) = store.snapshot()
                 if request.homeID != 0 && graph.homes[request.homeID] == nil {
                     throw HomeError(.notFound, "no home with id \(request.homeID)")
@@ -276,12 +283,38 @@ final class ConnectionHandler: ChannelDuplexHandler {
         try reply(context, callID: callID, payload: payload)
     }
 
+    /// One page of a paged GetHome (see `HomePaging`).
+    private func homePage(_ context: ChannelHandlerContext, callID: UInt64, _ request: GetHomeRequest) throws(HomeError) {
+        let paging: HomePaging
+        if request.pageToken.isEmpty {
+            let (graph, seq) = store.snapshot()
+            if request.homeID != 0 && graph.homes[request.homeID] == nil {
+                throw HomeError(.notFound, "no home with id \(request.homeID)")
+            }
+            pagings += 1
+            paging = HomePaging(number: pagings, graph: graph, seq: seq,
+                                homeIDs: request.homeID == 0 ? graph.homeOrder : [request.homeID], offset: 0)
+        } else {
+            guard let current = homePaging, current.token == request.pageToken else {
+                throw HomeError(.failedPrecondition,
+                                "page token '\(request.pageToken)' does not continue this connection's GetHome "
+                                    + "(a token lasts until the last page or a new first page); start again without a token")
+            }
+            paging = current
+        }
+        var payload = ByteBuffer()
+        let next = paging.encodePage(pageSize: Int(request.pageSize), journalID: store.journalID, into: &payload)
+        // A page too large for a frame is refused and can be asked again, smaller.
+        try reply(context, callID: callID, payload: payload)
+        homePaging = next
+    }
+
     /// Writes a unary response and its OK status as one buffer.
     private func reply(_ context: ChannelHandlerContext, callID: UInt64, payload: ByteBuffer) throws(HomeError) {
         // The frame adds a few bytes of envelope to the payload.
         guard payload.readableBytes + 32 <= configuration.maxFrameSize else {
             throw HomeError(.resourceExhausted,
-                            "response of \(payload.readableBytes) bytes exceeds the maximum frame size of \(configuration.maxFrameSize) bytes; ask for less (one home, fewer ids)")
+                            "response of \(payload.readableBytes) bytes exceeds the maximum frame size of \(configuration.maxFrameSize) bytes; ask for less (GetHome in pages with page_size, one home, fewer ids)")
         }
         var out = context.channel.allocator.buffer(capacity: payload.readableBytes + 48)
         WireFrame.encodeMessage(callID: callID, payload: payload, into: &out)

@@ -42,12 +42,16 @@ extension GetHomeRequest: WireMessage {
         let message = arena.allocate(Home__V1__GetHomeRequest.self)
         home__v1__get_home_request__init(message)
         message.pointee.home_id = homeID
+        message.pointee.page_size = pageSize
+        message.pointee.page_token = arena.cString(pageToken)
         packMessage(message, into: &buffer, withFrameHeader: false)
     }
 
     public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
         self = try withUnpacked(bytes, as: "home.v1.GetHomeRequest", unpack: home__v1__get_home_request__unpack,
-                                free: home__v1__get_home_request__free_unpacked) { GetHomeRequest(homeID: $0.pointee.home_id) }
+                                free: home__v1__get_home_request__free_unpacked) {
+            GetHomeRequest(homeID: $0.pointee.home_id, pageSize: $0.pointee.page_size, pageToken: swiftString($0.pointee.page_token))
+        }
     }
 }
 
@@ -68,6 +72,34 @@ extension GetHomeResponse: WireMessage {
         packMessage(message, into: &buffer, withFrameHeader: false)
     }
 
+    /// Encodes one page of a paged GetHome: the accessories at `accessories`
+    /// positions (counted across the homes, in order), and with `withTables` each
+    /// home's other tables (the first page); otherwise each home that has
+    /// accessories on the page, with only its id.
+    public static func encodePage(graph: HomeGraph, homeIDs: [ObjectID], accessories positions: Range<Int>, withTables: Bool,
+                                  seq: UInt64, journalID: String, nextPageToken: String, into buffer: inout ByteBuffer) {
+        var arena = CArena()
+        let message = arena.allocate(Home__V1__GetHomeResponse.self)
+        home__v1__get_home_response__init(message)
+        var homes: [UnsafeMutablePointer<Home__V1__Home>?] = []
+        var start = 0
+        for home in homeIDs.compactMap({ graph.homes[$0] }) {
+            // This home's accessories are at positions start..<start+count.
+            let first = max(positions.lowerBound - start, 0)
+            let end = min(positions.upperBound - start, home.accessoryIDs.count)
+            start += home.accessoryIDs.count
+            let onPage = first < end ? home.accessoryIDs[first..<end] : []
+            guard withTables || !onPage.isEmpty else { continue }
+            homes.append(arena.home(home, in: graph, accessoryIDs: onPage, withTables: withTables))
+        }
+        message.pointee.n_homes = homes.count
+        message.pointee.homes = arena.array(UnsafeMutablePointer<Home__V1__Home>?.self, count: homes.count) { _, index in homes[index] }
+        message.pointee.seq = seq
+        message.pointee.journal_id = arena.cString(journalID)
+        message.pointee.next_page_token = arena.cString(nextPageToken)
+        packMessage(message, into: &buffer, withFrameHeader: false)
+    }
+
     public func encode(into buffer: inout ByteBuffer) {
         Self.encodeHomes(graph: graph, homeIDs: graph.homeOrder, seq: seq, journalID: journalID, into: &buffer)
     }
@@ -79,9 +111,83 @@ extension GetHomeResponse: WireMessage {
             for index in 0..<message.pointee.n_homes {
                 ModelDecoding.addHome(message.pointee.homes[index]!.pointee, to: &tables)
             }
+            guard swiftString(message.pointee.next_page_token).isEmpty else {
+                throw HomeError(.invalidArgument, "this GetHomeResponse is one page of several: assemble it with GetHomeAssembler")
+            }
             return GetHomeResponse(graph: try tables.graph(), seq: message.pointee.seq,
                                    journalID: swiftString(message.pointee.journal_id))
         }
+    }
+}
+
+/// One page of a paged GetHome, kept as it arrived until `GetHomeAssembler.add`
+/// takes it in (a page alone is not a consistent home).
+public struct GetHomePage: WireMessage {
+    public let bytes: [UInt8]
+
+    public init(bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
+    public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        self.bytes = Array(bytes)
+    }
+
+    public func encode(into buffer: inout ByteBuffer) {
+        buffer.writeBytes(bytes)
+    }
+}
+
+/// Puts together a home sent in pages (GetHome with a page size), page by page.
+public struct GetHomeAssembler {
+    private var tables = DecodedTables()
+    private var snapshot: (seq: UInt64, journalID: String)?
+
+    public init() {}
+
+    /// Adds the next page.
+    ///
+    /// - Returns: the token that asks for the page after it; empty after the last.
+    /// - Throws: `.invalidArgument` when the page does not decode, comes from
+    ///   another snapshot than the first, or names a home the first page did not.
+    public mutating func add(_ page: GetHomePage) throws(HomeError) -> String {
+        let result: Result<String, HomeError> = page.bytes.withUnsafeBytes { raw in
+            do throws(HomeError) { return .success(try add(page: raw)) } catch { return .failure(error) }
+        }
+        return try result.get()
+    }
+
+    private mutating func add(page bytes: UnsafeRawBufferPointer) throws(HomeError) -> String {
+        try withUnpacked(bytes, as: "home.v1.GetHomeResponse", unpack: home__v1__get_home_response__unpack,
+                         free: home__v1__get_home_response__free_unpacked) { message throws(HomeError) -> String in
+            let seq = message.pointee.seq
+            let journalID = swiftString(message.pointee.journal_id)
+            if let snapshot {
+                guard snapshot.seq == seq, snapshot.journalID == journalID else {
+                    throw HomeError(.invalidArgument, "a GetHome page at seq \(seq) follows pages at seq \(snapshot.seq): "
+                                    + "pages must come from one snapshot")
+                }
+                for index in 0..<message.pointee.n_homes {
+                    let home = message.pointee.homes[index]!.pointee
+                    guard tables.homes[home.id] != nil else {
+                        throw HomeError(.invalidArgument, "a GetHome page names home \(home.id), which the first page did not")
+                    }
+                    ModelDecoding.addAccessories(of: home, toHome: home.id, in: &tables)
+                }
+            } else {
+                snapshot = (seq, journalID)
+                for index in 0..<message.pointee.n_homes {
+                    ModelDecoding.addHome(message.pointee.homes[index]!.pointee, to: &tables)
+                }
+            }
+            return swiftString(message.pointee.next_page_token)
+        }
+    }
+
+    /// The whole home, once the last page is in.
+    public func response() throws(HomeError) -> GetHomeResponse {
+        guard let snapshot else { throw HomeError(.invalidArgument, "no GetHome page was added") }
+        return GetHomeResponse(graph: try tables.graph(), seq: snapshot.seq, journalID: snapshot.journalID)
     }
 }
 

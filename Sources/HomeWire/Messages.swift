@@ -6,7 +6,15 @@ import HomeModel
 public struct GetHomeRequest: Hashable, Sendable {
     /// 0 = every home.
     public var homeID: ObjectID
-    public init(homeID: ObjectID = 0) { self.homeID = homeID }
+    /// 0 = everything in one response; otherwise at most this many accessories per page.
+    public var pageSize: UInt32
+    /// The previous page's `nextPageToken`; empty for the first page.
+    public var pageToken: String
+    public init(homeID: ObjectID = 0, pageSize: UInt32 = 0, pageToken: String = "") {
+        self.homeID = homeID
+        self.pageSize = pageSize
+        self.pageToken = pageToken
+    }
 }
 
 public struct GetHomeResponse: Sendable {

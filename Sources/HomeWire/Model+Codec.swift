@@ -297,9 +297,22 @@ extension CArena {
     }
 
     mutating func home(_ home: Home, in graph: HomeGraph) -> UnsafeMutablePointer<Home__V1__Home> {
+        self.home(home, in: graph, accessoryIDs: home.accessoryIDs[...], withTables: true)
+    }
+
+    /// A home with only the given accessories; without its other tables (and
+    /// name) when `withTables` is false: a later page of a paged GetHome.
+    mutating func home(_ home: Home, in graph: HomeGraph, accessoryIDs: ArraySlice<ObjectID>,
+                       withTables: Bool) -> UnsafeMutablePointer<Home__V1__Home> {
         let message = allocate(Home__V1__Home.self)
         home__v1__home__init(message)
         message.pointee.id = home.id
+        let accessories = accessoryIDs.compactMap { graph.accessories[$0] }
+        message.pointee.n_accessories = accessories.count
+        message.pointee.accessories = array(UnsafeMutablePointer<Home__V1__Accessory>?.self, count: accessories.count) {
+            $0.accessory(accessories[$1], in: graph)
+        }
+        guard withTables else { return message }
         message.pointee.name = cString(home.name)
         message.pointee.primary = home.isPrimary ? 1 : 0
         message.pointee.default_room_id = home.defaultRoomID
@@ -309,11 +322,6 @@ extension CArena {
         let zones = home.zoneIDs.compactMap { graph.zones[$0] }
         message.pointee.n_zones = zones.count
         message.pointee.zones = array(UnsafeMutablePointer<Home__V1__Zone>?.self, count: zones.count) { $0.zone(zones[$1]) }
-        let accessories = home.accessoryIDs.compactMap { graph.accessories[$0] }
-        message.pointee.n_accessories = accessories.count
-        message.pointee.accessories = array(UnsafeMutablePointer<Home__V1__Accessory>?.self, count: accessories.count) {
-            $0.accessory(accessories[$1], in: graph)
-        }
         let groups = home.serviceGroupIDs.compactMap { graph.serviceGroups[$0] }
         message.pointee.n_service_groups = groups.count
         message.pointee.service_groups = array(UnsafeMutablePointer<Home__V1__ServiceGroup>?.self, count: groups.count) {
@@ -362,36 +370,7 @@ extension ModelDecoding {
                                         roomIDs: ids(zone.room_ids, zone.n_room_ids))
             home.zoneIDs.append(zone.id)
         }
-        for index in 0..<message.n_accessories {
-            let accessory = message.accessories[index]!.pointee
-            var serviceIDs: [ObjectID] = []
-            for serviceIndex in 0..<accessory.n_services {
-                let service = accessory.services[serviceIndex]!.pointee
-                var characteristicIDs: [ObjectID] = []
-                for characteristicIndex in 0..<service.n_characteristics {
-                    let characteristic = characteristic(service.characteristics[characteristicIndex]!.pointee)
-                    tables.characteristics[characteristic.id] = characteristic
-                    characteristicIDs.append(characteristic.id)
-                }
-                tables.services[service.id] = AccessoryService(
-                    id: service.id, accessoryID: accessory.id,
-                    type: TypeIdentifier(uuid: swiftString(service.type), name: swiftString(service.type_name)),
-                    name: swiftString(service.name), isPrimary: service.primary != 0,
-                    isUserInteractive: service.user_interactive != 0, isHidden: service.hidden != 0,
-                    linkedServiceIDs: ids(service.linked_service_ids, service.n_linked_service_ids),
-                    characteristicIDs: characteristicIDs)
-                serviceIDs.append(service.id)
-            }
-            tables.accessories[accessory.id] = Accessory(
-                id: accessory.id, homeID: accessory.home_id == 0 ? home.id : accessory.home_id, roomID: accessory.room_id, name: swiftString(accessory.name),
-                category: AccessoryCategory(rawValue: Int(accessory.category.rawValue)) ?? .other,
-                manufacturer: swiftString(accessory.manufacturer), model: swiftString(accessory.model),
-                serialNumber: swiftString(accessory.serial_number), firmwareRevision: swiftString(accessory.firmware_revision),
-                isReachable: accessory.reachable != 0, bridgeID: accessory.bridge_id == 0 ? nil : accessory.bridge_id,
-                bridgedAccessoryIDs: ids(accessory.bridged_accessory_ids, accessory.n_bridged_accessory_ids),
-                provider: swiftString(accessory.provider), serviceIDs: serviceIDs)
-            home.accessoryIDs.append(accessory.id)
-        }
+        addAccessories(of: message, to: &home, in: &tables)
         for index in 0..<message.n_service_groups {
             let group = message.service_groups[index]!.pointee
             tables.serviceGroups[group.id] = ServiceGroup(id: group.id, homeID: home.id, name: swiftString(group.name),
@@ -443,6 +422,46 @@ extension ModelDecoding {
         }
         tables.homes[home.id] = home
         tables.homeOrder.append(home.id)
+    }
+
+    /// Adds a later page's accessories to a home the first page brought.
+    static func addAccessories(of message: Home__V1__Home, toHome homeID: ObjectID, in tables: inout DecodedTables) {
+        guard var home = tables.homes[homeID] else { return }
+        addAccessories(of: message, to: &home, in: &tables)
+        tables.homes[homeID] = home
+    }
+
+    private static func addAccessories(of message: Home__V1__Home, to home: inout Home, in tables: inout DecodedTables) {
+        for index in 0..<message.n_accessories {
+            let accessory = message.accessories[index]!.pointee
+            var serviceIDs: [ObjectID] = []
+            for serviceIndex in 0..<accessory.n_services {
+                let service = accessory.services[serviceIndex]!.pointee
+                var characteristicIDs: [ObjectID] = []
+                for characteristicIndex in 0..<service.n_characteristics {
+                    let characteristic = characteristic(service.characteristics[characteristicIndex]!.pointee)
+                    tables.characteristics[characteristic.id] = characteristic
+                    characteristicIDs.append(characteristic.id)
+                }
+                tables.services[service.id] = AccessoryService(
+                    id: service.id, accessoryID: accessory.id,
+                    type: TypeIdentifier(uuid: swiftString(service.type), name: swiftString(service.type_name)),
+                    name: swiftString(service.name), isPrimary: service.primary != 0,
+                    isUserInteractive: service.user_interactive != 0, isHidden: service.hidden != 0,
+                    linkedServiceIDs: ids(service.linked_service_ids, service.n_linked_service_ids),
+                    characteristicIDs: characteristicIDs)
+                serviceIDs.append(service.id)
+            }
+            tables.accessories[accessory.id] = Accessory(
+                id: accessory.id, homeID: accessory.home_id == 0 ? home.id : accessory.home_id, roomID: accessory.room_id, name: swiftString(accessory.name),
+                category: AccessoryCategory(rawValue: Int(accessory.category.rawValue)) ?? .other,
+                manufacturer: swiftString(accessory.manufacturer), model: swiftString(accessory.model),
+                serialNumber: swiftString(accessory.serial_number), firmwareRevision: swiftString(accessory.firmware_revision),
+                isReachable: accessory.reachable != 0, bridgeID: accessory.bridge_id == 0 ? nil : accessory.bridge_id,
+                bridgedAccessoryIDs: ids(accessory.bridged_accessory_ids, accessory.n_bridged_accessory_ids),
+                provider: swiftString(accessory.provider), serviceIDs: serviceIDs)
+            home.accessoryIDs.append(accessory.id)
+        }
     }
 }
 

@@ -73,7 +73,8 @@ enum Scale {
         start = clock.now
         do {
             let home = try await client.getHome()
-            print(row("GetHome", "\(ms(clock.now - start)) OK (\(home.graph.characteristicCount) characteristics in one frame)"))
+            print(row("GetHome", "\(ms(clock.now - start)) OK (\(home.graph.characteristicCount) characteristics, "
+                      + "in pages of up to \(HomeClient.homePageSize) accessories from one snapshot)"))
         } catch {
             print(row("GetHome", "\(ms(clock.now - start)) refused: \(error)"))
         }

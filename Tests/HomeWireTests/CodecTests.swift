@@ -197,6 +197,68 @@ struct CodecTests {
         #expect(decoded.journalID == "j")
     }
 
+    /// The pages of a paged GetHome of `graph`, `pageSize` accessories each, as the daemon cuts them.
+    static func pages(of graph: HomeGraph, pageSize: Int, seq: UInt64 = 5) -> [GetHomePage] {
+        let total = graph.homeOrder.reduce(0) { $0 + (graph.homes[$1]?.accessoryIDs.count ?? 0) }
+        return stride(from: 0, to: max(total, 1), by: pageSize).map { offset in
+            let end = min(offset + pageSize, total)
+            var buffer = ByteBuffer()
+            GetHomeResponse.encodePage(graph: graph, homeIDs: graph.homeOrder, accessories: offset..<end, withTables: offset == 0,
+                                       seq: seq, journalID: "j", nextPageToken: end < total ? "t\(end)" : "", into: &buffer)
+            return GetHomePage(bytes: Array(buffer.readableBytesView))
+        }
+    }
+
+    @Test("a home in pages of any size puts together to the same home", arguments: [1, 2, 3, 5, 256])
+    func pagedHomeRoundTrip(pageSize: Int) throws {
+        // Two homes, so that pages cross from one home's accessories to the next's.
+        var graph = DemoHome.make(nowMs: 1_700_000_000_000)
+        let second = try graph.addHome(name: "Cabin")
+        let room = try graph.addRoom(name: "Loft", homeID: second)
+        _ = try graph.addAccessory(
+            AccessorySpec(name: "Loft Lamp", category: .lightbulb, manufacturer: "m", model: "m", serialNumber: "s",
+                          firmwareRevision: "1", provider: "test",
+                          services: [ServiceSpec(type: "Lightbulb", primary: true, characteristics: ["On": .bool(true)])]),
+            homeID: second, roomID: room, nowMs: 0)
+        var assembler = GetHomeAssembler()
+        var tokens: [String] = []
+        for page in Self.pages(of: graph, pageSize: pageSize) { tokens.append(try assembler.add(page)) }
+        #expect(tokens.last == "" && tokens.dropLast().allSatisfy { !$0.isEmpty })
+        let assembled = try assembler.response()
+        #expect(assembled.graph == graph)
+        #expect(assembled.seq == 5)
+        #expect(assembled.journalID == "j")
+    }
+
+    @Test("pages from different snapshots, or naming a home the first page did not, are refused")
+    func mismatchedPages() throws {
+        let graph = DemoHome.make(nowMs: 1_700_000_000_000)
+        var assembler = GetHomeAssembler()
+        _ = try assembler.add(Self.pages(of: graph, pageSize: 2, seq: 5)[0])
+        let later = #expect(throws: HomeError.self) { _ = try assembler.add(Self.pages(of: graph, pageSize: 2, seq: 6)[1]) }
+        #expect(later?.code == .invalidArgument)
+        #expect(later?.message.contains("seq 6") == true)
+
+        // A later page (no tables) for a home the first page did not bring.
+        var other = DemoHome.make(nowMs: 1_700_000_000_000)
+        let cabin = try other.addHome(name: "Cabin")
+        _ = try other.addAccessory(
+            AccessorySpec(name: "Cabin Lamp", category: .lightbulb, manufacturer: "m", model: "m", serialNumber: "s",
+                          firmwareRevision: "1", provider: "test",
+                          services: [ServiceSpec(type: "Lightbulb", primary: true, characteristics: ["On": .bool(true)])]),
+            homeID: cabin, roomID: try #require(other.homes[cabin]).defaultRoomID, nowMs: 0)
+        var stray = ByteBuffer()
+        GetHomeResponse.encodePage(graph: other, homeIDs: [cabin], accessories: 0..<1, withTables: false, seq: 5,
+                                   journalID: "j", nextPageToken: "", into: &stray)
+        var fresh = GetHomeAssembler()
+        _ = try fresh.add(Self.pages(of: graph, pageSize: 2)[0])
+        let unknown = #expect(throws: HomeError.self) { _ = try fresh.add(GetHomePage(bytes: Array(stray.readableBytesView))) }
+        #expect(unknown?.message.contains("home \(cabin), which the first page did not") == true)
+        // A page alone is not a home.
+        let alone = #expect(throws: HomeError.self) { _ = try GetHomeResponse(wire: Self.pages(of: graph, pageSize: 2)[0].bytes) }
+        #expect(alone?.message.contains("GetHomeAssembler") == true)
+    }
+
     @Test("the method table names exactly the schema's methods")
     func methodTableMatchesSchema() {
         #expect(Set(HomeMethod.allCases.map(\.name)) == Set(HomeMethod.schemaMethodNames))

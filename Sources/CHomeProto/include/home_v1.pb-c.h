@@ -923,10 +923,23 @@ struct  Home__V1__GetHomeRequest
    * 0 = every home.
    */
   uint64_t home_id;
+  /*
+   * 0: everything in one response (RESOURCE_EXHAUSTED when it exceeds the frame
+   * size). Otherwise at most this many accessories per response, every page cut
+   * from one snapshot taken at the first: the first page carries each home with
+   * its rooms, zones, service groups, action sets, triggers and first
+   * accessories; later pages carry homes with only their id and more accessories.
+   */
+  uint32_t page_size;
+  /*
+   * The previous page's next_page_token; empty asks for the first page. Tokens
+   * belong to the connection and last until its last page or a new first page.
+   */
+  char *page_token;
 };
 #define HOME__V1__GET_HOME_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&home__v1__get_home_request__descriptor) \
-    , 0 }
+    , 0, 0, (char *)protobuf_c_empty_string }
 
 
 struct  Home__V1__GetHomeResponse
@@ -936,10 +949,14 @@ struct  Home__V1__GetHomeResponse
   Home__V1__Home **homes;
   uint64_t seq;
   char *journal_id;
+  /*
+   * Non-empty while more pages follow: ask again with it as page_token.
+   */
+  char *next_page_token;
 };
 #define HOME__V1__GET_HOME_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&home__v1__get_home_response__descriptor) \
-    , 0,NULL, 0, (char *)protobuf_c_empty_string }
+    , 0,NULL, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
 
 
 struct  Home__V1__ListAccessoriesRequest
