@@ -384,8 +384,37 @@ class Client:
         return time.monotonic() - start
 
     # Convenience wrappers for the declared methods.
-    def get_home(self, home_id: int = 0, timeout: Optional[float] = None):
-        return self.call("GetHome", pb.GetHomeRequest(home_id=home_id), timeout)
+    def get_home(self, home_id: int = 0, page_size: int = 256, timeout: Optional[float] = None):
+        """The whole home (or every home) as one GetHomeResponse, however large:
+        asked in pages of ``page_size`` accessories (0: in one response, refused
+        when larger than a frame), all cut from one snapshot, and put together
+        here. A page refused as too large is asked for again, half as large."""
+        token = ""
+        home = None
+        while True:
+            try:
+                page = self.call("GetHome", pb.GetHomeRequest(home_id=home_id, page_size=page_size, page_token=token),
+                                 timeout)
+            except HomedError as error:
+                if error.code == pb.RESOURCE_EXHAUSTED and page_size > 1:
+                    page_size //= 2
+                    continue
+                raise
+            if home is None:
+                home = page  # the first page: every home with all its tables
+            else:
+                if (page.seq, page.journal_id) != (home.seq, home.journal_id):
+                    raise HomedError(pb.INVALID_ARGUMENT, f"a GetHome page at seq {page.seq} follows pages at seq {home.seq}")
+                homes = {h.id: h for h in home.homes}
+                for part in page.homes:
+                    if part.id not in homes:
+                        raise HomedError(pb.INVALID_ARGUMENT,
+                                         f"a GetHome page names home {part.id}, which the first page did not")
+                    homes[part.id].accessories.extend(part.accessories)
+            token = page.next_page_token
+            if not token:
+                home.next_page_token = ""
+                return home
 
     def get_status(self, timeout: Optional[float] = None):
         return self.call("GetStatus", pb.GetStatusRequest(), timeout)

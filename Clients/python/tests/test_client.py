@@ -133,6 +133,19 @@ def test_get_home_has_rooms_and_the_lamp(client):
     assert chars["On"].properties.supports_event_notification
 
 
+def test_get_home_in_pages_equals_one_response(client):
+    whole = client.call("GetHome", pb.GetHomeRequest())
+    assert client.get_home(page_size=1) == whole
+    assert client.get_home() == whole
+
+
+def test_a_stale_page_token_is_failed_precondition(client):
+    with pytest.raises(HomedError) as raised:
+        client.call("GetHome", pb.GetHomeRequest(page_size=1, page_token="9.1"))
+    assert raised.value.code == pb.FAILED_PRECONDITION
+    assert "'9.1'" in raised.value.message
+
+
 def test_read_write_brightness_round_trips(client):
     _, chars = find_lamp(client)
     brightness = chars["Brightness"]
