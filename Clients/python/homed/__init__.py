@@ -14,10 +14,11 @@ Message classes come from the descriptor set ``home_v1.desc`` at run time
 
 from . import proto as pb
 from .client import PROTOCOL_VERSION, Client, HomedError, Subscription, default_socket_path
+from .cursor import StreamCursor
 from .framing import DEFAULT_MAX_FRAME_SIZE, FrameDecoder, FrameTooLarge, encode_frame
 
 __all__ = [
-    "pb", "Client", "HomedError", "Subscription", "default_socket_path", "PROTOCOL_VERSION",
+    "pb", "Client", "HomedError", "Subscription", "StreamCursor", "default_socket_path", "PROTOCOL_VERSION",
     "DEFAULT_MAX_FRAME_SIZE", "FrameDecoder", "FrameTooLarge", "encode_frame",
 ]
 __version__ = "0.1.0"
