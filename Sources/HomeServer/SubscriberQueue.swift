@@ -174,19 +174,6 @@ enum QueuedEvent: Equatable {
         case .shared(let published): return published.event
         }
     }
-
-    /// Whether the publisher packed this event for every subscriber (asked
-    /// without copying the event out).
-    var isShared: Bool {
-        if case .shared = self { return true }
-        return false
-    }
-
-    /// The event packed once for every subscriber, when it was shared.
-    var encoded: EncodedEvent? {
-        if case .shared(let published) = self { return published.encoded }
-        return nil
-    }
 }
 
 /// An event as the store published it, when more than one subscriber queues it:

@@ -106,7 +106,7 @@ enum Profile {
                 let t4 = clock.now
                 var out = ByteBuffer()
                 WireFrame.encodeMessage(callID: frame.callID, payload: payload, into: &out)
-                WireFrame(callID: frame.callID, body: .status(nil)).encode(into: &out)
+                WireFrame.encodeOKStatus(callID: frame.callID, into: &out)
                 let t5 = clock.now
                 total &+= out.readableBytes &+ (method == .readCharacteristics ? 1 : 0)
                 stages[0] += t1 - t0; stages[1] += t2 - t1; stages[2] += t3 - t2; stages[3] += t4 - t3; stages[4] += t5 - t4
