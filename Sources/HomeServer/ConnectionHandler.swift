@@ -224,11 +224,13 @@ final class ConnectionHandler: ChannelDuplexHandler {
                 try reply(context, callID: callID, payload: payload)
             case .readCharacteristics:
                 let request = try ReadCharacteristicsRequest(wire: open.request)
-                try reply(context, callID: callID, store.read(request))
+                let outcome = store.read(request.characteristicIDs)
+                try reply(context, callID: callID, ReadCharacteristicsResponse(reads: outcome.reads, seq: outcome.seq))
             case .writeCharacteristics:
                 let request = try WriteCharacteristicsRequest(wire: open.request)
                 let origin = Origin(kind: .client, connectionID: connectionID, name: clientName)
-                try reply(context, callID: callID, store.write(request, origin: origin))
+                let outcome = store.write(request.writes, atomic: request.atomic, validateOnly: request.validateOnly, origin: origin)
+                try reply(context, callID: callID, WriteCharacteristicsResponse(results: outcome.results, seq: outcome.seq))
             case .subscribe:
                 try subscribe(context, callID: callID, try SubscribeRequest(wire: open.request))
             case .modifySubscription:
@@ -241,7 +243,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
             case .executeActionSet:
                 let request = try ExecuteActionSetRequest(wire: open.request)
                 let origin = Origin(kind: .client, connectionID: connectionID, name: clientName)
-                try reply(context, callID: callID, try store.executeActionSet(request.actionSetID, origin: origin))
+                let outcome = try store.executeActionSet(request.actionSetID, origin: origin)
+                try reply(context, callID: callID, ExecuteActionSetResponse(results: outcome.results, seq: outcome.seq))
             case .getStats:
                 _ = try GetStatsRequest(wire: open.request)
                 sendStatistics(context, callID: callID)
@@ -338,7 +341,9 @@ final class ConnectionHandler: ChannelDuplexHandler {
         let channel = context.channel
         let connectionID = self.connectionID
         let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
-        let sink = try store.subscribe(request, connectionID: connectionID, callID: callID) { id, scope in
+        let start: SubscriptionStart = request.sinceSeq.map { .resume(after: $0, journalID: request.journalID) }
+            ?? (request.snapshot ? .snapshot : .live)
+        let sink = try store.subscribe(request.filter, start: start) { id, scope in
             SubscriptionSink(subscriptionID: id, callID: callID, connectionID: connectionID, scope: scope,
                              request: request, channel: channel, store: store, queueLimit: limit) { _ in
                 loopBoundSelf.value.streams.removeValue(forKey: callID)

@@ -25,7 +25,7 @@ public struct DemoSimulator: Service {
             tick += 1
             let writes = step(tick: tick, random: &random)
             if !writes.isEmpty {
-                _ = store.write(WriteCharacteristicsRequest(writes: writes), origin: .simulator, enforceWritable: false)
+                _ = store.write(writes, origin: .simulator, enforceWritable: false)
             }
         }
     }

@@ -3,62 +3,6 @@ import HomeModel
 // Swift values for `rpc ChangeLayout` (LayoutRequest / LayoutResponse in
 // Protos/home_v1.proto, which documents every operation).
 
-/// One change to the layout: what a `LayoutRequest` carries in its `op`.
-///
-/// Each case maps to one `HomeGraph` operation; the daemon applies it atomically
-/// (all or nothing) and answers with the events it published.
-public enum LayoutOperation: Hashable, Sendable {
-    case addHome(name: String)
-    /// Renames whatever `id` names: a home, room, zone, accessory, service, service
-    /// group, action set or trigger.
-    case rename(id: ObjectID, name: String)
-    /// Removes whatever `id` names: a home, room, zone, accessory, service group,
-    /// action set or trigger.
-    case remove(id: ObjectID)
-    case setPrimaryHome(homeID: ObjectID)
-    case addRoom(name: String, homeID: ObjectID)
-    case addZone(name: String, homeID: ObjectID)
-    case addRoomToZone(roomID: ObjectID, zoneID: ObjectID)
-    case removeRoomFromZone(roomID: ObjectID, zoneID: ObjectID)
-    case assignAccessory(accessoryID: ObjectID, roomID: ObjectID)
-    case addServiceGroup(name: String, homeID: ObjectID)
-    case addServiceToGroup(serviceID: ObjectID, groupID: ObjectID)
-    case removeServiceFromGroup(serviceID: ObjectID, groupID: ObjectID)
-    case addActionSet(name: String, kind: ActionSetKind, homeID: ObjectID)
-    /// Sets what an action set writes to a characteristic (replacing an earlier value).
-    case addAction(CharacteristicWriteAction, actionSetID: ObjectID)
-    case removeAction(characteristicID: ObjectID, actionSetID: ObjectID)
-    case addTrigger(name: String, homeID: ObjectID, kind: TriggerKind, actionSetIDs: [ObjectID], enabled: Bool)
-    case setTriggerEnabled(triggerID: ObjectID, enabled: Bool)
-    case addActionSetToTrigger(actionSetID: ObjectID, triggerID: ObjectID)
-    case removeActionSetFromTrigger(actionSetID: ObjectID, triggerID: ObjectID)
-
-    /// The operation's name in the schema (`add_room`), for messages and logs.
-    public var name: String {
-        switch self {
-        case .addHome: return "add_home"
-        case .rename: return "rename"
-        case .remove: return "remove"
-        case .setPrimaryHome: return "set_primary_home"
-        case .addRoom: return "add_room"
-        case .addZone: return "add_zone"
-        case .addRoomToZone: return "add_room_to_zone"
-        case .removeRoomFromZone: return "remove_room_from_zone"
-        case .assignAccessory: return "assign_accessory"
-        case .addServiceGroup: return "add_service_group"
-        case .addServiceToGroup: return "add_service_to_group"
-        case .removeServiceFromGroup: return "remove_service_from_group"
-        case .addActionSet: return "add_action_set"
-        case .addAction: return "add_action"
-        case .removeAction: return "remove_action"
-        case .addTrigger: return "add_trigger"
-        case .setTriggerEnabled: return "set_trigger_enabled"
-        case .addActionSetToTrigger: return "add_action_set_to_trigger"
-        case .removeActionSetFromTrigger: return "remove_action_set_from_trigger"
-        }
-    }
-}
-
 /// The request of `ChangeLayout`: one operation.
 public struct LayoutRequest: Hashable, Sendable {
     public var operation: LayoutOperation

@@ -37,35 +37,12 @@ public struct ReadCharacteristicsRequest: Hashable, Sendable {
     }
 }
 
-public struct CharacteristicRead: Hashable, Sendable {
-    public var characteristicID: ObjectID
-    public var value: CharacteristicValue?
-    public var lastUpdatedMs: Int64
-    /// Why this one read failed; nil when it succeeded.
-    public var error: HomeError?
-    public init(characteristicID: ObjectID, value: CharacteristicValue?, lastUpdatedMs: Int64, error: HomeError? = nil) {
-        self.characteristicID = characteristicID
-        self.value = value
-        self.lastUpdatedMs = lastUpdatedMs
-        self.error = error
-    }
-}
-
 public struct ReadCharacteristicsResponse: Hashable, Sendable {
     public var reads: [CharacteristicRead]
     public var seq: UInt64
     public init(reads: [CharacteristicRead], seq: UInt64) {
         self.reads = reads
         self.seq = seq
-    }
-}
-
-public struct CharacteristicWrite: Hashable, Sendable {
-    public var characteristicID: ObjectID
-    public var value: CharacteristicValue
-    public init(characteristicID: ObjectID, value: CharacteristicValue) {
-        self.characteristicID = characteristicID
-        self.value = value
     }
 }
 
@@ -82,18 +59,6 @@ public struct WriteCharacteristicsRequest: Hashable, Sendable {
     }
 }
 
-public struct WriteResult: Hashable, Sendable {
-    public var characteristicID: ObjectID
-    public var error: HomeError?
-    /// The sequence number of the value event this write produced; 0 if none.
-    public var seq: UInt64
-    public init(characteristicID: ObjectID, error: HomeError? = nil, seq: UInt64 = 0) {
-        self.characteristicID = characteristicID
-        self.error = error
-        self.seq = seq
-    }
-}
-
 public struct WriteCharacteristicsResponse: Hashable, Sendable {
     public var results: [WriteResult]
     /// The daemon's sequence number once every write of the call took effect.
@@ -102,44 +67,6 @@ public struct WriteCharacteristicsResponse: Hashable, Sendable {
         self.results = results
         self.seq = seq
     }
-}
-
-public struct SubscriptionFilter: Hashable, Sendable {
-    public var homeIDs: [ObjectID] = []
-    public var roomIDs: [ObjectID] = []
-    public var zoneIDs: [ObjectID] = []
-    public var accessoryIDs: [ObjectID] = []
-    public var serviceIDs: [ObjectID] = []
-    public var characteristicIDs: [ObjectID] = []
-    /// HAP UUIDs or catalog names.
-    public var serviceTypes: [String] = []
-    public var characteristicTypes: [String] = []
-    /// Empty = every kind.
-    public var kinds: [EventKind] = []
-
-    public init(homeIDs: [ObjectID] = [], roomIDs: [ObjectID] = [], zoneIDs: [ObjectID] = [],
-                accessoryIDs: [ObjectID] = [], serviceIDs: [ObjectID] = [], characteristicIDs: [ObjectID] = [],
-                serviceTypes: [String] = [], characteristicTypes: [String] = [], kinds: [EventKind] = []) {
-        self.homeIDs = homeIDs
-        self.roomIDs = roomIDs
-        self.zoneIDs = zoneIDs
-        self.accessoryIDs = accessoryIDs
-        self.serviceIDs = serviceIDs
-        self.characteristicIDs = characteristicIDs
-        self.serviceTypes = serviceTypes
-        self.characteristicTypes = characteristicTypes
-        self.kinds = kinds
-    }
-}
-
-/// What a subscription wants done when its queue is full.
-public enum SlowConsumerPolicy: String, Sendable, CaseIterable, Hashable {
-    /// Latest value per characteristic wins (with a merged count); past that, resync.
-    case coalesce
-    /// Drop, then a gap marker naming the lost sequence range.
-    case gap
-    /// Close the subscription with RESOURCE_EXHAUSTED.
-    case disconnect
 }
 
 public struct SubscribeRequest: Hashable, Sendable {
@@ -167,35 +94,6 @@ public struct SubscribeRequest: Hashable, Sendable {
         self.queueLimit = queueLimit
         self.heartbeatMs = heartbeatMs
         self.minIntervalMs = minIntervalMs
-    }
-}
-
-public struct StreamMarker: Hashable, Sendable {
-    public enum Kind: String, Sendable, CaseIterable, Hashable {
-        case none
-        /// The subscription is live; events after `seq` follow.
-        case subscribed
-        /// The snapshot is complete; changes after `seq` follow.
-        case snapshotEnd = "snapshot-end"
-        /// Events were lost for this subscriber; a fresh snapshot follows.
-        case resync
-        /// Events `gapFrom...gapTo` were dropped.
-        case gap
-        case heartbeat
-    }
-
-    public var kind: Kind
-    public var seq: UInt64
-    public var gapFrom: UInt64
-    public var gapTo: UInt64
-    public var reason: String
-
-    public init(kind: Kind, seq: UInt64, gapFrom: UInt64 = 0, gapTo: UInt64 = 0, reason: String = "") {
-        self.kind = kind
-        self.seq = seq
-        self.gapFrom = gapFrom
-        self.gapTo = gapTo
-        self.reason = reason
     }
 }
 

@@ -248,7 +248,7 @@ enum Fanout {
     static func startFanoutServer(directory: String, subscribers: Int) async throws -> (HomeServer, ObjectID) {
         let server = try await Bench.startServer(directory: directory, queueLimit: 65_536, maxConnections: subscribers + 64)
         let brightness = try server.store.snapshot().graph.resolve(path: "Living Room/Lamp/Brightness")
-        _ = server.store.write(WriteCharacteristicsRequest(writes: [CharacteristicWrite(characteristicID: brightness, value: .int(50))]),
+        _ = server.store.write([CharacteristicWrite(characteristicID: brightness, value: .int(50))],
                                origin: .simulator, enforceWritable: false)
         return (server, brightness)
     }
@@ -275,7 +275,7 @@ enum Fanout {
             if clock.now < target { try await Task.sleep(until: target, clock: clock) }
             let value = CharacteristicValue.int(Int64((51 + index) % 101))
             let publishedAt = cbf_now_ns()
-            let response = store.write(WriteCharacteristicsRequest(writes: [CharacteristicWrite(characteristicID: brightness, value: value)]),
+            let response = store.write([CharacteristicWrite(characteristicID: brightness, value: value)],
                                        origin: .simulator, enforceWritable: false)
             if response.seq == lastSeq { unchanged += 1 } else { published[response.seq] = publishedAt }
             lastSeq = response.seq

@@ -67,7 +67,8 @@ enum Profile {
                 let t0 = clock.now
                 let request = try WriteCharacteristicsRequest(wire: encoded[index % 2])
                 let t1 = clock.now
-                let response = store.write(request, origin: .simulator)
+                let outcome = store.write(request.writes, origin: .simulator)
+                let response = WriteCharacteristicsResponse(results: outcome.results, seq: outcome.seq)
                 let t2 = clock.now
                 var payload = ByteBuffer()
                 response.encode(into: &payload)
@@ -99,7 +100,8 @@ enum Profile {
                 guard case .open(let call) = frame.body, let method = HomeMethod(rawValue: call.method) else { fatalError() }
                 let request = try ReadCharacteristicsRequest(wire: call.request)
                 let t2 = clock.now
-                let response = store.read(request)
+                let outcome = store.read(request.characteristicIDs)
+                let response = ReadCharacteristicsResponse(reads: outcome.reads, seq: outcome.seq)
                 let t3 = clock.now
                 var payload = ByteBuffer()
                 response.encode(into: &payload)

@@ -88,9 +88,9 @@ struct AutomationTests {
             #expect(try await log.events(through: sentinel).firings == [sentinel.trigger])
 
             // A sensor reading: the simulator's to set, not a client's.
-            let reading = server.store.write(WriteCharacteristicsRequest(writes: [
+            let reading = server.store.write([
                 CharacteristicWrite(characteristicID: temperature, value: .float(26)),
-            ]), origin: .simulator, enforceWritable: false)
+            ], origin: .simulator, enforceWritable: false)
             #expect(reading.results.first?.error == nil)
             _ = try await client.write(.bool(false), to: home.on)
             _ = try await client.write(.bool(true), to: home.on)

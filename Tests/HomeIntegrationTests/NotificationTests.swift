@@ -292,7 +292,7 @@ struct NotificationTests {
                 writes.append(CharacteristicWrite(characteristicID: brightness, value: .int(Int64(level))))
                 if level % 4 == 0 { writes.append(CharacteristicWrite(characteristicID: press, value: .uint(0))) }
             }
-            let result = server.store.write(WriteCharacteristicsRequest(writes: writes), origin: .simulator, enforceWritable: false)
+            let result = server.store.write(writes, origin: .simulator, enforceWritable: false)
             #expect(result.results.allSatisfy { $0.error == nil })
             let all = try await Self.collect(&slow) { events, _ in
                 Self.values(events, of: press).count >= 10 && Self.values(events, of: brightness).last == .int(40)

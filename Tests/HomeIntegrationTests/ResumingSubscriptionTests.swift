@@ -22,7 +22,7 @@ struct ResumingSubscriptionTests {
     }
 
     static func write(_ value: Int64, to id: ObjectID, in store: HomeStore) -> UInt64 {
-        store.write(WriteCharacteristicsRequest(writes: [CharacteristicWrite(characteristicID: id, value: .int(value))]),
+        store.write([CharacteristicWrite(characteristicID: id, value: .int(value))],
                     origin: .simulator).seq
     }
 

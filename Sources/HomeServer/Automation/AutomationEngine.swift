@@ -128,16 +128,10 @@ public struct AutomationEngine: Service {
             return
         }
         let origin = Origin(kind: .automation, name: trigger.name)
-        do throws(HomeError) {
-            let events = try store.publishing(origin: origin) { _ in [.triggerFired(triggerID)] }
-            logger.info("trigger fired", metadata: [
-                "trigger": "\(triggerID)", "name": "\(trigger.name)", "seq": "\(events.last?.seq ?? 0)",
-                "cause": "\(cause)",
-            ])
-        } catch {
-            logger.error("trigger could not fire", metadata: ["trigger": "\(triggerID)", "error": "\(error)"])
-            return
-        }
+        let seq = store.recordTriggerFired(triggerID, origin: origin)
+        logger.info("trigger fired", metadata: [
+            "trigger": "\(triggerID)", "name": "\(trigger.name)", "seq": "\(seq)", "cause": "\(cause)",
+        ])
         AutomationContext.$chain.withValue(chain + [triggerID]) {
             for actionSetID in trigger.actionSetIDs {
                 do throws(HomeError) {

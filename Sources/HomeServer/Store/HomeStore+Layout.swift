@@ -1,0 +1,26 @@
+import HomeModel
+
+extension HomeStore {
+    /// Applies a layout operation atomically: the graph applies it to a copy, the
+    /// copy is made durable, then installed, then its events are published.
+    ///
+    /// - Throws: the model's error, unchanged (ALREADY_EXISTS, NOT_FOUND naming the
+    ///   id, INVALID_ARGUMENT, FAILED_PRECONDITION), or persistence's; either way
+    ///   nothing changed and nothing was published.
+    @discardableResult
+    public func changeLayout(_ operation: LayoutOperation, origin: Origin) throws(HomeError) -> LayoutOutcome {
+        let committed = try commit(.layout, origin: origin) {
+            transaction throws(HomeError) -> (events: [HomeEvent.Body], createdID: ObjectID) in
+            let applied = try transaction.graph.apply(operation)
+            for event in applied.events { transaction.emit(event) }
+            if let persistence, let before = transaction.before {
+                try persistence.saveLayout(from: before, to: transaction.graph)
+            }
+            return applied
+        }
+        let events = committed.result.events.enumerated().map { position, body in
+            HomeEvent(seq: committed.seq(ofEventAt: position), timeMs: committed.timeMs, origin: origin, body: body)
+        }
+        return LayoutOutcome(events: events, seq: committed.lastSeq, createdID: committed.result.createdID)
+    }
+}

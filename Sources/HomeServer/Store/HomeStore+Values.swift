@@ -1,0 +1,153 @@
+import HomeModel
+
+extension HomeStore {
+    /// Reads values from the daemon's cache. Each read succeeds or fails on its own:
+    /// NOT_FOUND for an unknown id, INVALID_ARGUMENT for a characteristic that is
+    /// not readable.
+    public func read(_ characteristicIDs: [ObjectID]) -> ReadOutcome {
+        withState { state in
+            let reads = characteristicIDs.map { id -> CharacteristicRead in
+                guard let characteristic = state.graph.characteristics[id] else {
+                    return CharacteristicRead(characteristicID: id, value: nil, lastUpdatedMs: 0,
+                                              error: HomeError(.notFound, "no characteristic with id \(id)"))
+                }
+                guard characteristic.properties.readable else {
+                    return CharacteristicRead(
+                        characteristicID: id, value: nil, lastUpdatedMs: 0,
+                        error: HomeError(.invalidArgument, "characteristic \(id) (\(characteristic.type.name)) is not readable"))
+                }
+                return CharacteristicRead(characteristicID: id, value: characteristic.value,
+                                          lastUpdatedMs: characteristic.lastUpdatedMs)
+            }
+            return ReadOutcome(reads: reads, seq: state.journal.lastSeq)
+        }
+    }
+
+    /// Validates and applies a batch of writes, publishing the value events they
+    /// produce. A write that leaves a value unchanged publishes nothing (but an
+    /// occurrence, such as a doorbell press, always does).
+    ///
+    /// - Parameters:
+    ///   - atomic: all or nothing: if any write is invalid, none is applied and the
+    ///     valid ones fail with ABORTED.
+    ///   - validateOnly: check every write, apply none.
+    ///   - enforceWritable: false for providers and the simulator, which set
+    ///     read-only values (a sensor's reading) that clients may not.
+    /// - Returns: each write's result, with the sequence number of its event.
+    public func write(_ writes: [CharacteristicWrite], atomic: Bool = false, validateOnly: Bool = false,
+                      origin: Origin, enforceWritable: Bool = true) -> WriteOutcome {
+        // Which result each emitted event belongs to, to give it the event's number.
+        var eventResults: [Int] = []
+        let committed = commit(.values, origin: origin) { transaction -> [WriteResult] in
+            // Validate everything first, so an atomic batch fails whole and a
+            // validate-only batch changes nothing.
+            let graph = transaction.graph
+            let validated = writes.map { write -> Result<CheckedWrite, HomeError> in
+                Self.check(write, in: graph, enforceWritable: enforceWritable)
+            }
+            let anyFailed = validated.contains { if case .failure = $0 { true } else { false } }
+            if validateOnly || (atomic && anyFailed) {
+                return zip(writes, validated).map { write, outcome in
+                    if case .failure(let error) = outcome { return WriteResult(characteristicID: write.characteristicID, error: error) }
+                    let error = validateOnly ? nil : HomeError(.aborted, "not applied: another write of this atomic batch was invalid")
+                    return WriteResult(characteristicID: write.characteristicID, error: error)
+                }
+            }
+            var results: [WriteResult] = []
+            results.reserveCapacity(writes.count)
+            for (write, outcome) in zip(writes, validated) {
+                switch outcome {
+                case .failure(let error):
+                    results.append(WriteResult(characteristicID: write.characteristicID, error: error))
+                case .success(let checked):
+                    if let changed = transaction.graph.store(checked, nowMs: currentTimeMs()) {
+                        transaction.emit(.value(ValueChange(accessoryID: checked.accessoryID, serviceID: checked.serviceID,
+                                                            characteristicID: write.characteristicID, value: changed)),
+                                         subject: checked.index, mergeable: !checked.isOccurrence)
+                        eventResults.append(results.count)
+                    }
+                    results.append(WriteResult(characteristicID: write.characteristicID))
+                }
+            }
+            return results
+        }
+        var results = committed.result
+        for (position, resultIndex) in eventResults.enumerated() {
+            results[resultIndex].seq = committed.seq(ofEventAt: position)
+        }
+        return WriteOutcome(results: results, seq: committed.lastSeq)
+    }
+
+    /// One write checked against the graph, with the precise error when it is not
+    /// valid (naming what the id is when it is not a characteristic).
+    private static func check(_ write: CharacteristicWrite, in graph: HomeGraph,
+                              enforceWritable: Bool) -> Result<CheckedWrite, HomeError> {
+        do throws(HomeError) {
+            if let checked = try graph.checkWrite(write.value, to: write.characteristicID, enforceWritable: enforceWritable) {
+                return .success(checked)
+            }
+            _ = try graph.validateWrite(write.value, to: write.characteristicID, enforceWritable: enforceWritable)
+            return .failure(HomeError(.notFound, "no characteristic with id \(write.characteristicID)"))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Runs a scene: applies each action's write (a failed one is reported and the
+    /// others still run, as HomeKit does), then publishes the action-set-executed
+    /// event after the value events it caused.
+    ///
+    /// - Throws: NOT_FOUND when there is no such action set; nothing changed then.
+    public func executeActionSet(_ actionSetID: ObjectID, origin: Origin) throws(HomeError) -> WriteOutcome {
+        var eventResults: [Int] = []
+        let committed = try commit(.values, origin: origin) { transaction throws(HomeError) -> [WriteResult] in
+            guard let actionSet = transaction.graph.actionSets[actionSetID] else {
+                throw HomeError(.notFound, "no action set with id \(actionSetID)")
+            }
+            var results: [WriteResult] = []
+            for action in actionSet.actions {
+                let write = CharacteristicWrite(characteristicID: action.characteristicID, value: action.value)
+                switch Self.check(write, in: transaction.graph, enforceWritable: true) {
+                case .failure(let error):
+                    results.append(WriteResult(characteristicID: action.characteristicID, error: error))
+                case .success(let checked):
+                    if let changed = transaction.graph.store(checked, nowMs: currentTimeMs()) {
+                        transaction.emit(.value(ValueChange(accessoryID: checked.accessoryID, serviceID: checked.serviceID,
+                                                            characteristicID: action.characteristicID, value: changed)),
+                                         subject: checked.index, mergeable: !checked.isOccurrence)
+                        eventResults.append(results.count)
+                    }
+                    results.append(WriteResult(characteristicID: action.characteristicID))
+                }
+            }
+            transaction.emit(.actionSetExecuted(actionSetID))
+            return results
+        }
+        var results = committed.result
+        for (position, resultIndex) in eventResults.enumerated() {
+            results[resultIndex].seq = committed.seq(ofEventAt: position)
+        }
+        return WriteOutcome(results: results, seq: committed.lastSeq)
+    }
+
+    /// Records an accessory's reachability (a provider connected or went away),
+    /// publishing a reachability event when it changed.
+    ///
+    /// - Returns: the event's sequence number, or nil when nothing changed.
+    @discardableResult
+    public func setReachable(_ reachable: Bool, accessoryID: ObjectID, origin: Origin) throws(HomeError) -> UInt64? {
+        let committed = try commit(.values, origin: origin) { transaction throws(HomeError) -> Bool in
+            guard try transaction.graph.setReachable(reachable, accessoryID: accessoryID) else { return false }
+            transaction.emit(.reachability(accessoryID: accessoryID, reachable: reachable))
+            return true
+        }
+        return committed.result ? committed.firstSeq : nil
+    }
+
+    /// Publishes that a trigger fired (before the scenes it runs).
+    ///
+    /// - Returns: the event's sequence number.
+    public func recordTriggerFired(_ triggerID: ObjectID, origin: Origin) -> UInt64 {
+        commit(.values, origin: origin) { transaction in transaction.emit(.triggerFired(triggerID)) }.firstSeq
+    }
+}

@@ -1,0 +1,222 @@
+import HomeModel
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The daemon's state: the home graph, the event journal and the subscriptions,
+/// behind one lock, with an API in the model's terms (writes in, outcomes and
+/// sequence numbers out; layout operations applied by `HomeGraph`).
+///
+/// Every change goes through `commit`, so "apply, number, fan out" is atomic: a
+/// subscriber's snapshot and its stream of changes never overlap or leave a gap.
+/// The lock is held only for in-memory work (and, for layout changes, the save
+/// that makes them durable); encoding and socket writes happen later on each
+/// subscriber's event loop, so a publisher never waits for a subscriber.
+public final class HomeStore: Sendable {
+    public let journalID: String
+    /// Per event loop, the sinks waiting to flush (see `LoopFlusher`).
+    let flushers = LoopFlushers()
+    let startedAtMs: Int64
+    let persistence: (any LayoutPersistence)?
+    /// Characteristics written since `ValueWriteBehind` last saved them; nil without persistence.
+    let writtenValues: WrittenValues?
+
+    struct State {
+        var graph: HomeGraph
+        var journal: Journal
+        var sinks: [UInt64: SubscriptionSink] = [:]
+        var nextSubscriptionID: UInt64 = 1
+        /// In-process observers (the automation engine); see HomeStore+Observers.swift.
+        var observers: [ObjectIdentifier: any HomeEventObserver] = [:]
+        /// Changes whenever the graph's layout does (never for values or
+        /// reachability): subscription filters cache their verdicts per layout.
+        var layoutVersion: UInt64 = 0
+    }
+
+    private let state: Mutex<State>
+
+    /// - Parameters:
+    ///   - graph: the initial home graph.
+    ///   - journalCapacity: how many recent events are held for resuming clients.
+    ///   - persistence: where layout changes are made durable before they are
+    ///     acknowledged; nil keeps everything in memory.
+    public init(graph: HomeGraph, journalCapacity: Int = 100_000, persistence: (any LayoutPersistence)? = nil) {
+        let journal = Journal(id: Journal.makeID(), capacity: journalCapacity)
+        self.journalID = journal.id
+        self.startedAtMs = currentTimeMs()
+        self.persistence = persistence
+        self.writtenValues = persistence == nil ? nil : WrittenValues()
+        self.state = Mutex(State(graph: graph, journal: journal))
+    }
+
+    /// Runs `body` under the lock (for the store's extensions in other files).
+    func withState<R, E: Error>(_ body: (inout State) throws(E) -> R) throws(E) -> R {
+        try state.withLock { state throws(E) -> R in try body(&state) }
+    }
+
+    /// A consistent copy of the graph and the sequence number it reflects (cheap:
+    /// the graph's tables are copy-on-write).
+    public func snapshot() -> (graph: HomeGraph, seq: UInt64) {
+        state.withLock { ($0.graph, $0.journal.lastSeq) }
+    }
+
+    public var lastSeq: UInt64 { state.withLock { $0.journal.lastSeq } }
+
+    public var subscriptionCount: Int { state.withLock { $0.sinks.count } }
+
+    public var statistics: (homes: Int, accessories: Int, characteristics: Int) {
+        state.withLock { ($0.graph.homes.count, $0.graph.accessories.count, $0.graph.characteristics.count) }
+    }
+
+    // MARK: The commit primitive
+
+    /// How a change reaches the graph.
+    enum CommitKind {
+        /// Values and reachability: applied to the graph in place.
+        case values
+        /// Layout: applied to a copy, which is installed only if the change (and
+        /// the save it makes) succeeds; bumps the layout version.
+        case layout
+    }
+
+    /// A change under way: the graph it edits and the events it will publish.
+    struct Transaction {
+        var graph: HomeGraph
+        /// For a layout commit, the graph as it was (what persistence has stored).
+        let before: HomeGraph?
+        fileprivate(set) var events: [PendingEvent] = []
+
+        struct PendingEvent {
+            var body: HomeEvent.Body
+            /// Where a value event's characteristic is in the graph's table, when
+            /// the change has it at hand (saves a lookup per event).
+            var subject: HomeGraph.CharacteristicIndex?
+            /// False for occurrences (a doorbell press), never merged; nil: look it up.
+            var mergeable: Bool?
+        }
+
+        /// Records an event to publish once the change commits.
+        ///
+        /// - Returns: its position among this commit's events: its sequence
+        ///   number is `Committed.seq(ofEventAt:)` of it.
+        @discardableResult
+        mutating func emit(_ body: HomeEvent.Body, subject: HomeGraph.CharacteristicIndex? = nil,
+                           mergeable: Bool? = nil) -> Int {
+            events.append(PendingEvent(body: body, subject: subject, mergeable: mergeable))
+            return events.count - 1
+        }
+    }
+
+    /// What a commit returns: the change's own result and where its events landed.
+    struct Committed<Result> {
+        var result: Result
+        /// The sequence number the commit's first event got (if it had any).
+        var firstSeq: UInt64
+        /// The daemon's sequence number once the commit took effect.
+        var lastSeq: UInt64
+        var timeMs: Int64
+
+        func seq(ofEventAt position: Int) -> UInt64 { firstSeq + UInt64(position) }
+    }
+
+    /// The one way the graph changes: under the lock, `change` edits the graph and
+    /// emits events; then the events are numbered, journaled, shown to observers
+    /// and offered to every subscriber; once the lock is released, the event loops
+    /// whose subscribers have something to send are woken.
+    ///
+    /// If `change` throws, nothing is published; for a `.layout` commit the graph
+    /// is also left exactly as it was (a `.values` change must throw only before it
+    /// edits anything).
+    func commit<Result, Failure: Error>(
+        _ kind: CommitKind, origin: Origin,
+        _ change: (inout Transaction) throws(Failure) -> Result
+    ) throws(Failure) -> Committed<Result> {
+        let now = currentTimeMs()
+        var wake: [LoopFlusher] = []
+        let committed = try state.withLock { state throws(Failure) -> Committed<Result> in
+            var transaction: Transaction
+            switch kind {
+            case .values:
+                // Moved out and back rather than copied, so that editing it in place
+                // does not copy its tables.
+                transaction = Transaction(graph: HomeGraph(), before: nil)
+                swap(&transaction.graph, &state.graph)
+            case .layout:
+                transaction = Transaction(graph: state.graph, before: state.graph)
+            }
+            let result: Result
+            do throws(Failure) {
+                result = try change(&transaction)
+            } catch {
+                if kind == .values { swap(&transaction.graph, &state.graph) }
+                throw error
+            }
+            swap(&transaction.graph, &state.graph)
+            if kind == .layout { state.layoutVersion &+= 1 }
+            let firstSeq = state.journal.lastSeq + 1
+            for pending in transaction.events {
+                var event = HomeEvent(timeMs: now, origin: origin, body: pending.body)
+                Self.publish(&event, in: &state, wake: &wake, mergeable: pending.mergeable, subject: pending.subject)
+                if case .value(let change) = pending.body { writtenValues?.mark(change.characteristicID) }
+            }
+            return Committed(result: result, firstSeq: firstSeq, lastSeq: state.journal.lastSeq, timeMs: now)
+        }
+        for flusher in wake { flusher.scheduleFlush() }
+        return committed
+    }
+
+    /// Numbers an event, journals it and offers it to every matching subscriber.
+    /// Runs under the lock; the flushers of loops whose sinks now have something to
+    /// send are collected in `wake`, to be scheduled once the lock is released.
+    private static func publish(_ event: inout HomeEvent, in state: inout State, wake: inout [LoopFlusher],
+                                mergeable knownMergeable: Bool?, subject knownSubject: HomeGraph.CharacteristicIndex?) {
+        state.journal.append(&event)
+        for observer in state.observers.values { observer.observe(event, in: state.graph) }
+        guard !state.sinks.isEmpty else { return }
+        let characteristic = knownSubject ?? subject(of: event, in: state.graph)
+        let layoutVersion = state.layoutVersion
+        let mergeable = knownMergeable ?? isMergeable(event, in: state.graph)
+        // The first subscriber to queue the event gets a copy; from the second on,
+        // they share one object, packed once for all of them.
+        var queuedOnce = false
+        var shared: PublishedEvent?
+        let numbered = event
+        for sink in state.sinks.values {
+            // Written inline, so the closure is not escaping and allocates nothing.
+            let flusherIdle = sink.offer(event, characteristic: characteristic, in: state.graph, layoutVersion: layoutVersion,
+                                         mergeable: mergeable) {
+                guard queuedOnce else {
+                    queuedOnce = true
+                    return nil
+                }
+                if let shared { return shared }
+                let made = PublishedEvent(numbered)
+                shared = made
+                return made
+            }
+            if flusherIdle { wake.append(sink.flusher) }
+        }
+    }
+
+    /// Where a value event's characteristic is in the graph's table, looked up once
+    /// for every subscriber's filter.
+    static func subject(of event: HomeEvent, in graph: HomeGraph) -> HomeGraph.CharacteristicIndex? {
+        guard case .value(let change) = event.body else { return nil }
+        return graph.characteristics.index(forKey: change.characteristicID)
+    }
+
+    /// Value events of event characteristics (a doorbell press) are occurrences:
+    /// never merged with one another, however slow the subscriber.
+    static func isMergeable(_ event: HomeEvent, in graph: HomeGraph) -> Bool {
+        guard let index = subject(of: event, in: graph) else { return true }
+        return !graph.characteristics.values[index].isEventOnly
+    }
+}
+
+func currentTimeMs() -> Int64 {
+    var spec = timespec()
+    clock_gettime(CLOCK_REALTIME, &spec)
+    return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000
+}
