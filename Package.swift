@@ -107,7 +107,16 @@ let package = Package(
         ),
 
         .testTarget(name: "HomeModelTests", dependencies: ["HomeModel"], swiftSettings: strict),
-        .testTarget(name: "HomeServerTests", dependencies: ["HomeServer", "HomeWire", "HomeModel"], swiftSettings: strict),
+        .testTarget(
+            name: "HomeServerTests",
+            dependencies: [
+                "HomeServer", "HomeWire", "HomeModel",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         .testTarget(name: "HomeStorageTests", dependencies: ["HomeStorage", "HomeModel"], swiftSettings: strict),
         .testTarget(
             name: "HomeWireTests",

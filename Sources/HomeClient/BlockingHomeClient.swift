@@ -71,12 +71,12 @@ public final class BlockingHomeClient {
     deinit { close(io.fd) }
 
     /// A unary call: sends the request, blocks until its response or error status.
-    public func call<Response: WireMessage>(_ method: HomeMethod, _ request: some WireMessage,
-                                            as: Response.Type = Response.self) throws(HomeError) -> Response {
-        precondition(!method.isServerStreaming, "\(method.rawValue) streams: use HomeClient.subscribe")
+    public func call<Request, Response>(_ method: UnaryMethod<Request, Response>, _ request: Request)
+        throws(HomeError) -> Response
+    {
         let callID = nextCallID
         nextCallID += 1
-        try io.send(WireFrame(callID: callID, body: .open(CallOpen(method: method.rawValue, request: request.encoded()))))
+        try io.send(WireFrame(callID: callID, body: .open(CallOpen(method: method.name, request: request.encoded()))))
         var payload: [UInt8]?
         while true {
             let frame = try io.receive()
@@ -102,11 +102,11 @@ public final class BlockingHomeClient {
     }
 
     public func read(_ characteristicIDs: [ObjectID]) throws(HomeError) -> ReadCharacteristicsResponse {
-        try call(.readCharacteristics, ReadCharacteristicsRequest(characteristicIDs: characteristicIDs))
+        try call(HomeMethods.readCharacteristics, ReadCharacteristicsRequest(characteristicIDs: characteristicIDs))
     }
 
     public func write(_ request: WriteCharacteristicsRequest) throws(HomeError) -> WriteCharacteristicsResponse {
-        try call(.writeCharacteristics, request)
+        try call(HomeMethods.writeCharacteristics, request)
     }
 }
 

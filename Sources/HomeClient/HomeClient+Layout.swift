@@ -17,12 +17,12 @@ extension HomeClient {
     /// Applies one layout operation; the typed methods below are shorthands for it.
     @discardableResult
     public func changeLayout(_ operation: LayoutOperation) async throws(HomeError) -> LayoutResponse {
-        try await call(.changeLayout, LayoutRequest(operation))
+        try await call(HomeMethods.changeLayout, LayoutRequest(operation))
     }
 
     /// The standard catalog of characteristic and service types.
     public func listTypes() async throws(HomeError) -> ListTypesResponse {
-        try await call(.listTypes, ListTypesRequest())
+        try await call(HomeMethods.listTypes, ListTypesRequest())
     }
 
     // MARK: Homes

@@ -9,18 +9,17 @@ extension HomeClient {
     @discardableResult
     public func modify(_ subscription: HomeSubscription, add: SubscriptionFilter = SubscriptionFilter(),
                        remove: SubscriptionFilter = SubscriptionFilter()) async throws(HomeError) -> UInt64 {
-        let response: ModifySubscriptionResponse = try await call(
-            .modifySubscription, ModifySubscriptionRequest(callID: subscription.callID, add: add, remove: remove))
-        return response.seq
+        try await call(HomeMethods.modifySubscription,
+                       ModifySubscriptionRequest(callID: subscription.callID, add: add, remove: remove)).seq
     }
 
     /// Every connection's subscriptions: queue depth, events sent, merged, dropped.
     public func stats() async throws(HomeError) -> GetStatsResponse {
-        try await call(.getStats, GetStatsRequest())
+        try await call(HomeMethods.getStats, GetStatsRequest())
     }
 
     /// Runs a scene (action set).
     public func executeActionSet(_ actionSetID: ObjectID) async throws(HomeError) -> ExecuteActionSetResponse {
-        try await call(.executeActionSet, ExecuteActionSetRequest(actionSetID: actionSetID))
+        try await call(HomeMethods.executeActionSet, ExecuteActionSetRequest(actionSetID: actionSetID))
     }
 }

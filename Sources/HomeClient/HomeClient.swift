@@ -109,12 +109,14 @@ public final class HomeClient: Sendable {
     // MARK: Calls
 
     /// A unary call: sends `request`, waits for the response or the error status.
-    public func call<Response: WireMessage>(
-        _ method: HomeMethod, _ request: some WireMessage, timeoutMs: UInt32? = nil,
-        as: Response.Type = Response.self
+    ///
+    /// ```swift
+    /// let status = try await client.call(HomeMethods.getStatus, GetStatusRequest())
+    /// ```
+    public func call<Request, Response>(
+        _ method: UnaryMethod<Request, Response>, _ request: Request, timeoutMs: UInt32? = nil
     ) async throws(HomeError) -> Response {
-        precondition(!method.isServerStreaming, "\(method.rawValue) streams: use subscribe")
-        let open = CallOpen(method: method.rawValue, request: request.encoded(), timeoutMs: timeoutMs)
+        let open = CallOpen(method: method.name, request: request.encoded(), timeoutMs: timeoutMs)
         let promise = channel.eventLoop.makePromise(of: [UInt8].self)
         let callID = makeCallID()
         let handler = self.handler
@@ -127,7 +129,7 @@ public final class HomeClient: Sendable {
         do {
             payload = try await promise.futureResult.get()
         } catch {
-            throw (error as? HomeError) ?? HomeError(.unavailable, "\(method.name) failed: \(error)")
+            throw (error as? HomeError) ?? HomeError(.unavailable, "\(method.name) failed", cause: error)
         }
         return try Response(wire: payload)
     }
@@ -145,7 +147,7 @@ public final class HomeClient: Sendable {
         while true {
             let page: GetHomePage
             do throws(HomeError) {
-                page = try await call(.getHome, GetHomeRequest(homeID: homeID, pageSize: pageSize, pageToken: token))
+                page = try await call(HomeMethods.getHome, GetHomeRequest(homeID: homeID, pageSize: pageSize, pageToken: token))
             } catch where error.code == .resourceExhausted && pageSize > 1 {
                 pageSize /= 2
                 continue
@@ -156,15 +158,15 @@ public final class HomeClient: Sendable {
     }
 
     public func listAccessories(homeID: ObjectID = 0) async throws(HomeError) -> ListAccessoriesResponse {
-        try await call(.listAccessories, ListAccessoriesRequest(homeID: homeID))
+        try await call(HomeMethods.listAccessories, ListAccessoriesRequest(homeID: homeID))
     }
 
     public func read(_ characteristicIDs: [ObjectID], fresh: Bool = false) async throws(HomeError) -> ReadCharacteristicsResponse {
-        try await call(.readCharacteristics, ReadCharacteristicsRequest(characteristicIDs: characteristicIDs, fresh: fresh))
+        try await call(HomeMethods.readCharacteristics, ReadCharacteristicsRequest(characteristicIDs: characteristicIDs, fresh: fresh))
     }
 
     public func write(_ request: WriteCharacteristicsRequest) async throws(HomeError) -> WriteCharacteristicsResponse {
-        try await call(.writeCharacteristics, request)
+        try await call(HomeMethods.writeCharacteristics, request)
     }
 
     /// Writes one value; throws the item's error if it failed.
@@ -179,7 +181,7 @@ public final class HomeClient: Sendable {
     }
 
     public func status() async throws(HomeError) -> GetStatusResponse {
-        try await call(.getStatus, GetStatusRequest())
+        try await call(HomeMethods.getStatus, GetStatusRequest())
     }
 
     /// Opens a subscription. The stream lives as long as it is iterated; ending the
@@ -193,7 +195,7 @@ public final class HomeClient: Sendable {
             backPressureStrategy: NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark(lowWatermark: 8, highWatermark: 32),
             finishOnDeinit: true,
             delegate: SubscriptionDelegate(callID: callID, handler: handler))
-        let open = CallOpen(method: HomeMethod.subscribe.rawValue, request: request.encoded())
+        let open = CallOpen(method: HomeMethods.subscribe.name, request: request.encoded())
         let source = producer.source
         channel.eventLoop.execute { handler.value.startStream(callID: callID, open: open, source: source) }
         return HomeSubscription(callID: callID, base: producer.sequence)

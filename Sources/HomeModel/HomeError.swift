@@ -56,10 +56,24 @@ public struct HomeError: Error, Hashable, Sendable, CustomStringConvertible {
 
     public var code: Code
     public var message: String
+    /// The lower-level error behind this one (a decoder's, an I/O error), when there
+    /// is one: for logs and debugging. It never goes on the wire, and two errors
+    /// with the same code and message are equal whatever their causes.
+    public var cause: (any Error & Sendable)?
 
-    public init(_ code: Code, _ message: String) {
+    public init(_ code: Code, _ message: String, cause: (any Error & Sendable)? = nil) {
         self.code = code
         self.message = message
+        self.cause = cause
+    }
+
+    public static func == (lhs: HomeError, rhs: HomeError) -> Bool {
+        lhs.code == rhs.code && lhs.message == rhs.message
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(code)
+        hasher.combine(message)
     }
 
     public var description: String { "\(code.name): \(message)" }

@@ -43,19 +43,19 @@ public final class HomeServer: Service, Sendable {
     /// Binds the socket and starts accepting connections.
     public func start() async throws {
         try SocketPath.prepare(configuration.socketPath)
-        let store = self.store
         let registry = self.registry
         let configuration = self.configuration
         let logger = self.logger
+        let journalID = store.journalID
+        let router = HomeService(store: store, registry: registry, configuration: configuration).router()
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .childChannelOption(.writeBufferWaterMark, value: .init(low: 256 * 1024, high: 1024 * 1024))
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(
-                        ByteToMessageHandler(FrameDecoder(maxFrameSize: configuration.maxFrameSize)))
-                    try channel.pipeline.syncOperations.addHandler(
-                        ConnectionHandler(store: store, registry: registry, configuration: configuration, logger: logger))
+                        ConnectionHandler(router: router, registry: registry, configuration: configuration,
+                                          journalID: journalID, logger: logger))
                 }
             }
             .bind(unixDomainSocketPath: configuration.socketPath)

@@ -12,6 +12,8 @@ public struct ServerConfiguration: Sendable {
     public var maxStreamsPerConnection = 64
     /// A connection that has not said hello by then is closed.
     public var helloTimeoutMs: Int64 = 5_000
+    /// A frame begun must be complete by then, or the connection is closed.
+    public var frameTimeoutMs: Int64 = 10_000
     /// Events a subscriber may have pending when it does not say.
     public var defaultQueueLimit = 1024
     public var maxQueueLimit = 65_536

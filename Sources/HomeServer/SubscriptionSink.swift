@@ -12,19 +12,6 @@ enum SinkItem: Equatable {
     static let snapshotPageSize = 256
 }
 
-/// Per-subscription statistics, for `homectl stats`.
-public struct SubscriptionStatistics: Sendable, Hashable {
-    public var subscriptionID: UInt64
-    public var connectionID: UInt64
-    public var callID: UInt64
-    public var policy: SlowConsumerPolicy
-    public var queueLimit: Int
-    public var queueDepth: Int
-    public var sent: UInt64
-    public var merged: UInt64
-    public var dropped: UInt64
-}
-
 /// One server-streaming subscription: its filter, its bounded queue and the
 /// connection it writes to.
 ///
@@ -47,6 +34,8 @@ final class SubscriptionSink: Sendable {
     /// Liveness: a heartbeat marker when nothing was sent for this long.
     private let heartbeatMs: Int64
     private let channel: any Channel
+    /// The largest frame this connection's hello negotiated.
+    private let frameSize: Int
     /// Batches this sink's flushes with the other sinks of its event loop.
     let flusher: LoopFlusher
     private let store: HomeStore
@@ -110,7 +99,7 @@ final class SubscriptionSink: Sendable {
     static let batchSize = 256
 
     init(subscriptionID: UInt64, callID: UInt64, connectionID: UInt64, scope: SubscriptionScope,
-         request: SubscribeRequest, channel: any Channel, store: HomeStore, queueLimit: Int,
+         request: SubscribeRequest, channel: any Channel, store: HomeStore, queueLimit: Int, frameSize: Int,
          onEnd: @escaping @Sendable (HomeError?) -> Void) {
         self.subscriptionID = subscriptionID
         self.callID = callID
@@ -123,6 +112,7 @@ final class SubscriptionSink: Sendable {
         self.minIntervalMs = Int64(request.minIntervalMs)
         self.heartbeatMs = Int64(request.heartbeatMs)
         self.channel = channel
+        self.frameSize = frameSize
         self.store = store
         self.flusher = store.flushers.flusher(for: channel.eventLoop)
         self.onEnd = onEnd
@@ -187,12 +177,11 @@ final class SubscriptionSink: Sendable {
         state.withLock { $0.queue.resynced() }
     }
 
-    var statistics: SubscriptionStatistics {
+    var statistics: SubscriptionStats {
         state.withLock {
-            SubscriptionStatistics(subscriptionID: subscriptionID, connectionID: connectionID, callID: callID,
-                                   policy: policy, queueLimit: queueLimit,
-                                   queueDepth: $0.queue.depth + $0.held.count, sent: $0.sent, merged: $0.queue.merged,
-                                   dropped: $0.queue.dropped)
+            SubscriptionStats(subscriptionID: subscriptionID, callID: callID, policy: policy, queueLimit: UInt32(queueLimit),
+                              queueDepth: UInt32($0.queue.depth + $0.held.count), sent: $0.sent, merged: $0.queue.merged,
+                              dropped: $0.queue.dropped)
         }
     }
 
@@ -323,68 +312,80 @@ final class SubscriptionSink: Sendable {
     }
 
     /// Encodes items as stream messages (consecutive events share one message) into
-    /// one buffer, written with a single channel write. Returns the events written.
+    /// one buffer, written with a single channel write. No message is larger than
+    /// the frame size the connection negotiated: a run of events or a snapshot page
+    /// that would be is split; a single event that alone would be ends the stream
+    /// with RESOURCE_EXHAUSTED, naming it (never a silent loss).
     /// - Parameter resumeAfter: added to every message of events (see `shape`).
     private func write(_ items: [SinkItem], resumeAfter: UInt64?) {
         var out = channel.allocator.buffer(capacity: 256)
         var payload = ByteBuffer()
-        var index = items.startIndex
-        while index < items.endIndex {
+        var queue = items[...]
+        var maxRun = Self.batchSize
+        while let first = queue.first {
             payload.clear()
-            switch items[index] {
+            var taken = 1
+            switch first {
             case .event:
-                var end = index
-                var sharedBytes = 0
-                var allShared = true
-                while end < items.endIndex, end - index < Self.batchSize, case .event(let queued) = items[end] {
-                    if case .shared(let published) = queued {
-                        sharedBytes += published.encoded.bytes.readableBytes
-                    } else {
-                        allShared = false
-                    }
-                    end += 1
-                }
-                defer { index = end }
-                if allShared && resumeAfter == nil {
-                    // The fan-out path: events the publisher packed for every
-                    // subscriber go straight after this stream's frame header.
-                    WireFrame.encodeMessageHeader(callID: callID, payloadLength: journalField.readableBytes + sharedBytes, into: &out)
-                    out.writeImmutableBuffer(journalField)
-                    for item in items[index..<end] {
-                        if case .event(.shared(let published)) = item { out.writeImmutableBuffer(published.encoded.bytes) }
-                    }
-                    continue
-                }
-                if sharedBytes > 0 {
-                    // A run of shared and own events (the subscriber count just
-                    // changed): the own ones are packed one by one.
-                    payload.writeImmutableBuffer(journalField)
-                    for item in items[index..<end] {
-                        guard case .event(let queued) = item else { continue }
-                        switch queued {
-                        case .shared(let published): payload.writeImmutableBuffer(published.encoded.bytes)
-                        case .own(let event): payload.writeImmutableBuffer(EncodedEvent(event).bytes)
-                        }
-                    }
-                    if let resumeAfter { payload.writeImmutableBuffer(SubscribeResponse.resumeField(resumeAfter)) }
-                } else {
-                    // A lone subscriber's events, packed as a batch, read in place.
-                    let first = index
-                    SubscribeResponse.encode(journalID: journalID, eventCount: end - index, event: { offset in
-                        guard case .event(let queued) = items[first + offset] else { preconditionFailure("the run holds only events") }
-                        return queued.event
-                    }, marker: nil, resumeAfter: resumeAfter, into: &payload)
-                }
+                taken = encodeEvents(queue, maxRun: maxRun, resumeAfter: resumeAfter, into: &payload)
             case .marker(let marker):
                 SubscribeResponse.encode(journalID: journalID, events: [], marker: marker, into: &payload)
-                index += 1
             case .snapshotPage(let page):
                 SubscribeResponse.encode(journalID: journalID, events: [], snapshot: page[...], marker: nil, into: &payload)
-                index += 1
+            }
+            if WireFrame.messageFrameLength(callID: callID, payloadLength: payload.readableBytes) > frameSize {
+                if case .snapshotPage(let page) = first, page.count > 1 {
+                    let half = page.count / 2
+                    queue = [.snapshotPage(Array(page[..<half])), .snapshotPage(Array(page[half...]))] + queue.dropFirst()
+                    continue
+                }
+                if taken > 1 {
+                    maxRun = taken / 2
+                    continue
+                }
+                channel.write(out, promise: nil)
+                let seq: String = if case .event(let queued) = first { "event \(queued.event.seq)" } else { "a message" }
+                end(with: HomeError(.resourceExhausted, "subscription \(subscriptionID) closed: \(seq) takes "
+                                        + "\(payload.readableBytes) bytes, more than the frame size of \(frameSize) bytes "
+                                        + "this connection negotiated; subscribe with a larger max_frame_size"))
+                return
             }
             WireFrame.encodeMessage(callID: callID, payload: payload, into: &out)
+            queue = queue.dropFirst(taken)
+            maxRun = Self.batchSize
         }
         channel.write(out, promise: nil)
+    }
+
+    /// Encodes the run of events at the head of `items` (at most `maxRun`) as one
+    /// stream message's payload; returns how many it took.
+    private func encodeEvents(_ items: ArraySlice<SinkItem>, maxRun: Int, resumeAfter: UInt64?,
+                              into payload: inout ByteBuffer) -> Int {
+        var run: [QueuedEvent] = []
+        run.reserveCapacity(min(maxRun, items.count))
+        var allShared = true
+        for item in items {
+            guard run.count < maxRun, case .event(let queued) = item else { break }
+            if case .own = queued { allShared = false }
+            run.append(queued)
+        }
+        if allShared || run.count > 1 && run.contains(where: { if case .shared = $0 { true } else { false } }) {
+            // Events the publisher packed for every subscriber, and any of this
+            // subscriber's own packed one by one, after the journal id.
+            payload.writeImmutableBuffer(journalField)
+            for queued in run {
+                switch queued {
+                case .shared(let published): payload.writeImmutableBuffer(published.encoded.bytes)
+                case .own(let event): payload.writeImmutableBuffer(EncodedEvent(event).bytes)
+                }
+            }
+            if let resumeAfter { payload.writeImmutableBuffer(SubscribeResponse.resumeField(resumeAfter)) }
+        } else {
+            // A lone subscriber's events, packed as a batch.
+            SubscribeResponse.encode(journalID: journalID, eventCount: run.count, event: { run[$0].event },
+                                     marker: nil, resumeAfter: resumeAfter, into: &payload)
+        }
+        return run.count
     }
 
     /// Ends the stream from the daemon's side with a status (nil = OK).
@@ -416,5 +417,16 @@ final class SubscriptionSink: Sendable {
         }
         heartbeat?.cancel()
         return wasEnded
+    }
+}
+
+extension SubscriptionSink: ServerStreamCall {
+    func finish(with error: HomeError?) {
+        flush()
+        end(with: error)
+    }
+
+    func resumeWriting() {
+        flush()
     }
 }

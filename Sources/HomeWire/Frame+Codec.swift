@@ -182,8 +182,7 @@ extension WireFrame {
     /// left out, as protobuf-c leaves out proto3 defaults.
     public static func encodeMessageHeader(callID: UInt64, payloadLength: Int, into buffer: inout ByteBuffer) {
         let payloadField = payloadLength == 0 ? 0 : 1 + varintSize(UInt64(payloadLength)) + payloadLength
-        let callIDField = callID == 0 ? 0 : 1 + varintSize(callID)
-        let frameLength = callIDField + 1 + varintSize(UInt64(payloadField)) + payloadField
+        let frameLength = messageFrameLength(callID: callID, payloadLength: payloadLength)
         buffer.reserveCapacity(minimumWritableBytes: frameHeaderLength + frameLength)
         buffer.writeInteger(UInt32(truncatingIfNeeded: frameLength))
         if callID != 0 {
@@ -196,6 +195,14 @@ extension WireFrame {
             buffer.writeInteger(payloadKey)
             buffer.writeVarint(UInt64(payloadLength))
         }
+    }
+
+    /// The length a `message` frame with this payload announces in its header (the
+    /// frame's size as a frame-size limit counts it: without the 4-byte header).
+    public static func messageFrameLength(callID: UInt64, payloadLength: Int) -> Int {
+        let payloadField = payloadLength == 0 ? 0 : 1 + varintSize(UInt64(payloadLength)) + payloadLength
+        let callIDField = callID == 0 ? 0 : 1 + varintSize(callID)
+        return callIDField + 1 + varintSize(UInt64(payloadField)) + payloadField
     }
 
     /// Appends the OK `status` frame that closes a call: written by hand for the

@@ -123,18 +123,26 @@ extension GetHomeResponse: WireMessage {
 /// One page of a paged GetHome, kept as it arrived until `GetHomeAssembler.add`
 /// takes it in (a page alone is not a consistent home).
 public struct GetHomePage: WireMessage {
-    public let bytes: [UInt8]
+    /// The page's encoding: a `GetHomeResponse`.
+    let encoded: ByteBuffer
+
+    public var bytes: [UInt8] { Array(encoded.readableBytesView) }
 
     public init(bytes: [UInt8]) {
-        self.bytes = bytes
+        self.encoded = ByteBuffer(bytes: bytes)
+    }
+
+    /// A page the daemon encoded.
+    package init(encoded: ByteBuffer) {
+        self.encoded = encoded
     }
 
     public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
-        self.bytes = Array(bytes)
+        self.encoded = ByteBuffer(bytes: bytes)
     }
 
     public func encode(into buffer: inout ByteBuffer) {
-        buffer.writeBytes(bytes)
+        buffer.writeImmutableBuffer(encoded)
     }
 }
 
@@ -151,7 +159,7 @@ public struct GetHomeAssembler {
     /// - Throws: `.invalidArgument` when the page does not decode, comes from
     ///   another snapshot than the first, or names a home the first page did not.
     public mutating func add(_ page: GetHomePage) throws(HomeError) -> String {
-        let result: Result<String, HomeError> = page.bytes.withUnsafeBytes { raw in
+        let result: Result<String, HomeError> = page.encoded.withUnsafeReadableBytes { raw in
             do throws(HomeError) { return .success(try add(page: raw)) } catch { return .failure(error) }
         }
         return try result.get()
@@ -419,11 +427,21 @@ extension ListAccessoriesRequest: WireMessage {
 }
 
 extension ListAccessoriesResponse: WireMessage {
-    public static func encode(graph: HomeGraph, homeIDs: [ObjectID], into buffer: inout ByteBuffer) {
+    /// The accessories and rooms of these homes, with their services and characteristics.
+    package init(graph: HomeGraph, homeIDs: [ObjectID]) {
         let homes = homeIDs.compactMap { graph.homes[$0] }
-        encode(rooms: homes.flatMap { $0.roomIDs.compactMap { graph.rooms[$0] } },
-               accessories: homes.flatMap { $0.accessoryIDs.compactMap { graph.accessories[$0] } },
-               tables: graph, into: &buffer)
+        let accessories = homes.flatMap { $0.accessoryIDs.compactMap { graph.accessories[$0] } }
+        var services: [ObjectID: AccessoryService] = [:]
+        var characteristics: [ObjectID: Characteristic] = [:]
+        for accessory in accessories {
+            for serviceID in accessory.serviceIDs {
+                guard let service = graph.services[serviceID] else { continue }
+                services[serviceID] = service
+                for id in service.characteristicIDs { characteristics[id] = graph.characteristics[id] }
+            }
+        }
+        self.init(accessories: accessories, rooms: homes.flatMap { $0.roomIDs.compactMap { graph.rooms[$0] } },
+                  services: services, characteristics: characteristics)
     }
 
     public func encode(into buffer: inout ByteBuffer) {

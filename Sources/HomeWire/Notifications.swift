@@ -26,29 +26,6 @@ public struct GetStatsRequest: Hashable, Sendable {
     public init() {}
 }
 
-public struct SubscriptionStats: Hashable, Sendable {
-    public var subscriptionID: UInt64
-    public var callID: UInt64
-    public var policy: SlowConsumerPolicy
-    public var queueLimit: UInt32
-    public var queueDepth: UInt32
-    public var sent: UInt64
-    public var merged: UInt64
-    public var dropped: UInt64
-
-    public init(subscriptionID: UInt64, callID: UInt64, policy: SlowConsumerPolicy, queueLimit: UInt32,
-                queueDepth: UInt32, sent: UInt64, merged: UInt64, dropped: UInt64) {
-        self.subscriptionID = subscriptionID
-        self.callID = callID
-        self.policy = policy
-        self.queueLimit = queueLimit
-        self.queueDepth = queueDepth
-        self.sent = sent
-        self.merged = merged
-        self.dropped = dropped
-    }
-}
-
 public struct ConnectionStats: Hashable, Sendable {
     public var connectionID: UInt64
     public var clientName: String

@@ -157,7 +157,7 @@ struct Bench {
         let hello = Array(WireFrame(callID: 0, body: .hello(Hello(clientName: "bench-c"))).encoded().readableBytesView)
         let ping = Array(WireFrame(callID: 0, body: .ping(nonce: 7)).encoded().readableBytesView)
         let read = Array(WireFrame(callID: 1, body: .open(CallOpen(
-            method: HomeMethod.readCharacteristics.rawValue,
+            method: HomeMethods.readCharacteristics.name,
             request: ReadCharacteristicsRequest(characteristicIDs: [brightness]).encoded()))).encoded().readableBytesView)
         func measure(_ request: [UInt8], replies: Int32) throws -> Percentiles {
             var latencies = [Double](repeating: 0, count: iterations)
@@ -247,7 +247,7 @@ struct Bench {
             // Distinct call ids for the calls in flight at once.
             let frames = (1...UInt64(2 * inFlight)).map { callID in
                 Array(WireFrame(callID: callID, body: .open(CallOpen(
-                    method: HomeMethod.writeCharacteristics.rawValue, request: payload))).encoded().readableBytesView)
+                    method: HomeMethods.writeCharacteristics.name, request: payload))).encoded().readableBytesView)
             }
             writerTask = Task {
                 let status: Int32 = await withCheckedContinuation { continuation in

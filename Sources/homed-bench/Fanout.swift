@@ -311,7 +311,7 @@ enum Fanout {
         let changes = max(1, rate * durationMs / 1000)
         var setup = WireFrame(callID: 0, body: .hello(Hello(clientName: "fanout-c"))).encoded()
         WireFrame(callID: 1, body: .open(CallOpen(
-            method: HomeMethod.subscribe.rawValue,
+            method: HomeMethods.subscribe.name,
             request: SubscribeRequest(filter: SubscriptionFilter(characteristicIDs: [characteristic]), queueLimit: 65_536).encoded())))
             .encode(into: &setup)
         let bytes = Array(setup.readableBytesView)

@@ -97,7 +97,7 @@ struct BadInputTests {
         try await withTestServer { server in
             let raw = try RawConnection(path: server.socketPath)
             _ = try raw.hello()
-            try raw.send(WireFrame(callID: 1, body: .open(CallOpen(method: HomeMethod.readCharacteristics.rawValue,
+            try raw.send(WireFrame(callID: 1, body: .open(CallOpen(method: HomeMethods.readCharacteristics.name,
                                                                     request: [0x0A, 0x7F, 0x01]))))
             let frame = try #require(try raw.receive())
             guard case .status(let error) = frame.body else { Issue.record("expected a status"); return }
@@ -112,7 +112,7 @@ struct BadInputTests {
             let raw = try RawConnection(path: server.socketPath)
             _ = try raw.hello()
             // SubscribeRequest { journal_id (4): 0xC3 0x28 }
-            try raw.send(WireFrame(callID: 2, body: .open(CallOpen(method: HomeMethod.subscribe.rawValue,
+            try raw.send(WireFrame(callID: 2, body: .open(CallOpen(method: HomeMethods.subscribe.name,
                                                                     request: [0x22, 0x02, 0xC3, 0x28]))))
             let frame = try #require(try raw.receive())
             guard case .status(let error) = frame.body else { Issue.record("expected a status"); return }
@@ -126,7 +126,7 @@ struct BadInputTests {
     func callBeforeHello() async throws {
         try await withTestServer { server in
             let raw = try RawConnection(path: server.socketPath)
-            try raw.send(WireFrame(callID: 1, body: .open(CallOpen(method: HomeMethod.getStatus.rawValue, request: []))))
+            try raw.send(WireFrame(callID: 1, body: .open(CallOpen(method: HomeMethods.getStatus.name, request: []))))
             let frames = try raw.receiveUntilClosed()
             guard case .status(let error)? = frames.first?.body else { Issue.record("expected a status"); return }
             #expect(error?.code == .failedPrecondition)

@@ -23,7 +23,7 @@ struct BlockingClientTests {
                 let read = try client.read([brightness])
                 var failure: HomeError?
                 do throws(HomeError) {
-                    let _: GetHomeResponse = try client.call(.getHome, GetHomeRequest(homeID: 999_999))
+                    _ = try client.call(HomeMethods.getHome, GetHomeRequest(homeID: 999_999))
                 } catch {
                     failure = error
                 }

@@ -31,7 +31,7 @@ struct HomePagingTests {
         try await withTestServer(graph: graph, configure: { $0.maxFrameSize = limit }) { server in
             let client = try await server.connect()
             let refused = await #expect(throws: HomeError.self) {
-                _ = try await client.call(.getHome, GetHomeRequest(), as: GetHomeResponse.self)
+                _ = try await client.call(HomeMethods.getHome, GetHomeRequest())
             }
             #expect(refused?.code == .resourceExhausted)
             #expect(refused?.message.contains("page_size") == true)
@@ -49,13 +49,12 @@ struct HomePagingTests {
             let before = server.store.snapshot()
             let brightness = try before.graph.resolve(path: "Living Room/Lamp/Brightness")
             var assembler = GetHomeAssembler()
-            var token = try assembler.add(try await client.call(.getHome, GetHomeRequest(pageSize: 1), as: GetHomePage.self))
+            var token = try assembler.add(try await client.call(HomeMethods.getHome, GetHomeRequest(pageSize: 1)))
             #expect(!token.isEmpty)
             let write = try await client.write(.int(7), to: brightness)
             var pages = 1
             while !token.isEmpty {
-                token = try assembler.add(try await client.call(.getHome, GetHomeRequest(pageSize: 1, pageToken: token),
-                                                                as: GetHomePage.self))
+                token = try assembler.add(try await client.call(HomeMethods.getHome, GetHomeRequest(pageSize: 1, pageToken: token)))
                 pages += 1
             }
             let home = try assembler.response()
@@ -71,23 +70,23 @@ struct HomePagingTests {
         try await withTestServer { server in
             let client = try await server.connect()
             let stray = await #expect(throws: HomeError.self) {
-                _ = try await client.call(.getHome, GetHomeRequest(pageSize: 2, pageToken: "7.2"), as: GetHomePage.self)
+                _ = try await client.call(HomeMethods.getHome, GetHomeRequest(pageSize: 2, pageToken: "7.2"))
             }
             #expect(stray?.code == .failedPrecondition)
             #expect(stray?.message.contains("'7.2'") == true)
             // A new first page ends the paging before it: its token no longer works.
             var first = GetHomeAssembler()
-            let token = try first.add(try await client.call(.getHome, GetHomeRequest(pageSize: 2), as: GetHomePage.self))
+            let token = try first.add(try await client.call(HomeMethods.getHome, GetHomeRequest(pageSize: 2)))
             var second = GetHomeAssembler()
-            _ = try second.add(try await client.call(.getHome, GetHomeRequest(pageSize: 2), as: GetHomePage.self))
+            _ = try second.add(try await client.call(HomeMethods.getHome, GetHomeRequest(pageSize: 2)))
             let replaced = await #expect(throws: HomeError.self) {
-                _ = try await client.call(.getHome, GetHomeRequest(pageSize: 2, pageToken: token), as: GetHomePage.self)
+                _ = try await client.call(HomeMethods.getHome, GetHomeRequest(pageSize: 2, pageToken: token))
             }
             #expect(replaced?.code == .failedPrecondition)
             // Another connection cannot continue this one's paging either.
             let other = try await server.connect()
             let foreign = await #expect(throws: HomeError.self) {
-                _ = try await other.call(.getHome, GetHomeRequest(pageSize: 2, pageToken: token), as: GetHomePage.self)
+                _ = try await other.call(HomeMethods.getHome, GetHomeRequest(pageSize: 2, pageToken: token))
             }
             #expect(foreign?.code == .failedPrecondition)
             await other.close()

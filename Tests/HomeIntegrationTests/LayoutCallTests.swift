@@ -428,8 +428,9 @@ struct LayoutCallTests {
             let client = try await server.connect()
             defer { Task { await client.close() } }
             // GetStatusRequest encodes to no bytes: a LayoutRequest whose op is unset.
+            let mismatched = UnaryMethod<GetStatusRequest, LayoutResponse>(HomeMethods.changeLayout.name)
             let error = await failure { () async throws(HomeError) in
-                try await client.call(.changeLayout, GetStatusRequest(), as: LayoutResponse.self)
+                try await client.call(mismatched, GetStatusRequest())
             }
             #expect(error?.code == .invalidArgument)
             #expect(error?.message.contains("no operation") == true)

@@ -101,8 +101,9 @@ struct NotificationTests {
                 filter: SubscriptionFilter(characteristicIDs: [on]), sinceSeq: 12, journalID: "a-journal-from-before-a-restart"))
                 .makeAsyncIterator()
             let start = try await Self.collect(&iterator) { _, markers in markers.contains { $0.kind == .snapshotEnd } }
-            #expect(start.markers.first?.kind == .resync)
-            #expect(start.markers.first?.reason.contains("journal changed") == true)
+            // SUBSCRIBED always comes first: the stream is live, then the resync says why a snapshot follows.
+            #expect(start.markers.map(\.kind).prefix(2) == [.subscribed, .resync])
+            #expect(start.markers.dropFirst().first?.reason.contains("journal changed") == true)
             #expect(start.snapshot.map(\.id) == [on])
             #expect(start.snapshot.first?.value == graph.characteristics[on]?.value)
             await client.close()
@@ -121,8 +122,9 @@ struct NotificationTests {
             var iterator = client.subscribe(SubscribeRequest(filter: SubscriptionFilter(characteristicIDs: [hue]),
                                                              sinceSeq: seen, journalID: client.hello.journalID)).makeAsyncIterator()
             let start = try await Self.collect(&iterator) { _, markers in markers.contains { $0.kind == .snapshotEnd } }
-            #expect(start.markers.first?.kind == .resync)
-            #expect(start.markers.first?.reason.contains("no longer held") == true)
+            // SUBSCRIBED always comes first: the stream is live, then the resync says why a snapshot follows.
+            #expect(start.markers.map(\.kind).prefix(2) == [.subscribed, .resync])
+            #expect(start.markers.dropFirst().first?.reason.contains("no longer held") == true)
             #expect(start.snapshot.first?.value == .float(30))
             await client.close()
         }

@@ -29,7 +29,8 @@ extension HomeStore {
             case .live:
                 sink.start(with: [.marker(StreamMarker(kind: .subscribed, seq: lastSeq))])
             case .snapshot:
-                sink.start(with: Self.snapshotItems(for: scope, in: state.graph, seq: lastSeq, leading: nil))
+                sink.start(with: [.marker(StreamMarker(kind: .subscribed, seq: lastSeq))]
+                               + Self.snapshotItems(for: scope, in: state.graph, seq: lastSeq, leading: nil))
             case .resume(let since, let journalID):
                 if journalID == state.journal.id, let missed = state.journal.events(after: since) {
                     sink.start(with: [.marker(StreamMarker(kind: .subscribed, seq: since))])
@@ -43,7 +44,8 @@ extension HomeStore {
                     let reason = journalID == state.journal.id
                         ? "events after \(since) are no longer held (journal keeps \(state.journal.capacity))"
                         : "journal changed (was \(journalID.isEmpty ? "unknown" : journalID), now \(state.journal.id))"
-                    sink.start(with: Self.snapshotItems(for: scope, in: state.graph, seq: lastSeq,
+                    sink.start(with: [.marker(StreamMarker(kind: .subscribed, seq: lastSeq))]
+                                   + Self.snapshotItems(for: scope, in: state.graph, seq: lastSeq,
                                                         leading: StreamMarker(kind: .resync, seq: lastSeq, reason: reason)))
                 }
             }
@@ -115,9 +117,9 @@ extension HomeStore {
     }
 
     /// Statistics of every subscription, grouped by connection id.
-    func subscriptionStatistics() -> [UInt64: [SubscriptionStatistics]] {
+    func subscriptionStatistics() -> [UInt64: [SubscriptionStats]] {
         withState { state in
-            Dictionary(grouping: state.sinks.values.map(\.statistics), by: \.connectionID)
+            Dictionary(grouping: state.sinks.values, by: \.connectionID).mapValues { $0.map(\.statistics) }
         }
     }
 }

@@ -1,0 +1,320 @@
+import HomeModel
+import HomeWire
+import Logging
+import NIOCore
+
+/// Events the connection handler receives from outside the pipeline.
+enum ConnectionCommand: Sendable {
+    /// The daemon is shutting down: say go-away, end streams, close.
+    case goAway(reason: String)
+}
+
+/// The transport of one client connection: frames in and out, timers, and the
+/// carrying out of what `ConnectionStateMachine` decides. Calls go to the router;
+/// this type knows no method.
+///
+/// Unary calls are answered synchronously on the event loop when their handler
+/// can, so a pipelined batch of requests is answered with one flush at
+/// `channelReadComplete`.
+final class ConnectionHandler: ChannelDuplexHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = Never
+    typealias OutboundIn = Never
+    typealias OutboundOut = ByteBuffer
+
+    private let router: HomeRouter
+    private let registry: ConnectionRegistry
+    private let configuration: ServerConfiguration
+    private let journalID: String
+    private var logger: Logger
+
+    private var machine: ConnectionStateMachine
+    private let frames: NIOSingleStepByteToMessageProcessor<FrameDecoder>
+    private let session = ConnectionSession()
+    private var connectionID: UInt64 = 0
+    private var helloTimeout: Scheduled<Void>?
+    /// Runs while part of a frame is buffered: a client that starts a frame must finish it.
+    private var partialFrameTimeout: Scheduled<Void>?
+    private var deadlines: [UInt64: Scheduled<Void>] = [:]
+    private var context: ChannelHandlerContext?
+
+    init(router: HomeRouter, registry: ConnectionRegistry, configuration: ServerConfiguration, journalID: String,
+         logger: Logger) {
+        self.router = router
+        self.registry = registry
+        self.configuration = configuration
+        self.journalID = journalID
+        self.logger = logger
+        self.machine = ConnectionStateMachine(limits: .init(maxFrameSize: configuration.maxFrameSize,
+                                                            maxStreams: configuration.maxStreamsPerConnection))
+        self.frames = NIOSingleStepByteToMessageProcessor(FrameDecoder(maxFrameSize: configuration.maxFrameSize))
+    }
+
+    // MARK: Lifecycle
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        guard let id = registry.add(context.channel, limit: configuration.maxConnections) else {
+            fail(context, HomeError(.resourceExhausted,
+                                    "too many connections: the daemon accepts at most \(configuration.maxConnections)"))
+            return
+        }
+        connectionID = id
+        logger[metadataKey: "connection"] = "\(id)"
+        let timeout = configuration.helloTimeoutMs
+        helloTimeout = context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(timeout)) { [weak self] in
+            guard let self, self.machine.phase == .awaitingHello, let context = self.context else { return }
+            self.fail(context, HomeError(.deadlineExceeded, "no hello within \(timeout) ms of connecting"))
+        }
+        context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        helloTimeout?.cancel()
+        partialFrameTimeout?.cancel()
+        for deadline in deadlines.values { deadline.cancel() }
+        deadlines.removeAll()
+        for call in machine.closed() {
+            if case .stream(let stream) = call { stream.cancel() }
+        }
+        if connectionID != 0 { registry.remove(connectionID) }
+        logger.debug("connection closed", metadata: ["client": "\(machine.clientName)"])
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        logger.debug("connection error: \(error)")
+        context.close(promise: nil)
+    }
+
+    /// Answers on call 0 and closes: the connection itself is unusable.
+    private func fail(_ context: ChannelHandlerContext, _ error: HomeError) {
+        logger.info("closing connection: \(error)")
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(WireFrame(callID: 0, body: .status(error)).encoded()))
+            .whenComplete { _ in channel.close(promise: nil) }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable {
+            for call in machine.calls.values {
+                if case .stream(let stream) = call { stream.resumeWriting() }
+            }
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        context.flush()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let command = event as? ConnectionCommand, case .goAway(let reason) = command {
+            goAway(context, reason: reason)
+            return
+        }
+        if let event = event as? ChannelEvent, event == .inputClosed, frames.unprocessedBytes > 0 {
+            logger.debug("connection closed in the middle of a frame (\(frames.unprocessedBytes) bytes of an incomplete frame)")
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    // MARK: Frames
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        do {
+            try frames.process(buffer: unwrapInboundIn(data)) { body in
+                self.receive(context, body)
+            }
+        } catch let error as HomeError {
+            fail(context, error)
+        } catch {
+            fail(context, HomeError(.invalidArgument, "unreadable frame", cause: error))
+        }
+        watchPartialFrame(context)
+    }
+
+    /// A frame begun must be finished within `frameTimeoutMs`; a client that sends
+    /// half a frame and stops is closed with DEADLINE_EXCEEDED, not held forever.
+    private func watchPartialFrame(_ context: ChannelHandlerContext) {
+        guard frames.unprocessedBytes > 0 else {
+            partialFrameTimeout?.cancel()
+            partialFrameTimeout = nil
+            return
+        }
+        guard partialFrameTimeout == nil else { return }
+        let timeout = configuration.frameTimeoutMs
+        partialFrameTimeout = context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(timeout)) { [weak self] in
+            guard let self, let context = self.context, self.frames.unprocessedBytes > 0 else { return }
+            self.fail(context, HomeError(.deadlineExceeded, "a frame was left incomplete for \(timeout) ms "
+                                             + "(\(self.frames.unprocessedBytes) bytes received)"))
+        }
+    }
+
+    private func receive(_ context: ChannelHandlerContext, _ body: ByteBuffer) {
+        guard context.channel.isActive else { return }
+        guard machine.phase == .awaitingHello || body.readableBytes <= machine.frameSize else {
+            fail(context, HomeError(.resourceExhausted, "frame of \(body.readableBytes) bytes exceeds the maximum "
+                                        + "frame size of \(machine.frameSize) bytes negotiated by this connection's hello"))
+            return
+        }
+        let frame: WireFrame
+        do throws(HomeError) {
+            frame = try WireFrame(decoding: body)
+        } catch {
+            fail(context, HomeError(.invalidArgument, "unreadable frame: \(error.message)", cause: error))
+            return
+        }
+        switch machine.receive(frame) {
+        case .acceptHello(let hello, let frameSize):
+            helloTimeout?.cancel()
+            registry.update(connectionID, name: hello.clientName)
+            logger[metadataKey: "client"] = "\(hello.clientName)"
+            write(context, WireFrame(callID: 0, body: .helloReply(HelloReply(
+                serverName: configuration.serverName, serverVersion: configuration.serverVersion,
+                connectionID: connectionID, maxFrameSize: UInt32(frameSize), capabilities: ["batch-events"],
+                journalID: journalID))))
+            logger.debug("hello")
+        case .fail(let error):
+            fail(context, error)
+        case .dispatch(let callID, let open):
+            dispatch(context, callID: callID, open)
+        case .reply(let frame):
+            write(context, frame)
+        case .cancel(let callID, let call):
+            deadlines.removeValue(forKey: callID)?.cancel()
+            if case .stream(let stream) = call { stream.cancel() }
+            registry.update(connectionID, openStreams: machine.openStreamCount)
+            write(context, WireFrame(callID: callID, body: .status(HomeError(.cancelled, "call \(callID) cancelled by the client"))))
+        case .ignore:
+            break
+        }
+    }
+
+    // MARK: Calls
+
+    private func dispatch(_ context: ChannelHandlerContext, callID: UInt64, _ open: CallOpen) {
+        guard let route = router.route(for: open.method) else {
+            write(context, WireFrame(callID: callID, body: .status(HomeError(.unimplemented,
+                "unknown method '\(open.method)' (call \(callID)); this daemon serves \(router.methodNames.joined(separator: ", "))"))))
+            return
+        }
+        // A deadline of 0 has passed before the call begins: it is not run.
+        if open.timeoutMs == 0 {
+            write(context, WireFrame(callID: callID, body: .status(HomeError(.deadlineExceeded,
+                "call \(callID) (\(open.method)) has a timeout of 0 ms: its deadline passed before it began; nothing was done"))))
+            return
+        }
+        let callContext = makeContext(context, callID: callID, timeoutMs: open.timeoutMs)
+        do throws(HomeError) {
+            switch route {
+            case .unary(let handler):
+                try reply(context, callID: callID, payload: try handler(open.request, callContext))
+            case .deferredUnary(let handler):
+                machine.opened(callID, .unary)
+                armDeadline(context, callID: callID, timeoutMs: open.timeoutMs, method: open.method)
+                let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
+                handler(open.request, callContext).whenComplete { result in
+                    let handler = loopBound.value
+                    // Dropped when the call already ended (deadline, cancel, close).
+                    guard let context = handler.context, handler.machine.ended(callID) != nil else { return }
+                    handler.deadlines.removeValue(forKey: callID)?.cancel()
+                    do throws(HomeError) {
+                        switch result {
+                        case .success(let payload): try handler.reply(context, callID: callID, payload: payload)
+                        case .failure(let error as HomeError): throw error
+                        case .failure(let error): throw HomeError(.internal, "\(open.method) failed", cause: error)
+                        }
+                    } catch {
+                        handler.write(context, WireFrame(callID: callID, body: .status(error)))
+                    }
+                    context.flush()
+                }
+            case .serverStreaming(let handler):
+                try machine.checkStreamLimit()
+                let stream = try handler(open.request, callContext)
+                machine.opened(callID, .stream(stream))
+                registry.update(connectionID, openStreams: machine.openStreamCount)
+                armDeadline(context, callID: callID, timeoutMs: open.timeoutMs, method: open.method)
+            }
+        } catch {
+            if machine.ended(callID) != nil { deadlines.removeValue(forKey: callID)?.cancel() }
+            write(context, WireFrame(callID: callID, body: .status(error)))
+        }
+    }
+
+    private func makeContext(_ context: ChannelHandlerContext, callID: UInt64, timeoutMs: UInt32?) -> CallContext {
+        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        return CallContext(
+            callID: callID, connectionID: connectionID, clientName: machine.clientName, channel: context.channel,
+            frameSize: machine.frameSize,
+            deadline: timeoutMs.map { .now() + .milliseconds(Int64($0)) },
+            session: NIOLoopBound(session, eventLoop: context.eventLoop),
+            openStream: { loopBound.value.machine.stream($0) },
+            streamEnded: { callID in
+                let handler = loopBound.value
+                guard handler.machine.ended(callID) != nil else { return }
+                handler.deadlines.removeValue(forKey: callID)?.cancel()
+                handler.registry.update(handler.connectionID, openStreams: handler.machine.openStreamCount)
+            })
+    }
+
+    /// Ends a call that is still open when its deadline comes, with DEADLINE_EXCEEDED.
+    private func armDeadline(_ context: ChannelHandlerContext, callID: UInt64, timeoutMs: UInt32?, method: String) {
+        guard let timeoutMs else { return }
+        deadlines[callID] = context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(Int64(timeoutMs))) {
+            [weak self] in
+            guard let self, let context = self.context else { return }
+            self.deadlines[callID] = nil
+            let error = HomeError(.deadlineExceeded, "call \(callID) (\(method)) exceeded its deadline of \(timeoutMs) ms")
+            switch self.machine.stream(callID) {
+            case let stream?:
+                // The stream ends itself with the status, and reports that it ended.
+                stream.finish(with: error)
+            case nil:
+                guard self.machine.ended(callID) != nil else { return }
+                self.write(context, WireFrame(callID: callID, body: .status(error)))
+                context.flush()
+            }
+        }
+    }
+
+    /// Writes a unary response and its OK status as one buffer, unless the response
+    /// would not fit in the frame size this connection negotiated.
+    private func reply(_ context: ChannelHandlerContext, callID: UInt64, payload: ByteBuffer) throws(HomeError) {
+        guard WireFrame.messageFrameLength(callID: callID, payloadLength: payload.readableBytes) <= machine.frameSize else {
+            throw HomeError(.resourceExhausted,
+                            "response of \(payload.readableBytes) bytes exceeds the maximum frame size of \(machine.frameSize) "
+                                + "bytes negotiated by this connection; ask for less (GetHome in pages with page_size, one home, fewer ids)")
+        }
+        var out = context.channel.allocator.buffer(capacity: payload.readableBytes + 48)
+        WireFrame.encodeMessage(callID: callID, payload: payload, into: &out)
+        WireFrame.encodeOKStatus(callID: callID, into: &out)
+        context.write(wrapOutboundOut(out), promise: nil)
+    }
+
+    private func write(_ context: ChannelHandlerContext, _ frame: WireFrame) {
+        context.write(wrapOutboundOut(frame.encoded()), promise: nil)
+    }
+
+    // MARK: Shutdown
+
+    private func goAway(_ context: ChannelHandlerContext, reason: String) {
+        guard let (lastCallID, streams) = machine.goAway() else { return }
+        write(context, WireFrame(callID: 0, body: .goAway(reason: reason, lastCallID: lastCallID)))
+        for stream in streams {
+            stream.finish(with: HomeError(.unavailable, "the daemon is shutting down: \(reason)"))
+        }
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(ByteBuffer())).whenComplete { _ in
+            channel.close(promise: nil)
+        }
+    }
+}

@@ -1,0 +1,70 @@
+import HomeModel
+import HomeWire
+import NIOCore
+
+/// Maps method names to handlers, each registered through its typed method
+/// descriptor (`HomeMethods`), so that a handler takes exactly its method's request
+/// and returns exactly its response.
+struct HomeRouter: Sendable {
+    /// A handler with the types erased: bytes in, an encoded response out.
+    enum Route: Sendable {
+        /// Answers at once, on the connection's event loop.
+        case unary(@Sendable (_ request: [UInt8], CallContext) throws(HomeError) -> ByteBuffer)
+        /// Answers later, on the connection's event loop.
+        case deferredUnary(@Sendable (_ request: [UInt8], CallContext) -> EventLoopFuture<ByteBuffer>)
+        /// Opens a stream that sends messages until it ends.
+        case serverStreaming(@Sendable (_ request: [UInt8], CallContext) throws(HomeError) -> any ServerStreamCall)
+    }
+
+    private(set) var routes: [String: Route] = [:]
+
+    /// Every method with a handler, sorted: for error messages and the schema test.
+    var methodNames: [String] { routes.keys.sorted() }
+
+    func route(for method: String) -> Route? {
+        routes[method]
+    }
+
+    /// Registers a unary handler that answers at once.
+    mutating func register<Request, Response>(
+        _ method: UnaryMethod<Request, Response>,
+        _ handler: @escaping @Sendable (Request, CallContext) throws(HomeError) -> Response
+    ) {
+        routes[method.name] = .unary { bytes, context throws(HomeError) in
+            let response = try handler(try Request(wire: bytes), context)
+            var buffer = context.channel.allocator.buffer(capacity: 64)
+            response.encode(into: &buffer)
+            return buffer
+        }
+    }
+
+    /// Registers a unary handler that answers through a future on the call's event loop.
+    mutating func register<Request, Response>(
+        _ method: UnaryMethod<Request, Response>,
+        deferred handler: @escaping @Sendable (Request, CallContext) -> EventLoopFuture<Response>
+    ) {
+        routes[method.name] = .deferredUnary { bytes, context in
+            let request: Request
+            do throws(HomeError) {
+                request = try Request(wire: bytes)
+            } catch {
+                return context.eventLoop.makeFailedFuture(error)
+            }
+            return handler(request, context).map { response in
+                var buffer = ByteBuffer()
+                response.encode(into: &buffer)
+                return buffer
+            }
+        }
+    }
+
+    /// Registers a server-streaming handler: it starts the stream and returns it.
+    mutating func register<Request, Response>(
+        _ method: ServerStreamingMethod<Request, Response>,
+        _ handler: @escaping @Sendable (Request, CallContext) throws(HomeError) -> any ServerStreamCall
+    ) {
+        routes[method.name] = .serverStreaming { bytes, context throws(HomeError) in
+            try handler(try Request(wire: bytes), context)
+        }
+    }
+}

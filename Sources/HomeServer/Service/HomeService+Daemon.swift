@@ -1,0 +1,43 @@
+import HomeModel
+import HomeWire
+import NIOCore
+
+extension HomeService {
+    func getStatus(_ request: GetStatusRequest, context: CallContext) -> GetStatusResponse {
+        var status = GetStatusResponse()
+        let counts = store.statistics
+        status.serverVersion = configuration.serverVersion
+        status.protocolVersion = homeProtocolVersion
+        status.connectionID = context.connectionID
+        status.journalID = store.journalID
+        status.seq = store.lastSeq
+        status.uptimeMs = currentTimeMs() - store.startedAtMs
+        status.connections = UInt32(registry.count)
+        status.subscriptions = UInt32(store.subscriptionCount)
+        status.homes = UInt32(counts.homes)
+        status.accessories = UInt32(counts.accessories)
+        status.characteristics = UInt32(counts.characteristics)
+        status.socketPath = configuration.socketPath
+        return status
+    }
+
+    /// Every connection's statistics. Pending bytes come from each connection's own
+    /// event loop, so the answer waits until all are in.
+    func getStats(_ request: GetStatsRequest, context: CallContext) -> EventLoopFuture<GetStatsResponse> {
+        let store = self.store
+        let subscriptions = store.subscriptionStatistics()
+        let connections = registry.connections()
+        let pending = connections.map { connection in
+            connection.channel.getOption(ChannelOptions.bufferedWritableBytes).map { UInt64($0) }.recover { _ in 0 }
+        }
+        return EventLoopFuture.whenAllSucceed(pending, on: context.eventLoop).map { pendingBytes in
+            let stats = zip(connections, pendingBytes).map { connection, pending in
+                ConnectionStats(
+                    connectionID: connection.id, clientName: connection.name, openCalls: UInt32(connection.openStreams),
+                    subscriptions: (subscriptions[connection.id] ?? []).sorted { $0.subscriptionID < $1.subscriptionID },
+                    pendingBytes: pending)
+            }
+            return GetStatsResponse(connections: stats, seq: store.lastSeq)
+        }
+    }
+}

@@ -1,0 +1,35 @@
+import HomeModel
+import HomeWire
+
+/// The daemon's implementation of `service HomeService`: one function per RPC,
+/// grouped by concern in `HomeService+*.swift`, each taking its method's request
+/// and returning its response. `router()` registers every one of them.
+///
+/// Adding a method is: its entry in Protos/, its descriptor in `HomeMethods`, its
+/// function here and one line in `router()`.
+struct HomeService: Sendable {
+    let store: HomeStore
+    let registry: ConnectionRegistry
+    let configuration: ServerConfiguration
+
+    func router() -> HomeRouter {
+        var router = HomeRouter()
+        // The home and the catalog (HomeService+Home.swift).
+        router.register(HomeMethods.getHome, getHome)
+        router.register(HomeMethods.listAccessories, listAccessories)
+        router.register(HomeMethods.listTypes, listTypes)
+        // Values and scenes (HomeService+Values.swift).
+        router.register(HomeMethods.readCharacteristics, readCharacteristics)
+        router.register(HomeMethods.writeCharacteristics, writeCharacteristics)
+        router.register(HomeMethods.executeActionSet, executeActionSet)
+        // Layout (HomeService+Layout.swift).
+        router.register(HomeMethods.changeLayout, changeLayout)
+        // Subscriptions (HomeService+Subscriptions.swift).
+        router.register(HomeMethods.subscribe, subscribe)
+        router.register(HomeMethods.modifySubscription, modifySubscription)
+        // The daemon itself (HomeService+Daemon.swift).
+        router.register(HomeMethods.getStatus, getStatus)
+        router.register(HomeMethods.getStats, deferred: getStats)
+        return router
+    }
+}

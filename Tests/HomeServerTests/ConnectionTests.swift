@@ -1,0 +1,283 @@
+@testable import HomeServer
+import HomeModel
+import HomeWire
+import Logging
+import NIOCore
+import NIOEmbedded
+import Testing
+
+/// A connection driven frame by frame through an `EmbeddedChannel`: no socket, no
+/// store, a router with test handlers, and time that moves only when told.
+final class EmbeddedConnection {
+    let channel: EmbeddedChannel
+    let loop: EmbeddedEventLoop
+    /// What the slow test method's callers are waiting for.
+    var slowPromises: [EventLoopPromise<GetStatusResponse>] = []
+    let streams = StreamLog()
+
+    static let slow = UnaryMethod<GetStatusRequest, GetStatusResponse>("test.Service/Slow")
+    static let stream = ServerStreamingMethod<GetStatusRequest, SubscribeResponse>("test.Service/Stream")
+
+    init(configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
+        var configuration = ServerConfiguration(socketPath: "/unused")
+        configure(&configuration)
+        loop = EmbeddedEventLoop()
+        channel = EmbeddedChannel(loop: loop)
+        var router = HomeRouter()
+        router.register(HomeMethods.getStatus) { _, context in
+            var status = GetStatusResponse()
+            status.connectionID = context.connectionID
+            status.serverVersion = String(repeating: "v", count: 10)
+            return status
+        }
+        let promises = NIOLoopBound(self, eventLoop: loop)
+        router.register(Self.slow, deferred: { _, context in
+            let promise = context.eventLoop.makePromise(of: GetStatusResponse.self)
+            promises.value.slowPromises.append(promise)
+            return promise.futureResult
+        })
+        let streams = self.streams
+        router.register(Self.stream) { _, context in
+            let stream = TestStream(callID: context.callID, ended: context.streamEnded, log: streams)
+            streams.opened.append(context.callID)
+            return stream
+        }
+        let handler = ConnectionHandler(router: router, registry: ConnectionRegistry(), configuration: configuration,
+                                        journalID: "journal", logger: Logger(label: "test"))
+        try channel.pipeline.syncOperations.addHandler(handler)
+        try channel.connect(to: SocketAddress(unixDomainSocketPath: "/unused")).wait()
+    }
+
+    func send(_ frame: WireFrame) throws {
+        try channel.writeInbound(frame.encoded())
+    }
+
+    func sendRaw(_ bytes: [UInt8]) throws {
+        try channel.writeInbound(ByteBuffer(bytes: bytes))
+    }
+
+    /// Every frame the connection wrote so far.
+    func received() throws -> [WireFrame] {
+        var frames: [WireFrame] = []
+        var decoder = FrameDecoder()
+        while var buffer = try channel.readOutbound(as: ByteBuffer.self) {
+            while let body = try decoder.decode(buffer: &buffer) { frames.append(try WireFrame(decoding: body)) }
+        }
+        return frames
+    }
+
+    @discardableResult
+    func hello(maxFrameSize: UInt32 = 0) throws -> HelloReply {
+        try send(WireFrame(callID: 0, body: .hello(Hello(clientName: "embedded", maxFrameSize: maxFrameSize))))
+        guard case .helloReply(let reply)? = try received().first?.body else { throw HomeError(.internal, "no hello reply") }
+        return reply
+    }
+
+    func open(_ callID: UInt64, _ method: String, timeoutMs: UInt32? = nil) throws {
+        try send(WireFrame(callID: callID, body: .open(CallOpen(method: method, request: [], timeoutMs: timeoutMs))))
+    }
+}
+
+/// What the test streams saw.
+final class StreamLog: @unchecked Sendable {
+    var opened: [UInt64] = []
+    var cancelled: [UInt64] = []
+    var finished: [(UInt64, HomeError?)] = []
+}
+
+/// A stream that writes nothing and records what its connection asks of it.
+final class TestStream: ServerStreamCall {
+    let callID: UInt64
+    let ended: @Sendable (UInt64) -> Void
+    let log: StreamLog
+
+    init(callID: UInt64, ended: @escaping @Sendable (UInt64) -> Void, log: StreamLog) {
+        self.callID = callID
+        self.ended = ended
+        self.log = log
+    }
+
+    func cancel() { log.cancelled.append(callID) }
+    func finish(with error: HomeError?) {
+        log.finished.append((callID, error))
+        ended(callID)
+    }
+    func resumeWriting() {}
+}
+
+@Suite("a connection, frame by frame (EmbeddedChannel, no socket)")
+struct ConnectionTests {
+    @Test("the first frame must be a hello; anything else is refused on call 0 and the connection closes")
+    func helloFirst() throws {
+        let connection = try EmbeddedConnection()
+        try connection.open(1, HomeMethods.getStatus.name)
+        let frames = try connection.received()
+        #expect(frames.map(\.callID) == [0])
+        guard case .status(let error?) = frames.first?.body else { Issue.record("no status: \(frames)"); return }
+        #expect(error.code == .failedPrecondition)
+        #expect(error.message.contains("the first frame must be a hello, not open (call 1)"))
+        #expect(!connection.channel.isActive)
+    }
+
+    @Test("a hello that asks for a tiny frame size gets the stated floor; 0 gets the daemon's limit")
+    func frameSizeFloor() throws {
+        #expect(try EmbeddedConnection().hello(maxFrameSize: 100).maxFrameSize
+                == UInt32(ConnectionStateMachine.minimumFrameSize))
+        #expect(try EmbeddedConnection().hello(maxFrameSize: 0).maxFrameSize == UInt32(defaultMaxFrameSize))
+        #expect(try EmbeddedConnection().hello(maxFrameSize: 100_000).maxFrameSize == 100_000)
+        #expect(try EmbeddedConnection().hello(maxFrameSize: UInt32.max).maxFrameSize == UInt32(defaultMaxFrameSize))
+    }
+
+    @Test("a frame above the negotiated size gets RESOURCE_EXHAUSTED on call 0 and a close")
+    func inboundFrameLimit() throws {
+        let connection = try EmbeddedConnection()
+        try connection.hello(maxFrameSize: 70_000)
+        let big = [UInt8](repeating: 1, count: 80_000)
+        try connection.send(WireFrame(callID: 1, body: .open(CallOpen(method: HomeMethods.getStatus.name, request: big))))
+        let frames = try connection.received()
+        guard case .status(let error?) = frames.last?.body else { Issue.record("no status: \(frames)"); return }
+        #expect(frames.last?.callID == 0)
+        #expect(error.code == .resourceExhausted)
+        #expect(error.message.contains("negotiated"))
+        #expect(!connection.channel.isActive)
+    }
+
+    @Test("a response larger than the negotiated frame size is RESOURCE_EXHAUSTED on its call, never a larger frame")
+    func outboundFrameLimit() throws {
+        let connection = try EmbeddedConnection()
+        try connection.hello(maxFrameSize: 1)  // the floor: 64 KiB
+        // GetStatus's handler is small; ask the slow one to answer with a huge version string.
+        try connection.open(1, EmbeddedConnection.slow.name)
+        var huge = GetStatusResponse()
+        huge.serverVersion = String(repeating: "x", count: 70_000)
+        connection.slowPromises.first?.succeed(huge)
+        let frames = try connection.received()
+        #expect(frames.count == 1)
+        guard case .status(let error?) = frames.first?.body else { Issue.record("no status: \(frames)"); return }
+        #expect(frames.first?.callID == 1)
+        #expect(error.code == .resourceExhausted)
+        #expect(connection.channel.isActive)
+    }
+
+    @Test("a second open on a call id still open is refused on call 0; the open call is untouched and ends once")
+    func duplicateCallID() throws {
+        let connection = try EmbeddedConnection()
+        try connection.hello()
+        try connection.open(5, EmbeddedConnection.stream.name)
+        try connection.open(5, HomeMethods.getStatus.name)
+        let frames = try connection.received()
+        #expect(frames.count == 1)
+        #expect(frames.first?.callID == 0)
+        guard case .status(let error?) = frames.first?.body else { Issue.record("no status: \(frames)"); return }
+        #expect(error.code == .alreadyExists)
+        #expect(error.message.contains("call 5 is already open"))
+        #expect(connection.streams.opened == [5])
+        #expect(connection.streams.cancelled.isEmpty && connection.streams.finished.isEmpty)
+        // Once it ends, the id may be used again.
+        try connection.send(WireFrame(callID: 5, body: .cancel))
+        #expect(try connection.received().map(\.callID) == [5])
+        try connection.open(5, HomeMethods.getStatus.name)
+        #expect(try connection.received().count == 2)  // message and OK status
+    }
+
+    @Test("a stream whose timeout runs out ends with DEADLINE_EXCEEDED; timeout 0 is refused without running")
+    func streamDeadline() throws {
+        let connection = try EmbeddedConnection()
+        try connection.hello()
+        try connection.open(3, EmbeddedConnection.stream.name, timeoutMs: 250)
+        connection.loop.advanceTime(by: .milliseconds(249))
+        #expect(connection.streams.finished.isEmpty)
+        connection.loop.advanceTime(by: .milliseconds(1))
+        #expect(connection.streams.finished.map(\.0) == [3])
+        #expect(connection.streams.finished.first?.1?.code == .deadlineExceeded)
+        #expect(connection.streams.finished.first?.1?.message.contains("deadline of 250 ms") == true)
+        try connection.open(4, EmbeddedConnection.stream.name, timeoutMs: 0)
+        let frames = try connection.received()
+        guard case .status(let error?) = frames.last?.body else { Issue.record("no status: \(frames)"); return }
+        #expect(frames.last?.callID == 4)
+        #expect(error.code == .deadlineExceeded)
+        #expect(connection.streams.opened == [3])
+    }
+
+    @Test("a deferred answer after its deadline is dropped: the call ends once, with DEADLINE_EXCEEDED")
+    func lateAnswerDropped() throws {
+        let connection = try EmbeddedConnection()
+        try connection.hello()
+        try connection.open(7, EmbeddedConnection.slow.name, timeoutMs: 100)
+        connection.loop.advanceTime(by: .milliseconds(100))
+        connection.slowPromises.first?.succeed(GetStatusResponse())
+        let frames = try connection.received()
+        #expect(frames.count == 1)
+        guard case .status(let error?) = frames.first?.body else { Issue.record("no status: \(frames)"); return }
+        #expect(error.code == .deadlineExceeded)
+    }
+
+    @Test("go-away carries the highest call id accepted and ends every open stream with UNAVAILABLE")
+    func goAway() throws {
+        let connection = try EmbeddedConnection()
+        try connection.hello()
+        try connection.open(9, EmbeddedConnection.stream.name)
+        try connection.open(4, HomeMethods.getStatus.name)
+        _ = try connection.received()
+        connection.channel.pipeline.fireUserInboundEventTriggered(ConnectionCommand.goAway(reason: "test"))
+        let frames = try connection.received()
+        guard case .goAway(_, let lastCallID)? = frames.first?.body else { Issue.record("no go-away: \(frames)"); return }
+        #expect(lastCallID == 9)
+        #expect(connection.streams.finished.map(\.0) == [9])
+        #expect(connection.streams.finished.first?.1?.code == .unavailable)
+    }
+
+    @Test("ping is answered with the same nonce; an unknown method names the methods served")
+    func pingAndUnknownMethod() throws {
+        let connection = try EmbeddedConnection()
+        try connection.hello()
+        try connection.send(WireFrame(callID: 0, body: .ping(nonce: 42)))
+        try connection.open(2, "home.v1.HomeService/Nope")
+        let frames = try connection.received()
+        #expect(frames.first?.body == .pong(nonce: 42))
+        guard case .status(let error?) = frames.last?.body else { Issue.record("no status: \(frames)"); return }
+        #expect(error.code == .unimplemented)
+        #expect(error.message.contains("'home.v1.HomeService/Nope' (call 2)"))
+        #expect(error.message.contains(HomeMethods.getStatus.name))
+    }
+
+    @Test("half a frame that never completes closes the connection with DEADLINE_EXCEEDED")
+    func partialFrameDeadline() throws {
+        let connection = try EmbeddedConnection { $0.frameTimeoutMs = 1_000 }
+        try connection.hello()
+        try connection.sendRaw([0, 0, 1, 0, 1, 2, 3])  // announces 256 bytes, sends 3
+        connection.loop.advanceTime(by: .milliseconds(999))
+        #expect(connection.channel.isActive)
+        connection.loop.advanceTime(by: .milliseconds(1))
+        let frames = try connection.received()
+        guard case .status(let error?) = frames.last?.body else { Issue.record("no status: \(frames)"); return }
+        #expect(error.code == .deadlineExceeded)
+        #expect(error.message.contains("(7 bytes received)"))
+        #expect(!connection.channel.isActive)
+    }
+
+    @Test("no hello within the hello timeout closes the connection")
+    func helloTimeout() throws {
+        let connection = try EmbeddedConnection { $0.helloTimeoutMs = 500 }
+        connection.loop.advanceTime(by: .milliseconds(500))
+        let frames = try connection.received()
+        guard case .status(let error?) = frames.last?.body else { Issue.record("no status: \(frames)"); return }
+        #expect(error.code == .deadlineExceeded)
+        #expect(!connection.channel.isActive)
+    }
+}
+
+@Suite("the router")
+struct RouterTests {
+    @Test("the daemon routes exactly the schema's methods, and only Subscribe streams")
+    func routesMatchSchema() {
+        let router = HomeService(store: HomeStore(graph: HomeGraph()), registry: ConnectionRegistry(),
+                                 configuration: ServerConfiguration(socketPath: "/unused")).router()
+        #expect(router.methodNames == HomeMethods.schemaMethodNames.sorted())
+        let streaming = router.methodNames.filter {
+            if case .serverStreaming = router.route(for: $0) { return true }
+            return false
+        }
+        #expect(streaming == [HomeMethods.subscribe.name])
+    }
+}
