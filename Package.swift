@@ -129,7 +129,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HomeIntegrationTests",
-            dependencies: ["HomeServer", "HomeClient", "HomeWire", "HomeModel",
+            dependencies: ["HomeServer", "HomeClient", "HomeWire", "HomeModel", "HomeStorage",
                            .product(name: "NIOCore", package: "swift-nio"),
                            .product(name: "NIOPosix", package: "swift-nio"),
                            .product(name: "Logging", package: "swift-log")],

@@ -70,11 +70,23 @@ def message_subscribe_value_event():
     return frame
 
 
+def open_subscribe_since_zero():
+    # since_seq present with the value 0 ("resume from the very start of this
+    # journal"), which is not the same as absent ("no resume"): proto3 writes a
+    # field in a oneof even when it holds its default.
+    request = pb.SubscribeRequest(since_seq=0, journal_id="golden-journal")
+    frame = pb.Frame(call_id=3)
+    frame.open.method = "home.v1.HomeService/Subscribe"
+    frame.open.request = request.SerializeToString(deterministic=True)
+    return frame
+
+
 FRAMES = {
     "hello.bin": hello,
     "open_read_characteristics.bin": open_read_characteristics,
     "status_not_found.bin": status_not_found,
     "message_subscribe_value_event.bin": message_subscribe_value_event,
+    "open_subscribe_since_zero.bin": open_subscribe_since_zero,
 }
 
 

@@ -24,6 +24,8 @@ final class ClientHandler: ChannelInboundHandler {
     private var context: ChannelHandlerContext?
     /// Set once the daemon said go-away or the connection closed: new calls fail at once.
     private(set) var closedReason: HomeError?
+    /// The last status the daemon sent on call 0: the reason, if the connection closes.
+    private var connectionError: HomeError?
 
     init(hello: EventLoopPromise<HelloReply>) {
         self.hello = hello
@@ -135,15 +137,18 @@ final class ClientHandler: ChannelInboundHandler {
         case .goAway(let reason, _):
             closedReason = HomeError(.unavailable, "homed is going away: \(reason)")
         case .status(let error):
-            // An error about the connection itself: it is about to close.
-            shutDown(error ?? HomeError(.unavailable, "homed closed the connection"))
+            // About the connection, not a call. When the daemon closes the
+            // connection next, this is why; when it does not (a refused frame that
+            // had no call of its own), the connection carries on.
+            connectionError = error
+
         default:
             break
         }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        shutDown(closedReason ?? HomeError(.unavailable, "the connection to homed closed"))
+        shutDown(closedReason ?? connectionError ?? HomeError(.unavailable, "the connection to homed closed"))
         context.fireChannelInactive()
     }
 

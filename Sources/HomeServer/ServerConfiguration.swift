@@ -14,6 +14,9 @@ public struct ServerConfiguration: Sendable {
     public var helloTimeoutMs: Int64 = 5_000
     /// A frame begun must be complete by then, or the connection is closed.
     public var frameTimeoutMs: Int64 = 10_000
+    /// A connection with open calls that sent nothing for this long is pinged, and
+    /// closed if it then sends nothing (not even the pong) for as long again.
+    public var keepaliveIntervalMs: Int64 = 20_000
     /// Events a subscriber may have pending when it does not say.
     public var defaultQueueLimit = 1024
     public var maxQueueLimit = 65_536

@@ -322,7 +322,8 @@ extension SubscribeRequest: WireMessage {
         var arena = CArena()
         let message = arena.allocate(Home__V1__SubscribeRequest.self)
         home__v1__subscribe_request__init(message)
-        message.pointee.filter = arena.filter(self.filter)
+        // An empty filter is left out, as every protobuf runtime leaves out an empty message.
+        message.pointee.filter = filter == SubscriptionFilter() ? nil : arena.filter(filter)
         message.pointee.snapshot = snapshot ? 1 : 0
         if let sinceSeq {
             message.pointee.since_present_case = HOME__V1__SUBSCRIBE_REQUEST__SINCE_PRESENT_SINCE_SEQ

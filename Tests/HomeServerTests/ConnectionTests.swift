@@ -256,6 +256,31 @@ struct ConnectionTests {
         #expect(!connection.channel.isActive)
     }
 
+    @Test("a connection with an open stream that stops talking is pinged, then closed; an idle one is left alone")
+    func keepalive() throws {
+        let connection = try EmbeddedConnection { $0.keepaliveIntervalMs = 1_000 }
+        try connection.hello()
+        connection.loop.advanceTime(by: .milliseconds(3_000))
+        #expect(try connection.received().isEmpty)  // no open call: no ping
+        try connection.open(1, EmbeddedConnection.stream.name)
+        connection.loop.advanceTime(by: .milliseconds(1_000))  // heard the open: fine
+        connection.loop.advanceTime(by: .milliseconds(1_000))  // silent for an interval: ping
+        let pings = try connection.received()
+        guard case .ping(let nonce)? = pings.last?.body else { Issue.record("no ping: \(pings)"); return }
+        try connection.send(WireFrame(callID: 0, body: .pong(nonce: nonce)))
+        connection.loop.advanceTime(by: .milliseconds(1_000))
+        #expect(connection.channel.isActive)
+        connection.loop.advanceTime(by: .milliseconds(1_000))  // silent again: ping
+        #expect(try connection.received().count == 1)
+        connection.loop.advanceTime(by: .milliseconds(1_000))  // and no answer: closed
+        let frames = try connection.received()
+        guard case .status(let error?) = frames.last?.body else { Issue.record("no status: \(frames)"); return }
+        #expect(error.code == .deadlineExceeded)
+        #expect(error.message.contains("no answer to the daemon's ping"))
+        #expect(!connection.channel.isActive)
+        #expect(connection.streams.cancelled == [1])
+    }
+
     @Test("no hello within the hello timeout closes the connection")
     func helloTimeout() throws {
         let connection = try EmbeddedConnection { $0.helloTimeoutMs = 500 }

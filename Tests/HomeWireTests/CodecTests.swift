@@ -296,6 +296,18 @@ struct GoldenFrameTests {
         try Self.check("status_not_found.bin", WireFrame(callID: 1, body: .status(HomeError(.notFound, "no characteristic with id 99"))))
     }
 
+    @Test("open_subscribe_since_zero.bin: since_seq present with 0 is not absent")
+    func subscribeSinceZero() throws {
+        let request = SubscribeRequest(sinceSeq: 0, journalID: "golden-journal")
+        try Self.check("open_subscribe_since_zero.bin", WireFrame(callID: 3, body: .open(CallOpen(
+            method: HomeMethods.subscribe.name, request: request.encoded()))))
+        var bytes = try Self.fixture("open_subscribe_since_zero.bin")
+        bytes.moveReaderIndex(forwardBy: 4)
+        guard case .open(let open) = try WireFrame(decoding: bytes).body else { Issue.record("not an open"); return }
+        #expect(try SubscribeRequest(wire: open.request).sinceSeq == 0)
+        #expect(try SubscribeRequest(wire: SubscribeRequest(journalID: "golden-journal").encoded()).sinceSeq == nil)
+    }
+
     @Test("message_subscribe_value_event.bin")
     func subscribeValueEvent() throws {
         let response = SubscribeResponse(journalID: "golden-journal", events: [HomeEvent(

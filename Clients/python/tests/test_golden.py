@@ -78,11 +78,23 @@ def test_message_subscribe_value_event():
     assert change.merged == 0
 
 
+def test_open_subscribe_since_zero():
+    frame = load("open_subscribe_since_zero.bin")
+    assert frame.call_id == 3
+    assert frame.open.method == "home.v1.HomeService/Subscribe"
+    assert frame.open.WhichOneof("timeout_present") is None
+    request = pb.SubscribeRequest.FromString(frame.open.request)
+    assert request.WhichOneof("since_present") == "since_seq"  # present, though 0
+    assert request.since_seq == 0
+    assert request.journal_id == "golden-journal"
+    assert frame.open.request == bytes.fromhex("1800220e") + b"golden-journal"
+
+
 def test_readme_describes_every_file():
     readme = (FRAMES / "README.md").read_text()
     names = sorted(p.name for p in FRAMES.glob("*.bin"))
     assert names == sorted(["hello.bin", "open_read_characteristics.bin", "status_not_found.bin",
-                            "message_subscribe_value_event.bin"])
+                            "message_subscribe_value_event.bin", "open_subscribe_since_zero.bin"])
     for name in names:
         assert f"`{name}`" in readme
 

@@ -324,7 +324,9 @@ struct  Home__V1__Hello
   size_t n_capabilities;
   char **capabilities;
   /*
-   * The largest frame the client accepts; 0 means the default (4 MiB).
+   * The largest frame the client accepts; 0 means the daemon's limit (4 MiB by
+   * default). The reply's max_frame_size binds both sides: the smaller of the
+   * two, never below 65536.
    */
   uint32_t max_frame_size;
 };
@@ -439,6 +441,9 @@ struct  Home__V1__GoAway
 {
   ProtobufCMessage base;
   char *reason;
+  /*
+   * The highest call id the daemon accepted on this connection.
+   */
   uint64_t last_call_id;
 };
 #define HOME__V1__GO_AWAY__INIT \

@@ -36,6 +36,11 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// Runs while part of a frame is buffered: a client that starts a frame must finish it.
     private var partialFrameTimeout: Scheduled<Void>?
     private var deadlines: [UInt64: Scheduled<Void>] = [:]
+    /// Liveness: whether a frame came since the last keepalive check, and the
+    /// nonce of a ping still unanswered.
+    private var keepalive: RepeatedTask?
+    private var heardSinceCheck = false
+    private var unansweredPing: UInt64?
     private var context: ChannelHandlerContext?
 
     init(router: HomeRouter, registry: ConnectionRegistry, configuration: ServerConfiguration, journalID: String,
@@ -73,12 +78,39 @@ final class ConnectionHandler: ChannelDuplexHandler {
             guard let self, self.machine.phase == .awaitingHello, let context = self.context else { return }
             self.fail(context, HomeError(.deadlineExceeded, "no hello within \(timeout) ms of connecting"))
         }
+        let interval = TimeAmount.milliseconds(configuration.keepaliveIntervalMs)
+        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        keepalive = context.eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { _ in
+            loopBound.value.checkLiveness()
+        }
         context.fireChannelActive()
+    }
+
+    /// Pings a connection with open calls that was silent for a whole interval, and
+    /// closes it when it stays silent for another: a client that stopped reading
+    /// must not pin its streams' memory forever. Idle connections with no open call
+    /// (a blocking client between calls) cost nothing and are left alone.
+    private func checkLiveness() {
+        guard let context, machine.phase != .awaitingHello else { return }
+        if heardSinceCheck || machine.calls.isEmpty {
+            heardSinceCheck = false
+            unansweredPing = nil
+            return
+        }
+        if let nonce = unansweredPing {
+            fail(context, HomeError(.deadlineExceeded, "no answer to the daemon's ping \(nonce) within "
+                                        + "\(configuration.keepaliveIntervalMs) ms; closing the connection"))
+            return
+        }
+        let nonce = UInt64.random(in: 1...UInt64.max)
+        unansweredPing = nonce
+        context.writeAndFlush(wrapOutboundOut(WireFrame(callID: 0, body: .ping(nonce: nonce)).encoded()), promise: nil)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         helloTimeout?.cancel()
         partialFrameTimeout?.cancel()
+        keepalive?.cancel()
         for deadline in deadlines.values { deadline.cancel() }
         deadlines.removeAll()
         for call in machine.closed() {
@@ -160,6 +192,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     private func receive(_ context: ChannelHandlerContext, _ body: ByteBuffer) {
         guard context.channel.isActive else { return }
+        heardSinceCheck = true
         guard machine.phase == .awaitingHello || body.readableBytes <= machine.frameSize else {
             fail(context, HomeError(.resourceExhausted, "frame of \(body.readableBytes) bytes exceeds the maximum "
                                         + "frame size of \(machine.frameSize) bytes negotiated by this connection's hello"))

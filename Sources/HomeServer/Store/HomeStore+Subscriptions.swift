@@ -41,9 +41,13 @@ extension HomeStore {
                         scheduleFlusher = true
                     }
                 } else {
-                    let reason = journalID == state.journal.id
-                        ? "events after \(since) are no longer held (journal keeps \(state.journal.capacity))"
-                        : "journal changed (was \(journalID.isEmpty ? "unknown" : journalID), now \(state.journal.id))"
+                    let reason = if journalID != state.journal.id {
+                        "journal changed (was \(journalID.isEmpty ? "unknown" : journalID), now \(state.journal.id))"
+                    } else if since > lastSeq {
+                        "sequence number \(since) was never issued by journal \(state.journal.id), which is at \(lastSeq)"
+                    } else {
+                        "events after \(since) are no longer held (journal keeps \(state.journal.capacity))"
+                    }
                     sink.start(with: [.marker(StreamMarker(kind: .subscribed, seq: lastSeq))]
                                    + Self.snapshotItems(for: scope, in: state.graph, seq: lastSeq,
                                                         leading: StreamMarker(kind: .resync, seq: lastSeq, reason: reason)))

@@ -41,8 +41,8 @@ final class RawConnection {
         try send(Array(frame.encoded().readableBytesView))
     }
 
-    func hello(name: String = "raw") throws -> HelloReply {
-        try send(WireFrame(callID: 0, body: .hello(Hello(clientName: name))))
+    func hello(name: String = "raw", maxFrameSize: UInt32 = 0) throws -> HelloReply {
+        try send(WireFrame(callID: 0, body: .hello(Hello(clientName: name, maxFrameSize: maxFrameSize))))
         guard case .helloReply(let reply) = try receive()?.body else { throw RawError("no hello reply") }
         return reply
     }

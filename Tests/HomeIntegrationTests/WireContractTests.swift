@@ -1,0 +1,158 @@
+import HomeClient
+import HomeModel
+import HomeServer
+import HomeStorage
+import HomeWire
+import NIOCore
+import Testing
+
+/// What Clients/README.md promises a client written from the schema alone, each
+/// checked over a real socket with a raw connection (no Swift client in between).
+@Suite("the wire contract, over a real socket", .timeLimit(.minutes(1)))
+struct WireContractTests {
+    static func status(_ frame: WireFrame?) -> HomeError? {
+        if case .status(let error)? = frame?.body { return error }
+        return nil
+    }
+
+    static func open(_ raw: RawConnection, _ callID: UInt64, _ method: String, _ request: some WireMessage,
+                     timeoutMs: UInt32? = nil) throws {
+        try raw.send(WireFrame(callID: callID, body: .open(CallOpen(method: method, request: request.encoded(),
+                                                                     timeoutMs: timeoutMs))))
+    }
+
+    @Test("the negotiated frame size binds the client: a larger frame gets RESOURCE_EXHAUSTED on call 0 and a close")
+    func inboundLimit() async throws {
+        try await withTestServer { server in
+            let raw = try RawConnection(path: server.socketPath)
+            let reply = try raw.hello(maxFrameSize: 100)
+            #expect(reply.maxFrameSize == 65_536)  // the stated floor
+            let ids = (0..<20_000).map { ObjectID($0) }  // ~ 60 KB of varints + more
+            try Self.open(raw, 1, HomeMethods.readCharacteristics.name,
+                          ReadCharacteristicsRequest(characteristicIDs: ids + ids))
+            let frames = try raw.receiveUntilClosed()
+            #expect(frames.last?.callID == 0)
+            #expect(Self.status(frames.last)?.code == .resourceExhausted)
+            #expect(Self.status(frames.last)?.message.contains("negotiated") == true)
+        }
+    }
+
+    @Test("the negotiated frame size binds the daemon: a larger response is RESOURCE_EXHAUSTED on its call; streams split")
+    func outboundLimit() async throws {
+        let graph = ScaleHome.make(accessories: 400, rooms: 4)
+        try await withTestServer(graph: graph) { server in
+            let raw = try RawConnection(path: server.socketPath)
+            _ = try raw.hello(maxFrameSize: 65_536)
+            try Self.open(raw, 1, HomeMethods.getHome.name, GetHomeRequest())
+            let refused = try raw.receive()
+            #expect(refused?.callID == 1)
+            #expect(Self.status(refused)?.code == .resourceExhausted)
+            #expect(Self.status(refused)?.message.contains("65536") == true)
+            // The connection carries on; a snapshot of 2 400 readable values comes in frames of at most 64 KiB.
+            try Self.open(raw, 2, HomeMethods.subscribe.name, SubscribeRequest(snapshot: true))
+            var snapshot = 0
+            while let frame = try raw.receive() {
+                #expect(frame.encoded().readableBytes - 4 <= 65_536)
+                guard case .message(let bytes) = frame.body else { Issue.record("\(frame)"); break }
+                let message = try SubscribeResponse(wire: bytes)
+                snapshot += message.snapshot.count
+                if message.marker?.kind == .snapshotEnd { break }
+            }
+            #expect(snapshot == graph.characteristics.values.filter(\.properties.readable).count)
+        }
+    }
+
+    @Test("a second open on an open call id is refused on call 0; the first call gets exactly one status, its own")
+    func duplicateCallID() async throws {
+        try await withTestServer { server in
+            let raw = try RawConnection(path: server.socketPath)
+            _ = try raw.hello()
+            try Self.open(raw, 5, HomeMethods.subscribe.name, SubscribeRequest())
+            #expect(try raw.receive()?.callID == 5)  // SUBSCRIBED
+            try Self.open(raw, 5, HomeMethods.getStatus.name, GetStatusRequest())
+            let refusal = try raw.receive()
+            #expect(refusal?.callID == 0)
+            #expect(Self.status(refusal)?.code == .alreadyExists)
+            try raw.send(WireFrame(callID: 5, body: .cancel))
+            let end = try raw.receive()
+            #expect(end?.callID == 5)
+            #expect(Self.status(end)?.code == .cancelled)
+            // Nothing more for call 5; the connection is fine.
+            try Self.open(raw, 6, HomeMethods.getStatus.name, GetStatusRequest())
+            #expect(try raw.receive()?.callID == 6)
+            #expect(try raw.receive().map { Self.status($0) == nil && $0.callID == 6 } == true)
+        }
+    }
+
+    @Test("timeout_ms ends a stream with DEADLINE_EXCEEDED; present and 0 refuses the call and does nothing")
+    func deadlines() async throws {
+        try await withTestServer { server in
+            let raw = try RawConnection(path: server.socketPath)
+            _ = try raw.hello()
+            let lamp = server.store.snapshot().graph.id("Living Room/Lamp/Brightness")
+            try Self.open(raw, 1, HomeMethods.subscribe.name, SubscribeRequest(), timeoutMs: 200)
+            #expect(try raw.receive()?.callID == 1)  // SUBSCRIBED
+            let end = try raw.receive()
+            #expect(end?.callID == 1)
+            #expect(Self.status(end)?.code == .deadlineExceeded)
+            let before = server.store.lastSeq
+            try Self.open(raw, 2, HomeMethods.writeCharacteristics.name,
+                          WriteCharacteristicsRequest(writes: [CharacteristicWrite(characteristicID: lamp, value: .int(3))]),
+                          timeoutMs: 0)
+            let refused = try raw.receive()
+            #expect(Self.status(refused)?.code == .deadlineExceeded)
+            #expect(server.store.lastSeq == before)
+        }
+    }
+
+    @Test("go-away carries the highest call id accepted; SUBSCRIBED is every stream's first message")
+    func goAwayAndSubscribedFirst() async throws {
+        let server = try await TestServer.start()
+        let raw = try RawConnection(path: server.socketPath)
+        _ = try raw.hello()
+        for (callID, request) in [(3, SubscribeRequest(snapshot: true)), (11, SubscribeRequest()),
+                                  (7, SubscribeRequest(sinceSeq: 0, journalID: "gone"))] as [(UInt64, SubscribeRequest)] {
+            try Self.open(raw, callID, HomeMethods.subscribe.name, request)
+        }
+        // Each stream's first message, whatever the others sent in between.
+        var firsts: [UInt64: StreamMarker.Kind?] = [:]
+        while firsts.count < 3, let frame = try raw.receive() {
+            guard firsts[frame.callID] == nil, case .message(let bytes) = frame.body else { continue }
+            firsts[frame.callID] = try SubscribeResponse(wire: bytes).marker?.kind
+        }
+        #expect(firsts == [3: .subscribed, 11: .subscribed, 7: .subscribed])
+        await server.stop()
+        let frames = try raw.receiveUntilClosed()
+        let goAway = frames.first { if case .goAway = $0.body { true } else { false } }
+        guard case .goAway(_, let lastCallID)? = goAway?.body else { Issue.record("no go-away in \(frames)"); return }
+        #expect(lastCallID == 11)
+    }
+
+    @Test("resuming from a sequence number never issued says so in the resync reason")
+    func resumeFromTheFuture() async throws {
+        try await withTestServer { server in
+            let client = try await server.connect()
+            var iterator = client.subscribe(SubscribeRequest(sinceSeq: 1_000_000, journalID: client.hello.journalID))
+                .makeAsyncIterator()
+            _ = try await iterator.next()  // SUBSCRIBED
+            let resync = try await iterator.next()?.marker
+            #expect(resync?.kind == .resync)
+            #expect(resync?.reason.contains("sequence number 1000000 was never issued") == true)
+            await client.close()
+        }
+    }
+
+    @Test("a connection with a stream that never answers pings is closed; its subscription goes")
+    func unansweredPings() async throws {
+        try await withTestServer(configure: { $0.keepaliveIntervalMs = 100 }) { server in
+            let raw = try RawConnection(path: server.socketPath)
+            _ = try raw.hello()
+            try Self.open(raw, 1, HomeMethods.subscribe.name, SubscribeRequest())
+            let frames = try raw.receiveUntilClosed()
+            #expect(frames.contains { if case .ping = $0.body { true } else { false } })
+            #expect(frames.last?.callID == 0)
+            #expect(Self.status(frames.last)?.code == .deadlineExceeded)
+            #expect(server.store.subscriptionCount == 0)
+        }
+    }
+}
