@@ -115,3 +115,25 @@ public struct HomeEvent: Hashable, Sendable {
         }
     }
 }
+
+extension HomeEvent {
+    /// Roughly the bytes the event holds in memory: its fixed layout plus its
+    /// strings and data. What a subscriber's queue counts against its byte limit,
+    /// so that a few events with large values cannot pin unbounded memory.
+    public var approximateSize: Int {
+        var size = MemoryLayout<HomeEvent>.stride + origin.name.utf8.count
+        switch body {
+        case .value(let change):
+            switch change.value {
+            case .string(let text): size += text.utf8.count
+            case .data(let bytes): size += bytes.count
+            case .bool, .int, .uint, .float: break
+            }
+        case .layout(let change):
+            size += change.name.utf8.count
+        case .reachability, .primaryHome, .actionSetExecuted, .triggerFired:
+            break
+        }
+        return size
+    }
+}

@@ -47,7 +47,8 @@ public final class HomeServer: Service, Sendable {
         let configuration = self.configuration
         let logger = self.logger
         let journalID = store.journalID
-        let router = HomeService(store: store, registry: registry, configuration: configuration).router()
+        let router = HomeService(store: store, registry: registry, configuration: configuration,
+                                 flushers: LoopFlushers()).router()
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .childChannelOption(.writeBufferWaterMark, value: .init(low: 256 * 1024, high: 1024 * 1024))

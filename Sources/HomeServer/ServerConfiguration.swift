@@ -19,7 +19,14 @@ public struct ServerConfiguration: Sendable {
     public var keepaliveIntervalMs: Int64 = 20_000
     /// Events a subscriber may have pending when it does not say.
     public var defaultQueueLimit = 1024
-    public var maxQueueLimit = 65_536
+    public var maxQueueLimit = 16_384
+    /// A subscription's queue may hold this many bytes per event of its limit
+    /// (large string or data values count for their size): full at whichever
+    /// comes first.
+    public var queueBytesPerEvent = 256
+    /// What the queues of one connection's subscriptions may hold together, in
+    /// bytes: a subscription that would take more is refused.
+    public var maxQueueBytesPerConnection = 16 * 1024 * 1024
 
     public init(socketPath: String) {
         self.socketPath = socketPath

@@ -173,7 +173,7 @@ struct NotificationTests {
             // The slow one keeps the daemon's default queue (256 here); the fast one asks for
             // room for a whole write batch, which is published in one go.
             var slow = slowClient.subscribe(SubscribeRequest(filter: filter)).makeAsyncIterator()
-            var fast = fastClient.subscribe(SubscribeRequest(filter: filter, queueLimit: 65_536)).makeAsyncIterator()
+            var fast = fastClient.subscribe(SubscribeRequest(filter: filter, queueLimit: 16_384)).makeAsyncIterator()
             _ = try await slow.next()
             _ = try await fast.next()
 

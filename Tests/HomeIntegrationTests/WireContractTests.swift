@@ -152,7 +152,41 @@ struct WireContractTests {
             #expect(frames.contains { if case .ping = $0.body { true } else { false } })
             #expect(frames.last?.callID == 0)
             #expect(Self.status(frames.last)?.code == .deadlineExceeded)
+            // The daemon drops the subscription as it sees the close, a moment after the client does.
+            for _ in 0..<200 where server.store.subscriptionCount > 0 { try await Task.sleep(for: .milliseconds(10)) }
             #expect(server.store.subscriptionCount == 0)
+        }
+    }
+}
+
+@Suite("what one client can pin", .timeLimit(.minutes(1)))
+struct MemoryCapTests {
+    @Test("queue limits are capped per subscription and, in bytes, per connection")
+    func caps() async throws {
+        try await withTestServer { server in
+            let client = try await server.connect()
+            var huge = client.subscribe(SubscribeRequest(queueLimit: 65_536)).makeAsyncIterator()
+            let refused = await #expect(throws: HomeError.self) { _ = try await huge.next() }
+            #expect(refused?.code == .invalidArgument)
+            #expect(refused?.message.contains("queue_limit 65536 exceeds the daemon's maximum of 16384") == true)
+            // 16 384 events × 256 bytes = 4 MiB a subscription: four fit in a connection's 16 MiB, a fifth does not.
+            var open: [HomeSubscription.AsyncIterator] = []
+            for _ in 0..<4 {
+                var iterator = client.subscribe(SubscribeRequest(queueLimit: 16_384)).makeAsyncIterator()
+                #expect(try await iterator.next()?.marker?.kind == .subscribed)
+                open.append(iterator)
+            }
+            var fifth = client.subscribe(SubscribeRequest(queueLimit: 16_384)).makeAsyncIterator()
+            let full = await #expect(throws: HomeError.self) { _ = try await fifth.next() }
+            #expect(full?.code == .resourceExhausted)
+            #expect(full?.message.contains("already reserve 16777216") == true)
+            // Another connection has its own budget.
+            let other = try await server.connect()
+            var elsewhere = other.subscribe(SubscribeRequest(queueLimit: 16_384)).makeAsyncIterator()
+            #expect(try await elsewhere.next()?.marker?.kind == .subscribed)
+            await client.close()
+            await other.close()
+            _ = open
         }
     }
 }

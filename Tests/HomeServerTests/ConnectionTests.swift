@@ -297,7 +297,7 @@ struct RouterTests {
     @Test("the daemon routes exactly the schema's methods, and only Subscribe streams")
     func routesMatchSchema() {
         let router = HomeService(store: HomeStore(graph: HomeGraph()), registry: ConnectionRegistry(),
-                                 configuration: ServerConfiguration(socketPath: "/unused")).router()
+                                 configuration: ServerConfiguration(socketPath: "/unused"), flushers: LoopFlushers()).router()
         #expect(router.methodNames == HomeMethods.schemaMethodNames.sorted())
         let streaming = router.methodNames.filter {
             if case .serverStreaming = router.route(for: $0) { return true }

@@ -31,4 +31,6 @@ final class ConnectionSession {
     /// A GetHome in pages under way, and how many this connection started.
     var homePaging: HomePaging?
     var pagings = 0
+    /// The bytes this connection's open subscriptions may hold in their queues.
+    var reservedQueueBytes = 0
 }

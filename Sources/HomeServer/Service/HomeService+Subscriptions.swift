@@ -9,23 +9,44 @@ extension HomeService {
             throw HomeError(.invalidArgument,
                             "queue_limit \(request.queueLimit) exceeds the daemon's maximum of \(configuration.maxQueueLimit)")
         }
+        let bytes = limit * configuration.queueBytesPerEvent
+        let session = context.session.value
+        guard session.reservedQueueBytes + bytes <= configuration.maxQueueBytesPerConnection else {
+            throw HomeError(.resourceExhausted,
+                            "queue_limit \(limit) would let this subscription hold \(bytes) bytes, but this connection's "
+                                + "subscriptions may hold \(configuration.maxQueueBytesPerConnection) bytes together and "
+                                + "already reserve \(session.reservedQueueBytes); ask for a smaller queue_limit or close one")
+        }
+        let options = SubscriptionState.Options(
+            connectionID: context.connectionID, excludeOwn: request.excludeOwn, policy: request.policy,
+            queueLimit: limit, queueByteLimit: bytes, minIntervalMs: Int64(request.minIntervalMs),
+            heartbeatMs: Int64(request.heartbeatMs))
         let start: SubscriptionStart = request.sinceSeq.map { .resume(after: $0, journalID: request.journalID) }
             ?? (request.snapshot ? .snapshot : .live)
         let store = self.store
-        return try store.subscribe(request.filter, start: start) { id, scope in
-            SubscriptionSink(subscriptionID: id, callID: context.callID, connectionID: context.connectionID, scope: scope,
-                             request: request, channel: context.channel, store: store, queueLimit: limit,
-                             frameSize: context.frameSize) { _ in context.streamEnded(context.callID) }
+        let flusher = flushers.flusher(for: context.eventLoop)
+        let stream = try store.subscribe(request.filter, start: start) { id, scope in
+            SubscriptionStream(
+                subscriptionID: id, callID: context.callID, state: SubscriptionState(scope: scope, options: options),
+                journalID: store.journalID, channel: context.channel, frameSize: context.frameSize, flusher: flusher,
+                publishedSeq: store.publishedSeq
+            ) {
+                store.unsubscribe(id)
+                context.session.value.reservedQueueBytes -= bytes
+                context.streamEnded(context.callID)
+            }
         }
+        session.reservedQueueBytes += bytes
+        return stream
     }
 
     /// Widens or narrows a subscription open on the same connection.
     func modifySubscription(_ request: ModifySubscriptionRequest, context: CallContext) throws(HomeError)
         -> ModifySubscriptionResponse
     {
-        guard let sink = context.openStream(request.callID) as? SubscriptionSink else {
+        guard let stream = context.openStream(request.callID) as? SubscriptionStream else {
             throw HomeError(.notFound, "no open subscription with call id \(request.callID) on this connection")
         }
-        return ModifySubscriptionResponse(seq: try store.modify(sink, add: request.add, remove: request.remove))
+        return ModifySubscriptionResponse(seq: try store.modify(stream, add: request.add, remove: request.remove))
     }
 }

@@ -11,6 +11,8 @@ struct HomeService: Sendable {
     let store: HomeStore
     let registry: ConnectionRegistry
     let configuration: ServerConfiguration
+    /// Per event loop, the subscription streams waiting to flush.
+    let flushers: LoopFlushers
 
     func router() -> HomeRouter {
         var router = HomeRouter()

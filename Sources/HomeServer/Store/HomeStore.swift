@@ -16,8 +16,8 @@ import Glibc
 /// subscriber's event loop, so a publisher never waits for a subscriber.
 public final class HomeStore: Sendable {
     public let journalID: String
-    /// Per event loop, the sinks waiting to flush (see `LoopFlusher`).
-    let flushers = LoopFlushers()
+    /// The last sequence number published, readable without the lock.
+    let publishedSeq = PublishedSequence()
     let startedAtMs: Int64
     let persistence: (any LayoutPersistence)?
     /// Characteristics written since `ValueWriteBehind` last saved them; nil without persistence.
@@ -26,7 +26,8 @@ public final class HomeStore: Sendable {
     struct State {
         var graph: HomeGraph
         var journal: Journal
-        var sinks: [UInt64: SubscriptionSink] = [:]
+        /// Every open subscription, offered every event (see `Subscriber`).
+        var subscribers: [UInt64: any Subscriber] = [:]
         var nextSubscriptionID: UInt64 = 1
         /// In-process observers (the automation engine); see HomeStore+Observers.swift.
         var observers: [ObjectIdentifier: any HomeEventObserver] = [:]
@@ -64,7 +65,7 @@ public final class HomeStore: Sendable {
 
     public var lastSeq: UInt64 { state.withLock { $0.journal.lastSeq } }
 
-    public var subscriptionCount: Int { state.withLock { $0.sinks.count } }
+    public var subscriptionCount: Int { state.withLock { $0.subscribers.count } }
 
     public var statistics: (homes: Int, accessories: Int, characteristics: Int) {
         state.withLock { ($0.graph.homes.count, $0.graph.accessories.count, $0.graph.characteristics.count) }
@@ -156,25 +157,30 @@ public final class HomeStore: Sendable {
             swap(&transaction.graph, &state.graph)
             if kind == .layout { state.layoutVersion &+= 1 }
             let firstSeq = state.journal.lastSeq + 1
+            // The graph now stands after every event of this commit.
+            let graphSeq = state.journal.lastSeq + UInt64(transaction.events.count)
             for pending in transaction.events {
                 var event = HomeEvent(timeMs: now, origin: origin, body: pending.body)
-                Self.publish(&event, in: &state, wake: &wake, mergeable: pending.mergeable, subject: pending.subject)
+                Self.publish(&event, in: &state, graphSeq: graphSeq, wake: &wake, mergeable: pending.mergeable,
+                             subject: pending.subject)
                 if case .value(let change) = pending.body { writtenValues?.mark(change.characteristicID) }
             }
+            publishedSeq.publish(state.journal.lastSeq)
             return Committed(result: result, firstSeq: firstSeq, lastSeq: state.journal.lastSeq, timeMs: now)
         }
         for flusher in wake { flusher.scheduleFlush() }
         return committed
     }
 
-    /// Numbers an event, journals it and offers it to every matching subscriber.
-    /// Runs under the lock; the flushers of loops whose sinks now have something to
+    /// Numbers an event, journals it and offers it to every subscriber. Runs under
+    /// the lock; the flushers of loops whose subscriptions now have something to
     /// send are collected in `wake`, to be scheduled once the lock is released.
-    private static func publish(_ event: inout HomeEvent, in state: inout State, wake: inout [LoopFlusher],
-                                mergeable knownMergeable: Bool?, subject knownSubject: HomeGraph.CharacteristicIndex?) {
+    private static func publish(_ event: inout HomeEvent, in state: inout State, graphSeq: UInt64,
+                                wake: inout [LoopFlusher], mergeable knownMergeable: Bool?,
+                                subject knownSubject: HomeGraph.CharacteristicIndex?) {
         state.journal.append(&event)
         for observer in state.observers.values { observer.observe(event, in: state.graph) }
-        guard !state.sinks.isEmpty else { return }
+        guard !state.subscribers.isEmpty else { return }
         let characteristic = knownSubject ?? subject(of: event, in: state.graph)
         let layoutVersion = state.layoutVersion
         let mergeable = knownMergeable ?? isMergeable(event, in: state.graph)
@@ -183,10 +189,10 @@ public final class HomeStore: Sendable {
         var queuedOnce = false
         var shared: PublishedEvent?
         let numbered = event
-        for sink in state.sinks.values {
+        for subscriber in state.subscribers.values {
             // Written inline, so the closure is not escaping and allocates nothing.
-            let flusherIdle = sink.offer(event, characteristic: characteristic, in: state.graph, layoutVersion: layoutVersion,
-                                         mergeable: mergeable) {
+            let flusher = subscriber.offer(event, characteristic: characteristic, in: state.graph, graphSeq: graphSeq,
+                                           layoutVersion: layoutVersion, mergeable: mergeable) {
                 guard queuedOnce else {
                     queuedOnce = true
                     return nil
@@ -196,7 +202,7 @@ public final class HomeStore: Sendable {
                 shared = made
                 return made
             }
-            if flusherIdle { wake.append(sink.flusher) }
+            if let flusher { wake.append(flusher) }
         }
     }
 

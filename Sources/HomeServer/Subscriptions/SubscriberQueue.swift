@@ -5,9 +5,11 @@ import NIOCore
 /// One subscriber's bounded queue of pending events, and what it does when full.
 ///
 /// Pure data: the publisher pushes (never waits), the connection drains. Memory is
-/// bounded by `limit` events plus, for `.coalesce`, one pending value per
-/// characteristic — at most `limit` of those too; past that the queue gives up and
-/// asks for a resync (a marker and a fresh snapshot), never a silent loss.
+/// bounded by `limit` events and by `byteLimit` bytes (an estimate of what the
+/// queued events hold: large string or data values count for their size), plus, for
+/// `.coalesce`, one pending value per characteristic — at most `limit` of those too;
+/// past that the queue gives up and asks for a resync (a marker and a fresh
+/// snapshot), never a silent loss.
 struct SubscriberQueue {
     /// Events and markers (the queue never holds snapshot pages).
     typealias Item = SinkItem
@@ -18,10 +20,18 @@ struct SubscriberQueue {
         case absorbed
         /// The policy is `.disconnect` and the queue is full.
         case overflow
+        /// The policy is `.coalesce` and merging could not keep up: the queue
+        /// emptied itself, and the owner must send a fresh snapshot standing at (or
+        /// after) this event before anything still queued.
+        case resync
     }
 
     let limit: Int
+    /// The most bytes the queued events may hold (see `HomeEvent.approximateSize`).
+    let byteLimit: Int
     let policy: SlowConsumerPolicy
+    /// The estimated bytes held by everything queued.
+    private(set) var bytes = 0
     private var items = CircularBuffer<Item>()
     /// `.coalesce` once full: the latest value per characteristic, in first-arrival order.
     private var coalesced: [ObjectID: HomeEvent] = [:]
@@ -31,14 +41,16 @@ struct SubscriberQueue {
     private var occurrences: [HomeEvent] = []
     /// `.gap`: the range dropped since the queue filled.
     private var pendingGap: (from: UInt64, to: UInt64)?
-    /// Events were lost beyond what coalescing can express: a resync must follow.
+    /// Events were lost beyond what coalescing can express: a resync must be sent
+    /// before anything queued since (`resynced()` once it is).
     private(set) var needsResync = false
 
     private(set) var merged: UInt64 = 0
     private(set) var dropped: UInt64 = 0
 
-    init(limit: Int, policy: SlowConsumerPolicy) {
+    init(limit: Int, byteLimit: Int = .max, policy: SlowConsumerPolicy) {
         self.limit = max(limit, 1)
+        self.byteLimit = max(byteLimit, 1)
         self.policy = policy
         items.reserveCapacity(min(self.limit, 1024))
     }
@@ -46,6 +58,7 @@ struct SubscriberQueue {
     var depth: Int { items.count + coalescedOrder.count + occurrences.count }
     var isEmpty: Bool { depth == 0 && pendingGap == nil && !needsResync }
     private var isOverflowing: Bool { !coalescedOrder.isEmpty || !occurrences.isEmpty }
+    private var hasRoom: Bool { items.count < limit && bytes < byteLimit }
 
     /// Queues an event, or applies the policy when the queue is full.
     ///
@@ -59,30 +72,24 @@ struct SubscriberQueue {
     /// the policy when the queue is full.
     mutating func push(_ queued: QueuedEvent, mergeable: Bool = true) -> PushOutcome {
         // The common case first, without copying the event out of `queued`.
-        if !needsResync && pendingGap == nil && !isOverflowing && items.count < limit {
+        if pendingGap == nil && !isOverflowing && hasRoom {
+            bytes += queued.approximateSize
             items.append(.event(queued))
             return .queued
         }
         let event = queued.event
-        if needsResync {
-            dropped += 1
-            return .absorbed
-        }
         if let gap = pendingGap {
-            if items.count < limit {
+            if hasRoom {
                 items.append(.marker(StreamMarker(kind: .gap, seq: gap.to, gapFrom: gap.from, gapTo: gap.to,
                                                   reason: "subscriber queue full (\(limit) events)")))
                 pendingGap = nil
+                bytes += queued.approximateSize
                 items.append(.event(queued))
                 return .queued
             }
             pendingGap = (gap.from, event.seq)
             dropped += 1
             return .absorbed
-        }
-        if !isOverflowing && items.count < limit {
-            items.append(.event(queued))
-            return .queued
         }
         switch policy {
         case .disconnect:
@@ -93,43 +100,44 @@ struct SubscriberQueue {
             return .absorbed
         case .coalesce:
             guard case .value(let change) = event.body else {
-                startResync()
-                return .absorbed
+                return startResync()
             }
+            let size = event.approximateSize
             if !mergeable {
-                guard occurrences.count < limit else {
-                    startResync()
-                    return .absorbed
-                }
+                guard occurrences.count < limit, bytes + size <= byteLimit else { return startResync() }
+                bytes += size
                 occurrences.append(event)
                 return .queued
             }
             if var pending = coalesced[change.characteristicID], case .value(let old) = pending.body {
                 var latest = change
                 latest.merged = old.merged + change.merged + 1
+                bytes += size - pending.approximateSize
                 pending = event
                 pending.body = .value(latest)
                 coalesced[change.characteristicID] = pending
                 merged += 1
                 return .absorbed
             }
-            guard coalescedOrder.count < limit else {
-                startResync()
-                return .absorbed
-            }
+            guard coalescedOrder.count < limit, bytes + size <= byteLimit else { return startResync() }
+            bytes += size
             coalesced[change.characteristicID] = event
             coalescedOrder.append(change.characteristicID)
             return .queued
         }
     }
 
-    private mutating func startResync() {
+    /// Gives up on what is queued: the owner sends a fresh snapshot instead, which
+    /// covers the event being pushed too. What arrives after it queues as usual.
+    private mutating func startResync() -> PushOutcome {
         dropped += UInt64(depth + 1)
         items.removeAll(keepingCapacity: false)
         coalesced = [:]
         coalescedOrder = []
         occurrences = []
+        bytes = 0
         needsResync = true
+        return .resync
     }
 
     /// Takes up to `max` items in delivery order. Coalesced values follow the queued
@@ -146,6 +154,7 @@ struct SubscriberQueue {
         var batch: [Item] = []
         batch.reserveCapacity(min(max, items.count + 1))
         while batch.count < max, let item = items.popFirst() {
+            if case .event(let queued) = item { bytes -= queued.approximateSize }
             batch.append(item)
         }
         if items.isEmpty, !isOverflowing, let gap = pendingGap, batch.count < max {
@@ -156,7 +165,7 @@ struct SubscriberQueue {
         return batch
     }
 
-    /// Called once the resync snapshot has been taken (under the store's lock).
+    /// Called once the resync snapshot has been sent.
     mutating func resynced() {
         needsResync = false
     }
@@ -174,6 +183,15 @@ enum QueuedEvent: Equatable {
         case .shared(let published): return published.event
         }
     }
+
+    /// What holding it costs a queue, for its byte limit: a shared event counts in
+    /// full in every queue holding it, which overstates, never understates.
+    var approximateSize: Int {
+        switch self {
+        case .own(let event): return event.approximateSize
+        case .shared(let published): return published.approximateSize
+        }
+    }
 }
 
 /// An event as the store published it, when more than one subscriber queues it:
@@ -184,10 +202,12 @@ enum QueuedEvent: Equatable {
 final class PublishedEvent: Sendable, Equatable {
     let event: HomeEvent
     let encoded: EncodedEvent
+    let approximateSize: Int
 
     init(_ event: HomeEvent) {
         self.event = event
         self.encoded = EncodedEvent(event)
+        self.approximateSize = event.approximateSize
     }
 
     static func == (lhs: PublishedEvent, rhs: PublishedEvent) -> Bool {

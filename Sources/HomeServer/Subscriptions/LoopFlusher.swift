@@ -15,9 +15,9 @@ final class LoopFlusher: Sendable {
     let eventLoop: any EventLoop
 
     private struct Pending {
-        var sinks: [SubscriptionSink] = []
+        var sinks: [SubscriptionStream] = []
         /// The list the last flush emptied, handed back for reuse.
-        var spare: [SubscriptionSink] = []
+        var spare: [SubscriptionStream] = []
         var taskScheduled = false
     }
 
@@ -30,7 +30,7 @@ final class LoopFlusher: Sendable {
     /// Lists a sink for the next flush. Returns true when the caller must
     /// `scheduleFlush()` (no flush task is pending yet); it may do so after
     /// releasing its own locks.
-    func enqueue(_ sink: SubscriptionSink) -> Bool {
+    func enqueue(_ sink: SubscriptionStream) -> Bool {
         pending.withLock { pending in
             pending.sinks.append(sink)
             guard !pending.taskScheduled else { return false }
@@ -44,7 +44,7 @@ final class LoopFlusher: Sendable {
     }
 
     private func flushAll() {
-        var batch = pending.withLock { pending -> [SubscriptionSink] in
+        var batch = pending.withLock { pending -> [SubscriptionStream] in
             pending.taskScheduled = false
             var taken = pending.spare
             pending.spare = []

@@ -1,0 +1,99 @@
+import HomeModel
+import HomeWire
+import NIOCore
+
+/// Encodes a subscription's items as `message` frames of its call: consecutive
+/// events share one `SubscribeResponse`, markers and snapshot pages go one per
+/// message, and no frame is larger than the connection's negotiated frame size.
+struct StreamMessageEncoder {
+    let callID: UInt64
+    let journalID: String
+    let frameSize: Int
+    /// `SubscribeResponse { journal_id }` packed once: the head of every message of
+    /// events the publisher packed.
+    private let journalField: ByteBuffer
+
+    /// Events per message at most.
+    static let maxEventsPerMessage = 256
+
+    init(callID: UInt64, journalID: String, frameSize: Int) {
+        self.callID = callID
+        self.journalID = journalID
+        self.frameSize = frameSize
+        self.journalField = SubscribeResponse.journalField(journalID)
+    }
+
+    /// Appends the frames for `items` to `out`. A run of events or a snapshot page
+    /// too large for a frame is split; a single event that alone is too large is an
+    /// error naming it (the stream must end: the event cannot be delivered).
+    ///
+    /// - Parameter resumeAfter: added to every message of events (see
+    ///   `SubscriptionState.nextBatch`).
+    func encode(_ items: [SinkItem], resumeAfter: UInt64?, into out: inout ByteBuffer) throws(HomeError) {
+        var queue = items[...]
+        var maxRun = Self.maxEventsPerMessage
+        var payload = ByteBuffer()
+        while let first = queue.first {
+            payload.clear()
+            var taken = 1
+            switch first {
+            case .event:
+                taken = encodeEvents(queue, maxRun: maxRun, resumeAfter: resumeAfter, into: &payload)
+            case .marker(let marker):
+                SubscribeResponse.encode(journalID: journalID, events: [], marker: marker, into: &payload)
+            case .snapshotPage(let page):
+                SubscribeResponse.encode(journalID: journalID, events: [], snapshot: page[...], marker: nil, into: &payload)
+            }
+            if WireFrame.messageFrameLength(callID: callID, payloadLength: payload.readableBytes) > frameSize {
+                if case .snapshotPage(let page) = first, page.count > 1 {
+                    let half = page.count / 2
+                    queue = [.snapshotPage(Array(page[..<half])), .snapshotPage(Array(page[half...]))] + queue.dropFirst()
+                    continue
+                }
+                if taken > 1 {
+                    maxRun = taken / 2
+                    continue
+                }
+                let what: String = if case .event(let queued) = first { "event \(queued.event.seq)" } else { "a message" }
+                throw HomeError(.resourceExhausted, "\(what) takes \(payload.readableBytes) bytes, more than the frame "
+                                    + "size of \(frameSize) bytes this connection negotiated; subscribe on a connection "
+                                    + "with a larger max_frame_size")
+            }
+            WireFrame.encodeMessage(callID: callID, payload: payload, into: &out)
+            queue = queue.dropFirst(taken)
+            maxRun = Self.maxEventsPerMessage
+        }
+    }
+
+    /// Encodes the run of events at the head of `items` (at most `maxRun`) as one
+    /// message's payload; returns how many it took.
+    private func encodeEvents(_ items: ArraySlice<SinkItem>, maxRun: Int, resumeAfter: UInt64?,
+                              into payload: inout ByteBuffer) -> Int {
+        var run: [QueuedEvent] = []
+        run.reserveCapacity(min(maxRun, items.count))
+        var anyShared = false
+        for item in items {
+            guard run.count < maxRun, case .event(let queued) = item else { break }
+            if case .shared = queued { anyShared = true }
+            run.append(queued)
+        }
+        if anyShared {
+            // Events the publisher packed once for every subscriber (and any of this
+            // subscriber's own, packed one by one), after the journal id: protobuf
+            // defines a message as the concatenation of its fields.
+            payload.writeImmutableBuffer(journalField)
+            for queued in run {
+                switch queued {
+                case .shared(let published): payload.writeImmutableBuffer(published.encoded.bytes)
+                case .own(let event): payload.writeImmutableBuffer(EncodedEvent(event).bytes)
+                }
+            }
+            if let resumeAfter { payload.writeImmutableBuffer(SubscribeResponse.resumeField(resumeAfter)) }
+        } else {
+            // A lone subscriber's events, packed as a batch.
+            SubscribeResponse.encode(journalID: journalID, eventCount: run.count, event: { run[$0].event },
+                                     marker: nil, resumeAfter: resumeAfter, into: &payload)
+        }
+        return run.count
+    }
+}
