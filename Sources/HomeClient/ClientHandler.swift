@@ -74,10 +74,6 @@ final class ClientHandler: ChannelInboundHandler {
         context.read()
     }
 
-    func send(_ frame: WireFrame) {
-        context?.writeAndFlush(wrapOutboundOut(frame.encoded()), promise: nil)
-    }
-
     // MARK: Inbound
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {

@@ -37,7 +37,8 @@ public final class HomeClient: Sendable {
         self.taskExecutor = EventLoopTaskExecutor(eventLoop: channel.eventLoop)
     }
 
-    /// The socket path clients use when not told otherwise (DESIGN §3).
+    /// The socket path clients use when not told otherwise: `HOMED_SOCKET`, else the
+    /// default location (see `defaultSocketPath(environment:uid:)`).
     public static func defaultSocketPath() -> String {
         HomeWire.defaultSocketPath(environment: ProcessInfo.processInfo.environment, uid: getuid())
     }

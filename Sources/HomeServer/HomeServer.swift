@@ -61,7 +61,7 @@ public final class HomeServer: Service, Sendable {
             }
             .bind(unixDomainSocketPath: configuration.socketPath)
             .get()
-        // Only the owner may connect until roles are configured (DESIGN §7).
+        // Only the owner may connect until roles from peer credentials exist.
         chmod(configuration.socketPath, 0o600)
         serverChannel.withLock { $0 = channel }
         logger.info("listening", metadata: ["socket": "\(configuration.socketPath)", "journal": "\(store.journalID)"])

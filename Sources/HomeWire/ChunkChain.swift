@@ -11,7 +11,8 @@ import Darwin
 /// need well under a kilobyte of C structs, so the first chunk is small enough for
 /// glibc's per-thread cache (up to 1 032 bytes): an encode or decode then costs one
 /// cached malloc and free instead of a 16 KiB allocation and an array to track it.
-/// Later chunks double, up to 64 KiB, for large trees (snapshots, event batches).
+/// Later chunks double, up to 16 KiB, for large trees (snapshots, event batches);
+/// a block larger than half a chunk gets a chunk of its own.
 struct ChunkChain: ~Copyable {
     private static let firstChunkSize = 1008
     private static let largestChunkSize = 16 * 1024

@@ -1,4 +1,4 @@
-/// The socket path daemon and clients agree on when not told otherwise (DESIGN §3):
+/// The socket path daemon and clients agree on when not told otherwise:
 /// `HOMED_SOCKET`, else `$XDG_RUNTIME_DIR/homed/homed.sock`, else
 /// `/run/homed/homed.sock` for root, else `/tmp/homed-$UID/homed.sock`.
 ///

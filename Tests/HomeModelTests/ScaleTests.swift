@@ -22,7 +22,7 @@ struct ScaleTests {
 
         var changed = 0
         for characteristic in graph.characteristics.values where characteristic.type.name == "Brightness" {
-            if try graph.writeValue(.int(75), to: characteristic.id, nowMs: 1, enforceWritable: true) != nil {
+            if try graph.write(.int(75), to: characteristic.id, nowMs: 1, enforceWritable: true) != nil {
                 changed += 1
             }
         }

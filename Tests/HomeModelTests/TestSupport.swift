@@ -43,3 +43,17 @@ func lampSpec(_ name: String = "Lamp", on: Bool = false, brightness: Int64 = 50)
                   services: [ServiceSpec(type: "Lightbulb", primary: true,
                                          characteristics: ["On": .bool(on), "Brightness": .int(brightness)])])
 }
+
+extension HomeGraph {
+    /// A write as the daemon's store makes it: checked in place, then stored (with
+    /// the precise error `validateWrite` gives for an id that is no characteristic).
+    @discardableResult
+    mutating func write(_ value: CharacteristicValue, to id: ObjectID, nowMs: Int64,
+                        enforceWritable: Bool) throws(HomeError) -> CharacteristicValue? {
+        guard let checked = try checkWrite(value, to: id, enforceWritable: enforceWritable) else {
+            _ = try validateWrite(value, to: id, enforceWritable: enforceWritable)
+            throw HomeError(.notFound, "no characteristic with id \(id)")
+        }
+        return store(checked, nowMs: nowMs)
+    }
+}

@@ -7,7 +7,7 @@ struct ValueWriteTests {
     func writeStores() throws {
         var graph = DemoHome.make(nowMs: 100)
         let brightness = id(graph, "Living Room/Lamp/Brightness")
-        #expect(try graph.writeValue(.uint(40), to: brightness, nowMs: 200, enforceWritable: true) == .int(40))
+        #expect(try graph.write(.uint(40), to: brightness, nowMs: 200, enforceWritable: true) == .int(40))
         #expect(graph.characteristic(brightness)?.value == .int(40))
         #expect(graph.characteristic(brightness)?.lastUpdatedMs == 200)
     }
@@ -35,10 +35,10 @@ struct ValueWriteTests {
     func unchangedWrite() throws {
         var graph = DemoHome.make(nowMs: 100)
         let on = id(graph, "Living Room/Lamp/On")
-        #expect(try graph.writeValue(.int(1), to: on, nowMs: 200, enforceWritable: true) == nil)
+        #expect(try graph.write(.int(1), to: on, nowMs: 200, enforceWritable: true) == nil)
         #expect(graph.characteristic(on)?.lastUpdatedMs == 100)
-        #expect(try graph.writeValue(.bool(false), to: on, nowMs: 300, enforceWritable: true) == .bool(false))
-        #expect(try graph.writeValue(.bool(false), to: on, nowMs: 400, enforceWritable: true) == nil)
+        #expect(try graph.write(.bool(false), to: on, nowMs: 300, enforceWritable: true) == .bool(false))
+        #expect(try graph.write(.bool(false), to: on, nowMs: 400, enforceWritable: true) == nil)
     }
 
     @Test("every press of a programmable switch is reported, the same press twice included")
@@ -46,8 +46,8 @@ struct ValueWriteTests {
         var graph = DemoHome.make(nowMs: 100)
         let press = id(graph, "Hallway/Doorbell/ProgrammableSwitchEvent")
         #expect(graph.characteristic(press)?.value == nil)
-        #expect(try graph.writeValue(.uint(0), to: press, nowMs: 200, enforceWritable: false) == .uint(0))
-        #expect(try graph.writeValue(.uint(0), to: press, nowMs: 300, enforceWritable: false) == .uint(0))
+        #expect(try graph.write(.uint(0), to: press, nowMs: 200, enforceWritable: false) == .uint(0))
+        #expect(try graph.write(.uint(0), to: press, nowMs: 300, enforceWritable: false) == .uint(0))
         #expect(graph.characteristic(press)?.lastUpdatedMs == 300)
     }
 
@@ -55,23 +55,23 @@ struct ValueWriteTests {
     func writeOnly() throws {
         var graph = DemoHome.make(nowMs: 100)
         let identify = id(graph, "Living Room/Lamp/AccessoryInformation/Identify")
-        #expect(try graph.writeValue(.bool(true), to: identify, nowMs: 200, enforceWritable: true) == .bool(true))
-        #expect(try graph.writeValue(.bool(true), to: identify, nowMs: 300, enforceWritable: true) == .bool(true))
+        #expect(try graph.write(.bool(true), to: identify, nowMs: 200, enforceWritable: true) == .bool(true))
+        #expect(try graph.write(.bool(true), to: identify, nowMs: 300, enforceWritable: true) == .bool(true))
     }
 
     @Test("a write to an unknown id is NOT_FOUND naming the id, and a non-characteristic id says what it is")
     func unknownID() throws {
         let graph = DemoHome.make(nowMs: 100)
         expectFailure(graph, HomeError(.notFound, "no characteristic with id 9999")) {
-            _ = try $0.writeValue(.bool(true), to: 9999, nowMs: 1, enforceWritable: true)
+            _ = try $0.write(.bool(true), to: 9999, nowMs: 1, enforceWritable: true)
         }
         let room = id(graph, "Living Room")
         expectFailure(graph, HomeError(.notFound, "no characteristic with id \(room) (\(room) is a room)")) {
-            _ = try $0.writeValue(.bool(true), to: room, nowMs: 1, enforceWritable: true)
+            _ = try $0.write(.bool(true), to: room, nowMs: 1, enforceWritable: true)
         }
         let lamp = id(graph, "Living Room/Lamp")
         expectFailure(graph, HomeError(.notFound, "no characteristic with id \(lamp) (\(lamp) is an accessory)")) {
-            _ = try $0.writeValue(.bool(true), to: lamp, nowMs: 1, enforceWritable: true)
+            _ = try $0.write(.bool(true), to: lamp, nowMs: 1, enforceWritable: true)
         }
     }
 
@@ -81,9 +81,9 @@ struct ValueWriteTests {
         let current = id(graph, "Living Room/Thermostat/CurrentTemperature")
         expectFailure(graph, HomeError(.invalidArgument,
                                        "characteristic \(current) (CurrentTemperature) is read-only; cannot write 22")) {
-            _ = try $0.writeValue(.float(22), to: current, nowMs: 1, enforceWritable: true)
+            _ = try $0.write(.float(22), to: current, nowMs: 1, enforceWritable: true)
         }
-        #expect(try graph.writeValue(.float(22), to: current, nowMs: 200, enforceWritable: false) == .float(22))
+        #expect(try graph.write(.float(22), to: current, nowMs: 200, enforceWritable: false) == .float(22))
     }
 
     @Test("an invalid value changes nothing and names the characteristic")
@@ -92,7 +92,7 @@ struct ValueWriteTests {
         let target = id(graph, "Living Room/Thermostat/TargetTemperature")
         expectFailure(graph, HomeError(.invalidArgument,
                                        "characteristic \(target) (TargetTemperature): 40 is above the maximum 38")) {
-            _ = try $0.writeValue(.float(40), to: target, nowMs: 1, enforceWritable: true)
+            _ = try $0.write(.float(40), to: target, nowMs: 1, enforceWritable: true)
         }
     }
 

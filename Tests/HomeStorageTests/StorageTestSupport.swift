@@ -382,3 +382,15 @@ struct LayoutScript {
         }
     }
 }
+
+extension HomeGraph {
+    /// A value write as the daemon's store makes it: checked in place, then stored.
+    @discardableResult
+    mutating func write(_ value: CharacteristicValue, to id: ObjectID, nowMs: Int64,
+                        enforceWritable: Bool) throws(HomeError) -> CharacteristicValue? {
+        guard let checked = try checkWrite(value, to: id, enforceWritable: enforceWritable) else {
+            throw HomeError(.notFound, "no characteristic with id \(id)")
+        }
+        return store(checked, nowMs: nowMs)
+    }
+}

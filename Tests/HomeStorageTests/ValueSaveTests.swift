@@ -36,7 +36,7 @@ struct ValueSaveTests {
         try database.saveLayout(from: HomeGraph(), to: demo)
         let brightness = path(demo, "Living Room/Lamp/Brightness")
         var changed = demo
-        try changed.writeValue(.int(5), to: brightness, nowMs: 20, enforceWritable: true)
+        try changed.write(.int(5), to: brightness, nowMs: 20, enforceWritable: true)
         let added = try changed.addAccessory(lamp("Desk Lamp"), homeID: 1, nowMs: 30)
         try database.saveLayout(from: demo, to: changed)
         let restarted = try reloaded(database)
@@ -58,7 +58,7 @@ struct ValueSaveTests {
         try database.saveLayout(from: HomeGraph(), to: demo)
         let lampID = path(demo, "Living Room/Lamp")
         var written = demo
-        try written.writeValue(.bool(false), to: path(demo, "Living Room/Lamp/On"), nowMs: 1, enforceWritable: true)
+        try written.write(.bool(false), to: path(demo, "Living Room/Lamp/On"), nowMs: 1, enforceWritable: true)
         let stale = written.characteristics[path(demo, "Living Room/Lamp/On")]!
         var removed = demo
         _ = try removed.removeAccessory(lampID)

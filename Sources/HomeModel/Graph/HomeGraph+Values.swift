@@ -24,30 +24,6 @@ extension HomeGraph {
         return try characteristics.values[index].checkWrite(value, enforceWritable: enforceWritable, at: index)
     }
 
-    /// Validates, normalizes and stores a characteristic's value.
-    ///
-    /// - Parameters:
-    ///   - nowMs: The time of the write; becomes `lastUpdatedMs` if the value changed.
-    ///   - enforceWritable: True for clients; false for providers and the simulator,
-    ///     which report read-only state such as a current temperature.
-    /// - Returns: The stored value if it changed, or nil if the characteristic held it
-    ///   already. Event-only characteristics (a button press) and write-only ones
-    ///   (Identify) report every write: each is an occurrence, and there is no state
-    ///   to compare with.
-    /// - Throws: as `validateWrite(_:to:enforceWritable:)`; nothing changes then.
-    @discardableResult
-    public mutating func writeValue(_ value: CharacteristicValue, to id: ObjectID, nowMs: Int64,
-                                    enforceWritable: Bool) throws(HomeError) -> CharacteristicValue? {
-        let characteristic = try requireCharacteristic(id)
-        let stored = try characteristic.validate(value, enforceWritable: enforceWritable)
-        if characteristic.value == stored && characteristic.properties.readable && !characteristic.isEventOnly {
-            return nil
-        }
-        characteristics[id]?.value = stored
-        characteristics[id]?.lastUpdatedMs = nowMs
-        return stored
-    }
-
     /// Records whether an accessory can be reached (its provider says so).
     ///
     /// - Returns: Whether that changed anything.
@@ -61,22 +37,8 @@ extension HomeGraph {
 }
 
 extension HomeGraph {
-    /// Stores a value `validateWrite(_:to:enforceWritable:)` returned, without
-    /// validating it again: the daemon validates a whole batch first, then applies it.
-    ///
-    /// - Returns: as `writeValue(_:to:nowMs:enforceWritable:)`; nil also when `id`
-    ///   is not a characteristic (it was validated, so that cannot happen).
-    @discardableResult
-    public mutating func storeValidated(_ value: CharacteristicValue, to id: ObjectID, nowMs: Int64) -> CharacteristicValue? {
-        // In place through the table's index. (The optional subscript's modify
-        // accessor allocated a coroutine frame per call.)
-        guard let index = characteristics.index(forKey: id) else { return nil }
-        return characteristics.values[index].store(value, isOccurrence: nil, nowMs: nowMs)
-    }
-
-    /// Stores a write `checkWrite(_:to:enforceWritable:)` passed, at the position
-    /// it found (the table has not changed in between: only values were stored,
-    /// and a position survives a copy-on-write copy of the table).
+    /// Stores a write `checkWrite` passed, without checking it again: the daemon
+    /// checks a whole batch first, then applies it.
     ///
     /// - Returns: the stored value if it changed (or is an occurrence), nil when the
     ///   characteristic held it already.

@@ -12,7 +12,7 @@ extension HomeService {
     /// Whether the caller may make this layout change. Every layout call goes
     /// through here before anything is looked at.
     ///
-    /// The seam for DESIGN §7's roles: layout changes are for admins; users and
+    /// The seam for roles from peer credentials: layout changes are for admins; users and
     /// viewers will get `.permissionDenied` naming the operation and their role.
     /// Until peer credentials and roles exist, every client may do everything.
     private func authorize(_ operation: LayoutOperation, context: CallContext) throws(HomeError) {

@@ -12,8 +12,9 @@ import Glibc
 /// Every change goes through `commit`, so "apply, number, fan out" is atomic: a
 /// subscriber's snapshot and its stream of changes never overlap or leave a gap.
 /// The lock is held only for in-memory work (and, for layout changes, the save
-/// that makes them durable); encoding and socket writes happen later on each
-/// subscriber's event loop, so a publisher never waits for a subscriber.
+/// that makes them durable). An event that several subscribers queue is packed
+/// once, under the lock; every other encoding and every socket write happen later
+/// on each subscriber's event loop, so a publisher never waits for a subscriber.
 public final class HomeStore: Sendable {
     public let journalID: String
     /// The last sequence number published, readable without the lock.

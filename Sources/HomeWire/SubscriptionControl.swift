@@ -1,7 +1,7 @@
 import HomeModel
 
-// Swift values for the notification-related calls of `service HomeService`:
-// changing an open subscription, statistics, running a scene.
+// Swift values for the calls that steer and report on subscriptions:
+// ModifySubscription and GetStats.
 
 public struct ModifySubscriptionRequest: Hashable, Sendable {
     /// The subscription's call id on this connection.
@@ -49,22 +49,6 @@ public struct GetStatsResponse: Hashable, Sendable {
     public var seq: UInt64
     public init(connections: [ConnectionStats], seq: UInt64) {
         self.connections = connections
-        self.seq = seq
-    }
-}
-
-public struct ExecuteActionSetRequest: Hashable, Sendable {
-    public var actionSetID: ObjectID
-    public init(actionSetID: ObjectID) { self.actionSetID = actionSetID }
-}
-
-public struct ExecuteActionSetResponse: Hashable, Sendable {
-    /// One per action, in the scene's order.
-    public var results: [WriteResult]
-    /// The sequence number of the action-set-executed event.
-    public var seq: UInt64
-    public init(results: [WriteResult], seq: UInt64) {
-        self.results = results
         self.seq = seq
     }
 }

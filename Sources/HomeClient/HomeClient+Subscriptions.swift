@@ -17,9 +17,4 @@ extension HomeClient {
     public func stats() async throws(HomeError) -> GetStatsResponse {
         try await call(HomeMethods.getStats, GetStatsRequest())
     }
-
-    /// Runs a scene (action set).
-    public func executeActionSet(_ actionSetID: ObjectID) async throws(HomeError) -> ExecuteActionSetResponse {
-        try await call(HomeMethods.executeActionSet, ExecuteActionSetRequest(actionSetID: actionSetID))
-    }
 }
