@@ -24,6 +24,7 @@ struct Bench {
         case "fanout": return try await Fanout.run(Array(CommandLine.arguments.dropFirst(2)))
         case "scale": return try await Scale.run(Array(CommandLine.arguments.dropFirst(2)))
         case "profile": return try await Profile.run(Array(CommandLine.arguments.dropFirst(2)))
+        case "idle-memory": return try await IdleMemory.run(Array(CommandLine.arguments.dropFirst(2)))
         default: break
         }
         let arguments = Arguments(CommandLine.arguments.dropFirst())

@@ -1136,7 +1136,9 @@ struct  Home__V1__SubscribeRequest
   protobuf_c_boolean exclude_own;
   Home__V1__SlowConsumerPolicy policy;
   /*
-   * Events held for this subscriber before its policy applies; 0 = default.
+   * Events held for this subscriber before its policy applies; 0 = default
+   * (1024), at most 16384. The queue is also full at 256 bytes per event of
+   * this limit; one connection's queues hold at most 16 MiB together.
    */
   uint32_t queue_limit;
   /*

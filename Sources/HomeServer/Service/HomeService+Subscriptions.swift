@@ -28,7 +28,7 @@ extension HomeService {
         let stream = try store.subscribe(request.filter, start: start) { id, scope in
             SubscriptionStream(
                 subscriptionID: id, callID: context.callID, state: SubscriptionState(scope: scope, options: options),
-                journalID: store.journalID, channel: context.channel, frameSize: context.frameSize, flusher: flusher,
+                journalID: store.journalID, journalField: journalField, channel: context.channel, frameSize: context.frameSize, flusher: flusher,
                 publishedSeq: store.publishedSeq
             ) {
                 store.unsubscribe(id)

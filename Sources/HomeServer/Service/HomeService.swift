@@ -1,5 +1,6 @@
 import HomeModel
 import HomeWire
+import NIOCore
 
 /// The daemon's implementation of `service HomeService`: one function per RPC,
 /// grouped by concern in `HomeService+*.swift`, each taking its method's request
@@ -13,6 +14,16 @@ struct HomeService: Sendable {
     let configuration: ServerConfiguration
     /// Per event loop, the subscription streams waiting to flush.
     let flushers: LoopFlushers
+    /// The head of every stream message of events, the same for every subscription.
+    let journalField: ByteBuffer
+
+    init(store: HomeStore, registry: ConnectionRegistry, configuration: ServerConfiguration, flushers: LoopFlushers) {
+        self.store = store
+        self.registry = registry
+        self.configuration = configuration
+        self.flushers = flushers
+        self.journalField = SubscribeResponse.journalField(store.journalID)
+    }
 
     func router() -> HomeRouter {
         var router = HomeRouter()

@@ -16,11 +16,13 @@ struct StreamMessageEncoder {
     /// Events per message at most.
     static let maxEventsPerMessage = 256
 
-    init(callID: UInt64, journalID: String, frameSize: Int) {
+    /// - Parameter journalField: `SubscribeResponse.journalField(journalID)`, made
+    ///   once for every stream of the daemon rather than once per subscription.
+    init(callID: UInt64, journalID: String, journalField: ByteBuffer? = nil, frameSize: Int) {
         self.callID = callID
         self.journalID = journalID
         self.frameSize = frameSize
-        self.journalField = SubscribeResponse.journalField(journalID)
+        self.journalField = journalField ?? SubscribeResponse.journalField(journalID)
     }
 
     /// Appends the frames for `items` to `out`. A run of events or a snapshot page

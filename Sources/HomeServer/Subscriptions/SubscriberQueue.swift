@@ -32,7 +32,7 @@ struct SubscriberQueue {
     let policy: SlowConsumerPolicy
     /// The estimated bytes held by everything queued.
     private(set) var bytes = 0
-    private var items = CircularBuffer<Item>()
+    private var items = CircularBuffer<Item>(initialCapacity: 1)
     /// `.coalesce` once full: the latest value per characteristic, in first-arrival order.
     private var coalesced: [ObjectID: HomeEvent] = [:]
     private var coalescedOrder: [ObjectID] = []
@@ -52,7 +52,8 @@ struct SubscriberQueue {
         self.limit = max(limit, 1)
         self.byteLimit = max(byteLimit, 1)
         self.policy = policy
-        items.reserveCapacity(min(self.limit, 1024))
+        // No capacity reserved up front: an idle subscription holds nothing, and the
+        // ring grows (by doubling) only while its subscriber lags.
     }
 
     var depth: Int { items.count + coalescedOrder.count + occurrences.count }

@@ -58,13 +58,15 @@ final class SubscriptionStream: Subscriber {
     /// to stay far below the frame limit.
     static let batchSize = 256
 
-    init(subscriptionID: UInt64, callID: UInt64, state: SubscriptionState, journalID: String, channel: any Channel,
-         frameSize: Int, flusher: LoopFlusher, publishedSeq: PublishedSequence, onEnd: @escaping @Sendable () -> Void) {
+    init(subscriptionID: UInt64, callID: UInt64, state: SubscriptionState, journalID: String, journalField: ByteBuffer,
+         channel: any Channel, frameSize: Int, flusher: LoopFlusher, publishedSeq: PublishedSequence,
+         onEnd: @escaping @Sendable () -> Void) {
         self.subscriptionID = subscriptionID
         self.callID = callID
         self.connectionID = state.options.connectionID
         self.channel = channel
-        self.encoder = StreamMessageEncoder(callID: callID, journalID: journalID, frameSize: frameSize)
+        self.encoder = StreamMessageEncoder(callID: callID, journalID: journalID, journalField: journalField,
+                                            frameSize: frameSize)
         self.flusher = flusher
         self.publishedSeq = publishedSeq
         self.onEnd = onEnd

@@ -1,0 +1,109 @@
+import Foundation
+import HomeModel
+import HomeWire
+import NIOCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `homed-bench idle-memory --homed PATH [--connections N]`: what the daemon itself
+/// holds per idle subscriber. It starts `homed --demo --no-simulator --in-memory` in
+/// a process of its own, reads its resident memory, opens N connections that each
+/// say hello and subscribe (then never read again), reads it again, opens a second
+/// subscription on each, and reads it a third time. Only the daemon's memory is
+/// counted; the clients are plain blocking sockets in this process. Any homed binary
+/// works, so the figure of an older build is measured the same way.
+enum IdleMemory {
+    static func run(_ arguments: [String]) async throws {
+        var homed = ".build/release/homed"
+        var connections = 1000
+        var iterator = arguments.makeIterator()
+        while let argument = iterator.next() {
+            switch argument {
+            case "--homed": homed = iterator.next() ?? homed
+            case "--connections": connections = max(1, iterator.next().flatMap(Int.init) ?? 0)
+            default: throw BenchError("idle-memory: unknown option \(argument)")
+            }
+        }
+        let directory = Bench.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let socketPath = directory + "/homed.sock"
+        let daemon = Process()
+        daemon.executableURL = URL(fileURLWithPath: homed)
+        daemon.arguments = ["--demo", "--no-simulator", "--in-memory", "--socket", socketPath, "--log-level", "error"]
+        try daemon.run()
+        defer { daemon.terminate(); daemon.waitUntilExit() }
+        for _ in 0..<500 where !FileManager.default.fileExists(atPath: socketPath) { usleep(10_000) }
+        // One connection first, so that what every connection shares (the event
+        // loops' buffers, the first use of each code path) is not counted.
+        var sockets = [try BlockingSocket(path: socketPath)]
+        try sockets[0].subscribe(callID: 1)
+        usleep(200_000)
+        let base = try residentKiB(pid: daemon.processIdentifier)
+        for _ in 1..<connections {
+            let socket = try BlockingSocket(path: socketPath)
+            try socket.subscribe(callID: 1)
+            sockets.append(socket)
+        }
+        usleep(500_000)
+        let oneEach = try residentKiB(pid: daemon.processIdentifier)
+        for socket in sockets { try socket.subscribe(callID: 2) }
+        usleep(500_000)
+        let twoEach = try residentKiB(pid: daemon.processIdentifier)
+        let perConnection = Double(oneEach - base) / Double(connections - 1)
+        let perExtra = Double(twoEach - oneEach) / Double(connections)
+        print("idle-memory: \(homed), \(connections) connections, the daemon's resident memory only")
+        print(row("daemon base", "\(base) KiB (one subscriber connected)"))
+        print(row("per connection", String(format: "%.1f KiB (hello + one subscription; goal 16 KiB)", perConnection)))
+        print(row("per extra sub", String(format: "%.1f KiB (a second subscription on it; goal 2 KiB)", perExtra)))
+        _ = sockets
+    }
+
+    /// VmRSS of a process, from /proc.
+    static func residentKiB(pid: Int32) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let value = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap({ Int($0) })
+        else { throw BenchError("no VmRSS for process \(pid)") }
+        return value
+    }
+}
+
+/// A client that is only a socket: hello on connect, then whatever it sends.
+final class BlockingSocket {
+    let fd: Int32
+
+    init(path: String) throws {
+        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            let bytes = Array(path.utf8)
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard result == 0 else { close(fd); throw BenchError("connect \(path): errno \(errno)") }
+        try send(WireFrame(callID: 0, body: .hello(Hello(clientName: "idle"))))
+    }
+
+    deinit { close(fd) }
+
+    func subscribe(callID: UInt64) throws {
+        try send(WireFrame(callID: callID, body: .open(CallOpen(method: HomeMethods.subscribe.name,
+                                                                 request: SubscribeRequest().encoded()))))
+    }
+
+    func send(_ frame: WireFrame) throws {
+        let bytes = Array(frame.encoded().readableBytesView)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            guard written > 0 else { throw BenchError("send: errno \(errno)") }
+            offset += written
+        }
+    }
+}
