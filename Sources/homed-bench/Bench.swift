@@ -296,6 +296,9 @@ struct Bench {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         var configuration = ServerConfiguration(socketPath: directory + "/homed.sock")
         configuration.defaultQueueLimit = queueLimit
+        // The benchmarks' subscribers take whole bursts without merging: as the
+        // daemon's operator may allow, past its default maximum.
+        configuration.maxQueueLimit = max(configuration.maxQueueLimit, queueLimit)
         configuration.maxConnections = maxConnections
         var logger = Logger(label: "homed-bench")
         logger.logLevel = .error

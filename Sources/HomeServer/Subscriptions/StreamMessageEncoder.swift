@@ -71,30 +71,35 @@ struct StreamMessageEncoder {
     /// message's payload; returns how many it took.
     private func encodeEvents(_ items: ArraySlice<SinkItem>, maxRun: Int, resumeAfter: UInt64?,
                               into payload: inout ByteBuffer) -> Int {
-        var run: [QueuedEvent] = []
-        run.reserveCapacity(min(maxRun, items.count))
+        // The run is read in place: copying its events out first cost a retain per
+        // event on the busiest path, a lone fast subscriber.
+        var end = items.startIndex
         var anyShared = false
-        for item in items {
-            guard run.count < maxRun, case .event(let queued) = item else { break }
+        while end < items.endIndex, end - items.startIndex < maxRun, case .event(let queued) = items[end] {
             if case .shared = queued { anyShared = true }
-            run.append(queued)
+            end += 1
         }
+        let run = items[items.startIndex..<end]
         if anyShared {
             // Events the publisher packed once for every subscriber (and any of this
             // subscriber's own, packed one by one), after the journal id: protobuf
             // defines a message as the concatenation of its fields.
             payload.writeImmutableBuffer(journalField)
-            for queued in run {
-                switch queued {
-                case .shared(let published): payload.writeImmutableBuffer(published.encoded.bytes)
-                case .own(let event): payload.writeImmutableBuffer(EncodedEvent(event).bytes)
+            for item in run {
+                switch item {
+                case .event(.shared(let published)): payload.writeImmutableBuffer(published.encoded.bytes)
+                case .event(.own(let event)): payload.writeImmutableBuffer(EncodedEvent(event).bytes)
+                case .marker, .snapshotPage: break
                 }
             }
             if let resumeAfter { payload.writeImmutableBuffer(SubscribeResponse.resumeField(resumeAfter)) }
         } else {
             // A lone subscriber's events, packed as a batch.
-            SubscribeResponse.encode(journalID: journalID, eventCount: run.count, event: { run[$0].event },
-                                     marker: nil, resumeAfter: resumeAfter, into: &payload)
+            let first = run.startIndex
+            SubscribeResponse.encode(journalID: journalID, eventCount: run.count, event: { offset in
+                guard case .event(let queued) = run[first + offset] else { preconditionFailure("the run holds only events") }
+                return queued.event
+            }, marker: nil, resumeAfter: resumeAfter, into: &payload)
         }
         return run.count
     }
