@@ -7,10 +7,15 @@ extension HomeDatabase {
     /// - Throws: `.dataLoss` naming the file and what is wrong when the tables do not
     ///   make a consistent graph (checked by `HomeGraph(homes:…)`) or hold something
     ///   this build cannot read; `.failedPrecondition` if closed.
-    public func load() throws(HomeError) -> HomeGraph {
+    ///
+    /// - Parameter skipped: told of each row that cannot be part of a valid home and
+    ///   is left out, so that no saved row can stop the daemon from starting (a
+    ///   timer trigger whose date is out of range, written by an older build). The
+    ///   row stays in the file, untouched.
+    public func load(skipped: (String) -> Void = { _ in }) throws(HomeError) -> HomeGraph {
         try withConnection { connection throws(HomeError) -> HomeGraph in
             do throws(HomeError) {
-                return try GraphLoader(connection: connection).load()
+                return try GraphLoader(connection: connection).load(skipped: skipped)
             } catch where error.code == .dataLoss {
                 throw HomeError(.dataLoss, "database \(path) holds a damaged home: \(error.message)")
             }
@@ -39,7 +44,7 @@ private struct GraphLoader {
     /// Link rows of each owner, already in order (their primary key is owner, position).
     private typealias Links<T> = [ObjectID: [T]]
 
-    func load() throws(HomeError) -> HomeGraph {
+    func load(skipped: (String) -> Void) throws(HomeError) -> HomeGraph {
         let nextID = try readNextID()
 
         var homes: [Home] = []
@@ -206,6 +211,13 @@ private struct GraphLoader {
             if row.text(5, equals: "timer") {
                 guard let recurrence = Recurrence(rawValue: row.string(8)) else {
                     throw HomeError(.dataLoss, "trigger \(id) has unknown recurrence \(row.string(8))")
+                }
+                // Skipped rather than refused: a trigger is something a person can
+                // set again, and nothing else in the home depends on it.
+                guard TriggerKind.fireDateRange.contains(row.int64(6)) else {
+                    skipped("timer trigger \(id) (\(row.string(3))) has fire_date_ms \(row.int64(6)), outside "
+                                + "\(TriggerKind.fireDateRange); it is left out of the home until it is set again")
+                    return
                 }
                 kind = .timer(fireDateMs: row.int64(6), timeZone: row.string(7), recurrence: recurrence)
             } else {

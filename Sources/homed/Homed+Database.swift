@@ -26,7 +26,9 @@ extension Homed {
         }
         let database = try HomeDatabase.open(path: path)
         do {
-            var graph = try database.load()
+            var graph = try database.load { skipped in
+                logger.warning("skipped a saved row", metadata: ["database": "\(path)", "row": "\(skipped)"])
+            }
             if demo && graph.homes.isEmpty {
                 let demoHome = DemoHome.make(nowMs: nowMs())
                 try database.saveLayout(from: graph, to: demoHome)

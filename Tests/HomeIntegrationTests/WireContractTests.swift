@@ -190,3 +190,26 @@ struct MemoryCapTests {
         }
     }
 }
+
+@Suite("found by torture tests", .timeLimit(.minutes(1)))
+struct TortureTests {
+    @Test("a timer dated near INT64_MIN is refused over the wire; the daemon keeps serving and saves nothing")
+    func ancientTimer() async throws {
+        try await withTestServer { server in
+            let client = try await server.connect()
+            let before = server.store.snapshot().graph
+            let home = try #require(before.homeOrder.first)
+            let error = await #expect(throws: HomeError.self) {
+                try await client.changeLayout(.addTrigger(name: "Crash loop", homeID: home,
+                                                          kind: .timer(fireDateMs: .min + 1, timeZone: "UTC", recurrence: .hourly),
+                                                          actionSetIDs: [], enabled: true))
+            }
+            #expect(error?.code == .invalidArgument)
+            #expect(error?.message.contains("fire_date_ms \(Int64.min + 1) is outside") == true)
+            try await Task.sleep(for: .milliseconds(200))  // when the old daemon trapped
+            #expect(try await client.status().seq == server.store.lastSeq)
+            #expect(server.store.snapshot().graph == before)
+            await client.close()
+        }
+    }
+}

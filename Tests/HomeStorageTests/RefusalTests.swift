@@ -150,3 +150,28 @@ func rawSQL(_ file: String, _ sql: String) throws {
     let connection = try Connection(path: file, filename: file, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
     try connection.execute(sql, doing: "test SQL")
 }
+
+@Suite("Storage: no saved row stops the daemon from starting")
+struct SkippedRowTests {
+    @Test("a timer trigger dated out of range (written by an older build) is reported and left out")
+    func outOfRangeTimer() throws {
+        let scratch = try Scratch()
+        let file = scratch.file("homed.sqlite")
+        let database = try HomeDatabase.open(path: file)
+        var graph = DemoHome.make(nowMs: 0)
+        let home = try #require(graph.homeOrder.first)
+        let trigger = try graph.addTrigger(name: "Ancient", homeID: home,
+                                           kind: .timer(fireDateMs: 0, timeZone: "UTC", recurrence: .hourly))
+        try database.saveLayout(from: HomeGraph(), to: graph)
+        database.close()
+        try rawSQL(file, "UPDATE triggers SET fire_date_ms = \(Int64.min + 7) WHERE id = \(trigger)")
+        let reopened = try HomeDatabase.open(path: file)
+        var skipped: [String] = []
+        let loaded = try reopened.load { skipped.append($0) }
+        #expect(loaded.triggers[trigger] == nil)
+        #expect(loaded.homes[home]?.triggerIDs.contains(trigger) == false)
+        #expect(skipped.count == 1)
+        #expect(skipped.first?.contains("timer trigger \(trigger) (Ancient) has fire_date_ms \(Int64.min + 7)") == true)
+        #expect(loaded.accessories.count == graph.accessories.count)
+    }
+}

@@ -202,7 +202,7 @@ func everythingHome() throws -> HomeGraph {
         characteristicID: lampOn, value: .bool(true), rangeMin: nil, rangeMax: nil, conditions: []),
         enabled: false)
     try graph.addTrigger(name: "Once", homeID: cabin,
-                         kind: .timer(fireDateMs: -5, timeZone: "UTC", recurrence: .none))
+                         kind: .timer(fireDateMs: TriggerKind.fireDateRange.upperBound, timeZone: "UTC", recurrence: .none))
 
     // What no operation makes yet: linked services and custom characteristics.
     var tables = Tables(graph)

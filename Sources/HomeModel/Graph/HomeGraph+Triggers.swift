@@ -105,7 +105,12 @@ extension HomeGraph {
     /// The trigger kind with its values normalized, or the reason it cannot be.
     private func checked(_ kind: TriggerKind, homeID: ObjectID) throws(HomeError) -> TriggerKind {
         switch kind {
-        case .timer(_, let timeZone, _):
+        case .timer(let fireDateMs, let timeZone, _):
+            guard TriggerKind.fireDateRange.contains(fireDateMs) else {
+                let range = TriggerKind.fireDateRange
+                throw HomeError(.invalidArgument, "a timer's fire_date_ms \(fireDateMs) is outside \(range.lowerBound)…"
+                                    + "\(range.upperBound) (1970-01-01 to 9999-12-31 UTC)")
+            }
             // An IANA name ("Europe/Berlin", "UTC"); the daemon resolves it when scheduling.
             if timeZone.isEmpty || timeZone.utf8.count > 64 || timeZone.contains(where: \.isWhitespace) {
                 throw HomeError(.invalidArgument, "a timer trigger needs an IANA time zone such as Europe/Berlin, "

@@ -29,17 +29,24 @@ public enum TimerSchedule {
     public static func nextFireDate(after afterMs: Int64, fireDateMs: Int64, timeZone: String,
                                     recurrence: Recurrence) -> Int64? {
         if fireDateMs > afterMs { return fireDateMs }
-        let elapsed = afterMs - fireDateMs
+        // Any Int64 may come from a database written by another build: arithmetic
+        // that would overflow means "never again", never a trap.
+        let (elapsed, overflow) = afterMs.subtractingReportingOverflow(fireDateMs)
+        if overflow { return nil }
         switch recurrence {
         case .none:
             return nil
         case .hourly:
             let hour: Int64 = 3_600_000
-            return fireDateMs + (elapsed / hour + 1) * hour
+            let (hours, overflowMultiplying) = (elapsed / hour + 1).multipliedReportingOverflow(by: hour)
+            let (next, overflowAdding) = fireDateMs.addingReportingOverflow(hours)
+            return overflowMultiplying || overflowAdding ? nil : next
         case .daily:
-            return nextCalendarOccurrence(after: afterMs, fireDateMs: fireDateMs, stepDays: 1, timeZone: timeZone)
+            return nextCalendarOccurrence(after: afterMs, elapsed: elapsed, fireDateMs: fireDateMs, stepDays: 1,
+                                          timeZone: timeZone)
         case .weekly:
-            return nextCalendarOccurrence(after: afterMs, fireDateMs: fireDateMs, stepDays: 7, timeZone: timeZone)
+            return nextCalendarOccurrence(after: afterMs, elapsed: elapsed, fireDateMs: fireDateMs, stepDays: 7,
+                                          timeZone: timeZone)
         }
     }
 
@@ -48,22 +55,25 @@ public enum TimerSchedule {
         TimeZone(identifier: name)
     }
 
-    private static func nextCalendarOccurrence(after afterMs: Int64, fireDateMs: Int64, stepDays: Int,
+    private static func nextCalendarOccurrence(after afterMs: Int64, elapsed: Int64, fireDateMs: Int64, stepDays: Int,
                                                timeZone: String) -> Int64? {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = Self.timeZone(named: timeZone) ?? TimeZone(identifier: "UTC") ?? calendar.timeZone
         let anchor = Date(timeIntervalSince1970: Double(fireDateMs) / 1000)
         func occurrence(_ index: Int) -> Int64? {
-            guard let date = calendar.date(byAdding: .day, value: index * stepDays, to: anchor) else { return nil }
-            return Int64((date.timeIntervalSince1970 * 1000).rounded())
+            let (days, overflow) = index.multipliedReportingOverflow(by: stepDays)
+            guard !overflow, let date = calendar.date(byAdding: .day, value: days, to: anchor) else { return nil }
+            return Int64(exactly: (date.timeIntervalSince1970 * 1000).rounded())
         }
         // Daylight saving moves an occurrence by an hour at most, so starting one
-        // period before the estimate is never too late.
+        // period before the estimate finds it within three steps; a few more are
+        // allowed, and past them (dates so far out that the calendar's arithmetic
+        // loses precision) the timer never fires again rather than looping.
         let period = Int64(stepDays) * 86_400_000
-        var index = max(0, Int((afterMs - fireDateMs) / period) - 1)
-        while let candidate = occurrence(index) {
+        let first = max(0, Int(elapsed / period) - 1)
+        for index in first..<(first + 8) {
+            guard let candidate = occurrence(index) else { return nil }
             if candidate > afterMs { return candidate }
-            index += 1
         }
         return nil
     }
