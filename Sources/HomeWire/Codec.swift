@@ -95,9 +95,22 @@ extension CaseIterable where Self: Equatable, AllCases == [Self] {
         UInt32(Self.allCases.firstIndex(of: self)!) + offset
     }
 
+    /// For what the daemon sent a client: a newer daemon may send a value this
+    /// build does not know, and the client carries on with `fallback`.
     @inline(__always)
     static func fromWire(_ number: UInt32, offset: UInt32 = 0, default fallback: Self) -> Self {
         guard number >= offset, Int(number - offset) < allCases.count else { return fallback }
+        return allCases[Int(number - offset)]
+    }
+
+    /// For what a client sent the daemon: a number the schema does not declare is
+    /// refused, never read as some default.
+    ///
+    /// - Throws: `.invalidArgument` naming the field and the number.
+    static func fromWire(_ number: UInt32, offset: UInt32 = 0, field: String) throws(HomeError) -> Self {
+        guard number >= offset, Int(number - offset) < allCases.count else {
+            throw HomeError(.invalidArgument, "\(field): unknown value \(number), not one the schema defines")
+        }
         return allCases[Int(number - offset)]
     }
 }

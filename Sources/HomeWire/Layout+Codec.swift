@@ -244,7 +244,7 @@ private enum LayoutDecoding {
             return .removeServiceFromGroup(serviceID: op.service_id, groupID: op.group_id)
         case HOME__V1__LAYOUT_REQUEST__OP_ADD_ACTION_SET:
             let op = try present(message.add_action_set, "add_action_set")
-            let kind: ActionSetKind = try wireCase(op.kind.rawValue, "add_action_set.kind")
+            let kind = try ActionSetKind.fromWire(op.kind.rawValue, field: "add_action_set.kind")
             return .addActionSet(name: swiftString(op.name), kind: kind, homeID: op.home_id)
         case HOME__V1__LAYOUT_REQUEST__OP_ADD_ACTION:
             let op = try present(message.add_action, "add_action")
@@ -282,20 +282,11 @@ private enum LayoutDecoding {
     }
 
     /// A Swift enum case from its wire number, refusing numbers the schema does not define.
-    private static func wireCase<E: CaseIterable & Equatable>(_ number: UInt32, offset: UInt32 = 0, _ field: String)
-        throws(HomeError) -> E where E.AllCases == [E]
-    {
-        guard number >= offset, Int(number - offset) < E.allCases.count else {
-            throw HomeError(.invalidArgument, "\(field) \(number) is not a value the schema defines")
-        }
-        return E.allCases[Int(number - offset)]
-    }
-
     private static func triggerKind(_ op: Home__V1__AddTrigger) throws(HomeError) -> TriggerKind {
         switch op.kind_case {
         case HOME__V1__ADD_TRIGGER__KIND_TIMER:
             let timer = try present(op.timer, "add_trigger.timer")
-            let recurrence: Recurrence = try wireCase(timer.recurrence.rawValue, "add_trigger.timer.recurrence")
+            let recurrence = try Recurrence.fromWire(timer.recurrence.rawValue, field: "add_trigger.timer.recurrence")
             return .timer(fireDateMs: timer.fire_date_ms, timeZone: swiftString(timer.time_zone), recurrence: recurrence)
         case HOME__V1__ADD_TRIGGER__KIND_EVENT:
             let event = try present(op.event, "add_trigger.event")
@@ -309,8 +300,8 @@ private enum LayoutDecoding {
             var conditions: [CharacteristicCondition] = []
             for index in 0..<event.n_conditions {
                 let condition = try present(event.conditions?[index] ?? nil, "add_trigger.event.conditions[\(index)]")
-                let comparison: Comparison = try wireCase(condition.comparison.rawValue,
-                                                          "add_trigger.event.conditions[\(index)].comparison")
+                let comparison = try Comparison.fromWire(condition.comparison.rawValue,
+                                                          field: "add_trigger.event.conditions[\(index)].comparison")
                 guard let conditionValue = ModelDecoding.value(condition.value) else {
                     throw HomeError(.invalidArgument, "the condition on characteristic \(condition.characteristic_id) "
                                         + "carries no value")

@@ -347,7 +347,7 @@ extension SubscribeRequest: WireMessage {
             return SubscribeRequest(
                 filter: filter, snapshot: message.pointee.snapshot != 0, sinceSeq: since,
                 journalID: swiftString(message.pointee.journal_id), excludeOwn: message.pointee.exclude_own != 0,
-                policy: .fromWire(message.pointee.policy.rawValue, default: .coalesce),
+                policy: try .fromWire(message.pointee.policy.rawValue, field: "SubscribeRequest.policy"),
                 queueLimit: message.pointee.queue_limit, heartbeatMs: message.pointee.heartbeat_ms,
                 minIntervalMs: message.pointee.min_interval_ms)
         }

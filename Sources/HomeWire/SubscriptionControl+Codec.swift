@@ -47,10 +47,7 @@ extension ModelDecoding {
         filter.serviceTypes = try swiftArray(wire.service_types, wire.n_service_types) { swiftString($0) }
         filter.characteristicTypes = try swiftArray(wire.characteristic_types, wire.n_characteristic_types) { swiftString($0) }
         filter.kinds = try swiftArray(wire.kinds, wire.n_kinds) { kind throws(HomeError) in
-            guard kind.rawValue >= 1, Int(kind.rawValue) <= EventKind.allCases.count else {
-                throw HomeError(.invalidArgument, "unknown event kind \(kind.rawValue) in subscription filter")
-            }
-            return EventKind.fromWire(kind.rawValue, offset: 1, default: .valueChanged)
+            try EventKind.fromWire(kind.rawValue, offset: 1, field: "SubscriptionFilter.kinds")
         }
         return filter
     }

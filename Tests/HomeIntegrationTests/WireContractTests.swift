@@ -213,3 +213,20 @@ struct TortureTests {
         }
     }
 }
+
+extension TortureTests {
+    @Test("an unknown policy is refused over the wire, not taken as coalesce")
+    func unknownPolicy() async throws {
+        try await withTestServer { server in
+            let raw = try RawConnection(path: server.socketPath)
+            _ = try raw.hello()
+            try raw.send(WireFrame(callID: 1, body: .open(CallOpen(method: HomeMethods.subscribe.name, request: [0x30, 0x07]))))
+            let answer = try raw.receive()
+            #expect(answer?.callID == 1)
+            guard case .status(let error?)? = answer?.body else { Issue.record("\(String(describing: answer))"); return }
+            #expect(error.code == .invalidArgument)
+            #expect(error.message.contains("SubscribeRequest.policy: unknown value 7"))
+            #expect(server.store.subscriptionCount == 0)
+        }
+    }
+}

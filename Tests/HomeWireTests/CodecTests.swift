@@ -316,3 +316,18 @@ struct GoldenFrameTests {
         try Self.check("message_subscribe_value_event.bin", WireFrame(callID: 2, body: .message(response.encoded())))
     }
 }
+
+@Suite("enum numbers the schema does not define")
+struct UnknownEnumTests {
+    @Test("a request's unknown enum number is INVALID_ARGUMENT naming the field and the number")
+    func refused() throws {
+        // SubscribeRequest { policy (6): 7 }
+        let policy = #expect(throws: HomeError.self) { _ = try SubscribeRequest(wire: [0x30, 0x07]) }
+        #expect(policy == HomeError(.invalidArgument, "SubscribeRequest.policy: unknown value 7, not one the schema defines"))
+        // SubscribeRequest { filter (1) { kinds (9): [99] } }, packed
+        let kind = #expect(throws: HomeError.self) { _ = try SubscribeRequest(wire: [0x0A, 0x03, 0x4A, 0x01, 99]) }
+        #expect(kind?.message == "SubscriptionFilter.kinds: unknown value 99, not one the schema defines")
+        // The defined ones still decode.
+        #expect(try SubscribeRequest(wire: [0x30, 0x02]).policy == .disconnect)
+    }
+}
