@@ -25,6 +25,7 @@ struct Bench {
         case "scale": return try await Scale.run(Array(CommandLine.arguments.dropFirst(2)))
         case "profile": return try await Profile.run(Array(CommandLine.arguments.dropFirst(2)))
         case "idle-memory": return try await IdleMemory.run(Array(CommandLine.arguments.dropFirst(2)))
+        case "journal-stall": return JournalStall.run(Array(CommandLine.arguments.dropFirst(2)))
         default: break
         }
         let arguments = Arguments(CommandLine.arguments.dropFirst())

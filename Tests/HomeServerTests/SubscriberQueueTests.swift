@@ -122,27 +122,3 @@ struct SubscriberQueueTests {
         #expect(gapQueue.depth == 100)
     }
 }
-
-@Suite("the event journal")
-struct JournalTests {
-    @Test("sequence numbers increase by one; events after a held number come back exactly")
-    func replay() {
-        var journal = Journal(id: "j", capacity: 5)
-        for _ in 1...8 {
-            var event = HomeEvent(timeMs: 0, origin: .daemon, body: .primaryHome(1))
-            journal.append(&event)
-        }
-        #expect(journal.lastSeq == 8)
-        #expect(journal.events(after: 8)?.isEmpty == true)
-        #expect(journal.events(after: 5).map { $0.map(\.seq) } == [6, 7, 8])
-        #expect(journal.events(after: 3).map { $0.map(\.seq) } == [4, 5, 6, 7, 8])
-        #expect(journal.events(after: 2) == nil, "event 3 is no longer held")
-        #expect(journal.events(after: 9) == nil, "a number from the future is not ours")
-    }
-
-    @Test("journal ids are fresh each time")
-    func ids() {
-        #expect(Journal.makeID() != Journal.makeID())
-        #expect(Journal.makeID().count == 32)
-    }
-}

@@ -19,7 +19,7 @@ extension HomeStore {
             return applied
         }
         let events = committed.result.events.enumerated().map { position, body in
-            HomeEvent(seq: committed.seq(ofEventAt: position), timeMs: committed.timeMs, origin: origin, body: body)
+            HomeEvent(seq: committed.firstSeq + UInt64(position), timeMs: committed.timeMs, origin: origin, body: body)
         }
         return LayoutOutcome(events: events, seq: committed.lastSeq, createdID: committed.result.createdID)
     }

@@ -36,8 +36,6 @@ extension HomeStore {
     /// - Returns: each write's result, with the sequence number of its event.
     public func write(_ writes: [CharacteristicWrite], atomic: Bool = false, validateOnly: Bool = false,
                       origin: Origin, enforceWritable: Bool = true) -> WriteOutcome {
-        // Which result each emitted event belongs to, to give it the event's number.
-        var eventResults: [Int] = []
         let committed = commit(.values, origin: origin) { transaction -> [WriteResult] in
             // Validate everything first, so an atomic batch fails whole and a
             // validate-only batch changes nothing.
@@ -60,22 +58,18 @@ extension HomeStore {
                 case .failure(let error):
                     results.append(WriteResult(characteristicID: write.characteristicID, error: error))
                 case .success(let checked):
-                    if let changed = transaction.graph.store(checked, nowMs: currentTimeMs()) {
-                        transaction.emit(.value(ValueChange(accessoryID: checked.accessoryID, serviceID: checked.serviceID,
-                                                            characteristicID: write.characteristicID, value: changed)),
-                                         subject: checked.index, mergeable: !checked.isOccurrence)
-                        eventResults.append(results.count)
+                    var seq: UInt64 = 0
+                    if let changed = transaction.graph.store(checked, nowMs: transaction.nowMs) {
+                        seq = transaction.emit(.value(ValueChange(accessoryID: checked.accessoryID, serviceID: checked.serviceID,
+                                                                  characteristicID: write.characteristicID, value: changed)),
+                                               subject: checked.index, mergeable: !checked.isOccurrence)
                     }
-                    results.append(WriteResult(characteristicID: write.characteristicID))
+                    results.append(WriteResult(characteristicID: write.characteristicID, seq: seq))
                 }
             }
             return results
         }
-        var results = committed.result
-        for (position, resultIndex) in eventResults.enumerated() {
-            results[resultIndex].seq = committed.seq(ofEventAt: position)
-        }
-        return WriteOutcome(results: results, seq: committed.lastSeq)
+        return WriteOutcome(results: committed.result, seq: committed.lastSeq)
     }
 
     /// One write checked against the graph, with the precise error when it is not
@@ -99,7 +93,6 @@ extension HomeStore {
     ///
     /// - Throws: NOT_FOUND when there is no such action set; nothing changed then.
     public func executeActionSet(_ actionSetID: ObjectID, origin: Origin) throws(HomeError) -> WriteOutcome {
-        var eventResults: [Int] = []
         let committed = try commit(.values, origin: origin) { transaction throws(HomeError) -> [WriteResult] in
             guard let actionSet = transaction.graph.actionSets[actionSetID] else {
                 throw HomeError(.notFound, "no action set with id \(actionSetID)")
@@ -111,23 +104,19 @@ extension HomeStore {
                 case .failure(let error):
                     results.append(WriteResult(characteristicID: action.characteristicID, error: error))
                 case .success(let checked):
-                    if let changed = transaction.graph.store(checked, nowMs: currentTimeMs()) {
-                        transaction.emit(.value(ValueChange(accessoryID: checked.accessoryID, serviceID: checked.serviceID,
-                                                            characteristicID: action.characteristicID, value: changed)),
-                                         subject: checked.index, mergeable: !checked.isOccurrence)
-                        eventResults.append(results.count)
+                    var seq: UInt64 = 0
+                    if let changed = transaction.graph.store(checked, nowMs: transaction.nowMs) {
+                        seq = transaction.emit(.value(ValueChange(accessoryID: checked.accessoryID, serviceID: checked.serviceID,
+                                                                  characteristicID: action.characteristicID, value: changed)),
+                                               subject: checked.index, mergeable: !checked.isOccurrence)
                     }
-                    results.append(WriteResult(characteristicID: action.characteristicID))
+                    results.append(WriteResult(characteristicID: action.characteristicID, seq: seq))
                 }
             }
             transaction.emit(.actionSetExecuted(actionSetID))
             return results
         }
-        var results = committed.result
-        for (position, resultIndex) in eventResults.enumerated() {
-            results[resultIndex].seq = committed.seq(ofEventAt: position)
-        }
-        return WriteOutcome(results: results, seq: committed.lastSeq)
+        return WriteOutcome(results: committed.result, seq: committed.lastSeq)
     }
 
     /// Records an accessory's reachability (a provider connected or went away),

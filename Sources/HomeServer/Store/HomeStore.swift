@@ -88,6 +88,11 @@ public final class HomeStore: Sendable {
         var graph: HomeGraph
         /// For a layout commit, the graph as it was (what persistence has stored).
         let before: HomeGraph?
+        /// The sequence number the first emitted event gets: nothing else publishes
+        /// while a commit holds the lock, so its events' numbers are known ahead.
+        let firstSeq: UInt64
+        /// The commit's time: its events' time, and the time of the values it stores.
+        let nowMs: Int64
         fileprivate(set) var events: [PendingEvent] = []
 
         struct PendingEvent {
@@ -101,13 +106,12 @@ public final class HomeStore: Sendable {
 
         /// Records an event to publish once the change commits.
         ///
-        /// - Returns: its position among this commit's events: its sequence
-        ///   number is `Committed.seq(ofEventAt:)` of it.
+        /// - Returns: the sequence number it will have.
         @discardableResult
         mutating func emit(_ body: HomeEvent.Body, subject: HomeGraph.CharacteristicIndex? = nil,
-                           mergeable: Bool? = nil) -> Int {
+                           mergeable: Bool? = nil) -> UInt64 {
             events.append(PendingEvent(body: body, subject: subject, mergeable: mergeable))
-            return events.count - 1
+            return firstSeq + UInt64(events.count - 1)
         }
     }
 
@@ -119,8 +123,6 @@ public final class HomeStore: Sendable {
         /// The daemon's sequence number once the commit took effect.
         var lastSeq: UInt64
         var timeMs: Int64
-
-        func seq(ofEventAt position: Int) -> UInt64 { firstSeq + UInt64(position) }
     }
 
     /// The one way the graph changes: under the lock, `change` edits the graph and
@@ -139,14 +141,15 @@ public final class HomeStore: Sendable {
         var wake: [LoopFlusher] = []
         let committed = try state.withLock { state throws(Failure) -> Committed<Result> in
             var transaction: Transaction
+            let firstSeq = state.journal.lastSeq + 1
             switch kind {
             case .values:
                 // Moved out and back rather than copied, so that editing it in place
                 // does not copy its tables.
-                transaction = Transaction(graph: HomeGraph(), before: nil)
+                transaction = Transaction(graph: HomeGraph(), before: nil, firstSeq: firstSeq, nowMs: now)
                 swap(&transaction.graph, &state.graph)
             case .layout:
-                transaction = Transaction(graph: state.graph, before: state.graph)
+                transaction = Transaction(graph: state.graph, before: state.graph, firstSeq: firstSeq, nowMs: now)
             }
             let result: Result
             do throws(Failure) {
@@ -157,7 +160,6 @@ public final class HomeStore: Sendable {
             }
             swap(&transaction.graph, &state.graph)
             if kind == .layout { state.layoutVersion &+= 1 }
-            let firstSeq = state.journal.lastSeq + 1
             // The graph now stands after every event of this commit.
             let graphSeq = state.journal.lastSeq + UInt64(transaction.events.count)
             for pending in transaction.events {
