@@ -17,10 +17,10 @@ extension HomeStore {
     /// so no event falls between them.
     ///
     /// - Parameter make: makes the subscriber, given its id and its compiled scope.
-    func subscribe<S: Subscriber>(_ filter: SubscriptionFilter, start: SubscriptionStart,
-                                  make: (UInt64, SubscriptionScope) -> S) throws(HomeError) -> S {
+    func subscribe(_ filter: SubscriptionFilter, start: SubscriptionStart,
+                   make: (UInt64, SubscriptionScope) -> SubscriptionStream) throws(HomeError) -> SubscriptionStream {
         var wake: LoopFlusher?
-        let subscriber = try withState { state throws(HomeError) -> S in
+        let subscriber = try withState { state throws(HomeError) -> SubscriptionStream in
             try SubscriptionScope.validate(filter, in: state.graph)
             let scope = SubscriptionScope(filter)
             let id = state.nextSubscriptionID
