@@ -15,6 +15,12 @@ let package = Package(
         .executable(name: "homectl", targets: ["homectl"]),
         .library(name: "HomeClient", targets: ["HomeClient"]),
         .library(name: "HomeModel", targets: ["HomeModel"]),
+        // The daemon as a library and the wire's generated C code: what the
+        // benchmarks (their own package, Benchmarks/) run and compare against.
+        .library(name: "HomeServer", targets: ["HomeServer"]),
+        .library(name: "HomeStorage", targets: ["HomeStorage"]),
+        .library(name: "HomeWire", targets: ["HomeWire"]),
+        .library(name: "CHomeProto", targets: ["CHomeProto"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -90,18 +96,6 @@ let package = Package(
             dependencies: [
                 "HomeClient", "HomeModel",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
-            swiftSettings: strict
-        ),
-
-        // Benchmarks: `swift run -c release homed-bench`. The C floor it compares against.
-        .target(name: "CBenchFloor", dependencies: ["CHomeProto"]),
-        .executableTarget(
-            name: "homed-bench",
-            dependencies: [
-                "HomeClient", "HomeModel", "HomeServer", "HomeStorage", "HomeWire", "CBenchFloor",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),

@@ -1,5 +1,6 @@
 import CBenchFloor
 import Foundation
+import Histogram
 import HomeClient
 import HomeModel
 import HomeServer
@@ -8,27 +9,18 @@ import Logging
 import NIOCore
 import NIOPosix
 
-/// `swift run -c release homed-bench`: homed's wire figures next to the floor —
+/// `homed-bench wire` (the default): homed's wire figures next to the floor —
 /// minimal C code doing the same over a Unix socket in the same run — printed as
 /// ratios, because this machine's absolute timings drift.
-///
-/// Options: `--round-trips N` (default 20000), `--events N` (default 2000000),
-/// `--runs N` (default 3; the median run is reported).
-///
-/// Other modes: `homed-bench fanout [--duration-ms N]` (Fanout.swift) and
-/// `homed-bench scale [--accessories N]` (Scale.swift).
-@main
-struct Bench {
-    static func main() async throws {
-        switch CommandLine.arguments.dropFirst().first {
-        case "fanout": return try await Fanout.run(Array(CommandLine.arguments.dropFirst(2)))
-        case "scale": return try await Scale.run(Array(CommandLine.arguments.dropFirst(2)))
-        case "profile": return try await Profile.run(Array(CommandLine.arguments.dropFirst(2)))
-        case "idle-memory": return try await IdleMemory.run(Array(CommandLine.arguments.dropFirst(2)))
-        case "journal-stall": return JournalStall.run(Array(CommandLine.arguments.dropFirst(2)))
-        default: break
-        }
-        let arguments = Arguments(CommandLine.arguments.dropFirst())
+/// Its options and the other subcommands are in Commands.swift.
+enum Bench {
+    struct Arguments {
+        var roundTrips: Int
+        var events: Int
+        var runs: Int
+    }
+
+    static func run(_ arguments: Arguments) async throws {
         let directory = makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
 
@@ -322,14 +314,18 @@ struct Bench {
     }
 }
 
+/// The median and 99th percentile of a set of samples, from an HDR histogram at
+/// three significant digits (0.1% resolution).
 struct Percentiles {
     var p50: Double
     var p99: Double
 
+    /// - Parameter samples: nanoseconds.
     init(_ samples: [Double]) {
-        let sorted = samples.sorted()
-        p50 = sorted[sorted.count / 2]
-        p99 = sorted[min(sorted.count - 1, sorted.count * 99 / 100)]
+        var histogram = Histogram<UInt64>(numberOfSignificantValueDigits: .three)
+        for sample in samples { _ = histogram.record(UInt64(max(sample, 0).rounded())) }
+        p50 = Double(histogram.valueAtPercentile(50))
+        p99 = Double(histogram.valueAtPercentile(99))
     }
 
     init(p50: Double, p99: Double) {
@@ -340,25 +336,6 @@ struct Percentiles {
 
 func median(_ runs: [Percentiles]) -> Percentiles {
     Percentiles(p50: runs.map(\.p50).sorted()[runs.count / 2], p99: runs.map(\.p99).sorted()[runs.count / 2])
-}
-
-struct Arguments {
-    var roundTrips = 20_000
-    var events = 2_000_000
-    var runs = 3
-
-    init(_ arguments: ArraySlice<String>) {
-        var iterator = arguments.makeIterator()
-        while let argument = iterator.next() {
-            let value = iterator.next().flatMap(Int.init) ?? 0
-            switch argument {
-            case "--round-trips": roundTrips = max(value, 100)
-            case "--events": events = max(value, 1000)
-            case "--runs": runs = max(value, 1)
-            default: FileHandle.standardError.write(Data("homed-bench: unknown option \(argument)\n".utf8)); exit(64)
-            }
-        }
-    }
 }
 
 struct BenchError: Error, CustomStringConvertible {

@@ -7,15 +7,7 @@ import HomeStorage
 /// `homed-bench scale [--accessories N]`: the generated scale home (10 characteristics
 /// per accessory) saved to a fresh SQLite file, loaded back, and served to a client.
 enum Scale {
-    static func run(_ arguments: [String]) async throws {
-        var accessories = 10_000
-        var iterator = arguments.makeIterator()
-        while let argument = iterator.next() {
-            switch argument {
-            case "--accessories": accessories = max(1, iterator.next().flatMap(Int.init) ?? 0)
-            default: FileHandle.standardError.write(Data("homed-bench scale: unknown option \(argument)\n".utf8)); exit(64)
-            }
-        }
+    static func run(accessories: Int) async throws {
         let directory = Bench.makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let databasePath = directory + "/scale.sqlite"

@@ -15,17 +15,7 @@ import Glibc
 /// counted; the clients are plain blocking sockets in this process. Any homed binary
 /// works, so the figure of an older build is measured the same way.
 enum IdleMemory {
-    static func run(_ arguments: [String]) async throws {
-        var homed = ".build/release/homed"
-        var connections = 1000
-        var iterator = arguments.makeIterator()
-        while let argument = iterator.next() {
-            switch argument {
-            case "--homed": homed = iterator.next() ?? homed
-            case "--connections": connections = max(1, iterator.next().flatMap(Int.init) ?? 0)
-            default: throw BenchError("idle-memory: unknown option \(argument)")
-            }
-        }
+    static func run(homed: String, connections: Int) async throws {
         let directory = Bench.makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let socketPath = directory + "/homed.sock"

@@ -8,12 +8,14 @@ import NIOCore
 
 /// One part of the benchmark alone, to run under `perf record`.
 enum Profile {
+    static let parts = ["cread", "nio-echo", "blocking", "blocking-here", "async", "cpu", "write-cpu", "stream",
+                        "stream-c", "fanout-c", "fanout-nio"]
+
     /// `homed-bench profile cread|nio-echo|blocking|blocking-here|async|cpu|write-cpu|stream|stream-c|fanout-c|fanout-nio [N]`: one part alone, for `perf record`.
-    static func run(_ arguments: [String]) async throws {
+    static func run(part: String, count: Int?) async throws {
         let directory = Bench.makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let count = arguments.dropFirst().first.flatMap(Int.init)
-        switch arguments.first {
+        switch part {
         case "cread":
             let (ping, read) = try await Bench.cClientRoundTrips(directory: directory, iterations: count ?? 200_000)
             print("C ping p50 \(us(ping.p50)), C read p50 \(us(read.p50))")
@@ -119,11 +121,10 @@ enum Profile {
             print(total)
         case "stream", "stream-c":
             let figures = try await Bench.homedStream(directory: directory, events: count ?? 5_000_000,
-                                                      writer: arguments.first == "stream" ? .homeClient : .cPeer)
+                                                      writer: part == "stream" ? .homeClient : .cPeer)
             print("\(rate(figures.eventsPerSecond)) events/s")
         default:
-            FileHandle.standardError.write(Data("homed-bench profile: cread|nio-echo|blocking|blocking-here|async|cpu|write-cpu|stream|stream-c|fanout-c|fanout-nio [N]\n".utf8))
-            exit(64)
+            throw BenchError("unknown part '\(part)'; one of \(parts.joined(separator: ", "))")
         }
     }
 

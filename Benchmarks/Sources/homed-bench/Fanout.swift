@@ -21,15 +21,7 @@ enum Fanout {
     static let subscriberCounts = [1, 100, 1000]
     static let rates = [1000, 100]
 
-    static func run(_ arguments: [String]) async throws {
-        var durationMs = 3000
-        var iterator = arguments.makeIterator()
-        while let argument = iterator.next() {
-            switch argument {
-            case "--duration-ms": durationMs = max(100, iterator.next().flatMap(Int.init) ?? 0)
-            default: FileHandle.standardError.write(Data("homed-bench fanout: unknown option \(argument)\n".utf8)); exit(64)
-            }
-        }
+    static func run(durationMs: Int) async throws {
         let limit = raiseFileLimit()
         let directory = Bench.makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }

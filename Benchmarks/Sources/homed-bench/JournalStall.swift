@@ -6,8 +6,7 @@ import HomeServer
 /// with the slowest write near each power of two: a journal that grows by copying
 /// shows there as a step every subscriber waits for.
 enum JournalStall {
-    static func run(_ arguments: [String]) {
-        let count = arguments.first.flatMap(Int.init) ?? 200_000
+    static func run(count: Int) {
         let store = HomeStore(graph: DemoHome.make(nowMs: 0), journalCapacity: 100_000)
         let brightness = try! store.snapshot().graph.resolve(path: "Living Room/Lamp/Brightness")
         let clock = ContinuousClock()
