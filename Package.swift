@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "HomeStorage", targets: ["HomeStorage"]),
         .library(name: "HomeWire", targets: ["HomeWire"]),
         .library(name: "CHomeProto", targets: ["CHomeProto"]),
+        .library(name: "HomeTesting", targets: ["HomeTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -81,6 +82,19 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // What tests and benchmarks share: an in-process server on a temporary
+        // socket, a raw wire connection, temporary directories, generated homes.
+        .target(
+            name: "HomeTesting",
+            dependencies: [
+                "HomeServer", "HomeClient", "HomeWire", "HomeModel",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+
         .executableTarget(
             name: "homed",
             dependencies: [
@@ -123,7 +137,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HomeIntegrationTests",
-            dependencies: ["HomeServer", "HomeClient", "HomeWire", "HomeModel", "HomeStorage",
+            dependencies: ["HomeServer", "HomeClient", "HomeWire", "HomeModel", "HomeTesting",
                            .product(name: "NIOCore", package: "swift-nio"),
                            .product(name: "NIOPosix", package: "swift-nio"),
                            .product(name: "Logging", package: "swift-log")],

@@ -34,6 +34,7 @@ let package = Package(
                 .product(name: "HomeServer", package: "homed"),
                 .product(name: "HomeStorage", package: "homed"),
                 .product(name: "HomeWire", package: "homed"),
+                .product(name: "HomeTesting", package: "homed"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

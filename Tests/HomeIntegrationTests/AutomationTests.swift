@@ -2,6 +2,7 @@ import Foundation
 import HomeClient
 import HomeModel
 @testable import HomeServer
+import HomeTesting
 import Logging
 import Synchronization
 import Testing

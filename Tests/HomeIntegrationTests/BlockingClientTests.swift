@@ -1,6 +1,7 @@
 import Foundation
 import HomeClient
 import HomeModel
+import HomeTesting
 import Testing
 
 @Suite("the blocking client", .timeLimit(.minutes(1)))

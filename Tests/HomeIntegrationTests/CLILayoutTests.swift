@@ -1,5 +1,6 @@
 import Foundation
 import HomeModel
+import HomeTesting
 import Testing
 
 /// The built `homectl` (a separate process) against an in-process test server.

@@ -1,4 +1,5 @@
 import Foundation
+import HomeTesting
 import Testing
 
 /// The real `homectl` and `homed` binaries, as separate processes.

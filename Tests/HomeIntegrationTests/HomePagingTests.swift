@@ -1,6 +1,7 @@
 import HomeClient
 import HomeModel
 import HomeServer
+import HomeTesting
 import HomeWire
 import NIOCore
 import Testing

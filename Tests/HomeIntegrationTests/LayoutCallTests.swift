@@ -1,6 +1,7 @@
 import HomeClient
 import HomeModel
 import HomeServer
+import HomeTesting
 import Testing
 
 /// The error a layout call failed with, or nil if it succeeded.

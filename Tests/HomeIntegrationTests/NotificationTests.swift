@@ -1,6 +1,7 @@
 import HomeClient
 import HomeModel
 import HomeServer
+import HomeTesting
 import Testing
 
 /// Notifications that never lose a change: each test a real scenario over the socket.

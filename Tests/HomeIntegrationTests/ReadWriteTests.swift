@@ -1,5 +1,6 @@
 import HomeClient
 import HomeModel
+import HomeTesting
 import Testing
 
 @Suite("reading and writing characteristics", .timeLimit(.minutes(1)))

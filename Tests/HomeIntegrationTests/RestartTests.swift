@@ -1,4 +1,5 @@
 import Foundation
+import HomeTesting
 import Testing
 
 /// Real `homed` processes stopped hard or gracefully and started again on the same

@@ -2,6 +2,7 @@ import Foundation
 import HomeClient
 import HomeModel
 import HomeServer
+import HomeTesting
 import HomeWire
 import Logging
 import Testing

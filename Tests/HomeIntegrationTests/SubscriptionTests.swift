@@ -1,7 +1,8 @@
 import Foundation
-import HomeServer
 import HomeClient
 import HomeModel
+import HomeServer
+import HomeTesting
 import Testing
 
 @Suite("subscriptions over the socket", .timeLimit(.minutes(1)))

@@ -1,5 +1,6 @@
 import HomeClient
 import HomeModel
+import HomeTesting
 import Testing
 
 @Suite("unary calls over the socket")

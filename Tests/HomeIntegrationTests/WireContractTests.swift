@@ -1,7 +1,7 @@
 import HomeClient
 import HomeModel
 import HomeServer
-import HomeStorage
+import HomeTesting
 import HomeWire
 import NIOCore
 import Testing

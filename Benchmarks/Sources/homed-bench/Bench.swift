@@ -4,6 +4,7 @@ import Histogram
 import HomeClient
 import HomeModel
 import HomeServer
+import HomeTesting
 import HomeWire
 import Logging
 import NIOCore
@@ -308,9 +309,7 @@ enum Bench {
     static let daemonGroup = MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
 
     static func makeTemporaryDirectory() -> String {
-        var template = Array("/tmp/homed-bench-XXXXXX".utf8CString)
-        _ = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        return String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        TestServer.makeTemporaryDirectory("homed-bench")
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import HomeModel
+import HomeTesting
 import HomeWire
 import NIOCore
 
@@ -27,12 +28,14 @@ enum IdleMemory {
         for _ in 0..<500 where !FileManager.default.fileExists(atPath: socketPath) { usleep(10_000) }
         // One connection first, so that what every connection shares (the event
         // loops' buffers, the first use of each code path) is not counted.
-        var sockets = [try BlockingSocket(path: socketPath)]
+        var sockets = [try RawConnection(path: socketPath)]
+        try sockets[0].send(WireFrame(callID: 0, body: .hello(Hello(clientName: "idle"))))
         try sockets[0].subscribe(callID: 1)
         usleep(200_000)
         let base = try residentKiB(pid: daemon.processIdentifier)
         for _ in 1..<connections {
-            let socket = try BlockingSocket(path: socketPath)
+            let socket = try RawConnection(path: socketPath)
+            try socket.send(WireFrame(callID: 0, body: .hello(Hello(clientName: "idle"))))
             try socket.subscribe(callID: 1)
             sockets.append(socket)
         }
@@ -60,40 +63,10 @@ enum IdleMemory {
     }
 }
 
-/// A client that is only a socket: hello on connect, then whatever it sends.
-final class BlockingSocket {
-    let fd: Int32
-
-    init(path: String) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            let bytes = Array(path.utf8)
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard result == 0 else { close(fd); throw BenchError("connect \(path): errno \(errno)") }
-        try send(WireFrame(callID: 0, body: .hello(Hello(clientName: "idle"))))
-    }
-
-    deinit { close(fd) }
-
+extension RawConnection {
+    /// Opens a subscription to everything, and reads nothing.
     func subscribe(callID: UInt64) throws {
         try send(WireFrame(callID: callID, body: .open(CallOpen(method: HomeMethods.subscribe.name,
                                                                  request: SubscribeRequest().encoded()))))
-    }
-
-    func send(_ frame: WireFrame) throws {
-        let bytes = Array(frame.encoded().readableBytesView)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
-            guard written > 0 else { throw BenchError("send: errno \(errno)") }
-            offset += written
-        }
     }
 }

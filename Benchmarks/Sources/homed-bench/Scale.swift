@@ -3,6 +3,7 @@ import HomeClient
 import HomeModel
 import HomeServer
 import HomeStorage
+import HomeTesting
 
 /// `homed-bench scale [--accessories N]`: the generated scale home (10 characteristics
 /// per accessory) saved to a fresh SQLite file, loaded back, and served to a client.

@@ -8,15 +8,15 @@ import NIOPosix
 
 /// A real `HomeServer` on a temporary Unix socket, in this process, serving the
 /// demo home (no simulator: nothing changes unless a test changes it).
-struct TestServer {
-    let server: HomeServer
-    let socketPath: String
-    let directory: String
+public struct TestServer: Sendable {
+    public let server: HomeServer
+    public let socketPath: String
+    public let directory: String
 
-    var store: HomeStore { server.store }
+    public var store: HomeStore { server.store }
 
     /// A fresh temporary directory under /tmp (short: socket paths are limited to 107 bytes).
-    static func makeTemporaryDirectory(_ prefix: String = "homed-test") -> String {
+    public static func makeTemporaryDirectory(_ prefix: String = "homed-test") -> String {
         let template = "/tmp/\(prefix)-XXXXXX"
         var bytes = Array(template.utf8CString)
         let result = bytes.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
@@ -24,7 +24,7 @@ struct TestServer {
         return String(decoding: bytes.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    static func start(graph: HomeGraph = DemoHome.make(nowMs: 1_700_000_000_000), journalCapacity: Int = 100_000,
+    public static func start(graph: HomeGraph = DemoHome.make(nowMs: 1_700_000_000_000), journalCapacity: Int = 100_000,
                       configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> TestServer {
         let directory = makeTemporaryDirectory()
         let socketPath = directory + "/homed.sock"
@@ -39,18 +39,18 @@ struct TestServer {
         return TestServer(server: server, socketPath: socketPath, directory: directory)
     }
 
-    func connect(name: String = "test") async throws -> HomeClient {
+    public func connect(name: String = "test") async throws -> HomeClient {
         try await HomeClient.connect(to: socketPath, name: name)
     }
 
-    func stop() async {
+    public func stop() async {
         await server.stop()
         try? FileManager.default.removeItem(atPath: directory)
     }
 }
 
 /// Runs `body` against a fresh server, always stopping it.
-func withTestServer<T>(
+public func withTestServer<T>(
     graph: HomeGraph = DemoHome.make(nowMs: 1_700_000_000_000),
     journalCapacity: Int = 100_000,
     configure: (inout ServerConfiguration) -> Void = { _ in },
@@ -69,7 +69,7 @@ func withTestServer<T>(
 
 extension HomeGraph {
     /// The id at a path that a test knows exists.
-    func id(_ path: String) -> ObjectID {
+    public func id(_ path: String) -> ObjectID {
         do {
             return try resolve(path: path)
         } catch {
@@ -79,7 +79,7 @@ extension HomeGraph {
 }
 
 /// Fails after `seconds`: tests that wait for something never hang.
-func withTimeout<T: Sendable>(_ seconds: Double, _ what: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+public func withTimeout<T: Sendable>(_ seconds: Double, _ what: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
     try await withThrowingTaskGroup(of: T.self) { group in
         group.addTask { try await body() }
         group.addTask {
@@ -92,8 +92,8 @@ func withTimeout<T: Sendable>(_ seconds: Double, _ what: String, _ body: @escapi
     }
 }
 
-struct TimeoutError: Error, CustomStringConvertible {
-    let what: String
-    let seconds: Double
-    var description: String { "timed out after \(seconds) s waiting for \(what)" }
+public struct TimeoutError: Error, CustomStringConvertible {
+    public let what: String
+    public let seconds: Double
+    public var description: String { "timed out after \(seconds) s waiting for \(what)" }
 }

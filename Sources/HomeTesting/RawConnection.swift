@@ -5,10 +5,10 @@ import NIOCore
 /// A bare blocking socket to the daemon, for sending what no well-behaved client
 /// would: garbage, truncated frames, huge lengths. Reads time out after 5 s so a
 /// test never hangs.
-final class RawConnection {
+public final class RawConnection {
     private let fd: Int32
 
-    init(path: String) throws {
+    public init(path: String) throws {
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RawError("socket: \(errno)") }
         var address = sockaddr_un()
@@ -28,7 +28,7 @@ final class RawConnection {
 
     deinit { close(fd) }
 
-    func send(_ bytes: [UInt8]) throws {
+    public func send(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
@@ -37,18 +37,18 @@ final class RawConnection {
         }
     }
 
-    func send(_ frame: WireFrame) throws {
+    public func send(_ frame: WireFrame) throws {
         try send(Array(frame.encoded().readableBytesView))
     }
 
-    func hello(name: String = "raw", maxFrameSize: UInt32 = 0) throws -> HelloReply {
+    public func hello(name: String = "raw", maxFrameSize: UInt32 = 0) throws -> HelloReply {
         try send(WireFrame(callID: 0, body: .hello(Hello(clientName: name, maxFrameSize: maxFrameSize))))
         guard case .helloReply(let reply) = try receive()?.body else { throw RawError("no hello reply") }
         return reply
     }
 
     /// Closes the sending side only (the daemon sees end of stream).
-    func shutdownWrite() { shutdown(fd, Int32(SHUT_WR)) }
+    public func shutdownWrite() { shutdown(fd, Int32(SHUT_WR)) }
 
     private func readExactly(_ count: Int) throws -> [UInt8]? {
         var bytes = [UInt8](repeating: 0, count: count)
@@ -63,7 +63,7 @@ final class RawConnection {
     }
 
     /// The next frame, or nil when the daemon closed the connection.
-    func receive() throws -> WireFrame? {
+    public func receive() throws -> WireFrame? {
         guard let header = try readExactly(4) else { return nil }
         let length = header.reduce(0) { $0 << 8 | Int($1) }
         guard let body = try readExactly(length) else { throw RawError("connection closed mid-frame") }
@@ -71,14 +71,14 @@ final class RawConnection {
     }
 
     /// Reads frames until the daemon closes; returns them.
-    func receiveUntilClosed() throws -> [WireFrame] {
+    public func receiveUntilClosed() throws -> [WireFrame] {
         var frames: [WireFrame] = []
         while let frame = try receive() { frames.append(frame) }
         return frames
     }
 }
 
-struct RawError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+public struct RawError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }
