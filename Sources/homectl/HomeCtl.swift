@@ -21,45 +21,8 @@ struct HomeCtl: AsyncParsableCommand {
             ("Living Room/Lamp/Brightness"), optionally with the service \
             ("Living Room/Lamp/Lightbulb/Brightness") or the home first.
             """,
-        subcommands: [Status.self, Stats.self, Homes.self, Rooms.self, Zones.self, Accessories.self, Show.self, Get.self, Set.self,
+        subcommands: [Status.self, Stats.self, Homes.self, Rooms.self, Zones.self, Accessories.self, Show.self, Get.self, SetValue.self,
                       Rename.self, Assign.self, Groups.self, Scenes.self, Triggers.self, Types.self, Watch.self])
-}
-
-/// Options every subcommand shares.
-struct ConnectionOptions: ParsableArguments {
-    @Option(help: "homed's socket (default: $HOMED_SOCKET, else the daemon's default path).")
-    var socket: String?
-
-    @Flag(help: "Print JSON instead of human-readable text.")
-    var json = false
-
-    @Option(help: .hidden)
-    var clientName = "homectl"
-
-    /// Runs `body` with a connected client, turning every error into a sentence on
-    /// stderr and the exit code of its status.
-    func withClient<T>(_ body: (HomeClient) async throws(HomeError) -> T) async throws -> T {
-        let client: HomeClient
-        do throws(HomeError) {
-            client = try await HomeClient.connect(to: socket, name: clientName)
-        } catch {
-            throw Failure(error)
-        }
-        do throws(HomeError) {
-            let result = try await body(client)
-            await client.close()
-            return result
-        } catch {
-            await client.close()
-            throw Failure(error)
-        }
-    }
-}
-
-/// An error shown as "homectl: <message>" with the exit code of its status.
-struct Failure: Error {
-    let error: HomeError
-    init(_ error: HomeError) { self.error = error }
 }
 
 extension HomeCtl {

@@ -2,8 +2,10 @@ import ArgumentParser
 import HomeClient
 import HomeModel
 
-struct Set: AsyncParsableCommand {
+/// `homectl set`: named so that it does not shadow `Swift.Set`.
+struct SetValue: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "set",
         abstract: "Write a characteristic value.",
         discussion: """
             VALUE is read in the characteristic's format: true/false/on/off/1/0 for bool, \

@@ -192,3 +192,11 @@ extension Characteristic {
         return value.description + unit
     }
 }
+
+/// "an accessory", "a room".
+func article(_ noun: String) -> String {
+    "aeiou".contains(noun.first ?? "x") ? "an \(noun)" : "a \(noun)"
+}
+
+/// A name in double quotes, as messages show names.
+func quote(_ text: String) -> String { "\"\(text)\"" }

@@ -53,15 +53,3 @@ struct Get: AsyncParsableCommand {
         if let failure { throw Failure(failure) }
     }
 }
-
-extension HomeGraph {
-    /// Resolves a PATH that must name a characteristic.
-    func resolveCharacteristic(_ path: String) throws(HomeError) -> ObjectID {
-        let id = try resolve(path: path)
-        guard characteristics[id] != nil else {
-            let what = kind(of: id).map { String(describing: $0) } ?? "object"
-            throw HomeError(.invalidArgument, "\(path) is a \(what) (id \(id)), not a characteristic; add the characteristic's name, e.g. \(path)/On")
-        }
-        return id
-    }
-}
