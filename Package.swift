@@ -137,10 +137,12 @@ let package = Package(
         ),
         .testTarget(
             name: "HomeIntegrationTests",
-            dependencies: ["HomeServer", "HomeClient", "HomeWire", "HomeModel", "HomeTesting",
-                           .product(name: "NIOCore", package: "swift-nio"),
-                           .product(name: "NIOPosix", package: "swift-nio"),
-                           .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "HomeServer", "HomeClient", "HomeWire", "HomeModel", "HomeTesting",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
     ]

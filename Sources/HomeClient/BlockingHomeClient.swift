@@ -4,7 +4,7 @@ import HomeWire
 import NIOCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A synchronous connection to homed for tools and latency-critical loops: one call
@@ -30,7 +30,9 @@ public final class BlockingHomeClient {
     public init(path: String? = nil, name: String) throws(HomeError) {
         let path = path ?? HomeClient.defaultSocketPath()
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw HomeError(.unavailable, "cannot create a socket: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else {
+            throw HomeError(.unavailable, "cannot create a socket: \(String(cString: strerror(errno)))")
+        }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let fits = withUnsafeMutableBytes(of: &address.sun_path) { raw -> Bool in
@@ -40,13 +42,18 @@ public final class BlockingHomeClient {
             raw[bytes.count] = 0
             return true
         }
-        let connected = fits && withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        } == 0
+        let connected =
+            fits
+            && withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
+            } == 0
         guard connected else {
             let reason = fits ? String(cString: strerror(errno)) : "the path is too long for a Unix socket"
             close(fd)
-            throw HomeError(.unavailable, "cannot reach homed: no daemon is listening on \(path) (\(reason)); is homed running?")
+            throw HomeError(
+                .unavailable, "cannot reach homed: no daemon is listening on \(path) (\(reason)); is homed running?")
         }
         var io = BlockingFrameIO(fd: fd)
         var reply: HelloReply?
@@ -94,7 +101,9 @@ public final class BlockingHomeClient {
             case .message(let bytes): payload = bytes
             case .status(let error?): throw error
             case .status(nil):
-                guard let payload else { throw HomeError(.internal, "call \(callID) ended OK without a response message") }
+                guard let payload else {
+                    throw HomeError(.internal, "call \(callID) ended OK without a response message")
+                }
                 return try Response(wire: payload)
             default: break
             }

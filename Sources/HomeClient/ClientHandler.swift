@@ -10,7 +10,8 @@ final class ClientHandler: ChannelInboundHandler {
     typealias OutboundOut = ByteBuffer
 
     typealias StreamSource = NIOThrowingAsyncSequenceProducer<
-        SubscribeResponse, any Error, NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark, SubscriptionDelegate
+        SubscribeResponse, any Error, NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark,
+        SubscriptionDelegate
     >.Source
 
     private enum Pending {
@@ -119,7 +120,7 @@ final class ClientHandler: ChannelInboundHandler {
             pausedStreams.remove(frame.callID)
             if let error { source.finish(error) } else { source.finish() }
         default:
-            break // a late frame for a call we cancelled
+            break  // a late frame for a call we cancelled
         }
     }
 
@@ -129,7 +130,8 @@ final class ClientHandler: ChannelInboundHandler {
             hello?.succeed(reply)
             hello = nil
         case .ping(let nonce):
-            context.writeAndFlush(wrapOutboundOut(WireFrame(callID: 0, body: .pong(nonce: nonce)).encoded()), promise: nil)
+            context.writeAndFlush(
+                wrapOutboundOut(WireFrame(callID: 0, body: .pong(nonce: nonce)).encoded()), promise: nil)
         case .goAway(let reason, _):
             closedReason = HomeError(.unavailable, "homed is going away: \(reason)")
         case .status(let error):

@@ -119,8 +119,10 @@ extension HomeClient {
     public func addAction(characteristicID: ObjectID, value: CharacteristicValue, toActionSet actionSetID: ObjectID)
         async throws(HomeError) -> LayoutResponse
     {
-        try await changeLayout(.addAction(CharacteristicWriteAction(characteristicID: characteristicID, value: value),
-                                          actionSetID: actionSetID))
+        try await changeLayout(
+            .addAction(
+                CharacteristicWriteAction(characteristicID: characteristicID, value: value),
+                actionSetID: actionSetID))
     }
 
     @discardableResult
@@ -133,10 +135,14 @@ extension HomeClient {
     // MARK: Triggers
 
     @discardableResult
-    public func addTrigger(name: String, homeID: ObjectID, kind: TriggerKind, actionSetIDs: [ObjectID] = [],
-                           enabled: Bool = true) async throws(HomeError) -> LayoutResponse {
-        try await changeLayout(.addTrigger(name: name, homeID: homeID, kind: kind, actionSetIDs: actionSetIDs,
-                                           enabled: enabled))
+    public func addTrigger(
+        name: String, homeID: ObjectID, kind: TriggerKind, actionSetIDs: [ObjectID] = [],
+        enabled: Bool = true
+    ) async throws(HomeError) -> LayoutResponse {
+        try await changeLayout(
+            .addTrigger(
+                name: name, homeID: homeID, kind: kind, actionSetIDs: actionSetIDs,
+                enabled: enabled))
     }
 
     @discardableResult

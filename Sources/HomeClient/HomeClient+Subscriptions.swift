@@ -7,10 +7,14 @@ extension HomeClient {
     ///
     /// - Returns: the sequence number after which the new filter applies.
     @discardableResult
-    public func modify(_ subscription: HomeSubscription, add: SubscriptionFilter = SubscriptionFilter(),
-                       remove: SubscriptionFilter = SubscriptionFilter()) async throws(HomeError) -> UInt64 {
-        try await call(HomeMethods.modifySubscription,
-                       ModifySubscriptionRequest(callID: subscription.callID, add: add, remove: remove)).seq
+    public func modify(
+        _ subscription: HomeSubscription, add: SubscriptionFilter = SubscriptionFilter(),
+        remove: SubscriptionFilter = SubscriptionFilter()
+    ) async throws(HomeError) -> UInt64 {
+        try await call(
+            HomeMethods.modifySubscription,
+            ModifySubscriptionRequest(callID: subscription.callID, add: add, remove: remove)
+        ).seq
     }
 
     /// Every connection's subscriptions: queue depth, events sent, merged, dropped.

@@ -1,12 +1,12 @@
+import Foundation
 @_exported import HomeModel
 @_exported import HomeWire
 import NIOCore
 import NIOPosix
-import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A connection to homed: async calls, and subscriptions as `AsyncSequence`s.
@@ -72,7 +72,9 @@ public final class HomeClient: Sendable {
         } catch {
             helloPromise.fail(error)
             handlerPromise.fail(error)
-            throw HomeError(.unavailable, "cannot reach homed: no daemon is listening on \(path) (\(Self.reason(error))); is homed running?")
+            throw HomeError(
+                .unavailable,
+                "cannot reach homed: no daemon is listening on \(path) (\(Self.reason(error))); is homed running?")
         }
         do {
             let handler = try await handlerPromise.futureResult.get()
@@ -148,8 +150,9 @@ public final class HomeClient: Sendable {
         while true {
             let page: GetHomePage
             do throws(HomeError) {
-                page = try await call(HomeMethods.getHome, GetHomeRequest(homeID: homeID, pageSize: pageSize, pageToken: token))
-            } catch where error.code == .resourceExhausted && pageSize > 1 {
+                page = try await call(
+                    HomeMethods.getHome, GetHomeRequest(homeID: homeID, pageSize: pageSize, pageToken: token))
+            } catch  where error.code == .resourceExhausted && pageSize > 1 {
                 pageSize /= 2
                 continue
             }
@@ -162,8 +165,12 @@ public final class HomeClient: Sendable {
         try await call(HomeMethods.listAccessories, ListAccessoriesRequest(homeID: homeID))
     }
 
-    public func read(_ characteristicIDs: [ObjectID], fresh: Bool = false) async throws(HomeError) -> ReadCharacteristicsResponse {
-        try await call(HomeMethods.readCharacteristics, ReadCharacteristicsRequest(characteristicIDs: characteristicIDs, fresh: fresh))
+    public func read(_ characteristicIDs: [ObjectID], fresh: Bool = false) async throws(HomeError)
+        -> ReadCharacteristicsResponse
+    {
+        try await call(
+            HomeMethods.readCharacteristics,
+            ReadCharacteristicsRequest(characteristicIDs: characteristicIDs, fresh: fresh))
     }
 
     public func write(_ request: WriteCharacteristicsRequest) async throws(HomeError) -> WriteCharacteristicsResponse {
@@ -172,8 +179,12 @@ public final class HomeClient: Sendable {
 
     /// Writes one value; throws the item's error if it failed.
     @discardableResult
-    public func write(_ value: CharacteristicValue, to characteristicID: ObjectID) async throws(HomeError) -> WriteResult {
-        let response = try await write(WriteCharacteristicsRequest(writes: [CharacteristicWrite(characteristicID: characteristicID, value: value)]))
+    public func write(_ value: CharacteristicValue, to characteristicID: ObjectID) async throws(HomeError)
+        -> WriteResult
+    {
+        let response = try await write(
+            WriteCharacteristicsRequest(writes: [CharacteristicWrite(characteristicID: characteristicID, value: value)])
+        )
         guard let result = response.results.first else {
             throw HomeError(.internal, "write to \(characteristicID) returned no result")
         }
@@ -193,7 +204,8 @@ public final class HomeClient: Sendable {
         let producer = NIOThrowingAsyncSequenceProducer.makeSequence(
             elementType: SubscribeResponse.self,
             failureType: (any Error).self,
-            backPressureStrategy: NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark(lowWatermark: 8, highWatermark: 32),
+            backPressureStrategy: NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark(
+                lowWatermark: 8, highWatermark: 32),
             finishOnDeinit: true,
             delegate: SubscriptionDelegate(callID: callID, handler: handler))
         let open = CallOpen(method: HomeMethods.subscribe.name, request: request.encoded())
@@ -210,14 +222,10 @@ public struct HomeSubscription: AsyncSequence, Sendable {
     /// The call this subscription runs on: what `HomeClient.modify(_:add:remove:)` names.
     public let callID: UInt64
     typealias Base = NIOThrowingAsyncSequenceProducer<
-        SubscribeResponse, any Error, NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark, SubscriptionDelegate
+        SubscribeResponse, any Error, NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark,
+        SubscriptionDelegate
     >
     let base: Base
-
-    init(callID: UInt64, base: Base) {
-        self.callID = callID
-        self.base = base
-    }
 
     public struct AsyncIterator: AsyncIteratorProtocol {
         var base: Base.AsyncIterator

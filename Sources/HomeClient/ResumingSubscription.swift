@@ -87,7 +87,7 @@ public struct ResumingSubscription: AsyncSequence, Sendable {
                     message.events = cursor.accept(message)
                     return Element(message: message, client: current.client, connection: connections)
                 } catch let error as HomeError where error.code == .unavailable {
-                    connection = nil // and reconnect
+                    connection = nil  // and reconnect
                 } catch let error as HomeError where error.code == .cancelled && Task.isCancelled {
                     return nil
                 }

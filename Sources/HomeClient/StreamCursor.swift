@@ -56,7 +56,8 @@ public struct StreamCursor: Sendable, Hashable {
                 break
             }
         }
-        let fresh = deliveredAbove.isEmpty && latestValueAbove.isEmpty
+        let fresh =
+            deliveredAbove.isEmpty && latestValueAbove.isEmpty
             ? message.events : message.events.filter { !wasDelivered($0) }
         for event in message.events { reached = max(reached ?? 0, event.seq) }
         if let reached { highestSeq = max(highestSeq ?? 0, reached) }
@@ -66,7 +67,8 @@ public struct StreamCursor: Sendable, Hashable {
             for event in fresh where event.seq > resumeAfter {
                 deliveredAbove.insert(event.seq)
                 if case .value(let change) = event.body {
-                    latestValueAbove[change.characteristicID] = max(latestValueAbove[change.characteristicID] ?? 0, event.seq)
+                    latestValueAbove[change.characteristicID] = max(
+                        latestValueAbove[change.characteristicID] ?? 0, event.seq)
                 }
             }
             resumeSeq = resumeAfter

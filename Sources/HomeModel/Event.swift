@@ -50,8 +50,10 @@ public struct LayoutChange: Hashable, Sendable {
     /// For a move: the new parent (the room an accessory moved to, …).
     public var parentID: ObjectID
 
-    public init(action: Action, object: ObjectKind, objectID: ObjectID, homeID: ObjectID, name: String,
-                parentID: ObjectID = 0) {
+    public init(
+        action: Action, object: ObjectKind, objectID: ObjectID, homeID: ObjectID, name: String,
+        parentID: ObjectID = 0
+    ) {
         self.action = action
         self.object = object
         self.objectID = objectID
@@ -70,8 +72,10 @@ public struct ValueChange: Hashable, Sendable {
     /// coalescing subscriber queue.
     public var merged: UInt32
 
-    public init(accessoryID: ObjectID, serviceID: ObjectID, characteristicID: ObjectID, value: CharacteristicValue,
-                merged: UInt32 = 0) {
+    public init(
+        accessoryID: ObjectID, serviceID: ObjectID, characteristicID: ObjectID, value: CharacteristicValue,
+        merged: UInt32 = 0
+    ) {
         self.accessoryID = accessoryID
         self.serviceID = serviceID
         self.characteristicID = characteristicID

@@ -23,8 +23,10 @@ public struct CharacteristicProperties: Hashable, Sendable {
     /// HAP `wr`: a write returns a response value.
     public var writeResponse: Bool
 
-    public init(readable: Bool = true, writable: Bool = false, supportsEventNotification: Bool = false,
-                hidden: Bool = false, writeResponse: Bool = false) {
+    public init(
+        readable: Bool = true, writable: Bool = false, supportsEventNotification: Bool = false,
+        hidden: Bool = false, writeResponse: Bool = false
+    ) {
         self.readable = readable
         self.writable = writable
         self.supportsEventNotification = supportsEventNotification
@@ -48,9 +50,11 @@ public struct CharacteristicMetadata: Hashable, Sendable {
     /// (64 for strings, unbounded but frame-limited for data).
     public var maxLength: Int?
 
-    public init(format: CharacteristicFormat, unit: CharacteristicUnit = .none, minValue: Double? = nil,
-                maxValue: Double? = nil, minStep: Double? = nil, validValues: [Int64] = [],
-                validBits: UInt64 = 0, maxLength: Int? = nil) {
+    public init(
+        format: CharacteristicFormat, unit: CharacteristicUnit = .none, minValue: Double? = nil,
+        maxValue: Double? = nil, minStep: Double? = nil, validValues: [Int64] = [],
+        validBits: UInt64 = 0, maxLength: Int? = nil
+    ) {
         self.format = format
         self.unit = unit
         self.minValue = minValue

@@ -27,9 +27,11 @@ public struct Characteristic: Hashable, Sendable, Identifiable {
     /// Milliseconds since the Unix epoch when the value last changed; 0 = never.
     public var lastUpdatedMs: Int64
 
-    public init(id: ObjectID, serviceID: ObjectID, accessoryID: ObjectID, type: TypeIdentifier,
-                properties: CharacteristicProperties, metadata: CharacteristicMetadata,
-                value: CharacteristicValue? = nil, lastUpdatedMs: Int64 = 0) {
+    public init(
+        id: ObjectID, serviceID: ObjectID, accessoryID: ObjectID, type: TypeIdentifier,
+        properties: CharacteristicProperties, metadata: CharacteristicMetadata,
+        value: CharacteristicValue? = nil, lastUpdatedMs: Int64 = 0
+    ) {
         self.id = id
         self.serviceID = serviceID
         self.accessoryID = accessoryID
@@ -55,9 +57,11 @@ public struct AccessoryService: Hashable, Sendable, Identifiable {
     /// In the accessory's order.
     public var characteristicIDs: [ObjectID]
 
-    public init(id: ObjectID, accessoryID: ObjectID, type: TypeIdentifier, name: String, isPrimary: Bool = false,
-                isUserInteractive: Bool = true, isHidden: Bool = false, linkedServiceIDs: [ObjectID] = [],
-                characteristicIDs: [ObjectID] = []) {
+    public init(
+        id: ObjectID, accessoryID: ObjectID, type: TypeIdentifier, name: String, isPrimary: Bool = false,
+        isUserInteractive: Bool = true, isHidden: Bool = false, linkedServiceIDs: [ObjectID] = [],
+        characteristicIDs: [ObjectID] = []
+    ) {
         self.id = id
         self.accessoryID = accessoryID
         self.type = type
@@ -119,10 +123,12 @@ public struct Accessory: Hashable, Sendable, Identifiable {
     public var provider: String
     public var serviceIDs: [ObjectID]
 
-    public init(id: ObjectID, homeID: ObjectID, roomID: ObjectID, name: String, category: AccessoryCategory,
-                manufacturer: String = "", model: String = "", serialNumber: String = "",
-                firmwareRevision: String = "", isReachable: Bool = true, bridgeID: ObjectID? = nil,
-                bridgedAccessoryIDs: [ObjectID] = [], provider: String = "", serviceIDs: [ObjectID] = []) {
+    public init(
+        id: ObjectID, homeID: ObjectID, roomID: ObjectID, name: String, category: AccessoryCategory,
+        manufacturer: String = "", model: String = "", serialNumber: String = "",
+        firmwareRevision: String = "", isReachable: Bool = true, bridgeID: ObjectID? = nil,
+        bridgedAccessoryIDs: [ObjectID] = [], provider: String = "", serviceIDs: [ObjectID] = []
+    ) {
         self.id = id
         self.homeID = homeID
         self.roomID = roomID
@@ -207,8 +213,10 @@ public struct ActionSet: Hashable, Sendable, Identifiable {
     public var kind: ActionSetKind
     public var actions: [CharacteristicWriteAction]
 
-    public init(id: ObjectID, homeID: ObjectID, name: String, kind: ActionSetKind = .userDefined,
-                actions: [CharacteristicWriteAction] = []) {
+    public init(
+        id: ObjectID, homeID: ObjectID, name: String, kind: ActionSetKind = .userDefined,
+        actions: [CharacteristicWriteAction] = []
+    ) {
         self.id = id
         self.homeID = homeID
         self.name = name
@@ -252,8 +260,9 @@ public enum TriggerKind: Hashable, Sendable {
     public static let fireDateRange: ClosedRange<Int64> = 0...253_402_300_799_999
     /// Fires when the characteristic becomes `value`, or enters [rangeMin, rangeMax],
     /// and every condition holds.
-    case event(characteristicID: ObjectID, value: CharacteristicValue?, rangeMin: Double?, rangeMax: Double?,
-               conditions: [CharacteristicCondition])
+    case event(
+        characteristicID: ObjectID, value: CharacteristicValue?, rangeMin: Double?, rangeMax: Double?,
+        conditions: [CharacteristicCondition])
 }
 
 public struct Trigger: Hashable, Sendable, Identifiable {
@@ -264,8 +273,10 @@ public struct Trigger: Hashable, Sendable, Identifiable {
     public var actionSetIDs: [ObjectID]
     public var kind: TriggerKind
 
-    public init(id: ObjectID, homeID: ObjectID, name: String, isEnabled: Bool = true, actionSetIDs: [ObjectID] = [],
-                kind: TriggerKind) {
+    public init(
+        id: ObjectID, homeID: ObjectID, name: String, isEnabled: Bool = true, actionSetIDs: [ObjectID] = [],
+        kind: TriggerKind
+    ) {
         self.id = id
         self.homeID = homeID
         self.name = name
@@ -289,9 +300,11 @@ public struct Home: Hashable, Sendable, Identifiable {
     public var actionSetIDs: [ObjectID]
     public var triggerIDs: [ObjectID]
 
-    public init(id: ObjectID, name: String, isPrimary: Bool, defaultRoomID: ObjectID, roomIDs: [ObjectID] = [],
-                zoneIDs: [ObjectID] = [], accessoryIDs: [ObjectID] = [], serviceGroupIDs: [ObjectID] = [],
-                actionSetIDs: [ObjectID] = [], triggerIDs: [ObjectID] = []) {
+    public init(
+        id: ObjectID, name: String, isPrimary: Bool, defaultRoomID: ObjectID, roomIDs: [ObjectID] = [],
+        zoneIDs: [ObjectID] = [], accessoryIDs: [ObjectID] = [], serviceGroupIDs: [ObjectID] = [],
+        actionSetIDs: [ObjectID] = [], triggerIDs: [ObjectID] = []
+    ) {
         self.id = id
         self.name = name
         self.isPrimary = isPrimary

@@ -7,7 +7,7 @@ import ServiceLifecycle
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The daemon's listening side: a Unix socket serving `HomeStore` to clients.
@@ -23,8 +23,10 @@ public final class HomeServer: Service, Sendable {
     private let group: any EventLoopGroup
     private let serverChannel = Mutex<(any Channel)?>(nil)
 
-    public init(store: HomeStore, configuration: ServerConfiguration, logger: Logger,
-                group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+    public init(
+        store: HomeStore, configuration: ServerConfiguration, logger: Logger,
+        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) {
         self.store = store
         self.configuration = configuration
         self.logger = logger
@@ -47,16 +49,19 @@ public final class HomeServer: Service, Sendable {
         let configuration = self.configuration
         let logger = self.logger
         let journalID = store.journalID
-        let router = HomeService(store: store, registry: registry, configuration: configuration,
-                                 flushers: LoopFlushers()).router()
+        let router = HomeService(
+            store: store, registry: registry, configuration: configuration,
+            flushers: LoopFlushers()
+        ).router()
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .childChannelOption(.writeBufferWaterMark, value: .init(low: 256 * 1024, high: 1024 * 1024))
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(
-                        ConnectionHandler(router: router, registry: registry, configuration: configuration,
-                                          journalID: journalID, logger: logger))
+                        ConnectionHandler(
+                            router: router, registry: registry, configuration: configuration,
+                            journalID: journalID, logger: logger))
                 }
             }
             .bind(unixDomainSocketPath: configuration.socketPath)
@@ -70,7 +75,12 @@ public final class HomeServer: Service, Sendable {
     /// Stops accepting, says go-away to every client, ends streams, closes and
     /// removes the socket file.
     public func stop(reason: String = "shutting down") async {
-        guard let channel = serverChannel.withLock({ channel in defer { channel = nil }; return channel }) else { return }
+        guard
+            let channel = serverChannel.withLock({ channel in
+                defer { channel = nil }
+                return channel
+            })
+        else { return }
         try? await channel.close()
         let connections = registry.beginClosing()
         for connection in connections {

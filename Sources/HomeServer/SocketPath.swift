@@ -1,7 +1,7 @@
 import HomeModel
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Getting the place the daemon listens ready.
@@ -14,9 +14,10 @@ enum SocketPath {
     static func prepare(_ path: String) throws(HomeError) {
         try checkAvailable(path)
         var info = stat()
-        guard lstat(path, &info) == 0 else { return } // nothing there
+        guard lstat(path, &info) == 0 else { return }  // nothing there
         guard unlink(path) == 0 || errno == ENOENT else {
-            throw HomeError(.failedPrecondition, "cannot remove stale socket \(path): \(String(cString: strerror(errno)))")
+            throw HomeError(
+                .failedPrecondition, "cannot remove stale socket \(path): \(String(cString: strerror(errno)))")
         }
     }
 
@@ -26,14 +27,17 @@ enum SocketPath {
     /// daemon is told about the first one, not about a locked database.
     static func checkAvailable(_ path: String) throws(HomeError) {
         guard path.utf8.count < MemoryLayout.size(ofValue: sockaddr_un().sun_path) else {
-            throw HomeError(.invalidArgument, "socket path \(path) is longer than the \(MemoryLayout.size(ofValue: sockaddr_un().sun_path) - 1) bytes a Unix socket address holds")
+            throw HomeError(
+                .invalidArgument,
+                "socket path \(path) is longer than the \(MemoryLayout.size(ofValue: sockaddr_un().sun_path) - 1) bytes a Unix socket address holds"
+            )
         }
         let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
         if !directory.isEmpty {
             try makeDirectory(directory)
         }
         var info = stat()
-        guard lstat(path, &info) == 0 else { return } // nothing there
+        guard lstat(path, &info) == 0 else { return }  // nothing there
         guard (info.st_mode & S_IFMT) == S_IFSOCK else {
             throw HomeError(.failedPrecondition, "\(path) exists and is not a socket; refusing to replace it")
         }
@@ -53,7 +57,8 @@ enum SocketPath {
         let parent = String(directory[..<(directory.lastIndex(of: "/") ?? directory.startIndex)])
         if !parent.isEmpty { try makeDirectory(parent) }
         guard mkdir(directory, 0o700) == 0 || errno == EEXIST else {
-            throw HomeError(.failedPrecondition, "cannot create socket directory \(directory): \(String(cString: strerror(errno)))")
+            throw HomeError(
+                .failedPrecondition, "cannot create socket directory \(directory): \(String(cString: strerror(errno)))")
         }
     }
 

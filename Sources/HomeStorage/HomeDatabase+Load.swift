@@ -16,7 +16,7 @@ extension HomeDatabase {
         try withConnection { connection throws(HomeError) -> HomeGraph in
             do throws(HomeError) {
                 return try GraphLoader(connection: connection).load(skipped: skipped)
-            } catch where error.code == .dataLoss {
+            } catch  where error.code == .dataLoss {
                 throw HomeError(.dataLoss, "database \(path) holds a damaged home: \(error.message)")
             }
         }
@@ -62,7 +62,8 @@ private struct GraphLoader {
             roomsOfHome.add(row.id(0), to: row.id(1), at: row.int64(2))
         }
 
-        let zoneRooms: Links<ObjectID> = try links("SELECT zone_id, room_id FROM zone_rooms ORDER BY zone_id, position") {
+        let zoneRooms: Links<ObjectID> = try links("SELECT zone_id, room_id FROM zone_rooms ORDER BY zone_id, position")
+        {
             row throws(HomeError) in row.id(1)
         }
         var zonesOfHome = Children()
@@ -76,51 +77,61 @@ private struct GraphLoader {
         var accessoriesOfHome = Children()
         var accessoriesOfBridge = Children()
         var accessories: [Accessory] = []
-        try each("""
+        try each(
+            """
             SELECT id, home_id, position, room_id, name, category, manufacturer, model, serial_number,
                    firmware_revision, is_reachable, bridge_id, bridge_position, provider
             FROM accessories
-            """) { row throws(HomeError) in
+            """
+        ) { row throws(HomeError) in
             let id = row.id(0)
             guard let category = AccessoryCategory(rawValue: Int(row.int64(5))) else {
                 throw HomeError(.dataLoss, "accessory \(id) has unknown category \(row.int64(5))")
             }
             let bridgeID = row.optionalID(11)
-            accessories.append(Accessory(
-                id: id, homeID: row.id(1), roomID: row.id(3), name: row.string(4), category: category,
-                manufacturer: row.string(6), model: row.string(7), serialNumber: row.string(8),
-                firmwareRevision: row.string(9), isReachable: row.bool(10), bridgeID: bridgeID,
-                provider: row.string(13)))
+            accessories.append(
+                Accessory(
+                    id: id, homeID: row.id(1), roomID: row.id(3), name: row.string(4), category: category,
+                    manufacturer: row.string(6), model: row.string(7), serialNumber: row.string(8),
+                    firmwareRevision: row.string(9), isReachable: row.bool(10), bridgeID: bridgeID,
+                    provider: row.string(13)))
             accessoriesOfHome.add(id, to: row.id(1), at: row.int64(2))
             if let bridgeID { accessoriesOfBridge.add(id, to: bridgeID, at: row.optionalInt64(12) ?? 0) }
         }
 
-        let serviceLinks: Links<ObjectID> = try links("""
+        let serviceLinks: Links<ObjectID> = try links(
+            """
             SELECT service_id, linked_service_id FROM service_links ORDER BY service_id, position
-            """) { row throws(HomeError) in row.id(1) }
+            """
+        ) { row throws(HomeError) in row.id(1) }
         var servicesOfAccessory = Children()
         var services: [AccessoryService] = []
         var types = TypeIdentifiers()
-        try each("""
+        try each(
+            """
             SELECT id, accessory_id, position, type_uuid, type_name, name, is_primary, is_user_interactive, is_hidden
             FROM services
-            """) { row throws(HomeError) in
+            """
+        ) { row throws(HomeError) in
             let id = row.id(0)
-            services.append(AccessoryService(
-                id: id, accessoryID: row.id(1), type: types.type(row.string(3), row.string(4)), name: row.string(5),
-                isPrimary: row.bool(6), isUserInteractive: row.bool(7), isHidden: row.bool(8),
-                linkedServiceIDs: serviceLinks[id] ?? []))
+            services.append(
+                AccessoryService(
+                    id: id, accessoryID: row.id(1), type: types.type(row.string(3), row.string(4)), name: row.string(5),
+                    isPrimary: row.bool(6), isUserInteractive: row.bool(7), isHidden: row.bool(8),
+                    linkedServiceIDs: serviceLinks[id] ?? []))
             servicesOfAccessory.add(id, to: row.id(1), at: row.int64(2))
         }
 
         var characteristicsOfService = Children()
         var characteristics: [Characteristic] = []
-        try each("""
+        try each(
+            """
             SELECT id, service_id, accessory_id, position, type_uuid, type_name, readable, writable,
                    supports_event_notification, hidden, write_response, format, unit, min_value, max_value, min_step,
                    valid_values, valid_bits, max_length, value_type, value, last_updated_ms
             FROM characteristics
-            """) { row throws(HomeError) in
+            """
+        ) { row throws(HomeError) in
             let id = row.id(0)
             guard let format = CharacteristicFormat(rawValue: row.string(11)) else {
                 throw HomeError(.dataLoss, "characteristic \(id) has unknown format \(row.string(11))")
@@ -143,28 +154,36 @@ private struct GraphLoader {
                 format: format, unit: unit, minValue: row.optionalDouble(13), maxValue: row.optionalDouble(14),
                 minStep: row.optionalDouble(15), validValues: validValues, validBits: UInt64(bitPattern: row.int64(17)),
                 maxLength: row.optionalInt64(18).map { Int($0) })
-            characteristics.append(Characteristic(
-                id: id, serviceID: row.id(1), accessoryID: row.id(2), type: types.type(row.string(4), row.string(5)),
-                properties: properties, metadata: metadata,
-                value: try row.value(19, 20, owner: "characteristic \(id)"), lastUpdatedMs: row.int64(21)))
+            characteristics.append(
+                Characteristic(
+                    id: id, serviceID: row.id(1), accessoryID: row.id(2),
+                    type: types.type(row.string(4), row.string(5)),
+                    properties: properties, metadata: metadata,
+                    value: try row.value(19, 20, owner: "characteristic \(id)"), lastUpdatedMs: row.int64(21)))
             characteristicsOfService.add(id, to: row.id(1), at: row.int64(3))
         }
 
-        let groupMembers: Links<ObjectID> = try links("""
+        let groupMembers: Links<ObjectID> = try links(
+            """
             SELECT group_id, service_id FROM service_group_members ORDER BY group_id, position
-            """) { row throws(HomeError) in row.id(1) }
+            """
+        ) { row throws(HomeError) in row.id(1) }
         var groupsOfHome = Children()
         var serviceGroups: [ServiceGroup] = []
         try each("SELECT id, home_id, position, name FROM service_groups") { row throws(HomeError) in
             let id = row.id(0)
-            serviceGroups.append(ServiceGroup(id: id, homeID: row.id(1), name: row.string(3),
-                                              serviceIDs: groupMembers[id] ?? []))
+            serviceGroups.append(
+                ServiceGroup(
+                    id: id, homeID: row.id(1), name: row.string(3),
+                    serviceIDs: groupMembers[id] ?? []))
             groupsOfHome.add(id, to: row.id(1), at: row.int64(2))
         }
 
-        let actions: Links<CharacteristicWriteAction> = try links("""
+        let actions: Links<CharacteristicWriteAction> = try links(
+            """
             SELECT action_set_id, characteristic_id, value_type, value FROM actions ORDER BY action_set_id, position
-            """) { row throws(HomeError) in
+            """
+        ) { row throws(HomeError) in
             let owner = "an action of action set \(row.id(0))"
             guard let value = try row.value(2, 3, owner: owner) else {
                 throw HomeError(.dataLoss, "\(owner) has no value")
@@ -178,18 +197,24 @@ private struct GraphLoader {
             guard let kind = ActionSetKind(rawValue: row.string(4)) else {
                 throw HomeError(.dataLoss, "action set \(id) has unknown kind \(row.string(4))")
             }
-            actionSets.append(ActionSet(id: id, homeID: row.id(1), name: row.string(3), kind: kind,
-                                        actions: actions[id] ?? []))
+            actionSets.append(
+                ActionSet(
+                    id: id, homeID: row.id(1), name: row.string(3), kind: kind,
+                    actions: actions[id] ?? []))
             actionSetsOfHome.add(id, to: row.id(1), at: row.int64(2))
         }
 
-        let triggerActionSets: Links<ObjectID> = try links("""
+        let triggerActionSets: Links<ObjectID> = try links(
+            """
             SELECT trigger_id, action_set_id FROM trigger_action_sets ORDER BY trigger_id, position
-            """) { row throws(HomeError) in row.id(1) }
-        let conditions: Links<CharacteristicCondition> = try links("""
+            """
+        ) { row throws(HomeError) in row.id(1) }
+        let conditions: Links<CharacteristicCondition> = try links(
+            """
             SELECT trigger_id, characteristic_id, comparison, value_type, value
             FROM trigger_conditions ORDER BY trigger_id, position
-            """) { row throws(HomeError) in
+            """
+        ) { row throws(HomeError) in
             let owner = "a condition of trigger \(row.id(0))"
             guard let comparison = Comparison(rawValue: row.string(2)) else {
                 throw HomeError(.dataLoss, "\(owner) has unknown comparison \(row.string(2))")
@@ -201,11 +226,13 @@ private struct GraphLoader {
         }
         var triggersOfHome = Children()
         var triggers: [Trigger] = []
-        try each("""
+        try each(
+            """
             SELECT id, home_id, position, name, is_enabled, kind, fire_date_ms, time_zone, recurrence,
                    characteristic_id, value_type, value, range_min, range_max
             FROM triggers
-            """) { row throws(HomeError) in
+            """
+        ) { row throws(HomeError) in
             let id = row.id(0)
             let kind: TriggerKind
             if row.text(5, equals: "timer") {
@@ -215,8 +242,9 @@ private struct GraphLoader {
                 // Skipped rather than refused: a trigger is something a person can
                 // set again, and nothing else in the home depends on it.
                 guard TriggerKind.fireDateRange.contains(row.int64(6)) else {
-                    skipped("timer trigger \(id) (\(row.string(3))) has fire_date_ms \(row.int64(6)), outside "
-                                + "\(TriggerKind.fireDateRange); it is left out of the home until it is set again")
+                    skipped(
+                        "timer trigger \(id) (\(row.string(3))) has fire_date_ms \(row.int64(6)), outside "
+                            + "\(TriggerKind.fireDateRange); it is left out of the home until it is set again")
                     return
                 }
                 kind = .timer(fireDateMs: row.int64(6), timeZone: row.string(7), recurrence: recurrence)
@@ -224,12 +252,15 @@ private struct GraphLoader {
                 guard let characteristicID = row.optionalID(9) else {
                     throw HomeError(.dataLoss, "event trigger \(id) watches no characteristic")
                 }
-                kind = .event(characteristicID: characteristicID, value: try row.value(10, 11, owner: "trigger \(id)"),
-                              rangeMin: row.optionalDouble(12), rangeMax: row.optionalDouble(13),
-                              conditions: conditions[id] ?? [])
+                kind = .event(
+                    characteristicID: characteristicID, value: try row.value(10, 11, owner: "trigger \(id)"),
+                    rangeMin: row.optionalDouble(12), rangeMax: row.optionalDouble(13),
+                    conditions: conditions[id] ?? [])
             }
-            triggers.append(Trigger(id: id, homeID: row.id(1), name: row.string(3), isEnabled: row.bool(4),
-                                    actionSetIDs: triggerActionSets[id] ?? [], kind: kind))
+            triggers.append(
+                Trigger(
+                    id: id, homeID: row.id(1), name: row.string(3), isEnabled: row.bool(4),
+                    actionSetIDs: triggerActionSets[id] ?? [], kind: kind))
             triggersOfHome.add(id, to: row.id(1), at: row.int64(2))
         }
 

@@ -2,7 +2,7 @@ internal import CSQLite
 import HomeModel
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension HomeDatabase {
@@ -19,14 +19,16 @@ extension HomeDatabase {
         let connection: Connection
         switch try FileHeader.read(path) {
         case .absent:
-            connection = try Connection(path: path, filename: uri(path),
-                                        flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+            connection = try Connection(
+                path: path, filename: uri(path),
+                flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
             try lock(connection)
         case .empty:
             connection = try Connection(path: path, filename: uri(path), flags: SQLITE_OPEN_READWRITE)
             try lock(connection)
         case .notSQLite(let size):
-            let what = size < FileHeader.size ? "it is only \(size) bytes long" : "it does not start with SQLite's header"
+            let what =
+                size < FileHeader.size ? "it is only \(size) bytes long" : "it does not start with SQLite's header"
             throw refusal(path, "is not a SQLite database (\(what))")
         case .sqlite(let header):
             let hotLog = FileHeader.hasLog(path)
@@ -34,8 +36,9 @@ extension HomeDatabase {
                 if let truncation = header.truncation {
                     throw refusal(path, "is truncated: \(truncation)")
                 }
-                let checker = try Connection(path: path, filename: uri(path, immutable: true),
-                                             flags: SQLITE_OPEN_READONLY)
+                let checker = try Connection(
+                    path: path, filename: uri(path, immutable: true),
+                    flags: SQLITE_OPEN_READONLY)
                 _ = try inspect(checker, latest: latest, quickCheck: true)
             }
             connection = try Connection(path: path, filename: uri(path), flags: SQLITE_OPEN_READWRITE)
@@ -45,8 +48,9 @@ extension HomeDatabase {
             _ = try inspect(connection, latest: latest, quickCheck: hotLog)
         }
         try migrate(connection, to: migrations)
-        try connection.execute("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON",
-                               doing: "setting up the connection")
+        try connection.execute(
+            "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON",
+            doing: "setting up the connection")
         connection.setCheckpointOnClose(true)
         return HomeDatabase(path: path, connection: connection)
     }
@@ -58,9 +62,9 @@ extension HomeDatabase {
         try connection.execute("PRAGMA locking_mode = EXCLUSIVE", doing: "choosing exclusive locking")
         do throws(HomeError) {
             try connection.execute("BEGIN EXCLUSIVE; COMMIT", doing: "locking the file")
-        } catch where error.code == .unavailable {
+        } catch  where error.code == .unavailable {
             throw refusal(connection.path, "is in use by another process (is another homed running with it?)")
-        } catch where error.code == .dataLoss {
+        } catch  where error.code == .dataLoss {
             throw refusal(connection.path, "is corrupt: \(connection.lastErrorMessage)")
         }
     }
@@ -73,30 +77,36 @@ extension HomeDatabase {
                 let problems = try connection.strings("PRAGMA quick_check", doing: "checking the file")
                 if problems != ["ok"] {
                     let more = problems.count > 1 ? " (and \(problems.count - 1) more problems)" : ""
-                    throw refusal(path, "is corrupt: SQLite's integrity check reports \(quoted(problems.first ?? ""))"
-                                      + more)
+                    throw refusal(
+                        path,
+                        "is corrupt: SQLite's integrity check reports \(quoted(problems.first ?? ""))"
+                            + more)
                 }
             }
             let applicationID = try connection.integer("PRAGMA application_id", doing: "reading the application id")
             let version = try connection.integer("PRAGMA user_version", doing: "reading the schema version")
-            let tables = try connection.integer("SELECT count(*) FROM sqlite_schema WHERE type = 'table'",
-                                                doing: "listing the tables")
+            let tables = try connection.integer(
+                "SELECT count(*) FROM sqlite_schema WHERE type = 'table'",
+                doing: "listing the tables")
             if applicationID != Schema.applicationID && (applicationID != 0 || version != 0 || tables != 0) {
-                let owner = if applicationID != 0 {
-                    "its application id is 0x\(String(applicationID, radix: 16))"
-                } else if tables > 0 {
-                    "it has \(tables) \(tables == 1 ? "table" : "tables") of its own"
-                } else {
-                    "it has schema version \(version) but no homed application id"
-                }
+                let owner =
+                    if applicationID != 0 {
+                        "its application id is 0x\(String(applicationID, radix: 16))"
+                    } else if tables > 0 {
+                        "it has \(tables) \(tables == 1 ? "table" : "tables") of its own"
+                    } else {
+                        "it has schema version \(version) but no homed application id"
+                    }
                 throw refusal(path, "is a SQLite database of another program, not homed's (\(owner))")
             }
             if version > latest {
-                throw refusal(path, "was written by a newer homed (schema \(version); this build knows up to "
-                                  + "\(latest))")
+                throw refusal(
+                    path,
+                    "was written by a newer homed (schema \(version); this build knows up to "
+                        + "\(latest))")
             }
             return Int(version)
-        } catch where error.code == .dataLoss {
+        } catch  where error.code == .dataLoss {
             // SQLITE_NOTADB or SQLITE_CORRUPT while reading: what quick_check would say, sooner.
             let reason = connection.lastErrorMessage
             if connection.lastErrorWasNotADatabase {
@@ -113,8 +123,9 @@ extension HomeDatabase {
         // (which rewrites its header); for a file of ours this is a no-op.
         let mode = try connection.strings("PRAGMA journal_mode = WAL", doing: "switching to WAL")
         guard mode == ["wal"] else {
-            throw HomeError(.failedPrecondition,
-                            "database \(connection.path): cannot use write-ahead logging (journal mode \(mode))")
+            throw HomeError(
+                .failedPrecondition,
+                "database \(connection.path): cannot use write-ahead logging (journal mode \(mode))")
         }
         let current = Int(try connection.integer("PRAGMA user_version", doing: "reading the schema version"))
         guard current < migrations.count else { return }

@@ -68,7 +68,9 @@ private struct LayoutWriter {
     // MARK: Tables
 
     private func writeHomes() throws(HomeError) {
-        try insert(diff.homes, "INSERT INTO homes (id, position, name, is_primary, default_room_id) VALUES (?, ?, ?, ?, ?)") {
+        try insert(
+            diff.homes, "INSERT INTO homes (id, position, name, is_primary, default_room_id) VALUES (?, ?, ?, ?, ?)"
+        ) {
             (statement, id) throws(HomeError) in
             guard let home = graph.homes[id] else { return }
             statement.bind(1, id)
@@ -122,8 +124,10 @@ private struct LayoutWriter {
             statement.bind(3, id)
         }
         try finish(diff.zones, table: "zones", .zones)
-        try rewriteLinks(diff.zoneRooms, rows: diff.zones, table: "zone_rooms", owner: "zone_id",
-                         insert: "INSERT INTO zone_rooms (zone_id, position, room_id) VALUES (?, ?, ?)") {
+        try rewriteLinks(
+            diff.zoneRooms, rows: diff.zones, table: "zone_rooms", owner: "zone_id",
+            insert: "INSERT INTO zone_rooms (zone_id, position, room_id) VALUES (?, ?, ?)"
+        ) {
             graph.zones[$0]?.roomIDs ?? []
         } bind: { statement, roomID in
             statement.bind(3, roomID)
@@ -131,11 +135,14 @@ private struct LayoutWriter {
     }
 
     private func writeAccessories() throws(HomeError) {
-        try insert(diff.accessories, """
+        try insert(
+            diff.accessories,
+            """
             INSERT INTO accessories (id, home_id, position, room_id, name, category, manufacturer, model,
                                      serial_number, firmware_revision, is_reachable, bridge_id, bridge_position, provider)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """) { (statement, id) throws(HomeError) in
+            """
+        ) { (statement, id) throws(HomeError) in
             guard let accessory = graph.accessories[id] else { return }
             statement.bind(1, id)
             statement.bind(2, accessory.homeID)
@@ -148,14 +155,17 @@ private struct LayoutWriter {
             }
             statement.bind(14, accessory.provider)
         }
-        try update(diff.accessories, """
+        try update(
+            diff.accessories,
+            """
             UPDATE accessories
             SET room_id = ?, name = ?, category = ?, manufacturer = ?, model = ?, serial_number = ?,
                 firmware_revision = ?, is_reachable = ?, bridge_id = ?,
                 bridge_position = CASE WHEN ?9 IS NULL THEN NULL ELSE bridge_position END,
                 provider = ?, home_id = ?
             WHERE id = ?
-            """) { statement, id in
+            """
+        ) { statement, id in
             guard let accessory = graph.accessories[id] else { return }
             bindColumns(of: accessory, to: statement, from: 1)
             statement.bind(10, accessory.provider)
@@ -163,8 +173,9 @@ private struct LayoutWriter {
             statement.bind(12, id)
         }
         try finish(diff.accessories, table: "accessories", .accessories)
-        try updatePositions(.bridgedAccessories, inserted: diff.accessories.inserted,
-                            "UPDATE accessories SET bridge_position = ? WHERE id = ?")
+        try updatePositions(
+            .bridgedAccessories, inserted: diff.accessories.inserted,
+            "UPDATE accessories SET bridge_position = ? WHERE id = ?")
     }
 
     /// Binds room, name, category, manufacturer, model, serial, firmware, reachable, bridge: nine columns.
@@ -181,31 +192,39 @@ private struct LayoutWriter {
     }
 
     private func writeServices() throws(HomeError) {
-        try insert(diff.services, """
+        try insert(
+            diff.services,
+            """
             INSERT INTO services (id, accessory_id, position, type_uuid, type_name, name, is_primary,
                                   is_user_interactive, is_hidden)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """) { (statement, id) throws(HomeError) in
+            """
+        ) { (statement, id) throws(HomeError) in
             guard let service = graph.services[id] else { return }
             statement.bind(1, id)
             statement.bind(2, service.accessoryID)
             statement.bind(3, try position(.services, id))
             bindColumns(of: service, to: statement, from: 4)
         }
-        try update(diff.services, """
+        try update(
+            diff.services,
+            """
             UPDATE services
             SET type_uuid = ?, type_name = ?, name = ?, is_primary = ?, is_user_interactive = ?, is_hidden = ?,
                 accessory_id = ?
             WHERE id = ?
-            """) { statement, id in
+            """
+        ) { statement, id in
             guard let service = graph.services[id] else { return }
             bindColumns(of: service, to: statement, from: 1)
             statement.bind(7, service.accessoryID)
             statement.bind(8, id)
         }
         try finish(diff.services, table: "services", .services)
-        try rewriteLinks(diff.serviceLinks, rows: diff.services, table: "service_links", owner: "service_id",
-                         insert: "INSERT INTO service_links (service_id, position, linked_service_id) VALUES (?, ?, ?)") {
+        try rewriteLinks(
+            diff.serviceLinks, rows: diff.services, table: "service_links", owner: "service_id",
+            insert: "INSERT INTO service_links (service_id, position, linked_service_id) VALUES (?, ?, ?)"
+        ) {
             graph.services[$0]?.linkedServiceIDs ?? []
         } bind: { statement, linkedID in
             statement.bind(3, linkedID)
@@ -223,13 +242,16 @@ private struct LayoutWriter {
     }
 
     private func writeCharacteristics() throws(HomeError) {
-        try insert(diff.characteristics, """
+        try insert(
+            diff.characteristics,
+            """
             INSERT INTO characteristics (id, service_id, accessory_id, position, type_uuid, type_name, readable,
                                          writable, supports_event_notification, hidden, write_response, format, unit,
                                          min_value, max_value, min_step, valid_values, valid_bits, max_length,
                                          value_type, value, last_updated_ms)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """) { (statement, id) throws(HomeError) in
+            """
+        ) { (statement, id) throws(HomeError) in
             guard let characteristic = graph.characteristics[id] else { return }
             statement.bind(1, id)
             statement.bind(2, characteristic.serviceID)
@@ -239,13 +261,16 @@ private struct LayoutWriter {
             statement.bind(20, 21, characteristic.value)
             statement.bind(22, characteristic.lastUpdatedMs)
         }
-        try update(diff.characteristics, """
+        try update(
+            diff.characteristics,
+            """
             UPDATE characteristics
             SET type_uuid = ?, type_name = ?, readable = ?, writable = ?, supports_event_notification = ?,
                 hidden = ?, write_response = ?, format = ?, unit = ?, min_value = ?, max_value = ?, min_step = ?,
                 valid_values = ?, valid_bits = ?, max_length = ?, service_id = ?, accessory_id = ?
             WHERE id = ?
-            """) { statement, id in
+            """
+        ) { statement, id in
             guard let characteristic = graph.characteristics[id] else { return }
             bindColumns(of: characteristic, to: statement, from: 1)
             statement.bind(16, characteristic.serviceID)
@@ -293,9 +318,11 @@ private struct LayoutWriter {
             statement.bind(3, id)
         }
         try finish(diff.serviceGroups, table: "service_groups", .serviceGroups)
-        try rewriteLinks(diff.groupMembers, rows: diff.serviceGroups, table: "service_group_members",
-                         owner: "group_id",
-                         insert: "INSERT INTO service_group_members (group_id, position, service_id) VALUES (?, ?, ?)") {
+        try rewriteLinks(
+            diff.groupMembers, rows: diff.serviceGroups, table: "service_group_members",
+            owner: "group_id",
+            insert: "INSERT INTO service_group_members (group_id, position, service_id) VALUES (?, ?, ?)"
+        ) {
             graph.serviceGroups[$0]?.serviceIDs ?? []
         } bind: { statement, serviceID in
             statement.bind(3, serviceID)
@@ -303,7 +330,9 @@ private struct LayoutWriter {
     }
 
     private func writeActionSets() throws(HomeError) {
-        try insert(diff.actionSets, "INSERT INTO action_sets (id, home_id, position, name, kind) VALUES (?, ?, ?, ?, ?)") {
+        try insert(
+            diff.actionSets, "INSERT INTO action_sets (id, home_id, position, name, kind) VALUES (?, ?, ?, ?, ?)"
+        ) {
             (statement, id) throws(HomeError) in
             guard let actionSet = graph.actionSets[id] else { return }
             statement.bind(1, id)
@@ -321,9 +350,12 @@ private struct LayoutWriter {
             statement.bind(4, id)
         }
         try finish(diff.actionSets, table: "action_sets", .actionSets)
-        try rewriteLinks(diff.actions, rows: diff.actionSets, table: "actions", owner: "action_set_id", insert: """
-            INSERT INTO actions (action_set_id, position, characteristic_id, value_type, value) VALUES (?, ?, ?, ?, ?)
-            """) {
+        try rewriteLinks(
+            diff.actions, rows: diff.actionSets, table: "actions", owner: "action_set_id",
+            insert: """
+                INSERT INTO actions (action_set_id, position, characteristic_id, value_type, value) VALUES (?, ?, ?, ?, ?)
+                """
+        ) {
             graph.actionSets[$0]?.actions ?? []
         } bind: { statement, action in
             statement.bind(3, action.characteristicID)
@@ -332,41 +364,52 @@ private struct LayoutWriter {
     }
 
     private func writeTriggers() throws(HomeError) {
-        try insert(diff.triggers, """
+        try insert(
+            diff.triggers,
+            """
             INSERT INTO triggers (id, home_id, position, name, is_enabled, kind, fire_date_ms, time_zone, recurrence,
                                   characteristic_id, value_type, value, range_min, range_max)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """) { (statement, id) throws(HomeError) in
+            """
+        ) { (statement, id) throws(HomeError) in
             guard let trigger = graph.triggers[id] else { return }
             statement.bind(1, id)
             statement.bind(2, trigger.homeID)
             statement.bind(3, try position(.triggers, id))
             bindColumns(of: trigger, to: statement, from: 4)
         }
-        try update(diff.triggers, """
+        try update(
+            diff.triggers,
+            """
             UPDATE triggers
             SET name = ?, is_enabled = ?, kind = ?, fire_date_ms = ?, time_zone = ?, recurrence = ?,
                 characteristic_id = ?, value_type = ?, value = ?, range_min = ?, range_max = ?, home_id = ?
             WHERE id = ?
-            """) { statement, id in
+            """
+        ) { statement, id in
             guard let trigger = graph.triggers[id] else { return }
             bindColumns(of: trigger, to: statement, from: 1)
             statement.bind(12, trigger.homeID)
             statement.bind(13, id)
         }
         try finish(diff.triggers, table: "triggers", .triggers)
-        try rewriteLinks(diff.triggerActionSets, rows: diff.triggers, table: "trigger_action_sets",
-                         owner: "trigger_id",
-                         insert: "INSERT INTO trigger_action_sets (trigger_id, position, action_set_id) VALUES (?, ?, ?)") {
+        try rewriteLinks(
+            diff.triggerActionSets, rows: diff.triggers, table: "trigger_action_sets",
+            owner: "trigger_id",
+            insert: "INSERT INTO trigger_action_sets (trigger_id, position, action_set_id) VALUES (?, ?, ?)"
+        ) {
             graph.triggers[$0]?.actionSetIDs ?? []
         } bind: { statement, actionSetID in
             statement.bind(3, actionSetID)
         }
-        try rewriteLinks(diff.triggerConditions, rows: diff.triggers, table: "trigger_conditions",
-                         owner: "trigger_id", insert: """
-            INSERT INTO trigger_conditions (trigger_id, position, characteristic_id, comparison, value_type, value)
-            VALUES (?, ?, ?, ?, ?, ?)
-            """) {
+        try rewriteLinks(
+            diff.triggerConditions, rows: diff.triggers, table: "trigger_conditions",
+            owner: "trigger_id",
+            insert: """
+                INSERT INTO trigger_conditions (trigger_id, position, characteristic_id, comparison, value_type, value)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """
+        ) {
             graph.triggers[$0]?.kind.conditions ?? []
         } bind: { statement, condition in
             statement.bind(3, condition.characteristicID)
@@ -412,8 +455,10 @@ private struct LayoutWriter {
         return position
     }
 
-    private func insert(_ rows: LayoutDiff.Rows, _ sql: String,
-                        bind: (Statement, ObjectID) throws(HomeError) -> Void) throws(HomeError) {
+    private func insert(
+        _ rows: LayoutDiff.Rows, _ sql: String,
+        bind: (Statement, ObjectID) throws(HomeError) -> Void
+    ) throws(HomeError) {
         guard !rows.inserted.isEmpty else { return }
         let statement = try connection.statement(sql)
         for id in rows.inserted {
@@ -460,9 +505,11 @@ private struct LayoutWriter {
     }
 
     /// Replaces the link rows of each owner in `owners` with its list in the new graph.
-    private func rewriteLinks<Link>(_ owners: [ObjectID], rows: LayoutDiff.Rows, table: String, owner: String,
-                                    insert sql: String, links: (ObjectID) -> [Link],
-                                    bind: (Statement, Link) -> Void) throws(HomeError) {
+    private func rewriteLinks<Link>(
+        _ owners: [ObjectID], rows: LayoutDiff.Rows, table: String, owner: String,
+        insert sql: String, links: (ObjectID) -> [Link],
+        bind: (Statement, Link) -> Void
+    ) throws(HomeError) {
         guard !owners.isEmpty else { return }
         let inserted = Set(rows.inserted)
         let delete = try connection.statement("DELETE FROM \(table) WHERE \(owner) = ?")

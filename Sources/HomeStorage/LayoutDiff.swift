@@ -117,8 +117,10 @@ struct LayoutDiff {
 
     /// The rows of one table that differ, comparing `columns` (the object without
     /// what is stored elsewhere: child lists, links, values).
-    private static func rows<T: Equatable, C: Equatable>(_ old: [ObjectID: T], _ new: [ObjectID: T],
-                                                         columns: (T) -> C) -> Rows {
+    private static func rows<T: Equatable, C: Equatable>(
+        _ old: [ObjectID: T], _ new: [ObjectID: T],
+        columns: (T) -> C
+    ) -> Rows {
         var rows = Rows()
         if old == new { return rows }
         // Through indices, so that comparing borrows the objects rather than copying them out.
@@ -140,9 +142,11 @@ struct LayoutDiff {
     }
 
     /// Records new positions for the children of parents whose list of them changed.
-    private mutating func orderChildren<Parent>(of parents: Rows, _ old: [ObjectID: Parent],
-                                                _ new: [ObjectID: Parent], _ list: KeyPath<Parent, [ObjectID]>,
-                                                _ column: PositionColumn) {
+    private mutating func orderChildren<Parent>(
+        of parents: Rows, _ old: [ObjectID: Parent],
+        _ new: [ObjectID: Parent], _ list: KeyPath<Parent, [ObjectID]>,
+        _ column: PositionColumn
+    ) {
         for id in parents.inserted + parents.changed {
             guard let parent = new[id] else { continue }
             let before = old[id]?[keyPath: list] ?? []
@@ -152,16 +156,19 @@ struct LayoutDiff {
     }
 
     private mutating func order(_ column: PositionColumn, old: [ObjectID], new: [ObjectID]) {
-        let previous = Dictionary(Self.positions(old).map { ($0.id, $0.position) }, uniquingKeysWith: { first, _ in first })
+        let previous = Dictionary(
+            Self.positions(old).map { ($0.id, $0.position) }, uniquingKeysWith: { first, _ in first })
         for (id, position) in Self.positions(new) where previous[id] != position {
             positions[column, default: [:]][id] = position
         }
     }
 
     /// The owners (inserted or changed) whose link list differs from before.
-    private static func owners<Owner, Link: Equatable>(of rows: Rows, _ old: [ObjectID: Owner],
-                                                       _ new: [ObjectID: Owner],
-                                                       _ links: KeyPath<Owner, [Link]>) -> [ObjectID] {
+    private static func owners<Owner, Link: Equatable>(
+        of rows: Rows, _ old: [ObjectID: Owner],
+        _ new: [ObjectID: Owner],
+        _ links: KeyPath<Owner, [Link]>
+    ) -> [ObjectID] {
         var owners: [ObjectID] = []
         for id in rows.inserted + rows.changed {
             guard let owner = new[id] else { continue }

@@ -38,7 +38,7 @@ enum Schema {
     /// Every migration, in order: migration n takes a file from version n-1 to n.
     /// Never edit one that has shipped; add the next.
     static let migrations: [Migration] = [
-        Migration(version: 1, sql: createTables),
+        Migration(version: 1, sql: createTables)
     ]
 
     private static let createTables = """

@@ -27,10 +27,14 @@ public enum ScaleHome {
                 let spec = AccessorySpec(
                     name: "Bulb \(number)", category: .lightbulb, manufacturer: "homed", model: "Scale Bulb",
                     serialNumber: "SCALE-\(number)", firmwareRevision: "1.0.0", provider: "scale",
-                    services: [ServiceSpec(type: "Lightbulb", primary: true, characteristics: [
-                        "On": .bool(number % 10 == 0), "Brightness": .int(Int64(number % 101)),
-                        "Hue": .float(Double(number % 360)), "Saturation": .float(Double(number % 100)),
-                    ])])
+                    services: [
+                        ServiceSpec(
+                            type: "Lightbulb", primary: true,
+                            characteristics: [
+                                "On": .bool(number % 10 == 0), "Brightness": .int(Int64(number % 101)),
+                                "Hue": .float(Double(number % 360)), "Saturation": .float(Double(number % 100)),
+                            ])
+                    ])
                 try graph.addAccessory(spec, homeID: home, roomID: roomIDs[number % roomIDs.count], nowMs: nowMs)
             }
         } catch {

@@ -24,8 +24,10 @@ public struct TestServer: Sendable {
         return String(decoding: bytes.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    public static func start(graph: HomeGraph = DemoHome.make(nowMs: 1_700_000_000_000), journalCapacity: Int = 100_000,
-                      configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> TestServer {
+    public static func start(
+        graph: HomeGraph = DemoHome.make(nowMs: 1_700_000_000_000), journalCapacity: Int = 100_000,
+        configure: (inout ServerConfiguration) -> Void = { _ in }
+    ) async throws -> TestServer {
         let directory = makeTemporaryDirectory()
         let socketPath = directory + "/homed.sock"
         var configuration = ServerConfiguration(socketPath: socketPath)
@@ -34,7 +36,9 @@ public struct TestServer: Sendable {
         configure(&configuration)
         var logger = Logger(label: "homed-test")
         logger.logLevel = .critical
-        let server = HomeServer(store: HomeStore(graph: graph, journalCapacity: journalCapacity), configuration: configuration, logger: logger)
+        let server = HomeServer(
+            store: HomeStore(graph: graph, journalCapacity: journalCapacity), configuration: configuration,
+            logger: logger)
         try await server.start()
         return TestServer(server: server, socketPath: socketPath, directory: directory)
     }
@@ -79,7 +83,9 @@ extension HomeGraph {
 }
 
 /// Fails after `seconds`: tests that wait for something never hang.
-public func withTimeout<T: Sendable>(_ seconds: Double, _ what: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+public func withTimeout<T: Sendable>(
+    _ seconds: Double, _ what: String, _ body: @escaping @Sendable () async throws -> T
+) async throws -> T {
     try await withThrowingTaskGroup(of: T.self) { group in
         group.addTask { try await body() }
         group.addTask {

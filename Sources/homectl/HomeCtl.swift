@@ -3,7 +3,7 @@ import HomeClient
 import HomeModel
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `homectl`: look at and control the home through homed.
@@ -21,8 +21,11 @@ struct HomeCtl: AsyncParsableCommand {
             ("Living Room/Lamp/Brightness"), optionally with the service \
             ("Living Room/Lamp/Lightbulb/Brightness") or the home first.
             """,
-        subcommands: [Status.self, Stats.self, Homes.self, Rooms.self, Zones.self, Accessories.self, Show.self, Get.self, SetValue.self,
-                      Rename.self, Assign.self, Groups.self, Scenes.self, Triggers.self, Types.self, Watch.self])
+        subcommands: [
+            Status.self, Stats.self, Homes.self, Rooms.self, Zones.self, Accessories.self, Show.self, Get.self,
+            SetValue.self,
+            Rename.self, Assign.self, Groups.self, Scenes.self, Triggers.self, Types.self, Watch.self,
+        ])
 }
 
 extension HomeCtl {

@@ -4,7 +4,7 @@ import HomeStorage
 import Logging
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension Homed {
@@ -35,10 +35,12 @@ extension Homed {
                 graph = demoHome
                 logger.info("created the demo home", metadata: ["database": "\(path)"])
             }
-            logger.info("opened the database", metadata: [
-                "database": "\(path)", "homes": "\(graph.homes.count)",
-                "accessories": "\(graph.accessories.count)", "characteristics": "\(graph.characteristics.count)",
-            ])
+            logger.info(
+                "opened the database",
+                metadata: [
+                    "database": "\(path)", "homes": "\(graph.homes.count)",
+                    "accessories": "\(graph.accessories.count)", "characteristics": "\(graph.characteristics.count)",
+                ])
             return (database, graph)
         } catch {
             database.close()

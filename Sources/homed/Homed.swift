@@ -1,14 +1,14 @@
 import ArgumentParser
 import Foundation
-import HomeWire
 import HomeModel
 import HomeServer
 import HomeStorage
+import HomeWire
 import Logging
 import ServiceLifecycle
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `homed`: the home daemon. Parses arguments, opens the database, wires the store,
@@ -61,7 +61,8 @@ struct Homed: AsyncParsableCommand {
 
     func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else {
-            throw ValidationError("unknown log level '\(logLevel)'; use trace, debug, info, notice, warning, error or critical")
+            throw ValidationError(
+                "unknown log level '\(logLevel)'; use trace, debug, info, notice, warning, error or critical")
         }
         guard db == nil || !inMemory else { throw ValidationError("--db and --in-memory exclude each other") }
         guard db?.isEmpty != true else { throw ValidationError("--db needs a file name") }
@@ -100,16 +101,20 @@ struct Homed: AsyncParsableCommand {
         // The value saver comes first so that it stops last, saving the final writes.
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
         if let persistence {
-            services.append(.init(service: ValueWriteBehind(
-                store: store, persistence: persistence, interval: .milliseconds(valueSaveIntervalMs), logger: logger)))
+            services.append(
+                .init(
+                    service: ValueWriteBehind(
+                        store: store, persistence: persistence, interval: .milliseconds(valueSaveIntervalMs),
+                        logger: logger)))
         }
         services.append(.init(service: server))
         services.append(.init(service: AutomationEngine(store: store, logger: logger)))
         if demo && !noSimulator {
             services.append(.init(service: DemoSimulator(store: store, tickMs: simulatorIntervalMs)))
         }
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {
             try await group.run()
         } catch let error as HomeError {

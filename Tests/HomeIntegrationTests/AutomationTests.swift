@@ -1,15 +1,18 @@
 import Foundation
 import HomeClient
 import HomeModel
-@testable import HomeServer
 import HomeTesting
 import Logging
 import Synchronization
 import Testing
 
+@testable import HomeServer
+
 @Suite("automation over the socket", .timeLimit(.minutes(1)))
 struct AutomationTests {
-    @Test("turning the lamp on fires its trigger: the change, trigger fired, the scene's change by automation, scene executed")
+    @Test(
+        "turning the lamp on fires its trigger: the change, trigger fired, the scene's change by automation, scene executed"
+    )
     func eventTriggerRunsScene() async throws {
         try await withAutomation { server, _ in
             let client = try await server.connect(name: "writer")
@@ -17,24 +20,30 @@ struct AutomationTests {
             _ = try await client.write(.bool(false), to: home.on)
             let scene = try await home.scene("Evening", [(home.brightness, .int(30))])
             let trigger = try await client.addTrigger(
-                name: "Lamp on", homeID: home.id, kind: .event(characteristicID: home.on, value: .bool(true), rangeMin: nil,
-                                                               rangeMax: nil, conditions: []),
-                actionSetIDs: [scene]).createdID
+                name: "Lamp on", homeID: home.id,
+                kind: .event(
+                    characteristicID: home.on, value: .bool(true), rangeMin: nil,
+                    rangeMax: nil, conditions: []),
+                actionSetIDs: [scene]
+            ).createdID
             var log = try await EventLog(client)
 
             let write = try await client.write(.bool(true), to: home.on)
             let events = try await log.events { $0.body == .actionSetExecuted(scene) }
 
             let automation = Origin(kind: .automation, name: "Lamp on")
-            #expect(events.map(\.body) == [
-                .value(home.change(home.on, .bool(true))),
-                .triggerFired(trigger),
-                .value(home.change(home.brightness, .int(30))),
-                .actionSetExecuted(scene),
-            ])
-            #expect(events.map(\.origin) == [
-                Origin(kind: .client, connectionID: client.connectionID, name: "writer"), automation, automation, automation,
-            ])
+            #expect(
+                events.map(\.body) == [
+                    .value(home.change(home.on, .bool(true))),
+                    .triggerFired(trigger),
+                    .value(home.change(home.brightness, .int(30))),
+                    .actionSetExecuted(scene),
+                ])
+            #expect(
+                events.map(\.origin) == [
+                    Origin(kind: .client, connectionID: client.connectionID, name: "writer"), automation, automation,
+                    automation,
+                ])
             #expect(events.first?.seq == write.seq)
             #expect(events.map(\.seq) == events.map(\.seq).sorted())
             await client.close()
@@ -49,9 +58,12 @@ struct AutomationTests {
             _ = try await client.write(.bool(false), to: home.on)
             let scene = try await home.scene("Bright", [(home.brightness, .int(100))])
             let trigger = try await client.addTrigger(
-                name: "Lamp on", homeID: home.id, kind: .event(characteristicID: home.on, value: .bool(true), rangeMin: nil,
-                                                               rangeMax: nil, conditions: []),
-                actionSetIDs: [scene]).createdID
+                name: "Lamp on", homeID: home.id,
+                kind: .event(
+                    characteristicID: home.on, value: .bool(true), rangeMin: nil,
+                    rangeMax: nil, conditions: []),
+                actionSetIDs: [scene]
+            ).createdID
             try await client.setTrigger(trigger, enabled: false)
             let sentinel = try await home.sentinel()
             var log = try await EventLog(client)
@@ -79,9 +91,12 @@ struct AutomationTests {
             _ = try await client.write(.bool(false), to: home.on)
             let trigger = try await client.addTrigger(
                 name: "Lamp on when warm", homeID: home.id,
-                kind: .event(characteristicID: home.on, value: .bool(true), rangeMin: nil, rangeMax: nil, conditions: [
-                    CharacteristicCondition(characteristicID: temperature, comparison: .greater, value: .float(25)),
-                ])).createdID
+                kind: .event(
+                    characteristicID: home.on, value: .bool(true), rangeMin: nil, rangeMax: nil,
+                    conditions: [
+                        CharacteristicCondition(characteristicID: temperature, comparison: .greater, value: .float(25))
+                    ])
+            ).createdID
             let sentinel = try await home.sentinel()
             var log = try await EventLog(client)
 
@@ -89,9 +104,10 @@ struct AutomationTests {
             #expect(try await log.events(through: sentinel).firings == [sentinel.trigger])
 
             // A sensor reading: the simulator's to set, not a client's.
-            let reading = server.store.write([
-                CharacteristicWrite(characteristicID: temperature, value: .float(26)),
-            ], origin: .simulator, enforceWritable: false)
+            let reading = server.store.write(
+                [
+                    CharacteristicWrite(characteristicID: temperature, value: .float(26))
+                ], origin: .simulator, enforceWritable: false)
             #expect(reading.results.first?.error == nil)
             _ = try await client.write(.bool(false), to: home.on)
             _ = try await client.write(.bool(true), to: home.on)
@@ -108,7 +124,8 @@ struct AutomationTests {
             let target = home.graph.id("Living Room/Thermostat/TargetTemperature")  // 21
             let trigger = try await client.addTrigger(
                 name: "Too warm", homeID: home.id,
-                kind: .event(characteristicID: target, value: nil, rangeMin: 25, rangeMax: 30, conditions: [])).createdID
+                kind: .event(characteristicID: target, value: nil, rangeMin: 25, rangeMax: 30, conditions: [])
+            ).createdID
             let sentinel = try await home.sentinel()
             var log = try await EventLog(client)
 
@@ -135,9 +152,12 @@ struct AutomationTests {
             let turnOn = try await home.scene("On", [(home.on, .bool(true))])
             func watchOn(_ name: String, _ value: Bool, runs scene: ObjectID) async throws -> ObjectID {
                 try await client.addTrigger(
-                    name: name, homeID: home.id, kind: .event(characteristicID: home.on, value: .bool(value), rangeMin: nil,
-                                                              rangeMax: nil, conditions: []),
-                    actionSetIDs: [scene]).createdID
+                    name: name, homeID: home.id,
+                    kind: .event(
+                        characteristicID: home.on, value: .bool(value), rangeMin: nil,
+                        rangeMax: nil, conditions: []),
+                    actionSetIDs: [scene]
+                ).createdID
             }
             let onThenOff = try await watchOn("Undo on", true, runs: turnOff)
             let offThenOn = try await watchOn("Undo off", false, runs: turnOn)
@@ -163,8 +183,11 @@ struct AutomationTests {
             let home = try await DemoFixture(client)
             _ = try await client.write(.bool(false), to: home.on)
             let trigger = try await client.addTrigger(
-                name: "Lamp on", homeID: home.id, kind: .event(characteristicID: home.on, value: .bool(true), rangeMin: nil,
-                                                               rangeMax: nil, conditions: [])).createdID
+                name: "Lamp on", homeID: home.id,
+                kind: .event(
+                    characteristicID: home.on, value: .bool(true), rangeMin: nil,
+                    rangeMax: nil, conditions: [])
+            ).createdID
             let sentinel = try await home.sentinel()
             var log = try await EventLog(client)
             for _ in 0..<5 {
@@ -176,7 +199,9 @@ struct AutomationTests {
         }
     }
 
-    @Test("a daily timer fires at its moment and the next day, by the clock the engine is given; past and disabled timers do not")
+    @Test(
+        "a daily timer fires at its moment and the next day, by the clock the engine is given; past and disabled timers do not"
+    )
     func timerFires() async throws {
         let start = Int64(1_714_564_800_000)  // 2024-05-01T12:00:00Z
         try await withAutomation(clock: ManualClock(nowMs: start)) { server, clock in
@@ -186,8 +211,10 @@ struct AutomationTests {
             let hour: Int64 = 3_600_000
             func timer(_ name: String, at ms: Int64, _ recurrence: Recurrence) async throws -> ObjectID {
                 try await client.addTrigger(
-                    name: name, homeID: home.id, kind: .timer(fireDateMs: ms, timeZone: "Europe/Paris", recurrence: recurrence),
-                    actionSetIDs: [scene]).createdID
+                    name: name, homeID: home.id,
+                    kind: .timer(fireDateMs: ms, timeZone: "Europe/Paris", recurrence: recurrence),
+                    actionSetIDs: [scene]
+                ).createdID
             }
             let past = try await timer("Yesterday", at: start - 24 * hour, .none)
             let soon = try await timer("Soon", at: start + hour / 2, .none)
@@ -200,8 +227,11 @@ struct AutomationTests {
             clock.advance(to: start + hour)
             let first = try await log.events { $0.body == .actionSetExecuted(scene) }
             #expect(first.firings == [daily])
-            #expect(first.contains { $0.body == .value(home.change(home.brightness, .int(55)))
-                && $0.origin == Origin(kind: .automation, name: "Daily") })
+            #expect(
+                first.contains {
+                    $0.body == .value(home.change(home.brightness, .int(55)))
+                        && $0.origin == Origin(kind: .automation, name: "Daily")
+                })
 
             try await clock.waitForSleeper(untilMs: start + 25 * hour)
             clock.advance(to: start + 25 * hour)
@@ -219,10 +249,12 @@ struct AutomationTests {
             let client = try await server.connect()
             let home = try await DemoFixture(client)
             let doomed = try await client.addTrigger(
-                name: "Doomed", homeID: home.id, kind: .timer(fireDateMs: start + 1000, timeZone: "UTC", recurrence: .none)
+                name: "Doomed", homeID: home.id,
+                kind: .timer(fireDateMs: start + 1000, timeZone: "UTC", recurrence: .none)
             ).createdID
             let kept = try await client.addTrigger(
-                name: "Kept", homeID: home.id, kind: .timer(fireDateMs: start + 2000, timeZone: "UTC", recurrence: .none)
+                name: "Kept", homeID: home.id,
+                kind: .timer(fireDateMs: start + 2000, timeZone: "UTC", recurrence: .none)
             ).createdID
             try await clock.waitForSleeper(untilMs: start + 1000)
             _ = try await client.remove(doomed)
@@ -247,8 +279,9 @@ private func withAutomation<T>(
         var logger = Logger(label: "automation-test")
         logger.logLevel = .critical
         let (ready, readiness) = AsyncStream.makeStream(of: Void.self)
-        let engine = AutomationEngine(store: server.store, clock: clock, limits: limits, logger: logger,
-                                      onReady: { readiness.finish() })
+        let engine = AutomationEngine(
+            store: server.store, clock: clock, limits: limits, logger: logger,
+            onReady: { readiness.finish() })
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await engine.run() }
             for await _ in ready {}
@@ -282,8 +315,9 @@ private struct DemoFixture {
 
     func change(_ characteristicID: ObjectID, _ value: CharacteristicValue) -> ValueChange {
         let characteristic = graph.characteristics[characteristicID]!
-        return ValueChange(accessoryID: characteristic.accessoryID, serviceID: characteristic.serviceID,
-                           characteristicID: characteristicID, value: value)
+        return ValueChange(
+            accessoryID: characteristic.accessoryID, serviceID: characteristic.serviceID,
+            characteristicID: characteristicID, value: value)
     }
 
     func scene(_ name: String, _ actions: [(ObjectID, CharacteristicValue)]) async throws -> ObjectID {
@@ -301,7 +335,8 @@ private struct DemoFixture {
         let hue = graph.id("Living Room/Lamp/Hue")
         let trigger = try await client.addTrigger(
             name: "Sentinel", homeID: id,
-            kind: .event(characteristicID: hue, value: nil, rangeMin: nil, rangeMax: nil, conditions: [])).createdID
+            kind: .event(characteristicID: hue, value: nil, rangeMin: nil, rangeMax: nil, conditions: [])
+        ).createdID
         return Sentinel(client: client, hue: hue, trigger: trigger)
     }
 }
@@ -334,8 +369,11 @@ private struct EventLog {
     private var pending: [HomeEvent] = []
 
     init(_ client: HomeClient) async throws {
-        iterator = client.subscribe(SubscribeRequest(filter: SubscriptionFilter(
-            kinds: [.valueChanged, .triggerFired, .actionSetExecuted]))).makeAsyncIterator()
+        iterator = client.subscribe(
+            SubscribeRequest(
+                filter: SubscriptionFilter(
+                    kinds: [.valueChanged, .triggerFired, .actionSetExecuted]))
+        ).makeAsyncIterator()
         let first = try await iterator.next()
         try #require(first?.marker?.kind == .subscribed)
     }

@@ -25,7 +25,10 @@ struct BadInputTests {
             try raw.send([0, 0, 0, 6, 0xDE, 0xAD, 0xBE, 0xEF, 0xFF, 0xFF])
             let frames = try raw.receiveUntilClosed()
             #expect(frames.count == 1)
-            guard case .status(let error)? = frames.first?.body else { Issue.record("expected a status"); return }
+            guard case .status(let error)? = frames.first?.body else {
+                Issue.record("expected a status")
+                return
+            }
             #expect(frames.first?.callID == 0)
             #expect(error?.code == .invalidArgument)
             #expect(error?.message.contains("unreadable frame") == true)
@@ -42,9 +45,12 @@ struct BadInputTests {
             _ = try raw.hello()
             try raw.send([0, 0, 0, 3, 0xFF, 0xFF, 0xFF])
             let frames = try raw.receiveUntilClosed()
-            guard case .status(let error)? = frames.last?.body else { Issue.record("expected a status"); return }
+            guard case .status(let error)? = frames.last?.body else {
+                Issue.record("expected a status")
+                return
+            }
             #expect(error?.code == .invalidArgument)
-            _ = try await other.status() // the other connection is untouched
+            _ = try await other.status()  // the other connection is untouched
             await other.close()
         }
     }
@@ -55,7 +61,7 @@ struct BadInputTests {
             do {
                 let raw = try RawConnection(path: server.socketPath)
                 _ = try raw.hello()
-                try raw.send([0, 0, 0, 100, 1, 2, 3]) // announces 100 bytes, sends 3
+                try raw.send([0, 0, 0, 100, 1, 2, 3])  // announces 100 bytes, sends 3
                 raw.shutdownWrite()
                 #expect(try raw.receiveUntilClosed().isEmpty)
             }
@@ -68,9 +74,12 @@ struct BadInputTests {
         try await withTestServer(configure: { $0.maxFrameSize = 64 * 1024 }) { server in
             let raw = try RawConnection(path: server.socketPath)
             _ = try raw.hello()
-            try raw.send([0x7F, 0xFF, 0xFF, 0xFF]) // 2 GiB, never sent
+            try raw.send([0x7F, 0xFF, 0xFF, 0xFF])  // 2 GiB, never sent
             let frames = try raw.receiveUntilClosed()
-            guard case .status(let error)? = frames.last?.body else { Issue.record("expected a status"); return }
+            guard case .status(let error)? = frames.last?.body else {
+                Issue.record("expected a status")
+                return
+            }
             #expect(error?.code == .resourceExhausted)
             #expect(error?.message == "frame of 2147483647 bytes exceeds the maximum frame size of 65536 bytes")
             try await Self.stillServes(server)
@@ -82,10 +91,14 @@ struct BadInputTests {
         try await withTestServer { server in
             let raw = try RawConnection(path: server.socketPath)
             _ = try raw.hello()
-            try raw.send(WireFrame(callID: 4, body: .open(CallOpen(method: "home.v1.HomeService/Explode", request: []))))
+            try raw.send(
+                WireFrame(callID: 4, body: .open(CallOpen(method: "home.v1.HomeService/Explode", request: []))))
             let frame = try #require(try raw.receive())
             #expect(frame.callID == 4)
-            guard case .status(let error) = frame.body else { Issue.record("expected a status"); return }
+            guard case .status(let error) = frame.body else {
+                Issue.record("expected a status")
+                return
+            }
             #expect(error?.code == .unimplemented)
             #expect(error?.message.hasPrefix("unknown method 'home.v1.HomeService/Explode' (call 4)") == true)
             try raw.send(WireFrame(callID: 0, body: .ping(nonce: 99)))
@@ -98,10 +111,18 @@ struct BadInputTests {
         try await withTestServer { server in
             let raw = try RawConnection(path: server.socketPath)
             _ = try raw.hello()
-            try raw.send(WireFrame(callID: 1, body: .open(CallOpen(method: HomeMethods.readCharacteristics.name,
-                                                                    request: [0x0A, 0x7F, 0x01]))))
+            try raw.send(
+                WireFrame(
+                    callID: 1,
+                    body: .open(
+                        CallOpen(
+                            method: HomeMethods.readCharacteristics.name,
+                            request: [0x0A, 0x7F, 0x01]))))
             let frame = try #require(try raw.receive())
-            guard case .status(let error) = frame.body else { Issue.record("expected a status"); return }
+            guard case .status(let error) = frame.body else {
+                Issue.record("expected a status")
+                return
+            }
             #expect(error?.code == .invalidArgument)
             #expect(error?.message.contains("home.v1.ReadCharacteristicsRequest") == true)
         }
@@ -113,10 +134,18 @@ struct BadInputTests {
             let raw = try RawConnection(path: server.socketPath)
             _ = try raw.hello()
             // SubscribeRequest { journal_id (4): 0xC3 0x28 }
-            try raw.send(WireFrame(callID: 2, body: .open(CallOpen(method: HomeMethods.subscribe.name,
-                                                                    request: [0x22, 0x02, 0xC3, 0x28]))))
+            try raw.send(
+                WireFrame(
+                    callID: 2,
+                    body: .open(
+                        CallOpen(
+                            method: HomeMethods.subscribe.name,
+                            request: [0x22, 0x02, 0xC3, 0x28]))))
             let frame = try #require(try raw.receive())
-            guard case .status(let error) = frame.body else { Issue.record("expected a status"); return }
+            guard case .status(let error) = frame.body else {
+                Issue.record("expected a status")
+                return
+            }
             #expect(error?.code == .invalidArgument)
             #expect(error?.message == "field home.v1.SubscribeRequest.journal_id is not valid UTF-8")
             #expect(server.store.subscriptionCount == 0)
@@ -129,7 +158,10 @@ struct BadInputTests {
             let raw = try RawConnection(path: server.socketPath)
             try raw.send(WireFrame(callID: 1, body: .open(CallOpen(method: HomeMethods.getStatus.name, request: []))))
             let frames = try raw.receiveUntilClosed()
-            guard case .status(let error)? = frames.first?.body else { Issue.record("expected a status"); return }
+            guard case .status(let error)? = frames.first?.body else {
+                Issue.record("expected a status")
+                return
+            }
             #expect(error?.code == .failedPrecondition)
             #expect(error?.message == "the first frame must be a hello, not open (call 1)")
         }
@@ -141,7 +173,10 @@ struct BadInputTests {
             let raw = try RawConnection(path: server.socketPath)
             try raw.send(WireFrame(callID: 0, body: .hello(Hello(protocolVersion: 9, clientName: "future"))))
             let frames = try raw.receiveUntilClosed()
-            guard case .status(let error)? = frames.first?.body else { Issue.record("expected a status"); return }
+            guard case .status(let error)? = frames.first?.body else {
+                Issue.record("expected a status")
+                return
+            }
             #expect(error?.code == .failedPrecondition)
             #expect(error?.message == "protocol version 9 is not supported: this daemon speaks version 1")
         }
@@ -152,7 +187,10 @@ struct BadInputTests {
         try await withTestServer(configure: { $0.helloTimeoutMs = 100 }) { server in
             let raw = try RawConnection(path: server.socketPath)
             let frames = try raw.receiveUntilClosed()
-            guard case .status(let error)? = frames.first?.body else { Issue.record("expected a status"); return }
+            guard case .status(let error)? = frames.first?.body else {
+                Issue.record("expected a status")
+                return
+            }
             #expect(error?.code == .deadlineExceeded)
             #expect(error?.message == "no hello within 100 ms of connecting")
         }

@@ -18,9 +18,13 @@ struct BlockingClientTests {
         try await withTestServer { server in
             let path = server.socketPath
             let brightness = server.store.snapshot().graph.id("Living Room/Lamp/Brightness")
-            let (written, read, error) = try await Self.onThread { () throws -> (WriteCharacteristicsResponse, ReadCharacteristicsResponse, HomeError?) in
+            let (written, read, error) = try await Self.onThread {
+                () throws -> (WriteCharacteristicsResponse, ReadCharacteristicsResponse, HomeError?) in
                 let client = try BlockingHomeClient(path: path, name: "blocking")
-                let written = try client.write(WriteCharacteristicsRequest(writes: [CharacteristicWrite(characteristicID: brightness, value: .int(64))]))
+                let written = try client.write(
+                    WriteCharacteristicsRequest(writes: [
+                        CharacteristicWrite(characteristicID: brightness, value: .int(64))
+                    ]))
                 let read = try client.read([brightness])
                 var failure: HomeError?
                 do throws(HomeError) {
@@ -42,7 +46,10 @@ struct BlockingClientTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/none.sock"
         let error = try await Self.onThread { () -> HomeError? in
-            do throws(HomeError) { _ = try BlockingHomeClient(path: path, name: "x"); return nil } catch { return error }
+            do throws(HomeError) {
+                _ = try BlockingHomeClient(path: path, name: "x")
+                return nil
+            } catch { return error }
         }
         #expect(error?.code == .unavailable)
         #expect(error?.message.contains(path) == true)

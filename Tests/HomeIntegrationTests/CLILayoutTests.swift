@@ -6,7 +6,9 @@ import Testing
 /// The built `homectl` (a separate process) against an in-process test server.
 @Suite("homectl layout commands against a test server", .serialized)
 struct CLILayoutTests {
-    private func homectl(_ server: TestServer, _ arguments: String...) throws -> (status: Int32, stdout: String, stderr: String) {
+    private func homectl(_ server: TestServer, _ arguments: String...) throws -> (
+        status: Int32, stdout: String, stderr: String
+    ) {
         try run(builtExecutable("homectl"), arguments, environment: ["HOMED_SOCKET": server.socketPath])
     }
 
@@ -19,7 +21,8 @@ struct CLILayoutTests {
         try await withTestServer(configure: { $0.helloTimeoutMs = 60_000 }) { server in
             let result = try homectl(server, "homes", "--json")
             #expect(result.status == 0, "\(result.stderr)")
-            let homes = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
+            let homes = try #require(
+                try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
             #expect(homes.count == 1)
             #expect(homes.first?["name"] as? String == "Demo Home")
             #expect(homes.first?["primary"] as? Bool == true)
@@ -73,7 +76,8 @@ struct CLILayoutTests {
             #expect(accessory["name"] as? String == "Thermostat")
             let services = try #require(accessory["services"] as? [[String: Any]])
             let characteristics = services.flatMap { $0["characteristics"] as? [[String: Any]] ?? [] }
-            let target = try #require(characteristics.first { $0["type_name"] as? String == "TargetHeatingCoolingState" })
+            let target = try #require(
+                characteristics.first { $0["type_name"] as? String == "TargetHeatingCoolingState" })
             #expect(target["value"] as? Int == 1)
             #expect(target["permissions"] as? [String] == ["pr", "pw", "ev"])
             let valid = try #require(target["valid_values"] as? [[String: Any]])
@@ -92,8 +96,9 @@ struct CLILayoutTests {
             let services = objects.filter { $0["kind"] as? String == "service" }
             #expect(characteristics.count == 149)
             #expect(services.count == 44)
-            #expect(Set(characteristics.compactMap { $0["uuid"] as? String })
-                        == Set(HAPCatalog.characteristicTypes.map(\.uuid)))
+            #expect(
+                Set(characteristics.compactMap { $0["uuid"] as? String })
+                    == Set(HAPCatalog.characteristicTypes.map(\.uuid)))
 
             let brightness = try #require(characteristics.first { $0["name"] as? String == "Brightness" })
             #expect(brightness["uuid"] as? String == "00000008-0000-1000-8000-0026BB765291")
@@ -115,27 +120,37 @@ struct CLILayoutTests {
             #expect(try homectl(server, "scenes", "create", "Evening").status == 0)
             let action = try homectl(server, "scenes", "add-action", "Evening", "Living Room/Lamp/Brightness", "30")
             #expect(action.status == 0, "\(action.stderr)")
-            let trigger = try homectl(server, "triggers", "create", "Cold Bedroom",
-                                      "--when", "Bedroom/Temperature Sensor/CurrentTemperature", "--below", "16",
-                                      "--scene", "Evening", "--disabled")
+            let trigger = try homectl(
+                server, "triggers", "create", "Cold Bedroom",
+                "--when", "Bedroom/Temperature Sensor/CurrentTemperature", "--below", "16",
+                "--scene", "Evening", "--disabled")
             #expect(trigger.status == 0, "\(trigger.stderr)")
-            let timer = try homectl(server, "triggers", "create", "Sunrise", "--at", "2027-01-15T07:00",
-                                    "--time-zone", "Europe/Berlin", "--recurrence", "daily")
+            let timer = try homectl(
+                server, "triggers", "create", "Sunrise", "--at", "2027-01-15T07:00",
+                "--time-zone", "Europe/Berlin", "--recurrence", "daily")
             #expect(timer.status == 0, "\(timer.stderr)")
             #expect(try homectl(server, "triggers", "enable", "Cold Bedroom").status == 0)
 
             let graph = server.store.snapshot().graph
             let scene = try #require(graph.actionSets.values.first { $0.name == "Evening" })
-            #expect(scene.actions == [CharacteristicWriteAction(characteristicID: graph.id("Living Room/Lamp/Brightness"),
-                                                                 value: .int(30))])
+            #expect(
+                scene.actions == [
+                    CharacteristicWriteAction(
+                        characteristicID: graph.id("Living Room/Lamp/Brightness"),
+                        value: .int(30))
+                ])
             let cold = try #require(graph.triggers.values.first { $0.name == "Cold Bedroom" })
             #expect(cold.isEnabled)
             #expect(cold.actionSetIDs == [scene.id])
-            #expect(cold.kind == .event(characteristicID: graph.id("Bedroom/Temperature Sensor/CurrentTemperature"),
-                                        value: nil, rangeMin: nil, rangeMax: 16, conditions: []))
+            #expect(
+                cold.kind
+                    == .event(
+                        characteristicID: graph.id("Bedroom/Temperature Sensor/CurrentTemperature"),
+                        value: nil, rangeMin: nil, rangeMax: 16, conditions: []))
             let sunrise = try #require(graph.triggers.values.first { $0.name == "Sunrise" })
             // 07:00 in Berlin in January is 06:00 UTC.
-            #expect(sunrise.kind == .timer(fireDateMs: 1_799_992_800_000, timeZone: "Europe/Berlin", recurrence: .daily))
+            #expect(
+                sunrise.kind == .timer(fireDateMs: 1_799_992_800_000, timeZone: "Europe/Berlin", recurrence: .daily))
 
             let listed = try homectl(server, "triggers")
             #expect(listed.stdout.contains("at 2027-01-15 07:00 Europe/Berlin, daily"))
@@ -149,7 +164,10 @@ struct CLILayoutTests {
             let before = server.store.snapshot()
             let duplicate = try homectl(server, "rooms", "add", "kitchen")
             #expect(duplicate.status == 6)
-            #expect(duplicate.stderr == "homectl: home \"Demo Home\" already has a room named \"Kitchen\" (id \(before.graph.id("Kitchen")))\n")
+            #expect(
+                duplicate.stderr
+                    == "homectl: home \"Demo Home\" already has a room named \"Kitchen\" (id \(before.graph.id("Kitchen")))\n"
+            )
             let empty = try homectl(server, "homes", "add", "")
             #expect(empty.status == 3)
             #expect(empty.stderr.hasPrefix("homectl: "))

@@ -31,7 +31,8 @@ struct CommandLineTests {
         #expect(byCategory.stdout.contains("lightbulb\n  Lamp"))
         let json = try daemon.homectl("accessories", "--json")
         let accessories = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]]
-        #expect(accessories?.contains { $0["name"] as? String == "Lamp" && $0["room"] as? String == "Living Room" } == true)
+        #expect(
+            accessories?.contains { $0["name"] as? String == "Lamp" && $0["room"] as? String == "Living Room" } == true)
 
         let set = try daemon.homectl("set", "Living Room/Lamp/Brightness", "42")
         #expect(set.status == 0)
@@ -56,9 +57,10 @@ struct CommandLineTests {
     @Test("watch sees a change made by homectl set from another process, as one JSON line")
     func watchSeesSet() throws {
         let daemon = try DaemonProcess()
-        let watch = try ChildProcess(builtExecutable("homectl"),
-                                     ["watch", "--markers", "-C", "1", "--characteristic", "Living Room/Lamp/On"],
-                                     environment: daemon.environment)
+        let watch = try ChildProcess(
+            builtExecutable("homectl"),
+            ["watch", "--markers", "-C", "1", "--characteristic", "Living Room/Lamp/On"],
+            environment: daemon.environment)
         let subscribed = try #require(watch.readLine())
         #expect(subscribed.contains("\"kind\":\"subscribed\""))
         let set = try daemon.homectl("set", "Living Room/Lamp/On", "off")
@@ -78,7 +80,8 @@ struct CommandLineTests {
     @Test("watch exits 0 when the reading side of its pipe closes, even while nothing happens")
     func watchPipeClosed() throws {
         let daemon = try DaemonProcess()
-        let watch = try ChildProcess(builtExecutable("homectl"), ["watch", "--markers"], environment: daemon.environment)
+        let watch = try ChildProcess(
+            builtExecutable("homectl"), ["watch", "--markers"], environment: daemon.environment)
         #expect(watch.readLine() != nil)
         try watch.stdout.fileHandleForReading.close()
         #expect(watch.wait(seconds: 5) == 0)
@@ -87,10 +90,13 @@ struct CommandLineTests {
     @Test("watch --min-interval-ms prints a burst's first change at once and holds the rest back")
     func watchMinimumInterval() throws {
         let daemon = try DaemonProcess()
-        let watch = try ChildProcess(builtExecutable("homectl"),
-                                     ["watch", "--markers", "--min-interval-ms", "60000", "-W", "1.5",
-                                      "--characteristic", "Living Room/Lamp/Brightness"],
-                                     environment: daemon.environment)
+        let watch = try ChildProcess(
+            builtExecutable("homectl"),
+            [
+                "watch", "--markers", "--min-interval-ms", "60000", "-W", "1.5",
+                "--characteristic", "Living Room/Lamp/Brightness",
+            ],
+            environment: daemon.environment)
         let subscribed = try #require(watch.readLine())
         #expect(subscribed.contains("\"kind\":\"subscribed\""))
         for value in ["41", "42", "43"] {

@@ -12,20 +12,24 @@ struct HomePagingTests {
     /// A frame limit the demo home as one response exceeds, but each accessory alone fits.
     static func frameLimit(for graph: HomeGraph) -> Int {
         var whole = ByteBuffer()
-        GetHomeResponse.encodeHomes(graph: graph, homeIDs: graph.homeOrder, seq: 0, journalID: "0123456789abcdef0123456789abcdef",
-                                    into: &whole)
+        GetHomeResponse.encodeHomes(
+            graph: graph, homeIDs: graph.homeOrder, seq: 0, journalID: "0123456789abcdef0123456789abcdef",
+            into: &whole)
         let accessories = graph.homeOrder.reduce(0) { $0 + (graph.homes[$1]?.accessoryIDs.count ?? 0) }
-        let largestPage = (0..<accessories).map { position -> Int in
-            var page = ByteBuffer()
-            GetHomeResponse.encodePage(graph: graph, homeIDs: graph.homeOrder, accessories: position..<(position + 1),
-                                       withTables: position == 0, seq: 0, journalID: "0123456789abcdef0123456789abcdef",
-                                       nextPageToken: "99.99", into: &page)
-            return page.readableBytes
-        }.max() ?? 0
+        let largestPage =
+            (0..<accessories).map { position -> Int in
+                var page = ByteBuffer()
+                GetHomeResponse.encodePage(
+                    graph: graph, homeIDs: graph.homeOrder, accessories: position..<(position + 1),
+                    withTables: position == 0, seq: 0, journalID: "0123456789abcdef0123456789abcdef",
+                    nextPageToken: "99.99", into: &page)
+                return page.readableBytes
+            }.max() ?? 0
         return max(largestPage + 64, whole.readableBytes / 2)
     }
 
-    @Test("a home over the frame limit: one response is refused naming paging, HomeClient.getHome gets it whole in pages")
+    @Test(
+        "a home over the frame limit: one response is refused naming paging, HomeClient.getHome gets it whole in pages")
     func largerThanAFrame() async throws {
         let graph = DemoHome.make(nowMs: 1_700_000_000_000)
         let limit = Self.frameLimit(for: graph)
@@ -55,7 +59,8 @@ struct HomePagingTests {
             let write = try await client.write(.int(7), to: brightness)
             var pages = 1
             while !token.isEmpty {
-                token = try assembler.add(try await client.call(HomeMethods.getHome, GetHomeRequest(pageSize: 1, pageToken: token)))
+                token = try assembler.add(
+                    try await client.call(HomeMethods.getHome, GetHomeRequest(pageSize: 1, pageToken: token)))
                 pages += 1
             }
             let home = try assembler.response()

@@ -16,8 +16,10 @@ private func failure(_ body: () async throws(HomeError) -> LayoutResponse) async
 
 /// Checks a response's events: numbered in order, ending at the response's seq,
 /// caused by this client.
-private func expectNumbered(_ response: LayoutResponse, after previous: inout UInt64, by client: HomeClient,
-                            sourceLocation: SourceLocation = #_sourceLocation) {
+private func expectNumbered(
+    _ response: LayoutResponse, after previous: inout UInt64, by client: HomeClient,
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
     #expect(!response.events.isEmpty, "the change published no event", sourceLocation: sourceLocation)
     for event in response.events {
         #expect(event.seq > previous, "seq \(event.seq) does not follow \(previous)", sourceLocation: sourceLocation)
@@ -71,12 +73,17 @@ struct LayoutCallTests {
             // Rooms and zones
             let study = try await client.addRoom(name: "Study", homeID: home)
             expectNumbered(study, after: &seq, by: client)
-            #expect(layout(study) == [LayoutChange(action: .added, object: .room, objectID: study.createdID,
-                                                   homeID: home, name: "Study")])
+            #expect(
+                layout(study) == [
+                    LayoutChange(
+                        action: .added, object: .room, objectID: study.createdID,
+                        homeID: home, name: "Study")
+                ])
             expectNumbered(try await client.rename(study.createdID, to: "Library"), after: &seq, by: client)
             let upstairs = try await client.addZone(name: "Upstairs", homeID: home)
             expectNumbered(upstairs, after: &seq, by: client)
-            expectNumbered(try await client.addRoom(study.createdID, toZone: upstairs.createdID), after: &seq, by: client)
+            expectNumbered(
+                try await client.addRoom(study.createdID, toZone: upstairs.createdID), after: &seq, by: client)
             expectNumbered(try await client.addRoom(kitchen, toZone: upstairs.createdID), after: &seq, by: client)
             expectNumbered(try await client.removeRoom(kitchen, fromZone: upstairs.createdID), after: &seq, by: client)
             expectNumbered(try await client.rename(upstairs.createdID, to: "First Floor"), after: &seq, by: client)
@@ -93,7 +100,8 @@ struct LayoutCallTests {
             let group = try await client.addServiceGroup(name: "Lights", homeID: home)
             expectNumbered(group, after: &seq, by: client)
             expectNumbered(try await client.addService(lightbulb, toGroup: group.createdID), after: &seq, by: client)
-            expectNumbered(try await client.removeService(lightbulb, fromGroup: group.createdID), after: &seq, by: client)
+            expectNumbered(
+                try await client.removeService(lightbulb, fromGroup: group.createdID), after: &seq, by: client)
             expectNumbered(try await client.rename(group.createdID, to: "All Lights"), after: &seq, by: client)
 
             // Action sets
@@ -101,8 +109,10 @@ struct LayoutCallTests {
             expectNumbered(scene, after: &seq, by: client)
             let wakeUp = try await client.addActionSet(name: "Good Morning", kind: .wakeUp, homeID: home)
             expectNumbered(wakeUp, after: &seq, by: client)
-            expectNumbered(try await client.addAction(characteristicID: brightness, value: .int(40),
-                                                      toActionSet: scene.createdID), after: &seq, by: client)
+            expectNumbered(
+                try await client.addAction(
+                    characteristicID: brightness, value: .int(40),
+                    toActionSet: scene.createdID), after: &seq, by: client)
             expectNumbered(try await client.rename(scene.createdID, to: "Evening"), after: &seq, by: client)
 
             // Triggers
@@ -118,9 +128,11 @@ struct LayoutCallTests {
             expectNumbered(cold, after: &seq, by: client)
             expectNumbered(try await client.setTrigger(cold.createdID, enabled: true), after: &seq, by: client)
             expectNumbered(try await client.setTrigger(timer.createdID, enabled: false), after: &seq, by: client)
-            expectNumbered(try await client.addActionSet(scene.createdID, toTrigger: timer.createdID), after: &seq, by: client)
-            expectNumbered(try await client.removeActionSet(scene.createdID, fromTrigger: timer.createdID),
-                           after: &seq, by: client)
+            expectNumbered(
+                try await client.addActionSet(scene.createdID, toTrigger: timer.createdID), after: &seq, by: client)
+            expectNumbered(
+                try await client.removeActionSet(scene.createdID, fromTrigger: timer.createdID),
+                after: &seq, by: client)
             expectNumbered(try await client.rename(timer.createdID, to: "Dawn"), after: &seq, by: client)
 
             // The graph the daemon holds now shows all of it.
@@ -132,8 +144,9 @@ struct LayoutCallTests {
             #expect(graph.accessory(lamp)?.roomID == study.createdID)
             #expect(graph.accessory(lamp)?.name == "Reading Lamp")
             #expect(graph.service(lightbulb)?.name == "Bulb")
-            #expect(graph.actionSet(scene.createdID)?.actions
-                        == [CharacteristicWriteAction(characteristicID: brightness, value: .int(40))])
+            #expect(
+                graph.actionSet(scene.createdID)?.actions
+                    == [CharacteristicWriteAction(characteristicID: brightness, value: .int(40))])
             #expect(graph.actionSet(wakeUp.createdID)?.kind == .wakeUp)
             #expect(graph.trigger(timer.createdID)?.isEnabled == false)
             #expect(graph.trigger(timer.createdID)?.actionSetIDs == [wakeUp.createdID])
@@ -141,10 +154,13 @@ struct LayoutCallTests {
             #expect(try await client.getHome().graph == graph)
 
             // And the removals.
-            expectNumbered(try await client.removeAction(characteristicID: brightness, fromActionSet: scene.createdID),
-                           after: &seq, by: client)
-            for id in [timer.createdID, cold.createdID, scene.createdID, group.createdID, upstairs.createdID,
-                       study.createdID, lamp] {
+            expectNumbered(
+                try await client.removeAction(characteristicID: brightness, fromActionSet: scene.createdID),
+                after: &seq, by: client)
+            for id in [
+                timer.createdID, cold.createdID, scene.createdID, group.createdID, upstairs.createdID,
+                study.createdID, lamp,
+            ] {
                 let removed = try await client.remove(id)
                 expectNumbered(removed, after: &seq, by: client)
                 let last = try #require(layout(removed).last)
@@ -186,15 +202,17 @@ struct LayoutCallTests {
             let before = server.store.snapshot()
             let home = before.graph.id("Demo Home")
             let kitchen = before.graph.id("Kitchen")
-            let error = try #require(await failure { () async throws(HomeError) in
-                try await client.addRoom(name: "kitchen", homeID: home)
-            })
+            let error = try #require(
+                await failure { () async throws(HomeError) in
+                    try await client.addRoom(name: "kitchen", homeID: home)
+                })
             #expect(error.code == .alreadyExists)
             #expect(error.message.contains("Kitchen"))
             #expect(error.message.contains("id \(kitchen)"))
-            let renamed = try #require(await failure { () async throws(HomeError) in
-                try await client.rename(before.graph.id("Bedroom"), to: "KITCHEN")
-            })
+            let renamed = try #require(
+                await failure { () async throws(HomeError) in
+                    try await client.rename(before.graph.id("Bedroom"), to: "KITCHEN")
+                })
             #expect(renamed.code == .alreadyExists)
             let after = server.store.snapshot()
             #expect(after.graph == before.graph)
@@ -218,8 +236,9 @@ struct LayoutCallTests {
             try await client.addRoom(kitchen, toZone: zone)
             try await client.addServiceGroup(name: "Lights", homeID: home)
             try await client.addActionSet(name: "Night", kind: .sleep, homeID: home)
-            try await client.addTrigger(name: "Noon", homeID: home,
-                                        kind: .timer(fireDateMs: 0, timeZone: "UTC", recurrence: .none))
+            try await client.addTrigger(
+                name: "Noon", homeID: home,
+                kind: .timer(fireDateMs: 0, timeZone: "UTC", recurrence: .none))
             let before = server.store.snapshot()
             let attempts: [LayoutOperation] = [
                 .addHome(name: "demo home"),
@@ -228,8 +247,9 @@ struct LayoutCallTests {
                 .addServiceGroup(name: "lights", homeID: home),
                 .addActionSet(name: "Night", kind: .userDefined, homeID: home),
                 .addActionSet(name: "Bedtime", kind: .sleep, homeID: home),
-                .addTrigger(name: "noon", homeID: home, kind: .timer(fireDateMs: 0, timeZone: "UTC", recurrence: .none),
-                            actionSetIDs: [], enabled: true),
+                .addTrigger(
+                    name: "noon", homeID: home, kind: .timer(fireDateMs: 0, timeZone: "UTC", recurrence: .none),
+                    actionSetIDs: [], enabled: true),
             ]
             for operation in attempts {
                 let error = await failure { () async throws(HomeError) in try await client.changeLayout(operation) }
@@ -267,14 +287,18 @@ struct LayoutCallTests {
                 .addActionSet(name: "Scene", kind: .userDefined, homeID: missing),
                 .addAction(CharacteristicWriteAction(characteristicID: on, value: .bool(true)), actionSetID: missing),
                 .removeAction(characteristicID: on, actionSetID: missing),
-                .addTrigger(name: "T", homeID: missing, kind: .timer(fireDateMs: 0, timeZone: "UTC", recurrence: .none),
-                            actionSetIDs: [], enabled: true),
-                .addTrigger(name: "T", homeID: home,
-                            kind: .event(characteristicID: missing, value: nil, rangeMin: nil, rangeMax: nil,
-                                         conditions: []),
-                            actionSetIDs: [], enabled: true),
-                .addTrigger(name: "T", homeID: home, kind: .timer(fireDateMs: 0, timeZone: "UTC", recurrence: .none),
-                            actionSetIDs: [missing], enabled: true),
+                .addTrigger(
+                    name: "T", homeID: missing, kind: .timer(fireDateMs: 0, timeZone: "UTC", recurrence: .none),
+                    actionSetIDs: [], enabled: true),
+                .addTrigger(
+                    name: "T", homeID: home,
+                    kind: .event(
+                        characteristicID: missing, value: nil, rangeMin: nil, rangeMax: nil,
+                        conditions: []),
+                    actionSetIDs: [], enabled: true),
+                .addTrigger(
+                    name: "T", homeID: home, kind: .timer(fireDateMs: 0, timeZone: "UTC", recurrence: .none),
+                    actionSetIDs: [missing], enabled: true),
                 .setTriggerEnabled(triggerID: missing, enabled: false),
                 .addActionSetToTrigger(actionSetID: missing, triggerID: missing),
                 .removeActionSetFromTrigger(actionSetID: missing, triggerID: missing),
@@ -283,7 +307,8 @@ struct LayoutCallTests {
             for operation in operations {
                 let error = await failure { () async throws(HomeError) in try await client.changeLayout(operation) }
                 #expect(error?.code == .notFound, "\(operation.name): \(String(describing: error))")
-                #expect(error?.message.contains(String(missing)) == true, "\(operation.name): \(String(describing: error))")
+                #expect(
+                    error?.message.contains(String(missing)) == true, "\(operation.name): \(String(describing: error))")
             }
             #expect(server.store.snapshot().graph == before.graph)
             #expect(server.store.lastSeq == before.seq)
@@ -312,8 +337,9 @@ struct LayoutCallTests {
                 .addZone(name: "", homeID: home),
                 .addServiceGroup(name: long, homeID: home),
                 .addActionSet(name: "", kind: .userDefined, homeID: home),
-                .addTrigger(name: long, homeID: home, kind: .timer(fireDateMs: 0, timeZone: "UTC", recurrence: .none),
-                            actionSetIDs: [], enabled: true),
+                .addTrigger(
+                    name: long, homeID: home, kind: .timer(fireDateMs: 0, timeZone: "UTC", recurrence: .none),
+                    actionSetIDs: [], enabled: true),
                 .rename(id: lamp, name: ""),
                 .rename(id: lamp, name: long),
                 .rename(id: home, name: "\t"),
@@ -322,7 +348,8 @@ struct LayoutCallTests {
                 let error = await failure { () async throws(HomeError) in try await client.changeLayout(operation) }
                 #expect(error?.code == .invalidArgument, "\(operation.name): \(String(describing: error))")
             }
-            let error = await failure { () async throws(HomeError) in try await client.addRoom(name: long, homeID: home) }
+            let error = await failure { () async throws(HomeError) in try await client.addRoom(name: long, homeID: home)
+            }
             #expect(error?.message.contains("65 bytes") == true)
             #expect(server.store.snapshot().graph == before.graph)
             #expect(server.store.lastSeq == before.seq)
@@ -351,8 +378,9 @@ struct LayoutCallTests {
             ]
             for item in cases {
                 let error = await failure { () async throws(HomeError) in
-                    try await client.addAction(characteristicID: graph.id(item.path), value: item.value,
-                                               toActionSet: scene)
+                    try await client.addAction(
+                        characteristicID: graph.id(item.path), value: item.value,
+                        toActionSet: scene)
                 }
                 #expect(error?.code == .invalidArgument, "\(item.path): \(String(describing: error))")
                 #expect(error?.message.contains(item.mentions) == true, "\(item.path): \(String(describing: error))")
@@ -361,8 +389,9 @@ struct LayoutCallTests {
             let trigger = await failure { () async throws(HomeError) in
                 try await client.addTrigger(
                     name: "Bright", homeID: home,
-                    kind: .event(characteristicID: graph.id("Living Room/Lamp/Brightness"), value: .int(101),
-                                 rangeMin: nil, rangeMax: nil, conditions: []))
+                    kind: .event(
+                        characteristicID: graph.id("Living Room/Lamp/Brightness"), value: .int(101),
+                        rangeMin: nil, rangeMax: nil, conditions: []))
             }
             #expect(trigger?.code == .invalidArgument)
             #expect(server.store.snapshot().graph == before.graph)
@@ -443,10 +472,16 @@ struct LayoutCallTests {
         try await withLayoutServer { server in
             let client = try await server.connect()
             let watcher = try await server.connect(name: "watcher")
-            defer { Task { await client.close(); await watcher.close() } }
+            defer {
+                Task {
+                    await client.close()
+                    await watcher.close()
+                }
+            }
             let home = server.store.snapshot().graph.id("Demo Home")
-            let subscription = watcher.subscribe(SubscribeRequest(
-                filter: SubscriptionFilter(kinds: [.layoutChanged, .primaryHomeChanged])))
+            let subscription = watcher.subscribe(
+                SubscribeRequest(
+                    filter: SubscriptionFilter(kinds: [.layoutChanged, .primaryHomeChanged])))
             let (answered, seen) = try await withTimeout(10, "layout events on the subscription") {
                 var iterator = subscription.makeAsyncIterator()
                 let first = try await iterator.next()
@@ -454,7 +489,9 @@ struct LayoutCallTests {
                 var answered: [HomeEvent] = []
                 answered += try await client.addRoom(name: "Study", homeID: home).events
                 answered += try await client.addHome(name: "Cabin").events
-                let cabin = answered.last { if case .layout(let change) = $0.body { change.object == .home } else { false } }
+                let cabin = answered.last {
+                    if case .layout(let change) = $0.body { change.object == .home } else { false }
+                }
                 if case .layout(let change)? = cabin?.body {
                     answered += try await client.setPrimaryHome(change.objectID).events
                 }

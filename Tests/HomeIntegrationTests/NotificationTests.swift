@@ -24,10 +24,14 @@ struct NotificationTests {
     }
 
     static func values(_ events: [HomeEvent], of id: ObjectID) -> [CharacteristicValue] {
-        events.compactMap { if case .value(let change) = $0.body, change.characteristicID == id { change.value } else { nil } }
+        events.compactMap {
+            if case .value(let change) = $0.body, change.characteristicID == id { change.value } else { nil }
+        }
     }
 
-    @Test("a watcher sees another client's change with that client as origin; its own change is local, and absent when it excludes its own")
+    @Test(
+        "a watcher sees another client's change with that client as origin; its own change is local, and absent when it excludes its own"
+    )
     func origins() async throws {
         try await withTestServer { server in
             let a = try await server.connect(name: "A")
@@ -45,11 +49,12 @@ struct NotificationTests {
             _ = try await b.write(.bool(true), to: on)
 
             let seen = try await Self.collect(&all) { events, _ in events.count >= 3 }.events
-            #expect(seen.map(\.origin) == [
-                Origin(kind: .client, connectionID: b.connectionID, name: "B"),
-                Origin(kind: .client, connectionID: a.connectionID, name: "A"),
-                Origin(kind: .client, connectionID: b.connectionID, name: "B"),
-            ])
+            #expect(
+                seen.map(\.origin) == [
+                    Origin(kind: .client, connectionID: b.connectionID, name: "B"),
+                    Origin(kind: .client, connectionID: a.connectionID, name: "A"),
+                    Origin(kind: .client, connectionID: b.connectionID, name: "B"),
+                ])
             #expect(seen[1].origin.connectionID == a.connectionID, "A can tell its own change (local) from B's")
             let filtered = try await Self.collect(&others) { events, _ in events.count >= 2 }.events
             #expect(filtered.map(\.origin.name) == ["B", "B"], "A's own change is left out")
@@ -78,9 +83,11 @@ struct NotificationTests {
             for level in 6...30 { _ = try await writer.write(.int(Int64(level)), to: brightness) }
 
             let second = try await server.connect(name: "watcher")
-            var resumed = second.subscribe(SubscribeRequest(filter: filter, sinceSeq: lastSeen, journalID: first.hello.journalID))
-                .makeAsyncIterator()
-            _ = try await writer.write(.int(31), to: brightness) // live, after the replay
+            var resumed = second.subscribe(
+                SubscribeRequest(filter: filter, sinceSeq: lastSeen, journalID: first.hello.journalID)
+            )
+            .makeAsyncIterator()
+            _ = try await writer.write(.int(31), to: brightness)  // live, after the replay
             let after = try await Self.collect(&resumed) { events, _ in events.count >= 26 }
             #expect(after.markers.first?.kind == .subscribed)
             #expect(!after.markers.contains { $0.kind == .resync })
@@ -98,9 +105,12 @@ struct NotificationTests {
             let client = try await server.connect()
             let graph = try await client.getHome().graph
             let on = graph.id("Living Room/Lamp/On")
-            var iterator = client.subscribe(SubscribeRequest(
-                filter: SubscriptionFilter(characteristicIDs: [on]), sinceSeq: 12, journalID: "a-journal-from-before-a-restart"))
-                .makeAsyncIterator()
+            var iterator = client.subscribe(
+                SubscribeRequest(
+                    filter: SubscriptionFilter(characteristicIDs: [on]), sinceSeq: 12,
+                    journalID: "a-journal-from-before-a-restart")
+            )
+            .makeAsyncIterator()
             let start = try await Self.collect(&iterator) { _, markers in markers.contains { $0.kind == .snapshotEnd } }
             // SUBSCRIBED always comes first: the stream is live, then the resync says why a snapshot follows.
             #expect(start.markers.map(\.kind).prefix(2) == [.subscribed, .resync])
@@ -120,8 +130,11 @@ struct NotificationTests {
             _ = try await client.write(.float(1), to: hue)
             let seen = server.store.lastSeq
             for value in 2...30 { _ = try await client.write(.float(Double(value)), to: hue) }
-            var iterator = client.subscribe(SubscribeRequest(filter: SubscriptionFilter(characteristicIDs: [hue]),
-                                                             sinceSeq: seen, journalID: client.hello.journalID)).makeAsyncIterator()
+            var iterator = client.subscribe(
+                SubscribeRequest(
+                    filter: SubscriptionFilter(characteristicIDs: [hue]),
+                    sinceSeq: seen, journalID: client.hello.journalID)
+            ).makeAsyncIterator()
             let start = try await Self.collect(&iterator) { _, markers in markers.contains { $0.kind == .snapshotEnd } }
             // SUBSCRIBED always comes first: the stream is live, then the resync says why a snapshot follows.
             #expect(start.markers.map(\.kind).prefix(2) == [.subscribed, .resync])
@@ -142,8 +155,10 @@ struct NotificationTests {
                 for level in 0..<300 { _ = try await writer.write(.int(Int64(level % 100)), to: brightness) }
             }
             try await Task.sleep(for: .milliseconds(5))
-            var iterator = watcher.subscribe(SubscribeRequest(filter: SubscriptionFilter(characteristicIDs: [brightness]), snapshot: true))
-                .makeAsyncIterator()
+            var iterator = watcher.subscribe(
+                SubscribeRequest(filter: SubscriptionFilter(characteristicIDs: [brightness]), snapshot: true)
+            )
+            .makeAsyncIterator()
             let start = try await Self.collect(&iterator) { _, markers in markers.contains { $0.kind == .snapshotEnd } }
             let seam = start.markers.last!.seq
             try await hammer.value
@@ -161,7 +176,9 @@ struct NotificationTests {
         }
     }
 
-    @Test("a subscriber that stops reading: bounded memory, a second subscriber gets every change, the slow one gets coalesced values")
+    @Test(
+        "a subscriber that stops reading: bounded memory, a second subscriber gets every change, the slow one gets coalesced values"
+    )
     func slowSubscriber() async throws {
         try await withTestServer(configure: { $0.defaultQueueLimit = 256 }) { server in
             let writer = try await server.connect(name: "writer")
@@ -193,9 +210,10 @@ struct NotificationTests {
                 var writes: [CharacteristicWrite] = []
                 for index in 0..<1000 {
                     level += 1
-                    writes.append(index % 2 == 0
-                        ? CharacteristicWrite(characteristicID: brightness, value: .int(level % 100))
-                        : CharacteristicWrite(characteristicID: hue, value: .float(Double(level % 360))))
+                    writes.append(
+                        index % 2 == 0
+                            ? CharacteristicWrite(characteristicID: brightness, value: .int(level % 100))
+                            : CharacteristicWrite(characteristicID: hue, value: .float(Double(level % 360))))
                 }
                 _ = try await writer.write(WriteCharacteristicsRequest(writes: writes))
             }
@@ -231,11 +249,16 @@ struct NotificationTests {
             let slowClient = try await server.connect(name: "slow")
             let graph = try await writer.getHome().graph
             let brightness = graph.id("Living Room/Lamp/Brightness")
-            var slow = slowClient.subscribe(SubscribeRequest(filter: SubscriptionFilter(characteristicIDs: [brightness]),
-                                                             policy: .gap, queueLimit: 16)).makeAsyncIterator()
+            var slow = slowClient.subscribe(
+                SubscribeRequest(
+                    filter: SubscriptionFilter(characteristicIDs: [brightness]),
+                    policy: .gap, queueLimit: 16)
+            ).makeAsyncIterator()
             _ = try await slow.next()
             for round in 0..<50 {
-                let writes = (0..<1000).map { CharacteristicWrite(characteristicID: brightness, value: .int(Int64(($0 + round) % 2))) }
+                let writes = (0..<1000).map {
+                    CharacteristicWrite(characteristicID: brightness, value: .int(Int64(($0 + round) % 2)))
+                }
                 _ = try await writer.write(WriteCharacteristicsRequest(writes: writes))
             }
             let last = server.store.lastSeq
@@ -260,19 +283,25 @@ struct NotificationTests {
             let client = try await server.connect(name: "slow")
             let graph = try await client.getHome().graph
             let brightness = graph.id("Living Room/Lamp/Brightness")
-            var iterator = client.subscribe(SubscribeRequest(filter: SubscriptionFilter(characteristicIDs: [brightness]),
-                                                             policy: .disconnect, queueLimit: 4)).makeAsyncIterator()
+            var iterator = client.subscribe(
+                SubscribeRequest(
+                    filter: SubscriptionFilter(characteristicIDs: [brightness]),
+                    policy: .disconnect, queueLimit: 4)
+            ).makeAsyncIterator()
             _ = try await iterator.next()
             // One batch, published under one lock: more than the queue holds.
-            _ = try await client.write(WriteCharacteristicsRequest(writes: (1...50).map {
-                CharacteristicWrite(characteristicID: brightness, value: .int(Int64($0)))
-            }))
+            _ = try await client.write(
+                WriteCharacteristicsRequest(
+                    writes: (1...50).map {
+                        CharacteristicWrite(characteristicID: brightness, value: .int(Int64($0)))
+                    }))
             let error = await #expect(throws: HomeError.self) {
                 while try await iterator.next() != nil {}
             }
             #expect(error?.code == .resourceExhausted)
             #expect(error?.message.contains("policy is disconnect") == true)
-            #expect(try await client.read([brightness]).reads.first?.value == .int(50), "the connection still serves calls")
+            #expect(
+                try await client.read([brightness]).reads.first?.value == .int(50), "the connection still serves calls")
             #expect(server.store.subscriptionCount == 0)
             await client.close()
         }
@@ -285,8 +314,11 @@ struct NotificationTests {
             let graph = try await client.getHome().graph
             let press = graph.id("Hallway/Doorbell/ProgrammableSwitchEvent")
             let brightness = graph.id("Living Room/Lamp/Brightness")
-            var slow = client.subscribe(SubscribeRequest(filter: SubscriptionFilter(characteristicIDs: [press, brightness]),
-                                                         queueLimit: 16)).makeAsyncIterator()
+            var slow = client.subscribe(
+                SubscribeRequest(
+                    filter: SubscriptionFilter(characteristicIDs: [press, brightness]),
+                    queueLimit: 16)
+            ).makeAsyncIterator()
             _ = try await slow.next()
             // One batch, published under one lock: the queue of 16 overflows before the
             // subscriber can read anything. Brightness changes coalesce; presses must not.
@@ -302,10 +334,16 @@ struct NotificationTests {
             }.events
             #expect(Self.values(all, of: press).count == 10)
             #expect(Self.values(all, of: brightness).last == .int(40))
-            #expect(all.contains { if case .value(let c) = $0.body { c.characteristicID == brightness && c.merged > 0 } else { false } },
-                    "the subscriber really was too slow: brightness changes were merged")
+            #expect(
+                all.contains {
+                    if case .value(let c) = $0.body { c.characteristicID == brightness && c.merged > 0 } else { false }
+                },
+                "the subscriber really was too slow: brightness changes were merged")
             #expect(all.map(\.seq) == all.map(\.seq).sorted())
-            #expect(!all.contains { if case .value(let c) = $0.body { c.characteristicID == press && c.merged > 0 } else { false } })
+            #expect(
+                !all.contains {
+                    if case .value(let c) = $0.body { c.characteristicID == press && c.merged > 0 } else { false }
+                })
             await client.close()
         }
     }
@@ -320,12 +358,12 @@ struct NotificationTests {
             let subscription = client.subscribe(SubscribeRequest(filter: SubscriptionFilter(characteristicIDs: [on])))
             var iterator = subscription.makeAsyncIterator()
             _ = try await iterator.next()
-            _ = try await client.write(.float(10), to: hue) // not watched yet
+            _ = try await client.write(.float(10), to: hue)  // not watched yet
             let widenedAt = try await client.modify(subscription, add: SubscriptionFilter(characteristicIDs: [hue]))
             _ = try await client.write(.float(20), to: hue)
             _ = try await client.write(.bool(false), to: on)
             let narrowedAt = try await client.modify(subscription, remove: SubscriptionFilter(characteristicIDs: [on]))
-            _ = try await client.write(.bool(true), to: on) // no longer watched
+            _ = try await client.write(.bool(true), to: on)  // no longer watched
             _ = try await client.write(.float(30), to: hue)
             let events = try await Self.collect(&iterator) { events, _ in events.count >= 3 }.events
             #expect(Self.values(events, of: hue) == [.float(20), .float(30)])
@@ -365,9 +403,11 @@ struct NotificationTests {
             // Last, a change the filter has not judged before, so the wait ends
             // even when the lamp's changes went missing.
             let coffeeMaker = graph.id("Kitchen/Coffee Maker/On")
-            _ = try await client.assignAccessory(try #require(graph.characteristics[coffeeMaker]).accessoryID, toRoom: bedroom)
+            _ = try await client.assignAccessory(
+                try #require(graph.characteristics[coffeeMaker]).accessoryID, toRoom: bedroom)
             _ = try await client.write(.bool(true), to: coffeeMaker)
-            let events = try await Self.collect(&iterator) { events, _ in !Self.values(events, of: coffeeMaker).isEmpty }.events
+            let events = try await Self.collect(&iterator) { events, _ in !Self.values(events, of: coffeeMaker).isEmpty
+            }.events
             #expect(Self.values(events, of: brightness) == [.int(13), .int(15)])
             await client.close()
         }
@@ -378,7 +418,9 @@ struct NotificationTests {
         try await withTestServer { server in
             let client = try await server.connect()
             var iterator = client.subscribe(SubscribeRequest(heartbeatMs: 50)).makeAsyncIterator()
-            let markers = try await Self.collect(&iterator) { _, markers in markers.filter { $0.kind == .heartbeat }.count >= 2 }.markers
+            let markers = try await Self.collect(&iterator) { _, markers in
+                markers.filter { $0.kind == .heartbeat }.count >= 2
+            }.markers
             #expect(markers.first?.kind == .subscribed)
             #expect(markers.filter { $0.kind == .heartbeat }.allSatisfy { $0.seq == server.store.lastSeq })
             await client.close()
@@ -391,23 +433,36 @@ struct NotificationTests {
             let client = try await server.connect()
             let graph = try await client.getHome().graph
             let brightness = graph.id("Living Room/Lamp/Brightness")
-            var iterator = client.subscribe(SubscribeRequest(filter: SubscriptionFilter(characteristicIDs: [brightness]),
-                                                             minIntervalMs: 300)).makeAsyncIterator()
+            var iterator = client.subscribe(
+                SubscribeRequest(
+                    filter: SubscriptionFilter(characteristicIDs: [brightness]),
+                    minIntervalMs: 300)
+            ).makeAsyncIterator()
             _ = try await iterator.next()
             // One batch: all ten changes are queued before the subscription sends any.
-            _ = try await client.write(WriteCharacteristicsRequest(writes: (1...10).map {
-                CharacteristicWrite(characteristicID: brightness, value: .int(Int64($0)))
-            }))
-            let events = try await Self.collect(&iterator) { events, _ in Self.values(events, of: brightness).last == .int(10) }.events
-            #expect(Self.values(events, of: brightness) == [.int(1), .int(10)],
-                    "the first change at once, the rest merged into one after the interval")
-            guard case .value(let last) = events.last?.body else { Issue.record("expected a value"); return }
+            _ = try await client.write(
+                WriteCharacteristicsRequest(
+                    writes: (1...10).map {
+                        CharacteristicWrite(characteristicID: brightness, value: .int(Int64($0)))
+                    }))
+            let events = try await Self.collect(&iterator) { events, _ in
+                Self.values(events, of: brightness).last == .int(10)
+            }.events
+            #expect(
+                Self.values(events, of: brightness) == [.int(1), .int(10)],
+                "the first change at once, the rest merged into one after the interval")
+            guard case .value(let last) = events.last?.body else {
+                Issue.record("expected a value")
+                return
+            }
             #expect(last.merged == 8)
             await client.close()
         }
     }
 
-    @Test("a value held back by the minimum interval is not lost to a disconnect: the resume brings it, nothing twice, nothing stale")
+    @Test(
+        "a value held back by the minimum interval is not lost to a disconnect: the resume brings it, nothing twice, nothing stale"
+    )
     func minimumIntervalResume() async throws {
         try await withTestServer { server in
             let writer = try await server.connect()
@@ -416,8 +471,9 @@ struct NotificationTests {
             let hue = graph.id("Living Room/Lamp/Hue")
             let saturation = graph.id("Living Room/Lamp/Saturation")
             let on = graph.id("Living Room/Lamp/On")
-            let request = SubscribeRequest(filter: SubscriptionFilter(characteristicIDs: [brightness, hue, saturation, on]),
-                                           minIntervalMs: 60_000)
+            let request = SubscribeRequest(
+                filter: SubscriptionFilter(characteristicIDs: [brightness, hue, saturation, on]),
+                minIntervalMs: 60_000)
             let watcher = try await server.connect()
             var cursor = StreamCursor()
             var delivered: [HomeEvent] = []
@@ -426,10 +482,11 @@ struct NotificationTests {
             // Brightness 1 and Hue 1 go out at once; Brightness 2, 3 and Hue 2 are
             // held for a minute. Saturation's first change goes out after them,
             // above held values.
-            let held = try await writer.write(WriteCharacteristicsRequest(writes: [
-                CharacteristicWrite(characteristicID: brightness, value: .int(1)),
-                CharacteristicWrite(characteristicID: hue, value: .float(1)),
-            ]))
+            let held = try await writer.write(
+                WriteCharacteristicsRequest(writes: [
+                    CharacteristicWrite(characteristicID: brightness, value: .int(1)),
+                    CharacteristicWrite(characteristicID: hue, value: .float(1)),
+                ]))
             for (value, id) in [(CharacteristicValue.int(2), brightness), (.float(2), hue), (.int(3), brightness)] {
                 _ = try await writer.write(value, to: id)
             }
@@ -445,14 +502,18 @@ struct NotificationTests {
             // before this later one (a first change of its characteristic: never held).
             let lastSeq = try await writer.write(.bool(false), to: on).seq
             let resumed = try await server.connect()
-            var again = resumed.subscribe(SubscribeRequest(
-                filter: request.filter, sinceSeq: cursor.resumeSeq, journalID: cursor.journalID, minIntervalMs: 60_000))
-                .makeAsyncIterator()
+            var again = resumed.subscribe(
+                SubscribeRequest(
+                    filter: request.filter, sinceSeq: cursor.resumeSeq, journalID: cursor.journalID,
+                    minIntervalMs: 60_000)
+            )
+            .makeAsyncIterator()
             while !delivered.contains(where: { $0.seq == lastSeq }), let message = try await again.next() {
                 delivered += cursor.accept(message)
             }
-            #expect(Self.values(delivered, of: brightness) == [.int(1), .int(2)],
-                    "the new stream sends the first held change at once and holds the next")
+            #expect(
+                Self.values(delivered, of: brightness) == [.int(1), .int(2)],
+                "the new stream sends the first held change at once and holds the next")
             #expect(Self.values(delivered, of: hue) == [.float(1), .float(2)])
             #expect(Self.values(delivered, of: saturation) == [.float(7)], "Saturation's change once, not again")
             #expect(Set(delivered.map(\.seq)).count == delivered.count, "nothing twice")
@@ -471,18 +532,26 @@ struct NotificationTests {
             let homeID = graph.homeOrder[0]
             let scene = try await client.addActionSet(name: "Lights out", homeID: homeID).createdID
             _ = try await client.addAction(characteristicID: on, value: .bool(false), toActionSet: scene)
-            var iterator = client.subscribe(SubscribeRequest(filter: SubscriptionFilter(kinds: [.reachabilityChanged, .actionSetExecuted, .valueChanged])))
-                .makeAsyncIterator()
+            var iterator = client.subscribe(
+                SubscribeRequest(
+                    filter: SubscriptionFilter(kinds: [.reachabilityChanged, .actionSetExecuted, .valueChanged]))
+            )
+            .makeAsyncIterator()
             _ = try await iterator.next()
-            try server.store.setReachable(false, accessoryID: lamp, origin: Origin(kind: .provider, name: "lamp-bridge"))
+            try server.store.setReachable(
+                false, accessoryID: lamp, origin: Origin(kind: .provider, name: "lamp-bridge"))
             let run = try await client.executeActionSet(scene)
             #expect(run.results.map(\.error) == [nil])
             let events = try await Self.collect(&iterator) { events, _ in events.count >= 3 }.events
-            #expect(events.map(\.body) == [
-                .reachability(accessoryID: lamp, reachable: false),
-                .value(ValueChange(accessoryID: lamp, serviceID: graph.characteristics[on]!.serviceID, characteristicID: on, value: .bool(false))),
-                .actionSetExecuted(scene),
-            ])
+            #expect(
+                events.map(\.body) == [
+                    .reachability(accessoryID: lamp, reachable: false),
+                    .value(
+                        ValueChange(
+                            accessoryID: lamp, serviceID: graph.characteristics[on]!.serviceID, characteristicID: on,
+                            value: .bool(false))),
+                    .actionSetExecuted(scene),
+                ])
             #expect(events[0].origin.kind == .provider)
             #expect(run.seq == events[2].seq)
             await client.close()

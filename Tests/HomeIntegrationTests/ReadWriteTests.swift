@@ -14,8 +14,12 @@ struct ReadWriteTests {
             let result = try await client.write(.uint(37), to: brightness)
             #expect(result.seq == server.store.lastSeq)
             let read = try await client.read([brightness])
-            #expect(read.reads == [CharacteristicRead(characteristicID: brightness, value: .int(37),
-                                                      lastUpdatedMs: read.reads[0].lastUpdatedMs)])
+            #expect(
+                read.reads == [
+                    CharacteristicRead(
+                        characteristicID: brightness, value: .int(37),
+                        lastUpdatedMs: read.reads[0].lastUpdatedMs)
+                ])
             #expect(read.reads[0].lastUpdatedMs > 1_700_000_000_000)
             let unchanged = try await client.write(.uint(37), to: brightness)
             #expect(unchanged.seq == 0, "a write that changes nothing produces no event")
@@ -83,8 +87,10 @@ struct ReadWriteTests {
             let graph = try await client.getHome().graph
             let on = graph.id("Living Room/Lamp/On")
             let brightness = graph.id("Living Room/Lamp/Brightness")
-            let writes = [CharacteristicWrite(characteristicID: on, value: .bool(false)),
-                          CharacteristicWrite(characteristicID: brightness, value: .uint(101))]
+            let writes = [
+                CharacteristicWrite(characteristicID: on, value: .bool(false)),
+                CharacteristicWrite(characteristicID: brightness, value: .uint(101)),
+            ]
             let before = server.store.snapshot().graph
             let atomic = try await client.write(WriteCharacteristicsRequest(writes: writes, atomic: true))
             #expect(atomic.results[0].error?.code == .aborted)

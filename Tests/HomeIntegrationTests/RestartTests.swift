@@ -35,9 +35,10 @@ struct RestartTests {
         let directory = TestServer.makeTemporaryDirectory("homed-restart")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var daemon: DaemonProcess? = try DaemonProcess(directory: directory)
-        let watch = try ChildProcess(builtExecutable("homectl"),
-                                     ["watch", "--markers", "--characteristic", "Living Room/Lamp/On"],
-                                     environment: ["HOMED_SOCKET": daemon!.socketPath])
+        let watch = try ChildProcess(
+            builtExecutable("homectl"),
+            ["watch", "--markers", "--characteristic", "Living Room/Lamp/On"],
+            environment: ["HOMED_SOCKET": daemon!.socketPath])
         #expect(watch.readLine()?.contains("\"kind\":\"subscribed\"") == true)
         daemon!.child.signal(SIGTERM)
         #expect(daemon!.child.wait() == 0)
@@ -63,8 +64,9 @@ struct RestartTests {
         let directory = TestServer.makeTemporaryDirectory("homed-noresync")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var daemon: DaemonProcess? = try DaemonProcess(directory: directory)
-        let watch = try ChildProcess(builtExecutable("homectl"), ["watch", "--markers", "--no-resync"],
-                                     environment: ["HOMED_SOCKET": daemon!.socketPath])
+        let watch = try ChildProcess(
+            builtExecutable("homectl"), ["watch", "--markers", "--no-resync"],
+            environment: ["HOMED_SOCKET": daemon!.socketPath])
         #expect(watch.readLine() != nil)
         daemon!.child.signal(SIGTERM)
         daemon!.child.wait()
@@ -77,8 +79,9 @@ struct RestartTests {
     @Test("homectl stats shows each subscription's queue, sent, merged and dropped counts")
     func stats() throws {
         let daemon = try DaemonProcess()
-        let watch = try ChildProcess(builtExecutable("homectl"), ["watch", "--markers", "--characteristic", "Living Room/Lamp/On"],
-                                     environment: daemon.environment)
+        let watch = try ChildProcess(
+            builtExecutable("homectl"), ["watch", "--markers", "--characteristic", "Living Room/Lamp/On"],
+            environment: daemon.environment)
         #expect(watch.readLine() != nil)
         #expect(try daemon.homectl("set", "Living Room/Lamp/On", "off").status == 0)
         #expect(watch.readLine() != nil)

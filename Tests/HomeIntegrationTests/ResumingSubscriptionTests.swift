@@ -23,8 +23,10 @@ struct ResumingSubscriptionTests {
     }
 
     static func write(_ value: Int64, to id: ObjectID, in store: HomeStore) -> UInt64 {
-        store.write([CharacteristicWrite(characteristicID: id, value: .int(value))],
-                    origin: .simulator).seq
+        store.write(
+            [CharacteristicWrite(characteristicID: id, value: .int(value))],
+            origin: .simulator
+        ).seq
     }
 
     @Test("the connection goes away and comes back: the stream resumes with exactly what it missed, without a resync")
@@ -41,7 +43,9 @@ struct ResumingSubscriptionTests {
         var iterator = changes.makeAsyncIterator()
         var elements: [ResumingSubscription.Element] = []
         func values() -> [CharacteristicValue] {
-            elements.flatMap(\.message.events).compactMap { if case .value(let change) = $0.body { change.value } else { nil } }
+            elements.flatMap(\.message.events).compactMap {
+                if case .value(let change) = $0.body { change.value } else { nil }
+            }
         }
         elements.append(try #require(try await iterator.next()))
         #expect(elements.first?.message.marker?.kind == .subscribed)

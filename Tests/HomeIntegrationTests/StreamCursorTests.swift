@@ -8,11 +8,16 @@ import Testing
 @Suite("stream cursor")
 struct StreamCursorTests {
     static func value(_ seq: UInt64, _ characteristic: ObjectID, _ value: Int64) -> HomeEvent {
-        HomeEvent(seq: seq, timeMs: 0, origin: .simulator, body: .value(ValueChange(
-            accessoryID: 1, serviceID: 2, characteristicID: characteristic, value: .int(value))))
+        HomeEvent(
+            seq: seq, timeMs: 0, origin: .simulator,
+            body: .value(
+                ValueChange(
+                    accessoryID: 1, serviceID: 2, characteristicID: characteristic, value: .int(value))))
     }
 
-    static func message(_ events: [HomeEvent], resumeAfter: UInt64? = nil, marker: StreamMarker? = nil) -> SubscribeResponse {
+    static func message(_ events: [HomeEvent], resumeAfter: UInt64? = nil, marker: StreamMarker? = nil)
+        -> SubscribeResponse
+    {
         SubscribeResponse(journalID: "j", events: events, marker: marker, resumeAfter: resumeAfter)
     }
 
@@ -30,7 +35,8 @@ struct StreamCursorTests {
         #expect(cursor.resumeSeq == 6)
     }
 
-    @Test("while a value is held the resume point stays below it, and the replay repeats nothing and regresses no value")
+    @Test(
+        "while a value is held the resume point stays below it, and the replay repeats nothing and regresses no value")
     func heldValues() {
         var cursor = StreamCursor(journalID: "j", resumeSeq: 4)
         // Characteristic 10 changed at 5 and 8, held back; 9 at 7 is held too.
@@ -55,7 +61,8 @@ struct StreamCursorTests {
         _ = cursor.accept(Self.message([Self.value(5, 30, 1)], resumeAfter: 2))
         _ = cursor.accept(Self.message([Self.value(6, 10, 9)], resumeAfter: 3))
         // A replay from 3 sends 10's change at 4... older than the 6 delivered: dropped.
-        let replay = cursor.accept(Self.message([Self.value(4, 20, 1), Self.value(5, 30, 1), Self.value(6, 10, 9), Self.value(7, 10, 3)]))
+        let replay = cursor.accept(
+            Self.message([Self.value(4, 20, 1), Self.value(5, 30, 1), Self.value(6, 10, 9), Self.value(7, 10, 3)]))
         #expect(replay.map(\.seq) == [4, 7])
     }
 

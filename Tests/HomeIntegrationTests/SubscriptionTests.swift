@@ -15,25 +15,32 @@ struct SubscriptionTests {
             let graph = try await writer.getHome().graph
             let on = graph.id("Living Room/Lamp/On")
             let brightness = graph.id("Living Room/Lamp/Brightness")
-            var iterator = watcher.subscribe(SubscribeRequest(filter: SubscriptionFilter(characteristicIDs: [on]))).makeAsyncIterator()
+            var iterator = watcher.subscribe(SubscribeRequest(filter: SubscriptionFilter(characteristicIDs: [on])))
+                .makeAsyncIterator()
             let first = try await iterator.next()
             #expect(first?.marker?.kind == .subscribed)
-            _ = try await writer.write(.uint(12), to: brightness) // not watched
+            _ = try await writer.write(.uint(12), to: brightness)  // not watched
             let result = try await writer.write(.bool(false), to: on)
             let message = try await iterator.next()
             let event = try #require(message?.events.first)
             #expect(message?.events.count == 1)
             #expect(event.seq == result.seq)
-            #expect(event.body == .value(ValueChange(accessoryID: graph.id("Living Room/Lamp"),
-                                                     serviceID: graph.characteristics[on]!.serviceID,
-                                                     characteristicID: on, value: .bool(false))))
+            #expect(
+                event.body
+                    == .value(
+                        ValueChange(
+                            accessoryID: graph.id("Living Room/Lamp"),
+                            serviceID: graph.characteristics[on]!.serviceID,
+                            characteristicID: on, value: .bool(false))))
             #expect(event.origin == Origin(kind: .client, connectionID: writer.connectionID, name: "writer"))
             await watcher.close()
             await writer.close()
         }
     }
 
-    @Test("twenty subscribers on their own connections each receive every change once, in order, identical; one leaving mid-stream disturbs none")
+    @Test(
+        "twenty subscribers on their own connections each receive every change once, in order, identical; one leaving mid-stream disturbs none"
+    )
     func fanOutToManySubscribers() async throws {
         try await withTestServer { server in
             let writer = try await server.connect(name: "writer")
@@ -44,13 +51,17 @@ struct SubscriptionTests {
             var watchers: [HomeClient] = []
             for index in 0..<20 { watchers.append(try await server.connect(name: "watcher-\(index)")) }
             let leaver = try await server.connect(name: "leaver")
-            var leaverIterator = leaver.subscribe(SubscribeRequest(filter: SubscriptionFilter(characteristicIDs: [brightness])))
-                .makeAsyncIterator()
+            var leaverIterator = leaver.subscribe(
+                SubscribeRequest(filter: SubscriptionFilter(characteristicIDs: [brightness]))
+            )
+            .makeAsyncIterator()
             #expect(try await leaverIterator.next()?.marker?.kind == .subscribed)
             let receivers = watchers.map { watcher in
                 Task { () throws -> [HomeEvent] in
-                    var iterator = watcher.subscribe(SubscribeRequest(filter: SubscriptionFilter(characteristicIDs: [brightness])))
-                        .makeAsyncIterator()
+                    var iterator = watcher.subscribe(
+                        SubscribeRequest(filter: SubscriptionFilter(characteristicIDs: [brightness]))
+                    )
+                    .makeAsyncIterator()
                     var events: [HomeEvent] = []
                     while events.count < 40, let message = try await iterator.next() {
                         events += message.events
@@ -72,7 +83,10 @@ struct SubscriptionTests {
                 return nil
             }
             #expect(values == (1...40).map { CharacteristicValue.int(Int64($0)) })
-            #expect(expected.allSatisfy { $0.origin == Origin(kind: .client, connectionID: writer.connectionID, name: "writer") })
+            #expect(
+                expected.allSatisfy {
+                    $0.origin == Origin(kind: .client, connectionID: writer.connectionID, name: "writer")
+                })
             for receiver in receivers.dropFirst() {
                 #expect(try await receiver.value == expected)
             }
@@ -105,7 +119,8 @@ struct SubscriptionTests {
                     seqs.append(event.seq)
                 }
             }
-            #expect(values == (1...20).map { .int(Int64($0)) } + [.float(99)], "Brightness is an int, Saturation a float")
+            #expect(
+                values == (1...20).map { .int(Int64($0)) } + [.float(99)], "Brightness is an int, Saturation a float")
             #expect(seqs == seqs.sorted() && Set(seqs).count == seqs.count)
             await client.close()
         }
@@ -132,9 +147,12 @@ struct SubscriptionTests {
         try await withTestServer { server in
             let client = try await server.connect()
             let error = await #expect(throws: HomeError.self) {
-                for try await _ in client.subscribe(SubscribeRequest(filter: SubscriptionFilter(characteristicIDs: [777_777]))) {}
+                for try await _ in client.subscribe(
+                    SubscribeRequest(filter: SubscriptionFilter(characteristicIDs: [777_777])))
+                {}
             }
-            #expect(error == HomeError(.notFound, "subscription filter names characteristic 777777, which does not exist"))
+            #expect(
+                error == HomeError(.notFound, "subscription filter names characteristic 777777, which does not exist"))
             await client.close()
         }
     }
@@ -158,11 +176,12 @@ struct SubscriptionTests {
     @Test("a second daemon on a live socket is refused; a stale socket file is replaced")
     func socketOwnership() async throws {
         try await withTestServer { server in
-            let rival = HomeServer(store: HomeStore(graph: HomeGraph()), configuration: ServerConfiguration(socketPath: server.socketPath),
-                                   logger: .init(label: "rival"))
+            let rival = HomeServer(
+                store: HomeStore(graph: HomeGraph()), configuration: ServerConfiguration(socketPath: server.socketPath),
+                logger: .init(label: "rival"))
             let error = await #expect(throws: HomeError.self) { try await rival.start() }
             #expect(error == HomeError(.alreadyExists, "another homed is listening on \(server.socketPath)"))
-            _ = try await server.connect().status() // still the original daemon's socket
+            _ = try await server.connect().status()  // still the original daemon's socket
         }
         // A socket file nobody listens on (left by a dead daemon) is replaced.
         let directory = TestServer.makeTemporaryDirectory()
@@ -172,12 +191,18 @@ struct SubscriptionTests {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: Array(path.utf8)); raw[path.utf8.count] = 0
+            raw.copyBytes(from: Array(path.utf8))
+            raw[path.utf8.count] = 0
         }
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(stale, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(stale, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
         close(stale)
-        let server = HomeServer(store: HomeStore(graph: DemoHome.make(nowMs: 0)), configuration: ServerConfiguration(socketPath: path),
-                                logger: .init(label: "fresh"))
+        let server = HomeServer(
+            store: HomeStore(graph: DemoHome.make(nowMs: 0)), configuration: ServerConfiguration(socketPath: path),
+            logger: .init(label: "fresh"))
         try await server.start()
         let client = try await HomeClient.connect(to: path, name: "t")
         #expect(try await client.status().homes == 1)

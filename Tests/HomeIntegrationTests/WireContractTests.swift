@@ -15,10 +15,17 @@ struct WireContractTests {
         return nil
     }
 
-    static func open(_ raw: RawConnection, _ callID: UInt64, _ method: String, _ request: some WireMessage,
-                     timeoutMs: UInt32? = nil) throws {
-        try raw.send(WireFrame(callID: callID, body: .open(CallOpen(method: method, request: request.encoded(),
-                                                                     timeoutMs: timeoutMs))))
+    static func open(
+        _ raw: RawConnection, _ callID: UInt64, _ method: String, _ request: some WireMessage,
+        timeoutMs: UInt32? = nil
+    ) throws {
+        try raw.send(
+            WireFrame(
+                callID: callID,
+                body: .open(
+                    CallOpen(
+                        method: method, request: request.encoded(),
+                        timeoutMs: timeoutMs))))
     }
 
     @Test("the negotiated frame size binds the client: a larger frame gets RESOURCE_EXHAUSTED on call 0 and a close")
@@ -28,8 +35,9 @@ struct WireContractTests {
             let reply = try raw.hello(maxFrameSize: 100)
             #expect(reply.maxFrameSize == 65_536)  // the stated floor
             let ids = (0..<20_000).map { ObjectID($0) }  // ~ 60 KB of varints + more
-            try Self.open(raw, 1, HomeMethods.readCharacteristics.name,
-                          ReadCharacteristicsRequest(characteristicIDs: ids + ids))
+            try Self.open(
+                raw, 1, HomeMethods.readCharacteristics.name,
+                ReadCharacteristicsRequest(characteristicIDs: ids + ids))
             let frames = try raw.receiveUntilClosed()
             #expect(frames.last?.callID == 0)
             #expect(Self.status(frames.last)?.code == .resourceExhausted)
@@ -37,7 +45,9 @@ struct WireContractTests {
         }
     }
 
-    @Test("the negotiated frame size binds the daemon: a larger response is RESOURCE_EXHAUSTED on its call; streams split")
+    @Test(
+        "the negotiated frame size binds the daemon: a larger response is RESOURCE_EXHAUSTED on its call; streams split"
+    )
     func outboundLimit() async throws {
         let graph = ScaleHome.make(accessories: 400, rooms: 4)
         try await withTestServer(graph: graph) { server in
@@ -53,7 +63,10 @@ struct WireContractTests {
             var snapshot = 0
             while let frame = try raw.receive() {
                 #expect(frame.encoded().readableBytes - 4 <= 65_536)
-                guard case .message(let bytes) = frame.body else { Issue.record("\(frame)"); break }
+                guard case .message(let bytes) = frame.body else {
+                    Issue.record("\(frame)")
+                    break
+                }
                 let message = try SubscribeResponse(wire: bytes)
                 snapshot += message.snapshot.count
                 if message.marker?.kind == .snapshotEnd { break }
@@ -96,9 +109,10 @@ struct WireContractTests {
             #expect(end?.callID == 1)
             #expect(Self.status(end)?.code == .deadlineExceeded)
             let before = server.store.lastSeq
-            try Self.open(raw, 2, HomeMethods.writeCharacteristics.name,
-                          WriteCharacteristicsRequest(writes: [CharacteristicWrite(characteristicID: lamp, value: .int(3))]),
-                          timeoutMs: 0)
+            try Self.open(
+                raw, 2, HomeMethods.writeCharacteristics.name,
+                WriteCharacteristicsRequest(writes: [CharacteristicWrite(characteristicID: lamp, value: .int(3))]),
+                timeoutMs: 0)
             let refused = try raw.receive()
             #expect(Self.status(refused)?.code == .deadlineExceeded)
             #expect(server.store.lastSeq == before)
@@ -110,8 +124,10 @@ struct WireContractTests {
         let server = try await TestServer.start()
         let raw = try RawConnection(path: server.socketPath)
         _ = try raw.hello()
-        for (callID, request) in [(3, SubscribeRequest(snapshot: true)), (11, SubscribeRequest()),
-                                  (7, SubscribeRequest(sinceSeq: 0, journalID: "gone"))] as [(UInt64, SubscribeRequest)] {
+        for (callID, request) in [
+            (3, SubscribeRequest(snapshot: true)), (11, SubscribeRequest()),
+            (7, SubscribeRequest(sinceSeq: 0, journalID: "gone")),
+        ] as [(UInt64, SubscribeRequest)] {
             try Self.open(raw, callID, HomeMethods.subscribe.name, request)
         }
         // Each stream's first message, whatever the others sent in between.
@@ -124,7 +140,10 @@ struct WireContractTests {
         await server.stop()
         let frames = try raw.receiveUntilClosed()
         let goAway = frames.first { if case .goAway = $0.body { true } else { false } }
-        guard case .goAway(_, let lastCallID)? = goAway?.body else { Issue.record("no go-away in \(frames)"); return }
+        guard case .goAway(_, let lastCallID)? = goAway?.body else {
+            Issue.record("no go-away in \(frames)")
+            return
+        }
         #expect(lastCallID == 11)
     }
 
@@ -200,9 +219,11 @@ struct TortureTests {
             let before = server.store.snapshot().graph
             let home = try #require(before.homeOrder.first)
             let error = await #expect(throws: HomeError.self) {
-                try await client.changeLayout(.addTrigger(name: "Crash loop", homeID: home,
-                                                          kind: .timer(fireDateMs: .min + 1, timeZone: "UTC", recurrence: .hourly),
-                                                          actionSetIDs: [], enabled: true))
+                try await client.changeLayout(
+                    .addTrigger(
+                        name: "Crash loop", homeID: home,
+                        kind: .timer(fireDateMs: .min + 1, timeZone: "UTC", recurrence: .hourly),
+                        actionSetIDs: [], enabled: true))
             }
             #expect(error?.code == .invalidArgument)
             #expect(error?.message.contains("fire_date_ms \(Int64.min + 1) is outside") == true)
@@ -220,10 +241,14 @@ extension TortureTests {
         try await withTestServer { server in
             let raw = try RawConnection(path: server.socketPath)
             _ = try raw.hello()
-            try raw.send(WireFrame(callID: 1, body: .open(CallOpen(method: HomeMethods.subscribe.name, request: [0x30, 0x07]))))
+            try raw.send(
+                WireFrame(callID: 1, body: .open(CallOpen(method: HomeMethods.subscribe.name, request: [0x30, 0x07]))))
             let answer = try raw.receive()
             #expect(answer?.callID == 1)
-            guard case .status(let error?)? = answer?.body else { Issue.record("\(String(describing: answer))"); return }
+            guard case .status(let error?)? = answer?.body else {
+                Issue.record("\(String(describing: answer))")
+                return
+            }
             #expect(error.code == .invalidArgument)
             #expect(error.message.contains("SubscribeRequest.policy: unknown value 7"))
             #expect(server.store.subscriptionCount == 0)

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import HomeModel
 
 @Suite("Layout: accessories and services")
@@ -7,9 +8,10 @@ struct AccessoryLayoutTests {
     func assign() throws {
         var graph = DemoHome.make(nowMs: 0)
         let lamp = id(graph, "Living Room/Lamp")
-        #expect(try graph.assignAccessory(lamp, toRoom: 5) == [
-            LayoutChange(action: .moved, object: .accessory, objectID: lamp, homeID: 1, name: "Lamp", parentID: 5),
-        ])
+        #expect(
+            try graph.assignAccessory(lamp, toRoom: 5) == [
+                LayoutChange(action: .moved, object: .accessory, objectID: lamp, homeID: 1, name: "Lamp", parentID: 5)
+            ])
         #expect(try graph.resolve(path: "Bedroom/Lamp") == lamp)
         #expect(try graph.assignAccessory(lamp, toRoom: 5) == [])
         expectFailure(graph, HomeError(.notFound, "no room with id \(lamp) (\(lamp) is an accessory)")) {
@@ -23,7 +25,9 @@ struct AccessoryLayoutTests {
         let cabin = try graph.addHome(name: "Cabin")
         let lamp = id(graph, "Living Room/Lamp")
         let cabinRoom = try #require(graph.home(cabin)?.defaultRoomID)
-        expectFailure(graph, HomeError(.invalidArgument, "room \(cabinRoom) belongs to home \"Cabin\", not home \"Demo Home\"")) {
+        expectFailure(
+            graph, HomeError(.invalidArgument, "room \(cabinRoom) belongs to home \"Cabin\", not home \"Demo Home\"")
+        ) {
             _ = try $0.assignAccessory(lamp, toRoom: cabinRoom)
         }
     }
@@ -32,13 +36,17 @@ struct AccessoryLayoutTests {
     func rename() throws {
         var graph = DemoHome.make(nowMs: 0)
         let lamp = id(graph, "Living Room/Lamp")
-        #expect(try graph.renameAccessory(lamp, to: "Floor Lamp") == [
-            LayoutChange(action: .updated, object: .accessory, objectID: lamp, homeID: 1, name: "Floor Lamp", parentID: 3),
-        ])
+        #expect(
+            try graph.renameAccessory(lamp, to: "Floor Lamp") == [
+                LayoutChange(
+                    action: .updated, object: .accessory, objectID: lamp, homeID: 1, name: "Floor Lamp", parentID: 3)
+            ])
         let bulb = id(graph, "Living Room/Floor Lamp/Lightbulb")
-        #expect(try graph.renameService(bulb, to: "Bulb") == [
-            LayoutChange(action: .updated, object: .service, objectID: bulb, homeID: 1, name: "Bulb", parentID: lamp),
-        ])
+        #expect(
+            try graph.renameService(bulb, to: "Bulb") == [
+                LayoutChange(
+                    action: .updated, object: .service, objectID: bulb, homeID: 1, name: "Bulb", parentID: lamp)
+            ])
         #expect(try graph.renameService(bulb, to: "Bulb") == [])
         expectFailure(graph, HomeError(.invalidArgument, "an accessory name cannot be empty")) {
             _ = try $0.renameAccessory(lamp, to: "")
@@ -60,18 +68,23 @@ struct AccessoryLayoutTests {
         let scene = try graph.addActionSet(name: "Night", homeID: 1)
         _ = try graph.addAction(characteristicID: on, value: .bool(false), toActionSet: scene)
         _ = try graph.addAction(characteristicID: lock, value: .uint(1), toActionSet: scene)
-        let watcher = try graph.addTrigger(name: "Lamp On", homeID: 1, kind: .event(
-            characteristicID: on, value: .bool(true), rangeMin: nil, rangeMax: nil, conditions: []))
+        let watcher = try graph.addTrigger(
+            name: "Lamp On", homeID: 1,
+            kind: .event(
+                characteristicID: on, value: .bool(true), rangeMin: nil, rangeMax: nil, conditions: []))
         let doorbell = id(graph, "Hallway/Doorbell/ProgrammableSwitchEvent")
-        let conditional = try graph.addTrigger(name: "Ring", homeID: 1, kind: .event(
-            characteristicID: doorbell, value: nil, rangeMin: nil, rangeMax: nil,
-            conditions: [CharacteristicCondition(characteristicID: on, comparison: .equal, value: .bool(true))]))
+        let conditional = try graph.addTrigger(
+            name: "Ring", homeID: 1,
+            kind: .event(
+                characteristicID: doorbell, value: nil, rangeMin: nil, rangeMax: nil,
+                conditions: [CharacteristicCondition(characteristicID: on, comparison: .equal, value: .bool(true))]))
 
         let changes = try graph.removeAccessory(lamp)
-        #expect(changes.map { "\($0.action.rawValue) \($0.object.rawValue) \($0.objectID)" } == [
-            "updated service-group \(group)", "updated action-set \(scene)", "removed trigger \(watcher)",
-            "updated trigger \(conditional)", "removed accessory \(lamp)",
-        ])
+        #expect(
+            changes.map { "\($0.action.rawValue) \($0.object.rawValue) \($0.objectID)" } == [
+                "updated service-group \(group)", "updated action-set \(scene)", "removed trigger \(watcher)",
+                "updated trigger \(conditional)", "removed accessory \(lamp)",
+            ])
         #expect(graph.accessory(lamp) == nil)
         #expect(graph.characteristic(on) == nil)
         #expect(graph.service(bulb) == nil)
@@ -97,14 +110,16 @@ struct AccessoryLayoutTests {
         let first = try graph.addAccessory(spec, homeID: home, nowMs: 0)
         let second = try graph.addAccessory(spec, homeID: home, nowMs: 0)
         var copy = graph
-        #expect(try copy.removeAccessory(first).map { "\($0.action.rawValue) \($0.objectID)" } == [
-            "updated \(hub)", "removed \(first)",
-        ])
+        #expect(
+            try copy.removeAccessory(first).map { "\($0.action.rawValue) \($0.objectID)" } == [
+                "updated \(hub)", "removed \(first)",
+            ])
         #expect(copy.accessory(hub)?.bridgedAccessoryIDs == [second])
         try copy.checkIntegrity()
-        #expect(try graph.removeAccessory(hub).map { "\($0.action.rawValue) \($0.objectID)" } == [
-            "removed \(first)", "removed \(second)", "removed \(hub)",
-        ])
+        #expect(
+            try graph.removeAccessory(hub).map { "\($0.action.rawValue) \($0.objectID)" } == [
+                "removed \(first)", "removed \(second)", "removed \(hub)",
+            ])
         #expect(graph.accessories.isEmpty)
         #expect(graph.characteristics.isEmpty)
         try graph.checkIntegrity()

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import HomeModel
 
 @Suite("Demo home")
@@ -9,7 +10,8 @@ struct DemoHomeTests {
     func rooms() throws {
         #expect(graph.orderedHomes.map(\.name) == ["Demo Home"])
         #expect(graph.home(1)?.isPrimary == true)
-        #expect(try graph.rooms(inHome: 1).map(\.name) == ["Default Room", "Living Room", "Kitchen", "Bedroom", "Hallway"])
+        #expect(
+            try graph.rooms(inHome: 1).map(\.name) == ["Default Room", "Living Room", "Kitchen", "Bedroom", "Hallway"])
         try graph.checkIntegrity()
     }
 
@@ -18,10 +20,12 @@ struct DemoHomeTests {
         let placed = try graph.accessoriesByRoom(homeID: 1).flatMap { group in
             group.accessories.map { "\(group.room.name)/\($0.name):\($0.category)" }
         }
-        #expect(placed == [
-            "Living Room/Lamp:lightbulb", "Living Room/Thermostat:thermostat", "Kitchen/Coffee Maker:outlet",
-            "Bedroom/Temperature Sensor:sensor", "Hallway/Doorbell:videoDoorbell", "Hallway/Front Door Lock:doorLock",
-        ])
+        #expect(
+            placed == [
+                "Living Room/Lamp:lightbulb", "Living Room/Thermostat:thermostat", "Kitchen/Coffee Maker:outlet",
+                "Bedroom/Temperature Sensor:sensor", "Hallway/Doorbell:videoDoorbell",
+                "Hallway/Front Door Lock:doorLock",
+            ])
         for accessory in graph.accessories.values {
             #expect(accessory.manufacturer == "homed")
             #expect(accessory.provider == "simulator")
@@ -35,10 +39,11 @@ struct DemoHomeTests {
             try graph.characteristics(ofService: graph.resolve(path: path)).map(\.type.name)
         }
         #expect(try names("Living Room/Lamp/Lightbulb") == ["On", "Brightness", "Hue", "Saturation"])
-        #expect(try names("Living Room/Thermostat/Thermostat") == [
-            "CurrentHeatingCoolingState", "TargetHeatingCoolingState", "CurrentTemperature", "TargetTemperature",
-            "TemperatureDisplayUnits",
-        ])
+        #expect(
+            try names("Living Room/Thermostat/Thermostat") == [
+                "CurrentHeatingCoolingState", "TargetHeatingCoolingState", "CurrentTemperature", "TargetTemperature",
+                "TemperatureDisplayUnits",
+            ])
         #expect(try names("Hallway/Front Door Lock/LockMechanism") == ["LockCurrentState", "LockTargetState"])
         #expect(try names("Bedroom/Temperature Sensor/TemperatureSensor") == ["CurrentTemperature", "StatusActive"])
         #expect(try names("Hallway/Doorbell/Doorbell") == ["ProgrammableSwitchEvent"])

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import HomeModel
 
 @Suite("HAP catalog")
@@ -17,24 +18,29 @@ struct HAPCatalogTests {
 
     @Test("the JSON uses no key the generator does not map")
     func knownKeys() throws {
-        #expect(try HAPFixture.keys("characteristics.json") == [
-            "Format", "Permissions", "UUID", "ValidValues", "ValidBits", "minValue", "maxValue", "minStep",
-            "stepValue", "unit", "MaximumLength",
-        ])
+        #expect(
+            try HAPFixture.keys("characteristics.json") == [
+                "Format", "Permissions", "UUID", "ValidValues", "ValidBits", "minValue", "maxValue", "minStep",
+                "stepValue", "unit", "MaximumLength",
+            ])
         #expect(try HAPFixture.keys("services.json") == ["UUID", "RequiredCharacteristics", "OptionalCharacteristics"])
     }
 
-    @Test("every characteristic type agrees with the JSON on uuid, format, permissions, unit, range, step, values, bits and length")
+    @Test(
+        "every characteristic type agrees with the JSON on uuid, format, permissions, unit, range, step, values, bits and length"
+    )
     func everyCharacteristic() throws {
         for (name, json) in try HAPFixture.characteristics() {
             let info = try #require(HAPCatalog.characteristic(named: name), "\(name) missing")
             #expect(info.name == name)
             #expect(info.uuid == json.UUID.uppercased(), "\(name)")
             #expect(info.format.rawValue == json.Format, "\(name)")
-            #expect(info.permissions == CharacteristicProperties(
-                readable: json.Permissions.contains("pr"), writable: json.Permissions.contains("pw"),
-                supportsEventNotification: json.Permissions.contains("ev"), hidden: false,
-                writeResponse: json.Permissions.contains("wr")), "\(name)")
+            #expect(
+                info.permissions
+                    == CharacteristicProperties(
+                        readable: json.Permissions.contains("pr"), writable: json.Permissions.contains("pw"),
+                        supportsEventNotification: json.Permissions.contains("ev"), hidden: false,
+                        writeResponse: json.Permissions.contains("wr")), "\(name)")
             #expect(info.unit.rawValue == (json.unit ?? "none"), "\(name)")
             #expect(info.minValue == json.minValue, "\(name)")
             #expect(info.maxValue == json.maxValue, "\(name)")
@@ -43,7 +49,9 @@ struct HAPCatalogTests {
                 .sorted { $0.value < $1.value }
             #expect(info.validValues.map(\.name) == validValues.map(\.name), "\(name)")
             #expect(info.validValues.map(\.value) == validValues.map(\.value), "\(name)")
-            let validBits = (json.ValidBits ?? [:]).map { (bit: Int($0.key)!, name: $0.value) }.sorted { $0.bit < $1.bit }
+            let validBits = (json.ValidBits ?? [:]).map { (bit: Int($0.key)!, name: $0.value) }.sorted {
+                $0.bit < $1.bit
+            }
             #expect(info.validBits.map(\.bit) == validBits.map(\.bit), "\(name)")
             #expect(info.validBits.map(\.name) == validBits.map(\.name), "\(name)")
             #expect(info.maxLength == json.MaximumLength, "\(name)")
@@ -106,11 +114,16 @@ struct HAPCatalogTests {
         #expect(Set(HAPCatalog.serviceTypes.map { HAPCatalog.lookupKey($0.name) }).count == 44)
     }
 
-    @Test("default metadata carries the catalog's constraints, folds valid bits into a mask and bounds strings at 64 bytes")
+    @Test(
+        "default metadata carries the catalog's constraints, folds valid bits into a mask and bounds strings at 64 bytes"
+    )
     func defaultMetadata() throws {
         let brightness = try #require(HAPCatalog.characteristic("Brightness")).defaultMetadata
-        #expect(brightness == CharacteristicMetadata(format: .int, unit: .percentage, minValue: 0, maxValue: 100,
-                                                     minStep: 1))
+        #expect(
+            brightness
+                == CharacteristicMetadata(
+                    format: .int, unit: .percentage, minValue: 0, maxValue: 100,
+                    minStep: 1))
         let temperature = try #require(HAPCatalog.characteristic("CurrentTemperature")).defaultMetadata
         #expect(temperature.minValue == -273.1)
         #expect(temperature.minStep == 0.1)

@@ -4,11 +4,13 @@ import Foundation
 /// tests run from any checkout.
 enum HAPFixture {
     static let directory = URL(fileURLWithPath: #filePath)
-        .resolvingSymlinksInPath()     // a package that links Tests/HomeModelTests in from elsewhere
-        .deletingLastPathComponent()   // HomeModelTests
-        .deletingLastPathComponent()   // Tests
+        .resolvingSymlinksInPath()  // a package that links Tests/HomeModelTests in from elsewhere
+        .deletingLastPathComponent()  // HomeModelTests
+        .deletingLastPathComponent()  // Tests
         .appendingPathComponent("Fixtures/hap", isDirectory: true)
 
+    // The fixture's own key names.
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     struct Characteristic: Decodable {
         var Format: String
         var Permissions: [String]
@@ -23,6 +25,7 @@ enum HAPFixture {
         var MaximumLength: Int?
     }
 
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     struct Service: Decodable {
         var UUID: String
         var RequiredCharacteristics: [String]

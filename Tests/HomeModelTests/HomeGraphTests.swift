@@ -1,4 +1,5 @@
 import Testing
+
 @testable import HomeModel
 
 @Suite("Home graph: homes, rooms and accessories")
@@ -44,13 +45,19 @@ struct HomeGraphTests {
     @Test("a blank or over-long name is INVALID_ARGUMENT saying which")
     func badNames() throws {
         let (graph, home, _, _) = try smallHome()
-        expectFailure(graph, HomeError(.invalidArgument, "a home name cannot be empty")) { _ = try $0.addHome(name: "") }
+        expectFailure(graph, HomeError(.invalidArgument, "a home name cannot be empty")) {
+            _ = try $0.addHome(name: "")
+        }
         expectFailure(graph, HomeError(.invalidArgument, "a room name cannot be empty")) {
             _ = try $0.addRoom(name: "  ", homeID: home)
         }
         let long = String(repeating: "ä", count: 33)
-        expectFailure(graph, HomeError(.invalidArgument,
-                                       "the room name \"\(long)\" is 66 bytes long; names are limited to 64 bytes")) {
+        expectFailure(
+            graph,
+            HomeError(
+                .invalidArgument,
+                "the room name \"\(long)\" is 66 bytes long; names are limited to 64 bytes")
+        ) {
             _ = try $0.addRoom(name: long, homeID: home)
         }
         var graph2 = graph
@@ -63,7 +70,9 @@ struct HomeGraphTests {
         expectFailure(graph, HomeError(.alreadyExists, "home \"Home\" already has a room named \"Kitchen\" (id 4)")) {
             _ = try $0.addRoom(name: "kitchen", homeID: home)
         }
-        expectFailure(graph, HomeError(.alreadyExists, "home \"Home\" already has a room named \"Default Room\" (id 2)")) {
+        expectFailure(
+            graph, HomeError(.alreadyExists, "home \"Home\" already has a room named \"Default Room\" (id 2)")
+        ) {
             _ = try $0.addRoom(name: "Default Room", homeID: home)
         }
         let cabin = try graph.addHome(name: "Cabin")
@@ -74,7 +83,9 @@ struct HomeGraphTests {
     @Test("adding to an unknown home is NOT_FOUND naming the id, and what it is if it is something else")
     func unknownHome() throws {
         let (graph, _, livingRoom, _) = try smallHome()
-        expectFailure(graph, HomeError(.notFound, "no home with id 99")) { _ = try $0.addRoom(name: "Study", homeID: 99) }
+        expectFailure(graph, HomeError(.notFound, "no home with id 99")) {
+            _ = try $0.addRoom(name: "Study", homeID: 99)
+        }
         expectFailure(graph, HomeError(.notFound, "no home with id 3 (3 is a room)")) {
             _ = try $0.addRoom(name: "Study", homeID: livingRoom)
         }
@@ -90,10 +101,14 @@ struct HomeGraphTests {
         #expect(services.map(\.isUserInteractive) == [false, true])
         #expect(services.map(\.isPrimary) == [false, true])
         let information = try graph.characteristics(ofService: services[0].id)
-        #expect(information.map(\.type.name)
-                    == ["Identify", "Manufacturer", "Model", "Name", "SerialNumber", "FirmwareRevision"])
-        #expect(information.map(\.value) == [nil, .string("Acme"), .string("L1"), .string("Lamp"), .string("S1"),
-                                             .string("1.0")])
+        #expect(
+            information.map(\.type.name)
+                == ["Identify", "Manufacturer", "Model", "Name", "SerialNumber", "FirmwareRevision"])
+        #expect(
+            information.map(\.value) == [
+                nil, .string("Acme"), .string("L1"), .string("Lamp"), .string("S1"),
+                .string("1.0"),
+            ])
         let accessory = try #require(graph.accessory(lamp))
         #expect(accessory.homeID == home)
         #expect(accessory.roomID == livingRoom)
@@ -110,13 +125,18 @@ struct HomeGraphTests {
         #expect(graph.accessory(lamp)?.roomID == graph.home(home)?.defaultRoomID)
     }
 
-    @Test("a service has its required characteristics plus the optional ones asked for, in catalog order, with catalog permissions and metadata")
+    @Test(
+        "a service has its required characteristics plus the optional ones asked for, in catalog order, with catalog permissions and metadata"
+    )
     func serviceCharacteristics() throws {
         var (graph, home, _, _) = try smallHome()
-        let spec = AccessorySpec(name: "Bulb", category: .lightbulb, services: [
-            ServiceSpec(type: "lightbulb", characteristics: ["Saturation": .float(10)],
-                        optionalCharacteristics: ["Brightness", "Name"]),
-        ])
+        let spec = AccessorySpec(
+            name: "Bulb", category: .lightbulb,
+            services: [
+                ServiceSpec(
+                    type: "lightbulb", characteristics: ["Saturation": .float(10)],
+                    optionalCharacteristics: ["Brightness", "Name"])
+            ])
         let bulb = try graph.addAccessory(spec, homeID: home, nowMs: 5)
         let service = try #require(try graph.services(ofAccessory: bulb).last)
         let characteristics = try graph.characteristics(ofService: service.id)
@@ -124,8 +144,11 @@ struct HomeGraphTests {
         #expect(characteristics.map(\.value) == [.bool(false), .int(0), .float(10), .string("Bulb")])
         let brightness = characteristics[1]
         #expect(brightness.type == TypeIdentifier(uuid: "00000008-0000-1000-8000-0026BB765291", name: "Brightness"))
-        #expect(brightness.properties == CharacteristicProperties(readable: true, writable: true,
-                                                                  supportsEventNotification: true))
+        #expect(
+            brightness.properties
+                == CharacteristicProperties(
+                    readable: true, writable: true,
+                    supportsEventNotification: true))
         #expect(brightness.metadata == HAPCatalog.characteristic("Brightness")?.defaultMetadata)
         #expect(brightness.lastUpdatedMs == 5)
         #expect(brightness.serviceID == service.id)
@@ -144,9 +167,13 @@ struct HomeGraphTests {
     func unknownServiceType() throws {
         let (graph, home, _, _) = try smallHome()
         let spec = AccessorySpec(name: "Thing", category: .other, services: [ServiceSpec(type: "Toaster")])
-        expectFailure(graph, HomeError(.invalidArgument,
-                                       "unknown service type \"Toaster\" in accessory \"Thing\"; a service type is a "
-                                           + "HAP catalog name such as Lightbulb, or its UUID")) {
+        expectFailure(
+            graph,
+            HomeError(
+                .invalidArgument,
+                "unknown service type \"Toaster\" in accessory \"Thing\"; a service type is a "
+                    + "HAP catalog name such as Lightbulb, or its UUID")
+        ) {
             _ = try $0.addAccessory(spec, homeID: home, nowMs: 0)
         }
     }
@@ -154,18 +181,30 @@ struct HomeGraphTests {
     @Test("a characteristic its service type does not have is INVALID_ARGUMENT listing the ones it has")
     func foreignCharacteristic() throws {
         let (graph, home, _, _) = try smallHome()
-        let spec = AccessorySpec(name: "Plug", category: .outlet, services: [
-            ServiceSpec(type: "Outlet", characteristics: ["Brightness": .int(3)]),
-        ])
-        expectFailure(graph, HomeError(.invalidArgument,
-                                       "service type Outlet has no characteristic Brightness; it has On, OutletInUse, Name")) {
+        let spec = AccessorySpec(
+            name: "Plug", category: .outlet,
+            services: [
+                ServiceSpec(type: "Outlet", characteristics: ["Brightness": .int(3)])
+            ])
+        expectFailure(
+            graph,
+            HomeError(
+                .invalidArgument,
+                "service type Outlet has no characteristic Brightness; it has On, OutletInUse, Name")
+        ) {
             _ = try $0.addAccessory(spec, homeID: home, nowMs: 0)
         }
-        let unknown = AccessorySpec(name: "Plug", category: .outlet, services: [
-            ServiceSpec(type: "Outlet", optionalCharacteristics: ["Wattage"]),
-        ])
-        expectFailure(graph, HomeError(.invalidArgument,
-                                       "unknown characteristic type \"Wattage\" for service Outlet of accessory \"Plug\"")) {
+        let unknown = AccessorySpec(
+            name: "Plug", category: .outlet,
+            services: [
+                ServiceSpec(type: "Outlet", optionalCharacteristics: ["Wattage"])
+            ])
+        expectFailure(
+            graph,
+            HomeError(
+                .invalidArgument,
+                "unknown characteristic type \"Wattage\" for service Outlet of accessory \"Plug\"")
+        ) {
             _ = try $0.addAccessory(unknown, homeID: home, nowMs: 0)
         }
     }
@@ -173,16 +212,24 @@ struct HomeGraphTests {
     @Test("an invalid initial value names the characteristic, its service and the accessory, and adds nothing")
     func invalidInitialValue() throws {
         let (graph, home, _, _) = try smallHome()
-        expectFailure(graph, HomeError(.invalidArgument,
-                                       "Brightness of service Lightbulb of accessory \"Lamp\": 150 is above the maximum 100")) {
+        expectFailure(
+            graph,
+            HomeError(
+                .invalidArgument,
+                "Brightness of service Lightbulb of accessory \"Lamp\": 150 is above the maximum 100")
+        ) {
             _ = try $0.addAccessory(lampSpec(brightness: 150), homeID: home, nowMs: 0)
         }
         var spec = lampSpec()
         spec.manufacturer = String(repeating: "m", count: 65)
-        expectFailure(graph, HomeError(.invalidArgument,
-                                       "Manufacturer of service AccessoryInformation of accessory \"Lamp\": the string "
-                                           + "\"\(String(repeating: "m", count: 40))…\" is 65 bytes long; "
-                                           + "the maximum length is 64 bytes")) {
+        expectFailure(
+            graph,
+            HomeError(
+                .invalidArgument,
+                "Manufacturer of service AccessoryInformation of accessory \"Lamp\": the string "
+                    + "\"\(String(repeating: "m", count: 40))…\" is 65 bytes long; "
+                    + "the maximum length is 64 bytes")
+        ) {
             _ = try $0.addAccessory(spec, homeID: home, nowMs: 0)
         }
     }
@@ -190,11 +237,17 @@ struct HomeGraphTests {
     @Test("two primary services are INVALID_ARGUMENT")
     func twoPrimaries() throws {
         let (graph, home, _, _) = try smallHome()
-        let spec = AccessorySpec(name: "Combo", category: .other, services: [
-            ServiceSpec(type: "Switch", primary: true), ServiceSpec(type: "Outlet", primary: true),
-        ])
-        expectFailure(graph, HomeError(.invalidArgument,
-                                       "accessory \"Combo\" has 2 primary services (Switch, Outlet); at most one may be primary")) {
+        let spec = AccessorySpec(
+            name: "Combo", category: .other,
+            services: [
+                ServiceSpec(type: "Switch", primary: true), ServiceSpec(type: "Outlet", primary: true),
+            ])
+        expectFailure(
+            graph,
+            HomeError(
+                .invalidArgument,
+                "accessory \"Combo\" has 2 primary services (Switch, Outlet); at most one may be primary")
+        ) {
             _ = try $0.addAccessory(spec, homeID: home, nowMs: 0)
         }
     }
@@ -203,14 +256,21 @@ struct HomeGraphTests {
     func explicitInformation() throws {
         var (graph, home, _, _) = try smallHome()
         var spec = lampSpec()
-        spec.services.append(ServiceSpec(type: "AccessoryInformation",
-                                         characteristics: ["HardwareRevision": .string("B"), "Model": .string("L2")]))
+        spec.services.append(
+            ServiceSpec(
+                type: "AccessoryInformation",
+                characteristics: ["HardwareRevision": .string("B"), "Model": .string("L2")]))
         let lamp = try graph.addAccessory(spec, homeID: home, nowMs: 0)
         let services = try graph.services(ofAccessory: lamp)
         #expect(services.map(\.type.name) == ["AccessoryInformation", "Lightbulb"])
-        let values = try graph.characteristics(ofService: services[0].id).map { "\($0.type.name)=\($0.value?.description ?? "nil")" }
-        #expect(values == ["Identify=nil", "Manufacturer=Acme", "Model=L2", "Name=Lamp", "SerialNumber=S1",
-                           "FirmwareRevision=1.0", "HardwareRevision=B"])
+        let values = try graph.characteristics(ofService: services[0].id).map {
+            "\($0.type.name)=\($0.value?.description ?? "nil")"
+        }
+        #expect(
+            values == [
+                "Identify=nil", "Manufacturer=Acme", "Model=L2", "Name=Lamp", "SerialNumber=S1",
+                "FirmwareRevision=1.0", "HardwareRevision=B",
+            ])
     }
 
     @Test("an accessory may not be put in a room of another home")
@@ -234,9 +294,13 @@ struct HomeGraphTests {
         #expect(graph.accessory(bridge)?.bridgedAccessoryIDs == [lamp])
         try graph.checkIntegrity()
         spec.bridgeID = lamp
-        expectFailure(graph, HomeError(.invalidArgument,
-                                       "accessory \(lamp) (\"Lamp\") is itself bridged through accessory \(bridge); "
-                                           + "bridges do not nest")) {
+        expectFailure(
+            graph,
+            HomeError(
+                .invalidArgument,
+                "accessory \(lamp) (\"Lamp\") is itself bridged through accessory \(bridge); "
+                    + "bridges do not nest")
+        ) {
             _ = try $0.addAccessory(spec, homeID: home, nowMs: 0)
         }
         spec.bridgeID = 999
@@ -264,9 +328,11 @@ struct HomeGraphTests {
     func everyServiceType() throws {
         var (graph, home, _, _) = try smallHome()
         for info in HAPCatalog.serviceTypes where info.name != "AccessoryInformation" {
-            let spec = AccessorySpec(name: info.name, category: .other, services: [
-                ServiceSpec(type: info.name, optionalCharacteristics: info.optionalCharacteristics),
-            ])
+            let spec = AccessorySpec(
+                name: info.name, category: .other,
+                services: [
+                    ServiceSpec(type: info.name, optionalCharacteristics: info.optionalCharacteristics)
+                ])
             let accessory = try graph.addAccessory(spec, homeID: home, nowMs: 0)
             let service = try #require(try graph.services(ofAccessory: accessory).last)
             let names = try graph.characteristics(ofService: service.id).map(\.type.name)

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import HomeModel
 
 @Suite("Layout: homes, rooms and zones")
@@ -7,9 +8,10 @@ struct HomeLayoutTests {
     func renameHome() throws {
         var graph = DemoHome.make(nowMs: 0)
         let cabin = try graph.addHome(name: "Cabin")
-        #expect(try graph.renameHome(1, to: "Town House") == [
-            LayoutChange(action: .updated, object: .home, objectID: 1, homeID: 1, name: "Town House"),
-        ])
+        #expect(
+            try graph.renameHome(1, to: "Town House") == [
+                LayoutChange(action: .updated, object: .home, objectID: 1, homeID: 1, name: "Town House")
+            ])
         #expect(try graph.renameHome(1, to: "Town House") == [])
         #expect(try graph.renameHome(1, to: "town house").count == 1)
         expectFailure(graph, HomeError(.alreadyExists, "a home named \"Cabin\" already exists (id \(cabin))")) {
@@ -22,10 +24,11 @@ struct HomeLayoutTests {
     func setPrimary() throws {
         var graph = DemoHome.make(nowMs: 0)
         let cabin = try graph.addHome(name: "Cabin")
-        #expect(try graph.setPrimaryHome(cabin) == [
-            LayoutChange(action: .updated, object: .home, objectID: 1, homeID: 1, name: "Demo Home"),
-            LayoutChange(action: .updated, object: .home, objectID: cabin, homeID: cabin, name: "Cabin"),
-        ])
+        #expect(
+            try graph.setPrimaryHome(cabin) == [
+                LayoutChange(action: .updated, object: .home, objectID: 1, homeID: 1, name: "Demo Home"),
+                LayoutChange(action: .updated, object: .home, objectID: cabin, homeID: cabin, name: "Cabin"),
+            ])
         #expect(graph.primaryHomeID == cabin)
         #expect(graph.home(1)?.isPrimary == false)
         #expect(try graph.setPrimaryHome(cabin) == [])
@@ -37,10 +40,11 @@ struct HomeLayoutTests {
         var graph = DemoHome.make(nowMs: 0)
         let cabin = try graph.addHome(name: "Cabin")
         let nextID = graph.nextID
-        #expect(try graph.removeHome(1) == [
-            LayoutChange(action: .removed, object: .home, objectID: 1, homeID: 1, name: "Demo Home"),
-            LayoutChange(action: .updated, object: .home, objectID: cabin, homeID: cabin, name: "Cabin"),
-        ])
+        #expect(
+            try graph.removeHome(1) == [
+                LayoutChange(action: .removed, object: .home, objectID: 1, homeID: 1, name: "Demo Home"),
+                LayoutChange(action: .updated, object: .home, objectID: cabin, homeID: cabin, name: "Cabin"),
+            ])
         #expect(graph.primaryHomeID == cabin)
         #expect(graph.homeOrder == [cabin])
         #expect(graph.accessories.isEmpty)
@@ -57,14 +61,21 @@ struct HomeLayoutTests {
     @Test("renaming a room keeps names unique in the home; the default room may be renamed")
     func renameRoom() throws {
         var graph = DemoHome.make(nowMs: 0)
-        #expect(try graph.renameRoom(4, to: "Galley") == [
-            LayoutChange(action: .updated, object: .room, objectID: 4, homeID: 1, name: "Galley"),
-        ])
-        expectFailure(graph, HomeError(.alreadyExists, "home \"Demo Home\" already has a room named \"Bedroom\" (id 5)")) {
+        #expect(
+            try graph.renameRoom(4, to: "Galley") == [
+                LayoutChange(action: .updated, object: .room, objectID: 4, homeID: 1, name: "Galley")
+            ])
+        expectFailure(
+            graph, HomeError(.alreadyExists, "home \"Demo Home\" already has a room named \"Bedroom\" (id 5)")
+        ) {
             _ = try $0.renameRoom(4, to: "bedroom")
         }
-        expectFailure(graph, HomeError(.invalidArgument, "a room name cannot be empty")) { _ = try $0.renameRoom(4, to: "") }
-        expectFailure(graph, HomeError(.notFound, "no room with id 1 (1 is a home)")) { _ = try $0.renameRoom(1, to: "X") }
+        expectFailure(graph, HomeError(.invalidArgument, "a room name cannot be empty")) {
+            _ = try $0.renameRoom(4, to: "")
+        }
+        expectFailure(graph, HomeError(.notFound, "no room with id 1 (1 is a home)")) {
+            _ = try $0.renameRoom(1, to: "X")
+        }
         #expect(try graph.renameRoom(2, to: "Everywhere").count == 1)
     }
 
@@ -76,13 +87,15 @@ struct HomeLayoutTests {
         _ = try graph.addRoom(4, toZone: downstairs)
         let lamp = id(graph, "Living Room/Lamp")
         let thermostat = id(graph, "Living Room/Thermostat")
-        #expect(try graph.removeRoom(3) == [
-            LayoutChange(action: .moved, object: .accessory, objectID: lamp, homeID: 1, name: "Lamp", parentID: 2),
-            LayoutChange(action: .moved, object: .accessory, objectID: thermostat, homeID: 1, name: "Thermostat",
-                         parentID: 2),
-            LayoutChange(action: .updated, object: .zone, objectID: downstairs, homeID: 1, name: "Downstairs"),
-            LayoutChange(action: .removed, object: .room, objectID: 3, homeID: 1, name: "Living Room"),
-        ])
+        #expect(
+            try graph.removeRoom(3) == [
+                LayoutChange(action: .moved, object: .accessory, objectID: lamp, homeID: 1, name: "Lamp", parentID: 2),
+                LayoutChange(
+                    action: .moved, object: .accessory, objectID: thermostat, homeID: 1, name: "Thermostat",
+                    parentID: 2),
+                LayoutChange(action: .updated, object: .zone, objectID: downstairs, homeID: 1, name: "Downstairs"),
+                LayoutChange(action: .removed, object: .room, objectID: 3, homeID: 1, name: "Living Room"),
+            ])
         #expect(graph.accessory(lamp)?.roomID == 2)
         #expect(graph.zone(downstairs)?.roomIDs == [4])
         #expect(try graph.rooms(inHome: 1).map(\.name) == ["Default Room", "Kitchen", "Bedroom", "Hallway"])
@@ -92,8 +105,12 @@ struct HomeLayoutTests {
     @Test("the default room cannot be removed")
     func removeDefaultRoom() {
         let graph = DemoHome.make(nowMs: 0)
-        expectFailure(graph, HomeError(.failedPrecondition,
-                                       "room 2 (\"Default Room\") is the default room of home \"Demo Home\" and cannot be removed")) {
+        expectFailure(
+            graph,
+            HomeError(
+                .failedPrecondition,
+                "room 2 (\"Default Room\") is the default room of home \"Demo Home\" and cannot be removed")
+        ) {
             _ = try $0.removeRoom(2)
         }
     }
@@ -102,20 +119,31 @@ struct HomeLayoutTests {
     func zones() throws {
         var graph = DemoHome.make(nowMs: 0)
         let upstairs = try graph.addZone(name: "Upstairs", homeID: 1)
-        expectFailure(graph, HomeError(.alreadyExists,
-                                       "home \"Demo Home\" already has a zone named \"Upstairs\" (id \(upstairs))")) {
+        expectFailure(
+            graph,
+            HomeError(
+                .alreadyExists,
+                "home \"Demo Home\" already has a zone named \"Upstairs\" (id \(upstairs))")
+        ) {
             _ = try $0.addZone(name: "upstairs", homeID: 1)
         }
-        #expect(try graph.addRoom(5, toZone: upstairs) == [
-            LayoutChange(action: .updated, object: .zone, objectID: upstairs, homeID: 1, name: "Upstairs"),
-        ])
-        expectFailure(graph, HomeError(.alreadyExists,
-                                       "room 5 (\"Bedroom\") is already in zone \(upstairs) (\"Upstairs\")")) {
+        #expect(
+            try graph.addRoom(5, toZone: upstairs) == [
+                LayoutChange(action: .updated, object: .zone, objectID: upstairs, homeID: 1, name: "Upstairs")
+            ])
+        expectFailure(
+            graph,
+            HomeError(
+                .alreadyExists,
+                "room 5 (\"Bedroom\") is already in zone \(upstairs) (\"Upstairs\")")
+        ) {
             _ = try $0.addRoom(5, toZone: upstairs)
         }
         let cabin = try graph.addHome(name: "Cabin")
         let loft = try graph.addRoom(name: "Loft", homeID: cabin)
-        expectFailure(graph, HomeError(.invalidArgument, "room \(loft) belongs to home \"Cabin\", not home \"Demo Home\"")) {
+        expectFailure(
+            graph, HomeError(.invalidArgument, "room \(loft) belongs to home \"Cabin\", not home \"Demo Home\"")
+        ) {
             _ = try $0.addRoom(loft, toZone: upstairs)
         }
         expectFailure(graph, HomeError(.notFound, "room 4 (\"Kitchen\") is not in zone \(upstairs) (\"Upstairs\")")) {
@@ -123,9 +151,10 @@ struct HomeLayoutTests {
         }
         #expect(try graph.removeRoom(5, fromZone: upstairs).count == 1)
         #expect(try graph.renameZone(upstairs, to: "First Floor").first?.name == "First Floor")
-        #expect(try graph.removeZone(upstairs) == [
-            LayoutChange(action: .removed, object: .zone, objectID: upstairs, homeID: 1, name: "First Floor"),
-        ])
+        #expect(
+            try graph.removeZone(upstairs) == [
+                LayoutChange(action: .removed, object: .zone, objectID: upstairs, homeID: 1, name: "First Floor")
+            ])
         #expect(graph.home(1)?.zoneIDs == [])
         expectFailure(graph, HomeError(.notFound, "no zone with id \(upstairs)")) { _ = try $0.removeZone(upstairs) }
         try graph.checkIntegrity()

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import HomeModel
 
 @Suite("Home graph: ordered listings")
@@ -10,10 +11,11 @@ struct ListingTests {
         try graph.addRoom(name: "Attic", homeID: 1)
         let groups = try graph.accessoriesByRoom(homeID: 1)
         #expect(groups.map(\.room.name) == ["Default Room", "Living Room", "Kitchen", "Bedroom", "Hallway", "Attic"])
-        #expect(groups.map { $0.accessories.map(\.name) } == [
-            ["Spare Bulb"], ["Lamp", "Thermostat"], ["Coffee Maker"], ["Temperature Sensor"],
-            ["Doorbell", "Front Door Lock"], [],
-        ])
+        #expect(
+            groups.map { $0.accessories.map(\.name) } == [
+                ["Spare Bulb"], ["Lamp", "Thermostat"], ["Coffee Maker"], ["Temperature Sensor"],
+                ["Doorbell", "Front Door Lock"], [],
+            ])
     }
 
     @Test("accessories by category follow HAP's category numbers and skip empty categories")
@@ -21,9 +23,10 @@ struct ListingTests {
         let graph = DemoHome.make(nowMs: 0)
         let groups = try graph.accessoriesByCategory(homeID: 1)
         #expect(groups.map(\.category) == [.lightbulb, .doorLock, .outlet, .thermostat, .sensor, .videoDoorbell])
-        #expect(groups.map { $0.accessories.map(\.name) } == [
-            ["Lamp"], ["Front Door Lock"], ["Coffee Maker"], ["Thermostat"], ["Temperature Sensor"], ["Doorbell"],
-        ])
+        #expect(
+            groups.map { $0.accessories.map(\.name) } == [
+                ["Lamp"], ["Front Door Lock"], ["Coffee Maker"], ["Thermostat"], ["Temperature Sensor"], ["Doorbell"],
+            ])
     }
 
     @Test("accessories sort by name without regard to case, then by id")
@@ -39,7 +42,9 @@ struct ListingTests {
     @Test("listing an unknown home is NOT_FOUND")
     func unknown() {
         let graph = DemoHome.make(nowMs: 0)
-        #expect(throws: HomeError(.notFound, "no home with id 3 (3 is a room)")) { try graph.accessoriesByRoom(homeID: 3) }
+        #expect(throws: HomeError(.notFound, "no home with id 3 (3 is a room)")) {
+            try graph.accessoriesByRoom(homeID: 3)
+        }
         #expect(throws: HomeError(.notFound, "no accessory with id 77")) { try graph.services(ofAccessory: 77) }
     }
 
@@ -47,10 +52,14 @@ struct ListingTests {
     func layoutChange() throws {
         let graph = DemoHome.make(nowMs: 0)
         let lamp = id(graph, "Living Room/Lamp")
-        #expect(graph.layoutChange(.added, of: lamp) == LayoutChange(
-            action: .added, object: .accessory, objectID: lamp, homeID: 1, name: "Lamp", parentID: 3))
-        #expect(graph.layoutChange(.updated, of: 4) == LayoutChange(
-            action: .updated, object: .room, objectID: 4, homeID: 1, name: "Kitchen"))
+        #expect(
+            graph.layoutChange(.added, of: lamp)
+                == LayoutChange(
+                    action: .added, object: .accessory, objectID: lamp, homeID: 1, name: "Lamp", parentID: 3))
+        #expect(
+            graph.layoutChange(.updated, of: 4)
+                == LayoutChange(
+                    action: .updated, object: .room, objectID: 4, homeID: 1, name: "Kitchen"))
         #expect(graph.layoutChange(.removed, of: 9999) == nil)
     }
 }

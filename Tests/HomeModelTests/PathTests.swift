@@ -1,4 +1,5 @@
 import Testing
+
 @testable import HomeModel
 
 @Suite("Home graph: path resolution")
@@ -15,15 +16,18 @@ struct PathTests {
         }
     }
 
-    @Test("Room/Accessory names an accessory and Room/Accessory/Characteristic its characteristic, without regard to case")
+    @Test(
+        "Room/Accessory names an accessory and Room/Accessory/Characteristic its characteristic, without regard to case"
+    )
     func names() throws {
         let lamp = try graph.resolve(path: "Living Room/Lamp")
         #expect(graph.accessory(lamp)?.name == "Lamp")
         let brightness = try graph.resolve(path: "living room/LAMP/brightness")
         #expect(graph.characteristic(brightness)?.type.name == "Brightness")
         #expect(graph.characteristic(brightness)?.accessoryID == lamp)
-        #expect(try graph.resolve(path: "Living Room/Thermostat/current temperature")
-                    == graph.resolve(path: "Living Room/Thermostat/CurrentTemperature"))
+        #expect(
+            try graph.resolve(path: "Living Room/Thermostat/current temperature")
+                == graph.resolve(path: "Living Room/Thermostat/CurrentTemperature"))
     }
 
     @Test("Room/Accessory/Service/Characteristic picks the service by type or name")
@@ -46,33 +50,53 @@ struct PathTests {
 
     @Test("an unknown room names the part and lists the home's rooms")
     func unknownRoom() {
-        #expect(throws: HomeError(.notFound, "home \"Demo Home\" has no room named \"Kichen\"; its rooms are "
-                                     + "Default Room, Living Room, Kitchen, Bedroom, Hallway")) {
+        #expect(
+            throws: HomeError(
+                .notFound,
+                "home \"Demo Home\" has no room named \"Kichen\"; its rooms are "
+                    + "Default Room, Living Room, Kitchen, Bedroom, Hallway")
+        ) {
             try graph.resolve(path: "Kichen/Coffee Maker/On")
         }
     }
 
     @Test("an unknown accessory names the part and lists the room's accessories")
     func unknownAccessory() {
-        #expect(throws: HomeError(.notFound, "room \"Living Room\" has no accessory named \"Lmap\"; its accessories are "
-                                     + "Lamp, Thermostat")) {
+        #expect(
+            throws: HomeError(
+                .notFound,
+                "room \"Living Room\" has no accessory named \"Lmap\"; its accessories are "
+                    + "Lamp, Thermostat")
+        ) {
             try graph.resolve(path: "Living Room/Lmap/On")
         }
     }
 
     @Test("an unknown characteristic names the part and lists the accessory's characteristics")
     func unknownCharacteristic() {
-        #expect(throws: HomeError(.notFound, "accessory \"Lamp\" has no characteristic or service named \"Brightnes\"; "
-                                     + "its characteristics are Identify, Manufacturer, Model, Name, SerialNumber, "
-                                     + "FirmwareRevision, On, Brightness, Hue, Saturation")) {
+        #expect(
+            throws: HomeError(
+                .notFound,
+                "accessory \"Lamp\" has no characteristic or service named \"Brightnes\"; "
+                    + "its characteristics are Identify, Manufacturer, Model, Name, SerialNumber, "
+                    + "FirmwareRevision, On, Brightness, Hue, Saturation")
+        ) {
             try graph.resolve(path: "Living Room/Lamp/Brightnes")
         }
-        #expect(throws: HomeError(.notFound, "service \"Lightbulb\" of accessory \"Lamp\" has no characteristic named "
-                                     + "\"Name\"; its characteristics are On, Brightness, Hue, Saturation")) {
+        #expect(
+            throws: HomeError(
+                .notFound,
+                "service \"Lightbulb\" of accessory \"Lamp\" has no characteristic named "
+                    + "\"Name\"; its characteristics are On, Brightness, Hue, Saturation")
+        ) {
             try graph.resolve(path: "Living Room/Lamp/Lightbulb/Name")
         }
-        #expect(throws: HomeError(.notFound, "accessory \"Lamp\" has no service named \"Switch\"; its services are "
-                                     + "AccessoryInformation (\"Lamp\"), Lightbulb (\"Lamp\")")) {
+        #expect(
+            throws: HomeError(
+                .notFound,
+                "accessory \"Lamp\" has no service named \"Switch\"; its services are "
+                    + "AccessoryInformation (\"Lamp\"), Lightbulb (\"Lamp\")")
+        ) {
             try graph.resolve(path: "Living Room/Lamp/Switch/On")
         }
     }
@@ -80,21 +104,31 @@ struct PathTests {
     @Test("a characteristic in two services is ambiguous, and the message gives the paths that are not")
     func ambiguousCharacteristic() throws {
         var graph = graph
-        let spec = AccessorySpec(name: "Strip", category: .lightbulb, services: [
-            ServiceSpec(type: "Lightbulb", name: "Left"), ServiceSpec(type: "Lightbulb", name: "Right"),
-        ])
+        let spec = AccessorySpec(
+            name: "Strip", category: .lightbulb,
+            services: [
+                ServiceSpec(type: "Lightbulb", name: "Left"), ServiceSpec(type: "Lightbulb", name: "Right"),
+            ])
         let strip = try graph.addAccessory(spec, homeID: 1, roomID: id(graph, "Kitchen"), nowMs: 0)
         let services = try graph.services(ofAccessory: strip)
         let left = services[1].characteristicIDs[0]
         let right = services[2].characteristicIDs[0]
-        #expect(throws: HomeError(.invalidArgument, "accessory \"Strip\" has 2 On characteristics; name the service: "
-                                     + "Kitchen/Strip/Left/On (id \(left)), Kitchen/Strip/Right/On (id \(right))")) {
+        #expect(
+            throws: HomeError(
+                .invalidArgument,
+                "accessory \"Strip\" has 2 On characteristics; name the service: "
+                    + "Kitchen/Strip/Left/On (id \(left)), Kitchen/Strip/Right/On (id \(right))")
+        ) {
             try graph.resolve(path: "Kitchen/Strip/On")
         }
         #expect(try graph.resolve(path: "Kitchen/Strip/Left/On") == left)
         #expect(try graph.resolve(path: "Kitchen/Strip/right/On") == right)
-        #expect(throws: HomeError(.invalidArgument, "\"Lightbulb/On\" names 2 characteristics of accessory \"Strip\" "
-                                     + "(ids \(left), \(right)); use an id")) {
+        #expect(
+            throws: HomeError(
+                .invalidArgument,
+                "\"Lightbulb/On\" names 2 characteristics of accessory \"Strip\" "
+                    + "(ids \(left), \(right)); use an id")
+        ) {
             try graph.resolve(path: "Kitchen/Strip/Lightbulb/On")
         }
     }
@@ -105,8 +139,12 @@ struct PathTests {
         let kitchen = id(graph, "Kitchen")
         let first = id(graph, "Kitchen/Coffee Maker")
         let second = try graph.addAccessory(lampSpec("coffee maker"), homeID: 1, roomID: kitchen, nowMs: 0)
-        #expect(throws: HomeError(.invalidArgument, "\"Coffee Maker\" names 2 accessories in room \"Kitchen\" "
-                                     + "(ids \(first), \(second)); use an id")) {
+        #expect(
+            throws: HomeError(
+                .invalidArgument,
+                "\"Coffee Maker\" names 2 accessories in room \"Kitchen\" "
+                    + "(ids \(first), \(second)); use an id")
+        ) {
             try graph.resolve(path: "Kitchen/Coffee Maker/On")
         }
     }
@@ -119,14 +157,22 @@ struct PathTests {
         let kettle = try graph.addAccessory(lampSpec("Kettle"), homeID: cabin, roomID: cabinKitchen, nowMs: 0)
         #expect(try graph.resolve(path: "Kitchen/Kettle") == kettle)
         #expect(try graph.resolve(path: "Living Room/Lamp/On") == id(graph, "Demo Home/Living Room/Lamp/On"))
-        #expect(throws: HomeError(.invalidArgument, "\"Kitchen\" names objects in 2 homes: Demo Home/Kitchen (id 4), "
-                                     + "Cabin/Kitchen (id \(cabinKitchen)); start the path with the home's name")) {
+        #expect(
+            throws: HomeError(
+                .invalidArgument,
+                "\"Kitchen\" names objects in 2 homes: Demo Home/Kitchen (id 4), "
+                    + "Cabin/Kitchen (id \(cabinKitchen)); start the path with the home's name")
+        ) {
             try graph.resolve(path: "Kitchen")
         }
         #expect(try graph.resolve(path: "Cabin/Kitchen") == cabinKitchen)
         // Of the homes' failures, the one that got furthest explains.
-        #expect(throws: HomeError(.notFound, "room \"Kitchen\" has no accessory named \"Toaster\"; its accessories are "
-                                     + "Coffee Maker")) {
+        #expect(
+            throws: HomeError(
+                .notFound,
+                "room \"Kitchen\" has no accessory named \"Toaster\"; its accessories are "
+                    + "Coffee Maker")
+        ) {
             try graph.resolve(path: "Kitchen/Toaster")
         }
     }
@@ -137,8 +183,12 @@ struct PathTests {
         #expect(throws: HomeError(.invalidArgument, "the path \"Living Room//On\" has an empty part")) {
             try graph.resolve(path: "Living Room//On")
         }
-        #expect(throws: HomeError(.invalidArgument, "the path \"Demo Home/Living Room/Lamp/Lightbulb/On/x\" has too "
-                                     + "many parts; the longest form is Home/Room/Accessory/Service/Characteristic")) {
+        #expect(
+            throws: HomeError(
+                .invalidArgument,
+                "the path \"Demo Home/Living Room/Lamp/Lightbulb/On/x\" has too "
+                    + "many parts; the longest form is Home/Room/Accessory/Service/Characteristic")
+        ) {
             try graph.resolve(path: "Demo Home/Living Room/Lamp/Lightbulb/On/x")
         }
         #expect(throws: HomeError(.notFound, "there are no homes, so nothing is named \"Kitchen\"")) {
@@ -148,13 +198,16 @@ struct PathTests {
 
     @Test("the path of every object of the demo home resolves back to it")
     func roundTrip() throws {
-        let ids = Array(graph.homes.keys) + Array(graph.rooms.keys) + Array(graph.accessories.keys)
+        let ids =
+            Array(graph.homes.keys) + Array(graph.rooms.keys) + Array(graph.accessories.keys)
             + Array(graph.services.keys) + Array(graph.characteristics.keys)
         for objectID in ids {
             let path = try #require(graph.path(of: objectID))
             #expect(try graph.resolve(path: path) == objectID, "\(path)")
         }
-        #expect(graph.path(of: id(graph, "Living Room/Lamp/Brightness")) == "Demo Home/Living Room/Lamp/Lightbulb/Brightness")
+        #expect(
+            graph.path(of: id(graph, "Living Room/Lamp/Brightness"))
+                == "Demo Home/Living Room/Lamp/Lightbulb/Brightness")
         #expect(graph.path(of: 9999) == nil)
     }
 }

@@ -1,10 +1,12 @@
 import Testing
+
 @testable import HomeModel
 
 @Suite("Home graph: scale")
 struct ScaleTests {
-    @Test("10 000 accessories with 100 000 characteristics build, write and resolve within the time limit",
-          .timeLimit(.minutes(1)))
+    @Test(
+        "10 000 accessories with 100 000 characteristics build, write and resolve within the time limit",
+        .timeLimit(.minutes(1)))
     func tenThousandAccessories() throws {
         var graph = HomeGraph()
         let home = try graph.addHome(name: "Big")
@@ -12,9 +14,11 @@ struct ScaleTests {
         for number in 0..<100 { rooms.append(try graph.addRoom(name: "Room \(number)", homeID: home)) }
         for number in 0..<10_000 {
             // AccessoryInformation (6) + Lightbulb with On, Brightness, Hue, Saturation = 10 characteristics.
-            let spec = AccessorySpec(name: "Bulb \(number)", category: .lightbulb, services: [
-                ServiceSpec(type: "Lightbulb", optionalCharacteristics: ["Brightness", "Hue", "Saturation"]),
-            ])
+            let spec = AccessorySpec(
+                name: "Bulb \(number)", category: .lightbulb,
+                services: [
+                    ServiceSpec(type: "Lightbulb", optionalCharacteristics: ["Brightness", "Hue", "Saturation"])
+                ])
             try graph.addAccessory(spec, homeID: home, roomID: rooms[number % 100], nowMs: 0)
         }
         #expect(graph.accessories.count == 10_000)

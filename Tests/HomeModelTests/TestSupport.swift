@@ -1,10 +1,13 @@
 import Testing
+
 @testable import HomeModel
 
 /// Runs an operation on a copy of the graph that must fail with exactly `expected`
 /// and leave the copy as it was: a failed operation changes nothing.
-func expectFailure(_ graph: HomeGraph, _ expected: HomeError, sourceLocation: SourceLocation = #_sourceLocation,
-                   _ operation: (inout HomeGraph) throws -> Void) {
+func expectFailure(
+    _ graph: HomeGraph, _ expected: HomeError, sourceLocation: SourceLocation = #_sourceLocation,
+    _ operation: (inout HomeGraph) throws -> Void
+) {
     var copy = graph
     do {
         try operation(&copy)
@@ -38,18 +41,24 @@ func smallHome() throws -> (graph: HomeGraph, home: ObjectID, livingRoom: Object
 
 /// A lamp: a Lightbulb with On and Brightness.
 func lampSpec(_ name: String = "Lamp", on: Bool = false, brightness: Int64 = 50) -> AccessorySpec {
-    AccessorySpec(name: name, category: .lightbulb, manufacturer: "Acme", model: "L1", serialNumber: "S1",
-                  firmwareRevision: "1.0", provider: "test",
-                  services: [ServiceSpec(type: "Lightbulb", primary: true,
-                                         characteristics: ["On": .bool(on), "Brightness": .int(brightness)])])
+    AccessorySpec(
+        name: name, category: .lightbulb, manufacturer: "Acme", model: "L1", serialNumber: "S1",
+        firmwareRevision: "1.0", provider: "test",
+        services: [
+            ServiceSpec(
+                type: "Lightbulb", primary: true,
+                characteristics: ["On": .bool(on), "Brightness": .int(brightness)])
+        ])
 }
 
 extension HomeGraph {
     /// A write as the daemon's store makes it: checked in place, then stored (with
     /// the precise error `validateWrite` gives for an id that is no characteristic).
     @discardableResult
-    mutating func write(_ value: CharacteristicValue, to id: ObjectID, nowMs: Int64,
-                        enforceWritable: Bool) throws(HomeError) -> CharacteristicValue? {
+    mutating func write(
+        _ value: CharacteristicValue, to id: ObjectID, nowMs: Int64,
+        enforceWritable: Bool
+    ) throws(HomeError) -> CharacteristicValue? {
         guard let checked = try checkWrite(value, to: id, enforceWritable: enforceWritable) else {
             _ = try validateWrite(value, to: id, enforceWritable: enforceWritable)
             throw HomeError(.notFound, "no characteristic with id \(id)")

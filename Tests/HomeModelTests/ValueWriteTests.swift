@@ -1,4 +1,5 @@
 import Testing
+
 @testable import HomeModel
 
 @Suite("Home graph: value writes")
@@ -17,7 +18,7 @@ struct ValueWriteTests {
         var graph = DemoHome.make(nowMs: 100)
         let brightness = id(graph, "Living Room/Lamp/Brightness")
         let press = id(graph, "Hallway/Doorbell/ProgrammableSwitchEvent")
-        let snapshot = graph // shares the table: the first store copies it
+        let snapshot = graph  // shares the table: the first store copies it
         let checked = try #require(try graph.checkWrite(.uint(40), to: brightness, enforceWritable: true))
         let pressed = try #require(try graph.checkWrite(.uint(0), to: press, enforceWritable: false))
         #expect(!checked.isOccurrence && pressed.isOccurrence)
@@ -79,8 +80,12 @@ struct ValueWriteTests {
     func readOnly() throws {
         var graph = DemoHome.make(nowMs: 100)
         let current = id(graph, "Living Room/Thermostat/CurrentTemperature")
-        expectFailure(graph, HomeError(.invalidArgument,
-                                       "characteristic \(current) (CurrentTemperature) is read-only; cannot write 22")) {
+        expectFailure(
+            graph,
+            HomeError(
+                .invalidArgument,
+                "characteristic \(current) (CurrentTemperature) is read-only; cannot write 22")
+        ) {
             _ = try $0.write(.float(22), to: current, nowMs: 1, enforceWritable: true)
         }
         #expect(try graph.write(.float(22), to: current, nowMs: 200, enforceWritable: false) == .float(22))
@@ -90,8 +95,12 @@ struct ValueWriteTests {
     func invalidValue() throws {
         let graph = DemoHome.make(nowMs: 100)
         let target = id(graph, "Living Room/Thermostat/TargetTemperature")
-        expectFailure(graph, HomeError(.invalidArgument,
-                                       "characteristic \(target) (TargetTemperature): 40 is above the maximum 38")) {
+        expectFailure(
+            graph,
+            HomeError(
+                .invalidArgument,
+                "characteristic \(target) (TargetTemperature): 40 is above the maximum 38")
+        ) {
             _ = try $0.write(.float(40), to: target, nowMs: 1, enforceWritable: true)
         }
     }

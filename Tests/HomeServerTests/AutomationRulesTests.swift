@@ -1,7 +1,8 @@
 import Foundation
-@testable import HomeServer
 import HomeModel
 import Testing
+
+@testable import HomeServer
 
 /// Milliseconds since the epoch of an ISO 8601 UTC time such as "2024-03-31T05:00:00Z".
 private func ms(_ iso: String) -> Int64 {
@@ -31,8 +32,9 @@ struct TimerScheduleTests {
     func nonexistentLocalTime() {
         // 02:30 Europe/Paris, from Saturday 30 March 2024 (01:30 UTC); Sunday has no 02:30.
         let first = ms("2024-03-30T01:30:00Z")
-        let sunday = TimerSchedule.nextFireDate(after: first, fireDateMs: first, timeZone: "Europe/Paris",
-                                                recurrence: .daily)
+        let sunday = TimerSchedule.nextFireDate(
+            after: first, fireDateMs: first, timeZone: "Europe/Paris",
+            recurrence: .daily)
         let monday = sunday.flatMap {
             TimerSchedule.nextFireDate(after: $0, fireDateMs: first, timeZone: "Europe/Paris", recurrence: .daily)
         }
@@ -43,41 +45,54 @@ struct TimerScheduleTests {
     @Test("weekly keeps the local time and weekday across a DST change")
     func weeklyAcrossDST() {
         let first = ms("2024-03-30T06:00:00Z")  // Saturday 07:00 CET
-        #expect(TimerSchedule.nextFireDate(after: first, fireDateMs: first, timeZone: "Europe/Paris",
-                                           recurrence: .weekly) == ms("2024-04-06T05:00:00Z"))
-        #expect(TimerSchedule.nextFireDate(after: ms("2024-04-10T00:00:00Z"), fireDateMs: first,
-                                           timeZone: "Europe/Paris", recurrence: .weekly) == ms("2024-04-13T05:00:00Z"))
+        #expect(
+            TimerSchedule.nextFireDate(
+                after: first, fireDateMs: first, timeZone: "Europe/Paris",
+                recurrence: .weekly) == ms("2024-04-06T05:00:00Z"))
+        #expect(
+            TimerSchedule.nextFireDate(
+                after: ms("2024-04-10T00:00:00Z"), fireDateMs: first,
+                timeZone: "Europe/Paris", recurrence: .weekly) == ms("2024-04-13T05:00:00Z"))
     }
 
     @Test("hourly counts real hours, so the hour clocks skip is not fired twice or missed")
     func hourlyAcrossDST() {
         let first = ms("2024-03-31T00:00:00Z")  // 01:00 CET; 02:00 CET becomes 03:00 CEST
-        #expect(TimerSchedule.nextFireDate(after: first, fireDateMs: first, timeZone: "Europe/Paris",
-                                           recurrence: .hourly) == ms("2024-03-31T01:00:00Z"))
-        #expect(TimerSchedule.nextFireDate(after: ms("2024-03-31T03:59:59Z"), fireDateMs: first,
-                                           timeZone: "Europe/Paris", recurrence: .hourly) == ms("2024-03-31T04:00:00Z"))
+        #expect(
+            TimerSchedule.nextFireDate(
+                after: first, fireDateMs: first, timeZone: "Europe/Paris",
+                recurrence: .hourly) == ms("2024-03-31T01:00:00Z"))
+        #expect(
+            TimerSchedule.nextFireDate(
+                after: ms("2024-03-31T03:59:59Z"), fireDateMs: first,
+                timeZone: "Europe/Paris", recurrence: .hourly) == ms("2024-03-31T04:00:00Z"))
     }
 
     @Test("a one-off timer fires at its moment and never after it")
     func oneOff() {
         let moment = ms("2024-05-01T10:00:00Z")
-        #expect(TimerSchedule.nextFireDate(after: moment - 1, fireDateMs: moment, timeZone: "UTC", recurrence: .none)
-                    == moment)
-        #expect(TimerSchedule.nextFireDate(after: moment, fireDateMs: moment, timeZone: "UTC", recurrence: .none) == nil)
+        #expect(
+            TimerSchedule.nextFireDate(after: moment - 1, fireDateMs: moment, timeZone: "UTC", recurrence: .none)
+                == moment)
+        #expect(
+            TimerSchedule.nextFireDate(after: moment, fireDateMs: moment, timeZone: "UTC", recurrence: .none) == nil)
     }
 
     @Test("a time zone Foundation does not know is reckoned in UTC")
     func unknownTimeZone() {
         let first = ms("2024-03-30T07:00:00Z")
         #expect(TimerSchedule.timeZone(named: "Mars/Olympus_Mons") == nil)
-        #expect(TimerSchedule.nextFireDate(after: first, fireDateMs: first, timeZone: "Mars/Olympus_Mons",
-                                           recurrence: .daily) == ms("2024-03-31T07:00:00Z"))
+        #expect(
+            TimerSchedule.nextFireDate(
+                after: first, fireDateMs: first, timeZone: "Mars/Olympus_Mons",
+                recurrence: .daily) == ms("2024-03-31T07:00:00Z"))
     }
 }
 
 @Suite("timer table")
 struct TimerTableTests {
-    private func graph(with kinds: [(name: String, kind: TriggerKind, enabled: Bool)]) throws -> (HomeGraph, [ObjectID]) {
+    private func graph(with kinds: [(name: String, kind: TriggerKind, enabled: Bool)]) throws -> (HomeGraph, [ObjectID])
+    {
         var graph = HomeGraph()
         let home = try graph.addHome(name: "Home")
         var ids: [ObjectID] = []
@@ -108,7 +123,9 @@ struct TimerTableTests {
     @Test("a recurring timer that missed several moments fires once, then resumes its rhythm")
     func missedMoments() throws {
         let start = ms("2024-05-01T07:00:00Z")
-        let (graph, ids) = try graph(with: [("hourly", .timer(fireDateMs: start, timeZone: "UTC", recurrence: .hourly), true)])
+        let (graph, ids) = try graph(with: [
+            ("hourly", .timer(fireDateMs: start, timeZone: "UTC", recurrence: .hourly), true)
+        ])
         var table = TimerTable()
         table.rescan(graph, nowMs: start - 1000)
         let late = start + 3 * 3_600_000 + 5
@@ -119,7 +136,9 @@ struct TimerTableTests {
     @Test("a changed timer is armed anew; a renamed one keeps its place; a removed one is dropped")
     func changes() throws {
         let now = ms("2024-05-01T12:00:00Z")
-        var (graph, ids) = try graph(with: [("t", .timer(fireDateMs: now + 1000, timeZone: "UTC", recurrence: .none), true)])
+        var (graph, ids) = try graph(with: [
+            ("t", .timer(fireDateMs: now + 1000, timeZone: "UTC", recurrence: .none), true)
+        ])
         var table = TimerTable()
         #expect(table.rescan(graph, nowMs: now) == ids)
         _ = try graph.renameTrigger(ids[0], to: "renamed")
@@ -167,8 +186,9 @@ struct EventTriggerRuleTests {
     @Test("conditions compare numbers across representations and fail on a missing value")
     func conditions() {
         func holds(_ comparison: Comparison, _ value: CharacteristicValue, current: CharacteristicValue?) -> Bool {
-            EventTriggerRule.holds(CharacteristicCondition(characteristicID: 9, comparison: comparison, value: value),
-                                   current: current)
+            EventTriggerRule.holds(
+                CharacteristicCondition(characteristicID: 9, comparison: comparison, value: value),
+                current: current)
         }
         #expect(holds(.equal, .uint(1), current: .int(1)))
         #expect(holds(.equal, .bool(true), current: .bool(true)))

@@ -1,10 +1,11 @@
-@testable import HomeServer
 import HomeModel
 import HomeWire
 import Logging
 import NIOCore
 import NIOEmbedded
 import Testing
+
+@testable import HomeServer
 
 /// A connection driven frame by frame through an `EmbeddedChannel`: no socket, no
 /// store, a router with test handlers, and time that moves only when told.
@@ -31,19 +32,22 @@ final class EmbeddedConnection {
             return status
         }
         let promises = NIOLoopBound(self, eventLoop: loop)
-        router.register(Self.slow, deferred: { _, context in
-            let promise = context.eventLoop.makePromise(of: GetStatusResponse.self)
-            promises.value.slowPromises.append(promise)
-            return promise.futureResult
-        })
+        router.register(
+            Self.slow,
+            deferred: { _, context in
+                let promise = context.eventLoop.makePromise(of: GetStatusResponse.self)
+                promises.value.slowPromises.append(promise)
+                return promise.futureResult
+            })
         let streams = self.streams
         router.register(Self.stream) { _, context in
             let stream = TestStream(callID: context.callID, ended: context.streamEnded, log: streams)
             streams.opened.append(context.callID)
             return stream
         }
-        let handler = ConnectionHandler(router: router, registry: ConnectionRegistry(), configuration: configuration,
-                                        journalID: "journal", logger: Logger(label: "test"))
+        let handler = ConnectionHandler(
+            router: router, registry: ConnectionRegistry(), configuration: configuration,
+            journalID: "journal", logger: Logger(label: "test"))
         try channel.pipeline.syncOperations.addHandler(handler)
         try channel.connect(to: SocketAddress(unixDomainSocketPath: "/unused")).wait()
     }
@@ -69,7 +73,9 @@ final class EmbeddedConnection {
     @discardableResult
     func hello(maxFrameSize: UInt32 = 0) throws -> HelloReply {
         try send(WireFrame(callID: 0, body: .hello(Hello(clientName: "embedded", maxFrameSize: maxFrameSize))))
-        guard case .helloReply(let reply)? = try received().first?.body else { throw HomeError(.internal, "no hello reply") }
+        guard case .helloReply(let reply)? = try received().first?.body else {
+            throw HomeError(.internal, "no hello reply")
+        }
         return reply
     }
 
@@ -113,7 +119,10 @@ struct ConnectionTests {
         try connection.open(1, HomeMethods.getStatus.name)
         let frames = try connection.received()
         #expect(frames.map(\.callID) == [0])
-        guard case .status(let error?) = frames.first?.body else { Issue.record("no status: \(frames)"); return }
+        guard case .status(let error?) = frames.first?.body else {
+            Issue.record("no status: \(frames)")
+            return
+        }
         #expect(error.code == .failedPrecondition)
         #expect(error.message.contains("the first frame must be a hello, not open (call 1)"))
         #expect(!connection.channel.isActive)
@@ -121,7 +130,8 @@ struct ConnectionTests {
 
     @Test("a hello that asks for a tiny frame size gets the stated floor; 0 gets the daemon's limit")
     func frameSizeFloor() throws {
-        #expect(try EmbeddedConnection().hello(maxFrameSize: 100).maxFrameSize
+        #expect(
+            try EmbeddedConnection().hello(maxFrameSize: 100).maxFrameSize
                 == UInt32(ConnectionStateMachine.minimumFrameSize))
         #expect(try EmbeddedConnection().hello(maxFrameSize: 0).maxFrameSize == UInt32(defaultMaxFrameSize))
         #expect(try EmbeddedConnection().hello(maxFrameSize: 100_000).maxFrameSize == 100_000)
@@ -133,9 +143,13 @@ struct ConnectionTests {
         let connection = try EmbeddedConnection()
         try connection.hello(maxFrameSize: 70_000)
         let big = [UInt8](repeating: 1, count: 80_000)
-        try connection.send(WireFrame(callID: 1, body: .open(CallOpen(method: HomeMethods.getStatus.name, request: big))))
+        try connection.send(
+            WireFrame(callID: 1, body: .open(CallOpen(method: HomeMethods.getStatus.name, request: big))))
         let frames = try connection.received()
-        guard case .status(let error?) = frames.last?.body else { Issue.record("no status: \(frames)"); return }
+        guard case .status(let error?) = frames.last?.body else {
+            Issue.record("no status: \(frames)")
+            return
+        }
         #expect(frames.last?.callID == 0)
         #expect(error.code == .resourceExhausted)
         #expect(error.message.contains("negotiated"))
@@ -153,7 +167,10 @@ struct ConnectionTests {
         connection.slowPromises.first?.succeed(huge)
         let frames = try connection.received()
         #expect(frames.count == 1)
-        guard case .status(let error?) = frames.first?.body else { Issue.record("no status: \(frames)"); return }
+        guard case .status(let error?) = frames.first?.body else {
+            Issue.record("no status: \(frames)")
+            return
+        }
         #expect(frames.first?.callID == 1)
         #expect(error.code == .resourceExhausted)
         #expect(connection.channel.isActive)
@@ -168,7 +185,10 @@ struct ConnectionTests {
         let frames = try connection.received()
         #expect(frames.count == 1)
         #expect(frames.first?.callID == 0)
-        guard case .status(let error?) = frames.first?.body else { Issue.record("no status: \(frames)"); return }
+        guard case .status(let error?) = frames.first?.body else {
+            Issue.record("no status: \(frames)")
+            return
+        }
         #expect(error.code == .alreadyExists)
         #expect(error.message.contains("call 5 is already open"))
         #expect(connection.streams.opened == [5])
@@ -193,7 +213,10 @@ struct ConnectionTests {
         #expect(connection.streams.finished.first?.1?.message.contains("deadline of 250 ms") == true)
         try connection.open(4, EmbeddedConnection.stream.name, timeoutMs: 0)
         let frames = try connection.received()
-        guard case .status(let error?) = frames.last?.body else { Issue.record("no status: \(frames)"); return }
+        guard case .status(let error?) = frames.last?.body else {
+            Issue.record("no status: \(frames)")
+            return
+        }
         #expect(frames.last?.callID == 4)
         #expect(error.code == .deadlineExceeded)
         #expect(connection.streams.opened == [3])
@@ -208,7 +231,10 @@ struct ConnectionTests {
         connection.slowPromises.first?.succeed(GetStatusResponse())
         let frames = try connection.received()
         #expect(frames.count == 1)
-        guard case .status(let error?) = frames.first?.body else { Issue.record("no status: \(frames)"); return }
+        guard case .status(let error?) = frames.first?.body else {
+            Issue.record("no status: \(frames)")
+            return
+        }
         #expect(error.code == .deadlineExceeded)
     }
 
@@ -221,7 +247,10 @@ struct ConnectionTests {
         _ = try connection.received()
         connection.channel.pipeline.fireUserInboundEventTriggered(ConnectionCommand.goAway(reason: "test"))
         let frames = try connection.received()
-        guard case .goAway(_, let lastCallID)? = frames.first?.body else { Issue.record("no go-away: \(frames)"); return }
+        guard case .goAway(_, let lastCallID)? = frames.first?.body else {
+            Issue.record("no go-away: \(frames)")
+            return
+        }
         #expect(lastCallID == 9)
         #expect(connection.streams.finished.map(\.0) == [9])
         #expect(connection.streams.finished.first?.1?.code == .unavailable)
@@ -235,7 +264,10 @@ struct ConnectionTests {
         try connection.open(2, "home.v1.HomeService/Nope")
         let frames = try connection.received()
         #expect(frames.first?.body == .pong(nonce: 42))
-        guard case .status(let error?) = frames.last?.body else { Issue.record("no status: \(frames)"); return }
+        guard case .status(let error?) = frames.last?.body else {
+            Issue.record("no status: \(frames)")
+            return
+        }
         #expect(error.code == .unimplemented)
         #expect(error.message.contains("'home.v1.HomeService/Nope' (call 2)"))
         #expect(error.message.contains(HomeMethods.getStatus.name))
@@ -250,7 +282,10 @@ struct ConnectionTests {
         #expect(connection.channel.isActive)
         connection.loop.advanceTime(by: .milliseconds(1))
         let frames = try connection.received()
-        guard case .status(let error?) = frames.last?.body else { Issue.record("no status: \(frames)"); return }
+        guard case .status(let error?) = frames.last?.body else {
+            Issue.record("no status: \(frames)")
+            return
+        }
         #expect(error.code == .deadlineExceeded)
         #expect(error.message.contains("(7 bytes received)"))
         #expect(!connection.channel.isActive)
@@ -266,7 +301,10 @@ struct ConnectionTests {
         connection.loop.advanceTime(by: .milliseconds(1_000))  // heard the open: fine
         connection.loop.advanceTime(by: .milliseconds(1_000))  // silent for an interval: ping
         let pings = try connection.received()
-        guard case .ping(let nonce)? = pings.last?.body else { Issue.record("no ping: \(pings)"); return }
+        guard case .ping(let nonce)? = pings.last?.body else {
+            Issue.record("no ping: \(pings)")
+            return
+        }
         try connection.send(WireFrame(callID: 0, body: .pong(nonce: nonce)))
         connection.loop.advanceTime(by: .milliseconds(1_000))
         #expect(connection.channel.isActive)
@@ -274,7 +312,10 @@ struct ConnectionTests {
         #expect(try connection.received().count == 1)
         connection.loop.advanceTime(by: .milliseconds(1_000))  // and no answer: closed
         let frames = try connection.received()
-        guard case .status(let error?) = frames.last?.body else { Issue.record("no status: \(frames)"); return }
+        guard case .status(let error?) = frames.last?.body else {
+            Issue.record("no status: \(frames)")
+            return
+        }
         #expect(error.code == .deadlineExceeded)
         #expect(error.message.contains("no answer to the daemon's ping"))
         #expect(!connection.channel.isActive)
@@ -286,7 +327,10 @@ struct ConnectionTests {
         let connection = try EmbeddedConnection { $0.helloTimeoutMs = 500 }
         connection.loop.advanceTime(by: .milliseconds(500))
         let frames = try connection.received()
-        guard case .status(let error?) = frames.last?.body else { Issue.record("no status: \(frames)"); return }
+        guard case .status(let error?) = frames.last?.body else {
+            Issue.record("no status: \(frames)")
+            return
+        }
         #expect(error.code == .deadlineExceeded)
         #expect(!connection.channel.isActive)
     }
@@ -296,8 +340,10 @@ struct ConnectionTests {
 struct RouterTests {
     @Test("the daemon routes exactly the schema's methods, and only Subscribe streams")
     func routesMatchSchema() {
-        let router = HomeService(store: HomeStore(graph: HomeGraph()), registry: ConnectionRegistry(),
-                                 configuration: ServerConfiguration(socketPath: "/unused"), flushers: LoopFlushers()).router()
+        let router = HomeService(
+            store: HomeStore(graph: HomeGraph()), registry: ConnectionRegistry(),
+            configuration: ServerConfiguration(socketPath: "/unused"), flushers: LoopFlushers()
+        ).router()
         #expect(router.methodNames == HomeMethods.schemaMethodNames.sorted())
         let streaming = router.methodNames.filter {
             if case .serverStreaming = router.route(for: $0) { return true }

@@ -1,6 +1,7 @@
-@testable import HomeServer
 import HomeModel
 import Testing
+
+@testable import HomeServer
 
 @Suite("the event journal")
 struct JournalTests {

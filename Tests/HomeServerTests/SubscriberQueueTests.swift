@@ -1,13 +1,17 @@
-@testable import HomeServer
 import HomeModel
 import HomeWire
 import Testing
 
+@testable import HomeServer
+
 @Suite("a subscriber's bounded queue")
 struct SubscriberQueueTests {
     static func value(_ seq: UInt64, characteristic: ObjectID, _ value: Int64) -> HomeEvent {
-        HomeEvent(seq: seq, timeMs: 0, origin: .simulator, body: .value(ValueChange(
-            accessoryID: 1, serviceID: 2, characteristicID: characteristic, value: .int(value))))
+        HomeEvent(
+            seq: seq, timeMs: 0, origin: .simulator,
+            body: .value(
+                ValueChange(
+                    accessoryID: 1, serviceID: 2, characteristicID: characteristic, value: .int(value))))
     }
 
     static func events(_ items: [SubscriberQueue.Item]) -> [HomeEvent] {
@@ -31,7 +35,8 @@ struct SubscriberQueueTests {
         let delivered = Self.events(queue.drain(max: 100)) + Self.events(queue.drain(max: 100))
         #expect(delivered.map(\.seq) == [1, 2, 11, 12])
         guard case .value(let last) = delivered[3].body, case .value(let previous) = delivered[2].body else {
-            Issue.record("expected value events"); return
+            Issue.record("expected value events")
+            return
         }
         #expect(last.value == .int(12) && last.merged == 4)
         #expect(previous.value == .int(11) && previous.merged == 4)
@@ -88,7 +93,10 @@ struct SubscriberQueueTests {
         for seq in UInt64(1)...6 { _ = queue.push(Self.value(seq, characteristic: 1, Int64(seq))) }
         let first = queue.drain(max: 10)
         #expect(Self.events(first).map(\.seq) == [1, 2])
-        guard case .marker(let marker)? = first.last else { Issue.record("expected a gap marker"); return }
+        guard case .marker(let marker)? = first.last else {
+            Issue.record("expected a gap marker")
+            return
+        }
         #expect(marker.kind == .gap && marker.gapFrom == 3 && marker.gapTo == 6)
         #expect(queue.dropped == 4)
     }
@@ -100,7 +108,10 @@ struct SubscriberQueueTests {
         _ = queue.drain(max: 2)
         _ = queue.push(Self.value(5, characteristic: 1, 1))
         let next = queue.drain(max: 10)
-        guard case .marker(let marker)? = next.first else { Issue.record("expected the marker first"); return }
+        guard case .marker(let marker)? = next.first else {
+            Issue.record("expected the marker first")
+            return
+        }
         #expect(marker.gapFrom == 3 && marker.gapTo == 4)
         #expect(Self.events(next).map(\.seq) == [5])
     }

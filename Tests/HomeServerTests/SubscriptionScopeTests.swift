@@ -1,7 +1,8 @@
-@testable import HomeServer
 import HomeModel
 import HomeWire
 import Testing
+
+@testable import HomeServer
 
 @Suite("a subscription's scope")
 struct SubscriptionScopeTests {
@@ -13,8 +14,12 @@ struct SubscriptionScopeTests {
     static func matchesValue(_ scope: SubscriptionScope, _ path: String) throws -> Bool {
         let id = try id(path)
         let characteristic = try #require(graph.characteristics[id])
-        let event = HomeEvent(seq: 1, timeMs: 0, origin: .simulator, body: .value(ValueChange(
-            accessoryID: characteristic.accessoryID, serviceID: characteristic.serviceID, characteristicID: id, value: .int(1))))
+        let event = HomeEvent(
+            seq: 1, timeMs: 0, origin: .simulator,
+            body: .value(
+                ValueChange(
+                    accessoryID: characteristic.accessoryID, serviceID: characteristic.serviceID, characteristicID: id,
+                    value: .int(1))))
         return scope.matches(event, characteristic: graph.characteristics.index(forKey: id), in: graph)
     }
 
@@ -23,7 +28,8 @@ struct SubscriptionScopeTests {
         let brightness = SubscriptionScope(SubscriptionFilter(characteristicTypes: ["brightness"]))
         #expect(try Self.matchesValue(brightness, "Living Room/Lamp/Brightness"))
         #expect(try !Self.matchesValue(brightness, "Living Room/Lamp/On"))
-        let byUUID = SubscriptionScope(SubscriptionFilter(characteristicTypes: ["00000008-0000-1000-8000-0026bb765291"]))
+        let byUUID = SubscriptionScope(
+            SubscriptionFilter(characteristicTypes: ["00000008-0000-1000-8000-0026bb765291"]))
         #expect(try Self.matchesValue(byUUID, "Living Room/Lamp/Brightness"))
         let lightbulbs = SubscriptionScope(SubscriptionFilter(serviceTypes: ["Lightbulb"]))
         #expect(try Self.matchesValue(lightbulbs, "Living Room/Lamp/Hue"))
@@ -42,17 +48,20 @@ struct SubscriptionScopeTests {
     @Test("value events in place and snapshots by copy agree on every characteristic of the demo home")
     func inPlaceAgreesWithSnapshot() throws {
         var narrowed = SubscriptionScope(SubscriptionFilter(roomIDs: [try Self.id("Living Room")]))
-        narrowed.remove(SubscriptionFilter(serviceIDs: [try Self.graph.characteristics[Self.id("Living Room/Lamp/On")]!.serviceID]))
+        narrowed.remove(
+            SubscriptionFilter(serviceIDs: [try Self.graph.characteristics[Self.id("Living Room/Lamp/On")]!.serviceID]))
         let scopes = [
             SubscriptionScope(SubscriptionFilter()),
             SubscriptionScope(SubscriptionFilter(characteristicTypes: ["Brightness", "On"])),
-            SubscriptionScope(SubscriptionFilter(serviceTypes: ["Thermostat"], characteristicTypes: ["TargetTemperature"])),
+            SubscriptionScope(
+                SubscriptionFilter(serviceTypes: ["Thermostat"], characteristicTypes: ["TargetTemperature"])),
             narrowed,
         ]
         var matched = 0
         for scope in scopes {
             for (id, characteristic) in Self.graph.characteristics {
-                let inPlace = scope.covers(characteristicAt: Self.graph.characteristics.index(forKey: id)!, in: Self.graph)
+                let inPlace = scope.covers(
+                    characteristicAt: Self.graph.characteristics.index(forKey: id)!, in: Self.graph)
                 #expect(inPlace == scope.covers(characteristic, in: Self.graph), "characteristic \(id)")
                 if inPlace { matched += 1 }
             }
@@ -64,9 +73,15 @@ struct SubscriptionScopeTests {
     func eventNotificationOnly() throws {
         let everything = SubscriptionScope(SubscriptionFilter())
         let silent = try #require(Self.graph.characteristics.values.first { !$0.properties.supportsEventNotification })
-        let event = HomeEvent(seq: 1, timeMs: 0, origin: .simulator, body: .value(ValueChange(
-            accessoryID: silent.accessoryID, serviceID: silent.serviceID, characteristicID: silent.id, value: .bool(true))))
-        #expect(!everything.matches(event, characteristic: Self.graph.characteristics.index(forKey: silent.id), in: Self.graph))
+        let event = HomeEvent(
+            seq: 1, timeMs: 0, origin: .simulator,
+            body: .value(
+                ValueChange(
+                    accessoryID: silent.accessoryID, serviceID: silent.serviceID, characteristicID: silent.id,
+                    value: .bool(true))))
+        #expect(
+            !everything.matches(
+                event, characteristic: Self.graph.characteristics.index(forKey: silent.id), in: Self.graph))
         #expect(try Self.matchesValue(everything, "Living Room/Lamp/Brightness"))
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import HomeModel
 import Testing
+
 @testable import HomeStorage
 
 /// `kill -9` loses nothing that was acknowledged: a change is durable when
@@ -16,8 +17,9 @@ struct CrashTests {
         return script.history(from: DemoHome.make(nowMs: 0), steps: steps)
     }
 
-    @Test("a process killed with SIGKILL while saving loses no acknowledged layout change",
-          .timeLimit(.minutes(2)))
+    @Test(
+        "a process killed with SIGKILL while saving loses no acknowledged layout change",
+        .timeLimit(.minutes(2)))
     func killedWhileSaving() async throws {
         let scratch = try Scratch()
         let file = scratch.file("homed.sqlite")
@@ -78,8 +80,12 @@ struct CrashTests {
         }
         #expect(scratch.listing == ["homed.sqlite", "homed.sqlite-wal"])
         let before = (try bytes(of: file), try bytes(of: file + "-wal"))
-        #expect(throws: HomeError(.failedPrecondition, "\(file) was written by a newer homed (schema 7; this build "
-                                      + "knows up to \(HomeDatabase.schemaVersion)); refusing to open it")) {
+        #expect(
+            throws: HomeError(
+                .failedPrecondition,
+                "\(file) was written by a newer homed (schema 7; this build "
+                    + "knows up to \(HomeDatabase.schemaVersion)); refusing to open it")
+        ) {
             _ = try HomeDatabase.open(path: file)
         }
         #expect(scratch.listing == ["homed.sqlite", "homed.sqlite-wal"])

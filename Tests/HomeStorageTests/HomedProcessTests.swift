@@ -1,6 +1,7 @@
 import Foundation
 import HomeModel
 import Testing
+
 @testable import HomeStorage
 
 /// The built `homed`: `$HOMED_BIN`, else `.build/debug/homed` of this repository.
@@ -13,9 +14,12 @@ private let homedBinary: String = {
 
 /// `homed` itself with a database: what it saves, what a kill -9 or a stop keeps,
 /// and what it refuses. Skipped when the binary has not been built.
-@Suite("homed: its database", .enabled(if: FileManager.default.isExecutableFile(atPath: homedBinary),
-                                        "build homed first (swift build), or set HOMED_BIN"),
-       .timeLimit(.minutes(2)))
+@Suite(
+    "homed: its database",
+    .enabled(
+        if: FileManager.default.isExecutableFile(atPath: homedBinary),
+        "build homed first (swift build), or set HOMED_BIN"),
+    .timeLimit(.minutes(2)))
 struct HomedProcessTests {
     /// A running `homed`.
     final class Daemon {
@@ -74,8 +78,10 @@ struct HomedProcessTests {
         let scratch = try Scratch()
         let database = scratch.file("homed.sqlite")
         let socket = scratch.file("homed.sock")
-        let daemon = try Daemon(["--socket", socket, "--db", database, "--demo", "--simulator-interval-ms", "20",
-                                 "--value-save-interval-ms", "100"])
+        let daemon = try Daemon([
+            "--socket", socket, "--db", database, "--demo", "--simulator-interval-ms", "20",
+            "--value-save-interval-ms", "100",
+        ])
         try daemon.waitFor(socket)
         // The thermostat drifts from 20.5 to its target 21 in 0.1 steps, one per tick.
         usleep(1_000_000)
@@ -90,8 +96,10 @@ struct HomedProcessTests {
         let scratch = try Scratch()
         let database = scratch.file("homed.sqlite")
         let socket = scratch.file("homed.sock")
-        let daemon = try Daemon(["--socket", socket, "--db", database, "--demo", "--simulator-interval-ms", "20",
-                                 "--value-save-interval-ms", "600000"])
+        let daemon = try Daemon([
+            "--socket", socket, "--db", database, "--demo", "--simulator-interval-ms", "20",
+            "--value-save-interval-ms", "600000",
+        ])
         try daemon.waitFor(socket)
         usleep(600_000)
         #expect(daemon.stop(signal: SIGTERM) == 0)
@@ -145,8 +153,9 @@ struct HomedProcessTests {
         let daemon = try Daemon(["--socket", socket, "--db", database, "--demo"])
         daemon.process.waitUntilExit()
         #expect(daemon.process.terminationStatus != 0)
-        #expect(daemon.errors() == "homed: \(database) is not a SQLite database (it does not start with SQLite's "
-                    + "header); refusing to open it\n")
+        #expect(
+            daemon.errors() == "homed: \(database) is not a SQLite database (it does not start with SQLite's "
+                + "header); refusing to open it\n")
         #expect(try bytes(of: database) == before)
         #expect(scratch.listing == ["homed.sqlite"])
     }

@@ -1,12 +1,15 @@
 import HomeModel
 import Testing
+
 @testable import HomeStorage
 
 @Suite("Storage: layout changes")
 struct LayoutSaveTests {
     /// Saves `change` applied to `graph`, restarts, and expects to find the changed graph.
-    func persist(_ graph: HomeGraph, sourceLocation: SourceLocation = #_sourceLocation,
-                 _ change: (inout HomeGraph) throws -> Void) throws -> HomeGraph {
+    func persist(
+        _ graph: HomeGraph, sourceLocation: SourceLocation = #_sourceLocation,
+        _ change: (inout HomeGraph) throws -> Void
+    ) throws -> HomeGraph {
         let scratch = try Scratch()
         let database = try HomeDatabase.open(path: scratch.file("homed.sqlite"))
         try database.saveLayout(from: HomeGraph(), to: graph)
@@ -96,12 +99,18 @@ struct LayoutSaveTests {
         let zone = graph.zones.values.first { $0.name == "Everywhere" }!.id
         let restarted = try persist(graph) { graph in
             _ = try graph.setTrigger(sunset, enabled: false)
-            _ = try graph.setTrigger(sunset, kind: .timer(fireDateMs: 1, timeZone: "America/New_York",
-                                                          recurrence: .hourly))
+            _ = try graph.setTrigger(
+                sunset,
+                kind: .timer(
+                    fireDateMs: 1, timeZone: "America/New_York",
+                    recurrence: .hourly))
             _ = try graph.removeActionSet(evening)
             let on = path(graph, "Home/Living Room/Lamp/On")
-            _ = try graph.setTrigger(cold, kind: .event(characteristicID: on, value: .bool(false), rangeMin: nil,
-                                                        rangeMax: nil, conditions: []))
+            _ = try graph.setTrigger(
+                cold,
+                kind: .event(
+                    characteristicID: on, value: .bool(false), rangeMin: nil,
+                    rangeMax: nil, conditions: []))
             _ = try graph.removeRoom(path(graph, "Home/Loft"), fromZone: zone)
             _ = try graph.renameZone(zone, to: "Upstairs")
         }
@@ -160,8 +169,11 @@ struct LayoutSaveTests {
             _ = try graph.removeRoom(path(graph, "Kitchen"), fromZone: zone)
             _ = try graph.addRoom(path(graph, "Living Room"), toZone: zone)
         }
-        #expect(restarted.zones[zone]?.roomIDs == [path(graph, "Hallway"), path(graph, "Bedroom"),
-                                                   path(graph, "Living Room")])
+        #expect(
+            restarted.zones[zone]?.roomIDs == [
+                path(graph, "Hallway"), path(graph, "Bedroom"),
+                path(graph, "Living Room"),
+            ])
     }
 
     @Test("a failed save changes nothing: the transaction rolls back whole")

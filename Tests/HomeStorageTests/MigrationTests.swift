@@ -1,6 +1,7 @@
 import CSQLite
 import HomeModel
 import Testing
+
 @testable import HomeStorage
 
 @Suite("Storage: schema versions and migrations")
@@ -8,8 +9,10 @@ struct MigrationTests {
     /// The schema version and journal mode a file has now.
     func version(of file: String) throws -> (version: Int64, journal: [String]) {
         let connection = try Connection(path: file, filename: file, flags: SQLITE_OPEN_READONLY)
-        return (try connection.integer("PRAGMA user_version", doing: "test"),
-                try connection.strings("PRAGMA journal_mode", doing: "test"))
+        return (
+            try connection.integer("PRAGMA user_version", doing: "test"),
+            try connection.strings("PRAGMA journal_mode", doing: "test")
+        )
     }
 
     @Test("an empty (zero-byte) file is migrated to the current schema")
@@ -43,8 +46,9 @@ struct MigrationTests {
         try first.saveLayout(from: HomeGraph(), to: DemoHome.make(nowMs: 0))
         first.close()
 
-        let second = Schema.Migration(version: Schema.version + 1,
-                                      sql: "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL) STRICT")
+        let second = Schema.Migration(
+            version: Schema.version + 1,
+            sql: "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL) STRICT")
         let upgraded = try HomeDatabase.open(path: file, migrations: Schema.migrations + [second])
         expectSame(try upgraded.load(), DemoHome.make(nowMs: 0))
         upgraded.close()
@@ -53,9 +57,13 @@ struct MigrationTests {
         try HomeDatabase.open(path: file, migrations: Schema.migrations + [second]).close()
 
         // The build that knows only the first schema refuses the upgraded file.
-        #expect(throws: HomeError(.failedPrecondition, "\(file) was written by a newer homed (schema "
-                                      + "\(Schema.version + 1); this build knows up to \(Schema.version)); "
-                                      + "refusing to open it")) {
+        #expect(
+            throws: HomeError(
+                .failedPrecondition,
+                "\(file) was written by a newer homed (schema "
+                    + "\(Schema.version + 1); this build knows up to \(Schema.version)); "
+                    + "refusing to open it")
+        ) {
             _ = try HomeDatabase.open(path: file)
         }
     }
@@ -67,8 +75,9 @@ struct MigrationTests {
         let first = try HomeDatabase.open(path: file)
         try first.saveLayout(from: HomeGraph(), to: DemoHome.make(nowMs: 0))
         first.close()
-        let broken = Schema.Migration(version: Schema.version + 1,
-                                      sql: "CREATE TABLE notes (id INTEGER PRIMARY KEY); CREATE TABLE notes (x)")
+        let broken = Schema.Migration(
+            version: Schema.version + 1,
+            sql: "CREATE TABLE notes (id INTEGER PRIMARY KEY); CREATE TABLE notes (x)")
         #expect(throws: HomeError.self) {
             _ = try HomeDatabase.open(path: file, migrations: Schema.migrations + [broken])
         }

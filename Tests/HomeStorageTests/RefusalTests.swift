@@ -1,6 +1,7 @@
 import CSQLite
 import HomeModel
 import Testing
+
 @testable import HomeStorage
 
 /// A database homed must not open is refused with a sentence saying why, and left
@@ -8,12 +9,16 @@ import Testing
 @Suite("Storage: files that are refused and left alone")
 struct RefusalTests {
     /// Opens `file` expecting `problem`, then checks that nothing in the directory changed.
-    func expectRefusal(_ scratch: Scratch, _ file: String, _ problem: String,
-                       sourceLocation: SourceLocation = #_sourceLocation) throws {
+    func expectRefusal(
+        _ scratch: Scratch, _ file: String, _ problem: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         let before = try bytes(of: file)
         let listing = scratch.listing
-        #expect(throws: HomeError(.failedPrecondition, "\(file) \(problem); refusing to open it"),
-                sourceLocation: sourceLocation) {
+        #expect(
+            throws: HomeError(.failedPrecondition, "\(file) \(problem); refusing to open it"),
+            sourceLocation: sourceLocation
+        ) {
             _ = try HomeDatabase.open(path: file)
         }
         #expect(try bytes(of: file) == before, "the file was changed", sourceLocation: sourceLocation)
@@ -62,8 +67,10 @@ struct RefusalTests {
         let whole = try bytes(of: file)
         let pages = whole.count / 4096
         try write(Array(whole.prefix(whole.count / 2)), to: file)
-        try expectRefusal(scratch, file, "is truncated: its header says \(pages) pages of 4096 bytes "
-                              + "(\(whole.count) bytes) but the file has \(whole.count / 2) bytes")
+        try expectRefusal(
+            scratch, file,
+            "is truncated: its header says \(pages) pages of 4096 bytes "
+                + "(\(whole.count) bytes) but the file has \(whole.count / 2) bytes")
     }
 
     @Test("a database with damaged pages fails SQLite's integrity check")
@@ -91,8 +98,10 @@ struct RefusalTests {
         let scratch = try Scratch()
         let file = try demoDatabase(scratch)
         try rawSQL(file, "PRAGMA user_version = 7")
-        try expectRefusal(scratch, file, "was written by a newer homed (schema 7; this build knows up to "
-                              + "\(HomeDatabase.schemaVersion))")
+        try expectRefusal(
+            scratch, file,
+            "was written by a newer homed (schema 7; this build knows up to "
+                + "\(HomeDatabase.schemaVersion))")
     }
 
     @Test("another program's SQLite database is not homed's")
@@ -100,12 +109,16 @@ struct RefusalTests {
         let scratch = try Scratch()
         let file = scratch.file("places.sqlite")
         try rawSQL(file, "CREATE TABLE bookmarks (url TEXT); INSERT INTO bookmarks VALUES ('https://swift.org')")
-        try expectRefusal(scratch, file, "is a SQLite database of another program, not homed's "
-                              + "(it has 1 table of its own)")
+        try expectRefusal(
+            scratch, file,
+            "is a SQLite database of another program, not homed's "
+                + "(it has 1 table of its own)")
         let other = scratch.file("other.sqlite")
         try rawSQL(other, "PRAGMA application_id = 1234; CREATE TABLE t (x)")
-        try expectRefusal(scratch, other, "is a SQLite database of another program, not homed's "
-                              + "(its application id is 0x4d2)")
+        try expectRefusal(
+            scratch, other,
+            "is a SQLite database of another program, not homed's "
+                + "(its application id is 0x4d2)")
     }
 
     @Test("a database another process holds open is refused while it is held")
@@ -114,8 +127,12 @@ struct RefusalTests {
         let file = scratch.file("homed.sqlite")
         let first = try HomeDatabase.open(path: file)
         try first.saveLayout(from: HomeGraph(), to: DemoHome.make(nowMs: 0))
-        #expect(throws: HomeError(.failedPrecondition, "\(file) is in use by another process "
-                                      + "(is another homed running with it?); refusing to open it")) {
+        #expect(
+            throws: HomeError(
+                .failedPrecondition,
+                "\(file) is in use by another process "
+                    + "(is another homed running with it?); refusing to open it")
+        ) {
             _ = try HomeDatabase.open(path: file)
         }
         expectSame(try first.load(), DemoHome.make(nowMs: 0))
@@ -126,8 +143,11 @@ struct RefusalTests {
     @Test("a directory is not a database")
     func directory() throws {
         let scratch = try Scratch()
-        #expect(throws: HomeError(.failedPrecondition,
-                                  "\(scratch.path) is not a regular file; refusing to open it as a database")) {
+        #expect(
+            throws: HomeError(
+                .failedPrecondition,
+                "\(scratch.path) is not a regular file; refusing to open it as a database")
+        ) {
             _ = try HomeDatabase.open(path: scratch.path)
         }
     }
@@ -160,8 +180,9 @@ struct SkippedRowTests {
         let database = try HomeDatabase.open(path: file)
         var graph = DemoHome.make(nowMs: 0)
         let home = try #require(graph.homeOrder.first)
-        let trigger = try graph.addTrigger(name: "Ancient", homeID: home,
-                                           kind: .timer(fireDateMs: 0, timeZone: "UTC", recurrence: .hourly))
+        let trigger = try graph.addTrigger(
+            name: "Ancient", homeID: home,
+            kind: .timer(fireDateMs: 0, timeZone: "UTC", recurrence: .hourly))
         try database.saveLayout(from: HomeGraph(), to: graph)
         database.close()
         try rawSQL(file, "UPDATE triggers SET fire_date_ms = \(Int64.min + 7) WHERE id = \(trigger)")

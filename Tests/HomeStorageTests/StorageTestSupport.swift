@@ -1,6 +1,7 @@
 import Foundation
 import HomeModel
 import Testing
+
 @testable import HomeStorage
 
 /// A fresh directory for one test's files, removed with everything in it afterwards.
@@ -53,8 +54,9 @@ func expectSame(_ actual: HomeGraph, _ expected: HomeGraph, sourceLocation: Sour
     func compare<T: Equatable>(_ name: String, _ lhs: [ObjectID: T], _ rhs: [ObjectID: T]) {
         let ids = Set(lhs.keys).union(rhs.keys).filter { lhs[$0] != rhs[$0] }.sorted()
         guard let first = ids.first else { return }
-        differences.append("\(name) \(ids.prefix(10)): loaded \(lhs[first].map { "\($0)" } ?? "nothing"), "
-                               + "expected \(rhs[first].map { "\($0)" } ?? "nothing")")
+        differences.append(
+            "\(name) \(ids.prefix(10)): loaded \(lhs[first].map { "\($0)" } ?? "nothing"), "
+                + "expected \(rhs[first].map { "\($0)" } ?? "nothing")")
     }
     compare("homes", actual.homes, expected.homes)
     compare("rooms", actual.rooms, expected.rooms)
@@ -110,19 +112,24 @@ struct Tables {
     }
 
     func graph() throws -> HomeGraph {
-        try HomeGraph(homes: Array(homes.values), rooms: Array(rooms.values), zones: Array(zones.values),
-                      accessories: Array(accessories.values), services: Array(services.values),
-                      characteristics: Array(characteristics.values), serviceGroups: Array(serviceGroups.values),
-                      actionSets: Array(actionSets.values), triggers: Array(triggers.values), homeOrder: homeOrder,
-                      nextID: nextID)
+        try HomeGraph(
+            homes: Array(homes.values), rooms: Array(rooms.values), zones: Array(zones.values),
+            accessories: Array(accessories.values), services: Array(services.values),
+            characteristics: Array(characteristics.values), serviceGroups: Array(serviceGroups.values),
+            actionSets: Array(actionSets.values), triggers: Array(triggers.values), homeOrder: homeOrder,
+            nextID: nextID)
     }
 }
 
 func lamp(_ name: String, provider: String = "test") -> AccessorySpec {
-    AccessorySpec(name: name, category: .lightbulb, manufacturer: "Acme", model: "L1", serialNumber: "S-\(name)",
-                  firmwareRevision: "1.0", provider: provider,
-                  services: [ServiceSpec(type: "Lightbulb", primary: true,
-                                         characteristics: ["On": .bool(false), "Brightness": .int(40)])])
+    AccessorySpec(
+        name: name, category: .lightbulb, manufacturer: "Acme", model: "L1", serialNumber: "S-\(name)",
+        firmwareRevision: "1.0", provider: provider,
+        services: [
+            ServiceSpec(
+                type: "Lightbulb", primary: true,
+                characteristics: ["On": .bool(false), "Brightness": .int(40)])
+        ])
 }
 
 func path(_ graph: HomeGraph, _ path: String, sourceLocation: SourceLocation = #_sourceLocation) -> ObjectID {
@@ -153,20 +160,28 @@ func everythingHome() throws -> HomeGraph {
         _ = try graph.addRoom(room, toZone: zone)
     }
     try graph.addAccessory(lamp("Lamp"), homeID: home, roomID: living, nowMs: 1_000)
-    try graph.addAccessory(AccessorySpec(
-        name: "Thermostat", category: .thermostat, manufacturer: "Acme", provider: "test",
-        services: [ServiceSpec(type: "Thermostat", primary: true, characteristics: [
-            "TargetHeatingCoolingState": .uint(3), "TargetTemperature": .float(21.5),
-        ])]), homeID: home, roomID: living, nowMs: 2_000)
-    let bridge = try graph.addAccessory(AccessorySpec(name: "Hub", category: .bridge, provider: "hub"),
-                                        homeID: home, nowMs: 3_000)
-    try graph.addAccessory(AccessorySpec(
-        name: "Switch", category: .switch, provider: "hub", bridgeID: bridge, isReachable: false,
-        services: [ServiceSpec(type: "Switch", name: "Kettle Switch", hidden: true)]),
+    try graph.addAccessory(
+        AccessorySpec(
+            name: "Thermostat", category: .thermostat, manufacturer: "Acme", provider: "test",
+            services: [
+                ServiceSpec(
+                    type: "Thermostat", primary: true,
+                    characteristics: [
+                        "TargetHeatingCoolingState": .uint(3), "TargetTemperature": .float(21.5),
+                    ])
+            ]), homeID: home, roomID: living, nowMs: 2_000)
+    let bridge = try graph.addAccessory(
+        AccessorySpec(name: "Hub", category: .bridge, provider: "hub"),
+        homeID: home, nowMs: 3_000)
+    try graph.addAccessory(
+        AccessorySpec(
+            name: "Switch", category: .switch, provider: "hub", bridgeID: bridge, isReachable: false,
+            services: [ServiceSpec(type: "Switch", name: "Kettle Switch", hidden: true)]),
         homeID: home, roomID: kitchen, nowMs: 4_000)
-    try graph.addAccessory(AccessorySpec(
-        name: "Sensor", category: .sensor, provider: "hub", bridgeID: bridge,
-        services: [ServiceSpec(type: "TemperatureSensor", characteristics: ["CurrentTemperature": .float(-4.3)])]),
+    try graph.addAccessory(
+        AccessorySpec(
+            name: "Sensor", category: .sensor, provider: "hub", bridgeID: bridge,
+            services: [ServiceSpec(type: "TemperatureSensor", characteristics: ["CurrentTemperature": .float(-4.3)])]),
         homeID: home, roomID: loft, nowMs: 5_000)
     try graph.addAccessory(lamp("Porch Light"), homeID: cabin, nowMs: 6_000)
 
@@ -176,33 +191,45 @@ func everythingHome() throws -> HomeGraph {
     _ = try graph.addServiceGroup(name: "Empty", homeID: home)
 
     let evening = try graph.addActionSet(name: "Evening", homeID: home)
-    _ = try graph.addAction(characteristicID: path(graph, "Home/Living Room/Lamp/On"), value: .bool(true),
-                            toActionSet: evening)
-    _ = try graph.addAction(characteristicID: path(graph, "Home/Living Room/Lamp/Brightness"), value: .int(30),
-                            toActionSet: evening)
-    _ = try graph.addAction(characteristicID: path(graph, "Home/Living Room/Thermostat/TargetTemperature"),
-                            value: .float(19.5), toActionSet: evening)
-    _ = try graph.addAction(characteristicID: path(graph, "Home/Living Room/Thermostat/TargetHeatingCoolingState"),
-                            value: .uint(1), toActionSet: evening)
+    _ = try graph.addAction(
+        characteristicID: path(graph, "Home/Living Room/Lamp/On"), value: .bool(true),
+        toActionSet: evening)
+    _ = try graph.addAction(
+        characteristicID: path(graph, "Home/Living Room/Lamp/Brightness"), value: .int(30),
+        toActionSet: evening)
+    _ = try graph.addAction(
+        characteristicID: path(graph, "Home/Living Room/Thermostat/TargetTemperature"),
+        value: .float(19.5), toActionSet: evening)
+    _ = try graph.addAction(
+        characteristicID: path(graph, "Home/Living Room/Thermostat/TargetHeatingCoolingState"),
+        value: .uint(1), toActionSet: evening)
     let night = try graph.addActionSet(name: "Good Night", kind: .sleep, homeID: home)
     _ = try graph.addActionSet(name: "Leaving", kind: .homeDeparture, homeID: home)
 
     let temperature = path(graph, "Home/Loft/Sensor/CurrentTemperature")
     let lampOn = path(graph, "Home/Living Room/Lamp/On")
-    try graph.addTrigger(name: "Sunset", homeID: home,
-                         kind: .timer(fireDateMs: 1_700_000_000_000, timeZone: "Europe/Berlin", recurrence: .daily),
-                         actionSetIDs: [evening, night])
-    try graph.addTrigger(name: "Cold", homeID: home, kind: .event(
-        characteristicID: temperature, value: nil, rangeMin: -30, rangeMax: 5.5, conditions: [
-            CharacteristicCondition(characteristicID: lampOn, comparison: .equal, value: .bool(false)),
-            CharacteristicCondition(characteristicID: path(graph, "Home/Living Room/Lamp/Brightness"),
-                                    comparison: .lessOrEqual, value: .int(50)),
-        ]), actionSetIDs: [evening])
-    try graph.addTrigger(name: "Lamp On", homeID: home, kind: .event(
-        characteristicID: lampOn, value: .bool(true), rangeMin: nil, rangeMax: nil, conditions: []),
+    try graph.addTrigger(
+        name: "Sunset", homeID: home,
+        kind: .timer(fireDateMs: 1_700_000_000_000, timeZone: "Europe/Berlin", recurrence: .daily),
+        actionSetIDs: [evening, night])
+    try graph.addTrigger(
+        name: "Cold", homeID: home,
+        kind: .event(
+            characteristicID: temperature, value: nil, rangeMin: -30, rangeMax: 5.5,
+            conditions: [
+                CharacteristicCondition(characteristicID: lampOn, comparison: .equal, value: .bool(false)),
+                CharacteristicCondition(
+                    characteristicID: path(graph, "Home/Living Room/Lamp/Brightness"),
+                    comparison: .lessOrEqual, value: .int(50)),
+            ]), actionSetIDs: [evening])
+    try graph.addTrigger(
+        name: "Lamp On", homeID: home,
+        kind: .event(
+            characteristicID: lampOn, value: .bool(true), rangeMin: nil, rangeMax: nil, conditions: []),
         enabled: false)
-    try graph.addTrigger(name: "Once", homeID: cabin,
-                         kind: .timer(fireDateMs: TriggerKind.fireDateRange.upperBound, timeZone: "UTC", recurrence: .none))
+    try graph.addTrigger(
+        name: "Once", homeID: cabin,
+        kind: .timer(fireDateMs: TriggerKind.fireDateRange.upperBound, timeZone: "UTC", recurrence: .none))
 
     // What no operation makes yet: linked services and custom characteristics.
     var tables = Tables(graph)
@@ -210,13 +237,16 @@ func everythingHome() throws -> HomeGraph {
     let lampServices = graph.accessories[lampAccessory]?.serviceIDs ?? []
     let lightbulb = lampServices[1]
     tables.services[lightbulb]?.linkedServiceIDs = [lampServices[0]]
-    func custom(_ name: String, _ metadata: CharacteristicMetadata, _ value: CharacteristicValue?,
-                properties: CharacteristicProperties = CharacteristicProperties(readable: true, writable: true)) {
+    func custom(
+        _ name: String, _ metadata: CharacteristicMetadata, _ value: CharacteristicValue?,
+        properties: CharacteristicProperties = CharacteristicProperties(readable: true, writable: true)
+    ) {
         let id = tables.allocateID()
         tables.characteristics[id] = Characteristic(
             id: id, serviceID: lightbulb, accessoryID: lampAccessory,
-            type: TypeIdentifier(uuid: "ABCDEF01-0000-1000-8000-00000000000\(tables.characteristics.count % 10)",
-                                 name: name),
+            type: TypeIdentifier(
+                uuid: "ABCDEF01-0000-1000-8000-00000000000\(tables.characteristics.count % 10)",
+                name: name),
             properties: properties, metadata: metadata, value: value, lastUpdatedMs: 7_000 + Int64(id))
         tables.services[lightbulb]?.characteristicIDs.append(id)
     }
@@ -224,17 +254,25 @@ func everythingHome() throws -> HomeGraph {
     custom("Blob", CharacteristicMetadata(format: .data, maxLength: 4096), .data([0, 1, 2, 254, 255]))
     custom("Empty Blob", CharacteristicMetadata(format: .tlv8), .data([]))
     custom("Empty Text", CharacteristicMetadata(format: .string), .string(""))
-    custom("Mode", CharacteristicMetadata(format: .uint8, minValue: 0, maxValue: 3, minStep: 1, validValues: [0, 1, 3]),
-           .uint(3))
+    custom(
+        "Mode", CharacteristicMetadata(format: .uint8, minValue: 0, maxValue: 3, minStep: 1, validValues: [0, 1, 3]),
+        .uint(3))
     custom("Flags", CharacteristicMetadata(format: .uint32, validBits: 0b1011), .uint(0b1001))
     custom("Huge", CharacteristicMetadata(format: .uint64), .uint(UInt64.max))
     custom("Offset", CharacteristicMetadata(format: .int, unit: .seconds, minValue: -100, maxValue: 100), .int(-42))
-    custom("Level", CharacteristicMetadata(format: .float, unit: .percentage, minValue: 0, maxValue: 100,
-                                           minStep: 0.5), .float(0.1 + 0.2))
-    custom("Unset", CharacteristicMetadata(format: .bool), nil,
-           properties: CharacteristicProperties(readable: false, writable: true, supportsEventNotification: true,
-                                                hidden: true, writeResponse: true))
-    let motto = tables.services[lightbulb]!.characteristicIDs.first { tables.characteristics[$0]?.type.name == "Motto" }!
+    custom(
+        "Level",
+        CharacteristicMetadata(
+            format: .float, unit: .percentage, minValue: 0, maxValue: 100,
+            minStep: 0.5), .float(0.1 + 0.2))
+    custom(
+        "Unset", CharacteristicMetadata(format: .bool), nil,
+        properties: CharacteristicProperties(
+            readable: false, writable: true, supportsEventNotification: true,
+            hidden: true, writeResponse: true))
+    let motto = tables.services[lightbulb]!.characteristicIDs.first {
+        tables.characteristics[$0]?.type.name == "Motto"
+    }!
     let blob = tables.services[lightbulb]!.characteristicIDs.first { tables.characteristics[$0]?.type.name == "Blob" }!
     tables.actionSets[evening]?.actions.append(CharacteristicWriteAction(characteristicID: motto, value: .string("hi")))
     tables.actionSets[evening]?.actions.append(CharacteristicWriteAction(characteristicID: blob, value: .data([9])))
@@ -305,7 +343,8 @@ struct LayoutScript {
             _ = try graph.renameService(service, to: "Service \(number)")
         case 9:
             guard let accessory = pick(graph.accessories), let home = graph.accessories[accessory]?.homeID,
-                  let room = pick(graph.homes[home]?.roomIDs ?? []) else { return }
+                let room = pick(graph.homes[home]?.roomIDs ?? [])
+            else { return }
             _ = try graph.assignAccessory(accessory, toRoom: room)
         case 10:
             guard let room = pick(graph.rooms) else { return }
@@ -318,7 +357,8 @@ struct LayoutScript {
             try graph.addZone(name: "Zone \(number)", homeID: home)
         case 13:
             guard let zone = pick(graph.zones), let home = graph.zones[zone]?.homeID,
-                  let room = pick(graph.homes[home]?.roomIDs ?? []) else { return }
+                let room = pick(graph.homes[home]?.roomIDs ?? [])
+            else { return }
             if graph.zones[zone]?.roomIDs.contains(room) == true {
                 _ = try graph.removeRoom(room, fromZone: zone)
             } else {
@@ -334,7 +374,9 @@ struct LayoutScript {
             for service in services.prefix(Int(number % 4)) { _ = try graph.addService(service, toGroup: group) }
         case 16:
             guard let group = pick(graph.serviceGroups) else { return }
-            _ = number % 2 == 0 ? try graph.removeServiceGroup(group) : try graph.renameServiceGroup(group, to: "G \(number)")
+            _ =
+                number % 2 == 0
+                ? try graph.removeServiceGroup(group) : try graph.renameServiceGroup(group, to: "G \(number)")
         case 17:
             guard let home = pick(graph.homes) else { return }
             let scene = try graph.addActionSet(name: "Scene \(number)", homeID: home)
@@ -355,12 +397,16 @@ struct LayoutScript {
                 let conditions = on.prefix(2).map {
                     CharacteristicCondition(characteristicID: $0, comparison: .notEqual, value: .bool(true))
                 }
-                try graph.addTrigger(name: "Trigger \(number)", homeID: home, kind: .event(
-                    characteristicID: watched, value: .bool(true), rangeMin: nil, rangeMax: nil,
-                    conditions: conditions), actionSetIDs: Array(scenes.prefix(2)))
+                try graph.addTrigger(
+                    name: "Trigger \(number)", homeID: home,
+                    kind: .event(
+                        characteristicID: watched, value: .bool(true), rangeMin: nil, rangeMax: nil,
+                        conditions: conditions), actionSetIDs: Array(scenes.prefix(2)))
             } else {
-                try graph.addTrigger(name: "Trigger \(number)", homeID: home, kind: .timer(
-                    fireDateMs: Int64(number) * 60_000, timeZone: "UTC", recurrence: .weekly),
+                try graph.addTrigger(
+                    name: "Trigger \(number)", homeID: home,
+                    kind: .timer(
+                        fireDateMs: Int64(number) * 60_000, timeZone: "UTC", recurrence: .weekly),
                     actionSetIDs: Array(scenes.prefix(1)))
             }
         case 20:
@@ -386,8 +432,10 @@ struct LayoutScript {
 extension HomeGraph {
     /// A value write as the daemon's store makes it: checked in place, then stored.
     @discardableResult
-    mutating func write(_ value: CharacteristicValue, to id: ObjectID, nowMs: Int64,
-                        enforceWritable: Bool) throws(HomeError) -> CharacteristicValue? {
+    mutating func write(
+        _ value: CharacteristicValue, to id: ObjectID, nowMs: Int64,
+        enforceWritable: Bool
+    ) throws(HomeError) -> CharacteristicValue? {
         guard let checked = try checkWrite(value, to: id, enforceWritable: enforceWritable) else {
             throw HomeError(.notFound, "no characteristic with id \(id)")
         }

@@ -1,5 +1,6 @@
 import HomeModel
 import Testing
+
 @testable import HomeStorage
 
 @Suite("Storage: last known values")

@@ -7,10 +7,17 @@ import Testing
 @Suite("envelope and message codec")
 struct CodecTests {
     static let frames: [WireFrame] = [
-        WireFrame(callID: 0, body: .hello(Hello(clientName: "homectl", capabilities: ["a", "b"], maxFrameSize: 65536))),
-        WireFrame(callID: 0, body: .helloReply(HelloReply(serverName: "homed", serverVersion: "0.1.0", connectionID: 9,
-                                                          maxFrameSize: 4_194_304, capabilities: ["batch-events"], journalID: "j"))),
-        WireFrame(callID: 7, body: .open(CallOpen(method: HomeMethods.readCharacteristics.name, request: [1, 2, 3], timeoutMs: 250))),
+        WireFrame(
+            callID: 0, body: .hello(Hello(clientName: "homectl", capabilities: ["a", "b"], maxFrameSize: 65536))),
+        WireFrame(
+            callID: 0,
+            body: .helloReply(
+                HelloReply(
+                    serverName: "homed", serverVersion: "0.1.0", connectionID: 9,
+                    maxFrameSize: 4_194_304, capabilities: ["batch-events"], journalID: "j"))),
+        WireFrame(
+            callID: 7,
+            body: .open(CallOpen(method: HomeMethods.readCharacteristics.name, request: [1, 2, 3], timeoutMs: 250))),
         WireFrame(callID: 7, body: .open(CallOpen(method: HomeMethods.getHome.name, request: []))),
         WireFrame(callID: 7, body: .message([0, 255, 10])),
         WireFrame(callID: 7, body: .status(nil)),
@@ -83,31 +90,37 @@ struct CodecTests {
         let read = ReadCharacteristicsRequest(characteristicIDs: [1, 2, 300_000], fresh: true)
         #expect(try ReadCharacteristicsRequest(wire: read.encoded()) == read)
 
-        let readResponse = ReadCharacteristicsResponse(reads: [
-            CharacteristicRead(characteristicID: 1, value: .bool(true), lastUpdatedMs: 5),
-            CharacteristicRead(characteristicID: 2, value: nil, lastUpdatedMs: 0, error: HomeError(.notFound, "no characteristic with id 2")),
-            CharacteristicRead(characteristicID: 3, value: .string("héllo"), lastUpdatedMs: 6),
-            CharacteristicRead(characteristicID: 4, value: .data([0, 1, 2]), lastUpdatedMs: 7),
-            CharacteristicRead(characteristicID: 5, value: .float(-21.5), lastUpdatedMs: 8),
-            CharacteristicRead(characteristicID: 6, value: .int(-3), lastUpdatedMs: 9),
-            CharacteristicRead(characteristicID: 7, value: .uint(.max), lastUpdatedMs: 10),
-        ], seq: 77)
+        let readResponse = ReadCharacteristicsResponse(
+            reads: [
+                CharacteristicRead(characteristicID: 1, value: .bool(true), lastUpdatedMs: 5),
+                CharacteristicRead(
+                    characteristicID: 2, value: nil, lastUpdatedMs: 0,
+                    error: HomeError(.notFound, "no characteristic with id 2")),
+                CharacteristicRead(characteristicID: 3, value: .string("héllo"), lastUpdatedMs: 6),
+                CharacteristicRead(characteristicID: 4, value: .data([0, 1, 2]), lastUpdatedMs: 7),
+                CharacteristicRead(characteristicID: 5, value: .float(-21.5), lastUpdatedMs: 8),
+                CharacteristicRead(characteristicID: 6, value: .int(-3), lastUpdatedMs: 9),
+                CharacteristicRead(characteristicID: 7, value: .uint(.max), lastUpdatedMs: 10),
+            ], seq: 77)
         #expect(try ReadCharacteristicsResponse(wire: readResponse.encoded()) == readResponse)
 
-        let write = WriteCharacteristicsRequest(writes: [CharacteristicWrite(characteristicID: 9, value: .uint(50))],
-                                                atomic: true, validateOnly: true)
+        let write = WriteCharacteristicsRequest(
+            writes: [CharacteristicWrite(characteristicID: 9, value: .uint(50))],
+            atomic: true, validateOnly: true)
         #expect(try WriteCharacteristicsRequest(wire: write.encoded()) == write)
 
-        let writeResponse = WriteCharacteristicsResponse(results: [
-            WriteResult(characteristicID: 9, seq: 12),
-            WriteResult(characteristicID: 10, error: HomeError(.invalidArgument, "too big")),
-        ], seq: 12)
+        let writeResponse = WriteCharacteristicsResponse(
+            results: [
+                WriteResult(characteristicID: 9, seq: 12),
+                WriteResult(characteristicID: 10, error: HomeError(.invalidArgument, "too big")),
+            ], seq: 12)
         #expect(try WriteCharacteristicsResponse(wire: writeResponse.encoded()) == writeResponse)
 
         let subscribe = SubscribeRequest(
-            filter: SubscriptionFilter(homeIDs: [1], roomIDs: [2], zoneIDs: [3], accessoryIDs: [4], serviceIDs: [5],
-                                       characteristicIDs: [6], serviceTypes: ["Lightbulb"], characteristicTypes: ["On"],
-                                       kinds: [.valueChanged, .layoutChanged]),
+            filter: SubscriptionFilter(
+                homeIDs: [1], roomIDs: [2], zoneIDs: [3], accessoryIDs: [4], serviceIDs: [5],
+                characteristicIDs: [6], serviceTypes: ["Lightbulb"], characteristicTypes: ["On"],
+                kinds: [.valueChanged, .layoutChanged]),
             snapshot: true, sinceSeq: 0, journalID: "abc", excludeOwn: true, policy: .gap, queueLimit: 10,
             heartbeatMs: 1000, minIntervalMs: 50)
         #expect(try SubscribeRequest(wire: subscribe.encoded()) == subscribe)
@@ -117,19 +130,32 @@ struct CodecTests {
     @Test("every event kind and marker survives a subscribe response")
     func subscribeResponseRoundTrip() throws {
         let origin = Origin(kind: .client, connectionID: 3, name: "homectl")
-        let response = SubscribeResponse(journalID: "j", events: [
-            HomeEvent(seq: 1, timeMs: 10, origin: origin, body: .value(ValueChange(accessoryID: 2, serviceID: 3, characteristicID: 4, value: .float(21.5), merged: 3))),
-            HomeEvent(seq: 2, timeMs: 11, origin: .simulator, body: .reachability(accessoryID: 2, reachable: false)),
-            HomeEvent(seq: 3, timeMs: 12, origin: .daemon, body: .layout(LayoutChange(action: .moved, object: .accessory, objectID: 2, homeID: 1, name: "Lamp", parentID: 5))),
-            HomeEvent(seq: 4, timeMs: 13, origin: origin, body: .primaryHome(1)),
-            HomeEvent(seq: 5, timeMs: 14, origin: Origin(kind: .automation, name: "Evening"), body: .actionSetExecuted(8)),
-            HomeEvent(seq: 6, timeMs: 15, origin: Origin(kind: .automation), body: .triggerFired(9)),
-            // Consecutive events from one origin (the decoder reuses the name), then
-            // one differing only by connection id.
-            HomeEvent(seq: 7, timeMs: 16, origin: origin, body: .triggerFired(9)),
-            HomeEvent(seq: 8, timeMs: 16, origin: origin, body: .triggerFired(10)),
-            HomeEvent(seq: 9, timeMs: 16, origin: Origin(kind: .client, connectionID: 4, name: "homectl"), body: .triggerFired(11)),
-        ], marker: StreamMarker(kind: .gap, seq: 6, gapFrom: 2, gapTo: 5, reason: "full"))
+        let response = SubscribeResponse(
+            journalID: "j",
+            events: [
+                HomeEvent(
+                    seq: 1, timeMs: 10, origin: origin,
+                    body: .value(
+                        ValueChange(accessoryID: 2, serviceID: 3, characteristicID: 4, value: .float(21.5), merged: 3))),
+                HomeEvent(
+                    seq: 2, timeMs: 11, origin: .simulator, body: .reachability(accessoryID: 2, reachable: false)),
+                HomeEvent(
+                    seq: 3, timeMs: 12, origin: .daemon,
+                    body: .layout(
+                        LayoutChange(
+                            action: .moved, object: .accessory, objectID: 2, homeID: 1, name: "Lamp", parentID: 5))),
+                HomeEvent(seq: 4, timeMs: 13, origin: origin, body: .primaryHome(1)),
+                HomeEvent(
+                    seq: 5, timeMs: 14, origin: Origin(kind: .automation, name: "Evening"), body: .actionSetExecuted(8)),
+                HomeEvent(seq: 6, timeMs: 15, origin: Origin(kind: .automation), body: .triggerFired(9)),
+                // Consecutive events from one origin (the decoder reuses the name), then
+                // one differing only by connection id.
+                HomeEvent(seq: 7, timeMs: 16, origin: origin, body: .triggerFired(9)),
+                HomeEvent(seq: 8, timeMs: 16, origin: origin, body: .triggerFired(10)),
+                HomeEvent(
+                    seq: 9, timeMs: 16, origin: Origin(kind: .client, connectionID: 4, name: "homectl"),
+                    body: .triggerFired(11)),
+            ], marker: StreamMarker(kind: .gap, seq: 6, gapFrom: 2, gapTo: 5, reason: "full"))
         #expect(try SubscribeResponse(wire: response.encoded()) == response)
     }
 
@@ -137,11 +163,21 @@ struct CodecTests {
     func encodedEventsMatchBatchEncoding() throws {
         let origin = Origin(kind: .client, connectionID: 3, name: "homectl")
         let events = [
-            HomeEvent(seq: 1, timeMs: 10, origin: origin, body: .value(ValueChange(accessoryID: 2, serviceID: 3, characteristicID: 4, value: .float(21.5), merged: 3))),
+            HomeEvent(
+                seq: 1, timeMs: 10, origin: origin,
+                body: .value(
+                    ValueChange(accessoryID: 2, serviceID: 3, characteristicID: 4, value: .float(21.5), merged: 3))),
             HomeEvent(seq: 2, timeMs: 11, origin: .simulator, body: .reachability(accessoryID: 2, reachable: false)),
-            HomeEvent(seq: 300, timeMs: 12, origin: .daemon, body: .layout(LayoutChange(
-                action: .updated, object: .room, objectID: 2, homeID: 1, name: String(repeating: "Wohnzimmer ", count: 20), parentID: 5))),
-            HomeEvent(seq: 301, timeMs: 13, origin: origin, body: .value(ValueChange(accessoryID: 2, serviceID: 3, characteristicID: 5, value: .string("ü"), merged: 0))),
+            HomeEvent(
+                seq: 300, timeMs: 12, origin: .daemon,
+                body: .layout(
+                    LayoutChange(
+                        action: .updated, object: .room, objectID: 2, homeID: 1,
+                        name: String(repeating: "Wohnzimmer ", count: 20), parentID: 5))),
+            HomeEvent(
+                seq: 301, timeMs: 13, origin: origin,
+                body: .value(
+                    ValueChange(accessoryID: 2, serviceID: 3, characteristicID: 5, value: .string("ü"), merged: 0))),
         ]
         var batch = ByteBuffer()
         SubscribeResponse.encode(journalID: "journal-1", events: events[...], marker: nil, into: &batch)
@@ -150,14 +186,19 @@ struct CodecTests {
         #expect(spliced == batch)
         // The long layout event needs a two-byte length: the splice writes varints, not bytes.
         #expect(events.map { EncodedEvent($0).bytes.readableBytes }.max()! > 130)
-        #expect(try SubscribeResponse(wire: Array(spliced.readableBytesView)) == SubscribeResponse(journalID: "journal-1", events: events))
+        #expect(
+            try SubscribeResponse(wire: Array(spliced.readableBytesView))
+                == SubscribeResponse(journalID: "journal-1", events: events))
         var empty = ByteBuffer()
         SubscribeResponse.encode(journalID: "j", encodedEvents: [EncodedEvent](), into: &empty)
-        #expect(try SubscribeResponse(wire: Array(empty.readableBytesView)) == SubscribeResponse(journalID: "j", events: []))
+        #expect(
+            try SubscribeResponse(wire: Array(empty.readableBytesView)) == SubscribeResponse(journalID: "j", events: [])
+        )
     }
 
-    @Test("message frames framed by hand are byte for byte what protobuf-c packs, for every size class of call id and payload",
-          arguments: [0, 1, 127, 128, 16_383, 16_384, 300_000])
+    @Test(
+        "message frames framed by hand are byte for byte what protobuf-c packs, for every size class of call id and payload",
+        arguments: [0, 1, 127, 128, 16_383, 16_384, 300_000])
     func handFramedMessagesMatchProtobufC(payloadLength: Int) throws {
         let payload = (0..<payloadLength).map { UInt8(truncatingIfNeeded: $0 &* 31) }
         for callID: UInt64 in [0, 1, 127, 128, 16_383, 16_384, 1 << 35, .max] {
@@ -203,8 +244,9 @@ struct CodecTests {
         return stride(from: 0, to: max(total, 1), by: pageSize).map { offset in
             let end = min(offset + pageSize, total)
             var buffer = ByteBuffer()
-            GetHomeResponse.encodePage(graph: graph, homeIDs: graph.homeOrder, accessories: offset..<end, withTables: offset == 0,
-                                       seq: seq, journalID: "j", nextPageToken: end < total ? "t\(end)" : "", into: &buffer)
+            GetHomeResponse.encodePage(
+                graph: graph, homeIDs: graph.homeOrder, accessories: offset..<end, withTables: offset == 0,
+                seq: seq, journalID: "j", nextPageToken: end < total ? "t\(end)" : "", into: &buffer)
             return GetHomePage(bytes: Array(buffer.readableBytesView))
         }
     }
@@ -216,9 +258,10 @@ struct CodecTests {
         let second = try graph.addHome(name: "Cabin")
         let room = try graph.addRoom(name: "Loft", homeID: second)
         _ = try graph.addAccessory(
-            AccessorySpec(name: "Loft Lamp", category: .lightbulb, manufacturer: "m", model: "m", serialNumber: "s",
-                          firmwareRevision: "1", provider: "test",
-                          services: [ServiceSpec(type: "Lightbulb", primary: true, characteristics: ["On": .bool(true)])]),
+            AccessorySpec(
+                name: "Loft Lamp", category: .lightbulb, manufacturer: "m", model: "m", serialNumber: "s",
+                firmwareRevision: "1", provider: "test",
+                services: [ServiceSpec(type: "Lightbulb", primary: true, characteristics: ["On": .bool(true)])]),
             homeID: second, roomID: room, nowMs: 0)
         var assembler = GetHomeAssembler()
         var tokens: [String] = []
@@ -235,7 +278,9 @@ struct CodecTests {
         let graph = DemoHome.make(nowMs: 1_700_000_000_000)
         var assembler = GetHomeAssembler()
         _ = try assembler.add(Self.pages(of: graph, pageSize: 2, seq: 5)[0])
-        let later = #expect(throws: HomeError.self) { _ = try assembler.add(Self.pages(of: graph, pageSize: 2, seq: 6)[1]) }
+        let later = #expect(throws: HomeError.self) {
+            _ = try assembler.add(Self.pages(of: graph, pageSize: 2, seq: 6)[1])
+        }
         #expect(later?.code == .invalidArgument)
         #expect(later?.message.contains("seq 6") == true)
 
@@ -243,19 +288,25 @@ struct CodecTests {
         var other = DemoHome.make(nowMs: 1_700_000_000_000)
         let cabin = try other.addHome(name: "Cabin")
         _ = try other.addAccessory(
-            AccessorySpec(name: "Cabin Lamp", category: .lightbulb, manufacturer: "m", model: "m", serialNumber: "s",
-                          firmwareRevision: "1", provider: "test",
-                          services: [ServiceSpec(type: "Lightbulb", primary: true, characteristics: ["On": .bool(true)])]),
+            AccessorySpec(
+                name: "Cabin Lamp", category: .lightbulb, manufacturer: "m", model: "m", serialNumber: "s",
+                firmwareRevision: "1", provider: "test",
+                services: [ServiceSpec(type: "Lightbulb", primary: true, characteristics: ["On": .bool(true)])]),
             homeID: cabin, roomID: try #require(other.homes[cabin]).defaultRoomID, nowMs: 0)
         var stray = ByteBuffer()
-        GetHomeResponse.encodePage(graph: other, homeIDs: [cabin], accessories: 0..<1, withTables: false, seq: 5,
-                                   journalID: "j", nextPageToken: "", into: &stray)
+        GetHomeResponse.encodePage(
+            graph: other, homeIDs: [cabin], accessories: 0..<1, withTables: false, seq: 5,
+            journalID: "j", nextPageToken: "", into: &stray)
         var fresh = GetHomeAssembler()
         _ = try fresh.add(Self.pages(of: graph, pageSize: 2)[0])
-        let unknown = #expect(throws: HomeError.self) { _ = try fresh.add(GetHomePage(bytes: Array(stray.readableBytesView))) }
+        let unknown = #expect(throws: HomeError.self) {
+            _ = try fresh.add(GetHomePage(bytes: Array(stray.readableBytesView)))
+        }
         #expect(unknown?.message.contains("home \(cabin), which the first page did not") == true)
         // A page alone is not a home.
-        let alone = #expect(throws: HomeError.self) { _ = try GetHomeResponse(wire: Self.pages(of: graph, pageSize: 2)[0].bytes) }
+        let alone = #expect(throws: HomeError.self) {
+            _ = try GetHomeResponse(wire: Self.pages(of: graph, pageSize: 2)[0].bytes)
+        }
         #expect(alone?.message.contains("GetHomeAssembler") == true)
     }
 }
@@ -286,33 +337,52 @@ struct GoldenFrameTests {
 
     @Test("open_read_characteristics.bin")
     func openRead() throws {
-        try Self.check("open_read_characteristics.bin", WireFrame(callID: 1, body: .open(CallOpen(
-            method: "home.v1.HomeService/ReadCharacteristics",
-            request: ReadCharacteristicsRequest(characteristicIDs: [7, 8]).encoded()))))
+        try Self.check(
+            "open_read_characteristics.bin",
+            WireFrame(
+                callID: 1,
+                body: .open(
+                    CallOpen(
+                        method: "home.v1.HomeService/ReadCharacteristics",
+                        request: ReadCharacteristicsRequest(characteristicIDs: [7, 8]).encoded()))))
     }
 
     @Test("status_not_found.bin")
     func statusNotFound() throws {
-        try Self.check("status_not_found.bin", WireFrame(callID: 1, body: .status(HomeError(.notFound, "no characteristic with id 99"))))
+        try Self.check(
+            "status_not_found.bin",
+            WireFrame(callID: 1, body: .status(HomeError(.notFound, "no characteristic with id 99"))))
     }
 
     @Test("open_subscribe_since_zero.bin: since_seq present with 0 is not absent")
     func subscribeSinceZero() throws {
         let request = SubscribeRequest(sinceSeq: 0, journalID: "golden-journal")
-        try Self.check("open_subscribe_since_zero.bin", WireFrame(callID: 3, body: .open(CallOpen(
-            method: HomeMethods.subscribe.name, request: request.encoded()))))
+        try Self.check(
+            "open_subscribe_since_zero.bin",
+            WireFrame(
+                callID: 3,
+                body: .open(
+                    CallOpen(
+                        method: HomeMethods.subscribe.name, request: request.encoded()))))
         var bytes = try Self.fixture("open_subscribe_since_zero.bin")
         bytes.moveReaderIndex(forwardBy: 4)
-        guard case .open(let open) = try WireFrame(decoding: bytes).body else { Issue.record("not an open"); return }
+        guard case .open(let open) = try WireFrame(decoding: bytes).body else {
+            Issue.record("not an open")
+            return
+        }
         #expect(try SubscribeRequest(wire: open.request).sinceSeq == 0)
         #expect(try SubscribeRequest(wire: SubscribeRequest(journalID: "golden-journal").encoded()).sinceSeq == nil)
     }
 
     @Test("message_subscribe_value_event.bin")
     func subscribeValueEvent() throws {
-        let response = SubscribeResponse(journalID: "golden-journal", events: [HomeEvent(
-            seq: 42, timeMs: 1_700_000_000_000, origin: Origin(kind: .client, connectionID: 3, name: "homectl"),
-            body: .value(ValueChange(accessoryID: 2, serviceID: 10, characteristicID: 12, value: .float(21.5))))])
+        let response = SubscribeResponse(
+            journalID: "golden-journal",
+            events: [
+                HomeEvent(
+                    seq: 42, timeMs: 1_700_000_000_000, origin: Origin(kind: .client, connectionID: 3, name: "homectl"),
+                    body: .value(ValueChange(accessoryID: 2, serviceID: 10, characteristicID: 12, value: .float(21.5))))
+            ])
         try Self.check("message_subscribe_value_event.bin", WireFrame(callID: 2, body: .message(response.encoded())))
     }
 }
@@ -323,7 +393,9 @@ struct UnknownEnumTests {
     func refused() throws {
         // SubscribeRequest { policy (6): 7 }
         let policy = #expect(throws: HomeError.self) { _ = try SubscribeRequest(wire: [0x30, 0x07]) }
-        #expect(policy == HomeError(.invalidArgument, "SubscribeRequest.policy: unknown value 7, not one the schema defines"))
+        #expect(
+            policy
+                == HomeError(.invalidArgument, "SubscribeRequest.policy: unknown value 7, not one the schema defines"))
         // SubscribeRequest { filter (1) { kinds (9): [99] } }, packed
         let kind = #expect(throws: HomeError.self) { _ = try SubscribeRequest(wire: [0x0A, 0x03, 0x4A, 0x01, 99]) }
         #expect(kind?.message == "SubscriptionFilter.kinds: unknown value 99, not one the schema defines")

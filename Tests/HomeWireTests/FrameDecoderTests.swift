@@ -53,14 +53,19 @@ struct FrameDecoderTests {
         var decoder = FrameDecoder(maxFrameSize: 1024)
         var buffer = ByteBuffer()
         buffer.writeInteger(UInt32(1025))
-        #expect(throws: HomeError(.resourceExhausted, "frame of 1025 bytes exceeds the maximum frame size of 1024 bytes")) {
+        #expect(
+            throws: HomeError(.resourceExhausted, "frame of 1025 bytes exceeds the maximum frame size of 1024 bytes")
+        ) {
             _ = try decoder.decode(buffer: &buffer)
         }
         var huge = ByteBuffer()
         huge.writeInteger(UInt32.max)
         var defaultDecoder = FrameDecoder()
-        #expect(throws: HomeError(.resourceExhausted,
-                                   "frame of \(UInt32.max) bytes exceeds the maximum frame size of \(defaultMaxFrameSize) bytes")) {
+        #expect(
+            throws: HomeError(
+                .resourceExhausted,
+                "frame of \(UInt32.max) bytes exceeds the maximum frame size of \(defaultMaxFrameSize) bytes")
+        ) {
             _ = try defaultDecoder.decode(buffer: &huge)
         }
     }
@@ -81,7 +86,10 @@ struct FrameDecoderTests {
         var buffer = ByteBuffer()
         buffer.writeInteger(UInt32(10))
         buffer.writeBytes([1, 2, 3])
-        #expect(throws: HomeError(.unavailable, "connection closed in the middle of a frame (7 bytes of an incomplete frame)")) {
+        #expect(
+            throws: HomeError(
+                .unavailable, "connection closed in the middle of a frame (7 bytes of an incomplete frame)")
+        ) {
             _ = try decoder.decodeLast(buffer: &buffer, seenEOF: true)
         }
     }

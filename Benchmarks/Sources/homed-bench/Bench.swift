@@ -25,7 +25,9 @@ enum Bench {
         let directory = makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
 
-        print("homed-bench: \(arguments.runs) runs each, median reported; \(ProcessInfo.processInfo.activeProcessorCount) cores")
+        print(
+            "homed-bench: \(arguments.runs) runs each, median reported; \(ProcessInfo.processInfo.activeProcessorCount) cores"
+        )
         print("")
 
         // The floor first, then homed, alternating per run so drift hits both alike.
@@ -40,42 +42,66 @@ enum Bench {
         var cWriterStreams: [StreamFigures] = []
         for run in 1...arguments.runs {
             floorRoundTrips.append(try floorPingPong(directory: directory, iterations: arguments.roundTrips))
-            homedRoundTrips.append(try await homedRoundTrip(directory: directory + "/rt\(run)", iterations: arguments.roundTrips))
-            blockingRoundTrips.append(try await homedBlockingRoundTrip(directory: directory + "/bt\(run)", iterations: arguments.roundTrips))
-            let (ping, read) = try await cClientRoundTrips(directory: directory + "/ct\(run)", iterations: arguments.roundTrips)
+            homedRoundTrips.append(
+                try await homedRoundTrip(directory: directory + "/rt\(run)", iterations: arguments.roundTrips))
+            blockingRoundTrips.append(
+                try await homedBlockingRoundTrip(directory: directory + "/bt\(run)", iterations: arguments.roundTrips))
+            let (ping, read) = try await cClientRoundTrips(
+                directory: directory + "/ct\(run)", iterations: arguments.roundTrips)
             cPingRoundTrips.append(ping)
             cReadRoundTrips.append(read)
-            nioEchoRoundTrips.append(try await NIOEchoFloor.roundTrips(directory: directory, iterations: arguments.roundTrips))
+            nioEchoRoundTrips.append(
+                try await NIOEchoFloor.roundTrips(directory: directory, iterations: arguments.roundTrips))
             floorStreams.append(try floorStream(directory: directory, frames: arguments.events))
             homedStreams.append(try await homedStream(directory: directory + "/st\(run)", events: arguments.events))
-            cWriterStreams.append(try await homedStream(directory: directory + "/sc\(run)", events: arguments.events, writer: .cPeer))
+            cWriterStreams.append(
+                try await homedStream(directory: directory + "/sc\(run)", events: arguments.events, writer: .cPeer))
         }
 
         let floorRT = median(floorRoundTrips)
         let homedRT = median(homedRoundTrips)
-        print("Sequential round trip, 64-byte frame (floor: C client <-> C server) vs cached read (Swift HomeClient <-> homed):")
+        print(
+            "Sequential round trip, 64-byte frame (floor: C client <-> C server) vs cached read (Swift HomeClient <-> homed):"
+        )
         print(row("floor p50 / p99", "\(us(floorRT.p50)) / \(us(floorRT.p99))"))
         print(row("homed p50 / p99", "\(us(homedRT.p50)) / \(us(homedRT.p99))"))
-        print(row("ratio p50 / p99", String(format: "%.2fx / %.2fx", homedRT.p50 / floorRT.p50, homedRT.p99 / floorRT.p99)))
+        print(
+            row(
+                "ratio p50 / p99", String(format: "%.2fx / %.2fx", homedRT.p50 / floorRT.p50, homedRT.p99 / floorRT.p99)
+            ))
         let blockingRT = median(blockingRoundTrips)
         print(row("blocking p50 / p99", "\(us(blockingRT.p50)) / \(us(blockingRT.p99))  (BlockingHomeClient)"))
-        print(row("ratio p50 / p99", String(format: "%.2fx / %.2fx", blockingRT.p50 / floorRT.p50, blockingRT.p99 / floorRT.p99)))
+        print(
+            row(
+                "ratio p50 / p99",
+                String(format: "%.2fx / %.2fx", blockingRT.p50 / floorRT.p50, blockingRT.p99 / floorRT.p99)))
         print("  The daemon alone, answering the floor's C client (the client's share is the difference),")
         print("  and a bare SwiftNIO echo server of 64-byte frames on the same event loops (what NIO costs here):")
-        for (label, figures) in [("C ping p50 / p99", median(cPingRoundTrips)), ("C read p50 / p99", median(cReadRoundTrips)),
-                                 ("NIO echo p50 / p99", median(nioEchoRoundTrips))] {
-            print(row(label, "\(us(figures.p50)) / \(us(figures.p99))  "
-                      + String(format: "ratio %.2fx / %.2fx", figures.p50 / floorRT.p50, figures.p99 / floorRT.p99)))
+        for (label, figures) in [
+            ("C ping p50 / p99", median(cPingRoundTrips)), ("C read p50 / p99", median(cReadRoundTrips)),
+            ("NIO echo p50 / p99", median(nioEchoRoundTrips)),
+        ] {
+            print(
+                row(
+                    label,
+                    "\(us(figures.p50)) / \(us(figures.p99))  "
+                        + String(format: "ratio %.2fx / %.2fx", figures.p50 / floorRT.p50, figures.p99 / floorRT.p99)))
         }
         print("")
         let floorRate = floorStreams.sorted()[floorStreams.count / 2]
-        print("Events to one subscriber, a HomeClient (floor: C reader of 64-byte frames, 64 per write) vs homed value events,")
+        print(
+            "Events to one subscriber, a HomeClient (floor: C reader of 64-byte frames, 64 per write) vs homed value events,"
+        )
         print("written in batches of 1000 by a HomeClient (end to end) or by a C client sending pre-encoded batches:")
         print(row("floor", "\(rate(floorRate)) frames/s"))
         for (label, runs) in [("homed (Swift writer)", homedStreams), ("homed (C writer)", cWriterStreams)] {
             let homed = runs.sorted { $0.eventsPerSecond < $1.eventsPerSecond }[runs.count / 2]
-            print(row(label, "\(rate(homed.eventsPerSecond)) events/s (\(homed.delivered) delivered, \(homed.merged) merged, "
-                      + "\(homed.markers) markers)  " + String(format: "ratio %.3f", homed.eventsPerSecond / floorRate)))
+            print(
+                row(
+                    label,
+                    "\(rate(homed.eventsPerSecond)) events/s (\(homed.delivered) delivered, \(homed.merged) merged, "
+                        + "\(homed.markers) markers)  "
+                        + String(format: "ratio %.3f", homed.eventsPerSecond / floorRate)))
         }
     }
 
@@ -145,19 +171,27 @@ enum Bench {
 
     /// The floor's kind of C client against homed: a ping (frame codec and NIO
     /// only) and the same cached read as above, with frames encoded here once.
-    static func cClientRoundTrips(directory: String, iterations: Int) async throws -> (ping: Percentiles, read: Percentiles) {
+    static func cClientRoundTrips(directory: String, iterations: Int) async throws -> (
+        ping: Percentiles, read: Percentiles
+    ) {
         let server = try await startServer(directory: directory)
         let path = server.configuration.socketPath
         let brightness = try server.store.snapshot().graph.resolve(path: "Living Room/Lamp/Brightness")
         let hello = Array(WireFrame(callID: 0, body: .hello(Hello(clientName: "bench-c"))).encoded().readableBytesView)
         let ping = Array(WireFrame(callID: 0, body: .ping(nonce: 7)).encoded().readableBytesView)
-        let read = Array(WireFrame(callID: 1, body: .open(CallOpen(
-            method: HomeMethods.readCharacteristics.name,
-            request: ReadCharacteristicsRequest(characteristicIDs: [brightness]).encoded()))).encoded().readableBytesView)
+        let read = Array(
+            WireFrame(
+                callID: 1,
+                body: .open(
+                    CallOpen(
+                        method: HomeMethods.readCharacteristics.name,
+                        request: ReadCharacteristicsRequest(characteristicIDs: [brightness]).encoded()))
+            ).encoded().readableBytesView)
         func measure(_ request: [UInt8], replies: Int32) throws -> Percentiles {
             var latencies = [Double](repeating: 0, count: iterations)
-            let status = cbf_client_round_trips(path, hello, hello.count, 1, request, request.count, replies,
-                                                Int32(iterations), &latencies)
+            let status = cbf_client_round_trips(
+                path, hello, hello.count, 1, request, request.count, replies,
+                Int32(iterations), &latencies)
             guard status == 0 else { throw BenchError("cbf_client_round_trips failed: \(status)") }
             return Percentiles(latencies)
         }
@@ -195,24 +229,29 @@ enum Bench {
 
     /// A writer sends batches of writes that each change a value; one subscriber
     /// counts the value events (and what coalescing merged) until all arrived.
-    static func homedStream(directory: String, events: Int, writer kind: StreamWriter = .homeClient) async throws -> StreamFigures {
+    static func homedStream(directory: String, events: Int, writer kind: StreamWriter = .homeClient) async throws
+        -> StreamFigures
+    {
         let server = try await startServer(directory: directory, queueLimit: 65_536)
         let path = server.configuration.socketPath
         let reader = try await HomeClient.connect(to: path, name: "bench-reader")
         let brightness = try server.store.snapshot().graph.resolve(path: "Living Room/Lamp/Brightness")
-        let subscription = reader.subscribe(SubscribeRequest(
-            filter: SubscriptionFilter(characteristicIDs: [brightness]), queueLimit: 65_536))
+        let subscription = reader.subscribe(
+            SubscribeRequest(
+                filter: SubscriptionFilter(characteristicIDs: [brightness]), queueLimit: 65_536))
         var iterator = subscription.makeAsyncIterator()
-        _ = try await iterator.next() // the SUBSCRIBED marker: from here on nothing is missed
+        _ = try await iterator.next()  // the SUBSCRIBED marker: from here on nothing is missed
 
         let batch = 1000
         let batches = (events + batch - 1) / batch
         // Values alternate 10, 11 across the whole stream, so every write changes it.
         func writes(_ index: Int) -> WriteCharacteristicsRequest {
             let count = min(batch, events - index * batch)
-            return WriteCharacteristicsRequest(writes: (0..<count).map { offset in
-                CharacteristicWrite(characteristicID: brightness, value: .uint(10 + UInt64((index * batch + offset) % 2)))
-            })
+            return WriteCharacteristicsRequest(
+                writes: (0..<count).map { offset in
+                    CharacteristicWrite(
+                        characteristicID: brightness, value: .uint(10 + UInt64((index * batch + offset) % 2)))
+                })
         }
         // The writer keeps a few batches in flight (calls are multiplexed), so the
         // daemon always has the next batch to apply while the last one is answered.
@@ -237,12 +276,18 @@ enum Bench {
             }
         case .cPeer:
             precondition(events % batch == 0 && batch % 2 == 0, "the C writer repeats one even-sized batch")
-            let hello = Array(WireFrame(callID: 0, body: .hello(Hello(clientName: "bench-writer-c"))).encoded().readableBytesView)
+            let hello = Array(
+                WireFrame(callID: 0, body: .hello(Hello(clientName: "bench-writer-c"))).encoded().readableBytesView)
             let payload = writes(0).encoded()
             // Distinct call ids for the calls in flight at once.
             let frames = (1...UInt64(2 * inFlight)).map { callID in
-                Array(WireFrame(callID: callID, body: .open(CallOpen(
-                    method: HomeMethods.writeCharacteristics.name, request: payload))).encoded().readableBytesView)
+                Array(
+                    WireFrame(
+                        callID: callID,
+                        body: .open(
+                            CallOpen(
+                                method: HomeMethods.writeCharacteristics.name, request: payload))
+                    ).encoded().readableBytesView)
             }
             writerTask = Task {
                 let status: Int32 = await withCheckedContinuation { continuation in
@@ -253,12 +298,13 @@ enum Bench {
                             copy.initialize(from: frame, count: frame.count)
                             return UnsafePointer(copy)
                         }
-                        defer { pointers.forEach { $0.deallocate() } }
+                        defer { for pointer in pointers { pointer.deallocate() } }
                         let lengths = frames.map(\.count)
                         let optionals: [UnsafePointer<UInt8>?] = pointers
-                        continuation.resume(returning: cbf_pipelined_calls(
-                            path, hello, hello.count, 1, optionals, lengths, Int32(frames.count), batches,
-                            2, Int32(inFlight)))
+                        continuation.resume(
+                            returning: cbf_pipelined_calls(
+                                path, hello, hello.count, 1, optionals, lengths, Int32(frames.count), batches,
+                                2, Int32(inFlight)))
                     }
                 }
                 guard status == 0 else { throw BenchError("cbf_pipelined_calls failed: \(status)") }
@@ -279,14 +325,17 @@ enum Bench {
         await reader.close()
         await server.stop()
         // Merged changes were not delivered as events: only delivered ones count.
-        return StreamFigures(eventsPerSecond: Double(delivered) / seconds(elapsed), delivered: delivered,
-                             merged: merged, markers: markers)
+        return StreamFigures(
+            eventsPerSecond: Double(delivered) / seconds(elapsed), delivered: delivered,
+            merged: merged, markers: markers)
     }
 
     // MARK: Helpers
 
-    static func startServer(directory: String, queueLimit: Int = 1024, maxConnections: Int = 1024,
-                            graph: HomeGraph? = nil) async throws -> HomeServer {
+    static func startServer(
+        directory: String, queueLimit: Int = 1024, maxConnections: Int = 1024,
+        graph: HomeGraph? = nil
+    ) async throws -> HomeServer {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         var configuration = ServerConfiguration(socketPath: directory + "/homed.sock")
         configuration.defaultQueueLimit = queueLimit
@@ -296,8 +345,9 @@ enum Bench {
         configuration.maxConnections = maxConnections
         var logger = Logger(label: "homed-bench")
         logger.logLevel = .error
-        let server = HomeServer(store: HomeStore(graph: graph ?? DemoHome.make(nowMs: 0)), configuration: configuration, logger: logger,
-                                group: daemonGroup)
+        let server = HomeServer(
+            store: HomeStore(graph: graph ?? DemoHome.make(nowMs: 0)), configuration: configuration, logger: logger,
+            group: daemonGroup)
         try await server.start()
         return server
     }

@@ -7,8 +7,10 @@ struct HomedBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "homed-bench",
         abstract: "Measure homed against a C floor and bare SwiftNIO on the same machine, in the same run.",
-        subcommands: [Wire.self, FanoutCommand.self, ScaleCommand.self, IdleMemoryCommand.self, JournalStallCommand.self,
-                      ProfileCommand.self],
+        subcommands: [
+            Wire.self, FanoutCommand.self, ScaleCommand.self, IdleMemoryCommand.self, JournalStallCommand.self,
+            ProfileCommand.self,
+        ],
         defaultSubcommand: Wire.self)
 }
 
@@ -67,7 +69,8 @@ struct ScaleCommand: AsyncParsableCommand {
 struct IdleMemoryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "idle-memory",
-        abstract: "The daemon's resident memory per idle subscriber connection, measured in a homed process of its own.")
+        abstract: "The daemon's resident memory per idle subscriber connection, measured in a homed process of its own."
+    )
 
     @Option(help: "The homed binary to measure (any build).")
     var homed = ".build/release/homed"

@@ -6,7 +6,7 @@ import HomeServer
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `homed-bench fanout [--duration-ms N]`: change-to-delivery latency with 1, 100
@@ -25,8 +25,12 @@ enum Fanout {
         let limit = raiseFileLimit()
         let directory = Bench.makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        print("homed-bench fanout: \(durationMs) ms per point, \(ProcessInfo.processInfo.activeProcessorCount) cores, RLIMIT_NOFILE \(limit)")
-        print("  (latency = receipt by the subscriber - publication in HomeStore.write, both by CLOCK_MONOTONIC; in-process server.")
+        print(
+            "homed-bench fanout: \(durationMs) ms per point, \(ProcessInfo.processInfo.activeProcessorCount) cores, RLIMIT_NOFILE \(limit)"
+        )
+        print(
+            "  (latency = receipt by the subscriber - publication in HomeStore.write, both by CLOCK_MONOTONIC; in-process server."
+        )
         print("   Each point runs homed twice: read by C subscriber threads like the floor's (the daemon's own cost),")
         print("   and by HomeClient connections in this process (end to end, Swift client code sharing the two cores))")
         print("")
@@ -40,27 +44,32 @@ enum Fanout {
                 var floor: Percentiles?
                 var floorNote = ""
                 do {
-                    let (percentiles, count, capacity) = try floorFanout(directory: directory, subscribers: subscribers,
-                                                                         rate: rate, durationMs: durationMs)
+                    let (percentiles, count, capacity) = try floorFanout(
+                        directory: directory, subscribers: subscribers,
+                        rate: rate, durationMs: durationMs)
                     floor = percentiles
                     floorNote = count == capacity ? "" : " (lost \(capacity - count))"
                 } catch {
                     floorNote = "floor failed: \(error)"
                 }
-                let bareNIO = try await NIOFanoutFloor.run(directory: directory, subscribers: subscribers, rate: rate,
-                                                           durationMs: durationMs)
-                let cSubscribers = try await homedFanoutC(directory: directory + "/c\(subscribers)-\(rate)",
-                                                          subscribers: subscribers, rate: rate, durationMs: durationMs)
-                let homed = try await homedFanout(directory: directory + "/f\(subscribers)-\(rate)", subscribers: subscribers,
-                                                  rate: rate, durationMs: durationMs)
+                let bareNIO = try await NIOFanoutFloor.run(
+                    directory: directory, subscribers: subscribers, rate: rate,
+                    durationMs: durationMs)
+                let cSubscribers = try await homedFanoutC(
+                    directory: directory + "/c\(subscribers)-\(rate)",
+                    subscribers: subscribers, rate: rate, durationMs: durationMs)
+                let homed = try await homedFanout(
+                    directory: directory + "/f\(subscribers)-\(rate)", subscribers: subscribers,
+                    rate: rate, durationMs: durationMs)
                 print("\(label): \(homed.changes) changes, \(subscribers * homed.changes) deliveries expected")
                 if let floor {
                     print(row("floor p50 / p99", "\(us(floor.p50)) / \(us(floor.p99))\(floorNote)"))
                 } else {
                     print(row("floor", floorNote))
                 }
-                report("bare SwiftNIO fan-out, C subscribers (what NIO costs here)", bareNIO, subscribers: subscribers,
-                       floor: floor, durationMs: durationMs)
+                report(
+                    "bare SwiftNIO fan-out, C subscribers (what NIO costs here)", bareNIO, subscribers: subscribers,
+                    floor: floor, durationMs: durationMs)
                 report("C subscribers", cSubscribers, subscribers: subscribers, floor: floor, durationMs: durationMs)
                 report("HomeClient", homed, subscribers: subscribers, floor: floor, durationMs: durationMs)
                 print("")
@@ -74,23 +83,37 @@ enum Fanout {
         if let latency = homed.latency {
             print(row("  p50 / p99", "\(us(latency.p50)) / \(us(latency.p99))"))
             if let floor {
-                print(row("  ratio p50 / p99", String(format: "%.1fx / %.1fx", latency.p50 / floor.p50, latency.p99 / floor.p99)))
+                print(
+                    row(
+                        "  ratio p50 / p99",
+                        String(format: "%.1fx / %.1fx", latency.p50 / floor.p50, latency.p99 / floor.p99)))
             }
         } else {
             print(row("  latency", "no latencies recorded"))
         }
         let expected = subscribers * homed.changes
         let ok = homed.delivered == expected && homed.merged == 0 && homed.gaps == 0 && homed.complete == subscribers
-        print(row("  delivery", "\(homed.delivered)/\(expected) events, merged \(homed.merged), gap/resync markers \(homed.gaps), "
-                  + "\(homed.complete)/\(subscribers) subscribers complete, write errors \(homed.unchanged)"
-                  + (ok ? " -> nothing lost" : " -> LOSS/INCOMPLETE")))
+        print(
+            row(
+                "  delivery",
+                "\(homed.delivered)/\(expected) events, merged \(homed.merged), gap/resync markers \(homed.gaps), "
+                    + "\(homed.complete)/\(subscribers) subscribers complete, write errors \(homed.unchanged)"
+                    + (ok ? " -> nothing lost" : " -> LOSS/INCOMPLETE")))
         if homed.timedOut {
-            print(row("", String(format: "did not finish within the deadline (%.1f s after the last change); "
-                                 + "homed could not keep up at this point", homed.graceSeconds)))
+            print(
+                row(
+                    "",
+                    String(
+                        format: "did not finish within the deadline (%.1f s after the last change); "
+                            + "homed could not keep up at this point", homed.graceSeconds)))
         }
-        print(row("  wall time", String(format: "%.2f s (writer took %.2f s: %.0f changes/s achieved", homed.wallSeconds,
-                                       homed.writerSeconds, Double(homed.changes) / homed.writerSeconds)
-                  + (homed.writerSeconds > Double(durationMs) / 1000 * 1.05 ? ", BELOW target)" : ")")))
+        print(
+            row(
+                "  wall time",
+                String(
+                    format: "%.2f s (writer took %.2f s: %.0f changes/s achieved", homed.wallSeconds,
+                    homed.writerSeconds, Double(homed.changes) / homed.writerSeconds)
+                    + (homed.writerSeconds > Double(durationMs) / 1000 * 1.05 ? ", BELOW target)" : ")")))
     }
 
     // MARK: Memory
@@ -101,7 +124,8 @@ enum Fanout {
         let brightness = try server.store.snapshot().graph.resolve(path: "Living Room/Lamp/Brightness")
         // Warm up the client and server paths once so their one-time allocations are not counted.
         let warm = try await HomeClient.connect(to: path, name: "warm")
-        let warmSubscription = warm.subscribe(SubscribeRequest(filter: SubscriptionFilter(characteristicIDs: [brightness])))
+        let warmSubscription = warm.subscribe(
+            SubscribeRequest(filter: SubscriptionFilter(characteristicIDs: [brightness])))
         var warmIterator = warmSubscription.makeAsyncIterator()
         _ = try await warmIterator.next()
         try await Task.sleep(for: .milliseconds(200))
@@ -115,10 +139,11 @@ enum Fanout {
         }
         let holders = clients.map { client in
             Task(executorPreference: client.taskExecutor) {
-                let subscription = client.subscribe(SubscribeRequest(filter: SubscriptionFilter(characteristicIDs: [brightness])))
+                let subscription = client.subscribe(
+                    SubscribeRequest(filter: SubscriptionFilter(characteristicIDs: [brightness])))
                 var iterator = subscription.makeAsyncIterator()
                 do {
-                    _ = try await iterator.next() // SUBSCRIBED
+                    _ = try await iterator.next()  // SUBSCRIBED
                     ready.add()
                     while try await iterator.next() != nil {}
                 } catch {}
@@ -129,9 +154,14 @@ enum Fanout {
         let after = residentKiB()
         let subscribed = server.store.subscriptionCount
         print("Memory per idle subscription (\(subscriptions) connections, one Brightness subscription each):")
-        print(row("VmRSS before / after", "\(before) KiB / \(after) KiB (\(subscribed) subscriptions open on the server)"))
-        print(row("per subscription", String(format: "%.1f KiB", Double(after - before) / Double(subscriptions))
-                  + " (client + server side: the server runs in this process)"))
+        print(
+            row("VmRSS before / after", "\(before) KiB / \(after) KiB (\(subscribed) subscriptions open on the server)")
+        )
+        print(
+            row(
+                "per subscription",
+                String(format: "%.1f KiB", Double(after - before) / Double(subscriptions))
+                    + " (client + server side: the server runs in this process)"))
         for task in holders { task.cancel() }
         for client in clients { await client.close() }
         for task in holders { await task.value }
@@ -142,7 +172,8 @@ enum Fanout {
     // MARK: Floor
 
     static func floorFanout(directory: String, subscribers: Int, rate: Int, durationMs: Int) throws
-        -> (Percentiles, Int, Int) {
+        -> (Percentiles, Int, Int)
+    {
         let capacity = cbf_fanout_capacity(Int32(subscribers), Int32(rate), Int32(durationMs))
         var latencies = [Double](repeating: 0, count: Int(capacity))
         var count = 0
@@ -216,9 +247,10 @@ enum Fanout {
 
         var latencies: [Double] = []
         latencies.reserveCapacity(subscribers * changes)
-        var figures = Figures(changes: changes, latency: nil, delivered: 0, merged: 0, gaps: 0, complete: 0,
-                              unchanged: writer.unchanged, timedOut: finished.value > 0, graceSeconds: seconds(grace),
-                              wallSeconds: wallSeconds, writerSeconds: writer.seconds)
+        var figures = Figures(
+            changes: changes, latency: nil, delivered: 0, merged: 0, gaps: 0, complete: 0,
+            unchanged: writer.unchanged, timedOut: finished.value > 0, graceSeconds: seconds(grace),
+            wallSeconds: wallSeconds, writerSeconds: writer.seconds)
         for receipt in receipts {
             figures.delivered += receipt.delivered
             figures.merged += receipt.merged
@@ -238,10 +270,12 @@ enum Fanout {
     /// writer changes, set to a known starting value so that every later write (51,
     /// 52, …, wrapping at 100) changes it.
     static func startFanoutServer(directory: String, subscribers: Int) async throws -> (HomeServer, ObjectID) {
-        let server = try await Bench.startServer(directory: directory, queueLimit: 65_536, maxConnections: subscribers + 64)
+        let server = try await Bench.startServer(
+            directory: directory, queueLimit: 65_536, maxConnections: subscribers + 64)
         let brightness = try server.store.snapshot().graph.resolve(path: "Living Room/Lamp/Brightness")
-        _ = server.store.write([CharacteristicWrite(characteristicID: brightness, value: .int(50))],
-                               origin: .simulator, enforceWritable: false)
+        _ = server.store.write(
+            [CharacteristicWrite(characteristicID: brightness, value: .int(50))],
+            origin: .simulator, enforceWritable: false)
         return (server, brightness)
     }
 
@@ -267,8 +301,9 @@ enum Fanout {
             if clock.now < target { try await Task.sleep(until: target, clock: clock) }
             let value = CharacteristicValue.int(Int64((51 + index) % 101))
             let publishedAt = cbf_now_ns()
-            let response = store.write([CharacteristicWrite(characteristicID: brightness, value: value)],
-                                       origin: .simulator, enforceWritable: false)
+            let response = store.write(
+                [CharacteristicWrite(characteristicID: brightness, value: value)],
+                origin: .simulator, enforceWritable: false)
             if response.seq == lastSeq { unchanged += 1 } else { published[response.seq] = publishedAt }
             lastSeq = response.seq
         }
@@ -283,8 +318,10 @@ enum Fanout {
         let store = server.store
         do {
             let figures = try await cSubscribersFanout(
-                socketPath: server.configuration.socketPath, subscriptionTo: brightness, subscribers: subscribers, rate: rate,
-                durationMs: durationMs) { changes in
+                socketPath: server.configuration.socketPath, subscriptionTo: brightness, subscribers: subscribers,
+                rate: rate,
+                durationMs: durationMs
+            ) { changes in
                 try await publish(store: store, brightness: brightness, changes: changes, rate: rate)
             }
             await server.stop()
@@ -298,17 +335,26 @@ enum Fanout {
     /// `subscribers` C subscriber threads subscribe on `socketPath` to one
     /// characteristic and count value events; once all are live, `publish` makes
     /// the changes and says when it published each.
-    static func cSubscribersFanout(socketPath: String, subscriptionTo characteristic: ObjectID, subscribers: Int, rate: Int,
-                                   durationMs: Int, publish: (Int) async throws -> Publication) async throws -> Figures {
+    static func cSubscribersFanout(
+        socketPath: String, subscriptionTo characteristic: ObjectID, subscribers: Int, rate: Int,
+        durationMs: Int, publish: (Int) async throws -> Publication
+    ) async throws -> Figures {
         let changes = max(1, rate * durationMs / 1000)
         var setup = WireFrame(callID: 0, body: .hello(Hello(clientName: "fanout-c"))).encoded()
-        WireFrame(callID: 1, body: .open(CallOpen(
-            method: HomeMethods.subscribe.name,
-            request: SubscribeRequest(filter: SubscriptionFilter(characteristicIDs: [characteristic]), queueLimit: 65_536).encoded())))
-            .encode(into: &setup)
+        WireFrame(
+            callID: 1,
+            body: .open(
+                CallOpen(
+                    method: HomeMethods.subscribe.name,
+                    request: SubscribeRequest(
+                        filter: SubscriptionFilter(characteristicIDs: [characteristic]), queueLimit: 65_536
+                    ).encoded()))
+        )
+        .encode(into: &setup)
         let bytes = Array(setup.readableBytesView)
         var error: Int32 = 0
-        guard let readers = cbf_subscribers_start(socketPath, Int32(subscribers), bytes, bytes.count, changes, &error) else {
+        guard let readers = cbf_subscribers_start(socketPath, Int32(subscribers), bytes, bytes.count, changes, &error)
+        else {
             throw BenchError("cbf_subscribers_start failed: \(error)")
         }
         defer { cbf_subscribers_free(readers) }
@@ -336,23 +382,27 @@ enum Fanout {
             delivered += count
             guard count > 0, let seqs, let times else { continue }
             for record in 0..<count {
-                if let publishedAt = writer.published[seqs[record]] { latencies.append(Double(times[record] - publishedAt)) }
+                if let publishedAt = writer.published[seqs[record]] {
+                    latencies.append(Double(times[record] - publishedAt))
+                }
             }
         }
         let merged = cbf_subscribers_merged(readers)
         // join reports the first failure; 0 means every subscriber got all it expected.
         let complete = status == 0 ? subscribers : 0
-        return Figures(changes: changes, latency: latencies.isEmpty ? nil : Percentiles(latencies), delivered: delivered,
-                       merged: merged, gaps: cbf_subscribers_markers(readers), complete: complete,
-                       unchanged: writer.unchanged, timedOut: status == -ETIMEDOUT, graceSeconds: Double(graceMs) / 1000,
-                       wallSeconds: wallSeconds, writerSeconds: writer.seconds)
+        return Figures(
+            changes: changes, latency: latencies.isEmpty ? nil : Percentiles(latencies), delivered: delivered,
+            merged: merged, gaps: cbf_subscribers_markers(readers), complete: complete,
+            unchanged: writer.unchanged, timedOut: status == -ETIMEDOUT, graceSeconds: Double(graceMs) / 1000,
+            wallSeconds: wallSeconds, writerSeconds: writer.seconds)
     }
 
     /// One subscriber: waits for SUBSCRIBED, then stamps every value event until it
     /// has `expected` changes (delivered or merged) or the stream ends.
     static func receive(client: HomeClient, brightness: ObjectID, expected: Int, ready: Counter) async -> Receipt {
-        let subscription = client.subscribe(SubscribeRequest(
-            filter: SubscriptionFilter(characteristicIDs: [brightness]), queueLimit: 65_536))
+        let subscription = client.subscribe(
+            SubscribeRequest(
+                filter: SubscriptionFilter(characteristicIDs: [brightness]), queueLimit: 65_536))
         var iterator = subscription.makeAsyncIterator()
         var receipt = Receipt()
         receipt.seqs.reserveCapacity(expected)
@@ -365,7 +415,10 @@ enum Fanout {
                 if let marker = message.marker {
                     switch marker.kind {
                     case .subscribed:
-                        if !subscribed { subscribed = true; ready.add() }
+                        if !subscribed {
+                            subscribed = true
+                            ready.add()
+                        }
                     case .gap, .resync: receipt.gaps += 1
                     default: break
                     }
@@ -398,7 +451,9 @@ enum Fanout {
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
         while counter.value < count {
-            guard clock.now < deadline else { throw BenchError("only \(counter.value) of \(count) subscriptions became live") }
+            guard clock.now < deadline else {
+                throw BenchError("only \(counter.value) of \(count) subscriptions became live")
+            }
             try await Task.sleep(for: .milliseconds(2))
         }
     }
@@ -407,9 +462,9 @@ enum Fanout {
     static func raiseFileLimit() -> UInt64 {
         var limit = rlimit()
         #if os(Linux)
-        let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+            let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
         #else
-        let resource = RLIMIT_NOFILE
+            let resource = RLIMIT_NOFILE
         #endif
         guard getrlimit(resource, &limit) == 0 else { return 0 }
         limit.rlim_cur = limit.rlim_max

@@ -5,7 +5,7 @@ import HomeWire
 import NIOCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `homed-bench idle-memory --homed PATH [--connections N]`: what the daemon itself
@@ -24,7 +24,10 @@ enum IdleMemory {
         daemon.executableURL = URL(fileURLWithPath: homed)
         daemon.arguments = ["--demo", "--no-simulator", "--in-memory", "--socket", socketPath, "--log-level", "error"]
         try daemon.run()
-        defer { daemon.terminate(); daemon.waitUntilExit() }
+        defer {
+            daemon.terminate()
+            daemon.waitUntilExit()
+        }
         for _ in 0..<500 where !FileManager.default.fileExists(atPath: socketPath) { usleep(10_000) }
         // One connection first, so that what every connection shares (the event
         // loops' buffers, the first use of each code path) is not counted.
@@ -57,7 +60,9 @@ enum IdleMemory {
     static func residentKiB(pid: Int32) throws -> Int {
         let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
         guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-              let value = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap({ Int($0) })
+            let value = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap({
+                Int($0)
+            })
         else { throw BenchError("no VmRSS for process \(pid)") }
         return value
     }
@@ -66,7 +71,12 @@ enum IdleMemory {
 extension RawConnection {
     /// Opens a subscription to everything, and reads nothing.
     func subscribe(callID: UInt64) throws {
-        try send(WireFrame(callID: callID, body: .open(CallOpen(method: HomeMethods.subscribe.name,
-                                                                 request: SubscribeRequest().encoded()))))
+        try send(
+            WireFrame(
+                callID: callID,
+                body: .open(
+                    CallOpen(
+                        method: HomeMethods.subscribe.name,
+                        request: SubscribeRequest().encoded()))))
     }
 }

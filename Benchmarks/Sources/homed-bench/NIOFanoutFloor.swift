@@ -42,7 +42,8 @@ enum NIOFanoutFloor {
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             guard let frame = try? WireFrame(decoding: unwrapInboundIn(data)), case .open = frame.body else { return }
             var payload = ByteBuffer()
-            SubscribeResponse(journalID: journalID, marker: StreamMarker(kind: .subscribed, seq: 0)).encode(into: &payload)
+            SubscribeResponse(journalID: journalID, marker: StreamMarker(kind: .subscribed, seq: 0)).encode(
+                into: &payload)
             var out = context.channel.allocator.buffer(capacity: payload.readableBytes + 16)
             WireFrame.encodeMessage(callID: frame.callID, payload: payload, into: &out)
             context.writeAndFlush(wrapOutboundOut(out), promise: nil)
@@ -52,7 +53,9 @@ enum NIOFanoutFloor {
 
     static let journalID = "nio-fanout-floor"
 
-    static func run(directory: String, subscribers count: Int, rate: Int, durationMs: Int) async throws -> Fanout.Figures {
+    static func run(directory: String, subscribers count: Int, rate: Int, durationMs: Int) async throws
+        -> Fanout.Figures
+    {
         let subscribers = Subscribers()
         let server = try await ServerBootstrap(group: Bench.daemonGroup)
             .serverChannelOption(.backlog, value: 256)
@@ -68,14 +71,17 @@ enum NIOFanoutFloor {
             for group in subscribers.groups { for channel in group.channels { channel.close(promise: nil) } }
             server.close(promise: nil)
         }
-        return try await Fanout.cSubscribersFanout(socketPath: directory + "/nio-fanout.sock", subscriptionTo: 1,
-                                                   subscribers: count, rate: rate, durationMs: durationMs) { changes in
+        return try await Fanout.cSubscribersFanout(
+            socketPath: directory + "/nio-fanout.sock", subscriptionTo: 1,
+            subscribers: count, rate: rate, durationMs: durationMs
+        ) { changes in
             try await publish(to: subscribers, changes: changes, rate: rate)
         }
     }
 
     /// `changes` value events at `rate`, on the same absolute schedule as homed's writer.
-    private static func publish(to subscribers: Subscribers, changes: Int, rate: Int) async throws -> Fanout.Publication {
+    private static func publish(to subscribers: Subscribers, changes: Int, rate: Int) async throws -> Fanout.Publication
+    {
         let groups = subscribers.groups
         let journalField = SubscribeResponse.journalField(journalID)
         let clock = ContinuousClock()
@@ -88,11 +94,16 @@ enum NIOFanoutFloor {
             if clock.now < target { try await Task.sleep(until: target, clock: clock) }
             let seq = UInt64(index + 1)
             published[seq] = cbf_now_ns()
-            let event = EncodedEvent(HomeEvent(seq: seq, timeMs: 0, origin: .simulator, body: .value(ValueChange(
-                accessoryID: 1, serviceID: 1, characteristicID: 1, value: .int(Int64(index % 101))))))
+            let event = EncodedEvent(
+                HomeEvent(
+                    seq: seq, timeMs: 0, origin: .simulator,
+                    body: .value(
+                        ValueChange(
+                            accessoryID: 1, serviceID: 1, characteristicID: 1, value: .int(Int64(index % 101))))))
             var frame = ByteBuffer()
-            WireFrame.encodeMessageHeader(callID: 1, payloadLength: journalField.readableBytes + event.bytes.readableBytes,
-                                          into: &frame)
+            WireFrame.encodeMessageHeader(
+                callID: 1, payloadLength: journalField.readableBytes + event.bytes.readableBytes,
+                into: &frame)
             frame.writeImmutableBuffer(journalField)
             frame.writeImmutableBuffer(event.bytes)
             let shared = frame

@@ -27,7 +27,10 @@ enum Scale {
             try database.saveLayout(from: HomeGraph(), to: built)
             database.close()
             let size = (try? FileManager.default.attributesOfItem(atPath: databasePath)[.size] as? Int) ?? 0
-            print(row("save (fresh file)", "\(ms(clock.now - start)) (open + saveLayout + close; \(size / 1024) KiB file)"))
+            print(
+                row(
+                    "save (fresh file)", "\(ms(clock.now - start)) (open + saveLayout + close; \(size / 1024) KiB file)"
+                ))
         }
 
         let rssBefore = residentKiB()
@@ -37,9 +40,14 @@ enum Scale {
         let graph = try database.load()
         let loadTime = clock.now - start
         let rssAfter = residentKiB()
-        print(row("load", "\(ms(loadTime)) (open \(ms(openTime)) + load(); \(graph.characteristicCount) characteristics)"))
-        print(row("VmRSS", "\(rssStart) KiB at start, \(rssBefore) KiB before load, \(rssAfter) KiB after load "
-                  + "(+\(rssAfter - rssBefore) KiB for the loaded graph; allocator may reuse freed build memory)"))
+        print(
+            row("load", "\(ms(loadTime)) (open \(ms(openTime)) + load(); \(graph.characteristicCount) characteristics)")
+        )
+        print(
+            row(
+                "VmRSS",
+                "\(rssStart) KiB at start, \(rssBefore) KiB before load, \(rssAfter) KiB after load "
+                    + "(+\(rssAfter - rssBefore) KiB for the loaded graph; allocator may reuse freed build memory)"))
 
         let server = try await Bench.startServer(directory: directory + "/srv", graph: graph)
         let rssServed = residentKiB()
@@ -57,22 +65,34 @@ enum Scale {
                 snapshotCharacteristics += message.snapshot.count
                 if firstPage == nil { firstPage = clock.now - start }
             }
-            if message.marker?.kind == .snapshotEnd { sawEnd = true; break }
+            if message.marker?.kind == .snapshotEnd {
+                sawEnd = true
+                break
+            }
         }
         let snapshotTime = clock.now - start
-        print(row("subscribe snapshot", "\(ms(snapshotTime)) to SNAPSHOT_END (\(snapshotCharacteristics) characteristics in \(pages) pages"
-                  + (firstPage.map { "; first page after \(ms($0))" } ?? "") + (sawEnd ? ")" : "; NO snapshotEnd)")))
+        print(
+            row(
+                "subscribe snapshot",
+                "\(ms(snapshotTime)) to SNAPSHOT_END (\(snapshotCharacteristics) characteristics in \(pages) pages"
+                    + (firstPage.map { "; first page after \(ms($0))" } ?? "") + (sawEnd ? ")" : "; NO snapshotEnd)")))
 
         start = clock.now
         do {
             let home = try await client.getHome()
-            print(row("GetHome", "\(ms(clock.now - start)) OK (\(home.graph.characteristicCount) characteristics, "
-                      + "in pages of up to \(HomeClient.homePageSize) accessories from one snapshot)"))
+            print(
+                row(
+                    "GetHome",
+                    "\(ms(clock.now - start)) OK (\(home.graph.characteristicCount) characteristics, "
+                        + "in pages of up to \(HomeClient.homePageSize) accessories from one snapshot)"))
         } catch {
             print(row("GetHome", "\(ms(clock.now - start)) refused: \(error)"))
         }
         let rssEnd = residentKiB()
-        print(row("VmRSS serving", "\(rssServed) KiB with the server up, \(rssEnd) KiB after snapshot + GetHome (client side in-process)"))
+        print(
+            row(
+                "VmRSS serving",
+                "\(rssServed) KiB with the server up, \(rssEnd) KiB after snapshot + GetHome (client side in-process)"))
         await client.close()
         await server.stop()
         database.close()

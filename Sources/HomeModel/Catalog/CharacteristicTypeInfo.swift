@@ -24,10 +24,12 @@ public struct CharacteristicTypeInfo: Sendable {
     /// characteristic has no current value until the first one happens.
     public let isEventOnly: Bool
 
-    public init(uuid: String, name: String, format: CharacteristicFormat, permissions: CharacteristicProperties,
-                unit: CharacteristicUnit = .none, minValue: Double? = nil, maxValue: Double? = nil,
-                minStep: Double? = nil, validValues: [(name: String, value: Int64)] = [],
-                validBits: [(bit: Int, name: String)] = [], maxLength: Int? = nil, isEventOnly: Bool = false) {
+    public init(
+        uuid: String, name: String, format: CharacteristicFormat, permissions: CharacteristicProperties,
+        unit: CharacteristicUnit = .none, minValue: Double? = nil, maxValue: Double? = nil,
+        minStep: Double? = nil, validValues: [(name: String, value: Int64)] = [],
+        validBits: [(bit: Int, name: String)] = [], maxLength: Int? = nil, isEventOnly: Bool = false
+    ) {
         self.uuid = uuid
         self.name = name
         self.format = format

@@ -55,42 +55,62 @@ public enum DemoHome {
         }
 
         try graph.addAccessory(
-            spec("Lamp", .lightbulb, model: "Simulated Color Bulb", [
-                ServiceSpec(type: "Lightbulb", primary: true, characteristics: [
-                    "On": .bool(true), "Brightness": .int(80), "Hue": .float(35), "Saturation": .float(60),
-                ]),
-            ]), homeID: home, roomID: livingRoom, nowMs: nowMs)
+            spec(
+                "Lamp", .lightbulb, model: "Simulated Color Bulb",
+                [
+                    ServiceSpec(
+                        type: "Lightbulb", primary: true,
+                        characteristics: [
+                            "On": .bool(true), "Brightness": .int(80), "Hue": .float(35), "Saturation": .float(60),
+                        ])
+                ]), homeID: home, roomID: livingRoom, nowMs: nowMs)
         try graph.addAccessory(
-            spec("Thermostat", .thermostat, model: "Simulated Thermostat", [
-                ServiceSpec(type: "Thermostat", primary: true, characteristics: [
-                    "CurrentHeatingCoolingState": .uint(1),  // Heat
-                    "TargetHeatingCoolingState": .uint(1),  // Heat
-                    "CurrentTemperature": .float(20.5),
-                    "TargetTemperature": .float(21),
-                    "TemperatureDisplayUnits": .uint(0),  // Celsius
-                ]),
-            ]), homeID: home, roomID: livingRoom, nowMs: nowMs)
+            spec(
+                "Thermostat", .thermostat, model: "Simulated Thermostat",
+                [
+                    ServiceSpec(
+                        type: "Thermostat", primary: true,
+                        characteristics: [
+                            "CurrentHeatingCoolingState": .uint(1),  // Heat
+                            "TargetHeatingCoolingState": .uint(1),  // Heat
+                            "CurrentTemperature": .float(20.5),
+                            "TargetTemperature": .float(21),
+                            "TemperatureDisplayUnits": .uint(0),  // Celsius
+                        ])
+                ]), homeID: home, roomID: livingRoom, nowMs: nowMs)
         try graph.addAccessory(
-            spec("Coffee Maker", .outlet, model: "Simulated Outlet", [
-                ServiceSpec(type: "Outlet", primary: true,
-                            characteristics: ["On": .bool(false), "OutletInUse": .bool(false)]),
-            ]), homeID: home, roomID: kitchen, nowMs: nowMs)
+            spec(
+                "Coffee Maker", .outlet, model: "Simulated Outlet",
+                [
+                    ServiceSpec(
+                        type: "Outlet", primary: true,
+                        characteristics: ["On": .bool(false), "OutletInUse": .bool(false)])
+                ]), homeID: home, roomID: kitchen, nowMs: nowMs)
         try graph.addAccessory(
-            spec("Temperature Sensor", .sensor, model: "Simulated Temperature Sensor", [
-                ServiceSpec(type: "TemperatureSensor", primary: true,
-                            characteristics: ["CurrentTemperature": .float(18.5), "StatusActive": .bool(true)]),
-            ]), homeID: home, roomID: bedroom, nowMs: nowMs)
+            spec(
+                "Temperature Sensor", .sensor, model: "Simulated Temperature Sensor",
+                [
+                    ServiceSpec(
+                        type: "TemperatureSensor", primary: true,
+                        characteristics: ["CurrentTemperature": .float(18.5), "StatusActive": .bool(true)])
+                ]), homeID: home, roomID: bedroom, nowMs: nowMs)
         try graph.addAccessory(
-            spec("Front Door Lock", .doorLock, model: "Simulated Lock", [
-                ServiceSpec(type: "LockMechanism", primary: true, characteristics: [
-                    "LockCurrentState": .uint(1),  // Secured
-                    "LockTargetState": .uint(1),  // Secured
-                ]),
-            ]), homeID: home, roomID: hallway, nowMs: nowMs)
+            spec(
+                "Front Door Lock", .doorLock, model: "Simulated Lock",
+                [
+                    ServiceSpec(
+                        type: "LockMechanism", primary: true,
+                        characteristics: [
+                            "LockCurrentState": .uint(1),  // Secured
+                            "LockTargetState": .uint(1),  // Secured
+                        ])
+                ]), homeID: home, roomID: hallway, nowMs: nowMs)
         // A press is an event, not a state: ProgrammableSwitchEvent starts with no value.
         try graph.addAccessory(
-            spec("Doorbell", .videoDoorbell, model: "Simulated Doorbell", [
-                ServiceSpec(type: "Doorbell", primary: true),
-            ]), homeID: home, roomID: hallway, nowMs: nowMs)
+            spec(
+                "Doorbell", .videoDoorbell, model: "Simulated Doorbell",
+                [
+                    ServiceSpec(type: "Doorbell", primary: true)
+                ]), homeID: home, roomID: hallway, nowMs: nowMs)
     }
 }

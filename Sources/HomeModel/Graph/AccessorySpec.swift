@@ -22,9 +22,11 @@ public struct AccessorySpec: Sendable, Hashable {
     /// spec for it here adds to it: optional characteristics, overriding values).
     public var services: [ServiceSpec]
 
-    public init(name: String, category: AccessoryCategory, manufacturer: String = "", model: String = "",
-                serialNumber: String = "", firmwareRevision: String = "", provider: String = "",
-                bridgeID: ObjectID? = nil, isReachable: Bool = true, services: [ServiceSpec] = []) {
+    public init(
+        name: String, category: AccessoryCategory, manufacturer: String = "", model: String = "",
+        serialNumber: String = "", firmwareRevision: String = "", provider: String = "",
+        bridgeID: ObjectID? = nil, isReachable: Bool = true, services: [ServiceSpec] = []
+    ) {
         self.name = name
         self.category = category
         self.manufacturer = manufacturer

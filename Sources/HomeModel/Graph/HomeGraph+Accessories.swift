@@ -22,8 +22,10 @@ extension HomeGraph {
     ///   for a bad name, an unknown service or characteristic type, a characteristic
     ///   its service type does not have, an invalid initial value, or two primary services.
     @discardableResult
-    public mutating func addAccessory(_ spec: AccessorySpec, homeID: ObjectID, roomID: ObjectID? = nil,
-                                      nowMs: Int64) throws(HomeError) -> ObjectID {
+    public mutating func addAccessory(
+        _ spec: AccessorySpec, homeID: ObjectID, roomID: ObjectID? = nil,
+        nowMs: Int64
+    ) throws(HomeError) -> ObjectID {
         let home = try requireHome(homeID)
         let roomID = roomID ?? home.defaultRoomID
         _ = try requireRoom(roomID)
@@ -33,17 +35,19 @@ extension HomeGraph {
             let bridge = try requireAccessory(bridgeID)
             try requireSameHome(bridgeID, .accessory, homeID: homeID)
             if let outer = bridge.bridgeID {
-                throw HomeError(.invalidArgument,
-                                "accessory \(bridgeID) (\(quoted(bridge.name))) is itself bridged through accessory "
-                                    + "\(outer); bridges do not nest")
+                throw HomeError(
+                    .invalidArgument,
+                    "accessory \(bridgeID) (\(quoted(bridge.name))) is itself bridged through accessory "
+                        + "\(outer); bridges do not nest")
             }
         }
         let plans = try servicePlans(for: spec)
         let primaries = plans.filter(\.isPrimary)
         if primaries.count > 1 {
-            throw HomeError(.invalidArgument,
-                            "accessory \(quoted(spec.name)) has \(primaries.count) primary services ("
-                                + primaries.map(\.info.name).joined(separator: ", ") + "); at most one may be primary")
+            throw HomeError(
+                .invalidArgument,
+                "accessory \(quoted(spec.name)) has \(primaries.count) primary services ("
+                    + primaries.map(\.info.name).joined(separator: ", ") + "); at most one may be primary")
         }
 
         // Everything is checked: from here on nothing throws.
@@ -54,9 +58,10 @@ extension HomeGraph {
             var characteristicIDs: [ObjectID] = []
             for (info, value) in plan.characteristics {
                 let id = allocateID()
-                characteristics[id] = Characteristic(id: id, serviceID: serviceID, accessoryID: accessoryID,
-                                                     typeInfo: info, value: value,
-                                                     lastUpdatedMs: value == nil ? 0 : nowMs)
+                characteristics[id] = Characteristic(
+                    id: id, serviceID: serviceID, accessoryID: accessoryID,
+                    typeInfo: info, value: value,
+                    lastUpdatedMs: value == nil ? 0 : nowMs)
                 characteristicIDs.append(id)
             }
             services[serviceID] = AccessoryService(
@@ -97,8 +102,9 @@ extension HomeGraph {
                 continue
             }
             if sawInformation {
-                throw HomeError(.invalidArgument,
-                                "accessory \(quoted(spec.name)) lists AccessoryInformation twice; it has one")
+                throw HomeError(
+                    .invalidArgument,
+                    "accessory \(quoted(spec.name)) lists AccessoryInformation twice; it has one")
             }
             sawInformation = true
             informationSpec.name = serviceSpec.name
@@ -124,9 +130,10 @@ extension HomeGraph {
     {
         let owner = "accessory \(quoted(accessoryName))"
         guard let info = HAPCatalog.service(spec.type) else {
-            throw HomeError(.invalidArgument,
-                            "unknown service type \(quoted(spec.type)) in \(owner); a service type is a HAP catalog "
-                                + "name such as Lightbulb, or its UUID")
+            throw HomeError(
+                .invalidArgument,
+                "unknown service type \(quoted(spec.type)) in \(owner); a service type is a HAP catalog "
+                    + "name such as Lightbulb, or its UUID")
         }
         if let name = spec.name { try Self.validateName(name, for: .service) }
         let serviceName = spec.name ?? accessoryName
@@ -138,13 +145,15 @@ extension HomeGraph {
         /// Finds a characteristic type the service may have, by name or UUID.
         func member(_ key: String) throws(HomeError) -> CharacteristicTypeInfo {
             guard let characteristic = HAPCatalog.characteristic(key) else {
-                throw HomeError(.invalidArgument,
-                                "unknown characteristic type \(quoted(key)) for service \(info.name) of \(owner)")
+                throw HomeError(
+                    .invalidArgument,
+                    "unknown characteristic type \(quoted(key)) for service \(info.name) of \(owner)")
             }
             guard allowed.contains(characteristic.name) else {
-                throw HomeError(.invalidArgument,
-                                "service type \(info.name) has no characteristic \(characteristic.name); it has "
-                                    + allowed.joined(separator: ", "))
+                throw HomeError(
+                    .invalidArgument,
+                    "service type \(info.name) has no characteristic \(characteristic.name); it has "
+                        + allowed.joined(separator: ", "))
             }
             return characteristic
         }
@@ -154,8 +163,9 @@ extension HomeGraph {
         for (key, value) in spec.characteristics.sorted(by: { $0.key < $1.key }) {
             let characteristic = try member(key)
             if values.updateValue(value, forKey: characteristic.name) != nil {
-                throw HomeError(.invalidArgument,
-                                "service \(info.name) of \(owner) is given two values for \(characteristic.name)")
+                throw HomeError(
+                    .invalidArgument,
+                    "service \(info.name) of \(owner) is given two values for \(characteristic.name)")
             }
         }
         var included = Set(info.requiredCharacteristics).union(values.keys)
@@ -178,7 +188,8 @@ extension HomeGraph {
             }
             characteristics.append((info: characteristic, value: value))
         }
-        return ServicePlan(info: info, name: serviceName, isPrimary: spec.isPrimary,
-                           isHidden: spec.isHidden, characteristics: characteristics)
+        return ServicePlan(
+            info: info, name: serviceName, isPrimary: spec.isPrimary,
+            isHidden: spec.isHidden, characteristics: characteristics)
     }
 }

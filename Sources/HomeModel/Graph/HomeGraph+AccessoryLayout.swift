@@ -71,8 +71,10 @@ extension HomeGraph {
 
     /// Drops every reference the home's groups, action sets and triggers hold to
     /// services and characteristics about to disappear.
-    private mutating func forget(services serviceIDs: Set<ObjectID>, characteristics characteristicIDs: Set<ObjectID>,
-                                 homeID: ObjectID) -> [LayoutChange] {
+    private mutating func forget(
+        services serviceIDs: Set<ObjectID>, characteristics characteristicIDs: Set<ObjectID>,
+        homeID: ObjectID
+    ) -> [LayoutChange] {
         guard let home = homes[homeID] else { return [] }
         var changes: [LayoutChange] = []
         for groupID in home.serviceGroupIDs {
@@ -84,7 +86,8 @@ extension HomeGraph {
         }
         for actionSetID in home.actionSetIDs {
             guard let actionSet = actionSets[actionSetID],
-                  actionSet.actions.contains(where: { characteristicIDs.contains($0.characteristicID) }) else {
+                actionSet.actions.contains(where: { characteristicIDs.contains($0.characteristicID) })
+            else {
                 continue
             }
             actionSets[actionSetID]?.actions.removeAll { characteristicIDs.contains($0.characteristicID) }
@@ -99,8 +102,9 @@ extension HomeGraph {
                 removedTriggers.append(triggerID)
             } else if conditions.contains(where: { characteristicIDs.contains($0.characteristicID) }) {
                 let kept = conditions.filter { !characteristicIDs.contains($0.characteristicID) }
-                triggers[triggerID]?.kind = .event(characteristicID: watched, value: value, rangeMin: low,
-                                                   rangeMax: high, conditions: kept)
+                triggers[triggerID]?.kind = .event(
+                    characteristicID: watched, value: value, rangeMin: low,
+                    rangeMax: high, conditions: kept)
                 changes.append(change(.updated, triggerID))
             }
         }

@@ -10,13 +10,16 @@ extension HomeGraph {
     {
         let home = try requireHome(homeID)
         try Self.validateName(name, for: .actionSet)
-        try requireUniqueName(name, kind: .actionSet, among: named(home.actionSetIDs, in: actionSets),
-                              in: homeLabel(homeID))
+        try requireUniqueName(
+            name, kind: .actionSet, among: named(home.actionSetIDs, in: actionSets),
+            in: homeLabel(homeID))
         if kind != .userDefined,
-           let existing = home.actionSetIDs.compactMap({ actionSets[$0] }).first(where: { $0.kind == kind }) {
-            throw HomeError(.alreadyExists,
-                            "\(homeLabel(homeID)) already has its \(kind.rawValue) action set, "
-                                + describe(.actionSet, existing.id))
+            let existing = home.actionSetIDs.compactMap({ actionSets[$0] }).first(where: { $0.kind == kind })
+        {
+            throw HomeError(
+                .alreadyExists,
+                "\(homeLabel(homeID)) already has its \(kind.rawValue) action set, "
+                    + describe(.actionSet, existing.id))
         }
         let id = allocateID()
         actionSets[id] = ActionSet(id: id, homeID: homeID, name: name, kind: kind)
@@ -56,8 +59,10 @@ extension HomeGraph {
     /// - Returns: `.updated` for the set, or nothing if it already wrote that value.
     /// - Throws: `.notFound` for an unknown set or characteristic; `.invalidArgument`
     ///   for a characteristic of another home or a value it refuses.
-    public mutating func addAction(characteristicID: ObjectID, value: CharacteristicValue,
-                                   toActionSet actionSetID: ObjectID) throws(HomeError) -> [LayoutChange] {
+    public mutating func addAction(
+        characteristicID: ObjectID, value: CharacteristicValue,
+        toActionSet actionSetID: ObjectID
+    ) throws(HomeError) -> [LayoutChange] {
         let actionSet = try requireActionSet(actionSetID)
         let characteristic = try requireCharacteristic(characteristicID)
         try requireSameHome(characteristicID, .characteristic, homeID: actionSet.homeID)
@@ -80,8 +85,10 @@ extension HomeGraph {
     {
         let actionSet = try requireActionSet(actionSetID)
         guard actionSet.actions.contains(where: { $0.characteristicID == characteristicID }) else {
-            throw HomeError(.notFound, "\(describe(.actionSet, actionSetID)) has no action for characteristic "
-                                + "\(characteristicID)")
+            throw HomeError(
+                .notFound,
+                "\(describe(.actionSet, actionSetID)) has no action for characteristic "
+                    + "\(characteristicID)")
         }
         actionSets[actionSetID]?.actions.removeAll { $0.characteristicID == characteristicID }
         return [change(.updated, actionSetID)]

@@ -55,7 +55,8 @@ extension HomeGraph {
                 throw fail("accessory \(accessory.id) is in room \(accessory.roomID), which is not in its home")
             }
             if let bridgeID = accessory.bridgeID,
-               accessories[bridgeID]?.bridgedAccessoryIDs.contains(accessory.id) != true {
+                accessories[bridgeID]?.bridgedAccessoryIDs.contains(accessory.id) != true
+            {
                 throw fail("accessory \(accessory.id)'s bridge \(bridgeID) does not list it")
             }
             for bridgedID in accessory.bridgedAccessoryIDs where accessories[bridgedID]?.bridgeID != accessory.id {
@@ -70,8 +71,9 @@ extension HomeGraph {
         var characteristicCount = 0
         for service in services.values {
             try checkID(service.id)
-            try checkChildren(service.characteristicIDs, of: service.id, in: characteristics, \.serviceID,
-                              "characteristic")
+            try checkChildren(
+                service.characteristicIDs, of: service.id, in: characteristics, \.serviceID,
+                "characteristic")
             for characteristicID in service.characteristicIDs
             where characteristics[characteristicID]?.accessoryID != service.accessoryID {
                 throw fail("characteristic \(characteristicID) names another accessory than its service \(service.id)")
@@ -96,9 +98,11 @@ extension HomeGraph {
             try checkID(actionSet.id)
             for action in actionSet.actions
             where characteristics[action.characteristicID] == nil
-                || homeID(of: action.characteristicID) != actionSet.homeID {
-                throw fail("action set \(actionSet.id) writes characteristic \(action.characteristicID), "
-                               + "which is not in its home")
+                || homeID(of: action.characteristicID) != actionSet.homeID
+            {
+                throw fail(
+                    "action set \(actionSet.id) writes characteristic \(action.characteristicID), "
+                        + "which is not in its home")
             }
         }
         for trigger in triggers.values {
@@ -116,17 +120,22 @@ extension HomeGraph {
     }
 
     /// Checks that a parent's child list names existing objects that name it back, once each.
-    private func checkChildren<T>(_ ids: [ObjectID], of parentID: ObjectID, in table: [ObjectID: T],
-                                  _ parent: KeyPath<T, ObjectID>, _ noun: String) throws(HomeError) {
+    private func checkChildren<T>(
+        _ ids: [ObjectID], of parentID: ObjectID, in table: [ObjectID: T],
+        _ parent: KeyPath<T, ObjectID>, _ noun: String
+    ) throws(HomeError) {
         var seen = Set<ObjectID>()
         for id in ids {
             guard let child = table[id] else {
-                throw HomeError(.dataLoss,
-                                "home graph is inconsistent: \(parentID) lists \(noun) \(id), which does not exist")
+                throw HomeError(
+                    .dataLoss,
+                    "home graph is inconsistent: \(parentID) lists \(noun) \(id), which does not exist")
             }
             guard child[keyPath: parent] == parentID else {
-                throw HomeError(.dataLoss, "home graph is inconsistent: \(parentID) lists \(noun) \(id), "
-                                    + "which belongs to \(child[keyPath: parent])")
+                throw HomeError(
+                    .dataLoss,
+                    "home graph is inconsistent: \(parentID) lists \(noun) \(id), "
+                        + "which belongs to \(child[keyPath: parent])")
             }
             guard seen.insert(id).inserted else {
                 throw HomeError(.dataLoss, "home graph is inconsistent: \(parentID) lists \(noun) \(id) twice")

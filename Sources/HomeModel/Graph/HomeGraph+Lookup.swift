@@ -17,8 +17,10 @@ extension HomeGraph {
         }
         let matches = orderedHomes.filter { $0.name.lowercased() == text.lowercased() }
         guard let home = matches.first else {
-            throw HomeError(.notFound, "no home is named \(quoted(text)); the homes are "
-                                + Self.names(orderedHomes.map(\.name)))
+            throw HomeError(
+                .notFound,
+                "no home is named \(quoted(text)); the homes are "
+                    + Self.names(orderedHomes.map(\.name)))
         }
         return home.id
     }
@@ -44,8 +46,9 @@ extension HomeGraph {
         let candidates = (homeID.map { [$0] } ?? homeOrder).flatMap { homeID in
             (homes[homeID]?.roomIDs ?? []).compactMap { rooms[$0] }
         }
-        return try unique(text, .room, candidates.map { ($0.id, $0.homeID, $0.name) },
-                          all: candidates.map(\.name), scoped: homeID)
+        return try unique(
+            text, .room, candidates.map { ($0.id, $0.homeID, $0.name) },
+            all: candidates.map(\.name), scoped: homeID)
     }
 
     /// An accessory: an id, a path (`Living Room/Lamp`), or a name alone, which must
@@ -60,15 +63,19 @@ extension HomeGraph {
                 .filter { $0.name.lowercased() == text.lowercased() }
             if named.count == 1 { return named[0].id }
             if named.count > 1 {
-                throw HomeError(.invalidArgument, "\(quoted(text)) names \(named.count) accessories: "
-                                    + Self.names(named.map { "\(path(of: $0.id) ?? $0.name) (id \($0.id))" })
-                                    + "; give its room too (Room/Accessory) or its id")
+                throw HomeError(
+                    .invalidArgument,
+                    "\(quoted(text)) names \(named.count) accessories: "
+                        + Self.names(named.map { "\(path(of: $0.id) ?? $0.name) (id \($0.id))" })
+                        + "; give its room too (Room/Accessory) or its id")
             }
             // A bare word that is no accessory's name: say so, unless it names something else.
             guard let other = try? resolve(path: text) else {
                 let all = homeOrder.flatMap { homes[$0]?.accessoryIDs ?? [] }.compactMap { accessories[$0]?.name }
-                throw HomeError(.notFound, "no accessory is named \(quoted(text)); the accessories are "
-                                    + Self.names(all.sorted { $0.lowercased() < $1.lowercased() }))
+                throw HomeError(
+                    .notFound,
+                    "no accessory is named \(quoted(text)); the accessories are "
+                        + Self.names(all.sorted { $0.lowercased() < $1.lowercased() }))
             }
             guard accessories[other] != nil else { throw wrongKind(text, other, expected: .accessory) }
             return other
@@ -94,8 +101,10 @@ extension HomeGraph {
             let main = candidates.filter(\.isPrimary)
             let others = candidates.filter { $0.type.name != "AccessoryInformation" }
             guard let service = main.count == 1 ? main.first : others.count == 1 ? others.first : nil else {
-                throw HomeError(.invalidArgument, "accessory \(quoted(text)) has several services; name one: "
-                                    + Self.names(candidates.map { "\(path(of: $0.id) ?? $0.name) (id \($0.id))" }))
+                throw HomeError(
+                    .invalidArgument,
+                    "accessory \(quoted(text)) has several services; name one: "
+                        + Self.names(candidates.map { "\(path(of: $0.id) ?? $0.name) (id \($0.id))" }))
             }
             id = service.id
         }
@@ -104,7 +113,9 @@ extension HomeGraph {
 
     /// A zone, service group, action set or trigger: an id, `Home/Name`, or a name
     /// looked for in `homeID` if given, else in every home.
-    public func resolveNamed(_ text: String, _ kind: ObjectKind, in homeID: ObjectID? = nil) throws(HomeError) -> ObjectID {
+    public func resolveNamed(_ text: String, _ kind: ObjectKind, in homeID: ObjectID? = nil) throws(HomeError)
+        -> ObjectID
+    {
         if let id = Self.id(text) {
             guard self.kind(of: id) == kind else { throw notFound(kind, id) }
             return id
@@ -112,12 +123,14 @@ extension HomeGraph {
         var scope = homeID.map { [$0] } ?? homeOrder
         var name = text
         if let slash = text.firstIndex(of: "/"),
-           let home = orderedHomes.first(where: { $0.name.lowercased() == text[..<slash].lowercased() }) {
+            let home = orderedHomes.first(where: { $0.name.lowercased() == text[..<slash].lowercased() })
+        {
             scope = [home.id]
             name = String(text[text.index(after: slash)...])
         }
         let candidates = scope.flatMap { members(kind, of: $0) }
-        return try unique(name, kind, candidates, all: candidates.map(\.name), scoped: scope.count == 1 ? scope[0] : nil)
+        return try unique(
+            name, kind, candidates, all: candidates.map(\.name), scoped: scope.count == 1 ? scope[0] : nil)
     }
 
     /// Anything a person can rename: a path or id first, then an accessory by name,
@@ -145,7 +158,8 @@ extension HomeGraph {
         guard let home = homes[homeID] else { return [] }
         switch kind {
         case .zone: return home.zoneIDs.compactMap { zones[$0] }.map { ($0.id, homeID, $0.name) }
-        case .serviceGroup: return home.serviceGroupIDs.compactMap { serviceGroups[$0] }.map { ($0.id, homeID, $0.name) }
+        case .serviceGroup:
+            return home.serviceGroupIDs.compactMap { serviceGroups[$0] }.map { ($0.id, homeID, $0.name) }
         case .actionSet: return home.actionSetIDs.compactMap { actionSets[$0] }.map { ($0.id, homeID, $0.name) }
         case .trigger: return home.triggerIDs.compactMap { triggers[$0] }.map { ($0.id, homeID, $0.name) }
         case .room: return home.roomIDs.compactMap { rooms[$0] }.map { ($0.id, homeID, $0.name) }
@@ -153,24 +167,32 @@ extension HomeGraph {
         }
     }
 
-    private func unique(_ name: String, _ kind: ObjectKind,
-                        _ candidates: [(id: ObjectID, homeID: ObjectID, name: String)],
-                        all: [String], scoped homeID: ObjectID?) throws(HomeError) -> ObjectID {
+    private func unique(
+        _ name: String, _ kind: ObjectKind,
+        _ candidates: [(id: ObjectID, homeID: ObjectID, name: String)],
+        all: [String], scoped homeID: ObjectID?
+    ) throws(HomeError) -> ObjectID {
         let matches = candidates.filter { $0.name.lowercased() == name.lowercased() }
         if matches.count == 1 { return matches[0].id }
         let place = homeID.flatMap { homes[$0] }.map { "home \(quoted($0.name))" } ?? "any home"
         if matches.isEmpty {
-            throw HomeError(.notFound, "\(place) has no \(kind.noun) named \(quoted(name)); there "
-                                + (all.isEmpty ? "are none" : "are " + Self.names(all)))
+            throw HomeError(
+                .notFound,
+                "\(place) has no \(kind.noun) named \(quoted(name)); there "
+                    + (all.isEmpty ? "are none" : "are " + Self.names(all)))
         }
-        throw HomeError(.invalidArgument, "\(quoted(name)) names \(matches.count) \(kind.noun)s: "
-                            + Self.names(matches.map { "\(homes[$0.homeID]?.name ?? "?")/\($0.name) (id \($0.id))" })
-                            + "; start with the home's name or use the id")
+        throw HomeError(
+            .invalidArgument,
+            "\(quoted(name)) names \(matches.count) \(kind.noun)s: "
+                + Self.names(matches.map { "\(homes[$0.homeID]?.name ?? "?")/\($0.name) (id \($0.id))" })
+                + "; start with the home's name or use the id")
     }
 
     private func wrongKind(_ text: String, _ id: ObjectID, expected: ObjectKind) -> HomeError {
-        HomeError(.invalidArgument, "\(quoted(text)) is \(kind(of: id)?.nounWithArticle ?? "an object") (id \(id)), "
-                      + "not \(expected.nounWithArticle)")
+        HomeError(
+            .invalidArgument,
+            "\(quoted(text)) is \(kind(of: id)?.nounWithArticle ?? "an object") (id \(id)), "
+                + "not \(expected.nounWithArticle)")
     }
 
     /// An all-digits argument is an id.
@@ -192,7 +214,9 @@ extension HomeGraph {
         let id = try resolve(path: path)
         guard characteristics[id] != nil else {
             let what = kind(of: id).map { String(describing: $0) } ?? "object"
-            throw HomeError(.invalidArgument, "\(path) is a \(what) (id \(id)), not a characteristic; add the characteristic's name, e.g. \(path)/On")
+            throw HomeError(
+                .invalidArgument,
+                "\(path) is a \(what) (id \(id)), not a characteristic; add the characteristic's name, e.g. \(path)/On")
         }
         return id
     }

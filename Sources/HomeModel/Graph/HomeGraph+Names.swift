@@ -9,9 +9,10 @@ extension HomeGraph {
         }
         let length = name.utf8.count
         if length > maxNameLength {
-            throw HomeError(.invalidArgument,
-                            "the \(kind.noun) name \(quoted(name)) is \(length) bytes long; "
-                                + "names are limited to \(maxNameLength) bytes")
+            throw HomeError(
+                .invalidArgument,
+                "the \(kind.noun) name \(quoted(name)) is \(length) bytes long; "
+                    + "names are limited to \(maxNameLength) bytes")
         }
     }
 
@@ -25,11 +26,15 @@ extension HomeGraph {
     /// - Parameters:
     ///   - siblings: The ids of the objects that must not share the name, with their names.
     ///   - container: How the message names where they live: `home "Demo Home"`.
-    func requireUniqueName(_ name: String, kind: ObjectKind, among siblings: [(id: ObjectID, name: String)],
-                           in container: String, excluding excluded: ObjectID? = nil) throws(HomeError) {
+    func requireUniqueName(
+        _ name: String, kind: ObjectKind, among siblings: [(id: ObjectID, name: String)],
+        in container: String, excluding excluded: ObjectID? = nil
+    ) throws(HomeError) {
         if let clash = siblings.first(where: { $0.id != excluded && Self.sameName($0.name, name) }) {
-            throw HomeError(.alreadyExists, "\(container) already has \(kind.nounWithArticle) named "
-                                + "\(quoted(clash.name)) (id \(clash.id))")
+            throw HomeError(
+                .alreadyExists,
+                "\(container) already has \(kind.nounWithArticle) named "
+                    + "\(quoted(clash.name)) (id \(clash.id))")
         }
     }
 
@@ -51,14 +56,17 @@ extension HomeGraph {
     /// Renames a room, zone, service group, action set or trigger: names unique in the home.
     ///
     /// - Returns: The `.updated` change, or nothing if the name is the same.
-    mutating func renameInHome<T: HomeObject>(_ id: ObjectID, to name: String, kind: ObjectKind,
-                                              table: WritableKeyPath<HomeGraph, [ObjectID: T]>,
-                                              siblings: KeyPath<Home, [ObjectID]>) throws(HomeError) -> [LayoutChange] {
+    mutating func renameInHome<T: HomeObject>(
+        _ id: ObjectID, to name: String, kind: ObjectKind,
+        table: WritableKeyPath<HomeGraph, [ObjectID: T]>,
+        siblings: KeyPath<Home, [ObjectID]>
+    ) throws(HomeError) -> [LayoutChange] {
         guard let object = self[keyPath: table][id] else { throw notFound(kind, id) }
         try Self.validateName(name, for: kind)
         let home = try requireHome(object.homeID)
-        try requireUniqueName(name, kind: kind, among: named(home[keyPath: siblings], in: self[keyPath: table]),
-                              in: homeLabel(home.id), excluding: id)
+        try requireUniqueName(
+            name, kind: kind, among: named(home[keyPath: siblings], in: self[keyPath: table]),
+            in: homeLabel(home.id), excluding: id)
         if object.name == name { return [] }
         self[keyPath: table][id]?.name = name
         return [change(.updated, id)]

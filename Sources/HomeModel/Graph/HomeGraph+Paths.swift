@@ -56,9 +56,10 @@ extension HomeGraph {
             throw deepest?.error ?? HomeError(.notFound, "nothing is named \(quoted(path))")
         default:
             let candidates = matches.map { "\($0.home.name)/\(path) (id \($0.id))" }
-            throw HomeError(.invalidArgument,
-                            "\(quoted(path)) names objects in \(matches.count) homes: "
-                                + Self.list(candidates) + "; start the path with the home's name")
+            throw HomeError(
+                .invalidArgument,
+                "\(quoted(path)) names objects in \(matches.count) homes: "
+                    + Self.list(candidates) + "; start the path with the home's name")
         }
     }
 
@@ -78,7 +79,8 @@ extension HomeGraph {
         if let characteristic = characteristics[id], let service = services[characteristic.serviceID] {
             return path(of: service.id).map { "\($0)/\(characteristic.type.name)" }
         }
-        let named: (homeID: ObjectID, name: String)? = zones[id].map { ($0.homeID, $0.name) }
+        let named: (homeID: ObjectID, name: String)? =
+            zones[id].map { ($0.homeID, $0.name) }
             ?? serviceGroups[id].map { ($0.homeID, $0.name) } ?? actionSets[id].map { ($0.homeID, $0.name) }
             ?? triggers[id].map { ($0.homeID, $0.name) }
         return named.flatMap { object in homes[object.homeID].map { "\($0.name)/\(object.name)" } }
@@ -101,9 +103,10 @@ extension HomeGraph {
         let parts = Array(parts)
         if parts.isEmpty { return home.id }
         if parts.count > 4 {
-            throw PathFailure(4, .invalidArgument,
-                              "the path \(quoted(path, limit: 200)) has too many parts; the longest form is "
-                                  + "Home/Room/Accessory/Service/Characteristic")
+            throw PathFailure(
+                4, .invalidArgument,
+                "the path \(quoted(path, limit: 200)) has too many parts; the longest form is "
+                    + "Home/Room/Accessory/Service/Characteristic")
         }
         let room = try self.room(parts[0], in: home)
         if parts.count == 1 { return room.id }
@@ -118,9 +121,10 @@ extension HomeGraph {
     private func room(_ part: String, in home: Home) throws(PathFailure) -> Room {
         let homeRooms = home.roomIDs.compactMap { rooms[$0] }
         guard let room = homeRooms.first(where: { Self.sameName($0.name, part) }) else {
-            throw PathFailure(0, .notFound,
-                              "home \(quoted(home.name)) has no room named \(quoted(part)); its rooms are "
-                                  + Self.list(homeRooms.map(\.name)))
+            throw PathFailure(
+                0, .notFound,
+                "home \(quoted(home.name)) has no room named \(quoted(part)); its rooms are "
+                    + Self.list(homeRooms.map(\.name)))
         }
         return room
     }
@@ -129,14 +133,16 @@ extension HomeGraph {
         let inRoom = home.accessoryIDs.compactMap { accessories[$0] }.filter { $0.roomID == room.id }
         let named = inRoom.filter { Self.sameName($0.name, part) }
         guard let accessory = named.first else {
-            throw PathFailure(1, .notFound,
-                              "room \(quoted(room.name)) has no accessory named \(quoted(part)); its accessories are "
-                                  + Self.list(inRoom.map(\.name)))
+            throw PathFailure(
+                1, .notFound,
+                "room \(quoted(room.name)) has no accessory named \(quoted(part)); its accessories are "
+                    + Self.list(inRoom.map(\.name)))
         }
         if named.count > 1 {
-            throw PathFailure(1, .invalidArgument,
-                              "\(quoted(part)) names \(named.count) accessories in room \(quoted(room.name)) "
-                                  + "(\(Self.ids(named.map(\.id)))); use an id")
+            throw PathFailure(
+                1, .invalidArgument,
+                "\(quoted(part)) names \(named.count) accessories in room \(quoted(room.name)) "
+                    + "(\(Self.ids(named.map(\.id)))); use an id")
         }
         return accessory
     }
@@ -157,24 +163,27 @@ extension HomeGraph {
                 let service = segment(for: match.service)
                 return "\(room.name)/\(accessory.name)/\(service)/\(typeName) (id \(match.characteristic.id))"
             }
-            throw PathFailure(2, .invalidArgument,
-                              "accessory \(quoted(accessory.name)) has \(matching.count) \(typeName) characteristics; "
-                                  + "name the service: " + Self.list(paths))
+            throw PathFailure(
+                2, .invalidArgument,
+                "accessory \(quoted(accessory.name)) has \(matching.count) \(typeName) characteristics; "
+                    + "name the service: " + Self.list(paths))
         }
         let servicesNamed = matchingServices(accessoryServices, part)
         if servicesNamed.count == 1 { return servicesNamed[0].id }
         if servicesNamed.count > 1 {
-            throw PathFailure(2, .invalidArgument,
-                              "\(quoted(part)) names \(servicesNamed.count) services of accessory "
-                                  + "\(quoted(accessory.name)) (\(Self.ids(servicesNamed.map(\.id)))); use an id")
+            throw PathFailure(
+                2, .invalidArgument,
+                "\(quoted(part)) names \(servicesNamed.count) services of accessory "
+                    + "\(quoted(accessory.name)) (\(Self.ids(servicesNamed.map(\.id)))); use an id")
         }
         var names: [String] = []
         for item in all where !names.contains(item.characteristic.type.name) {
             names.append(item.characteristic.type.name)
         }
-        throw PathFailure(2, .notFound,
-                          "accessory \(quoted(accessory.name)) has no characteristic or service named \(quoted(part)); "
-                              + "its characteristics are " + Self.list(names, limit: 30))
+        throw PathFailure(
+            2, .notFound,
+            "accessory \(quoted(accessory.name)) has no characteristic or service named \(quoted(part)); "
+                + "its characteristics are " + Self.list(names, limit: 30))
     }
 
     /// The third and fourth parts: a service, then one of its characteristics.
@@ -184,22 +193,25 @@ extension HomeGraph {
         let accessoryServices = accessory.serviceIDs.compactMap { services[$0] }
         let servicesNamed = matchingServices(accessoryServices, servicePart)
         if servicesNamed.isEmpty {
-            throw PathFailure(2, .notFound,
-                              "accessory \(quoted(accessory.name)) has no service named \(quoted(servicePart)); "
-                                  + "its services are " + Self.list(accessoryServices.map(describe)))
+            throw PathFailure(
+                2, .notFound,
+                "accessory \(quoted(accessory.name)) has no service named \(quoted(servicePart)); "
+                    + "its services are " + Self.list(accessoryServices.map(describe)))
         }
         let candidates = servicesNamed.flatMap { $0.characteristicIDs.compactMap { characteristics[$0] } }
         let matching = candidates.filter { Self.sameTypeName($0.type.name, part) }
         if matching.count == 1 { return matching[0].id }
         if matching.count > 1 {
-            throw PathFailure(3, .invalidArgument,
-                              "\(quoted(servicePart + "/" + part)) names \(matching.count) characteristics of "
-                                  + "accessory \(quoted(accessory.name)) (\(Self.ids(matching.map(\.id)))); use an id")
+            throw PathFailure(
+                3, .invalidArgument,
+                "\(quoted(servicePart + "/" + part)) names \(matching.count) characteristics of "
+                    + "accessory \(quoted(accessory.name)) (\(Self.ids(matching.map(\.id)))); use an id")
         }
-        throw PathFailure(3, .notFound,
-                          "service \(quoted(servicePart)) of accessory \(quoted(accessory.name)) has no characteristic "
-                              + "named \(quoted(part)); its characteristics are "
-                              + Self.list(candidates.map(\.type.name), limit: 30))
+        throw PathFailure(
+            3, .notFound,
+            "service \(quoted(servicePart)) of accessory \(quoted(accessory.name)) has no characteristic "
+                + "named \(quoted(part)); its characteristics are "
+                + Self.list(candidates.map(\.type.name), limit: 30))
     }
 
     /// "ids 12, 40".

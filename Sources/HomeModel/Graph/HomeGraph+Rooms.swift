@@ -30,8 +30,9 @@ extension HomeGraph {
         let room = try requireRoom(id)
         let home = try requireHome(room.homeID)
         if id == home.defaultRoomID {
-            throw HomeError(.failedPrecondition,
-                            "\(describe(.room, id)) is the default room of \(homeLabel(home.id)) and cannot be removed")
+            throw HomeError(
+                .failedPrecondition,
+                "\(describe(.room, id)) is the default room of \(homeLabel(home.id)) and cannot be removed")
         }
         var changes: [LayoutChange] = []
         for accessoryID in home.accessoryIDs where accessories[accessoryID]?.roomID == id {

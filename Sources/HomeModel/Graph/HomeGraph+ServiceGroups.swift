@@ -7,8 +7,9 @@ extension HomeGraph {
     public mutating func addServiceGroup(name: String, homeID: ObjectID) throws(HomeError) -> ObjectID {
         let home = try requireHome(homeID)
         try Self.validateName(name, for: .serviceGroup)
-        try requireUniqueName(name, kind: .serviceGroup, among: named(home.serviceGroupIDs, in: serviceGroups),
-                              in: homeLabel(homeID))
+        try requireUniqueName(
+            name, kind: .serviceGroup, among: named(home.serviceGroupIDs, in: serviceGroups),
+            in: homeLabel(homeID))
         let id = allocateID()
         serviceGroups[id] = ServiceGroup(id: id, homeID: homeID, name: name)
         homes[homeID]?.serviceGroupIDs.append(id)
@@ -40,8 +41,10 @@ extension HomeGraph {
         _ = try requireService(serviceID)
         try requireSameHome(serviceID, .service, homeID: group.homeID)
         if group.serviceIDs.contains(serviceID) {
-            throw HomeError(.alreadyExists, "\(describe(.service, serviceID)) is already in "
-                                + describe(.serviceGroup, groupID))
+            throw HomeError(
+                .alreadyExists,
+                "\(describe(.service, serviceID)) is already in "
+                    + describe(.serviceGroup, groupID))
         }
         serviceGroups[groupID]?.serviceIDs.append(serviceID)
         return [change(.updated, groupID)]

@@ -12,16 +12,19 @@ extension HomeGraph {
     ///   `.invalidArgument` for a bad name, time zone, value, range, comparison, or
     ///   an object of another home; `.alreadyExists` if the home has a trigger of that name.
     @discardableResult
-    public mutating func addTrigger(name: String, homeID: ObjectID, kind: TriggerKind, actionSetIDs: [ObjectID] = [],
-                                    enabled: Bool = true) throws(HomeError) -> ObjectID {
+    public mutating func addTrigger(
+        name: String, homeID: ObjectID, kind: TriggerKind, actionSetIDs: [ObjectID] = [],
+        enabled: Bool = true
+    ) throws(HomeError) -> ObjectID {
         let home = try requireHome(homeID)
         try Self.validateName(name, for: .trigger)
         try requireUniqueName(name, kind: .trigger, among: named(home.triggerIDs, in: triggers), in: homeLabel(homeID))
         let kind = try checked(kind, homeID: homeID)
         try checkActionSets(actionSetIDs, homeID: homeID)
         let id = allocateID()
-        triggers[id] = Trigger(id: id, homeID: homeID, name: name, isEnabled: enabled, actionSetIDs: actionSetIDs,
-                               kind: kind)
+        triggers[id] = Trigger(
+            id: id, homeID: homeID, name: name, isEnabled: enabled, actionSetIDs: actionSetIDs,
+            kind: kind)
         homes[homeID]?.triggerIDs.append(id)
         return id
     }
@@ -69,8 +72,10 @@ extension HomeGraph {
         let trigger = try requireTrigger(triggerID)
         try checkActionSets([actionSetID], homeID: trigger.homeID)
         if trigger.actionSetIDs.contains(actionSetID) {
-            throw HomeError(.alreadyExists, "\(describe(.trigger, triggerID)) already runs "
-                                + describe(.actionSet, actionSetID))
+            throw HomeError(
+                .alreadyExists,
+                "\(describe(.trigger, triggerID)) already runs "
+                    + describe(.actionSet, actionSetID))
         }
         triggers[triggerID]?.actionSetIDs.append(actionSetID)
         return [change(.updated, triggerID)]
@@ -108,20 +113,25 @@ extension HomeGraph {
         case .timer(let fireDateMs, let timeZone, _):
             guard TriggerKind.fireDateRange.contains(fireDateMs) else {
                 let range = TriggerKind.fireDateRange
-                throw HomeError(.invalidArgument, "a timer's fire_date_ms \(fireDateMs) is outside \(range.lowerBound)…"
-                                    + "\(range.upperBound) (1970-01-01 to 9999-12-31 UTC)")
+                throw HomeError(
+                    .invalidArgument,
+                    "a timer's fire_date_ms \(fireDateMs) is outside \(range.lowerBound)…"
+                        + "\(range.upperBound) (1970-01-01 to 9999-12-31 UTC)")
             }
             // An IANA name ("Europe/Berlin", "UTC"); the daemon resolves it when scheduling.
             if timeZone.isEmpty || timeZone.utf8.count > 64 || timeZone.contains(where: \.isWhitespace) {
-                throw HomeError(.invalidArgument, "a timer trigger needs an IANA time zone such as Europe/Berlin, "
-                                    + "not \(quoted(timeZone))")
+                throw HomeError(
+                    .invalidArgument,
+                    "a timer trigger needs an IANA time zone such as Europe/Berlin, "
+                        + "not \(quoted(timeZone))")
             }
             return kind
         case .event(let characteristicID, let value, let rangeMin, let rangeMax, let conditions):
             let characteristic = try watchable(characteristicID, homeID: homeID)
             if value != nil && (rangeMin != nil || rangeMax != nil) {
-                throw HomeError(.invalidArgument,
-                                "an event trigger on \(characteristic.label) fires on a value or on a range, not both")
+                throw HomeError(
+                    .invalidArgument,
+                    "an event trigger on \(characteristic.label) fires on a value or on a range, not both")
             }
             let normalized = try value.map { (value) throws(HomeError) in
                 try characteristic.validate(value, enforceWritable: false)
@@ -135,16 +145,19 @@ extension HomeGraph {
                 }
                 if let low = rangeMin, let high = rangeMax, low > high {
                     let range = "\(formatNumber(low))…\(formatNumber(high))"
-                    throw HomeError(.invalidArgument, "the range \(range) for \(characteristic.label) is empty: "
-                                        + "its minimum is above its maximum")
+                    throw HomeError(
+                        .invalidArgument,
+                        "the range \(range) for \(characteristic.label) is empty: "
+                            + "its minimum is above its maximum")
                 }
             }
             var checkedConditions: [CharacteristicCondition] = []
             for condition in conditions {
                 checkedConditions.append(try checked(condition, homeID: homeID))
             }
-            return .event(characteristicID: characteristicID, value: normalized, rangeMin: rangeMin, rangeMax: rangeMax,
-                          conditions: checkedConditions)
+            return .event(
+                characteristicID: characteristicID, value: normalized, rangeMin: rangeMin, rangeMax: rangeMax,
+                conditions: checkedConditions)
         }
     }
 
@@ -153,8 +166,9 @@ extension HomeGraph {
         let characteristic = try requireCharacteristic(id)
         try requireSameHome(id, .characteristic, homeID: homeID)
         if !characteristic.properties.supportsEventNotification {
-            throw HomeError(.invalidArgument,
-                            "\(characteristic.label) does not notify changes, so no trigger can watch it")
+            throw HomeError(
+                .invalidArgument,
+                "\(characteristic.label) does not notify changes, so no trigger can watch it")
         }
         return characteristic
     }
@@ -170,12 +184,14 @@ extension HomeGraph {
         let ordering: Set<Comparison> = [.less, .lessOrEqual, .greater, .greaterOrEqual]
         let format = characteristic.metadata.format
         if ordering.contains(condition.comparison) && !(format.isInteger || format == .float) {
-            throw HomeError(.invalidArgument,
-                            "\(characteristic.label) is not a number, so a condition cannot compare it with "
-                                + condition.comparison.rawValue)
+            throw HomeError(
+                .invalidArgument,
+                "\(characteristic.label) is not a number, so a condition cannot compare it with "
+                    + condition.comparison.rawValue)
         }
         let value = try characteristic.validate(condition.value, enforceWritable: false)
-        return CharacteristicCondition(characteristicID: condition.characteristicID, comparison: condition.comparison,
-                                       value: value)
+        return CharacteristicCondition(
+            characteristicID: condition.characteristicID, comparison: condition.comparison,
+            value: value)
     }
 }

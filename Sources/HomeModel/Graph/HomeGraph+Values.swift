@@ -53,7 +53,9 @@ extension Characteristic {
     ///
     /// - Parameter isOccurrence: whether the characteristic is event-only, when the
     ///   caller knows already (nil: look it up).
-    fileprivate mutating func store(_ newValue: CharacteristicValue, isOccurrence: Bool?, nowMs: Int64) -> CharacteristicValue? {
+    fileprivate mutating func store(_ newValue: CharacteristicValue, isOccurrence: Bool?, nowMs: Int64)
+        -> CharacteristicValue?
+    {
         if value == newValue && properties.readable && !(isOccurrence ?? isEventOnly) { return nil }
         value = newValue
         lastUpdatedMs = nowMs
@@ -74,9 +76,12 @@ public struct CheckedWrite: Sendable {
 }
 
 extension Characteristic {
-    fileprivate func checkWrite(_ value: CharacteristicValue, enforceWritable: Bool,
-                                at index: HomeGraph.CharacteristicIndex) throws(HomeError) -> CheckedWrite {
-        CheckedWrite(value: try validate(value, enforceWritable: enforceWritable), accessoryID: accessoryID,
-                     serviceID: serviceID, isOccurrence: isEventOnly, index: index)
+    fileprivate func checkWrite(
+        _ value: CharacteristicValue, enforceWritable: Bool,
+        at index: HomeGraph.CharacteristicIndex
+    ) throws(HomeError) -> CheckedWrite {
+        CheckedWrite(
+            value: try validate(value, enforceWritable: enforceWritable), accessoryID: accessoryID,
+            serviceID: serviceID, isOccurrence: isEventOnly, index: index)
     }
 }

@@ -38,15 +38,16 @@ public struct HomeGraph: Sendable, Equatable {
     ///
     /// - Throws: `.dataLoss` naming the first inconsistency: a duplicate id, a
     ///   dangling reference, an id at or above `nextID`, ….
-    public init(homes: [Home], rooms: [Room], zones: [Zone], accessories: [Accessory],
-                services: [AccessoryService], characteristics: [Characteristic], serviceGroups: [ServiceGroup],
-                actionSets: [ActionSet], triggers: [Trigger], homeOrder: [ObjectID], nextID: ObjectID)
+    public init(
+        homes: [Home], rooms: [Room], zones: [Zone], accessories: [Accessory],
+        services: [AccessoryService], characteristics: [Characteristic], serviceGroups: [ServiceGroup],
+        actionSets: [ActionSet], triggers: [Trigger], homeOrder: [ObjectID], nextID: ObjectID
+    )
         throws(HomeError)
     {
         var seen = Set<ObjectID>()
         func table<T: Identifiable>(_ objects: [T], _ kind: ObjectKind) throws(HomeError) -> [ObjectID: T]
-            where T.ID == ObjectID
-        {
+        where T.ID == ObjectID {
             var table: [ObjectID: T] = [:]
             table.reserveCapacity(objects.count)
             for object in objects {

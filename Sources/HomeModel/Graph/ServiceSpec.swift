@@ -17,9 +17,11 @@ public struct ServiceSpec: Sendable, Hashable {
     public var optionalCharacteristics: [String]
     public var isHidden: Bool
 
-    public init(type: String, name: String? = nil, primary: Bool = false,
-                characteristics: [String: CharacteristicValue] = [:], optionalCharacteristics: [String] = [],
-                hidden: Bool = false) {
+    public init(
+        type: String, name: String? = nil, primary: Bool = false,
+        characteristics: [String: CharacteristicValue] = [:], optionalCharacteristics: [String] = [],
+        hidden: Bool = false
+    ) {
         self.type = type
         self.name = name
         self.isPrimary = primary

@@ -30,7 +30,7 @@ extension HomeGraph {
 
 /// Each operation mapped onto the graph's own methods.
 private enum LayoutOperations {
-        static func changes(of operation: LayoutOperation, in graph: inout HomeGraph) throws(HomeError) -> Outcome {
+    static func changes(of operation: LayoutOperation, in graph: inout HomeGraph) throws(HomeError) -> Outcome {
         switch operation {
         case .addHome(let name):
             let id = try graph.addHome(name: name)
@@ -62,13 +62,18 @@ private enum LayoutOperations {
         case .addActionSet(let name, let kind, let homeID):
             return added(try graph.addActionSet(name: name, kind: kind, homeID: homeID), in: graph)
         case .addAction(let action, let actionSetID):
-            return (try graph.addAction(characteristicID: action.characteristicID, value: action.value,
-                                        toActionSet: actionSetID), 0)
+            return (
+                try graph.addAction(
+                    characteristicID: action.characteristicID, value: action.value,
+                    toActionSet: actionSetID), 0
+            )
         case .removeAction(let characteristicID, let actionSetID):
             return (try graph.removeAction(characteristicID: characteristicID, fromActionSet: actionSetID), 0)
         case .addTrigger(let name, let homeID, let kind, let actionSetIDs, let enabled):
-            return added(try graph.addTrigger(name: name, homeID: homeID, kind: kind, actionSetIDs: actionSetIDs,
-                                              enabled: enabled), in: graph)
+            return added(
+                try graph.addTrigger(
+                    name: name, homeID: homeID, kind: kind, actionSetIDs: actionSetIDs,
+                    enabled: enabled), in: graph)
         case .setTriggerEnabled(let triggerID, let enabled):
             return (try graph.setTrigger(triggerID, enabled: enabled), 0)
         case .addActionSetToTrigger(let actionSetID, let triggerID):
@@ -96,8 +101,9 @@ private enum LayoutOperations {
         case .trigger: return try graph.renameTrigger(id, to: name)
         case .characteristic:
             let typeName = graph.characteristic(id)?.type.name ?? "?"
-            throw HomeError(.invalidArgument,
-                            "characteristic \(id) (\(typeName)) is named by its type and cannot be renamed")
+            throw HomeError(
+                .invalidArgument,
+                "characteristic \(id) (\(typeName)) is named by its type and cannot be renamed")
         case nil:
             throw HomeError(.notFound, "no object with id \(id) to rename")
         }
@@ -114,12 +120,16 @@ private enum LayoutOperations {
         case .trigger: return try graph.removeTrigger(id)
         case .service:
             let accessoryID = graph.service(id)?.accessoryID ?? 0
-            throw HomeError(.invalidArgument, "service \(id) is part of accessory \(accessoryID) and cannot be "
-                                + "removed on its own; remove the accessory")
+            throw HomeError(
+                .invalidArgument,
+                "service \(id) is part of accessory \(accessoryID) and cannot be "
+                    + "removed on its own; remove the accessory")
         case .characteristic:
             let serviceID = graph.characteristic(id)?.serviceID ?? 0
-            throw HomeError(.invalidArgument, "characteristic \(id) is part of service \(serviceID) and cannot be "
-                                + "removed on its own")
+            throw HomeError(
+                .invalidArgument,
+                "characteristic \(id) is part of service \(serviceID) and cannot be "
+                    + "removed on its own")
         case nil:
             throw HomeError(.notFound, "no object with id \(id) to remove")
         }

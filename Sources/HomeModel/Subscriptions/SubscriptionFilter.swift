@@ -14,9 +14,11 @@ public struct SubscriptionFilter: Hashable, Sendable {
     /// Empty = every kind.
     public var kinds: [EventKind] = []
 
-    public init(homeIDs: [ObjectID] = [], roomIDs: [ObjectID] = [], zoneIDs: [ObjectID] = [],
-                accessoryIDs: [ObjectID] = [], serviceIDs: [ObjectID] = [], characteristicIDs: [ObjectID] = [],
-                serviceTypes: [String] = [], characteristicTypes: [String] = [], kinds: [EventKind] = []) {
+    public init(
+        homeIDs: [ObjectID] = [], roomIDs: [ObjectID] = [], zoneIDs: [ObjectID] = [],
+        accessoryIDs: [ObjectID] = [], serviceIDs: [ObjectID] = [], characteristicIDs: [ObjectID] = [],
+        serviceTypes: [String] = [], characteristicTypes: [String] = [], kinds: [EventKind] = []
+    ) {
         self.homeIDs = homeIDs
         self.roomIDs = roomIDs
         self.zoneIDs = zoneIDs
@@ -79,8 +81,10 @@ public struct SubscriptionStats: Hashable, Sendable {
     public var merged: UInt64
     public var dropped: UInt64
 
-    public init(subscriptionID: UInt64, callID: UInt64, policy: SlowConsumerPolicy, queueLimit: UInt32,
-                queueDepth: UInt32, sent: UInt64, merged: UInt64, dropped: UInt64) {
+    public init(
+        subscriptionID: UInt64, callID: UInt64, policy: SlowConsumerPolicy, queueLimit: UInt32,
+        queueDepth: UInt32, sent: UInt64, merged: UInt64, dropped: UInt64
+    ) {
         self.subscriptionID = subscriptionID
         self.callID = callID
         self.policy = policy

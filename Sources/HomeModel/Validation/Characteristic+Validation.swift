@@ -96,20 +96,23 @@ private struct ValueCheck {
             let length = text.utf8.count
             let limit = metadata.maxLength ?? CharacteristicTypeInfo.defaultStringMaxLength
             if length > limit {
-                throw HomeError(.invalidArgument,
-                                "\(label): the string \(quoted(text)) is \(length) bytes long; "
-                                    + "the maximum length is \(limit) bytes")
+                throw HomeError(
+                    .invalidArgument,
+                    "\(label): the string \(quoted(text)) is \(length) bytes long; "
+                        + "the maximum length is \(limit) bytes")
             }
             return normalized
         case .data(let bytes):
             if let limit = metadata.maxLength, bytes.count > limit {
-                throw HomeError(.invalidArgument,
-                                "\(label): the data \(hexPreview(bytes)) is \(bytes.count) bytes long; "
-                                    + "the maximum length is \(limit) bytes")
+                throw HomeError(
+                    .invalidArgument,
+                    "\(label): the data \(hexPreview(bytes)) is \(bytes.count) bytes long; "
+                        + "the maximum length is \(limit) bytes")
             }
             if format == .tlv8, let problem = TLV8.malformation(bytes) {
-                throw HomeError(.invalidArgument,
-                                "\(label): the data \(hexPreview(bytes)) is not well-formed TLV8: \(problem)")
+                throw HomeError(
+                    .invalidArgument,
+                    "\(label): the data \(hexPreview(bytes)) is not well-formed TLV8: \(problem)")
             }
             return normalized
         }
@@ -122,15 +125,17 @@ private struct ValueCheck {
         let format = metadata.format
         switch (format, value) {
         case (.bool, .int), (.bool, .uint):
-            return HomeError(.invalidArgument,
-                             "\(label) takes a bool; \(value.phrase) is neither 0 nor 1")
+            return HomeError(
+                .invalidArgument,
+                "\(label) takes a bool; \(value.phrase) is neither 0 nor 1")
         case (.float, .float(let number)) where !number.isFinite:
             return HomeError(.invalidArgument, "\(label) takes a finite number, not \(number)")
         case (_, .int), (_, .uint):
             if format.isInteger, let range = format.integerRange {
-                return HomeError(.invalidArgument,
-                                 "\(label): \(value.shortDescription) is outside the \(format.rawValue) range "
-                                     + "\(range.lowerBound)…\(range.upperBound)")
+                return HomeError(
+                    .invalidArgument,
+                    "\(label): \(value.shortDescription) is outside the \(format.rawValue) range "
+                        + "\(range.lowerBound)…\(range.upperBound)")
             }
         default:
             break
@@ -176,19 +181,21 @@ private struct ValueCheck {
             let allowed = metadata.validValues.map { value in
                 names?.name(ofValidValue: value).map { "\(value) (\($0))" } ?? String(value)
             }
-            throw HomeError(.invalidArgument,
-                            "\(label): \(shown()) is not a valid value; valid values are "
-                                + allowed.joined(separator: ", "))
+            throw HomeError(
+                .invalidArgument,
+                "\(label): \(shown()) is not a valid value; valid values are "
+                    + allowed.joined(separator: ", "))
         }
         if metadata.validBits != 0 {
             let bits = UInt64(truncatingIfNeeded: number)
             let outside = bits & ~metadata.validBits
             if outside != 0 {
                 let names = typeInfo?.validBits.map { "bit \($0.bit): \($0.name)" } ?? []
-                throw HomeError(.invalidArgument,
-                                "\(label): \(shown()) sets bits 0x\(String(outside, radix: 16)) outside the valid bits "
-                                    + "0x\(String(metadata.validBits, radix: 16))"
-                                    + (names.isEmpty ? "" : " (\(names.joined(separator: ", ")))"))
+                throw HomeError(
+                    .invalidArgument,
+                    "\(label): \(shown()) sets bits 0x\(String(outside, radix: 16)) outside the valid bits "
+                        + "0x\(String(metadata.validBits, radix: 16))"
+                        + (names.isEmpty ? "" : " (\(names.joined(separator: ", ")))"))
             }
         }
     }
@@ -215,8 +222,9 @@ private struct ValueCheck {
     private func stepError(_ shown: String) -> HomeError {
         let step = formatNumber(metadata.minStep ?? 0)
         let base = formatNumber(metadata.minValue ?? 0)
-        return HomeError(.invalidArgument,
-                         "\(label): \(shown) is not a multiple of the step \(step) from the minimum \(base)")
+        return HomeError(
+            .invalidArgument,
+            "\(label): \(shown) is not a multiple of the step \(step) from the minimum \(base)")
     }
 }
 

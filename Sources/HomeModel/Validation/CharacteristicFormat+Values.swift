@@ -56,9 +56,11 @@ extension CharacteristicFormat {
             return .bool(number == 1)
         case (.bool, .uint(let number)) where number == 0 || number == 1:
             return .bool(number == 1)
-        case (.uint8, .uint(let number)), (.uint16, .uint(let number)), (.uint32, .uint(let number)), (.uint64, .uint(let number)):
+        case (.uint8, .uint(let number)), (.uint16, .uint(let number)), (.uint32, .uint(let number)),
+            (.uint64, .uint(let number)):
             return number <= unsignedMaximum ? value : nil
-        case (.uint8, .int(let number)), (.uint16, .int(let number)), (.uint32, .int(let number)), (.uint64, .int(let number)):
+        case (.uint8, .int(let number)), (.uint16, .int(let number)), (.uint32, .int(let number)),
+            (.uint64, .int(let number)):
             return number >= 0 && UInt64(number) <= unsignedMaximum ? .uint(UInt64(number)) : nil
         case (.int, .int(let number)):
             return number >= Int64(Int32.min) && number <= Int64(Int32.max) ? value : nil

@@ -28,7 +28,8 @@ public struct CharacteristicRead: Hashable, Sendable {
     public var lastUpdatedMs: Int64
     /// Why this one read failed; nil when it succeeded.
     public var error: HomeError?
-    public init(characteristicID: ObjectID, value: CharacteristicValue?, lastUpdatedMs: Int64, error: HomeError? = nil) {
+    public init(characteristicID: ObjectID, value: CharacteristicValue?, lastUpdatedMs: Int64, error: HomeError? = nil)
+    {
         self.characteristicID = characteristicID
         self.value = value
         self.lastUpdatedMs = lastUpdatedMs

@@ -30,13 +30,17 @@ public struct AutomationEngine: Service {
     ///   - store: the store whose triggers run and whose events fire them.
     ///   - clock: the wall clock timers follow; tests pass one they drive.
     ///   - limits: the loop and rate guards.
-    public init(store: HomeStore, clock: any AutomationClock = SystemAutomationClock(),
-                limits: AutomationLimits = AutomationLimits(), logger: Logger) {
+    public init(
+        store: HomeStore, clock: any AutomationClock = SystemAutomationClock(),
+        limits: AutomationLimits = AutomationLimits(), logger: Logger
+    ) {
         self.init(store: store, clock: clock, limits: limits, logger: logger, onReady: {})
     }
 
-    init(store: HomeStore, clock: any AutomationClock, limits: AutomationLimits, logger: Logger,
-         onReady: @escaping @Sendable () -> Void) {
+    init(
+        store: HomeStore, clock: any AutomationClock, limits: AutomationLimits, logger: Logger,
+        onReady: @escaping @Sendable () -> Void
+    ) {
         self.store = store
         self.clock = clock
         self.limits = limits
@@ -64,14 +68,17 @@ public struct AutomationEngine: Service {
             sleeper = nil
             guard let earliest else { return }
             let clock = self.clock
-            sleeper = (earliest, Task {
-                do {
-                    try await clock.sleep(untilMs: earliest)
-                    continuation.yield(.timerDue)
-                } catch {
-                    // Cancelled: a sooner or later timer replaced this one.
+            sleeper = (
+                earliest,
+                Task {
+                    do {
+                        try await clock.sleep(untilMs: earliest)
+                        continuation.yield(.timerDue)
+                    } catch {
+                        // Cancelled: a sooner or later timer replaced this one.
+                    }
                 }
-            })
+            )
         }
 
         func rescan() {
@@ -80,8 +87,9 @@ public struct AutomationEngine: Service {
             for id in timers.rescan(graph, nowMs: clock.nowMs) {
                 guard let trigger = graph.triggers[id], case .timer(_, let timeZone, _) = trigger.kind else { continue }
                 if TimerSchedule.timeZone(named: timeZone) == nil {
-                    logger.warning("timer trigger's time zone is unknown; reckoning it in UTC",
-                                   metadata: ["trigger": "\(id)", "name": "\(trigger.name)", "timeZone": "\(timeZone)"])
+                    logger.warning(
+                        "timer trigger's time zone is unknown; reckoning it in UTC",
+                        metadata: ["trigger": "\(id)", "name": "\(trigger.name)", "timeZone": "\(timeZone)"])
                 }
             }
             rearm(force: false)
@@ -101,19 +109,24 @@ public struct AutomationEngine: Service {
                 let now = clock.nowMs
                 for due in timers.takeDue(nowMs: now) {
                     if now - due.scheduledMs > limits.timerGraceMs {
-                        logger.notice("timer trigger skipped: its moment passed too long ago", metadata: [
-                            "trigger": "\(due.triggerID)", "scheduledMs": "\(due.scheduledMs)", "nowMs": "\(now)",
-                        ])
+                        logger.notice(
+                            "timer trigger skipped: its moment passed too long ago",
+                            metadata: [
+                                "trigger": "\(due.triggerID)", "scheduledMs": "\(due.scheduledMs)", "nowMs": "\(now)",
+                            ])
                         continue
                     }
                     fire(due.triggerID, chain: [], cause: "timer \(due.scheduledMs)")
                 }
                 rearm(force: true)
             case .suppressed(let triggerID, let reason, let seq):
-                logger.warning("event trigger not fired: \(reason.rawValue)", metadata: [
-                    "trigger": "\(triggerID)", "seq": "\(seq)",
-                    "limit": "\(limits.maxFirings) per \(limits.rateWindowMs) ms, cascade depth \(limits.maxCascadeDepth)",
-                ])
+                logger.warning(
+                    "event trigger not fired: \(reason.rawValue)",
+                    metadata: [
+                        "trigger": "\(triggerID)", "seq": "\(seq)",
+                        "limit":
+                            "\(limits.maxFirings) per \(limits.rateWindowMs) ms, cascade depth \(limits.maxCascadeDepth)",
+                    ])
             }
         }
     }
@@ -129,24 +142,30 @@ public struct AutomationEngine: Service {
         }
         let origin = Origin(kind: .automation, name: trigger.name)
         let seq = store.recordTriggerFired(triggerID, origin: origin)
-        logger.info("trigger fired", metadata: [
-            "trigger": "\(triggerID)", "name": "\(trigger.name)", "seq": "\(seq)", "cause": "\(cause)",
-        ])
+        logger.info(
+            "trigger fired",
+            metadata: [
+                "trigger": "\(triggerID)", "name": "\(trigger.name)", "seq": "\(seq)", "cause": "\(cause)",
+            ])
         AutomationContext.$chain.withValue(chain + [triggerID]) {
             for actionSetID in trigger.actionSetIDs {
                 do throws(HomeError) {
                     let response = try store.executeActionSet(actionSetID, origin: origin)
                     for result in response.results {
                         guard let error = result.error else { continue }
-                        logger.warning("a write of a triggered scene failed", metadata: [
-                            "trigger": "\(triggerID)", "actionSet": "\(actionSetID)",
-                            "characteristic": "\(result.characteristicID)", "error": "\(error)",
-                        ])
+                        logger.warning(
+                            "a write of a triggered scene failed",
+                            metadata: [
+                                "trigger": "\(triggerID)", "actionSet": "\(actionSetID)",
+                                "characteristic": "\(result.characteristicID)", "error": "\(error)",
+                            ])
                     }
                 } catch {
-                    logger.warning("a triggered scene could not run", metadata: [
-                        "trigger": "\(triggerID)", "actionSet": "\(actionSetID)", "error": "\(error)",
-                    ])
+                    logger.warning(
+                        "a triggered scene could not run",
+                        metadata: [
+                            "trigger": "\(triggerID)", "actionSet": "\(actionSetID)", "error": "\(error)",
+                        ])
                 }
             }
         }

@@ -20,8 +20,10 @@ public struct AutomationLimits: Sendable, Hashable {
     /// clock was set forward) is skipped, not fired late.
     public var timerGraceMs: Int64
 
-    public init(maxFirings: Int = 10, rateWindowMs: Int64 = 10_000, maxCascadeDepth: Int = 8,
-                timerGraceMs: Int64 = 60_000) {
+    public init(
+        maxFirings: Int = 10, rateWindowMs: Int64 = 10_000, maxCascadeDepth: Int = 8,
+        timerGraceMs: Int64 = 60_000
+    ) {
         self.maxFirings = max(maxFirings, 1)
         self.rateWindowMs = max(rateWindowMs, 0)
         self.maxCascadeDepth = max(maxCascadeDepth, 1)

@@ -90,11 +90,15 @@ final class AutomationObserver: HomeEventObserver {
             state.lastValues[id] = change.value
             let occurrence = graph.characteristics[id]?.isEventOnly ?? false
             var outputs: [AutomationInput] = []
-            for rule in rules where rule.fires(from: old, to: change.value, occurrence: occurrence)
-                && rule.conditionsHold(in: graph) {
+            for rule in rules
+            where rule.fires(from: old, to: change.value, occurrence: occurrence)
+                && rule.conditionsHold(in: graph)
+            {
                 let chain = event.origin.kind == .automation ? AutomationContext.chain : []
-                if let reason = Self.guardStops(rule.triggerID, chain: chain, at: event.timeMs, limits: limits,
-                                                state: &state) {
+                if let reason = Self.guardStops(
+                    rule.triggerID, chain: chain, at: event.timeMs, limits: limits,
+                    state: &state)
+                {
                     let last = state.reportedSuppression[rule.triggerID]
                     if last.map({ event.timeMs - $0 >= limits.rateWindowMs }) ?? true {
                         state.reportedSuppression[rule.triggerID] = event.timeMs
@@ -110,8 +114,10 @@ final class AutomationObserver: HomeEventObserver {
     }
 
     /// The guard that stops a firing, if any; otherwise records the firing.
-    private static func guardStops(_ triggerID: ObjectID, chain: [ObjectID], at timeMs: Int64,
-                                   limits: AutomationLimits, state: inout State) -> AutomationInput.Suppression? {
+    private static func guardStops(
+        _ triggerID: ObjectID, chain: [ObjectID], at timeMs: Int64,
+        limits: AutomationLimits, state: inout State
+    ) -> AutomationInput.Suppression? {
         if chain.contains(triggerID) { return .cascade }
         if chain.count >= limits.maxCascadeDepth { return .depth }
         var recent = state.recentFirings[triggerID] ?? []

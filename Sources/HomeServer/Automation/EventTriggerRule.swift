@@ -19,14 +19,17 @@ struct EventTriggerRule: Hashable, Sendable {
     /// The rule of an enabled event trigger; nil for a timer or a disabled trigger.
     init?(_ trigger: Trigger) {
         guard trigger.isEnabled,
-              case .event(let characteristicID, let value, let rangeMin, let rangeMax, let conditions) = trigger.kind
+            case .event(let characteristicID, let value, let rangeMin, let rangeMax, let conditions) = trigger.kind
         else { return nil }
-        self.init(triggerID: trigger.id, characteristicID: characteristicID, value: value, rangeMin: rangeMin,
-                  rangeMax: rangeMax, conditions: conditions)
+        self.init(
+            triggerID: trigger.id, characteristicID: characteristicID, value: value, rangeMin: rangeMin,
+            rangeMax: rangeMax, conditions: conditions)
     }
 
-    init(triggerID: ObjectID, characteristicID: ObjectID, value: CharacteristicValue? = nil, rangeMin: Double? = nil,
-         rangeMax: Double? = nil, conditions: [CharacteristicCondition] = []) {
+    init(
+        triggerID: ObjectID, characteristicID: ObjectID, value: CharacteristicValue? = nil, rangeMin: Double? = nil,
+        rangeMax: Double? = nil, conditions: [CharacteristicCondition] = []
+    ) {
         self.triggerID = triggerID
         self.characteristicID = characteristicID
         self.value = value

@@ -26,8 +26,10 @@ public enum TimerSchedule {
     ///   - fireDateMs: the first firing, milliseconds since the Unix epoch.
     ///   - timeZone: an IANA name; one Foundation does not know counts as UTC.
     ///   - recurrence: how often it repeats.
-    public static func nextFireDate(after afterMs: Int64, fireDateMs: Int64, timeZone: String,
-                                    recurrence: Recurrence) -> Int64? {
+    public static func nextFireDate(
+        after afterMs: Int64, fireDateMs: Int64, timeZone: String,
+        recurrence: Recurrence
+    ) -> Int64? {
         if fireDateMs > afterMs { return fireDateMs }
         // Any Int64 may come from a database written by another build: arithmetic
         // that would overflow means "never again", never a trap.
@@ -42,11 +44,13 @@ public enum TimerSchedule {
             let (next, overflowAdding) = fireDateMs.addingReportingOverflow(hours)
             return overflowMultiplying || overflowAdding ? nil : next
         case .daily:
-            return nextCalendarOccurrence(after: afterMs, elapsed: elapsed, fireDateMs: fireDateMs, stepDays: 1,
-                                          timeZone: timeZone)
+            return nextCalendarOccurrence(
+                after: afterMs, elapsed: elapsed, fireDateMs: fireDateMs, stepDays: 1,
+                timeZone: timeZone)
         case .weekly:
-            return nextCalendarOccurrence(after: afterMs, elapsed: elapsed, fireDateMs: fireDateMs, stepDays: 7,
-                                          timeZone: timeZone)
+            return nextCalendarOccurrence(
+                after: afterMs, elapsed: elapsed, fireDateMs: fireDateMs, stepDays: 7,
+                timeZone: timeZone)
         }
     }
 
@@ -55,8 +59,10 @@ public enum TimerSchedule {
         TimeZone(identifier: name)
     }
 
-    private static func nextCalendarOccurrence(after afterMs: Int64, elapsed: Int64, fireDateMs: Int64, stepDays: Int,
-                                               timeZone: String) -> Int64? {
+    private static func nextCalendarOccurrence(
+        after afterMs: Int64, elapsed: Int64, fireDateMs: Int64, stepDays: Int,
+        timeZone: String
+    ) -> Int64? {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = Self.timeZone(named: timeZone) ?? TimeZone(identifier: "UTC") ?? calendar.timeZone
         let anchor = Date(timeIntervalSince1970: Double(fireDateMs) / 1000)

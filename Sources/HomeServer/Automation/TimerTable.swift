@@ -38,15 +38,18 @@ struct TimerTable: Sendable {
         for trigger in graph.triggers.values where trigger.isEnabled {
             guard case .timer(let fireDateMs, let timeZone, let recurrence) = trigger.kind else { continue }
             if let existing = armed[trigger.id], existing.fireDateMs == fireDateMs, existing.timeZone == timeZone,
-               existing.recurrence == recurrence {
+                existing.recurrence == recurrence
+            {
                 updated[trigger.id] = existing
                 continue
             }
             // "after now - 1": a timer set for this very millisecond still fires.
-            let next = TimerSchedule.nextFireDate(after: nowMs - 1, fireDateMs: fireDateMs, timeZone: timeZone,
-                                                  recurrence: recurrence)
-            updated[trigger.id] = Armed(fireDateMs: fireDateMs, timeZone: timeZone, recurrence: recurrence,
-                                        nextMs: next)
+            let next = TimerSchedule.nextFireDate(
+                after: nowMs - 1, fireDateMs: fireDateMs, timeZone: timeZone,
+                recurrence: recurrence)
+            updated[trigger.id] = Armed(
+                fireDateMs: fireDateMs, timeZone: timeZone, recurrence: recurrence,
+                nextMs: next)
             armedAnew.append(trigger.id)
         }
         armed = updated
@@ -61,8 +64,9 @@ struct TimerTable: Sendable {
         for (id, timer) in armed {
             guard let next = timer.nextMs, next <= nowMs else { continue }
             due.append(Due(triggerID: id, scheduledMs: next))
-            armed[id]?.nextMs = TimerSchedule.nextFireDate(after: nowMs, fireDateMs: timer.fireDateMs,
-                                                           timeZone: timer.timeZone, recurrence: timer.recurrence)
+            armed[id]?.nextMs = TimerSchedule.nextFireDate(
+                after: nowMs, fireDateMs: timer.fireDateMs,
+                timeZone: timer.timeZone, recurrence: timer.recurrence)
         }
         return due.sorted { ($0.scheduledMs, $0.triggerID) < ($1.scheduledMs, $1.triggerID) }
     }

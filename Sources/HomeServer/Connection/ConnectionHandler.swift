@@ -43,15 +43,19 @@ final class ConnectionHandler: ChannelDuplexHandler {
     private var unansweredPing: UInt64?
     private var context: ChannelHandlerContext?
 
-    init(router: HomeRouter, registry: ConnectionRegistry, configuration: ServerConfiguration, journalID: String,
-         logger: Logger) {
+    init(
+        router: HomeRouter, registry: ConnectionRegistry, configuration: ServerConfiguration, journalID: String,
+        logger: Logger
+    ) {
         self.router = router
         self.registry = registry
         self.configuration = configuration
         self.journalID = journalID
         self.logger = logger
-        self.machine = ConnectionStateMachine(limits: .init(maxFrameSize: configuration.maxFrameSize,
-                                                            maxStreams: configuration.maxStreamsPerConnection))
+        self.machine = ConnectionStateMachine(
+            limits: .init(
+                maxFrameSize: configuration.maxFrameSize,
+                maxStreams: configuration.maxStreamsPerConnection))
         self.frames = NIOSingleStepByteToMessageProcessor(FrameDecoder(maxFrameSize: configuration.maxFrameSize))
     }
 
@@ -67,8 +71,11 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     func channelActive(context: ChannelHandlerContext) {
         guard let id = registry.add(context.channel, limit: configuration.maxConnections) else {
-            fail(context, HomeError(.resourceExhausted,
-                                    "too many connections: the daemon accepts at most \(configuration.maxConnections)"))
+            fail(
+                context,
+                HomeError(
+                    .resourceExhausted,
+                    "too many connections: the daemon accepts at most \(configuration.maxConnections)"))
             return
         }
         connectionID = id
@@ -98,8 +105,12 @@ final class ConnectionHandler: ChannelDuplexHandler {
             return
         }
         if let nonce = unansweredPing {
-            fail(context, HomeError(.deadlineExceeded, "no answer to the daemon's ping \(nonce) within "
-                                        + "\(configuration.keepaliveIntervalMs) ms; closing the connection"))
+            fail(
+                context,
+                HomeError(
+                    .deadlineExceeded,
+                    "no answer to the daemon's ping \(nonce) within "
+                        + "\(configuration.keepaliveIntervalMs) ms; closing the connection"))
             return
         }
         let nonce = UInt64.random(in: 1...UInt64.max)
@@ -153,7 +164,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
             return
         }
         if let event = event as? ChannelEvent, event == .inputClosed, frames.unprocessedBytes > 0 {
-            logger.debug("connection closed in the middle of a frame (\(frames.unprocessedBytes) bytes of an incomplete frame)")
+            logger.debug(
+                "connection closed in the middle of a frame (\(frames.unprocessedBytes) bytes of an incomplete frame)")
         }
         context.fireUserInboundEventTriggered(event)
     }
@@ -183,10 +195,15 @@ final class ConnectionHandler: ChannelDuplexHandler {
         }
         guard partialFrameTimeout == nil else { return }
         let timeout = configuration.frameTimeoutMs
-        partialFrameTimeout = context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(timeout)) { [weak self] in
+        partialFrameTimeout = context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(timeout)) {
+            [weak self] in
             guard let self, let context = self.context, self.frames.unprocessedBytes > 0 else { return }
-            self.fail(context, HomeError(.deadlineExceeded, "a frame was left incomplete for \(timeout) ms "
-                                             + "(\(self.frames.unprocessedBytes) bytes received)"))
+            self.fail(
+                context,
+                HomeError(
+                    .deadlineExceeded,
+                    "a frame was left incomplete for \(timeout) ms "
+                        + "(\(self.frames.unprocessedBytes) bytes received)"))
         }
     }
 
@@ -194,8 +211,12 @@ final class ConnectionHandler: ChannelDuplexHandler {
         guard context.channel.isActive else { return }
         heardSinceCheck = true
         guard machine.phase == .awaitingHello || body.readableBytes <= machine.frameSize else {
-            fail(context, HomeError(.resourceExhausted, "frame of \(body.readableBytes) bytes exceeds the maximum "
-                                        + "frame size of \(machine.frameSize) bytes negotiated by this connection's hello"))
+            fail(
+                context,
+                HomeError(
+                    .resourceExhausted,
+                    "frame of \(body.readableBytes) bytes exceeds the maximum "
+                        + "frame size of \(machine.frameSize) bytes negotiated by this connection's hello"))
             return
         }
         let frame: WireFrame
@@ -210,10 +231,15 @@ final class ConnectionHandler: ChannelDuplexHandler {
             helloTimeout?.cancel()
             registry.update(connectionID, name: hello.clientName)
             logger[metadataKey: "client"] = "\(hello.clientName)"
-            write(context, WireFrame(callID: 0, body: .helloReply(HelloReply(
-                serverName: configuration.serverName, serverVersion: configuration.serverVersion,
-                connectionID: connectionID, maxFrameSize: UInt32(frameSize), capabilities: ["batch-events"],
-                journalID: journalID))))
+            write(
+                context,
+                WireFrame(
+                    callID: 0,
+                    body: .helloReply(
+                        HelloReply(
+                            serverName: configuration.serverName, serverVersion: configuration.serverVersion,
+                            connectionID: connectionID, maxFrameSize: UInt32(frameSize), capabilities: ["batch-events"],
+                            journalID: journalID))))
             logger.debug("hello")
         case .fail(let error):
             fail(context, error)
@@ -225,7 +251,10 @@ final class ConnectionHandler: ChannelDuplexHandler {
             deadlines.removeValue(forKey: callID)?.cancel()
             if case .stream(let stream) = call { stream.cancel() }
             registry.update(connectionID, openStreams: machine.openStreamCount)
-            write(context, WireFrame(callID: callID, body: .status(HomeError(.cancelled, "call \(callID) cancelled by the client"))))
+            write(
+                context,
+                WireFrame(
+                    callID: callID, body: .status(HomeError(.cancelled, "call \(callID) cancelled by the client"))))
         case .ignore:
             break
         }
@@ -235,14 +264,28 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     private func dispatch(_ context: ChannelHandlerContext, callID: UInt64, _ open: CallOpen) {
         guard let route = router.route(for: open.method) else {
-            write(context, WireFrame(callID: callID, body: .status(HomeError(.unimplemented,
-                "unknown method '\(open.method)' (call \(callID)); this daemon serves \(router.methodNames.joined(separator: ", "))"))))
+            write(
+                context,
+                WireFrame(
+                    callID: callID,
+                    body: .status(
+                        HomeError(
+                            .unimplemented,
+                            "unknown method '\(open.method)' (call \(callID)); this daemon serves \(router.methodNames.joined(separator: ", "))"
+                        ))))
             return
         }
         // A deadline of 0 has passed before the call begins: it is not run.
         if open.timeoutMs == 0 {
-            write(context, WireFrame(callID: callID, body: .status(HomeError(.deadlineExceeded,
-                "call \(callID) (\(open.method)) has a timeout of 0 ms: its deadline passed before it began; nothing was done"))))
+            write(
+                context,
+                WireFrame(
+                    callID: callID,
+                    body: .status(
+                        HomeError(
+                            .deadlineExceeded,
+                            "call \(callID) (\(open.method)) has a timeout of 0 ms: its deadline passed before it began; nothing was done"
+                        ))))
             return
         }
         let callContext = makeContext(context, callID: callID, timeoutMs: open.timeoutMs)
@@ -306,7 +349,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
             [weak self] in
             guard let self, let context = self.context else { return }
             self.deadlines[callID] = nil
-            let error = HomeError(.deadlineExceeded, "call \(callID) (\(method)) exceeded its deadline of \(timeoutMs) ms")
+            let error = HomeError(
+                .deadlineExceeded, "call \(callID) (\(method)) exceeded its deadline of \(timeoutMs) ms")
             switch self.machine.stream(callID) {
             case let stream?:
                 // The stream ends itself with the status, and reports that it ended.
@@ -322,10 +366,13 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// Writes a unary response and its OK status as one buffer, unless the response
     /// would not fit in the frame size this connection negotiated.
     private func reply(_ context: ChannelHandlerContext, callID: UInt64, payload: ByteBuffer) throws(HomeError) {
-        guard WireFrame.messageFrameLength(callID: callID, payloadLength: payload.readableBytes) <= machine.frameSize else {
-            throw HomeError(.resourceExhausted,
-                            "response of \(payload.readableBytes) bytes exceeds the maximum frame size of \(machine.frameSize) "
-                                + "bytes negotiated by this connection; ask for less (GetHome in pages with page_size, one home, fewer ids)")
+        guard WireFrame.messageFrameLength(callID: callID, payloadLength: payload.readableBytes) <= machine.frameSize
+        else {
+            throw HomeError(
+                .resourceExhausted,
+                "response of \(payload.readableBytes) bytes exceeds the maximum frame size of \(machine.frameSize) "
+                    + "bytes negotiated by this connection; ask for less (GetHome in pages with page_size, one home, fewer ids)"
+            )
         }
         var out = context.channel.allocator.buffer(capacity: payload.readableBytes + 48)
         WireFrame.encodeMessage(callID: callID, payload: payload, into: &out)

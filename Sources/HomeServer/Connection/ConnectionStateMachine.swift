@@ -87,22 +87,36 @@ struct ConnectionStateMachine {
         case .pong:
             return .ignore
         case .hello:
-            return .reply(WireFrame(callID: 0, body: .status(HomeError(
-                .failedPrecondition, "hello was already received on this connection"))))
+            return .reply(
+                WireFrame(
+                    callID: 0,
+                    body: .status(
+                        HomeError(
+                            .failedPrecondition, "hello was already received on this connection"))))
         case .helloReply, .message, .status, .goAway:
-            return .reply(WireFrame(callID: frame.callID, body: .status(HomeError(
-                .unimplemented, "clients may not send \(frame.body.kindName) frames (call \(frame.callID))"))))
+            return .reply(
+                WireFrame(
+                    callID: frame.callID,
+                    body: .status(
+                        HomeError(
+                            .unimplemented, "clients may not send \(frame.body.kindName) frames (call \(frame.callID))")
+                    )))
         }
     }
 
     private mutating func receiveHello(_ frame: WireFrame) -> FrameAction {
         guard case .hello(let hello) = frame.body else {
-            return .fail(HomeError(.failedPrecondition,
-                                   "the first frame must be a hello, not \(frame.body.kindName) (call \(frame.callID))"))
+            return .fail(
+                HomeError(
+                    .failedPrecondition,
+                    "the first frame must be a hello, not \(frame.body.kindName) (call \(frame.callID))"))
         }
         guard hello.protocolVersion == homeProtocolVersion else {
-            return .fail(HomeError(.failedPrecondition, "protocol version \(hello.protocolVersion) is not supported: "
-                                       + "this daemon speaks version \(homeProtocolVersion)"))
+            return .fail(
+                HomeError(
+                    .failedPrecondition,
+                    "protocol version \(hello.protocolVersion) is not supported: "
+                        + "this daemon speaks version \(homeProtocolVersion)"))
         }
         phase = .open
         clientName = hello.clientName
@@ -119,17 +133,27 @@ struct ConnectionStateMachine {
 
     private mutating func open(callID: UInt64, _ open: CallOpen) -> FrameAction {
         guard callID != 0 else {
-            return .reply(WireFrame(callID: 0, body: .status(HomeError(
-                .invalidArgument, "call id 0 is reserved for the connection; open calls with ids from 1"))))
+            return .reply(
+                WireFrame(
+                    callID: 0,
+                    body: .status(
+                        HomeError(
+                            .invalidArgument, "call id 0 is reserved for the connection; open calls with ids from 1"))))
         }
         // The refusal goes on call 0, so that the open call with this id sees
         // nothing but its own messages and its one status.
         guard calls[callID] == nil else {
-            return .reply(WireFrame(callID: 0, body: .status(HomeError(
-                .alreadyExists, "call \(callID) is already open on this connection; the second open was ignored"))))
+            return .reply(
+                WireFrame(
+                    callID: 0,
+                    body: .status(
+                        HomeError(
+                            .alreadyExists,
+                            "call \(callID) is already open on this connection; the second open was ignored"))))
         }
         guard phase == .open else {
-            return .reply(WireFrame(callID: callID, body: .status(HomeError(.unavailable, "the daemon is shutting down"))))
+            return .reply(
+                WireFrame(callID: callID, body: .status(HomeError(.unavailable, "the daemon is shutting down"))))
         }
         highestAcceptedCallID = max(highestAcceptedCallID, callID)
         return .dispatch(callID: callID, open)

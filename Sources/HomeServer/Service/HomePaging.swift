@@ -27,9 +27,12 @@ struct HomePaging {
     /// - Returns: the paging that continues after it, nil after the last page.
     func encodePage(pageSize: Int, journalID: String, into buffer: inout ByteBuffer) -> HomePaging? {
         let end = min(offset + pageSize, accessoryCount)
-        let next = end < accessoryCount ? HomePaging(number: number, graph: graph, seq: seq, homeIDs: homeIDs, offset: end) : nil
-        GetHomeResponse.encodePage(graph: graph, homeIDs: homeIDs, accessories: offset..<end, withTables: offset == 0,
-                                   seq: seq, journalID: journalID, nextPageToken: next?.token ?? "", into: &buffer)
+        let next =
+            end < accessoryCount
+            ? HomePaging(number: number, graph: graph, seq: seq, homeIDs: homeIDs, offset: end) : nil
+        GetHomeResponse.encodePage(
+            graph: graph, homeIDs: homeIDs, accessories: offset..<end, withTables: offset == 0,
+            seq: seq, journalID: journalID, nextPageToken: next?.token ?? "", into: &buffer)
         return next
     }
 }

@@ -34,7 +34,9 @@ extension HomeService {
             let stats = zip(connections, pendingBytes).map { connection, pending in
                 ConnectionStats(
                     connectionID: connection.id, clientName: connection.name, openCalls: UInt32(connection.openStreams),
-                    subscriptions: (subscriptions[connection.id] ?? []).sorted { $0.subscriptionID < $1.subscriptionID },
+                    subscriptions: (subscriptions[connection.id] ?? []).sorted {
+                        $0.subscriptionID < $1.subscriptionID
+                    },
                     pendingBytes: pending)
             }
             return GetStatsResponse(connections: stats, seq: store.lastSeq)

@@ -13,22 +13,25 @@ extension HomeService {
             let homeIDs = try homes(request.homeID, in: graph)
             if request.pageSize == 0 {
                 var payload = ByteBuffer()
-                GetHomeResponse.encodeHomes(graph: graph, homeIDs: homeIDs, seq: seq, journalID: store.journalID, into: &payload)
+                GetHomeResponse.encodeHomes(
+                    graph: graph, homeIDs: homeIDs, seq: seq, journalID: store.journalID, into: &payload)
                 return GetHomePage(encoded: payload)
             }
             session.pagings += 1
             paging = HomePaging(number: session.pagings, graph: graph, seq: seq, homeIDs: homeIDs, offset: 0)
         } else {
             guard let current = session.homePaging, current.token == request.pageToken else {
-                throw HomeError(.failedPrecondition,
-                                "page token '\(request.pageToken)' does not continue this connection's GetHome "
-                                    + "(a token lasts until the last page or a new first page); start again without a token")
+                throw HomeError(
+                    .failedPrecondition,
+                    "page token '\(request.pageToken)' does not continue this connection's GetHome "
+                        + "(a token lasts until the last page or a new first page); start again without a token")
             }
             paging = current
         }
         var payload = ByteBuffer()
-        session.homePaging = paging.encodePage(pageSize: Int(max(request.pageSize, 1)), journalID: store.journalID,
-                                               into: &payload)
+        session.homePaging = paging.encodePage(
+            pageSize: Int(max(request.pageSize, 1)), journalID: store.journalID,
+            into: &payload)
         return GetHomePage(encoded: payload)
     }
 

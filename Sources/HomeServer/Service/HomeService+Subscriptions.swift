@@ -6,29 +6,33 @@ extension HomeService {
     func subscribe(_ request: SubscribeRequest, context: CallContext) throws(HomeError) -> any ServerStreamCall {
         let limit = request.queueLimit == 0 ? configuration.defaultQueueLimit : Int(request.queueLimit)
         guard limit <= configuration.maxQueueLimit else {
-            throw HomeError(.invalidArgument,
-                            "queue_limit \(request.queueLimit) exceeds the daemon's maximum of \(configuration.maxQueueLimit)")
+            throw HomeError(
+                .invalidArgument,
+                "queue_limit \(request.queueLimit) exceeds the daemon's maximum of \(configuration.maxQueueLimit)")
         }
         let bytes = limit * configuration.queueBytesPerEvent
         let session = context.session.value
         guard session.reservedQueueBytes + bytes <= configuration.maxQueueBytesPerConnection else {
-            throw HomeError(.resourceExhausted,
-                            "queue_limit \(limit) would let this subscription hold \(bytes) bytes, but this connection's "
-                                + "subscriptions may hold \(configuration.maxQueueBytesPerConnection) bytes together and "
-                                + "already reserve \(session.reservedQueueBytes); ask for a smaller queue_limit or close one")
+            throw HomeError(
+                .resourceExhausted,
+                "queue_limit \(limit) would let this subscription hold \(bytes) bytes, but this connection's "
+                    + "subscriptions may hold \(configuration.maxQueueBytesPerConnection) bytes together and "
+                    + "already reserve \(session.reservedQueueBytes); ask for a smaller queue_limit or close one")
         }
         let options = SubscriptionState.Options(
             connectionID: context.connectionID, excludeOwn: request.excludeOwn, policy: request.policy,
             queueLimit: limit, queueByteLimit: bytes, minIntervalMs: Int64(request.minIntervalMs),
             heartbeatMs: Int64(request.heartbeatMs))
-        let start: SubscriptionStart = request.sinceSeq.map { .resume(after: $0, journalID: request.journalID) }
+        let start: SubscriptionStart =
+            request.sinceSeq.map { .resume(after: $0, journalID: request.journalID) }
             ?? (request.snapshot ? .snapshot : .live)
         let store = self.store
         let flusher = flushers.flusher(for: context.eventLoop)
         let stream = try store.subscribe(request.filter, start: start) { id, scope in
             SubscriptionStream(
                 subscriptionID: id, callID: context.callID, state: SubscriptionState(scope: scope, options: options),
-                journalID: store.journalID, journalField: journalField, channel: context.channel, frameSize: context.frameSize, flusher: flusher,
+                journalID: store.journalID, journalField: journalField, channel: context.channel,
+                frameSize: context.frameSize, flusher: flusher,
                 publishedSeq: store.publishedSeq
             ) {
                 store.unsubscribe(id)

@@ -2,14 +2,18 @@ import HomeModel
 import HomeWire
 
 extension HomeService {
-    func readCharacteristics(_ request: ReadCharacteristicsRequest, context: CallContext) -> ReadCharacteristicsResponse {
+    func readCharacteristics(_ request: ReadCharacteristicsRequest, context: CallContext) -> ReadCharacteristicsResponse
+    {
         let outcome = store.read(request.characteristicIDs)
         return ReadCharacteristicsResponse(reads: outcome.reads, seq: outcome.seq)
     }
 
-    func writeCharacteristics(_ request: WriteCharacteristicsRequest, context: CallContext) -> WriteCharacteristicsResponse {
-        let outcome = store.write(request.writes, atomic: request.atomic, validateOnly: request.validateOnly,
-                                  origin: context.origin)
+    func writeCharacteristics(_ request: WriteCharacteristicsRequest, context: CallContext)
+        -> WriteCharacteristicsResponse
+    {
+        let outcome = store.write(
+            request.writes, atomic: request.atomic, validateOnly: request.validateOnly,
+            origin: context.origin)
         return WriteCharacteristicsResponse(results: outcome.results, seq: outcome.seq)
     }
 

@@ -38,24 +38,31 @@ public struct DemoSimulator: Service {
             var byType: [String: Characteristic] = [:]
             for serviceID in accessory.serviceIDs {
                 for id in graph.services[serviceID]?.characteristicIDs ?? [] {
-                    if let characteristic = graph.characteristics[id] { byType[characteristic.type.name] = characteristic }
+                    if let characteristic = graph.characteristics[id] {
+                        byType[characteristic.type.name] = characteristic
+                    }
                 }
             }
             switch accessory.category {
             case .sensor:
                 if let current = byType["CurrentTemperature"], let value = current.value?.numericValue {
                     let next = min(max(value + Double(Int.random(in: -2...2, using: &random)) / 10, 16), 26)
-                    if next != value { writes.append(CharacteristicWrite(characteristicID: current.id, value: .float(rounded(next)))) }
+                    if next != value {
+                        writes.append(CharacteristicWrite(characteristicID: current.id, value: .float(rounded(next))))
+                    }
                 }
             case .thermostat:
                 if let current = byType["CurrentTemperature"], let target = byType["TargetTemperature"],
-                   let now = current.value?.numericValue, let goal = target.value?.numericValue, abs(goal - now) >= 0.05 {
+                    let now = current.value?.numericValue, let goal = target.value?.numericValue,
+                    abs(goal - now) >= 0.05
+                {
                     let next = now + (goal > now ? 0.1 : -0.1)
                     writes.append(CharacteristicWrite(characteristicID: current.id, value: .float(rounded(next))))
                 }
             case .doorLock:
                 if let current = byType["LockCurrentState"], let target = byType["LockTargetState"],
-                   let targetValue = target.value, current.value != targetValue {
+                    let targetValue = target.value, current.value != targetValue
+                {
                     writes.append(CharacteristicWrite(characteristicID: current.id, value: targetValue))
                 }
             case .videoDoorbell:

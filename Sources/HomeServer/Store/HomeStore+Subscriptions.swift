@@ -17,8 +17,10 @@ extension HomeStore {
     /// so no event falls between them.
     ///
     /// - Parameter make: makes the subscriber, given its id and its compiled scope.
-    func subscribe(_ filter: SubscriptionFilter, start: SubscriptionStart,
-                   make: (UInt64, SubscriptionScope) -> SubscriptionStream) throws(HomeError) -> SubscriptionStream {
+    func subscribe(
+        _ filter: SubscriptionFilter, start: SubscriptionStart,
+        make: (UInt64, SubscriptionScope) -> SubscriptionStream
+    ) throws(HomeError) -> SubscriptionStream {
         var wake: LoopFlusher?
         let subscriber = try withState { state throws(HomeError) -> SubscriptionStream in
             try SubscriptionScope.validate(filter, in: state.graph)
@@ -32,8 +34,9 @@ extension HomeStore {
             case .live:
                 subscriber.start(with: [subscribed])
             case .snapshot:
-                subscriber.start(with: [subscribed]
-                                     + SubscriptionSnapshot.items(for: scope, in: state.graph, seq: lastSeq, leading: nil))
+                subscriber.start(
+                    with: [subscribed]
+                        + SubscriptionSnapshot.items(for: scope, in: state.graph, seq: lastSeq, leading: nil))
             case .resume(let since, let journalID):
                 if journalID == state.journal.id, let missed = state.journal.events(after: since) {
                     subscriber.start(with: [.marker(StreamMarker(kind: .subscribed, seq: since))])
@@ -41,20 +44,24 @@ extension HomeStore {
                         let flusher = subscriber.offer(
                             event, characteristic: Self.subject(of: event, in: state.graph), in: state.graph,
                             graphSeq: lastSeq, layoutVersion: state.layoutVersion,
-                            mergeable: Self.isMergeable(event, in: state.graph)) { nil }
+                            mergeable: Self.isMergeable(event, in: state.graph)
+                        ) { nil }
                         wake = wake ?? flusher
                     }
                 } else {
-                    let reason = if journalID != state.journal.id {
-                        "journal changed (was \(journalID.isEmpty ? "unknown" : journalID), now \(state.journal.id))"
-                    } else if since > lastSeq {
-                        "sequence number \(since) was never issued by journal \(state.journal.id), which is at \(lastSeq)"
-                    } else {
-                        "events after \(since) are no longer held (journal keeps \(state.journal.capacity))"
-                    }
-                    subscriber.start(with: [subscribed] + SubscriptionSnapshot.items(
-                        for: scope, in: state.graph, seq: lastSeq,
-                        leading: StreamMarker(kind: .resync, seq: lastSeq, reason: reason)))
+                    let reason =
+                        if journalID != state.journal.id {
+                            "journal changed (was \(journalID.isEmpty ? "unknown" : journalID), now \(state.journal.id))"
+                        } else if since > lastSeq {
+                            "sequence number \(since) was never issued by journal \(state.journal.id), which is at \(lastSeq)"
+                        } else {
+                            "events after \(since) are no longer held (journal keeps \(state.journal.capacity))"
+                        }
+                    subscriber.start(
+                        with: [subscribed]
+                            + SubscriptionSnapshot.items(
+                                for: scope, in: state.graph, seq: lastSeq,
+                                leading: StreamMarker(kind: .resync, seq: lastSeq, reason: reason)))
                 }
             }
             state.subscribers[id] = subscriber

@@ -8,16 +8,19 @@ extension HomeStore {
         withState { state in
             let reads = characteristicIDs.map { id -> CharacteristicRead in
                 guard let characteristic = state.graph.characteristics[id] else {
-                    return CharacteristicRead(characteristicID: id, value: nil, lastUpdatedMs: 0,
-                                              error: HomeError(.notFound, "no characteristic with id \(id)"))
+                    return CharacteristicRead(
+                        characteristicID: id, value: nil, lastUpdatedMs: 0,
+                        error: HomeError(.notFound, "no characteristic with id \(id)"))
                 }
                 guard characteristic.properties.readable else {
                     return CharacteristicRead(
                         characteristicID: id, value: nil, lastUpdatedMs: 0,
-                        error: HomeError(.invalidArgument, "characteristic \(id) (\(characteristic.type.name)) is not readable"))
+                        error: HomeError(
+                            .invalidArgument, "characteristic \(id) (\(characteristic.type.name)) is not readable"))
                 }
-                return CharacteristicRead(characteristicID: id, value: characteristic.value,
-                                          lastUpdatedMs: characteristic.lastUpdatedMs)
+                return CharacteristicRead(
+                    characteristicID: id, value: characteristic.value,
+                    lastUpdatedMs: characteristic.lastUpdatedMs)
             }
             return ReadOutcome(reads: reads, seq: state.journal.lastSeq)
         }
@@ -34,8 +37,10 @@ extension HomeStore {
     ///   - enforceWritable: false for providers and the simulator, which set
     ///     read-only values (a sensor's reading) that clients may not.
     /// - Returns: each write's result, with the sequence number of its event.
-    public func write(_ writes: [CharacteristicWrite], atomic: Bool = false, validateOnly: Bool = false,
-                      origin: Origin, enforceWritable: Bool = true) -> WriteOutcome {
+    public func write(
+        _ writes: [CharacteristicWrite], atomic: Bool = false, validateOnly: Bool = false,
+        origin: Origin, enforceWritable: Bool = true
+    ) -> WriteOutcome {
         let committed = commit(.values, origin: origin) { transaction -> [WriteResult] in
             // Validate everything first, so an atomic batch fails whole and a
             // validate-only batch changes nothing.
@@ -46,8 +51,12 @@ extension HomeStore {
             let anyFailed = validated.contains { if case .failure = $0 { true } else { false } }
             if validateOnly || (atomic && anyFailed) {
                 return zip(writes, validated).map { write, outcome in
-                    if case .failure(let error) = outcome { return WriteResult(characteristicID: write.characteristicID, error: error) }
-                    let error = validateOnly ? nil : HomeError(.aborted, "not applied: another write of this atomic batch was invalid")
+                    if case .failure(let error) = outcome {
+                        return WriteResult(characteristicID: write.characteristicID, error: error)
+                    }
+                    let error =
+                        validateOnly
+                        ? nil : HomeError(.aborted, "not applied: another write of this atomic batch was invalid")
                     return WriteResult(characteristicID: write.characteristicID, error: error)
                 }
             }
@@ -60,9 +69,12 @@ extension HomeStore {
                 case .success(let checked):
                     var seq: UInt64 = 0
                     if let changed = transaction.graph.store(checked, nowMs: transaction.nowMs) {
-                        seq = transaction.emit(.value(ValueChange(accessoryID: checked.accessoryID, serviceID: checked.serviceID,
-                                                                  characteristicID: write.characteristicID, value: changed)),
-                                               subject: checked.index, mergeable: !checked.isOccurrence)
+                        seq = transaction.emit(
+                            .value(
+                                ValueChange(
+                                    accessoryID: checked.accessoryID, serviceID: checked.serviceID,
+                                    characteristicID: write.characteristicID, value: changed)),
+                            subject: checked.index, mergeable: !checked.isOccurrence)
                     }
                     results.append(WriteResult(characteristicID: write.characteristicID, seq: seq))
                 }
@@ -74,10 +86,14 @@ extension HomeStore {
 
     /// One write checked against the graph, with the precise error when it is not
     /// valid (naming what the id is when it is not a characteristic).
-    private static func check(_ write: CharacteristicWrite, in graph: HomeGraph,
-                              enforceWritable: Bool) -> Result<CheckedWrite, HomeError> {
+    private static func check(
+        _ write: CharacteristicWrite, in graph: HomeGraph,
+        enforceWritable: Bool
+    ) -> Result<CheckedWrite, HomeError> {
         do throws(HomeError) {
-            if let checked = try graph.checkWrite(write.value, to: write.characteristicID, enforceWritable: enforceWritable) {
+            if let checked = try graph.checkWrite(
+                write.value, to: write.characteristicID, enforceWritable: enforceWritable)
+            {
                 return .success(checked)
             }
             _ = try graph.validateWrite(write.value, to: write.characteristicID, enforceWritable: enforceWritable)
@@ -106,9 +122,12 @@ extension HomeStore {
                 case .success(let checked):
                     var seq: UInt64 = 0
                     if let changed = transaction.graph.store(checked, nowMs: transaction.nowMs) {
-                        seq = transaction.emit(.value(ValueChange(accessoryID: checked.accessoryID, serviceID: checked.serviceID,
-                                                                  characteristicID: action.characteristicID, value: changed)),
-                                               subject: checked.index, mergeable: !checked.isOccurrence)
+                        seq = transaction.emit(
+                            .value(
+                                ValueChange(
+                                    accessoryID: checked.accessoryID, serviceID: checked.serviceID,
+                                    characteristicID: action.characteristicID, value: changed)),
+                            subject: checked.index, mergeable: !checked.isOccurrence)
                     }
                     results.append(WriteResult(characteristicID: action.characteristicID, seq: seq))
                 }

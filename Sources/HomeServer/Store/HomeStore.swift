@@ -2,7 +2,7 @@ import HomeModel
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The daemon's state: the home graph, the event journal and the subscriptions,
@@ -111,8 +111,10 @@ public final class HomeStore: Sendable {
         ///
         /// - Returns: the sequence number it will have.
         @discardableResult
-        mutating func emit(_ body: HomeEvent.Body, subject: HomeGraph.CharacteristicIndex? = nil,
-                           mergeable: Bool? = nil) -> UInt64 {
+        mutating func emit(
+            _ body: HomeEvent.Body, subject: HomeGraph.CharacteristicIndex? = nil,
+            mergeable: Bool? = nil
+        ) -> UInt64 {
             events.append(PendingEvent(body: body, subject: subject, mergeable: mergeable))
             return firstSeq + UInt64(events.count - 1)
         }
@@ -167,8 +169,9 @@ public final class HomeStore: Sendable {
             let graphSeq = state.journal.lastSeq + UInt64(transaction.events.count)
             for pending in transaction.events {
                 var event = HomeEvent(timeMs: now, origin: origin, body: pending.body)
-                Self.publish(&event, in: &state, graphSeq: graphSeq, wake: &wake, mergeable: pending.mergeable,
-                             subject: pending.subject)
+                Self.publish(
+                    &event, in: &state, graphSeq: graphSeq, wake: &wake, mergeable: pending.mergeable,
+                    subject: pending.subject)
                 if case .value(let change) = pending.body { writtenValues?.mark(change.characteristicID) }
             }
             publishedSeq.publish(state.journal.lastSeq)
@@ -181,9 +184,11 @@ public final class HomeStore: Sendable {
     /// Numbers an event, journals it and offers it to every subscriber. Runs under
     /// the lock; the flushers of loops whose subscriptions now have something to
     /// send are collected in `wake`, to be scheduled once the lock is released.
-    private static func publish(_ event: inout HomeEvent, in state: inout State, graphSeq: UInt64,
-                                wake: inout [LoopFlusher], mergeable knownMergeable: Bool?,
-                                subject knownSubject: HomeGraph.CharacteristicIndex?) {
+    private static func publish(
+        _ event: inout HomeEvent, in state: inout State, graphSeq: UInt64,
+        wake: inout [LoopFlusher], mergeable knownMergeable: Bool?,
+        subject knownSubject: HomeGraph.CharacteristicIndex?
+    ) {
         state.journal.append(&event)
         for observer in state.observers.values { observer.observe(event, in: state.graph) }
         guard !state.subscribers.isEmpty else { return }
@@ -197,8 +202,10 @@ public final class HomeStore: Sendable {
         let numbered = event
         for subscriber in state.subscribers.values {
             // Written inline, so the closure is not escaping and allocates nothing.
-            let flusher = subscriber.offer(event, characteristic: characteristic, in: state.graph, graphSeq: graphSeq,
-                                           layoutVersion: layoutVersion, mergeable: mergeable) {
+            let flusher = subscriber.offer(
+                event, characteristic: characteristic, in: state.graph, graphSeq: graphSeq,
+                layoutVersion: layoutVersion, mergeable: mergeable
+            ) {
                 guard queuedOnce else {
                     queuedOnce = true
                     return nil

@@ -20,8 +20,10 @@ public struct ValueWriteBehind: Service {
     /// - Parameters:
     ///   - store: A store made with the same `persistence`, which marks written characteristics.
     ///   - interval: How long a written value may wait to be saved.
-    public init(store: HomeStore, persistence: any LayoutPersistence, interval: Duration = .milliseconds(500),
-                logger: Logger) {
+    public init(
+        store: HomeStore, persistence: any LayoutPersistence, interval: Duration = .milliseconds(500),
+        logger: Logger
+    ) {
         self.store = store
         self.persistence = persistence
         self.interval = interval
@@ -56,9 +58,11 @@ public struct ValueWriteBehind: Service {
             return characteristics.count
         } catch {
             written.mark(ids)
-            logger.error("cannot save values; will retry", metadata: [
-                "count": "\(characteristics.count)", "error": "\(error.message)",
-            ])
+            logger.error(
+                "cannot save values; will retry",
+                metadata: [
+                    "count": "\(characteristics.count)", "error": "\(error.message)",
+                ])
             return 0
         }
     }

@@ -44,22 +44,27 @@ struct StreamMessageEncoder {
             case .marker(let marker):
                 SubscribeResponse.encode(journalID: journalID, events: [], marker: marker, into: &payload)
             case .snapshotPage(let page):
-                SubscribeResponse.encode(journalID: journalID, events: [], snapshot: page[...], marker: nil, into: &payload)
+                SubscribeResponse.encode(
+                    journalID: journalID, events: [], snapshot: page[...], marker: nil, into: &payload)
             }
             if WireFrame.messageFrameLength(callID: callID, payloadLength: payload.readableBytes) > frameSize {
                 if case .snapshotPage(let page) = first, page.count > 1 {
                     let half = page.count / 2
-                    queue = [.snapshotPage(Array(page[..<half])), .snapshotPage(Array(page[half...]))] + queue.dropFirst()
+                    queue =
+                        [.snapshotPage(Array(page[..<half])), .snapshotPage(Array(page[half...]))] + queue.dropFirst()
                     continue
                 }
                 if taken > 1 {
                     maxRun = taken / 2
                     continue
                 }
-                let what: String = if case .event(let queued) = first { "event \(queued.event.seq)" } else { "a message" }
-                throw HomeError(.resourceExhausted, "\(what) takes \(payload.readableBytes) bytes, more than the frame "
-                                    + "size of \(frameSize) bytes this connection negotiated; subscribe on a connection "
-                                    + "with a larger max_frame_size")
+                let what: String =
+                    if case .event(let queued) = first { "event \(queued.event.seq)" } else { "a message" }
+                throw HomeError(
+                    .resourceExhausted,
+                    "\(what) takes \(payload.readableBytes) bytes, more than the frame "
+                        + "size of \(frameSize) bytes this connection negotiated; subscribe on a connection "
+                        + "with a larger max_frame_size")
             }
             WireFrame.encodeMessage(callID: callID, payload: payload, into: &out)
             queue = queue.dropFirst(taken)
@@ -69,8 +74,10 @@ struct StreamMessageEncoder {
 
     /// Encodes the run of events at the head of `items` (at most `maxRun`) as one
     /// message's payload; returns how many it took.
-    private func encodeEvents(_ items: ArraySlice<SinkItem>, maxRun: Int, resumeAfter: UInt64?,
-                              into payload: inout ByteBuffer) -> Int {
+    private func encodeEvents(
+        _ items: ArraySlice<SinkItem>, maxRun: Int, resumeAfter: UInt64?,
+        into payload: inout ByteBuffer
+    ) -> Int {
         // The run is read in place: copying its events out first cost a retain per
         // event on the busiest path, a lone fast subscriber.
         var end = items.startIndex
@@ -96,10 +103,14 @@ struct StreamMessageEncoder {
         } else {
             // A lone subscriber's events, packed as a batch.
             let first = run.startIndex
-            SubscribeResponse.encode(journalID: journalID, eventCount: run.count, event: { offset in
-                guard case .event(let queued) = run[first + offset] else { preconditionFailure("the run holds only events") }
-                return queued.event
-            }, marker: nil, resumeAfter: resumeAfter, into: &payload)
+            SubscribeResponse.encode(
+                journalID: journalID, eventCount: run.count,
+                event: { offset in
+                    guard case .event(let queued) = run[first + offset] else {
+                        preconditionFailure("the run holds only events")
+                    }
+                    return queued.event
+                }, marker: nil, resumeAfter: resumeAfter, into: &payload)
         }
         return run.count
     }

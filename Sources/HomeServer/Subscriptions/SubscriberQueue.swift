@@ -81,8 +81,11 @@ struct SubscriberQueue {
         let event = queued.event
         if let gap = pendingGap {
             if hasRoom {
-                items.append(.marker(StreamMarker(kind: .gap, seq: gap.to, gapFrom: gap.from, gapTo: gap.to,
-                                                  reason: "subscriber queue full (\(limit) events)")))
+                items.append(
+                    .marker(
+                        StreamMarker(
+                            kind: .gap, seq: gap.to, gapFrom: gap.from, gapTo: gap.to,
+                            reason: "subscriber queue full (\(limit) events)")))
                 pendingGap = nil
                 bytes += queued.approximateSize
                 items.append(.event(queued))
@@ -159,8 +162,11 @@ struct SubscriberQueue {
             batch.append(item)
         }
         if items.isEmpty, !isOverflowing, let gap = pendingGap, batch.count < max {
-            batch.append(.marker(StreamMarker(kind: .gap, seq: gap.to, gapFrom: gap.from, gapTo: gap.to,
-                                              reason: "subscriber queue full (\(limit) events)")))
+            batch.append(
+                .marker(
+                    StreamMarker(
+                        kind: .gap, seq: gap.to, gapFrom: gap.from, gapTo: gap.to,
+                        reason: "subscriber queue full (\(limit) events)")))
             pendingGap = nil
         }
         return batch

@@ -37,13 +37,16 @@ struct SubscriptionScope: Sendable {
         serviceTypes = Set(filter.serviceTypes.map { $0.uppercased() })
         characteristicTypes = Set(filter.characteristicTypes.map { $0.uppercased() })
         kinds = Set(filter.kinds)
-        selectsEverything = homeIDs.isEmpty && roomIDs.isEmpty && zoneIDs.isEmpty && accessoryIDs.isEmpty
+        selectsEverything =
+            homeIDs.isEmpty && roomIDs.isEmpty && zoneIDs.isEmpty && accessoryIDs.isEmpty
             && serviceIDs.isEmpty && characteristicIDs.isEmpty
     }
 
     /// Widens the scope: everything in `filter` is now covered (and no longer excluded).
     mutating func add(_ filter: SubscriptionFilter) {
-        let ids = filter.homeIDs + filter.roomIDs + filter.zoneIDs + filter.accessoryIDs + filter.serviceIDs + filter.characteristicIDs
+        let ids =
+            filter.homeIDs + filter.roomIDs + filter.zoneIDs + filter.accessoryIDs + filter.serviceIDs
+            + filter.characteristicIDs
         excludedIDs.subtract(ids)
         // Adding to a scope that selects everything keeps it so.
         if !selectsEverything {
@@ -55,7 +58,9 @@ struct SubscriptionScope: Sendable {
             characteristicIDs.formUnion(filter.characteristicIDs)
         }
         if !serviceTypes.isEmpty { serviceTypes.formUnion(filter.serviceTypes.map { $0.uppercased() }) }
-        if !characteristicTypes.isEmpty { characteristicTypes.formUnion(filter.characteristicTypes.map { $0.uppercased() }) }
+        if !characteristicTypes.isEmpty {
+            characteristicTypes.formUnion(filter.characteristicTypes.map { $0.uppercased() })
+        }
         if !kinds.isEmpty { kinds.formUnion(filter.kinds) }
     }
 
@@ -63,7 +68,9 @@ struct SubscriptionScope: Sendable {
     /// something wider still selects it (removing one characteristic of a watched
     /// accessory), until a later `add` names it again.
     mutating func remove(_ filter: SubscriptionFilter) {
-        for id in filter.homeIDs + filter.roomIDs + filter.zoneIDs + filter.accessoryIDs + filter.serviceIDs + filter.characteristicIDs {
+        for id in filter.homeIDs + filter.roomIDs + filter.zoneIDs + filter.accessoryIDs + filter.serviceIDs
+            + filter.characteristicIDs
+        {
             homeIDs.remove(id)
             roomIDs.remove(id)
             zoneIDs.remove(id)
@@ -76,7 +83,6 @@ struct SubscriptionScope: Sendable {
         characteristicTypes.subtract(filter.characteristicTypes.map { $0.uppercased() })
         kinds.subtract(filter.kinds)
     }
-
 
     /// Checks every id in the filter names an object of the right kind.
     static func validate(_ filter: SubscriptionFilter, in graph: HomeGraph) throws(HomeError) {
@@ -99,34 +105,45 @@ struct SubscriptionScope: Sendable {
 
     /// Whether a characteristic is covered (for snapshots).
     func covers(_ characteristic: Characteristic, in graph: HomeGraph) -> Bool {
-        covers(id: characteristic.id, serviceID: characteristic.serviceID, accessoryID: characteristic.accessoryID,
-               in: graph) { characteristic.type }
+        covers(
+            id: characteristic.id, serviceID: characteristic.serviceID, accessoryID: characteristic.accessoryID,
+            in: graph
+        ) { characteristic.type }
     }
 
     /// Whether the characteristic at `index` of the graph's table is covered (for
     /// value events: read in place, with no copy of the characteristic per subscriber).
     func covers(characteristicAt index: HomeGraph.CharacteristicIndex, in graph: HomeGraph) -> Bool {
         let characteristics = graph.characteristics.values
-        return covers(id: characteristics[index].id, serviceID: characteristics[index].serviceID,
-                      accessoryID: characteristics[index].accessoryID, in: graph) { characteristics[index].type }
+        return covers(
+            id: characteristics[index].id, serviceID: characteristics[index].serviceID,
+            accessoryID: characteristics[index].accessoryID, in: graph
+        ) { characteristics[index].type }
     }
 
     /// - Parameter type: asked only when the scope filters by characteristic type.
-    private func covers(id: ObjectID, serviceID: ObjectID, accessoryID: ObjectID, in graph: HomeGraph,
-                        type: () -> TypeIdentifier) -> Bool {
+    private func covers(
+        id: ObjectID, serviceID: ObjectID, accessoryID: ObjectID, in graph: HomeGraph,
+        type: () -> TypeIdentifier
+    ) -> Bool {
         if !excludedIDs.isEmpty
-            && (excludedIDs.contains(id) || excludedIDs.contains(serviceID) || isAccessoryExcluded(accessoryID, in: graph)) {
+            && (excludedIDs.contains(id) || excludedIDs.contains(serviceID)
+                || isAccessoryExcluded(accessoryID, in: graph))
+        {
             return false
         }
         if !characteristicTypes.isEmpty {
             let type = type()
-            if !characteristicTypes.contains(type.uuid.uppercased()) && !characteristicTypes.contains(type.name.uppercased()) {
+            if !characteristicTypes.contains(type.uuid.uppercased())
+                && !characteristicTypes.contains(type.name.uppercased())
+            {
                 return false
             }
         }
         if !serviceTypes.isEmpty {
             guard let service = graph.services[serviceID],
-                  serviceTypes.contains(service.type.uuid.uppercased()) || serviceTypes.contains(service.type.name.uppercased())
+                serviceTypes.contains(service.type.uuid.uppercased())
+                    || serviceTypes.contains(service.type.name.uppercased())
             else { return false }
         }
         if selectsEverything { return true }
@@ -145,7 +162,8 @@ struct SubscriptionScope: Sendable {
     private func coversAccessory(_ accessoryID: ObjectID, in graph: HomeGraph) -> Bool {
         if accessoryIDs.contains(accessoryID) { return true }
         guard !(homeIDs.isEmpty && roomIDs.isEmpty && zoneIDs.isEmpty),
-              let accessory = graph.accessories[accessoryID] else { return false }
+            let accessory = graph.accessories[accessoryID]
+        else { return false }
         if homeIDs.contains(accessory.homeID) || roomIDs.contains(accessory.roomID) { return true }
         for zoneID in zoneIDs where graph.zones[zoneID]?.roomIDs.contains(accessory.roomID) == true {
             return true
@@ -162,7 +180,8 @@ struct SubscriptionScope: Sendable {
             // Like HomeKit's enableNotification: only characteristics that support
             // event notification stream their changes.
             guard let characteristic,
-                  graph.characteristics.values[characteristic].properties.supportsEventNotification else { return false }
+                graph.characteristics.values[characteristic].properties.supportsEventNotification
+            else { return false }
             return covers(characteristicAt: characteristic, in: graph)
         case .reachability(let accessoryID, _):
             if !excludedIDs.isEmpty && isAccessoryExcluded(accessoryID, in: graph) { return false }

@@ -13,8 +13,10 @@ enum SinkItem: Equatable {
 enum SubscriptionSnapshot {
     /// An optional leading marker, snapshot pages (every readable characteristic the
     /// scope covers, in home, accessory, service order), then SNAPSHOT_END at `seq`.
-    static func items(for scope: SubscriptionScope, in graph: HomeGraph, seq: UInt64,
-                      leading: StreamMarker?) -> [SinkItem] {
+    static func items(
+        for scope: SubscriptionScope, in graph: HomeGraph, seq: UInt64,
+        leading: StreamMarker?
+    ) -> [SinkItem] {
         var items: [SinkItem] = leading.map { [.marker($0)] } ?? []
         var page: [Characteristic] = []
         for homeID in graph.homeOrder {
@@ -25,7 +27,8 @@ enum SubscriptionSnapshot {
                     guard let service = graph.services[serviceID] else { continue }
                     for characteristicID in service.characteristicIDs {
                         guard let characteristic = graph.characteristics[characteristicID],
-                              characteristic.properties.readable, scope.covers(characteristic, in: graph) else { continue }
+                            characteristic.properties.readable, scope.covers(characteristic, in: graph)
+                        else { continue }
                         page.append(characteristic)
                         if page.count == SinkItem.snapshotPageSize {
                             items.append(.snapshotPage(page))

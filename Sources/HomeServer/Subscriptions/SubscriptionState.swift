@@ -50,8 +50,9 @@ struct SubscriptionState {
     init(scope: SubscriptionScope, options: Options) {
         self.options = options
         self.scope = scope
-        self.queue = SubscriberQueue(limit: options.queueLimit, byteLimit: options.queueByteLimit,
-                                     policy: options.policy)
+        self.queue = SubscriberQueue(
+            limit: options.queueLimit, byteLimit: options.queueByteLimit,
+            policy: options.policy)
     }
 
     // MARK: The publisher's side (under the store's lock)
@@ -73,9 +74,11 @@ struct SubscriptionState {
     ///   - share: called when the event is queued: the publisher's object shared
     ///     with the other subscribers, or nil to queue a copy of the event.
     /// - Returns: true when the subscription must be listed with its loop's flusher.
-    mutating func offer(_ event: HomeEvent, characteristic: HomeGraph.CharacteristicIndex?, in graph: HomeGraph,
-                        graphSeq: UInt64, layoutVersion: UInt64, mergeable: Bool,
-                        share: () -> PublishedEvent?) -> Bool {
+    mutating func offer(
+        _ event: HomeEvent, characteristic: HomeGraph.CharacteristicIndex?, in graph: HomeGraph,
+        graphSeq: UInt64, layoutVersion: UInt64, mergeable: Bool,
+        share: () -> PublishedEvent?
+    ) -> Bool {
         guard !ended, matches(event, characteristic: characteristic, in: graph, layoutVersion: layoutVersion) else {
             return false
         }
@@ -101,15 +104,18 @@ struct SubscriptionState {
 
     /// The scope's verdict, from `lastVerdict` when it is about the same
     /// characteristic in the same layout.
-    private mutating func matches(_ event: HomeEvent, characteristic: HomeGraph.CharacteristicIndex?, in graph: HomeGraph,
-                                  layoutVersion: UInt64) -> Bool {
+    private mutating func matches(
+        _ event: HomeEvent, characteristic: HomeGraph.CharacteristicIndex?, in graph: HomeGraph,
+        layoutVersion: UInt64
+    ) -> Bool {
         if options.excludeOwn && event.origin.kind == .client && event.origin.connectionID == options.connectionID {
             return false
         }
         guard case .value(let change) = event.body else {
             return scope.matches(event, characteristic: characteristic, in: graph)
         }
-        if let last = lastVerdict, last.characteristicID == change.characteristicID, last.layoutVersion == layoutVersion {
+        if let last = lastVerdict, last.characteristicID == change.characteristicID, last.layoutVersion == layoutVersion
+        {
             return last.matches
         }
         let verdict = scope.matches(event, characteristic: characteristic, in: graph)
@@ -143,8 +149,10 @@ struct SubscriptionState {
         if let (graph, seq) = resyncFrom {
             resyncFrom = nil
             queue.resynced()
-            let items = SubscriptionSnapshot.items(for: scope, in: graph, seq: seq, leading: StreamMarker(
-                kind: .resync, seq: seq, reason: "subscriber fell behind by more than its queue holds"))
+            let items = SubscriptionSnapshot.items(
+                for: scope, in: graph, seq: seq,
+                leading: StreamMarker(
+                    kind: .resync, seq: seq, reason: "subscriber fell behind by more than its queue holds"))
             recordSent(items, nowMs: nowMs)
             return .items(items, resumeAfter: nil)
         }
@@ -182,7 +190,8 @@ struct SubscriptionState {
         }
         for item in items {
             guard case .event(let queued) = item, case .value(let change) = queued.event.body,
-                  !occurrenceIDs.contains(change.characteristicID) else {
+                !occurrenceIDs.contains(change.characteristicID)
+            else {
                 out.append(item)
                 continue
             }

@@ -17,9 +17,11 @@ protocol Subscriber: AnyObject, Sendable {
     ///
     /// - Returns: the flusher to schedule once the lock is released, when the
     ///   subscription was just listed with it.
-    func offer(_ event: HomeEvent, characteristic: HomeGraph.CharacteristicIndex?, in graph: HomeGraph,
-               graphSeq: UInt64, layoutVersion: UInt64, mergeable: Bool,
-               share: () -> PublishedEvent?) -> LoopFlusher?
+    func offer(
+        _ event: HomeEvent, characteristic: HomeGraph.CharacteristicIndex?, in graph: HomeGraph,
+        graphSeq: UInt64, layoutVersion: UInt64, mergeable: Bool,
+        share: () -> PublishedEvent?
+    ) -> LoopFlusher?
 
     /// Widens or narrows the filter, under the store's lock (between two events).
     func updateScope(_ change: (inout SubscriptionScope) -> Void)
@@ -58,15 +60,18 @@ final class SubscriptionStream: Subscriber {
     /// to stay far below the frame limit.
     static let batchSize = 256
 
-    init(subscriptionID: UInt64, callID: UInt64, state: SubscriptionState, journalID: String, journalField: ByteBuffer,
-         channel: any Channel, frameSize: Int, flusher: LoopFlusher, publishedSeq: PublishedSequence,
-         onEnd: @escaping @Sendable () -> Void) {
+    init(
+        subscriptionID: UInt64, callID: UInt64, state: SubscriptionState, journalID: String, journalField: ByteBuffer,
+        channel: any Channel, frameSize: Int, flusher: LoopFlusher, publishedSeq: PublishedSequence,
+        onEnd: @escaping @Sendable () -> Void
+    ) {
         self.subscriptionID = subscriptionID
         self.callID = callID
         self.connectionID = state.options.connectionID
         self.channel = channel
-        self.encoder = StreamMessageEncoder(callID: callID, journalID: journalID, journalField: journalField,
-                                            frameSize: frameSize)
+        self.encoder = StreamMessageEncoder(
+            callID: callID, journalID: journalID, journalField: journalField,
+            frameSize: frameSize)
         self.flusher = flusher
         self.publishedSeq = publishedSeq
         self.onEnd = onEnd
@@ -89,12 +94,16 @@ final class SubscriptionStream: Subscriber {
         timers.withLock { $0.heartbeat = task }
     }
 
-    func offer(_ event: HomeEvent, characteristic: HomeGraph.CharacteristicIndex?, in graph: HomeGraph,
-               graphSeq: UInt64, layoutVersion: UInt64, mergeable: Bool,
-               share: () -> PublishedEvent?) -> LoopFlusher? {
+    func offer(
+        _ event: HomeEvent, characteristic: HomeGraph.CharacteristicIndex?, in graph: HomeGraph,
+        graphSeq: UInt64, layoutVersion: UInt64, mergeable: Bool,
+        share: () -> PublishedEvent?
+    ) -> LoopFlusher? {
         state.withLock { state in
-            guard state.offer(event, characteristic: characteristic, in: graph, graphSeq: graphSeq,
-                              layoutVersion: layoutVersion, mergeable: mergeable, share: share)
+            guard
+                state.offer(
+                    event, characteristic: characteristic, in: graph, graphSeq: graphSeq,
+                    layoutVersion: layoutVersion, mergeable: mergeable, share: share)
             else { return nil }
             return flusher.enqueue(self) ? flusher : nil
         }
@@ -106,9 +115,10 @@ final class SubscriptionStream: Subscriber {
 
     var statistics: SubscriptionStats {
         state.withLock {
-            SubscriptionStats(subscriptionID: subscriptionID, callID: callID, policy: $0.options.policy,
-                              queueLimit: UInt32($0.options.queueLimit), queueDepth: UInt32($0.depth), sent: $0.sent,
-                              merged: $0.queue.merged, dropped: $0.queue.dropped)
+            SubscriptionStats(
+                subscriptionID: subscriptionID, callID: callID, policy: $0.options.policy,
+                queueLimit: UInt32($0.options.queueLimit), queueDepth: UInt32($0.depth), sent: $0.sent,
+                merged: $0.queue.merged, dropped: $0.queue.dropped)
         }
     }
 
@@ -133,8 +143,11 @@ final class SubscriptionStream: Subscriber {
                 return
             case .overflowed:
                 let limit = state.withLock { $0.options.queueLimit }
-                end(with: HomeError(.resourceExhausted, "subscription \(subscriptionID) closed: its queue of \(limit) "
-                                        + "events overflowed and its policy is disconnect"))
+                end(
+                    with: HomeError(
+                        .resourceExhausted,
+                        "subscription \(subscriptionID) closed: its queue of \(limit) "
+                            + "events overflowed and its policy is disconnect"))
                 return
             case .items(let items, let resumeAfter):
                 var out = channel.allocator.buffer(capacity: 256)

@@ -2,7 +2,7 @@ internal import CSQLite
 import HomeModel
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One SQLite connection and its prepared statements. Not thread-safe: `HomeDatabase`
@@ -100,14 +100,14 @@ final class Connection {
     /// The corresponding C function is `sqlite3_db_config(SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE)`.
     func setCheckpointOnClose(_ enabled: Bool) {
         #if os(Linux)
-        // sqlite3_db_config is variadic, which Swift cannot call. On Linux (x86-64 and
-        // AArch64) a variadic call passes these integer arguments exactly as a fixed
-        // one does, so the symbol is called through a fixed prototype.
-        typealias DBConfigInt = @convention(c) (OpaquePointer, Int32, Int32, UnsafeMutablePointer<Int32>?) -> Int32
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "sqlite3_db_config") else { return }
-        let configure = unsafeBitCast(symbol, to: DBConfigInt.self)
-        var result: Int32 = 0
-        _ = configure(handle, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, enabled ? 0 : 1, &result)
+            // sqlite3_db_config is variadic, which Swift cannot call. On Linux (x86-64 and
+            // AArch64) a variadic call passes these integer arguments exactly as a fixed
+            // one does, so the symbol is called through a fixed prototype.
+            typealias DBConfigInt = @convention(c) (OpaquePointer, Int32, Int32, UnsafeMutablePointer<Int32>?) -> Int32
+            guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "sqlite3_db_config") else { return }
+            let configure = unsafeBitCast(symbol, to: DBConfigInt.self)
+            var result: Int32 = 0
+            _ = configure(handle, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, enabled ? 0 : 1, &result)
         #endif
     }
 

@@ -2,7 +2,7 @@ internal import CSQLite
 import HomeModel
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A prepared statement: bind by position (from 1), step, read columns (from 0).

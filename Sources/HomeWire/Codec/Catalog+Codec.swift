@@ -11,8 +11,10 @@ extension ListTypesRequest: WireMessage {
     }
 
     public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
-        try withUnpacked(bytes, as: "home.v1.ListTypesRequest", unpack: home__v1__list_types_request__unpack,
-                         free: home__v1__list_types_request__free_unpacked) { _ in }
+        try withUnpacked(
+            bytes, as: "home.v1.ListTypesRequest", unpack: home__v1__list_types_request__unpack,
+            free: home__v1__list_types_request__free_unpacked
+        ) { _ in }
     }
 }
 
@@ -35,11 +37,15 @@ extension ListTypesResponse: WireMessage {
     }
 
     public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
-        self = try withUnpacked(bytes, as: "home.v1.ListTypesResponse", unpack: home__v1__list_types_response__unpack,
-                                free: home__v1__list_types_response__free_unpacked) { message throws(HomeError) in
+        self = try withUnpacked(
+            bytes, as: "home.v1.ListTypesResponse", unpack: home__v1__list_types_response__unpack,
+            free: home__v1__list_types_response__free_unpacked
+        ) { message throws(HomeError) in
             ListTypesResponse(
-                characteristicTypes: try swiftArray(message.pointee.characteristic_types,
-                                                    message.pointee.n_characteristic_types) {
+                characteristicTypes: try swiftArray(
+                    message.pointee.characteristic_types,
+                    message.pointee.n_characteristic_types
+                ) {
                     CatalogDecoding.characteristicType($0!.pointee)
                 },
                 serviceTypes: try swiftArray(message.pointee.service_types, message.pointee.n_service_types) {
@@ -74,8 +80,10 @@ extension CArena {
         }
         let validValues = info.validValues
         message.pointee.n_valid_values = validValues.count
-        message.pointee.valid_values = array(UnsafeMutablePointer<Home__V1__NamedValue>?.self,
-                                             count: validValues.count) { arena, index in
+        message.pointee.valid_values = array(
+            UnsafeMutablePointer<Home__V1__NamedValue>?.self,
+            count: validValues.count
+        ) { arena, index in
             let item = arena.allocate(Home__V1__NamedValue.self)
             home__v1__named_value__init(item)
             item.pointee.value = validValues[index].value
@@ -84,8 +92,10 @@ extension CArena {
         }
         let validBits = info.validBits
         message.pointee.n_valid_bits = validBits.count
-        message.pointee.valid_bits = array(UnsafeMutablePointer<Home__V1__NamedBit>?.self,
-                                           count: validBits.count) { arena, index in
+        message.pointee.valid_bits = array(
+            UnsafeMutablePointer<Home__V1__NamedBit>?.self,
+            count: validBits.count
+        ) { arena, index in
             let item = arena.allocate(Home__V1__NamedBit.self)
             home__v1__named_bit__init(item)
             item.pointee.bit = UInt32(clamping: validBits[index].bit)
@@ -155,7 +165,8 @@ private enum CatalogDecoding {
         for index in 0..<message.n_optional_characteristics {
             optional.append(swiftString(message.optional_characteristics?[index]))
         }
-        return ServiceTypeInfo(uuid: swiftString(message.uuid), name: swiftString(message.name),
-                               requiredCharacteristics: required, optionalCharacteristics: optional)
+        return ServiceTypeInfo(
+            uuid: swiftString(message.uuid), name: swiftString(message.name),
+            requiredCharacteristics: required, optionalCharacteristics: optional)
     }
 }

@@ -30,7 +30,9 @@ func packMessage<M>(_ message: UnsafeMutablePointer<M>) -> [UInt8] {
     }
 }
 
-typealias Unpacker<M> = (UnsafeMutablePointer<ProtobufCAllocator>?, Int, UnsafePointer<UInt8>?) -> UnsafeMutablePointer<M>?
+typealias Unpacker<M> = (UnsafeMutablePointer<ProtobufCAllocator>?, Int, UnsafePointer<UInt8>?) -> UnsafeMutablePointer<
+    M
+>?
 typealias Freer<M> = (UnsafeMutablePointer<M>?, UnsafeMutablePointer<ProtobufCAllocator>?) -> Void
 
 /// Unpacks `bytes` as message `M`, checks every string field is valid UTF-8 without
@@ -51,11 +53,13 @@ func withUnpacked<M, R>(
     _ body: (UnsafePointer<M>) throws(HomeError) -> R
 ) throws(HomeError) -> R {
     try UnpackArena.withAllocator { allocator throws(HomeError) -> R in
-        guard let message = unpack(allocator, bytes.count, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self)) else {
+        guard let message = unpack(allocator, bytes.count, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self))
+        else {
             throw HomeError(.invalidArgument, "malformed \(what): \(bytes.count) bytes do not decode as this message")
         }
         if checkStrings {
-            let descriptor = UnsafeRawPointer(message).assumingMemoryBound(to: ProtobufCMessage.self).pointee.descriptor!
+            let descriptor = UnsafeRawPointer(message).assumingMemoryBound(to: ProtobufCMessage.self).pointee
+                .descriptor!
             try StringFieldCheck.check(bytes, descriptor: descriptor, path: what)
         }
         return try body(UnsafePointer(message))
@@ -77,7 +81,9 @@ func swiftBytes(_ data: ProtobufCBinaryData) -> [UInt8] {
 }
 
 @inline(__always)
-func swiftArray<T, R>(_ pointer: UnsafeMutablePointer<T>?, _ count: Int, _ transform: (T) throws(HomeError) -> R) throws(HomeError) -> [R] {
+func swiftArray<T, R>(_ pointer: UnsafeMutablePointer<T>?, _ count: Int, _ transform: (T) throws(HomeError) -> R)
+    throws(HomeError) -> [R]
+{
     guard count > 0, let pointer else { return [] }
     var result: [R] = []
     result.reserveCapacity(count)

@@ -1,10 +1,11 @@
 internal import CHomeProto
 import HomeModel
 import NIOCore
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 extension CArena {
@@ -24,8 +25,10 @@ extension CArena {
 
     /// - Parameter sharedOrigin: the C origin of the previous event, reused when this
     ///   event has the same origin (a batch usually does): one copy, not one per event.
-    mutating func event(_ event: HomeEvent,
-                        sharedOrigin: inout (Origin, UnsafeMutablePointer<Home__V1__Origin>)?) -> UnsafeMutablePointer<Home__V1__Event> {
+    mutating func event(
+        _ event: HomeEvent,
+        sharedOrigin: inout (Origin, UnsafeMutablePointer<Home__V1__Origin>)?
+    ) -> UnsafeMutablePointer<Home__V1__Event> {
         let message = allocate(Home__V1__Event.self)
         home__v1__event__init(message)
         message.pointee.seq = event.seq
@@ -97,7 +100,8 @@ extension ModelDecoding {
     static func origin(_ wire: Home__V1__Origin, previous: inout PreviousOrigin?) -> Origin {
         let kind = Origin.Kind.fromWire(wire.kind.rawValue, default: .unknown)
         if let last = previous, last.origin.kind == kind, last.origin.connectionID == wire.connection_id,
-           let lastName = last.name, let name = wire.name, strcmp(lastName, name) == 0 {
+            let lastName = last.name, let name = wire.name, strcmp(lastName, name) == 0
+        {
             return last.origin
         }
         let origin = Origin(kind: kind, connectionID: wire.connection_id, name: swiftString(wire.name))
@@ -105,7 +109,8 @@ extension ModelDecoding {
         return origin
     }
 
-    static func event(_ message: Home__V1__Event, previousOrigin: inout PreviousOrigin?) throws(HomeError) -> HomeEvent {
+    static func event(_ message: Home__V1__Event, previousOrigin: inout PreviousOrigin?) throws(HomeError) -> HomeEvent
+    {
         let origin = message.origin.map { Self.origin($0.pointee, previous: &previousOrigin) } ?? Origin(kind: .unknown)
         let body: HomeEvent.Body
         switch message.body_case {
@@ -114,18 +119,21 @@ extension ModelDecoding {
             guard let value = value(change.value) else {
                 throw HomeError(.invalidArgument, "value event \(message.seq) carries no value")
             }
-            body = .value(ValueChange(accessoryID: change.accessory_id, serviceID: change.service_id,
-                                      characteristicID: change.characteristic_id, value: value, merged: change.merged))
+            body = .value(
+                ValueChange(
+                    accessoryID: change.accessory_id, serviceID: change.service_id,
+                    characteristicID: change.characteristic_id, value: value, merged: change.merged))
         case HOME__V1__EVENT__BODY_REACHABILITY:
             let change = message.reachability!.pointee
             body = .reachability(accessoryID: change.accessory_id, reachable: change.reachable != 0)
         case HOME__V1__EVENT__BODY_LAYOUT:
             let change = message.layout!.pointee
-            body = .layout(LayoutChange(
-                action: .fromWire(change.action.rawValue, default: .updated),
-                object: .fromWire(change.object.rawValue, offset: 1, default: .home),
-                objectID: change.object_id, homeID: change.home_id, name: swiftString(change.name),
-                parentID: change.parent_id))
+            body = .layout(
+                LayoutChange(
+                    action: .fromWire(change.action.rawValue, default: .updated),
+                    object: .fromWire(change.object.rawValue, offset: 1, default: .home),
+                    objectID: change.object_id, homeID: change.home_id, name: swiftString(change.name),
+                    parentID: change.parent_id))
         case HOME__V1__EVENT__BODY_PRIMARY_HOME_ID:
             body = .primaryHome(message.primary_home_id)
         case HOME__V1__EVENT__BODY_ACTION_SET_ID:
@@ -141,24 +149,30 @@ extension ModelDecoding {
 
 extension SubscribeResponse: WireMessage {
     public func encode(into buffer: inout ByteBuffer) {
-        Self.encode(journalID: journalID, events: events[...], snapshot: snapshot[...], marker: marker,
-                    resumeAfter: resumeAfter, into: &buffer)
+        Self.encode(
+            journalID: journalID, events: events[...], snapshot: snapshot[...], marker: marker,
+            resumeAfter: resumeAfter, into: &buffer)
     }
 
     /// Encodes a batch straight from slices of the sender's queues, without building
     /// a `SubscribeResponse` first (the streaming hot path).
-    public static func encode(journalID: String, events: ArraySlice<HomeEvent>, snapshot: ArraySlice<Characteristic> = [],
-                              marker: StreamMarker?, resumeAfter: UInt64? = nil, into buffer: inout ByteBuffer) {
+    public static func encode(
+        journalID: String, events: ArraySlice<HomeEvent>, snapshot: ArraySlice<Characteristic> = [],
+        marker: StreamMarker?, resumeAfter: UInt64? = nil, into buffer: inout ByteBuffer
+    ) {
         let base = events.startIndex
-        encode(journalID: journalID, eventCount: events.count, event: { events[base + $0] }, snapshot: snapshot,
-               marker: marker, resumeAfter: resumeAfter, into: &buffer)
+        encode(
+            journalID: journalID, eventCount: events.count, event: { events[base + $0] }, snapshot: snapshot,
+            marker: marker, resumeAfter: resumeAfter, into: &buffer)
     }
 
     /// Encodes a batch whose events `eventAt(0..<eventCount)` reads from wherever the
     /// sender keeps them, so that no array of them is built first.
-    public static func encode(journalID: String, eventCount: Int, event eventAt: (Int) -> HomeEvent,
-                              snapshot: ArraySlice<Characteristic> = [], marker: StreamMarker?, resumeAfter: UInt64? = nil,
-                              into buffer: inout ByteBuffer) {
+    public static func encode(
+        journalID: String, eventCount: Int, event eventAt: (Int) -> HomeEvent,
+        snapshot: ArraySlice<Characteristic> = [], marker: StreamMarker?, resumeAfter: UInt64? = nil,
+        into buffer: inout ByteBuffer
+    ) {
         var arena = CArena()
         let message = arena.allocate(Home__V1__SubscribeResponse.self)
         home__v1__subscribe_response__init(message)
@@ -174,7 +188,9 @@ extension SubscribeResponse: WireMessage {
         }
         message.pointee.n_snapshot = snapshot.count
         let snapshotBase = snapshot.startIndex
-        message.pointee.snapshot = arena.array(UnsafeMutablePointer<Home__V1__Characteristic>?.self, count: snapshot.count) {
+        message.pointee.snapshot = arena.array(
+            UnsafeMutablePointer<Home__V1__Characteristic>?.self, count: snapshot.count
+        ) {
             $0.characteristic(snapshot[snapshotBase + $1])
         }
         if let marker {
@@ -203,18 +219,25 @@ extension SubscribeResponse: WireMessage {
     /// of every event a subscriber reads).
     public init(fromDaemon bytes: [UInt8]) throws(HomeError) {
         let result: Result<SubscribeResponse, HomeError> = bytes.withUnsafeBytes { raw in
-            do throws(HomeError) { return .success(try Self.decode(raw, checkStrings: false)) } catch { return .failure(error) }
+            do throws(HomeError) { return .success(try Self.decode(raw, checkStrings: false)) } catch {
+                return .failure(error)
+            }
         }
         self = try result.get()
     }
 
-    private static func decode(_ bytes: UnsafeRawBufferPointer, checkStrings: Bool) throws(HomeError) -> SubscribeResponse {
-        try withUnpacked(bytes, as: "home.v1.SubscribeResponse", unpack: home__v1__subscribe_response__unpack,
-                         free: home__v1__subscribe_response__free_unpacked, checkStrings: checkStrings) { message throws(HomeError) in
+    private static func decode(_ bytes: UnsafeRawBufferPointer, checkStrings: Bool) throws(HomeError)
+        -> SubscribeResponse
+    {
+        try withUnpacked(
+            bytes, as: "home.v1.SubscribeResponse", unpack: home__v1__subscribe_response__unpack,
+            free: home__v1__subscribe_response__free_unpacked, checkStrings: checkStrings
+        ) { message throws(HomeError) in
             let wire = message.pointee
             let marker = wire.marker.map {
-                StreamMarker(kind: .fromWire($0.pointee.kind.rawValue, default: .none), seq: $0.pointee.seq,
-                             gapFrom: $0.pointee.gap_from, gapTo: $0.pointee.gap_to, reason: swiftString($0.pointee.reason))
+                StreamMarker(
+                    kind: .fromWire($0.pointee.kind.rawValue, default: .none), seq: $0.pointee.seq,
+                    gapFrom: $0.pointee.gap_from, gapTo: $0.pointee.gap_to, reason: swiftString($0.pointee.reason))
             }
             var previousOrigin: ModelDecoding.PreviousOrigin?
             let events = try swiftArray(wire.events, wire.n_events) { pointer throws(HomeError) in

@@ -17,7 +17,9 @@ extension WireFrame {
             message.pointee.client_name = arena.cString(hello.clientName)
             message.pointee.max_frame_size = hello.maxFrameSize
             message.pointee.n_capabilities = hello.capabilities.count
-            message.pointee.capabilities = arena.array(UnsafeMutablePointer<CChar>?.self, count: hello.capabilities.count) {
+            message.pointee.capabilities = arena.array(
+                UnsafeMutablePointer<CChar>?.self, count: hello.capabilities.count
+            ) {
                 $0.cString(hello.capabilities[$1])
             }
             frame.pointee.kind_case = HOME__V1__FRAME__KIND_HELLO
@@ -32,7 +34,9 @@ extension WireFrame {
             message.pointee.max_frame_size = reply.maxFrameSize
             message.pointee.journal_id = arena.cString(reply.journalID)
             message.pointee.n_capabilities = reply.capabilities.count
-            message.pointee.capabilities = arena.array(UnsafeMutablePointer<CChar>?.self, count: reply.capabilities.count) {
+            message.pointee.capabilities = arena.array(
+                UnsafeMutablePointer<CChar>?.self, count: reply.capabilities.count
+            ) {
                 $0.cString(reply.capabilities[$1])
             }
             frame.pointee.kind_case = HOME__V1__FRAME__KIND_HELLO_REPLY
@@ -111,32 +115,44 @@ extension WireFrame {
     }
 
     public init(decoding bytes: UnsafeRawBufferPointer) throws(HomeError) {
-        self = try withUnpacked(bytes, as: "home.v1.Frame", unpack: home__v1__frame__unpack,
-                                free: home__v1__frame__free_unpacked) { frame throws(HomeError) in
+        self = try withUnpacked(
+            bytes, as: "home.v1.Frame", unpack: home__v1__frame__unpack,
+            free: home__v1__frame__free_unpacked
+        ) { frame throws(HomeError) in
             let callID = frame.pointee.call_id
             switch frame.pointee.kind_case {
             case HOME__V1__FRAME__KIND_HELLO:
                 let hello = frame.pointee.hello!.pointee
-                return WireFrame(callID: callID, body: .hello(Hello(
-                    protocolVersion: hello.protocol_version,
-                    clientName: swiftString(hello.client_name),
-                    capabilities: try swiftArray(hello.capabilities, hello.n_capabilities) { swiftString($0) },
-                    maxFrameSize: hello.max_frame_size)))
+                return WireFrame(
+                    callID: callID,
+                    body: .hello(
+                        Hello(
+                            protocolVersion: hello.protocol_version,
+                            clientName: swiftString(hello.client_name),
+                            capabilities: try swiftArray(hello.capabilities, hello.n_capabilities) { swiftString($0) },
+                            maxFrameSize: hello.max_frame_size)))
             case HOME__V1__FRAME__KIND_HELLO_REPLY:
                 let reply = frame.pointee.hello_reply!.pointee
-                return WireFrame(callID: callID, body: .helloReply(HelloReply(
-                    protocolVersion: reply.protocol_version,
-                    serverName: swiftString(reply.server_name),
-                    serverVersion: swiftString(reply.server_version),
-                    connectionID: reply.connection_id,
-                    maxFrameSize: reply.max_frame_size,
-                    capabilities: try swiftArray(reply.capabilities, reply.n_capabilities) { swiftString($0) },
-                    journalID: swiftString(reply.journal_id))))
+                return WireFrame(
+                    callID: callID,
+                    body: .helloReply(
+                        HelloReply(
+                            protocolVersion: reply.protocol_version,
+                            serverName: swiftString(reply.server_name),
+                            serverVersion: swiftString(reply.server_version),
+                            connectionID: reply.connection_id,
+                            maxFrameSize: reply.max_frame_size,
+                            capabilities: try swiftArray(reply.capabilities, reply.n_capabilities) { swiftString($0) },
+                            journalID: swiftString(reply.journal_id))))
             case HOME__V1__FRAME__KIND_OPEN:
                 let open = frame.pointee.open!.pointee
-                let timeout = open.timeout_present_case == HOME__V1__CALL_OPEN__TIMEOUT_PRESENT_TIMEOUT_MS ? open.timeout_ms : nil
-                return WireFrame(callID: callID, body: .open(CallOpen(
-                    method: swiftString(open.method), request: swiftBytes(open.request), timeoutMs: timeout)))
+                let timeout =
+                    open.timeout_present_case == HOME__V1__CALL_OPEN__TIMEOUT_PRESENT_TIMEOUT_MS ? open.timeout_ms : nil
+                return WireFrame(
+                    callID: callID,
+                    body: .open(
+                        CallOpen(
+                            method: swiftString(open.method), request: swiftBytes(open.request), timeoutMs: timeout)))
             case HOME__V1__FRAME__KIND_MESSAGE:
                 return WireFrame(callID: callID, body: .message(swiftBytes(frame.pointee.message!.pointee.payload)))
             case HOME__V1__FRAME__KIND_STATUS:
@@ -153,10 +169,15 @@ extension WireFrame {
                 return WireFrame(callID: callID, body: .pong(nonce: frame.pointee.pong!.pointee.nonce))
             case HOME__V1__FRAME__KIND_GO_AWAY:
                 let goAway = frame.pointee.go_away!.pointee
-                return WireFrame(callID: callID, body: .goAway(reason: swiftString(goAway.reason),
-                                                               lastCallID: goAway.last_call_id))
+                return WireFrame(
+                    callID: callID,
+                    body: .goAway(
+                        reason: swiftString(goAway.reason),
+                        lastCallID: goAway.last_call_id))
             default:
-                throw HomeError(.invalidArgument, "frame on call \(callID) carries no known kind (field number \(frame.pointee.kind_case.rawValue))")
+                throw HomeError(
+                    .invalidArgument,
+                    "frame on call \(callID) carries no known kind (field number \(frame.pointee.kind_case.rawValue))")
             }
         }
     }

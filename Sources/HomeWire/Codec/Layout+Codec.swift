@@ -127,18 +127,22 @@ extension LayoutRequest: WireMessage {
             message.pointee.set_trigger_enabled = op
         case .addActionSetToTrigger(let actionSetID, let triggerID):
             message.pointee.op_case = HOME__V1__LAYOUT_REQUEST__OP_ADD_ACTION_SET_TO_TRIGGER
-            message.pointee.add_action_set_to_trigger = arena.triggerActionSet(triggerID: triggerID, actionSetID: actionSetID)
+            message.pointee.add_action_set_to_trigger = arena.triggerActionSet(
+                triggerID: triggerID, actionSetID: actionSetID)
         case .removeActionSetFromTrigger(let actionSetID, let triggerID):
             message.pointee.op_case = HOME__V1__LAYOUT_REQUEST__OP_REMOVE_ACTION_SET_FROM_TRIGGER
-            message.pointee.remove_action_set_from_trigger = arena.triggerActionSet(triggerID: triggerID,
-                                                                                    actionSetID: actionSetID)
+            message.pointee.remove_action_set_from_trigger = arena.triggerActionSet(
+                triggerID: triggerID,
+                actionSetID: actionSetID)
         }
         packMessage(message, into: &buffer, withFrameHeader: false)
     }
 
     public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
-        self = try withUnpacked(bytes, as: "home.v1.LayoutRequest", unpack: home__v1__layout_request__unpack,
-                                free: home__v1__layout_request__free_unpacked) { message throws(HomeError) in
+        self = try withUnpacked(
+            bytes, as: "home.v1.LayoutRequest", unpack: home__v1__layout_request__unpack,
+            free: home__v1__layout_request__free_unpacked
+        ) { message throws(HomeError) in
             LayoutRequest(try LayoutDecoding.operation(message.pointee))
         }
     }
@@ -161,8 +165,10 @@ extension LayoutResponse: WireMessage {
     }
 
     public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
-        self = try withUnpacked(bytes, as: "home.v1.LayoutResponse", unpack: home__v1__layout_response__unpack,
-                                free: home__v1__layout_response__free_unpacked) { message throws(HomeError) in
+        self = try withUnpacked(
+            bytes, as: "home.v1.LayoutResponse", unpack: home__v1__layout_response__unpack,
+            free: home__v1__layout_response__free_unpacked
+        ) { message throws(HomeError) in
             LayoutResponse(
                 events: try swiftArray(message.pointee.events, message.pointee.n_events) { pointer throws(HomeError) in
                     try ModelDecoding.event(pointer!.pointee)
@@ -250,18 +256,21 @@ private enum LayoutDecoding {
             let op = try present(message.add_action, "add_action")
             let action = try present(op.action, "add_action.action")
             guard let value = ModelDecoding.value(action.value) else {
-                throw HomeError(.invalidArgument, "add_action for characteristic \(action.characteristic_id) carries no value")
+                throw HomeError(
+                    .invalidArgument, "add_action for characteristic \(action.characteristic_id) carries no value")
             }
-            return .addAction(CharacteristicWriteAction(characteristicID: action.characteristic_id, value: value),
-                              actionSetID: op.action_set_id)
+            return .addAction(
+                CharacteristicWriteAction(characteristicID: action.characteristic_id, value: value),
+                actionSetID: op.action_set_id)
         case HOME__V1__LAYOUT_REQUEST__OP_REMOVE_ACTION:
             let op = try present(message.remove_action, "remove_action")
             return .removeAction(characteristicID: op.characteristic_id, actionSetID: op.action_set_id)
         case HOME__V1__LAYOUT_REQUEST__OP_ADD_TRIGGER:
             let op = try present(message.add_trigger, "add_trigger")
-            return .addTrigger(name: swiftString(op.name), homeID: op.home_id, kind: try triggerKind(op),
-                               actionSetIDs: ModelDecoding.ids(op.action_set_ids, op.n_action_set_ids),
-                               enabled: op.disabled == 0)
+            return .addTrigger(
+                name: swiftString(op.name), homeID: op.home_id, kind: try triggerKind(op),
+                actionSetIDs: ModelDecoding.ids(op.action_set_ids, op.n_action_set_ids),
+                enabled: op.disabled == 0)
         case HOME__V1__LAYOUT_REQUEST__OP_SET_TRIGGER_ENABLED:
             let op = try present(message.set_trigger_enabled, "set_trigger_enabled")
             return .setTriggerEnabled(triggerID: op.trigger_id, enabled: op.enabled != 0)
@@ -287,7 +296,8 @@ private enum LayoutDecoding {
         case HOME__V1__ADD_TRIGGER__KIND_TIMER:
             let timer = try present(op.timer, "add_trigger.timer")
             let recurrence = try Recurrence.fromWire(timer.recurrence.rawValue, field: "add_trigger.timer.recurrence")
-            return .timer(fireDateMs: timer.fire_date_ms, timeZone: swiftString(timer.time_zone), recurrence: recurrence)
+            return .timer(
+                fireDateMs: timer.fire_date_ms, timeZone: swiftString(timer.time_zone), recurrence: recurrence)
         case HOME__V1__ADD_TRIGGER__KIND_EVENT:
             let event = try present(op.event, "add_trigger.event")
             var value: CharacteristicValue?
@@ -300,19 +310,26 @@ private enum LayoutDecoding {
             var conditions: [CharacteristicCondition] = []
             for index in 0..<event.n_conditions {
                 let condition = try present(event.conditions?[index] ?? nil, "add_trigger.event.conditions[\(index)]")
-                let comparison = try Comparison.fromWire(condition.comparison.rawValue,
-                                                          field: "add_trigger.event.conditions[\(index)].comparison")
+                let comparison = try Comparison.fromWire(
+                    condition.comparison.rawValue,
+                    field: "add_trigger.event.conditions[\(index)].comparison")
                 guard let conditionValue = ModelDecoding.value(condition.value) else {
-                    throw HomeError(.invalidArgument, "the condition on characteristic \(condition.characteristic_id) "
-                                        + "carries no value")
+                    throw HomeError(
+                        .invalidArgument,
+                        "the condition on characteristic \(condition.characteristic_id) "
+                            + "carries no value")
                 }
-                conditions.append(CharacteristicCondition(characteristicID: condition.characteristic_id,
-                                                          comparison: comparison, value: conditionValue))
+                conditions.append(
+                    CharacteristicCondition(
+                        characteristicID: condition.characteristic_id,
+                        comparison: comparison, value: conditionValue))
             }
             return .event(
                 characteristicID: event.characteristic_id, value: value,
-                rangeMin: event.min_present_case == HOME__V1__EVENT_TRIGGER__MIN_PRESENT_RANGE_MIN ? event.range_min : nil,
-                rangeMax: event.max_present_case == HOME__V1__EVENT_TRIGGER__MAX_PRESENT_RANGE_MAX ? event.range_max : nil,
+                rangeMin: event.min_present_case == HOME__V1__EVENT_TRIGGER__MIN_PRESENT_RANGE_MIN
+                    ? event.range_min : nil,
+                rangeMax: event.max_present_case == HOME__V1__EVENT_TRIGGER__MAX_PRESENT_RANGE_MAX
+                    ? event.range_max : nil,
                 conditions: conditions)
         default:
             throw HomeError(.invalidArgument, "add_trigger needs a timer or an event")

@@ -31,7 +31,8 @@ extension WireMessage {
 }
 
 extension HomeError {
-    fileprivate static func status(_ code: Home__V1__StatusCode, _ message: UnsafeMutablePointer<CChar>?) -> HomeError? {
+    fileprivate static func status(_ code: Home__V1__StatusCode, _ message: UnsafeMutablePointer<CChar>?) -> HomeError?
+    {
         HomeError.Code(wireValue: Int(code.rawValue)).map { HomeError($0, swiftString(message)) }
     }
 }
@@ -48,17 +49,23 @@ extension GetHomeRequest: WireMessage {
     }
 
     public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
-        self = try withUnpacked(bytes, as: "home.v1.GetHomeRequest", unpack: home__v1__get_home_request__unpack,
-                                free: home__v1__get_home_request__free_unpacked) {
-            GetHomeRequest(homeID: $0.pointee.home_id, pageSize: $0.pointee.page_size, pageToken: swiftString($0.pointee.page_token))
+        self = try withUnpacked(
+            bytes, as: "home.v1.GetHomeRequest", unpack: home__v1__get_home_request__unpack,
+            free: home__v1__get_home_request__free_unpacked
+        ) {
+            GetHomeRequest(
+                homeID: $0.pointee.home_id, pageSize: $0.pointee.page_size,
+                pageToken: swiftString($0.pointee.page_token))
         }
     }
 }
 
 extension GetHomeResponse: WireMessage {
     /// Encodes the given homes of a graph without copying it into a response first.
-    public static func encodeHomes(graph: HomeGraph, homeIDs: [ObjectID], seq: UInt64, journalID: String,
-                              into buffer: inout ByteBuffer) {
+    public static func encodeHomes(
+        graph: HomeGraph, homeIDs: [ObjectID], seq: UInt64, journalID: String,
+        into buffer: inout ByteBuffer
+    ) {
         var arena = CArena()
         let message = arena.allocate(Home__V1__GetHomeResponse.self)
         home__v1__get_home_response__init(message)
@@ -76,8 +83,10 @@ extension GetHomeResponse: WireMessage {
     /// positions (counted across the homes, in order), and with `withTables` each
     /// home's other tables (the first page); otherwise each home that has
     /// accessories on the page, with only its id.
-    public static func encodePage(graph: HomeGraph, homeIDs: [ObjectID], accessories positions: Range<Int>, withTables: Bool,
-                                  seq: UInt64, journalID: String, nextPageToken: String, into buffer: inout ByteBuffer) {
+    public static func encodePage(
+        graph: HomeGraph, homeIDs: [ObjectID], accessories positions: Range<Int>, withTables: Bool,
+        seq: UInt64, journalID: String, nextPageToken: String, into buffer: inout ByteBuffer
+    ) {
         var arena = CArena()
         let message = arena.allocate(Home__V1__GetHomeResponse.self)
         home__v1__get_home_response__init(message)
@@ -93,7 +102,9 @@ extension GetHomeResponse: WireMessage {
             homes.append(arena.home(home, in: graph, accessoryIDs: onPage, withTables: withTables))
         }
         message.pointee.n_homes = homes.count
-        message.pointee.homes = arena.array(UnsafeMutablePointer<Home__V1__Home>?.self, count: homes.count) { _, index in homes[index] }
+        message.pointee.homes = arena.array(UnsafeMutablePointer<Home__V1__Home>?.self, count: homes.count) {
+            _, index in homes[index]
+        }
         message.pointee.seq = seq
         message.pointee.journal_id = arena.cString(journalID)
         message.pointee.next_page_token = arena.cString(nextPageToken)
@@ -105,17 +116,21 @@ extension GetHomeResponse: WireMessage {
     }
 
     public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
-        self = try withUnpacked(bytes, as: "home.v1.GetHomeResponse", unpack: home__v1__get_home_response__unpack,
-                                free: home__v1__get_home_response__free_unpacked) { message throws(HomeError) in
+        self = try withUnpacked(
+            bytes, as: "home.v1.GetHomeResponse", unpack: home__v1__get_home_response__unpack,
+            free: home__v1__get_home_response__free_unpacked
+        ) { message throws(HomeError) in
             var tables = DecodedTables()
             for index in 0..<message.pointee.n_homes {
                 ModelDecoding.addHome(message.pointee.homes[index]!.pointee, to: &tables)
             }
             guard swiftString(message.pointee.next_page_token).isEmpty else {
-                throw HomeError(.invalidArgument, "this GetHomeResponse is one page of several: assemble it with GetHomeAssembler")
+                throw HomeError(
+                    .invalidArgument, "this GetHomeResponse is one page of several: assemble it with GetHomeAssembler")
             }
-            return GetHomeResponse(graph: try tables.graph(), seq: message.pointee.seq,
-                                   journalID: swiftString(message.pointee.journal_id))
+            return GetHomeResponse(
+                graph: try tables.graph(), seq: message.pointee.seq,
+                journalID: swiftString(message.pointee.journal_id))
         }
     }
 }
@@ -166,19 +181,24 @@ public struct GetHomeAssembler {
     }
 
     private mutating func add(page bytes: UnsafeRawBufferPointer) throws(HomeError) -> String {
-        try withUnpacked(bytes, as: "home.v1.GetHomeResponse", unpack: home__v1__get_home_response__unpack,
-                         free: home__v1__get_home_response__free_unpacked) { message throws(HomeError) -> String in
+        try withUnpacked(
+            bytes, as: "home.v1.GetHomeResponse", unpack: home__v1__get_home_response__unpack,
+            free: home__v1__get_home_response__free_unpacked
+        ) { message throws(HomeError) -> String in
             let seq = message.pointee.seq
             let journalID = swiftString(message.pointee.journal_id)
             if let snapshot {
                 guard snapshot.seq == seq, snapshot.journalID == journalID else {
-                    throw HomeError(.invalidArgument, "a GetHome page at seq \(seq) follows pages at seq \(snapshot.seq): "
-                                    + "pages must come from one snapshot")
+                    throw HomeError(
+                        .invalidArgument,
+                        "a GetHome page at seq \(seq) follows pages at seq \(snapshot.seq): "
+                            + "pages must come from one snapshot")
                 }
                 for index in 0..<message.pointee.n_homes {
                     let home = message.pointee.homes[index]!.pointee
                     guard tables.homes[home.id] != nil else {
-                        throw HomeError(.invalidArgument, "a GetHome page names home \(home.id), which the first page did not")
+                        throw HomeError(
+                            .invalidArgument, "a GetHome page names home \(home.id), which the first page did not")
                     }
                     ModelDecoding.addAccessories(of: home, toHome: home.id, in: &tables)
                 }
@@ -211,11 +231,14 @@ extension ReadCharacteristicsRequest: WireMessage {
     }
 
     public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
-        self = try withUnpacked(bytes, as: "home.v1.ReadCharacteristicsRequest",
-                                unpack: home__v1__read_characteristics_request__unpack,
-                                free: home__v1__read_characteristics_request__free_unpacked) { message in
+        self = try withUnpacked(
+            bytes, as: "home.v1.ReadCharacteristicsRequest",
+            unpack: home__v1__read_characteristics_request__unpack,
+            free: home__v1__read_characteristics_request__free_unpacked
+        ) { message in
             ReadCharacteristicsRequest(
-                characteristicIDs: ModelDecoding.ids(message.pointee.characteristic_ids, message.pointee.n_characteristic_ids),
+                characteristicIDs: ModelDecoding.ids(
+                    message.pointee.characteristic_ids, message.pointee.n_characteristic_ids),
                 fresh: message.pointee.fresh != 0)
         }
     }
@@ -228,7 +251,9 @@ extension ReadCharacteristicsResponse: WireMessage {
         home__v1__read_characteristics_response__init(message)
         message.pointee.seq = seq
         message.pointee.n_reads = reads.count
-        message.pointee.reads = arena.array(UnsafeMutablePointer<Home__V1__CharacteristicRead>?.self, count: reads.count) { arena, index in
+        message.pointee.reads = arena.array(
+            UnsafeMutablePointer<Home__V1__CharacteristicRead>?.self, count: reads.count
+        ) { arena, index in
             let read = reads[index]
             let item = arena.allocate(Home__V1__CharacteristicRead.self)
             home__v1__characteristic_read__init(item)
@@ -245,14 +270,17 @@ extension ReadCharacteristicsResponse: WireMessage {
     }
 
     public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
-        self = try withUnpacked(bytes, as: "home.v1.ReadCharacteristicsResponse",
-                                unpack: home__v1__read_characteristics_response__unpack,
-                                free: home__v1__read_characteristics_response__free_unpacked) { message throws(HomeError) in
+        self = try withUnpacked(
+            bytes, as: "home.v1.ReadCharacteristicsResponse",
+            unpack: home__v1__read_characteristics_response__unpack,
+            free: home__v1__read_characteristics_response__free_unpacked
+        ) { message throws(HomeError) in
             ReadCharacteristicsResponse(
                 reads: try swiftArray(message.pointee.reads, message.pointee.n_reads) { pointer in
                     let read = pointer!.pointee
-                    return CharacteristicRead(characteristicID: read.characteristic_id, value: ModelDecoding.value(read.value),
-                                              lastUpdatedMs: read.last_updated_ms, error: .status(read.code, read.message))
+                    return CharacteristicRead(
+                        characteristicID: read.characteristic_id, value: ModelDecoding.value(read.value),
+                        lastUpdatedMs: read.last_updated_ms, error: .status(read.code, read.message))
                 },
                 seq: message.pointee.seq)
         }
@@ -267,7 +295,9 @@ extension WriteCharacteristicsRequest: WireMessage {
         message.pointee.atomic = atomic ? 1 : 0
         message.pointee.validate_only = validateOnly ? 1 : 0
         message.pointee.n_writes = writes.count
-        message.pointee.writes = arena.array(UnsafeMutablePointer<Home__V1__CharacteristicWrite>?.self, count: writes.count) { arena, index in
+        message.pointee.writes = arena.array(
+            UnsafeMutablePointer<Home__V1__CharacteristicWrite>?.self, count: writes.count
+        ) { arena, index in
             let item = arena.allocate(Home__V1__CharacteristicWrite.self)
             home__v1__characteristic_write__init(item)
             item.pointee.characteristic_id = writes[index].characteristicID
@@ -278,14 +308,17 @@ extension WriteCharacteristicsRequest: WireMessage {
     }
 
     public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
-        self = try withUnpacked(bytes, as: "home.v1.WriteCharacteristicsRequest",
-                                unpack: home__v1__write_characteristics_request__unpack,
-                                free: home__v1__write_characteristics_request__free_unpacked) { message throws(HomeError) in
+        self = try withUnpacked(
+            bytes, as: "home.v1.WriteCharacteristicsRequest",
+            unpack: home__v1__write_characteristics_request__unpack,
+            free: home__v1__write_characteristics_request__free_unpacked
+        ) { message throws(HomeError) in
             WriteCharacteristicsRequest(
                 writes: try swiftArray(message.pointee.writes, message.pointee.n_writes) { pointer throws(HomeError) in
                     let write = pointer!.pointee
                     guard let value = ModelDecoding.value(write.value) else {
-                        throw HomeError(.invalidArgument, "write to characteristic \(write.characteristic_id) carries no value")
+                        throw HomeError(
+                            .invalidArgument, "write to characteristic \(write.characteristic_id) carries no value")
                     }
                     return CharacteristicWrite(characteristicID: write.characteristic_id, value: value)
                 },
@@ -307,9 +340,11 @@ extension WriteCharacteristicsResponse: WireMessage {
     }
 
     public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
-        self = try withUnpacked(bytes, as: "home.v1.WriteCharacteristicsResponse",
-                                unpack: home__v1__write_characteristics_response__unpack,
-                                free: home__v1__write_characteristics_response__free_unpacked) { message throws(HomeError) in
+        self = try withUnpacked(
+            bytes, as: "home.v1.WriteCharacteristicsResponse",
+            unpack: home__v1__write_characteristics_response__unpack,
+            free: home__v1__write_characteristics_response__free_unpacked
+        ) { message throws(HomeError) in
             WriteCharacteristicsResponse(
                 results: try ModelDecoding.writeResults(message.pointee.results, message.pointee.n_results),
                 seq: message.pointee.seq)
@@ -339,10 +374,13 @@ extension SubscribeRequest: WireMessage {
     }
 
     public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
-        self = try withUnpacked(bytes, as: "home.v1.SubscribeRequest", unpack: home__v1__subscribe_request__unpack,
-                                free: home__v1__subscribe_request__free_unpacked) { message throws(HomeError) in
+        self = try withUnpacked(
+            bytes, as: "home.v1.SubscribeRequest", unpack: home__v1__subscribe_request__unpack,
+            free: home__v1__subscribe_request__free_unpacked
+        ) { message throws(HomeError) in
             let filter = try ModelDecoding.filter(message.pointee.filter)
-            let since = message.pointee.since_present_case == HOME__V1__SUBSCRIBE_REQUEST__SINCE_PRESENT_SINCE_SEQ
+            let since =
+                message.pointee.since_present_case == HOME__V1__SUBSCRIBE_REQUEST__SINCE_PRESENT_SINCE_SEQ
                 ? message.pointee.since_seq : nil
             return SubscribeRequest(
                 filter: filter, snapshot: message.pointee.snapshot != 0, sinceSeq: since,
@@ -365,8 +403,10 @@ public struct GetStatusRequest: Hashable, Sendable, WireMessage {
     }
 
     public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
-        try withUnpacked(bytes, as: "home.v1.GetStatusRequest", unpack: home__v1__get_status_request__unpack,
-                         free: home__v1__get_status_request__free_unpacked) { _ in }
+        try withUnpacked(
+            bytes, as: "home.v1.GetStatusRequest", unpack: home__v1__get_status_request__unpack,
+            free: home__v1__get_status_request__free_unpacked
+        ) { _ in }
     }
 }
 
@@ -391,8 +431,10 @@ extension GetStatusResponse: WireMessage {
     }
 
     public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
-        self = try withUnpacked(bytes, as: "home.v1.GetStatusResponse", unpack: home__v1__get_status_response__unpack,
-                                free: home__v1__get_status_response__free_unpacked) { message in
+        self = try withUnpacked(
+            bytes, as: "home.v1.GetStatusResponse", unpack: home__v1__get_status_response__unpack,
+            free: home__v1__get_status_response__free_unpacked
+        ) { message in
             let wire = message.pointee
             var status = GetStatusResponse()
             status.serverVersion = swiftString(wire.server_version)
@@ -422,8 +464,10 @@ extension ListAccessoriesRequest: WireMessage {
     }
 
     public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
-        self = try withUnpacked(bytes, as: "home.v1.ListAccessoriesRequest", unpack: home__v1__list_accessories_request__unpack,
-                                free: home__v1__list_accessories_request__free_unpacked) { ListAccessoriesRequest(homeID: $0.pointee.home_id) }
+        self = try withUnpacked(
+            bytes, as: "home.v1.ListAccessoriesRequest", unpack: home__v1__list_accessories_request__unpack,
+            free: home__v1__list_accessories_request__free_unpacked
+        ) { ListAccessoriesRequest(homeID: $0.pointee.home_id) }
     }
 }
 
@@ -441,31 +485,40 @@ extension ListAccessoriesResponse: WireMessage {
                 for id in service.characteristicIDs { characteristics[id] = graph.characteristics[id] }
             }
         }
-        self.init(accessories: accessories, rooms: homes.flatMap { $0.roomIDs.compactMap { graph.rooms[$0] } },
-                  services: services, characteristics: characteristics)
+        self.init(
+            accessories: accessories, rooms: homes.flatMap { $0.roomIDs.compactMap { graph.rooms[$0] } },
+            services: services, characteristics: characteristics)
     }
 
     public func encode(into buffer: inout ByteBuffer) {
         Self.encode(rooms: rooms, accessories: accessories, tables: self, into: &buffer)
     }
 
-    private static func encode(rooms: [Room], accessories: [Accessory], tables graph: some ServiceTables,
-                               into buffer: inout ByteBuffer) {
+    private static func encode(
+        rooms: [Room], accessories: [Accessory], tables graph: some ServiceTables,
+        into buffer: inout ByteBuffer
+    ) {
         var arena = CArena()
         let message = arena.allocate(Home__V1__ListAccessoriesResponse.self)
         home__v1__list_accessories_response__init(message)
         message.pointee.n_rooms = rooms.count
-        message.pointee.rooms = arena.array(UnsafeMutablePointer<Home__V1__Room>?.self, count: rooms.count) { $0.room(rooms[$1]) }
+        message.pointee.rooms = arena.array(UnsafeMutablePointer<Home__V1__Room>?.self, count: rooms.count) {
+            $0.room(rooms[$1])
+        }
         message.pointee.n_accessories = accessories.count
-        message.pointee.accessories = arena.array(UnsafeMutablePointer<Home__V1__Accessory>?.self, count: accessories.count) {
+        message.pointee.accessories = arena.array(
+            UnsafeMutablePointer<Home__V1__Accessory>?.self, count: accessories.count
+        ) {
             $0.accessory(accessories[$1], in: graph)
         }
         packMessage(message, into: &buffer, withFrameHeader: false)
     }
 
     public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
-        self = try withUnpacked(bytes, as: "home.v1.ListAccessoriesResponse", unpack: home__v1__list_accessories_response__unpack,
-                                free: home__v1__list_accessories_response__free_unpacked) { message in
+        self = try withUnpacked(
+            bytes, as: "home.v1.ListAccessoriesResponse", unpack: home__v1__list_accessories_response__unpack,
+            free: home__v1__list_accessories_response__free_unpacked
+        ) { message in
             // Decoded through a synthetic home so the tables fill exactly as GetHome's do.
             var home = Home__V1__Home()
             home__v1__home__init(&home)
@@ -476,8 +529,10 @@ extension ListAccessoriesResponse: WireMessage {
             var tables = DecodedTables()
             ModelDecoding.addHome(home, to: &tables)
             return ListAccessoriesResponse(
-                accessories: home.n_accessories == 0 ? [] : (0..<home.n_accessories).compactMap { tables.accessories[home.accessories[$0]!.pointee.id] },
-                rooms: home.n_rooms == 0 ? [] : (0..<home.n_rooms).compactMap { tables.rooms[home.rooms[$0]!.pointee.id] },
+                accessories: home.n_accessories == 0
+                    ? [] : (0..<home.n_accessories).compactMap { tables.accessories[home.accessories[$0]!.pointee.id] },
+                rooms: home.n_rooms == 0
+                    ? [] : (0..<home.n_rooms).compactMap { tables.rooms[home.rooms[$0]!.pointee.id] },
                 services: tables.services, characteristics: tables.characteristics)
         }
     }

@@ -37,7 +37,8 @@ extension CArena {
         value.map { self.value($0) }
     }
 
-    mutating func metadata(_ metadata: CharacteristicMetadata) -> UnsafeMutablePointer<Home__V1__CharacteristicMetadata> {
+    mutating func metadata(_ metadata: CharacteristicMetadata) -> UnsafeMutablePointer<Home__V1__CharacteristicMetadata>
+    {
         let message = allocate(Home__V1__CharacteristicMetadata.self)
         home__v1__characteristic_metadata__init(message)
         message.pointee.format = Home__V1__Format(rawValue: metadata.format.wireNumber(offset: 1))
@@ -63,7 +64,9 @@ extension CArena {
         return message
     }
 
-    mutating func properties(_ properties: CharacteristicProperties) -> UnsafeMutablePointer<Home__V1__CharacteristicProperties> {
+    mutating func properties(_ properties: CharacteristicProperties) -> UnsafeMutablePointer<
+        Home__V1__CharacteristicProperties
+    > {
         let message = allocate(Home__V1__CharacteristicProperties.self)
         home__v1__characteristic_properties__init(message)
         message.pointee.readable = properties.readable ? 1 : 0
@@ -94,15 +97,21 @@ enum ModelDecoding {
         return CharacteristicMetadata(
             format: .fromWire(metadata.format.rawValue, offset: 1, default: .data),
             unit: .fromWire(metadata.unit.rawValue, default: .none),
-            minValue: metadata.min_present_case == HOME__V1__CHARACTERISTIC_METADATA__MIN_PRESENT_MIN_VALUE ? metadata.min_value : nil,
-            maxValue: metadata.max_present_case == HOME__V1__CHARACTERISTIC_METADATA__MAX_PRESENT_MAX_VALUE ? metadata.max_value : nil,
-            minStep: metadata.step_present_case == HOME__V1__CHARACTERISTIC_METADATA__STEP_PRESENT_STEP_VALUE ? metadata.step_value : nil,
-            validValues: metadata.n_valid_values > 0 ? Array(UnsafeBufferPointer(start: metadata.valid_values, count: metadata.n_valid_values)) : [],
+            minValue: metadata.min_present_case == HOME__V1__CHARACTERISTIC_METADATA__MIN_PRESENT_MIN_VALUE
+                ? metadata.min_value : nil,
+            maxValue: metadata.max_present_case == HOME__V1__CHARACTERISTIC_METADATA__MAX_PRESENT_MAX_VALUE
+                ? metadata.max_value : nil,
+            minStep: metadata.step_present_case == HOME__V1__CHARACTERISTIC_METADATA__STEP_PRESENT_STEP_VALUE
+                ? metadata.step_value : nil,
+            validValues: metadata.n_valid_values > 0
+                ? Array(UnsafeBufferPointer(start: metadata.valid_values, count: metadata.n_valid_values)) : [],
             validBits: metadata.valid_bits,
             maxLength: metadata.max_length == 0 ? nil : Int(metadata.max_length))
     }
 
-    static func properties(_ message: UnsafeMutablePointer<Home__V1__CharacteristicProperties>?) -> CharacteristicProperties {
+    static func properties(_ message: UnsafeMutablePointer<Home__V1__CharacteristicProperties>?)
+        -> CharacteristicProperties
+    {
         guard let properties = message?.pointee else { return CharacteristicProperties(readable: false) }
         return CharacteristicProperties(
             readable: properties.readable != 0,
@@ -144,7 +153,9 @@ extension CArena {
         return message
     }
 
-    mutating func service(_ service: AccessoryService, in graph: some ServiceTables) -> UnsafeMutablePointer<Home__V1__AccessoryService> {
+    mutating func service(_ service: AccessoryService, in graph: some ServiceTables) -> UnsafeMutablePointer<
+        Home__V1__AccessoryService
+    > {
         let message = allocate(Home__V1__AccessoryService.self)
         home__v1__accessory_service__init(message)
         message.pointee.id = service.id
@@ -161,13 +172,17 @@ extension CArena {
         }
         let characteristics = service.characteristicIDs.compactMap { graph.characteristic($0) }
         message.pointee.n_characteristics = characteristics.count
-        message.pointee.characteristics = array(UnsafeMutablePointer<Home__V1__Characteristic>?.self, count: characteristics.count) {
+        message.pointee.characteristics = array(
+            UnsafeMutablePointer<Home__V1__Characteristic>?.self, count: characteristics.count
+        ) {
             $0.characteristic(characteristics[$1])
         }
         return message
     }
 
-    mutating func accessory(_ accessory: Accessory, in graph: some ServiceTables) -> UnsafeMutablePointer<Home__V1__Accessory> {
+    mutating func accessory(_ accessory: Accessory, in graph: some ServiceTables) -> UnsafeMutablePointer<
+        Home__V1__Accessory
+    > {
         let message = allocate(Home__V1__Accessory.self)
         home__v1__accessory__init(message)
         message.pointee.id = accessory.id
@@ -182,13 +197,15 @@ extension CArena {
         message.pointee.reachable = accessory.isReachable ? 1 : 0
         message.pointee.bridge_id = accessory.bridgeID ?? 0
         message.pointee.n_bridged_accessory_ids = accessory.bridgedAccessoryIDs.count
-        message.pointee.bridged_accessory_ids = array(UInt64.self, count: accessory.bridgedAccessoryIDs.count) { _, index in
+        message.pointee.bridged_accessory_ids = array(UInt64.self, count: accessory.bridgedAccessoryIDs.count) {
+            _, index in
             accessory.bridgedAccessoryIDs[index]
         }
         message.pointee.provider = cString(accessory.provider)
         let services = accessory.serviceIDs.compactMap { graph.service($0) }
         message.pointee.n_services = services.count
-        message.pointee.services = array(UnsafeMutablePointer<Home__V1__AccessoryService>?.self, count: services.count) {
+        message.pointee.services = array(UnsafeMutablePointer<Home__V1__AccessoryService>?.self, count: services.count)
+        {
             $0.service(services[$1], in: graph)
         }
         return message
@@ -237,7 +254,9 @@ extension CArena {
         message.pointee.name = cString(actionSet.name)
         message.pointee.kind = Home__V1__ActionSetKind(rawValue: actionSet.kind.wireNumber())
         message.pointee.n_actions = actionSet.actions.count
-        message.pointee.actions = array(UnsafeMutablePointer<Home__V1__CharacteristicWriteAction>?.self, count: actionSet.actions.count) { arena, index in
+        message.pointee.actions = array(
+            UnsafeMutablePointer<Home__V1__CharacteristicWriteAction>?.self, count: actionSet.actions.count
+        ) { arena, index in
             let action = arena.allocate(Home__V1__CharacteristicWriteAction.self)
             home__v1__characteristic_write_action__init(action)
             action.pointee.characteristic_id = actionSet.actions[index].characteristicID
@@ -282,7 +301,9 @@ extension CArena {
                 event.pointee.range_max = rangeMax
             }
             event.pointee.n_conditions = conditions.count
-            event.pointee.conditions = array(UnsafeMutablePointer<Home__V1__CharacteristicCondition>?.self, count: conditions.count) { arena, index in
+            event.pointee.conditions = array(
+                UnsafeMutablePointer<Home__V1__CharacteristicCondition>?.self, count: conditions.count
+            ) { arena, index in
                 let condition = arena.allocate(Home__V1__CharacteristicCondition.self)
                 home__v1__characteristic_condition__init(condition)
                 condition.pointee.characteristic_id = conditions[index].characteristicID
@@ -302,8 +323,10 @@ extension CArena {
 
     /// A home with only the given accessories; without its other tables (and
     /// name) when `withTables` is false: a later page of a paged GetHome.
-    mutating func home(_ home: Home, in graph: HomeGraph, accessoryIDs: ArraySlice<ObjectID>,
-                       withTables: Bool) -> UnsafeMutablePointer<Home__V1__Home> {
+    mutating func home(
+        _ home: Home, in graph: HomeGraph, accessoryIDs: ArraySlice<ObjectID>,
+        withTables: Bool
+    ) -> UnsafeMutablePointer<Home__V1__Home> {
         let message = allocate(Home__V1__Home.self)
         home__v1__home__init(message)
         message.pointee.id = home.id
@@ -318,13 +341,18 @@ extension CArena {
         message.pointee.default_room_id = home.defaultRoomID
         let rooms = home.roomIDs.compactMap { graph.rooms[$0] }
         message.pointee.n_rooms = rooms.count
-        message.pointee.rooms = array(UnsafeMutablePointer<Home__V1__Room>?.self, count: rooms.count) { $0.room(rooms[$1]) }
+        message.pointee.rooms = array(UnsafeMutablePointer<Home__V1__Room>?.self, count: rooms.count) {
+            $0.room(rooms[$1])
+        }
         let zones = home.zoneIDs.compactMap { graph.zones[$0] }
         message.pointee.n_zones = zones.count
-        message.pointee.zones = array(UnsafeMutablePointer<Home__V1__Zone>?.self, count: zones.count) { $0.zone(zones[$1]) }
+        message.pointee.zones = array(UnsafeMutablePointer<Home__V1__Zone>?.self, count: zones.count) {
+            $0.zone(zones[$1])
+        }
         let groups = home.serviceGroupIDs.compactMap { graph.serviceGroups[$0] }
         message.pointee.n_service_groups = groups.count
-        message.pointee.service_groups = array(UnsafeMutablePointer<Home__V1__ServiceGroup>?.self, count: groups.count) {
+        message.pointee.service_groups = array(UnsafeMutablePointer<Home__V1__ServiceGroup>?.self, count: groups.count)
+        {
             $0.serviceGroup(groups[$1])
         }
         let actionSets = home.actionSetIDs.compactMap { graph.actionSets[$0] }
@@ -357,24 +385,28 @@ extension ModelDecoding {
 
     /// Adds a decoded home and everything in it to `tables`.
     static func addHome(_ message: Home__V1__Home, to tables: inout DecodedTables) {
-        var home = Home(id: message.id, name: swiftString(message.name), isPrimary: message.primary != 0,
-                        defaultRoomID: message.default_room_id)
+        var home = Home(
+            id: message.id, name: swiftString(message.name), isPrimary: message.primary != 0,
+            defaultRoomID: message.default_room_id)
         for index in 0..<message.n_rooms {
             let room = message.rooms[index]!.pointee
-            tables.rooms[room.id] = Room(id: room.id, homeID: room.home_id == 0 ? home.id : room.home_id, name: swiftString(room.name))
+            tables.rooms[room.id] = Room(
+                id: room.id, homeID: room.home_id == 0 ? home.id : room.home_id, name: swiftString(room.name))
             home.roomIDs.append(room.id)
         }
         for index in 0..<message.n_zones {
             let zone = message.zones[index]!.pointee
-            tables.zones[zone.id] = Zone(id: zone.id, homeID: home.id, name: swiftString(zone.name),
-                                        roomIDs: ids(zone.room_ids, zone.n_room_ids))
+            tables.zones[zone.id] = Zone(
+                id: zone.id, homeID: home.id, name: swiftString(zone.name),
+                roomIDs: ids(zone.room_ids, zone.n_room_ids))
             home.zoneIDs.append(zone.id)
         }
         addAccessories(of: message, to: &home, in: &tables)
         for index in 0..<message.n_service_groups {
             let group = message.service_groups[index]!.pointee
-            tables.serviceGroups[group.id] = ServiceGroup(id: group.id, homeID: home.id, name: swiftString(group.name),
-                                                         serviceIDs: ids(group.service_ids, group.n_service_ids))
+            tables.serviceGroups[group.id] = ServiceGroup(
+                id: group.id, homeID: home.id, name: swiftString(group.name),
+                serviceIDs: ids(group.service_ids, group.n_service_ids))
             home.serviceGroupIDs.append(group.id)
         }
         for index in 0..<message.n_action_sets {
@@ -399,21 +431,26 @@ extension ModelDecoding {
                 for conditionIndex in 0..<event.n_conditions {
                     let condition = event.conditions[conditionIndex]!.pointee
                     if let value = value(condition.value) {
-                        conditions.append(CharacteristicCondition(
-                            characteristicID: condition.characteristic_id,
-                            comparison: .fromWire(condition.comparison.rawValue, default: .equal), value: value))
+                        conditions.append(
+                            CharacteristicCondition(
+                                characteristicID: condition.characteristic_id,
+                                comparison: .fromWire(condition.comparison.rawValue, default: .equal), value: value))
                     }
                 }
                 kind = .event(
                     characteristicID: event.characteristic_id,
-                    value: event.value_present_case == HOME__V1__EVENT_TRIGGER__VALUE_PRESENT_VALUE ? value(event.value) : nil,
-                    rangeMin: event.min_present_case == HOME__V1__EVENT_TRIGGER__MIN_PRESENT_RANGE_MIN ? event.range_min : nil,
-                    rangeMax: event.max_present_case == HOME__V1__EVENT_TRIGGER__MAX_PRESENT_RANGE_MAX ? event.range_max : nil,
+                    value: event.value_present_case == HOME__V1__EVENT_TRIGGER__VALUE_PRESENT_VALUE
+                        ? value(event.value) : nil,
+                    rangeMin: event.min_present_case == HOME__V1__EVENT_TRIGGER__MIN_PRESENT_RANGE_MIN
+                        ? event.range_min : nil,
+                    rangeMax: event.max_present_case == HOME__V1__EVENT_TRIGGER__MAX_PRESENT_RANGE_MAX
+                        ? event.range_max : nil,
                     conditions: conditions)
             } else {
                 let timer = trigger.timer?.pointee
-                kind = .timer(fireDateMs: timer?.fire_date_ms ?? 0, timeZone: swiftString(timer?.time_zone),
-                              recurrence: .fromWire(timer?.recurrence.rawValue ?? 0, default: .none))
+                kind = .timer(
+                    fireDateMs: timer?.fire_date_ms ?? 0, timeZone: swiftString(timer?.time_zone),
+                    recurrence: .fromWire(timer?.recurrence.rawValue ?? 0, default: .none))
             }
             tables.triggers[trigger.id] = Trigger(
                 id: trigger.id, homeID: home.id, name: swiftString(trigger.name), isEnabled: trigger.enabled != 0,
@@ -431,7 +468,8 @@ extension ModelDecoding {
         tables.homes[homeID] = home
     }
 
-    private static func addAccessories(of message: Home__V1__Home, to home: inout Home, in tables: inout DecodedTables) {
+    private static func addAccessories(of message: Home__V1__Home, to home: inout Home, in tables: inout DecodedTables)
+    {
         for index in 0..<message.n_accessories {
             let accessory = message.accessories[index]!.pointee
             var serviceIDs: [ObjectID] = []
@@ -453,10 +491,12 @@ extension ModelDecoding {
                 serviceIDs.append(service.id)
             }
             tables.accessories[accessory.id] = Accessory(
-                id: accessory.id, homeID: accessory.home_id == 0 ? home.id : accessory.home_id, roomID: accessory.room_id, name: swiftString(accessory.name),
+                id: accessory.id, homeID: accessory.home_id == 0 ? home.id : accessory.home_id,
+                roomID: accessory.room_id, name: swiftString(accessory.name),
                 category: AccessoryCategory(rawValue: Int(accessory.category.rawValue)) ?? .other,
                 manufacturer: swiftString(accessory.manufacturer), model: swiftString(accessory.model),
-                serialNumber: swiftString(accessory.serial_number), firmwareRevision: swiftString(accessory.firmware_revision),
+                serialNumber: swiftString(accessory.serial_number),
+                firmwareRevision: swiftString(accessory.firmware_revision),
                 isReachable: accessory.reachable != 0, bridgeID: accessory.bridge_id == 0 ? nil : accessory.bridge_id,
                 bridgedAccessoryIDs: ids(accessory.bridged_accessory_ids, accessory.n_bridged_accessory_ids),
                 provider: swiftString(accessory.provider), serviceIDs: serviceIDs)
@@ -480,8 +520,11 @@ struct DecodedTables {
 
     /// The graph these tables describe, checked for integrity like a stored one.
     func graph() throws(HomeError) -> HomeGraph {
-        let maxID = [homes.keys.max(), rooms.keys.max(), zones.keys.max(), accessories.keys.max(), services.keys.max(),
-                     characteristics.keys.max(), serviceGroups.keys.max(), actionSets.keys.max(), triggers.keys.max()]
+        let maxID =
+            [
+                homes.keys.max(), rooms.keys.max(), zones.keys.max(), accessories.keys.max(), services.keys.max(),
+                characteristics.keys.max(), serviceGroups.keys.max(), actionSets.keys.max(), triggers.keys.max(),
+            ]
             .compactMap { $0 }.max() ?? 0
         do throws(HomeError) {
             return try HomeGraph(

@@ -11,8 +11,10 @@ extension ExecuteActionSetRequest: WireMessage {
     }
 
     public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
-        self = try withUnpacked(bytes, as: "home.v1.ExecuteActionSetRequest", unpack: home__v1__execute_action_set_request__unpack,
-                                free: home__v1__execute_action_set_request__free_unpacked) {
+        self = try withUnpacked(
+            bytes, as: "home.v1.ExecuteActionSetRequest", unpack: home__v1__execute_action_set_request__unpack,
+            free: home__v1__execute_action_set_request__free_unpacked
+        ) {
             ExecuteActionSetRequest(actionSetID: $0.pointee.action_set_id)
         }
     }
@@ -30,10 +32,13 @@ extension ExecuteActionSetResponse: WireMessage {
     }
 
     public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
-        self = try withUnpacked(bytes, as: "home.v1.ExecuteActionSetResponse", unpack: home__v1__execute_action_set_response__unpack,
-                                free: home__v1__execute_action_set_response__free_unpacked) { message throws(HomeError) in
-            ExecuteActionSetResponse(results: try ModelDecoding.writeResults(message.pointee.results, message.pointee.n_results),
-                                     seq: message.pointee.seq)
+        self = try withUnpacked(
+            bytes, as: "home.v1.ExecuteActionSetResponse", unpack: home__v1__execute_action_set_response__unpack,
+            free: home__v1__execute_action_set_response__free_unpacked
+        ) { message throws(HomeError) in
+            ExecuteActionSetResponse(
+                results: try ModelDecoding.writeResults(message.pointee.results, message.pointee.n_results),
+                seq: message.pointee.seq)
         }
     }
 }

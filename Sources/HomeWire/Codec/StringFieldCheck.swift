@@ -55,7 +55,7 @@ enum StringFieldCheck {
                     break
                 }
             default:
-                return nil // groups: protobuf-c already refused or skipped them
+                return nil  // groups: protobuf-c already refused or skipped them
             }
         }
         return nil

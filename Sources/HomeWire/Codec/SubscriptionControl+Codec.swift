@@ -23,7 +23,9 @@ extension CArena {
             $0.cString(filter.serviceTypes[$1])
         }
         message.pointee.n_characteristic_types = filter.characteristicTypes.count
-        message.pointee.characteristic_types = array(UnsafeMutablePointer<CChar>?.self, count: filter.characteristicTypes.count) {
+        message.pointee.characteristic_types = array(
+            UnsafeMutablePointer<CChar>?.self, count: filter.characteristicTypes.count
+        ) {
             $0.cString(filter.characteristicTypes[$1])
         }
         message.pointee.n_kinds = filter.kinds.count
@@ -35,7 +37,9 @@ extension CArena {
 }
 
 extension ModelDecoding {
-    static func filter(_ message: UnsafeMutablePointer<Home__V1__SubscriptionFilter>?) throws(HomeError) -> SubscriptionFilter {
+    static func filter(_ message: UnsafeMutablePointer<Home__V1__SubscriptionFilter>?) throws(HomeError)
+        -> SubscriptionFilter
+    {
         var filter = SubscriptionFilter()
         guard let wire = message?.pointee else { return filter }
         filter.homeIDs = ids(wire.home_ids, wire.n_home_ids)
@@ -45,25 +49,34 @@ extension ModelDecoding {
         filter.serviceIDs = ids(wire.service_ids, wire.n_service_ids)
         filter.characteristicIDs = ids(wire.characteristic_ids, wire.n_characteristic_ids)
         filter.serviceTypes = try swiftArray(wire.service_types, wire.n_service_types) { swiftString($0) }
-        filter.characteristicTypes = try swiftArray(wire.characteristic_types, wire.n_characteristic_types) { swiftString($0) }
+        filter.characteristicTypes = try swiftArray(wire.characteristic_types, wire.n_characteristic_types) {
+            swiftString($0)
+        }
         filter.kinds = try swiftArray(wire.kinds, wire.n_kinds) { kind throws(HomeError) in
             try EventKind.fromWire(kind.rawValue, offset: 1, field: "SubscriptionFilter.kinds")
         }
         return filter
     }
 
-    static func writeResults(_ results: UnsafeMutablePointer<UnsafeMutablePointer<Home__V1__WriteResult>?>?, _ count: Int) throws(HomeError) -> [WriteResult] {
+    static func writeResults(
+        _ results: UnsafeMutablePointer<UnsafeMutablePointer<Home__V1__WriteResult>?>?, _ count: Int
+    ) throws(HomeError) -> [WriteResult] {
         try swiftArray(results, count) { pointer in
             let result = pointer!.pointee
-            return WriteResult(characteristicID: result.characteristic_id,
-                               error: HomeError.Code(wireValue: Int(result.code.rawValue)).map { HomeError($0, swiftString(result.message)) },
-                               seq: result.seq)
+            return WriteResult(
+                characteristicID: result.characteristic_id,
+                error: HomeError.Code(wireValue: Int(result.code.rawValue)).map {
+                    HomeError($0, swiftString(result.message))
+                },
+                seq: result.seq)
         }
     }
 }
 
 extension CArena {
-    mutating func writeResults(_ results: [WriteResult]) -> UnsafeMutablePointer<UnsafeMutablePointer<Home__V1__WriteResult>?>? {
+    mutating func writeResults(_ results: [WriteResult]) -> UnsafeMutablePointer<
+        UnsafeMutablePointer<Home__V1__WriteResult>?
+    >? {
         array(UnsafeMutablePointer<Home__V1__WriteResult>?.self, count: results.count) { arena, index in
             let result = results[index]
             let item = arena.allocate(Home__V1__WriteResult.self)
@@ -91,12 +104,15 @@ extension ModifySubscriptionRequest: WireMessage {
     }
 
     public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
-        self = try withUnpacked(bytes, as: "home.v1.ModifySubscriptionRequest",
-                                unpack: home__v1__modify_subscription_request__unpack,
-                                free: home__v1__modify_subscription_request__free_unpacked) { message throws(HomeError) in
-            ModifySubscriptionRequest(callID: message.pointee.call_id,
-                                      add: try ModelDecoding.filter(message.pointee.add),
-                                      remove: try ModelDecoding.filter(message.pointee.remove))
+        self = try withUnpacked(
+            bytes, as: "home.v1.ModifySubscriptionRequest",
+            unpack: home__v1__modify_subscription_request__unpack,
+            free: home__v1__modify_subscription_request__free_unpacked
+        ) { message throws(HomeError) in
+            ModifySubscriptionRequest(
+                callID: message.pointee.call_id,
+                add: try ModelDecoding.filter(message.pointee.add),
+                remove: try ModelDecoding.filter(message.pointee.remove))
         }
     }
 }
@@ -110,9 +126,11 @@ extension ModifySubscriptionResponse: WireMessage {
     }
 
     public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
-        self = try withUnpacked(bytes, as: "home.v1.ModifySubscriptionResponse",
-                                unpack: home__v1__modify_subscription_response__unpack,
-                                free: home__v1__modify_subscription_response__free_unpacked) {
+        self = try withUnpacked(
+            bytes, as: "home.v1.ModifySubscriptionResponse",
+            unpack: home__v1__modify_subscription_response__unpack,
+            free: home__v1__modify_subscription_response__free_unpacked
+        ) {
             ModifySubscriptionResponse(seq: $0.pointee.seq)
         }
     }
@@ -126,8 +144,10 @@ extension GetStatsRequest: WireMessage {
     }
 
     public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
-        try withUnpacked(bytes, as: "home.v1.GetStatsRequest", unpack: home__v1__get_stats_request__unpack,
-                         free: home__v1__get_stats_request__free_unpacked) { _ in }
+        try withUnpacked(
+            bytes, as: "home.v1.GetStatsRequest", unpack: home__v1__get_stats_request__unpack,
+            free: home__v1__get_stats_request__free_unpacked
+        ) { _ in }
     }
 }
 
@@ -138,7 +158,9 @@ extension GetStatsResponse: WireMessage {
         home__v1__get_stats_response__init(message)
         message.pointee.seq = seq
         message.pointee.n_connections = connections.count
-        message.pointee.connections = arena.array(UnsafeMutablePointer<Home__V1__ConnectionStats>?.self, count: connections.count) { arena, index in
+        message.pointee.connections = arena.array(
+            UnsafeMutablePointer<Home__V1__ConnectionStats>?.self, count: connections.count
+        ) { arena, index in
             let connection = connections[index]
             let item = arena.allocate(Home__V1__ConnectionStats.self)
             home__v1__connection_stats__init(item)
@@ -147,8 +169,10 @@ extension GetStatsResponse: WireMessage {
             item.pointee.open_calls = connection.openCalls
             item.pointee.pending_bytes = connection.pendingBytes
             item.pointee.n_subscriptions = connection.subscriptions.count
-            item.pointee.subscriptions = arena.array(UnsafeMutablePointer<Home__V1__SubscriptionStats>?.self,
-                                                     count: connection.subscriptions.count) { arena, index in
+            item.pointee.subscriptions = arena.array(
+                UnsafeMutablePointer<Home__V1__SubscriptionStats>?.self,
+                count: connection.subscriptions.count
+            ) { arena, index in
                 let stats = connection.subscriptions[index]
                 let sub = arena.allocate(Home__V1__SubscriptionStats.self)
                 home__v1__subscription_stats__init(sub)
@@ -168,9 +192,12 @@ extension GetStatsResponse: WireMessage {
     }
 
     public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
-        self = try withUnpacked(bytes, as: "home.v1.GetStatsResponse", unpack: home__v1__get_stats_response__unpack,
-                                free: home__v1__get_stats_response__free_unpacked) { message throws(HomeError) in
-            let connections = try swiftArray(message.pointee.connections, message.pointee.n_connections) { pointer throws(HomeError) in
+        self = try withUnpacked(
+            bytes, as: "home.v1.GetStatsResponse", unpack: home__v1__get_stats_response__unpack,
+            free: home__v1__get_stats_response__free_unpacked
+        ) { message throws(HomeError) in
+            let connections = try swiftArray(message.pointee.connections, message.pointee.n_connections) {
+                pointer throws(HomeError) in
                 let connection = pointer!.pointee
                 return ConnectionStats(
                     connectionID: connection.connection_id, clientName: swiftString(connection.client_name),
@@ -180,7 +207,8 @@ extension GetStatsResponse: WireMessage {
                         return SubscriptionStats(
                             subscriptionID: stats.subscription_id, callID: stats.call_id,
                             policy: .fromWire(stats.policy.rawValue, default: .coalesce), queueLimit: stats.queue_limit,
-                            queueDepth: stats.queue_depth, sent: stats.sent, merged: stats.merged, dropped: stats.dropped)
+                            queueDepth: stats.queue_depth, sent: stats.sent, merged: stats.merged,
+                            dropped: stats.dropped)
                     },
                     pendingBytes: connection.pending_bytes)
             }

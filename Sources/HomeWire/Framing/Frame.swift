@@ -36,8 +36,10 @@ public struct Hello: Hashable, Sendable {
     /// 0 = the default.
     public var maxFrameSize: UInt32
 
-    public init(protocolVersion: UInt32 = homeProtocolVersion, clientName: String, capabilities: [String] = [],
-                maxFrameSize: UInt32 = 0) {
+    public init(
+        protocolVersion: UInt32 = homeProtocolVersion, clientName: String, capabilities: [String] = [],
+        maxFrameSize: UInt32 = 0
+    ) {
         self.protocolVersion = protocolVersion
         self.clientName = clientName
         self.capabilities = capabilities
@@ -54,8 +56,10 @@ public struct HelloReply: Hashable, Sendable {
     public var capabilities: [String]
     public var journalID: String
 
-    public init(protocolVersion: UInt32 = homeProtocolVersion, serverName: String, serverVersion: String,
-                connectionID: UInt64, maxFrameSize: UInt32, capabilities: [String] = [], journalID: String) {
+    public init(
+        protocolVersion: UInt32 = homeProtocolVersion, serverName: String, serverVersion: String,
+        connectionID: UInt64, maxFrameSize: UInt32, capabilities: [String] = [], journalID: String
+    ) {
         self.protocolVersion = protocolVersion
         self.serverName = serverName
         self.serverVersion = serverVersion

@@ -26,7 +26,8 @@ public struct FrameDecoder: NIOSingleStepByteToMessageDecoder {
     public mutating func decode(buffer: inout ByteBuffer) throws -> ByteBuffer? {
         guard let length = buffer.getInteger(at: buffer.readerIndex, as: UInt32.self) else { return nil }
         guard Int(length) <= maxFrameSize else {
-            throw HomeError(.resourceExhausted, "frame of \(length) bytes exceeds the maximum frame size of \(maxFrameSize) bytes")
+            throw HomeError(
+                .resourceExhausted, "frame of \(length) bytes exceeds the maximum frame size of \(maxFrameSize) bytes")
         }
         guard buffer.readableBytes >= frameHeaderLength + Int(length) else { return nil }
         buffer.moveReaderIndex(forwardBy: frameHeaderLength)
@@ -36,8 +37,10 @@ public struct FrameDecoder: NIOSingleStepByteToMessageDecoder {
     public mutating func decodeLast(buffer: inout ByteBuffer, seenEOF: Bool) throws -> ByteBuffer? {
         if let frame = try decode(buffer: &buffer) { return frame }
         if seenEOF && buffer.readableBytes > 0 {
-            throw HomeError(.unavailable, "connection closed in the middle of a frame "
-                                + "(\(buffer.readableBytes) bytes of an incomplete frame)")
+            throw HomeError(
+                .unavailable,
+                "connection closed in the middle of a frame "
+                    + "(\(buffer.readableBytes) bytes of an incomplete frame)")
         }
         return nil
     }

@@ -1,8 +1,9 @@
 internal import CHomeProto
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The one owner of every C allocation made while building a protobuf-c message
@@ -20,7 +21,8 @@ struct CArena: ~Copyable {
     /// Uninitialized, suitably aligned memory for `count` values of `T`, bound to `T`.
     mutating func allocate<T>(_ type: T.Type, count: Int = 1) -> UnsafeMutablePointer<T> {
         // Out of memory while encoding is not recoverable.
-        let raw = chunks.allocate(byteCount: MemoryLayout<T>.stride * max(count, 1), alignment: MemoryLayout<T>.alignment)!
+        let raw = chunks.allocate(
+            byteCount: MemoryLayout<T>.stride * max(count, 1), alignment: MemoryLayout<T>.alignment)!
         return raw.bindMemory(to: T.self, capacity: max(count, 1))
     }
 
@@ -47,7 +49,8 @@ struct CArena: ~Copyable {
     }
 
     /// A C array of `count` elements filled by `element(i)`; nil when empty, as protobuf-c expects.
-    mutating func array<T>(_ type: T.Type, count: Int, _ element: (inout CArena, Int) -> T) -> UnsafeMutablePointer<T>? {
+    mutating func array<T>(_ type: T.Type, count: Int, _ element: (inout CArena, Int) -> T) -> UnsafeMutablePointer<T>?
+    {
         guard count > 0 else { return nil }
         let pointer = allocate(T.self, count: count)
         for index in 0..<count {

@@ -36,7 +36,9 @@ public struct EncodedEvent: Sendable, Hashable {
 
 extension SubscribeResponse {
     /// A stream message of events packed earlier: `journal_id`, then each entry.
-    public static func encode(journalID: String, encodedEvents: some Sequence<EncodedEvent>, into buffer: inout ByteBuffer) {
+    public static func encode(
+        journalID: String, encodedEvents: some Sequence<EncodedEvent>, into buffer: inout ByteBuffer
+    ) {
         buffer.writeImmutableBuffer(journalField(journalID))
         for event in encodedEvents {
             buffer.writeImmutableBuffer(event.bytes)

@@ -1,8 +1,9 @@
 internal import CHomeProto
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A bump allocator handed to protobuf-c's `unpack`, so that decoding a message
@@ -15,13 +16,16 @@ struct UnpackArena: ~Copyable {
 
     /// Runs `body` with a protobuf-c allocator backed by a fresh arena; everything
     /// allocated through it is freed when `body` returns.
-    static func withAllocator<R, E: Error>(_ body: (UnsafeMutablePointer<ProtobufCAllocator>) throws(E) -> R) throws(E) -> R {
+    static func withAllocator<R, E: Error>(_ body: (UnsafeMutablePointer<ProtobufCAllocator>) throws(E) -> R) throws(E)
+        -> R
+    {
         var arena = UnpackArena()
         return try withUnsafeMutablePointer(to: &arena) { arenaPointer throws(E) -> R in
             var allocator = ProtobufCAllocator(
                 alloc: { data, size in
                     // protobuf-c's fields need no more than malloc's alignment.
-                    data!.assumingMemoryBound(to: UnpackArena.self).pointee.chunks.allocate(byteCount: max(size, 1), alignment: 16)
+                    data!.assumingMemoryBound(to: UnpackArena.self).pointee.chunks.allocate(
+                        byteCount: max(size, 1), alignment: 16)
                 },
                 free: { _, _ in },
                 allocator_data: UnsafeMutableRawPointer(arenaPointer))

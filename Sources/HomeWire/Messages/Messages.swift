@@ -82,9 +82,11 @@ public struct SubscribeRequest: Hashable, Sendable {
     public var heartbeatMs: UInt32
     public var minIntervalMs: UInt32
 
-    public init(filter: SubscriptionFilter = SubscriptionFilter(), snapshot: Bool = false, sinceSeq: UInt64? = nil,
-                journalID: String = "", excludeOwn: Bool = false, policy: SlowConsumerPolicy = .coalesce,
-                queueLimit: UInt32 = 0, heartbeatMs: UInt32 = 0, minIntervalMs: UInt32 = 0) {
+    public init(
+        filter: SubscriptionFilter = SubscriptionFilter(), snapshot: Bool = false, sinceSeq: UInt64? = nil,
+        journalID: String = "", excludeOwn: Bool = false, policy: SlowConsumerPolicy = .coalesce,
+        queueLimit: UInt32 = 0, heartbeatMs: UInt32 = 0, minIntervalMs: UInt32 = 0
+    ) {
         self.filter = filter
         self.snapshot = snapshot
         self.sinceSeq = sinceSeq
@@ -107,8 +109,10 @@ public struct SubscribeResponse: Hashable, Sendable {
     /// `StreamCursor`, which keeps track of both).
     public var resumeAfter: UInt64?
 
-    public init(journalID: String, events: [HomeEvent] = [], snapshot: [Characteristic] = [], marker: StreamMarker? = nil,
-                resumeAfter: UInt64? = nil) {
+    public init(
+        journalID: String, events: [HomeEvent] = [], snapshot: [Characteristic] = [], marker: StreamMarker? = nil,
+        resumeAfter: UInt64? = nil
+    ) {
         self.journalID = journalID
         self.events = events
         self.snapshot = snapshot
@@ -148,8 +152,10 @@ public struct ListAccessoriesResponse: Sendable {
     public var services: [ObjectID: AccessoryService]
     public var characteristics: [ObjectID: Characteristic]
 
-    public init(accessories: [Accessory], rooms: [Room], services: [ObjectID: AccessoryService],
-                characteristics: [ObjectID: Characteristic]) {
+    public init(
+        accessories: [Accessory], rooms: [Room], services: [ObjectID: AccessoryService],
+        characteristics: [ObjectID: Characteristic]
+    ) {
         self.accessories = accessories
         self.rooms = rooms
         self.services = services

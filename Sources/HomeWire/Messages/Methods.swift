@@ -38,7 +38,8 @@ public enum HomeMethods {
     public static let readCharacteristics =
         UnaryMethod<ReadCharacteristicsRequest, ReadCharacteristicsResponse>("home.v1.HomeService/ReadCharacteristics")
     public static let writeCharacteristics =
-        UnaryMethod<WriteCharacteristicsRequest, WriteCharacteristicsResponse>("home.v1.HomeService/WriteCharacteristics")
+        UnaryMethod<WriteCharacteristicsRequest, WriteCharacteristicsResponse>(
+            "home.v1.HomeService/WriteCharacteristics")
     public static let subscribe =
         ServerStreamingMethod<SubscribeRequest, SubscribeResponse>("home.v1.HomeService/Subscribe")
     public static let getStatus = UnaryMethod<GetStatusRequest, GetStatusResponse>("home.v1.HomeService/GetStatus")

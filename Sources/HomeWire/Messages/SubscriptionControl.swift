@@ -9,7 +9,10 @@ public struct ModifySubscriptionRequest: Hashable, Sendable {
     public var add: SubscriptionFilter
     public var remove: SubscriptionFilter
 
-    public init(callID: UInt64, add: SubscriptionFilter = SubscriptionFilter(), remove: SubscriptionFilter = SubscriptionFilter()) {
+    public init(
+        callID: UInt64, add: SubscriptionFilter = SubscriptionFilter(),
+        remove: SubscriptionFilter = SubscriptionFilter()
+    ) {
         self.callID = callID
         self.add = add
         self.remove = remove
@@ -34,8 +37,10 @@ public struct ConnectionStats: Hashable, Sendable {
     /// Bytes written to the socket and not yet taken by the client.
     public var pendingBytes: UInt64
 
-    public init(connectionID: UInt64, clientName: String, openCalls: UInt32, subscriptions: [SubscriptionStats],
-                pendingBytes: UInt64) {
+    public init(
+        connectionID: UInt64, clientName: String, openCalls: UInt32, subscriptions: [SubscriptionStats],
+        pendingBytes: UInt64
+    ) {
         self.connectionID = connectionID
         self.clientName = clientName
         self.openCalls = openCalls

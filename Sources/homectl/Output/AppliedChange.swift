@@ -16,13 +16,19 @@ struct AppliedChange {
     /// Human lines (one per event, or "nothing changed"), or one JSON object.
     func print(json: Bool) {
         if json {
-            Output.line(JSON.object([
-                ("seq", .uint(response.seq)),
-                ("created_id", response.createdID == 0 ? .null : .uint(response.createdID)),
-                ("events", .array(response.events.map {
-                    eventLine($0, names: Names(graph: before), journal: journalID, ownConnection: connectionID)
-                })),
-            ]).text)
+            Output.line(
+                JSON.object([
+                    ("seq", .uint(response.seq)),
+                    ("created_id", response.createdID == 0 ? .null : .uint(response.createdID)),
+                    (
+                        "events",
+                        .array(
+                            response.events.map {
+                                eventLine(
+                                    $0, names: Names(graph: before), journal: journalID, ownConnection: connectionID)
+                            })
+                    ),
+                ]).text)
             return
         }
         if response.events.isEmpty {
@@ -66,8 +72,9 @@ extension ConnectionOptions {
         let applied = try await withClient { client throws(HomeError) in
             let graph = try await client.getHome().graph
             let response = try await client.changeLayout(try operation(graph))
-            return AppliedChange(before: graph, response: response, journalID: client.hello.journalID,
-                                 connectionID: client.connectionID)
+            return AppliedChange(
+                before: graph, response: response, journalID: client.hello.journalID,
+                connectionID: client.connectionID)
         }
         applied.print(json: json)
     }

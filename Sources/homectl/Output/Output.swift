@@ -1,7 +1,7 @@
 import HomeModel
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Writing to stdout and stderr with POSIX writes, so a closed pipe is noticed
@@ -143,7 +143,9 @@ func base64(_ bytes: [UInt8]) -> String {
     var index = 0
     while index < bytes.count {
         let chunk = Array(bytes[index..<min(index + 3, bytes.count)])
-        let value = (UInt32(chunk[0]) << 16) | (UInt32(chunk.count > 1 ? chunk[1] : 0) << 8) | UInt32(chunk.count > 2 ? chunk[2] : 0)
+        let value =
+            (UInt32(chunk[0]) << 16) | (UInt32(chunk.count > 1 ? chunk[1] : 0) << 8)
+            | UInt32(chunk.count > 2 ? chunk[2] : 0)
         for position in 0..<4 {
             if position <= chunk.count {
                 out.append(alphabet[Int((value >> UInt32(18 - 6 * position)) & 63)])
@@ -164,7 +166,8 @@ func isoTime(_ ms: Int64) -> String {
     func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
     let millis = Int(ms % 1000)
     let millisText = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
-    return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(millisText)Z"
+    return
+        "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(millisText)Z"
 }
 
 extension AccessoryCategory {

@@ -20,19 +20,20 @@ struct Accessories: AsyncParsableCommand {
             var accessories: [JSON] = []
             for home in graph.orderedHomes {
                 for accessory in home.accessoryIDs.compactMap({ graph.accessories[$0] }) {
-                    accessories.append(.object([
-                        ("id", .uint(accessory.id)),
-                        ("name", .string(accessory.name)),
-                        ("home_id", .uint(home.id)),
-                        ("home", .string(home.name)),
-                        ("room_id", .uint(accessory.roomID)),
-                        ("room", .string(graph.rooms[accessory.roomID]?.name ?? "")),
-                        ("category", .string(String(describing: accessory.category))),
-                        ("manufacturer", .string(accessory.manufacturer)),
-                        ("model", .string(accessory.model)),
-                        ("reachable", .bool(accessory.isReachable)),
-                        ("provider", .string(accessory.provider)),
-                    ]))
+                    accessories.append(
+                        .object([
+                            ("id", .uint(accessory.id)),
+                            ("name", .string(accessory.name)),
+                            ("home_id", .uint(home.id)),
+                            ("home", .string(home.name)),
+                            ("room_id", .uint(accessory.roomID)),
+                            ("room", .string(graph.rooms[accessory.roomID]?.name ?? "")),
+                            ("category", .string(String(describing: accessory.category))),
+                            ("manufacturer", .string(accessory.manufacturer)),
+                            ("model", .string(accessory.model)),
+                            ("reachable", .bool(accessory.isReachable)),
+                            ("provider", .string(accessory.provider)),
+                        ]))
                 }
             }
             Output.line(JSON.array(accessories).text)
@@ -48,7 +49,9 @@ struct Accessories: AsyncParsableCommand {
                     groups = try graph.accessoriesByRoom(homeID: home.id).filter { !$0.accessories.isEmpty }
                         .map { ($0.room.name, $0.accessories) }
                 case .category:
-                    groups = try graph.accessoriesByCategory(homeID: home.id).map { ($0.category.displayName, $0.accessories) }
+                    groups = try graph.accessoriesByCategory(homeID: home.id).map {
+                        ($0.category.displayName, $0.accessories)
+                    }
                 }
             } catch {
                 throw Failure(error)
@@ -56,10 +59,12 @@ struct Accessories: AsyncParsableCommand {
             for (title, accessories) in groups {
                 Output.line(title)
                 let rows = accessories.map { accessory in
-                    [accessory.name,
-                     by == .room ? accessory.category.displayName : graph.rooms[accessory.roomID]?.name ?? "",
-                     accessory.isReachable ? "reachable" : "unreachable",
-                     "id \(accessory.id)"]
+                    [
+                        accessory.name,
+                        by == .room ? accessory.category.displayName : graph.rooms[accessory.roomID]?.name ?? "",
+                        accessory.isReachable ? "reachable" : "unreachable",
+                        "id \(accessory.id)",
+                    ]
                 }
                 for line in Output.table(rows, indent: "  ") { Output.line(line) }
             }

@@ -38,12 +38,13 @@ struct Get: AsyncParsableCommand {
             var characteristic = graph.characteristics[read.characteristicID]
             characteristic?.value = read.value
             rows.append([fullPath, characteristic?.displayValue ?? read.value?.description ?? "—"])
-            items.append(.object([
-                ("id", .uint(read.characteristicID)),
-                ("path", .string(fullPath)),
-                ("value", read.value?.json ?? .null),
-                ("updated", read.lastUpdatedMs == 0 ? .null : .string(isoTime(read.lastUpdatedMs))),
-            ]))
+            items.append(
+                .object([
+                    ("id", .uint(read.characteristicID)),
+                    ("path", .string(fullPath)),
+                    ("value", read.value?.json ?? .null),
+                    ("updated", read.lastUpdatedMs == 0 ? .null : .string(isoTime(read.lastUpdatedMs))),
+                ]))
         }
         if options.json {
             Output.line(JSON.array(items).text)

@@ -24,18 +24,21 @@ struct Groups: AsyncParsableCommand {
             let homes: [Home]
             do throws(HomeError) { homes = try graph.listedHomes(home.home) } catch { throw Failure(error) }
             if options.json {
-                Output.line(JSON.array(homes.flatMap { home in
-                    home.serviceGroupIDs.compactMap { graph.serviceGroups[$0] }.map { group in
-                        JSON.object([
-                            ("id", .uint(group.id)),
-                            ("name", .string(group.name)),
-                            ("home_id", .uint(home.id)),
-                            ("home", .string(home.name)),
-                            ("service_ids", .array(group.serviceIDs.map { .uint($0) })),
-                            ("services", .array(group.serviceIDs.map { .string(graph.path(of: $0) ?? "") })),
-                        ])
-                    }
-                }).text)
+                Output.line(
+                    JSON.array(
+                        homes.flatMap { home in
+                            home.serviceGroupIDs.compactMap { graph.serviceGroups[$0] }.map { group in
+                                JSON.object([
+                                    ("id", .uint(group.id)),
+                                    ("name", .string(group.name)),
+                                    ("home_id", .uint(home.id)),
+                                    ("home", .string(home.name)),
+                                    ("service_ids", .array(group.serviceIDs.map { .uint($0) })),
+                                    ("services", .array(group.serviceIDs.map { .string(graph.path(of: $0) ?? "") })),
+                                ])
+                            }
+                        }
+                    ).text)
                 return
             }
             for home in homes {
@@ -81,8 +84,9 @@ struct Groups: AsyncParsableCommand {
 
         func run() async throws {
             try await options.applyChange { graph throws(HomeError) in
-                .addServiceToGroup(serviceID: try graph.resolveService(service),
-                                   groupID: try graph.resolveNamed(group, .serviceGroup))
+                .addServiceToGroup(
+                    serviceID: try graph.resolveService(service),
+                    groupID: try graph.resolveNamed(group, .serviceGroup))
             }
         }
     }
@@ -100,8 +104,9 @@ struct Groups: AsyncParsableCommand {
 
         func run() async throws {
             try await options.applyChange { graph throws(HomeError) in
-                .removeServiceFromGroup(serviceID: try graph.resolveService(service),
-                                        groupID: try graph.resolveNamed(group, .serviceGroup))
+                .removeServiceFromGroup(
+                    serviceID: try graph.resolveService(service),
+                    groupID: try graph.resolveNamed(group, .serviceGroup))
             }
         }
     }

@@ -17,20 +17,23 @@ struct Homes: AsyncParsableCommand {
         func run() async throws {
             let graph = try await options.fetchGraph()
             if options.json {
-                Output.line(JSON.array(graph.orderedHomes.map { home in
-                    .object([
-                        ("id", .uint(home.id)),
-                        ("name", .string(home.name)),
-                        ("primary", .bool(home.isPrimary)),
-                        ("default_room_id", .uint(home.defaultRoomID)),
-                        ("rooms", .uint(UInt64(home.roomIDs.count))),
-                        ("zones", .uint(UInt64(home.zoneIDs.count))),
-                        ("accessories", .uint(UInt64(home.accessoryIDs.count))),
-                        ("service_groups", .uint(UInt64(home.serviceGroupIDs.count))),
-                        ("action_sets", .uint(UInt64(home.actionSetIDs.count))),
-                        ("triggers", .uint(UInt64(home.triggerIDs.count))),
-                    ])
-                }).text)
+                Output.line(
+                    JSON.array(
+                        graph.orderedHomes.map { home in
+                            .object([
+                                ("id", .uint(home.id)),
+                                ("name", .string(home.name)),
+                                ("primary", .bool(home.isPrimary)),
+                                ("default_room_id", .uint(home.defaultRoomID)),
+                                ("rooms", .uint(UInt64(home.roomIDs.count))),
+                                ("zones", .uint(UInt64(home.zoneIDs.count))),
+                                ("accessories", .uint(UInt64(home.accessoryIDs.count))),
+                                ("service_groups", .uint(UInt64(home.serviceGroupIDs.count))),
+                                ("action_sets", .uint(UInt64(home.actionSetIDs.count))),
+                                ("triggers", .uint(UInt64(home.triggerIDs.count))),
+                            ])
+                        }
+                    ).text)
                 return
             }
             if graph.homes.isEmpty {
@@ -38,10 +41,12 @@ struct Homes: AsyncParsableCommand {
                 return
             }
             let rows = graph.orderedHomes.map { home in
-                [home.name, home.isPrimary ? "primary" : "",
-                 count(home.roomIDs.count, "room"), count(home.accessoryIDs.count, "accessory", "accessories"),
-                 count(home.actionSetIDs.count, "scene"), count(home.triggerIDs.count, "trigger"),
-                 "id \(home.id)"]
+                [
+                    home.name, home.isPrimary ? "primary" : "",
+                    count(home.roomIDs.count, "room"), count(home.accessoryIDs.count, "accessory", "accessories"),
+                    count(home.actionSetIDs.count, "scene"), count(home.triggerIDs.count, "trigger"),
+                    "id \(home.id)",
+                ]
             }
             for line in Output.table(rows) { Output.line(line) }
         }

@@ -14,7 +14,8 @@ struct Rooms: AsyncParsableCommand {
         defaultSubcommand: List.self)
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the rooms of every home, or of one (the default).")
+        static let configuration = CommandConfiguration(
+            abstract: "List the rooms of every home, or of one (the default).")
 
         @OptionGroup var options: ConnectionOptions
         @OptionGroup var home: HomeOption
@@ -32,29 +33,34 @@ struct Rooms: AsyncParsableCommand {
                     .filter { $0.roomID == room.id }
             }
             if options.json {
-                Output.line(JSON.array(homes.flatMap { home in
-                    home.roomIDs.compactMap { graph.rooms[$0] }.map { room in
-                        JSON.object([
-                            ("id", .uint(room.id)),
-                            ("name", .string(room.name)),
-                            ("home_id", .uint(home.id)),
-                            ("home", .string(home.name)),
-                            ("default", .bool(room.id == home.defaultRoomID)),
-                            ("accessory_ids", .array(accessories(in: room).map { .uint($0.id) })),
-                            ("zone_ids", .array(zones(of: room).map { .uint($0.id) })),
-                        ])
-                    }
-                }).text)
+                Output.line(
+                    JSON.array(
+                        homes.flatMap { home in
+                            home.roomIDs.compactMap { graph.rooms[$0] }.map { room in
+                                JSON.object([
+                                    ("id", .uint(room.id)),
+                                    ("name", .string(room.name)),
+                                    ("home_id", .uint(home.id)),
+                                    ("home", .string(home.name)),
+                                    ("default", .bool(room.id == home.defaultRoomID)),
+                                    ("accessory_ids", .array(accessories(in: room).map { .uint($0.id) })),
+                                    ("zone_ids", .array(zones(of: room).map { .uint($0.id) })),
+                                ])
+                            }
+                        }
+                    ).text)
                 return
             }
             for home in homes {
                 if homes.count > 1 || self.home.home != nil { Output.line("# \(home.name)") }
                 let rows = home.roomIDs.compactMap { graph.rooms[$0] }.map { room in
                     let zoneNames = zones(of: room).map(\.name)
-                    return [room.name + (room.id == home.defaultRoomID ? " (default)" : ""),
-                            count(accessories(in: room).count, "accessory", "accessories"),
-                            zoneNames.isEmpty ? "" : "zones: " + zoneNames.joined(separator: ", "),
-                            "id \(room.id)"]
+                    return [
+                        room.name + (room.id == home.defaultRoomID ? " (default)" : ""),
+                        count(accessories(in: room).count, "accessory", "accessories"),
+                        zoneNames.isEmpty ? "" : "zones: " + zoneNames.joined(separator: ", "),
+                        "id \(room.id)",
+                    ]
                 }
                 for line in Output.table(rows) { Output.line(line) }
             }

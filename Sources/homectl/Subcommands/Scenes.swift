@@ -25,24 +25,31 @@ struct Scenes: AsyncParsableCommand {
             let homes: [Home]
             do throws(HomeError) { homes = try graph.listedHomes(home.home) } catch { throw Failure(error) }
             if options.json {
-                Output.line(JSON.array(homes.flatMap { home in
-                    home.actionSetIDs.compactMap { graph.actionSets[$0] }.map { scene in
-                        JSON.object([
-                            ("id", .uint(scene.id)),
-                            ("name", .string(scene.name)),
-                            ("kind", .string(scene.kind.rawValue)),
-                            ("home_id", .uint(home.id)),
-                            ("home", .string(home.name)),
-                            ("actions", .array(scene.actions.map { action in
-                                .object([
-                                    ("characteristic_id", .uint(action.characteristicID)),
-                                    ("path", .string(graph.path(of: action.characteristicID) ?? "")),
-                                    ("value", action.value.json),
+                Output.line(
+                    JSON.array(
+                        homes.flatMap { home in
+                            home.actionSetIDs.compactMap { graph.actionSets[$0] }.map { scene in
+                                JSON.object([
+                                    ("id", .uint(scene.id)),
+                                    ("name", .string(scene.name)),
+                                    ("kind", .string(scene.kind.rawValue)),
+                                    ("home_id", .uint(home.id)),
+                                    ("home", .string(home.name)),
+                                    (
+                                        "actions",
+                                        .array(
+                                            scene.actions.map { action in
+                                                .object([
+                                                    ("characteristic_id", .uint(action.characteristicID)),
+                                                    ("path", .string(graph.path(of: action.characteristicID) ?? "")),
+                                                    ("value", action.value.json),
+                                                ])
+                                            })
+                                    ),
                                 ])
-                            })),
-                        ])
-                    }
-                }).text)
+                            }
+                        }
+                    ).text)
                 return
             }
             for home in homes {
@@ -50,12 +57,16 @@ struct Scenes: AsyncParsableCommand {
                 let scenes = home.actionSetIDs.compactMap { graph.actionSets[$0] }
                 if scenes.isEmpty { Output.line("no scenes") }
                 for scene in scenes {
-                    Output.line("\(scene.name)  \(scene.kind.rawValue)  \(count(scene.actions.count, "action"))  id \(scene.id)")
+                    Output.line(
+                        "\(scene.name)  \(scene.kind.rawValue)  \(count(scene.actions.count, "action"))  id \(scene.id)"
+                    )
                     let rows = scene.actions.map { action in
                         var characteristic = graph.characteristics[action.characteristicID]
                         characteristic?.value = action.value
-                        return [graph.path(of: action.characteristicID) ?? "characteristic \(action.characteristicID)",
-                                "=", characteristic.map(Show.value) ?? action.value.description]
+                        return [
+                            graph.path(of: action.characteristicID) ?? "characteristic \(action.characteristicID)",
+                            "=", characteristic.map(Show.value) ?? action.value.description,
+                        ]
                     }
                     for line in Output.table(rows, indent: "  ") { Output.line(line) }
                 }
@@ -79,8 +90,9 @@ struct Scenes: AsyncParsableCommand {
 
         func validate() throws {
             if ActionSetKind(rawValue: kind) == nil {
-                throw ValidationError("--kind takes \(ActionSetKind.allCases.map(\.rawValue).joined(separator: ", ")), "
-                                          + "not '\(kind)'")
+                throw ValidationError(
+                    "--kind takes \(ActionSetKind.allCases.map(\.rawValue).joined(separator: ", ")), "
+                        + "not '\(kind)'")
             }
         }
 
@@ -112,8 +124,9 @@ struct Scenes: AsyncParsableCommand {
                 let sceneID = try graph.resolveNamed(scene, .actionSet)
                 let characteristicID = try graph.resolveCharacteristic(path)
                 let value = try ValueParser.parse(self.value, for: graph.characteristics[characteristicID]!)
-                return .addAction(CharacteristicWriteAction(characteristicID: characteristicID, value: value),
-                                  actionSetID: sceneID)
+                return .addAction(
+                    CharacteristicWriteAction(characteristicID: characteristicID, value: value),
+                    actionSetID: sceneID)
             }
         }
     }
@@ -131,8 +144,9 @@ struct Scenes: AsyncParsableCommand {
 
         func run() async throws {
             try await options.applyChange { graph throws(HomeError) in
-                .removeAction(characteristicID: try graph.resolveCharacteristic(path),
-                              actionSetID: try graph.resolveNamed(scene, .actionSet))
+                .removeAction(
+                    characteristicID: try graph.resolveCharacteristic(path),
+                    actionSetID: try graph.resolveNamed(scene, .actionSet))
             }
         }
     }
@@ -169,21 +183,30 @@ struct Scenes: AsyncParsableCommand {
             }
             let failed = response.results.filter { $0.error != nil }
             if options.json {
-                Output.line(JSON.object([
-                    ("seq", .uint(response.seq)),
-                    ("results", .array(response.results.map { result in
-                        .object([
-                            ("characteristic_id", .uint(result.characteristicID)),
-                            ("path", .string(graph.path(of: result.characteristicID) ?? "")),
-                            ("seq", .uint(result.seq)),
-                            ("error", result.error.map { .string($0.message) } ?? .null),
-                        ])
-                    })),
-                ]).text)
+                Output.line(
+                    JSON.object([
+                        ("seq", .uint(response.seq)),
+                        (
+                            "results",
+                            .array(
+                                response.results.map { result in
+                                    .object([
+                                        ("characteristic_id", .uint(result.characteristicID)),
+                                        ("path", .string(graph.path(of: result.characteristicID) ?? "")),
+                                        ("seq", .uint(result.seq)),
+                                        ("error", result.error.map { .string($0.message) } ?? .null),
+                                    ])
+                                })
+                        ),
+                    ]).text)
             } else {
-                Output.line("ran \(scene): \(response.results.count - failed.count) of \(response.results.count) actions applied (seq \(response.seq))")
+                Output.line(
+                    "ran \(scene): \(response.results.count - failed.count) of \(response.results.count) actions applied (seq \(response.seq))"
+                )
                 for result in failed {
-                    Output.error("homectl: \(graph.path(of: result.characteristicID) ?? String(result.characteristicID)): \(result.error!.message)")
+                    Output.error(
+                        "homectl: \(graph.path(of: result.characteristicID) ?? String(result.characteristicID)): \(result.error!.message)"
+                    )
                 }
             }
             if let first = failed.first?.error { throw Failure(first) }

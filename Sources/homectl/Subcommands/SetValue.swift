@@ -29,14 +29,16 @@ struct SetValue: AsyncParsableCommand {
         }
         let fullPath = graph.path(of: result.characteristicID) ?? path
         if options.json {
-            Output.line(JSON.object([
-                ("id", .uint(result.characteristicID)),
-                ("path", .string(fullPath)),
-                ("value", .string(value)),
-                ("seq", .uint(result.seq)),
-            ]).text)
+            Output.line(
+                JSON.object([
+                    ("id", .uint(result.characteristicID)),
+                    ("path", .string(fullPath)),
+                    ("value", .string(value)),
+                    ("seq", .uint(result.seq)),
+                ]).text)
         } else {
-            Output.line(result.seq == 0 ? "\(fullPath) = \(value) (unchanged)" : "\(fullPath) = \(value) (seq \(result.seq))")
+            Output.line(
+                result.seq == 0 ? "\(fullPath) = \(value) (unchanged)" : "\(fullPath) = \(value) (seq \(result.seq))")
         }
     }
 }
@@ -56,8 +58,10 @@ enum ValueParser {
             }
         case .uint8, .uint16, .uint32, .uint64:
             if let value = UInt64(text) { return .uint(value) }
-            if let value = Int64(text) { return .int(value) } // negative: let the daemon name the range
-            if let valid = characteristic.typeInfo?.validValues.first(where: { $0.name.lowercased() == text.lowercased() }) {
+            if let value = Int64(text) { return .int(value) }  // negative: let the daemon name the range
+            if let valid = characteristic.typeInfo?.validValues.first(where: {
+                $0.name.lowercased() == text.lowercased()
+            }) {
                 return .uint(UInt64(valid.value))
             }
             throw HomeError(.invalidArgument, "\(name) takes a whole number, not '\(text)'")

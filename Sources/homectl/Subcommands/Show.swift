@@ -32,8 +32,9 @@ struct Show: AsyncParsableCommand {
     static func lines(_ accessory: Accessory, in graph: HomeGraph) -> [String] {
         var lines = ["\(accessory.name) (id \(accessory.id))"]
         let room = graph.rooms[accessory.roomID]?.name ?? "?"
-        lines.append("  home \(quote(graph.homeName(accessory.homeID))) · room \(quote(room)) · "
-                         + "\(accessory.category.displayName) · " + (accessory.isReachable ? "reachable" : "unreachable"))
+        lines.append(
+            "  home \(quote(graph.homeName(accessory.homeID))) · room \(quote(room)) · "
+                + "\(accessory.category.displayName) · " + (accessory.isReachable ? "reachable" : "unreachable"))
         let details = [
             accessory.manufacturer.isEmpty ? nil : "manufacturer \(accessory.manufacturer)",
             accessory.model.isEmpty ? nil : "model \(accessory.model)",
@@ -57,11 +58,15 @@ struct Show: AsyncParsableCommand {
             if !service.linkedServiceIDs.isEmpty {
                 flags.append("linked to " + service.linkedServiceIDs.map { "id \($0)" }.joined(separator: ", "))
             }
-            lines.append("  \(service.type.name) \(quote(service.name)) (id \(service.id))"
-                             + flags.map { " · " + $0 }.joined())
+            lines.append(
+                "  \(service.type.name) \(quote(service.name)) (id \(service.id))"
+                    + flags.map { " · " + $0 }.joined())
             let rows = service.characteristicIDs.compactMap { graph.characteristics[$0] }.map { characteristic in
-                [characteristic.type.name, value(characteristic), permissions(characteristic.properties).joined(separator: " "),
-                 constraints(characteristic), "id \(characteristic.id)"]
+                [
+                    characteristic.type.name, value(characteristic),
+                    permissions(characteristic.properties).joined(separator: " "),
+                    constraints(characteristic), "id \(characteristic.id)",
+                ]
             }
             lines += Output.table(rows, indent: "    ")
         }
@@ -72,7 +77,8 @@ struct Show: AsyncParsableCommand {
     static func value(_ characteristic: Characteristic) -> String {
         let shown = characteristic.displayValue
         if let number = characteristic.value?.numericValue, !characteristic.metadata.validValues.isEmpty,
-           let name = characteristic.typeInfo?.name(ofValidValue: Int64(number)) {
+            let name = characteristic.typeInfo?.name(ofValidValue: Int64(number))
+        {
             return "\(shown) (\(name))"
         }
         return shown
@@ -100,9 +106,11 @@ struct Show: AsyncParsableCommand {
         if metadata.unit != .none { parts.append(metadata.unit.rawValue) }
         if !metadata.validValues.isEmpty {
             let info = characteristic.typeInfo
-            parts.append("values " + metadata.validValues.map { value in
-                info?.name(ofValidValue: value).map { "\(value) \($0)" } ?? String(value)
-            }.joined(separator: ", "))
+            parts.append(
+                "values "
+                    + metadata.validValues.map { value in
+                        info?.name(ofValidValue: value).map { "\(value) \($0)" } ?? String(value)
+                    }.joined(separator: ", "))
         }
         if metadata.validBits != 0 { parts.append("bits 0x" + String(metadata.validBits, radix: 16)) }
         if let maxLength = metadata.maxLength { parts.append("max \(maxLength) bytes") }
@@ -128,20 +136,28 @@ struct Show: AsyncParsableCommand {
             ("bridge_id", accessory.bridgeID.map { .uint($0) } ?? .null),
             ("bridged_accessory_ids", .array(accessory.bridgedAccessoryIDs.map { .uint($0) })),
             ("provider", .string(accessory.provider)),
-            ("services", .array(accessory.serviceIDs.compactMap { graph.services[$0] }.map { service in
-                .object([
-                    ("id", .uint(service.id)),
-                    ("type", .string(service.type.uuid)),
-                    ("type_name", .string(service.type.name)),
-                    ("name", .string(service.name)),
-                    ("primary", .bool(service.isPrimary)),
-                    ("user_interactive", .bool(service.isUserInteractive)),
-                    ("hidden", .bool(service.isHidden)),
-                    ("linked_service_ids", .array(service.linkedServiceIDs.map { .uint($0) })),
-                    ("characteristics", .array(service.characteristicIDs.compactMap { graph.characteristics[$0] }
-                        .map(json))),
-                ])
-            })),
+            (
+                "services",
+                .array(
+                    accessory.serviceIDs.compactMap { graph.services[$0] }.map { service in
+                        .object([
+                            ("id", .uint(service.id)),
+                            ("type", .string(service.type.uuid)),
+                            ("type_name", .string(service.type.name)),
+                            ("name", .string(service.name)),
+                            ("primary", .bool(service.isPrimary)),
+                            ("user_interactive", .bool(service.isUserInteractive)),
+                            ("hidden", .bool(service.isHidden)),
+                            ("linked_service_ids", .array(service.linkedServiceIDs.map { .uint($0) })),
+                            (
+                                "characteristics",
+                                .array(
+                                    service.characteristicIDs.compactMap { graph.characteristics[$0] }
+                                        .map(json))
+                            ),
+                        ])
+                    })
+            ),
         ])
     }
 
@@ -158,9 +174,16 @@ struct Show: AsyncParsableCommand {
             ("min", metadata.minValue.map { .double($0) } ?? .null),
             ("max", metadata.maxValue.map { .double($0) } ?? .null),
             ("step", metadata.minStep.map { .double($0) } ?? .null),
-            ("valid_values", .array(metadata.validValues.map { value in
-                .object([("value", .int(value)), ("name", info?.name(ofValidValue: value).map { .string($0) } ?? .null)])
-            })),
+            (
+                "valid_values",
+                .array(
+                    metadata.validValues.map { value in
+                        .object([
+                            ("value", .int(value)),
+                            ("name", info?.name(ofValidValue: value).map { .string($0) } ?? .null),
+                        ])
+                    })
+            ),
             ("valid_bits", metadata.validBits == 0 ? .null : .uint(metadata.validBits)),
             ("max_length", metadata.maxLength.map { .uint(UInt64($0)) } ?? .null),
             ("value", characteristic.value?.json ?? .null),

@@ -9,19 +9,20 @@ struct Status: AsyncParsableCommand {
     func run() async throws {
         let status = try await options.withClient { client throws(HomeError) in try await client.status() }
         if options.json {
-            Output.line(JSON.object([
-                ("server_version", .string(status.serverVersion)),
-                ("protocol_version", .uint(UInt64(status.protocolVersion))),
-                ("socket", .string(status.socketPath)),
-                ("journal", .string(status.journalID)),
-                ("seq", .uint(status.seq)),
-                ("uptime_ms", .int(status.uptimeMs)),
-                ("connections", .uint(UInt64(status.connections))),
-                ("subscriptions", .uint(UInt64(status.subscriptions))),
-                ("homes", .uint(UInt64(status.homes))),
-                ("accessories", .uint(UInt64(status.accessories))),
-                ("characteristics", .uint(UInt64(status.characteristics))),
-            ]).text)
+            Output.line(
+                JSON.object([
+                    ("server_version", .string(status.serverVersion)),
+                    ("protocol_version", .uint(UInt64(status.protocolVersion))),
+                    ("socket", .string(status.socketPath)),
+                    ("journal", .string(status.journalID)),
+                    ("seq", .uint(status.seq)),
+                    ("uptime_ms", .int(status.uptimeMs)),
+                    ("connections", .uint(UInt64(status.connections))),
+                    ("subscriptions", .uint(UInt64(status.subscriptions))),
+                    ("homes", .uint(UInt64(status.homes))),
+                    ("accessories", .uint(UInt64(status.accessories))),
+                    ("characteristics", .uint(UInt64(status.characteristics))),
+                ]).text)
             return
         }
         for line in Output.table([

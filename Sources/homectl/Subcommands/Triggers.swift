@@ -7,7 +7,8 @@ import HomeModel
 struct Triggers: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List triggers, or create, enable, disable or remove one.",
-        discussion: "TRIGGER is an id, a name, or Home/Trigger. Triggers are stored and served; running them comes later.",
+        discussion:
+            "TRIGGER is an id, a name, or Home/Trigger. Triggers are stored and served; running them comes later.",
         subcommands: [List.self, Create.self, Enable.self, Disable.self, Remove.self],
         defaultSubcommand: List.self)
 
@@ -22,9 +23,12 @@ struct Triggers: AsyncParsableCommand {
             let homes: [Home]
             do throws(HomeError) { homes = try graph.listedHomes(home.home) } catch { throw Failure(error) }
             if options.json {
-                Output.line(JSON.array(homes.flatMap { home in
-                    home.triggerIDs.compactMap { graph.triggers[$0] }.map { Triggers.json($0, in: graph) }
-                }).text)
+                Output.line(
+                    JSON.array(
+                        homes.flatMap { home in
+                            home.triggerIDs.compactMap { graph.triggers[$0] }.map { Triggers.json($0, in: graph) }
+                        }
+                    ).text)
                 return
             }
             for home in homes {
@@ -33,10 +37,12 @@ struct Triggers: AsyncParsableCommand {
                 if triggers.isEmpty { Output.line("no triggers") }
                 let rows = triggers.map { trigger in
                     let scenes = trigger.actionSetIDs.compactMap { graph.actionSets[$0]?.name }
-                    return [trigger.name, trigger.isEnabled ? "enabled" : "disabled",
-                            Triggers.describe(trigger.kind, in: graph),
-                            scenes.isEmpty ? "runs nothing" : "runs " + scenes.joined(separator: ", "),
-                            "id \(trigger.id)"]
+                    return [
+                        trigger.name, trigger.isEnabled ? "enabled" : "disabled",
+                        Triggers.describe(trigger.kind, in: graph),
+                        scenes.isEmpty ? "runs nothing" : "runs " + scenes.joined(separator: ", "),
+                        "id \(trigger.id)",
+                    ]
                 }
                 for line in Output.table(rows) { Output.line(line) }
             }
@@ -88,7 +94,8 @@ struct Triggers: AsyncParsableCommand {
 
         func validate() throws {
             switch (at, when) {
-            case (nil, nil): throw ValidationError("say when the trigger fires: --at TIME (a timer) or --when PATH (an event)")
+            case (nil, nil):
+                throw ValidationError("say when the trigger fires: --at TIME (a timer) or --when PATH (an event)")
             case (.some, .some): throw ValidationError("a trigger is a timer (--at) or an event (--when), not both")
             default: break
             }
@@ -99,17 +106,21 @@ struct Triggers: AsyncParsableCommand {
                 throw ValidationError("--recurrence and --time-zone belong to a timer (--at)")
             }
             if equals != nil && (above != nil || below != nil) {
-                throw ValidationError("an event trigger fires on a value (--equals) or a range (--above/--below), not both")
+                throw ValidationError(
+                    "an event trigger fires on a value (--equals) or a range (--above/--below), not both")
             }
             if Recurrence(rawValue: recurrence) == nil {
-                throw ValidationError("--recurrence takes \(Recurrence.allCases.map(\.rawValue).joined(separator: ", ")), not '\(recurrence)'")
+                throw ValidationError(
+                    "--recurrence takes \(Recurrence.allCases.map(\.rawValue).joined(separator: ", ")), not '\(recurrence)'"
+                )
             }
             if let timeZone, TimeZone(identifier: timeZone) == nil {
                 throw ValidationError("unknown time zone '\(timeZone)'; use an IANA name such as Europe/Berlin or UTC")
             }
             if let at, TimeText.parse(at, in: TimeZone(identifier: timeZone ?? "UTC") ?? .current) == nil {
-                throw ValidationError("--at takes an ISO 8601 date and time such as 2027-01-15T07:00 or "
-                                          + "2027-01-15T07:00:00Z, not '\(at)'")
+                throw ValidationError(
+                    "--at takes an ISO 8601 date and time such as 2027-01-15T07:00 or "
+                        + "2027-01-15T07:00:00Z, not '\(at)'")
             }
         }
 
@@ -125,8 +136,9 @@ struct Triggers: AsyncParsableCommand {
                     let value = try equals.map { (text) throws(HomeError) in
                         try ValueParser.parse(text, for: graph.characteristics[characteristicID]!)
                     }
-                    kind = .event(characteristicID: characteristicID, value: value, rangeMin: above, rangeMax: below,
-                                  conditions: [])
+                    kind = .event(
+                        characteristicID: characteristicID, value: value, rangeMin: above, rangeMax: below,
+                        conditions: [])
                     homeID = homeID ?? graph.homeID(of: characteristicID)
                 } else {
                     kind = .timer(fireDateMs: fireDateMs ?? 0, timeZone: zoneName, recurrence: recurrence)
@@ -180,7 +192,9 @@ struct Triggers: AsyncParsableCommand {
         var trigger: String
 
         func run() async throws {
-            try await options.applyChange { graph throws(HomeError) in .remove(id: try graph.resolveNamed(trigger, .trigger)) }
+            try await options.applyChange { graph throws(HomeError) in
+                .remove(id: try graph.resolveNamed(trigger, .trigger))
+            }
         }
     }
 
@@ -203,7 +217,8 @@ struct Triggers: AsyncParsableCommand {
             case (nil, nil, nil): text = "when \(path) changes"
             }
             for condition in conditions {
-                let conditionPath = graph.path(of: condition.characteristicID) ?? "characteristic \(condition.characteristicID)"
+                let conditionPath =
+                    graph.path(of: condition.characteristicID) ?? "characteristic \(condition.characteristicID)"
                 text += " if \(conditionPath) \(condition.comparison.rawValue) \(condition.value)"
             }
             return text
@@ -235,14 +250,18 @@ struct Triggers: AsyncParsableCommand {
                 ("value", value?.json ?? .null),
                 ("min", rangeMin.map { .double($0) } ?? .null),
                 ("max", rangeMax.map { .double($0) } ?? .null),
-                ("conditions", .array(conditions.map { condition in
-                    .object([
-                        ("characteristic_id", .uint(condition.characteristicID)),
-                        ("path", .string(graph.path(of: condition.characteristicID) ?? "")),
-                        ("comparison", .string(condition.comparison.rawValue)),
-                        ("value", condition.value.json),
-                    ])
-                })),
+                (
+                    "conditions",
+                    .array(
+                        conditions.map { condition in
+                            .object([
+                                ("characteristic_id", .uint(condition.characteristicID)),
+                                ("path", .string(graph.path(of: condition.characteristicID) ?? "")),
+                                ("comparison", .string(condition.comparison.rawValue)),
+                                ("value", condition.value.json),
+                            ])
+                        })
+                ),
             ]
         }
         fields.append(("action_set_ids", .array(trigger.actionSetIDs.map { .uint($0) })))
@@ -268,7 +287,8 @@ enum TimeText {
         } else if let sign = time.lastIndex(where: { $0 == "+" || $0 == "-" }) {
             let digits = time[time.index(after: sign)...].filter { $0 != ":" }
             guard digits.count == 4, let hours = Int(digits.prefix(2)), let minutes = Int(digits.suffix(2)),
-                  hours < 24, minutes < 60 else { return nil }
+                hours < 24, minutes < 60
+            else { return nil }
             offset = (hours * 3600 + minutes * 60) * (time[sign] == "-" ? -1 : 1)
             time = String(time[..<sign])
         }
@@ -293,7 +313,8 @@ enum TimeText {
         // Calendar rolls 2027-02-30 over into March: refuse what does not round-trip.
         let back = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: result)
         guard back.year == year, back.month == month, back.day == day, back.hour == hour, back.minute == minute,
-              back.second == second else { return nil }
+            back.second == second
+        else { return nil }
         return Int64((result.timeIntervalSince1970 * 1000).rounded()) + Int64(millisecond)
     }
 
@@ -301,10 +322,15 @@ enum TimeText {
     static func local(_ ms: Int64, in zoneName: String) -> String {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: zoneName) ?? TimeZone(secondsFromGMT: 0)!
-        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second],
-                                            from: Date(timeIntervalSince1970: Double(ms) / 1000))
-        func two(_ value: Int?) -> String { let value = value ?? 0; return value < 10 ? "0\(value)" : "\(value)" }
+        let parts = calendar.dateComponents(
+            [.year, .month, .day, .hour, .minute, .second],
+            from: Date(timeIntervalSince1970: Double(ms) / 1000))
+        func two(_ value: Int?) -> String {
+            let value = value ?? 0
+            return value < 10 ? "0\(value)" : "\(value)"
+        }
         let seconds = (parts.second ?? 0) == 0 ? "" : ":" + two(parts.second)
-        return "\(parts.year ?? 0)-\(two(parts.month))-\(two(parts.day)) \(two(parts.hour)):\(two(parts.minute))\(seconds)"
+        return
+            "\(parts.year ?? 0)-\(two(parts.month))-\(two(parts.day)) \(two(parts.hour)):\(two(parts.minute))\(seconds)"
     }
 }

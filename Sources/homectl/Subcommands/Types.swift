@@ -29,7 +29,9 @@ struct Types: AsyncParsableCommand {
         var characteristicTypes = both || characteristics ? catalog.characteristicTypes : []
         var serviceTypes = both || services ? catalog.serviceTypes : []
         if !names.isEmpty {
-            characteristicTypes = characteristicTypes.filter { type in names.contains { Self.names($0, type.name, type.uuid) } }
+            characteristicTypes = characteristicTypes.filter { type in
+                names.contains { Self.names($0, type.name, type.uuid) }
+            }
             serviceTypes = serviceTypes.filter { type in names.contains { Self.names($0, type.name, type.uuid) } }
             if characteristicTypes.isEmpty && serviceTypes.isEmpty {
                 throw Failure(HomeError(.notFound, "no type is named " + names.map(quote).joined(separator: " or ")))
@@ -43,8 +45,10 @@ struct Types: AsyncParsableCommand {
         if !characteristicTypes.isEmpty {
             Output.line("Characteristic types (\(characteristicTypes.count))")
             let rows = characteristicTypes.map { type in
-                [type.name, Self.short(type.uuid), Show.permissions(type.permissions).joined(separator: " "),
-                 Self.constraints(type)]
+                [
+                    type.name, Self.short(type.uuid), Show.permissions(type.permissions).joined(separator: " "),
+                    Self.constraints(type),
+                ]
             }
             for line in Output.table(rows, indent: "  ") { Output.line(line) }
         }
@@ -52,10 +56,13 @@ struct Types: AsyncParsableCommand {
             if !characteristicTypes.isEmpty { Output.line("") }
             Output.line("Service types (\(serviceTypes.count))")
             let rows = serviceTypes.map { type in
-                [type.name, Self.short(type.uuid),
-                 "required: " + type.requiredCharacteristics.joined(separator: ", ")
-                    + (type.optionalCharacteristics.isEmpty ? ""
-                        : "; optional: " + type.optionalCharacteristics.joined(separator: ", "))]
+                [
+                    type.name, Self.short(type.uuid),
+                    "required: " + type.requiredCharacteristics.joined(separator: ", ")
+                        + (type.optionalCharacteristics.isEmpty
+                            ? ""
+                            : "; optional: " + type.optionalCharacteristics.joined(separator: ", ")),
+                ]
             }
             for line in Output.table(rows, indent: "  ") { Output.line(line) }
         }
@@ -104,8 +111,14 @@ struct Types: AsyncParsableCommand {
             ("min", type.minValue.map { .double($0) } ?? .null),
             ("max", type.maxValue.map { .double($0) } ?? .null),
             ("step", type.minStep.map { .double($0) } ?? .null),
-            ("valid_values", .array(type.validValues.map { .object([("value", .int($0.value)), ("name", .string($0.name))]) })),
-            ("valid_bits", .array(type.validBits.map { .object([("bit", .int(Int64($0.bit))), ("name", .string($0.name))]) })),
+            (
+                "valid_values",
+                .array(type.validValues.map { .object([("value", .int($0.value)), ("name", .string($0.name))]) })
+            ),
+            (
+                "valid_bits",
+                .array(type.validBits.map { .object([("bit", .int(Int64($0.bit))), ("name", .string($0.name))]) })
+            ),
             ("max_length", type.maxLength.map { .uint(UInt64($0)) } ?? .null),
             ("event_only", .bool(type.isEventOnly)),
         ])

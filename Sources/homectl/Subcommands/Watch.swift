@@ -3,7 +3,7 @@ import HomeClient
 import HomeModel
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `homectl watch`: every change as one JSON object per line, flushed per event.
@@ -34,7 +34,9 @@ struct Watch: AsyncParsableCommand {
     var characteristics: [String] = []
     @Option(name: .customLong("type"), help: "Only characteristics of this type (name or UUID); repeatable.")
     var types: [String] = []
-    @Option(name: .customLong("kind"), help: "Only these event kinds: value, reachability, layout, primary-home, action-set, trigger.")
+    @Option(
+        name: .customLong("kind"),
+        help: "Only these event kinds: value, reachability, layout, primary-home, action-set, trigger.")
     var kinds: [String] = []
 
     @Flag(help: "First print the current state of everything watched (kind \"snapshot\"), then changes.")
@@ -58,17 +60,21 @@ struct Watch: AsyncParsableCommand {
     @Option(help: "Heartbeat interval in milliseconds (0 = none).")
     var heartbeatMs: UInt32 = 0
 
-    @Option(help: "At most one value per characteristic per this many milliseconds; the latest wins (0 = every change).")
+    @Option(
+        help: "At most one value per characteristic per this many milliseconds; the latest wins (0 = every change).")
     var minIntervalMs: UInt32 = 0
 
     func validate() throws {
         if let count, count <= 0 { throw ValidationError("-C takes a positive count, not \(count)") }
-        if let timeout, !(timeout > 0) { throw ValidationError("-W takes a positive number of seconds, not \(timeout)") }
+        if let timeout, !(timeout > 0) {
+            throw ValidationError("-W takes a positive number of seconds, not \(timeout)")
+        }
         guard SlowConsumerPolicy(rawValue: policy) != nil else {
             throw ValidationError("--policy takes coalesce, gap or disconnect, not '\(policy)'")
         }
         for kind in kinds where EventKind(rawValue: kind) == nil {
-            throw ValidationError("unknown event kind '\(kind)'; use \(EventKind.allCases.map(\.rawValue).joined(separator: ", "))")
+            throw ValidationError(
+                "unknown event kind '\(kind)'; use \(EventKind.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         if since != nil && journal == nil {
             throw ValidationError("--since needs --journal: sequence numbers only mean something within one journal")
@@ -123,13 +129,15 @@ struct Watch: AsyncParsableCommand {
     private func stream() async -> Outcome {
         let policy = SlowConsumerPolicy(rawValue: policy) ?? .coalesce
         let changes = HomeClient.resumingSubscription(
-            to: options.socket, name: options.clientName, cursor: StreamCursor(journalID: journal ?? "", resumeSeq: since)
+            to: options.socket, name: options.clientName,
+            cursor: StreamCursor(journalID: journal ?? "", resumeSeq: since)
         ) { client throws(HomeError) in
             // Names are resolved again on every connection: a restarted daemon may
             // have another layout.
             let home = try await client.getHome()
-            return SubscribeRequest(filter: try filter(in: home.graph), snapshot: snapshot, excludeOwn: excludeOwn,
-                                    policy: policy, heartbeatMs: heartbeatMs, minIntervalMs: minIntervalMs)
+            return SubscribeRequest(
+                filter: try filter(in: home.graph), snapshot: snapshot, excludeOwn: excludeOwn,
+                policy: policy, heartbeatMs: heartbeatMs, minIntervalMs: minIntervalMs)
         }
         var names: Names?
         var namesConnection = 0
@@ -147,19 +155,23 @@ struct Watch: AsyncParsableCommand {
                         return .resyncRefused(marker.reason)
                     }
                     if markers || (marker.kind != .subscribed && marker.kind != .heartbeat) {
-                        guard Output.line(markerLine(marker, journal: message.journalID).text) else { return .readerGone }
+                        guard Output.line(markerLine(marker, journal: message.journalID).text) else {
+                            return .readerGone
+                        }
                     }
                 }
                 for characteristic in message.snapshot {
-                    let line = snapshotLine(characteristic, names: names!, journal: message.journalID,
-                                            seq: iterator.cursor.highestSeq ?? 0)
+                    let line = snapshotLine(
+                        characteristic, names: names!, journal: message.journalID,
+                        seq: iterator.cursor.highestSeq ?? 0)
                     guard Output.line(line.text) else { return .readerGone }
                 }
                 for event in message.events {
                     if case .layout = event.body, let fresh = try? await element.client.getHome() {
                         names = Names(graph: fresh.graph)
                     }
-                    let line = eventLine(event, names: names!, journal: message.journalID, ownConnection: element.client.connectionID)
+                    let line = eventLine(
+                        event, names: names!, journal: message.journalID, ownConnection: element.client.connectionID)
                     guard Output.line(line.text) else { return .readerGone }
                     printed += 1
                     if let count, printed >= count { return .done }
@@ -180,7 +192,8 @@ struct Watch: AsyncParsableCommand {
         return SubscriptionFilter(
             homeIDs: try ids(homes), roomIDs: try ids(rooms), zoneIDs: try ids(zones),
             accessoryIDs: try ids(accessories), serviceIDs: try ids(services),
-            characteristicIDs: try characteristics.map { path throws(HomeError) in try graph.resolveCharacteristic(path) },
+            characteristicIDs: try characteristics.map { path throws(HomeError) in try graph.resolveCharacteristic(path)
+            },
             characteristicTypes: types, kinds: kinds.compactMap(EventKind.init(rawValue:)))
     }
 }
@@ -246,12 +259,16 @@ func eventLine(_ event: HomeEvent, names: Names, journal: String, ownConnection:
     case .triggerFired(let id):
         fields.append(("trigger_id", .uint(id)))
     }
-    fields.append(("origin", .object([
-        ("kind", .string(event.origin.kind.rawValue)),
-        ("connection_id", .uint(event.origin.connectionID)),
-        ("name", .string(event.origin.name)),
-        ("local", .bool(event.origin.kind == .client && event.origin.connectionID == ownConnection)),
-    ])))
+    fields.append(
+        (
+            "origin",
+            .object([
+                ("kind", .string(event.origin.kind.rawValue)),
+                ("connection_id", .uint(event.origin.connectionID)),
+                ("name", .string(event.origin.name)),
+                ("local", .bool(event.origin.kind == .client && event.origin.connectionID == ownConnection)),
+            ])
+        ))
     return .object(fields)
 }
 

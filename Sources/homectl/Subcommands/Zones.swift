@@ -21,18 +21,21 @@ struct Zones: AsyncParsableCommand {
             let homes: [Home]
             do throws(HomeError) { homes = try graph.listedHomes(home.home) } catch { throw Failure(error) }
             if options.json {
-                Output.line(JSON.array(homes.flatMap { home in
-                    home.zoneIDs.compactMap { graph.zones[$0] }.map { zone in
-                        JSON.object([
-                            ("id", .uint(zone.id)),
-                            ("name", .string(zone.name)),
-                            ("home_id", .uint(home.id)),
-                            ("home", .string(home.name)),
-                            ("room_ids", .array(zone.roomIDs.map { .uint($0) })),
-                            ("rooms", .array(zone.roomIDs.map { .string(graph.rooms[$0]?.name ?? "") })),
-                        ])
-                    }
-                }).text)
+                Output.line(
+                    JSON.array(
+                        homes.flatMap { home in
+                            home.zoneIDs.compactMap { graph.zones[$0] }.map { zone in
+                                JSON.object([
+                                    ("id", .uint(zone.id)),
+                                    ("name", .string(zone.name)),
+                                    ("home_id", .uint(home.id)),
+                                    ("home", .string(home.name)),
+                                    ("room_ids", .array(zone.roomIDs.map { .uint($0) })),
+                                    ("rooms", .array(zone.roomIDs.map { .string(graph.rooms[$0]?.name ?? "") })),
+                                ])
+                            }
+                        }
+                    ).text)
                 return
             }
             for home in homes {
@@ -41,8 +44,10 @@ struct Zones: AsyncParsableCommand {
                 if zones.isEmpty { Output.line("no zones") }
                 let rows = zones.map { zone in
                     let rooms = zone.roomIDs.compactMap { graph.rooms[$0]?.name }
-                    return [zone.name, rooms.isEmpty ? "no rooms" : "rooms: " + rooms.joined(separator: ", "),
-                            "id \(zone.id)"]
+                    return [
+                        zone.name, rooms.isEmpty ? "no rooms" : "rooms: " + rooms.joined(separator: ", "),
+                        "id \(zone.id)",
+                    ]
                 }
                 for line in Output.table(rows) { Output.line(line) }
             }
@@ -92,7 +97,8 @@ struct Zones: AsyncParsableCommand {
         var zone: String
 
         func run() async throws {
-            try await options.applyChange { graph throws(HomeError) in .remove(id: try graph.resolveNamed(zone, .zone)) }
+            try await options.applyChange { graph throws(HomeError) in .remove(id: try graph.resolveNamed(zone, .zone))
+            }
         }
     }
 
@@ -110,8 +116,9 @@ struct Zones: AsyncParsableCommand {
         func run() async throws {
             try await options.applyChange { graph throws(HomeError) in
                 let zoneID = try graph.resolveNamed(zone, .zone)
-                return .addRoomToZone(roomID: try graph.resolveRoom(room, in: graph.zones[zoneID]?.homeID),
-                                      zoneID: zoneID)
+                return .addRoomToZone(
+                    roomID: try graph.resolveRoom(room, in: graph.zones[zoneID]?.homeID),
+                    zoneID: zoneID)
             }
         }
     }
@@ -130,8 +137,9 @@ struct Zones: AsyncParsableCommand {
         func run() async throws {
             try await options.applyChange { graph throws(HomeError) in
                 let zoneID = try graph.resolveNamed(zone, .zone)
-                return .removeRoomFromZone(roomID: try graph.resolveRoom(room, in: graph.zones[zoneID]?.homeID),
-                                           zoneID: zoneID)
+                return .removeRoomFromZone(
+                    roomID: try graph.resolveRoom(room, in: graph.zones[zoneID]?.homeID),
+                    zoneID: zoneID)
             }
         }
     }

@@ -84,8 +84,10 @@ final class ChildProcess: @unchecked Sendable {
 }
 
 /// Runs a command to completion and returns (status, stdout, stderr).
-func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
-         seconds: Double = 20) throws -> (status: Int32, stdout: String, stderr: String) {
+func run(
+    _ executable: String, _ arguments: [String], environment: [String: String] = [:],
+    seconds: Double = 20
+) throws -> (status: Int32, stdout: String, stderr: String) {
     let child = try ChildProcess(executable, arguments, environment: environment)
     // Read both pipes to the end before waiting, so a chatty child never blocks on a full pipe.
     let output = child.standardOutputToEnd
@@ -105,7 +107,8 @@ final class DaemonProcess: @unchecked Sendable {
         self.ownsDirectory = directory == nil
         self.directory = directory ?? TestServer.makeTemporaryDirectory("homed-proc")
         socketPath = self.directory + "/homed.sock"
-        child = try ChildProcess(builtExecutable("homed"), ["--socket", socketPath, "--log-level", "warning"] + arguments)
+        child = try ChildProcess(
+            builtExecutable("homed"), ["--socket", socketPath, "--log-level", "warning"] + arguments)
         let deadline = Date().addingTimeInterval(15)
         while access(socketPath, F_OK) != 0 || !canConnect() {
             guard Date() < deadline, child.process.isRunning else {
