@@ -10,6 +10,9 @@ Scripts/generate-proto.sh --check
 python3 Scripts/generate-catalog.py --check
 python3 Scripts/make-golden-frames.py --check
 
+echo "== imports say what they expose"
+Scripts/check-imports.sh
+
 echo "== formatting (swift format, .swift-format)"
 swift format lint --strict --recursive --parallel Sources Tests Benchmarks/Sources Package.swift Benchmarks/Package.swift
 

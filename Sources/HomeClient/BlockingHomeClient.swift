@@ -1,10 +1,10 @@
-import Foundation
-import HomeModel
-import HomeWire
-import NIOCore
+internal import Foundation
+public import HomeModel
+public import HomeWire
+internal import NIOCore
 
 #if canImport(Glibc)
-    import Glibc
+    internal import Glibc
 #endif
 
 /// A synchronous connection to homed for tools and latency-critical loops: one call

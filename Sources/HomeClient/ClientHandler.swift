@@ -1,6 +1,6 @@
-import HomeModel
-import HomeWire
-import NIOCore
+internal import HomeModel
+internal import HomeWire
+internal import NIOCore
 
 /// The client's end of one connection, on its event loop: matches frames to the
 /// calls waiting for them, answers pings, hands stream messages to their

@@ -1,4 +1,4 @@
-import NIOCore
+internal import NIOCore
 
 /// Runs Swift tasks on a connection's event loop thread.
 ///

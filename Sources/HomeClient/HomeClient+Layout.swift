@@ -1,5 +1,5 @@
-import HomeModel
-import HomeWire
+public import HomeModel
+public import HomeWire
 
 /// Layout changes and the catalog.
 ///

@@ -1,5 +1,5 @@
-import HomeModel
-import HomeWire
+public import HomeModel
+public import HomeWire
 
 extension HomeClient {
     /// Runs a scene (action set).

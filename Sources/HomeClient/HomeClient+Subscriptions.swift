@@ -1,5 +1,5 @@
-import HomeModel
-import HomeWire
+public import HomeModel
+public import HomeWire
 
 extension HomeClient {
     /// Widens or narrows an open subscription without reopening it and without a

@@ -1,12 +1,12 @@
-import Foundation
-@_exported import HomeModel
-@_exported import HomeWire
-import NIOCore
-import NIOPosix
-import Synchronization
+internal import Foundation
+public import HomeModel
+public import HomeWire
+public import NIOCore
+public import NIOPosix
+internal import Synchronization
 
 #if canImport(Glibc)
-    import Glibc
+    internal import Glibc
 #endif
 
 /// A connection to homed: async calls, and subscriptions as `AsyncSequence`s.

@@ -1,13 +1,13 @@
-import HomeModel
-import HomeWire
-import Logging
-import NIOCore
-import NIOPosix
-import ServiceLifecycle
-import Synchronization
+public import HomeModel
+internal import HomeWire
+public import Logging
+public import NIOCore
+public import NIOPosix
+public import ServiceLifecycle
+internal import Synchronization
 
 #if canImport(Glibc)
-    import Glibc
+    internal import Glibc
 #endif
 
 /// The daemon's listening side: a Unix socket serving `HomeStore` to clients.

@@ -1,7 +1,7 @@
-import HomeModel
+internal import HomeModel
 
 #if canImport(Glibc)
-    import Glibc
+    internal import Glibc
 #endif
 
 /// Getting the place the daemon listens ready.

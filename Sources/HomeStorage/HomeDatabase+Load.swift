@@ -1,4 +1,4 @@
-import HomeModel
+public import HomeModel
 
 extension HomeDatabase {
     /// Reads the whole home graph: every object with its id, the lists in their

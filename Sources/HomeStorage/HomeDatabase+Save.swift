@@ -1,4 +1,4 @@
-import HomeModel
+public import HomeModel
 
 extension HomeDatabase {
     /// Makes the layout of `new` durable, given that `old` is what is stored: one

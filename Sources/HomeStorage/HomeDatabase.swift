@@ -1,5 +1,5 @@
-import HomeModel
-import Synchronization
+public import HomeModel
+internal import Synchronization
 
 /// The daemon's SQLite file: the home layout, ids included, and last known values.
 ///

@@ -1,4 +1,4 @@
-import HomeModel
+internal import HomeModel
 
 /// What has to be written to take the stored layout from one graph to another: per
 /// table, the rows to insert, update and delete; the positions that moved; the

@@ -1,4 +1,4 @@
-import HomeModel
+internal import HomeModel
 
 /// How a `CharacteristicValue` is stored: a `value_type` column naming its case and a
 /// `value` column (`ANY`) holding it as SQLite's closest type. Unsigned integers keep

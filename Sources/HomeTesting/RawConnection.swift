@@ -1,6 +1,6 @@
-import Foundation
-import HomeWire
-import NIOCore
+internal import Foundation
+public import HomeWire
+internal import NIOCore
 
 /// A bare blocking socket to the daemon, for sending what no well-behaved client
 /// would: garbage, truncated frames, huge lengths. Reads time out after 5 s so a

@@ -1,4 +1,4 @@
-import HomeModel
+public import HomeModel
 
 /// Large generated homes, for benchmarks and scale tests of storage and serving.
 public enum ScaleHome {

@@ -1,10 +1,10 @@
-import Foundation
-import HomeClient
-import HomeModel
-import HomeServer
-import Logging
-import NIOCore
-import NIOPosix
+internal import Foundation
+public import HomeClient
+public import HomeModel
+public import HomeServer
+internal import Logging
+internal import NIOCore
+internal import NIOPosix
 
 /// A real `HomeServer` on a temporary Unix socket, in this process, serving the
 /// demo home (no simulator: nothing changes unless a test changes it).

@@ -1,9 +1,10 @@
-import ArgumentParser
-import HomeClient
-import HomeModel
+internal import ArgumentParser
+internal import HomeClient
+internal import HomeModel
+internal import HomeWire
 
 #if canImport(Glibc)
-    import Glibc
+    internal import Glibc
 #endif
 
 /// `homectl`: look at and control the home through homed.
@@ -35,7 +36,7 @@ extension HomeCtl {
         signal(SIGPIPE, SIG_IGN)
         do {
             var command = try parseAsRoot()
-            if var asyncCommand = command as? AsyncParsableCommand {
+            if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
                 try command.run()

@@ -1,6 +1,6 @@
-import HomeModel
-import HomeServer
-import HomeStorage
+internal import HomeModel
+internal import HomeServer
+internal import HomeStorage
 
 /// The store's persistence, in the database: HomeStorage does not know the server,
 /// so this is where the two meet.

@@ -1,10 +1,10 @@
-import HomeModel
-import HomeServer
-import HomeStorage
-import Logging
+internal import HomeModel
+internal import HomeServer
+internal import HomeStorage
+internal import Logging
 
 #if canImport(Glibc)
-    import Glibc
+    internal import Glibc
 #endif
 
 extension Homed {

@@ -1,14 +1,15 @@
-import ArgumentParser
-import Foundation
-import HomeModel
-import HomeServer
-import HomeStorage
-import HomeWire
-import Logging
-import ServiceLifecycle
+internal import ArgumentParser
+internal import Foundation
+internal import HomeModel
+internal import HomeServer
+internal import HomeStorage
+internal import HomeWire
+internal import Logging
+internal import ServiceLifecycle
+internal import UnixSignals
 
 #if canImport(Glibc)
-    import Glibc
+    internal import Glibc
 #endif
 
 /// `homed`: the home daemon. Parses arguments, opens the database, wires the store,

@@ -2,6 +2,7 @@ import Foundation
 import HomeClient
 import HomeModel
 import HomeTesting
+import HomeWire
 import Logging
 import Synchronization
 import Testing

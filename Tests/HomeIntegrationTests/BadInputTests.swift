@@ -1,5 +1,6 @@
 import HomeClient
 import HomeModel
+import HomeServer
 import HomeTesting
 import HomeWire
 import Testing

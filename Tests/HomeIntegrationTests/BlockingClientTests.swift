@@ -1,7 +1,9 @@
 import Foundation
 import HomeClient
 import HomeModel
+import HomeServer
 import HomeTesting
+import HomeWire
 import Testing
 
 @Suite("the blocking client", .timeLimit(.minutes(1)))

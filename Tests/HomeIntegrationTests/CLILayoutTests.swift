@@ -1,5 +1,6 @@
 import Foundation
 import HomeModel
+import HomeServer
 import HomeTesting
 import Testing
 

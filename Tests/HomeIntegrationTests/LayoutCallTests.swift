@@ -2,6 +2,7 @@ import HomeClient
 import HomeModel
 import HomeServer
 import HomeTesting
+import HomeWire
 import Testing
 
 /// The error a layout call failed with, or nil if it succeeded.

@@ -2,6 +2,7 @@ import HomeClient
 import HomeModel
 import HomeServer
 import HomeTesting
+import HomeWire
 import Testing
 
 /// Notifications that never lose a change: each test a real scenario over the socket.

@@ -3,6 +3,8 @@ import HomeClient
 import HomeModel
 import HomeServer
 import HomeTesting
+import HomeWire
+import Logging
 import Testing
 
 @Suite("subscriptions over the socket", .timeLimit(.minutes(1)))

@@ -1,6 +1,8 @@
 import HomeClient
 import HomeModel
+import HomeServer
 import HomeTesting
+import HomeWire
 import Testing
 
 @Suite("unary calls over the socket")

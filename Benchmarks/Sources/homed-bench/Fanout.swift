@@ -3,6 +3,7 @@ import Foundation
 import HomeClient
 import HomeModel
 import HomeServer
+import HomeWire
 import Synchronization
 
 #if canImport(Glibc)

@@ -4,6 +4,7 @@ import HomeModel
 import HomeServer
 import HomeStorage
 import HomeTesting
+import HomeWire
 
 /// `homed-bench scale [--accessories N]`: the generated scale home (10 characteristics
 /// per accessory) saved to a fresh SQLite file, loaded back, and served to a client.

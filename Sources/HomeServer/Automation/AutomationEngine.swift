@@ -1,7 +1,7 @@
-import HomeModel
-import HomeWire
-import Logging
-import ServiceLifecycle
+internal import HomeModel
+internal import HomeWire
+public import Logging
+public import ServiceLifecycle
 
 /// Runs the homes' triggers: event triggers when a watched characteristic takes
 /// their value or enters their range and their conditions hold, timer triggers at

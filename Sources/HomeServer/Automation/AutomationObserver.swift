@@ -1,5 +1,5 @@
-import HomeModel
-import Synchronization
+internal import HomeModel
+internal import Synchronization
 
 /// The triggers whose scenes caused the change being published, oldest first.
 /// Set by the engine while it runs a trigger's scenes; empty everywhere else.

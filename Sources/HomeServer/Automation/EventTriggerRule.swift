@@ -1,4 +1,4 @@
-import HomeModel
+internal import HomeModel
 
 /// An enabled event trigger, as checked against each change of the characteristic
 /// it watches. Pure: no store, no clock.

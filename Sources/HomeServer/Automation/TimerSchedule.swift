@@ -1,5 +1,5 @@
-import Foundation
-import HomeModel
+internal import Foundation
+internal import HomeModel
 
 /// When a timer trigger fires: at its fire date, then every hour, day or week,
 /// reckoned in its own time zone.
@@ -10,7 +10,7 @@ import HomeModel
 /// Each occurrence is reckoned from the fire date, not from the previous one, so a
 /// time that does not exist on one day (02:30 when clocks spring forward, which
 /// becomes 03:30) does not drag the following days with it.
-public enum TimerSchedule {
+enum TimerSchedule {
     /// The first moment strictly after `afterMs` at which the timer fires, or nil
     /// if it never fires again (a one-off timer whose moment has passed).
     ///
@@ -26,7 +26,7 @@ public enum TimerSchedule {
     ///   - fireDateMs: the first firing, milliseconds since the Unix epoch.
     ///   - timeZone: an IANA name; one Foundation does not know counts as UTC.
     ///   - recurrence: how often it repeats.
-    public static func nextFireDate(
+    static func nextFireDate(
         after afterMs: Int64, fireDateMs: Int64, timeZone: String,
         recurrence: Recurrence
     ) -> Int64? {
@@ -55,7 +55,7 @@ public enum TimerSchedule {
     }
 
     /// The time zone a trigger names, if Foundation knows it.
-    public static func timeZone(named name: String) -> TimeZone? {
+    static func timeZone(named name: String) -> TimeZone? {
         TimeZone(identifier: name)
     }
 

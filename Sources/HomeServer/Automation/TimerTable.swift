@@ -1,4 +1,4 @@
-import HomeModel
+internal import HomeModel
 
 /// The engine's armed timer triggers and when each fires next. Pure: the engine
 /// passes the graph and the time in.

@@ -1,7 +1,7 @@
-import HomeModel
-import HomeWire
-import Logging
-import NIOCore
+internal import HomeModel
+internal import HomeWire
+internal import Logging
+internal import NIOCore
 
 /// Events the connection handler receives from outside the pipeline.
 enum ConnectionCommand: Sendable {

@@ -1,5 +1,5 @@
-import NIOCore
-import Synchronization
+internal import NIOCore
+internal import Synchronization
 
 /// The open connections: their count for limits and status, and a way to reach all
 /// of them at shutdown.

@@ -1,5 +1,5 @@
-import HomeModel
-import NIOCore
+internal import HomeModel
+internal import NIOCore
 
 /// What a handler knows of the call it serves and may ask of its connection.
 /// Event loop only: handlers run on their connection's event loop.

@@ -1,6 +1,6 @@
-import HomeModel
-import HomeWire
-import NIOCore
+internal import HomeModel
+internal import HomeWire
+internal import NIOCore
 
 /// Maps method names to handlers, each registered through its typed method
 /// descriptor (`HomeMethods`), so that a handler takes exactly its method's request

@@ -1,4 +1,4 @@
-import HomeModel
+internal import HomeModel
 
 /// An open server-streaming call, as the connection that carries it sees it.
 ///

@@ -1,6 +1,6 @@
-import HomeModel
-import HomeWire
-import NIOCore
+internal import HomeModel
+internal import HomeWire
+internal import NIOCore
 
 /// A connection's GetHome in pages: every page is cut from the snapshot taken for
 /// the first, so the pages put together are one consistent home at one sequence

@@ -1,6 +1,6 @@
-import HomeModel
-import HomeWire
-import NIOCore
+internal import HomeModel
+internal import HomeWire
+internal import NIOCore
 
 extension HomeService {
     func getStatus(_ request: GetStatusRequest, context: CallContext) -> GetStatusResponse {

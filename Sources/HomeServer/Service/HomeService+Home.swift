@@ -1,6 +1,6 @@
-import HomeModel
-import HomeWire
-import NIOCore
+internal import HomeModel
+internal import HomeWire
+internal import NIOCore
 
 extension HomeService {
     /// The whole home (or every home), in one response or, with a page size, in

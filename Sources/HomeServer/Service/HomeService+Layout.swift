@@ -1,5 +1,5 @@
-import HomeModel
-import HomeWire
+internal import HomeModel
+internal import HomeWire
 
 extension HomeService {
     /// Applies one layout operation, all or nothing, durable before it is answered.

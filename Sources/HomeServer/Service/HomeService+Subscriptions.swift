@@ -1,5 +1,6 @@
-import HomeModel
-import HomeWire
+internal import HomeModel
+internal import HomeWire
+internal import NIOCore
 
 extension HomeService {
     /// Opens a subscription stream on the call's connection.

@@ -1,5 +1,5 @@
-import HomeModel
-import HomeWire
+internal import HomeModel
+internal import HomeWire
 
 extension HomeService {
     func readCharacteristics(_ request: ReadCharacteristicsRequest, context: CallContext) -> ReadCharacteristicsResponse

@@ -1,6 +1,6 @@
-import HomeModel
-import HomeWire
-import NIOCore
+internal import HomeModel
+internal import HomeWire
+internal import NIOCore
 
 /// The daemon's implementation of `service HomeService`: one function per RPC,
 /// grouped by concern in `HomeService+*.swift`, each taking its method's request

@@ -1,6 +1,6 @@
-import HomeModel
-import HomeWire
-import ServiceLifecycle
+internal import HomeModel
+internal import HomeWire
+public import ServiceLifecycle
 
 /// Brings the demo home to life: a sensor's random walk, a thermostat drifting
 /// towards its target, a lock following its target state, an occasional doorbell

@@ -1,4 +1,4 @@
-import HomeModel
+public import HomeModel
 
 extension HomeStore {
     /// Applies a layout operation atomically: the graph applies it to a copy, the

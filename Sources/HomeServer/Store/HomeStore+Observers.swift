@@ -1,4 +1,4 @@
-import HomeModel
+internal import HomeModel
 
 /// Something in the daemon that sees every event as the store publishes it (the
 /// automation engine), as opposed to a subscriber, which sees them later on its

@@ -1,4 +1,4 @@
-import HomeModel
+internal import HomeModel
 
 /// Where a new subscription's stream starts.
 enum SubscriptionStart: Sendable {

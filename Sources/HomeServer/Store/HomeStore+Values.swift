@@ -1,4 +1,4 @@
-import HomeModel
+public import HomeModel
 
 extension HomeStore {
     /// Reads values from the daemon's cache. Each read succeeds or fails on its own:

@@ -1,8 +1,8 @@
-import HomeModel
-import Synchronization
+public import HomeModel
+internal import Synchronization
 
 #if canImport(Glibc)
-    import Glibc
+    internal import Glibc
 #endif
 
 /// The daemon's state: the home graph, the event journal and the subscriptions,

@@ -1,5 +1,5 @@
-import HomeModel
-import NIOCore
+internal import HomeModel
+internal import NIOCore
 
 /// The daemon's event journal: assigns sequence numbers and keeps the most recent
 /// events so that a client resuming from a sequence number gets exactly what it

@@ -1,4 +1,4 @@
-import HomeModel
+public import HomeModel
 
 /// Where the daemon keeps its layout and last known values (SQLite in `homed`;
 /// nothing in tests and `--demo` without a database).

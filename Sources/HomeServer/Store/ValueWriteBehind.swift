@@ -1,7 +1,7 @@
-import HomeModel
-import Logging
-import ServiceLifecycle
-import Synchronization
+internal import HomeModel
+public import Logging
+public import ServiceLifecycle
+internal import Synchronization
 
 /// Saves last known values behind the writes, in batches: a write marks its
 /// characteristic (one set insertion, under the store's lock it already holds), and

@@ -1,5 +1,5 @@
-import NIOCore
-import Synchronization
+internal import NIOCore
+internal import Synchronization
 
 /// Collects the subscription sinks of one event loop that have something to send
 /// and flushes them all in one task on that loop.

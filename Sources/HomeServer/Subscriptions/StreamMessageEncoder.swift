@@ -1,6 +1,6 @@
-import HomeModel
-import HomeWire
-import NIOCore
+internal import HomeModel
+internal import HomeWire
+internal import NIOCore
 
 /// Encodes a subscription's items as `message` frames of its call: consecutive
 /// events share one `SubscribeResponse`, markers and snapshot pages go one per

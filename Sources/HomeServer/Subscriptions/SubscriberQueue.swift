@@ -1,6 +1,6 @@
-import HomeModel
-import HomeWire
-import NIOCore
+internal import HomeModel
+internal import HomeWire
+internal import NIOCore
 
 /// One subscriber's bounded queue of pending events, and what it does when full.
 ///

@@ -1,5 +1,5 @@
-import HomeModel
-import HomeWire
+internal import HomeModel
+internal import HomeWire
 
 /// A subscription filter compiled for matching against events.
 ///

@@ -1,4 +1,4 @@
-import HomeModel
+internal import HomeModel
 
 /// What a subscription stream sends, in order.
 enum SinkItem: Equatable {

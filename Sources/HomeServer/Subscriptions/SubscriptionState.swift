@@ -1,4 +1,4 @@
-import HomeModel
+internal import HomeModel
 
 /// Everything one subscription decides, as a value with no I/O: its scope (with
 /// the filter's cached verdict), its bounded queue and policy, rate shaping, what it

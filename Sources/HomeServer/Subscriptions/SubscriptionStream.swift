@@ -1,7 +1,7 @@
-import HomeModel
-import HomeWire
-import NIOCore
-import Synchronization
+internal import HomeModel
+internal import HomeWire
+internal import NIOCore
+internal import Synchronization
 
 /// What the store sees of a subscription: the one interface between them, called in
 /// one direction (the store offers; a subscription never calls the store).

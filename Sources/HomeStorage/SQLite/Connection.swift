@@ -1,8 +1,8 @@
 internal import CSQLite
-import HomeModel
+internal import HomeModel
 
 #if canImport(Glibc)
-    import Glibc
+    internal import Glibc
 #endif
 
 /// One SQLite connection and its prepared statements. Not thread-safe: `HomeDatabase`

@@ -1,8 +1,8 @@
 internal import CSQLite
-import HomeModel
+internal import HomeModel
 
 #if canImport(Glibc)
-    import Glibc
+    internal import Glibc
 #endif
 
 /// A prepared statement: bind by position (from 1), step, read columns (from 0).

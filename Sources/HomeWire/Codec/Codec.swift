@@ -1,6 +1,6 @@
 internal import CHomeProto
-import HomeModel
-import NIOCore
+internal import HomeModel
+internal import NIOCore
 
 // The bridge between protobuf-c and Swift. Everything that touches a C message
 // tree goes through these helpers, so no C pointer leaves this module and every

@@ -1,11 +1,11 @@
 internal import CHomeProto
-import HomeModel
-import NIOCore
+public import HomeModel
+public import NIOCore
 
 #if canImport(Glibc)
-    import Glibc
+    internal import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+    internal import Darwin
 #endif
 
 extension CArena {

@@ -1,6 +1,6 @@
 internal import CHomeProto
-import HomeModel
-import NIOCore
+public import HomeModel
+public import NIOCore
 
 extension WireFrame {
     /// Appends this frame, header included, to `buffer`.

@@ -1,6 +1,6 @@
 internal import CHomeProto
-import HomeModel
-import NIOCore
+public import HomeModel
+public import NIOCore
 
 extension LayoutRequest: WireMessage {
     public func encode(into buffer: inout ByteBuffer) {

@@ -1,6 +1,6 @@
 internal import CHomeProto
-import HomeModel
-import NIOCore
+public import HomeModel
+public import NIOCore
 
 /// A request or response message of `service HomeService`, encoded with protobuf-c.
 public protocol WireMessage: Sendable {

@@ -1,5 +1,5 @@
 internal import CHomeProto
-import HomeModel
+public import HomeModel
 
 // Conversions between the home model and its protobuf-c messages. Encoders build C
 // trees inside a caller's arena; decoders copy C trees into Swift values.

@@ -1,5 +1,5 @@
 internal import CHomeProto
-import HomeModel
+internal import HomeModel
 
 /// protobuf-c accepts invalid UTF-8 in `string` fields (Google's runtimes reject it)
 /// and silently cuts a string at an embedded NUL. This walks the raw wire bytes of a

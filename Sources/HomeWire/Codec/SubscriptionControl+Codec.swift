@@ -1,6 +1,6 @@
 internal import CHomeProto
-import HomeModel
-import NIOCore
+public import HomeModel
+public import NIOCore
 
 extension CArena {
     mutating func filter(_ filter: SubscriptionFilter) -> UnsafeMutablePointer<Home__V1__SubscriptionFilter> {

@@ -1,4 +1,4 @@
-import HomeModel
+public import HomeModel
 
 /// The protocol version this build speaks.
 public let homeProtocolVersion: UInt32 = 1

@@ -1,5 +1,5 @@
-import HomeModel
-import NIOCore
+internal import HomeModel
+public import NIOCore
 
 /// The default and largest frame the daemon accepts unless a hello negotiates less.
 public let defaultMaxFrameSize = 4 * 1024 * 1024

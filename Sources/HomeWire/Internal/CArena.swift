@@ -1,9 +1,9 @@
 internal import CHomeProto
 
 #if canImport(Glibc)
-    import Glibc
+    internal import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+    internal import Darwin
 #endif
 
 /// The one owner of every C allocation made while building a protobuf-c message

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-    import Glibc
+    internal import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+    internal import Darwin
 #endif
 
 /// The memory behind `CArena` and `UnpackArena`: a bump allocator over malloc'd

@@ -1,6 +1,6 @@
 internal import CHomeProto
-import HomeModel
-import NIOCore
+public import HomeModel
+public import NIOCore
 
 /// One event packed once as an entry of `SubscribeResponse.events`: the field's key
 /// and length, then the `home.v1.Event` protobuf-c packed.

@@ -1,9 +1,9 @@
 internal import CHomeProto
 
 #if canImport(Glibc)
-    import Glibc
+    internal import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+    internal import Darwin
 #endif
 
 /// A bump allocator handed to protobuf-c's `unpack`, so that decoding a message

@@ -1,4 +1,4 @@
-import HomeModel
+public import HomeModel
 
 // Swift values for `rpc ListTypes`: the standard HAP catalog on the wire.
 

@@ -1,4 +1,4 @@
-import HomeModel
+public import HomeModel
 
 // Swift values for `rpc ChangeLayout` (LayoutRequest / LayoutResponse in
 // Protos/home_v1.proto, which documents every operation).

@@ -1,4 +1,4 @@
-import HomeModel
+public import HomeModel
 
 // Swift values for the request and response messages of `service HomeService`.
 // Field meanings are documented in Protos/home_v1.proto.

@@ -1,4 +1,4 @@
-import HomeModel
+public import HomeModel
 
 // Swift values for ExecuteActionSet: running a scene.
 

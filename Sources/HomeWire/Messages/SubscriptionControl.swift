@@ -1,4 +1,4 @@
-import HomeModel
+public import HomeModel
 
 // Swift values for the calls that steer and report on subscriptions:
 // ModifySubscription and GetStats.

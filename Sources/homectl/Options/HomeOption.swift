@@ -1,4 +1,4 @@
-import ArgumentParser
+internal import ArgumentParser
 
 /// `--home HOME`: which home a listing or a new object is about.
 struct HomeOption: ParsableArguments {

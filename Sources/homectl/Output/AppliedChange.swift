@@ -1,6 +1,7 @@
-import ArgumentParser
-import HomeClient
-import HomeModel
+internal import ArgumentParser
+internal import HomeClient
+internal import HomeModel
+internal import HomeWire
 
 // How a layout command (homes, rooms, zones, rename, assign, groups, scenes,
 // triggers) applies its change and reports it.

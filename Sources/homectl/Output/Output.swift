@@ -1,7 +1,7 @@
-import HomeModel
+internal import HomeModel
 
 #if canImport(Glibc)
-    import Glibc
+    internal import Glibc
 #endif
 
 /// Writing to stdout and stderr with POSIX writes, so a closed pipe is noticed

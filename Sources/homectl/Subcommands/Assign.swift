@@ -1,6 +1,7 @@
-import ArgumentParser
-import HomeClient
-import HomeModel
+internal import ArgumentParser
+internal import HomeClient
+internal import HomeModel
+internal import HomeWire
 
 /// `homectl assign ACCESSORY ROOM`: move an accessory to a room of its home.
 struct Assign: AsyncParsableCommand {

@@ -1,6 +1,7 @@
-import ArgumentParser
-import HomeClient
-import HomeModel
+internal import ArgumentParser
+internal import HomeClient
+internal import HomeModel
+internal import HomeWire
 
 /// `homectl groups`: service groups (services controlled together).
 struct Groups: AsyncParsableCommand {

@@ -1,6 +1,7 @@
-import ArgumentParser
-import HomeClient
-import HomeModel
+internal import ArgumentParser
+internal import HomeClient
+internal import HomeModel
+internal import HomeWire
 
 /// `homectl homes`: list homes; add, rename, remove one; choose the primary one.
 struct Homes: AsyncParsableCommand {

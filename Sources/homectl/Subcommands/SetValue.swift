@@ -1,6 +1,7 @@
-import ArgumentParser
-import HomeClient
-import HomeModel
+internal import ArgumentParser
+internal import HomeClient
+internal import HomeModel
+internal import HomeWire
 
 /// `homectl set`: named so that it does not shadow `Swift.Set`.
 struct SetValue: AsyncParsableCommand {

@@ -1,6 +1,7 @@
-import ArgumentParser
-import HomeClient
-import HomeModel
+internal import ArgumentParser
+internal import HomeClient
+internal import HomeModel
+internal import HomeWire
 
 /// `homectl show ACCESSORY`: one accessory's service and characteristic tree, with
 /// properties, metadata and values (what Apple's AccessoryFinder sample shows).

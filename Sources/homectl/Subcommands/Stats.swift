@@ -1,5 +1,7 @@
-import ArgumentParser
-import HomeClient
+internal import ArgumentParser
+internal import HomeClient
+internal import HomeModel
+internal import HomeWire
 
 struct Stats: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,7 +1,8 @@
-import ArgumentParser
-import Foundation
-import HomeClient
-import HomeModel
+internal import ArgumentParser
+internal import Foundation
+internal import HomeClient
+internal import HomeModel
+internal import HomeWire
 
 /// `homectl triggers`: timers and event triggers that run scenes.
 struct Triggers: AsyncParsableCommand {

@@ -1,9 +1,10 @@
-import ArgumentParser
-import HomeClient
-import HomeModel
+internal import ArgumentParser
+internal import HomeClient
+internal import HomeModel
+internal import HomeWire
 
 #if canImport(Glibc)
-    import Glibc
+    internal import Glibc
 #endif
 
 /// `homectl watch`: every change as one JSON object per line, flushed per event.

@@ -1,6 +1,7 @@
-import ArgumentParser
-import HomeClient
-import HomeModel
+internal import ArgumentParser
+internal import HomeClient
+internal import HomeModel
+internal import HomeWire
 
 /// `homectl zones`: list zones; add, rename, remove one; put rooms in and take them out.
 struct Zones: AsyncParsableCommand {
