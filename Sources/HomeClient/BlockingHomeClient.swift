@@ -29,33 +29,7 @@ public final class BlockingHomeClient {
     ///   daemon's error when it refuses the hello.
     public init(path: String? = nil, name: String) throws(HomeError) {
         let path = path ?? HomeClient.defaultSocketPath()
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else {
-            throw HomeError(.unavailable, "cannot create a socket: \(String(cString: strerror(errno)))")
-        }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let fits = withUnsafeMutableBytes(of: &address.sun_path) { raw -> Bool in
-            let bytes = Array(path.utf8)
-            guard bytes.count < raw.count else { return false }
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-            return true
-        }
-        let connected =
-            fits
-            && withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-                }
-            } == 0
-        guard connected else {
-            let reason = fits ? String(cString: strerror(errno)) : "the path is too long for a Unix socket"
-            close(fd)
-            throw HomeError(
-                .unavailable, "cannot reach homed: no daemon is listening on \(path) (\(reason)); is homed running?")
-        }
-        var io = BlockingFrameIO(fd: fd)
+        var io = try BlockingFrameIO(connectingTo: path)
         var reply: HelloReply?
         do throws(HomeError) {
             try io.send(WireFrame(callID: 0, body: .hello(Hello(clientName: name))))
@@ -68,14 +42,14 @@ public final class BlockingHomeClient {
                 }
             }
         } catch {
-            close(fd)
+            io.close()
             throw error
         }
         self.io = io
         hello = reply!
     }
 
-    deinit { close(io.fd) }
+    deinit { io.close() }
 
     /// A unary call: sends the request, blocks until its response or error status.
     public func call<Request, Response>(_ method: UnaryMethod<Request, Response>, _ request: Request)
@@ -116,55 +90,5 @@ public final class BlockingHomeClient {
 
     public func write(_ request: WriteCharacteristicsRequest) throws(HomeError) -> WriteCharacteristicsResponse {
         try call(HomeMethods.writeCharacteristics, request)
-    }
-}
-
-/// Length-prefixed frames over a blocking socket.
-struct BlockingFrameIO {
-    let fd: Int32
-    private var buffer = ByteBuffer()
-    private var decoder = FrameDecoder()
-
-    init(fd: Int32) {
-        self.fd = fd
-    }
-
-    func send(_ frame: WireFrame) throws(HomeError) {
-        let bytes = frame.encoded()
-        var sent = 0
-        while sent < bytes.readableBytes {
-            let result = bytes.withUnsafeReadableBytes { raw in
-                Glibc.send(fd, raw.baseAddress! + sent, raw.count - sent, Int32(MSG_NOSIGNAL))
-            }
-            if result < 0 {
-                if errno == EINTR { continue }
-                throw HomeError(.unavailable, "the connection to homed failed: \(String(cString: strerror(errno)))")
-            }
-            sent += result
-        }
-    }
-
-    mutating func receive() throws(HomeError) -> WireFrame {
-        while true {
-            let body: ByteBuffer?
-            do {
-                body = try decoder.decode(buffer: &buffer)
-            } catch {
-                throw HomeError(.internal, "homed sent a frame this client cannot read: \(error)")
-            }
-            if let body { return try WireFrame(decoding: body) }
-            buffer.discardReadBytes()
-            var failure: Int32 = 0
-            let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 64 * 1024) { raw -> Int in
-                let result = recv(fd, raw.baseAddress!, raw.count, 0)
-                if result < 0 { failure = errno }
-                return max(result, 0)
-            }
-            if failure == EINTR { continue }
-            if failure != 0 {
-                throw HomeError(.unavailable, "the connection to homed failed: \(String(cString: strerror(failure)))")
-            }
-            if count == 0 { throw HomeError(.unavailable, "homed closed the connection") }
-        }
     }
 }
