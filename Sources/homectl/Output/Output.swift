@@ -1,3 +1,4 @@
+internal import Foundation
 internal import HomeModel
 
 #if canImport(Glibc)
@@ -138,24 +139,7 @@ extension CharacteristicValue {
 
 /// RFC 4648 base64, for data and tlv8 values in JSON.
 func base64(_ bytes: [UInt8]) -> String {
-    let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
-    var out = ""
-    var index = 0
-    while index < bytes.count {
-        let chunk = Array(bytes[index..<min(index + 3, bytes.count)])
-        let value =
-            (UInt32(chunk[0]) << 16) | (UInt32(chunk.count > 1 ? chunk[1] : 0) << 8)
-            | UInt32(chunk.count > 2 ? chunk[2] : 0)
-        for position in 0..<4 {
-            if position <= chunk.count {
-                out.append(alphabet[Int((value >> UInt32(18 - 6 * position)) & 63)])
-            } else {
-                out.append("=")
-            }
-        }
-        index += 3
-    }
-    return out
+    Data(bytes).base64EncodedString()
 }
 
 /// ISO 8601 UTC with milliseconds, e.g. "2026-11-21T20:05:01.123Z".

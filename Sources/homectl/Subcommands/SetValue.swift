@@ -1,4 +1,5 @@
 internal import ArgumentParser
+internal import Foundation
 internal import HomeClient
 internal import HomeModel
 internal import HomeWire
@@ -82,23 +83,9 @@ enum ValueParser {
         }
     }
 
+    /// Base64 as people type it: padding may be left off.
     static func decodeBase64(_ text: String) -> [UInt8]? {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-        var lookup = [UInt8: UInt32]()
-        for (index, byte) in alphabet.enumerated() { lookup[byte] = UInt32(index) }
-        let clean = Array(text.utf8.filter { $0 != UInt8(ascii: "=") })
-        var out: [UInt8] = []
-        var buffer: UInt32 = 0
-        var bits = 0
-        for byte in clean {
-            guard let value = lookup[byte] else { return nil }
-            buffer = (buffer << 6) | value
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                out.append(UInt8((buffer >> UInt32(bits)) & 0xFF))
-            }
-        }
-        return out
+        let padded = text + String(repeating: "=", count: (4 - text.utf8.count % 4) % 4)
+        return Data(base64Encoded: padded).map { [UInt8]($0) }
     }
 }
