@@ -1,14 +1,14 @@
-import CBenchFloor
-import Foundation
-import Histogram
-import HomeClient
-import HomeModel
-import HomeServer
-import HomeTesting
-import HomeWire
-import Logging
-import NIOCore
-import NIOPosix
+internal import CBenchFloor
+internal import Foundation
+internal import Histogram
+internal import HomeClient
+internal import HomeModel
+internal import HomeServer
+internal import HomeTesting
+internal import HomeWire
+internal import Logging
+internal import NIOCore
+internal import NIOPosix
 
 /// `homed-bench wire` (the default): homed's wire figures next to the floor —
 /// minimal C code doing the same over a Unix socket in the same run — printed as

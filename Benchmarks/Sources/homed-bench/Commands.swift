@@ -1,4 +1,4 @@
-import ArgumentParser
+internal import ArgumentParser
 
 /// `homed-bench`: homed's figures next to the floors they are compared with, each
 /// measured in the same run (this machine's absolute timings drift).

@@ -1,13 +1,14 @@
-import CBenchFloor
-import Foundation
-import HomeClient
-import HomeModel
-import HomeServer
-import HomeWire
-import Synchronization
+internal import CBenchFloor
+internal import Foundation
+internal import HomeClient
+internal import HomeModel
+internal import HomeServer
+internal import HomeWire
+internal import NIOCore
+internal import Synchronization
 
 #if canImport(Glibc)
-    import Glibc
+    internal import Glibc
 #endif
 
 /// `homed-bench fanout [--duration-ms N]`: change-to-delivery latency with 1, 100

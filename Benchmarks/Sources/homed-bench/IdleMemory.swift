@@ -1,11 +1,11 @@
-import Foundation
-import HomeModel
-import HomeTesting
-import HomeWire
-import NIOCore
+internal import Foundation
+internal import HomeModel
+internal import HomeTesting
+internal import HomeWire
+internal import NIOCore
 
 #if canImport(Glibc)
-    import Glibc
+    internal import Glibc
 #endif
 
 /// `homed-bench idle-memory --homed PATH [--connections N]`: what the daemon itself

@@ -1,5 +1,5 @@
-import HomeModel
-import HomeServer
+internal import HomeModel
+internal import HomeServer
 
 /// `homed-bench journal-stall [N]`: the time of each of N single-value writes to a
 /// fresh store (default 200 000), as a publisher sees it under the store's lock,

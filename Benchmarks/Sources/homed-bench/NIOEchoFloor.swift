@@ -1,7 +1,7 @@
-import CBenchFloor
-import HomeWire
-import NIOCore
-import NIOPosix
+internal import CBenchFloor
+internal import HomeWire
+internal import NIOCore
+internal import NIOPosix
 
 /// A second reference beside the C floor: the least a SwiftNIO server can do for a
 /// round trip — split frames with homed's own `FrameDecoder` and echo each one back,

@@ -1,9 +1,9 @@
-import CBenchFloor
-import HomeModel
-import HomeWire
-import NIOCore
-import NIOPosix
-import Synchronization
+internal import CBenchFloor
+internal import HomeModel
+internal import HomeWire
+internal import NIOCore
+internal import NIOPosix
+internal import Synchronization
 
 /// A second reference beside the C fan-out floor: the least a SwiftNIO server can
 /// do to fan a change out. Each change is packed once (as homed packs a shared

@@ -1,10 +1,10 @@
-import CBenchFloor
-import Foundation
-import HomeClient
-import HomeModel
-import HomeServer
-import HomeWire
-import NIOCore
+internal import CBenchFloor
+internal import Foundation
+internal import HomeClient
+internal import HomeModel
+internal import HomeServer
+internal import HomeWire
+internal import NIOCore
 
 /// One part of the benchmark alone, to run under `perf record`.
 enum Profile {

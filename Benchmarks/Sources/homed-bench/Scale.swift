@@ -1,10 +1,10 @@
-import Foundation
-import HomeClient
-import HomeModel
-import HomeServer
-import HomeStorage
-import HomeTesting
-import HomeWire
+internal import Foundation
+internal import HomeClient
+internal import HomeModel
+internal import HomeServer
+internal import HomeStorage
+internal import HomeTesting
+internal import HomeWire
 
 /// `homed-bench scale [--accessories N]`: the generated scale home (10 characteristics
 /// per accessory) saved to a fresh SQLite file, loaded back, and served to a client.
