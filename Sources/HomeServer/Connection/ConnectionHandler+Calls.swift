@@ -1,0 +1,128 @@
+internal import HomeModel
+internal import HomeWire
+internal import NIOCore
+
+// Running a call: routing its open frame, its deadline, and framing its answer.
+extension ConnectionHandler {
+    func dispatch(_ context: ChannelHandlerContext, callID: UInt64, _ open: CallOpen) {
+        guard let route = router.route(for: open.method) else {
+            write(
+                context,
+                WireFrame(
+                    callID: callID,
+                    body: .status(
+                        HomeError(
+                            .unimplemented,
+                            "unknown method '\(open.method)' (call \(callID)); this daemon serves \(router.methodNames.joined(separator: ", "))"
+                        ))))
+            return
+        }
+        // A deadline of 0 has passed before the call begins: it is not run.
+        if open.timeoutMs == 0 {
+            write(
+                context,
+                WireFrame(
+                    callID: callID,
+                    body: .status(
+                        HomeError(
+                            .deadlineExceeded,
+                            "call \(callID) (\(open.method)) has a timeout of 0 ms: its deadline passed before it began; nothing was done"
+                        ))))
+            return
+        }
+        let callContext = makeContext(context, callID: callID, timeoutMs: open.timeoutMs)
+        do throws(HomeError) {
+            switch route {
+            case .unary(let handler):
+                try reply(context, callID: callID, payload: try handler(open.request, callContext))
+            case .deferredUnary(let handler):
+                machine.opened(callID, .unary)
+                armDeadline(context, callID: callID, timeoutMs: open.timeoutMs, method: open.method)
+                let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
+                handler(open.request, callContext).whenComplete { result in
+                    let handler = loopBound.value
+                    // Dropped when the call already ended (deadline, cancel, close).
+                    guard let context = handler.context, handler.machine.ended(callID) != nil else { return }
+                    handler.deadlines.removeValue(forKey: callID)?.cancel()
+                    do throws(HomeError) {
+                        switch result {
+                        case .success(let payload): try handler.reply(context, callID: callID, payload: payload)
+                        case .failure(let error as HomeError): throw error
+                        case .failure(let error): throw HomeError(.internal, "\(open.method) failed", cause: error)
+                        }
+                    } catch {
+                        handler.write(context, WireFrame(callID: callID, body: .status(error)))
+                    }
+                    context.flush()
+                }
+            case .serverStreaming(let handler):
+                try machine.checkStreamLimit()
+                let stream = try handler(open.request, callContext)
+                machine.opened(callID, .stream(stream))
+                registry.update(connectionID, openStreams: machine.openStreamCount)
+                armDeadline(context, callID: callID, timeoutMs: open.timeoutMs, method: open.method)
+            }
+        } catch {
+            if machine.ended(callID) != nil { deadlines.removeValue(forKey: callID)?.cancel() }
+            write(context, WireFrame(callID: callID, body: .status(error)))
+        }
+    }
+
+    private func makeContext(_ context: ChannelHandlerContext, callID: UInt64, timeoutMs: UInt32?) -> CallContext {
+        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        return CallContext(
+            callID: callID, connectionID: connectionID, clientName: machine.clientName, channel: context.channel,
+            frameSize: machine.frameSize,
+            deadline: timeoutMs.map { .now() + .milliseconds(Int64($0)) },
+            session: NIOLoopBound(session, eventLoop: context.eventLoop),
+            openStream: { loopBound.value.machine.stream($0) },
+            streamEnded: { callID in
+                let handler = loopBound.value
+                guard handler.machine.ended(callID) != nil else { return }
+                handler.deadlines.removeValue(forKey: callID)?.cancel()
+                handler.registry.update(handler.connectionID, openStreams: handler.machine.openStreamCount)
+            })
+    }
+
+    /// Ends a call that is still open when its deadline comes, with DEADLINE_EXCEEDED.
+    private func armDeadline(_ context: ChannelHandlerContext, callID: UInt64, timeoutMs: UInt32?, method: String) {
+        guard let timeoutMs else { return }
+        deadlines[callID] = context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(Int64(timeoutMs))) {
+            [weak self] in
+            guard let self, let context = self.context else { return }
+            self.deadlines[callID] = nil
+            let error = HomeError(
+                .deadlineExceeded, "call \(callID) (\(method)) exceeded its deadline of \(timeoutMs) ms")
+            switch self.machine.stream(callID) {
+            case let stream?:
+                // The stream ends itself with the status, and reports that it ended.
+                stream.finish(with: error)
+            case nil:
+                guard self.machine.ended(callID) != nil else { return }
+                self.write(context, WireFrame(callID: callID, body: .status(error)))
+                context.flush()
+            }
+        }
+    }
+
+    /// Writes a unary response and its OK status as one buffer, unless the response
+    /// would not fit in the frame size this connection negotiated.
+    private func reply(_ context: ChannelHandlerContext, callID: UInt64, payload: ByteBuffer) throws(HomeError) {
+        guard WireFrame.messageFrameLength(callID: callID, payloadLength: payload.readableBytes) <= machine.frameSize
+        else {
+            throw HomeError(
+                .resourceExhausted,
+                "response of \(payload.readableBytes) bytes exceeds the maximum frame size of \(machine.frameSize) "
+                    + "bytes negotiated by this connection; ask for less (GetHome in pages with page_size, one home, fewer ids)"
+            )
+        }
+        var out = context.channel.allocator.buffer(capacity: payload.readableBytes + 48)
+        WireFrame.encodeMessage(callID: callID, payload: payload, into: &out)
+        WireFrame.encodeOKStatus(callID: callID, into: &out)
+        context.write(wrapOutboundOut(out), promise: nil)
+    }
+
+    func write(_ context: ChannelHandlerContext, _ frame: WireFrame) {
+        context.write(wrapOutboundOut(frame.encoded()), promise: nil)
+    }
+}
