@@ -1,6 +1,6 @@
 internal import Foundation
 package import HomeModel
-package import HomeWire
+@_spi(Wire) package import HomeWire
 package import NIOCore
 
 #if canImport(Glibc)

@@ -1,6 +1,6 @@
 internal import Foundation
 public import HomeModel
-public import HomeWire
+@_spi(Wire) public import HomeWire
 internal import NIOCore
 
 #if canImport(Glibc)

@@ -1,5 +1,5 @@
 public import HomeModel
-public import HomeWire
+@_spi(Wire) public import HomeWire
 
 extension HomeClient {
     /// Runs a scene (action set).

@@ -1,5 +1,5 @@
 public import HomeModel
-public import HomeWire
+@_spi(Wire) public import HomeWire
 
 extension HomeClient {
     /// Widens or narrows an open subscription without reopening it and without a

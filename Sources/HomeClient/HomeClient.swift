@@ -1,6 +1,6 @@
 internal import Foundation
 public import HomeModel
-public import HomeWire
+@_spi(Wire) public import HomeWire
 public import NIOCore
 public import NIOPosix
 internal import Synchronization

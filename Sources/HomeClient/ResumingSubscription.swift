@@ -1,5 +1,5 @@
 public import HomeModel
-public import HomeWire
+@_spi(Wire) public import HomeWire
 
 /// A subscription that outlives its connections: when the daemon goes away (a
 /// restart, a crash, a dropped socket), it reconnects with backoff and resumes

@@ -1,5 +1,5 @@
 public import HomeModel
-public import HomeWire
+@_spi(Wire) public import HomeWire
 
 /// Where a subscription stands, for resuming it after a disconnect with exactly
 /// what was missed, nothing twice and no value older than one already delivered.

@@ -1,5 +1,5 @@
 public import HomeModel
-internal import HomeWire
+@_spi(Wire) internal import HomeWire
 public import Logging
 public import NIOCore
 public import NIOPosix

@@ -1,4 +1,4 @@
-internal import HomeWire
+@_spi(Wire) internal import HomeWire
 
 /// Limits and names the server runs with. Every limit has a clear error when hit.
 public struct ServerConfiguration: Sendable {

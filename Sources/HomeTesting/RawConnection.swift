@@ -1,6 +1,6 @@
 internal import Foundation
 internal import HomeClient
-public import HomeWire
+@_spi(Wire) public import HomeWire
 internal import NIOCore
 
 #if canImport(Glibc)
@@ -23,7 +23,7 @@ public final class RawConnection {
         try io.send(bytes: ByteBuffer(bytes: bytes))
     }
 
-    public func send(_ frame: WireFrame) throws {
+    @_spi(Wire) public func send(_ frame: WireFrame) throws {
         try io.send(frame)
     }
 
@@ -37,12 +37,12 @@ public final class RawConnection {
     public func shutdownWrite() { shutdown(io.fd, Int32(SHUT_WR)) }
 
     /// The next frame, or nil when the daemon closed the connection.
-    public func receive() throws -> WireFrame? {
+    @_spi(Wire) public func receive() throws -> WireFrame? {
         try io.receiveUnlessClosed()
     }
 
     /// Reads frames until the daemon closes; returns them.
-    public func receiveUntilClosed() throws -> [WireFrame] {
+    @_spi(Wire) public func receiveUntilClosed() throws -> [WireFrame] {
         var frames: [WireFrame] = []
         while let frame = try receive() { frames.append(frame) }
         return frames

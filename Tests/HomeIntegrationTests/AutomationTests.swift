@@ -1,8 +1,8 @@
 import Foundation
 import HomeClient
 import HomeModel
-import HomeTesting
-import HomeWire
+@_spi(Wire) import HomeTesting
+@_spi(Wire) import HomeWire
 import Logging
 import Synchronization
 import Testing

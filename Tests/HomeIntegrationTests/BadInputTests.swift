@@ -1,8 +1,8 @@
 import HomeClient
 import HomeModel
 import HomeServer
-import HomeTesting
-import HomeWire
+@_spi(Wire) import HomeTesting
+@_spi(Wire) import HomeWire
 import Testing
 
 /// Every kind of bad input gets a clear error or a closed connection, and the

@@ -1,7 +1,7 @@
 import Foundation
 import HomeModel
 import HomeServer
-import HomeTesting
+@_spi(Wire) import HomeTesting
 import Testing
 
 /// The built `homectl` (a separate process) against an in-process test server.

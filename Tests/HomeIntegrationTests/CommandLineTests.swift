@@ -1,5 +1,5 @@
 import Foundation
-import HomeTesting
+@_spi(Wire) import HomeTesting
 import Testing
 
 /// The real `homectl` and `homed` binaries, as separate processes.

@@ -1,8 +1,8 @@
 import HomeClient
 import HomeModel
 import HomeServer
-import HomeTesting
-import HomeWire
+@_spi(Wire) import HomeTesting
+@_spi(Wire) import HomeWire
 import Testing
 
 /// Notifications that never lose a change: each test a real scenario over the socket.

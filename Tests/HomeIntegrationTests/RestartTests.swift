@@ -1,5 +1,5 @@
 import Foundation
-import HomeTesting
+@_spi(Wire) import HomeTesting
 import Testing
 
 /// Real `homed` processes stopped hard or gracefully and started again on the same

@@ -1,7 +1,7 @@
 import HomeClient
 import HomeModel
-import HomeTesting
-import HomeWire
+@_spi(Wire) import HomeTesting
+@_spi(Wire) import HomeWire
 import Testing
 
 /// The client's resume bookkeeping, message by message (no daemon needed).

@@ -2,8 +2,8 @@ import Foundation
 import HomeClient
 import HomeModel
 import HomeServer
-import HomeTesting
-import HomeWire
+@_spi(Wire) import HomeTesting
+@_spi(Wire) import HomeWire
 import Logging
 import Testing
 

@@ -1,5 +1,5 @@
 import HomeModel
-import HomeWire
+@_spi(Wire) import HomeWire
 import Logging
 import NIOCore
 import NIOEmbedded

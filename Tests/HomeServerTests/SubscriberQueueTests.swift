@@ -1,5 +1,5 @@
 import HomeModel
-import HomeWire
+@_spi(Wire) import HomeWire
 import Testing
 
 @testable import HomeServer

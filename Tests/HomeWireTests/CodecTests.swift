@@ -1,6 +1,6 @@
 import Foundation
 import HomeModel
-import HomeWire
+@_spi(Wire) import HomeWire
 import NIOCore
 import Testing
 

@@ -4,8 +4,8 @@ internal import Histogram
 internal import HomeClient
 internal import HomeModel
 internal import HomeServer
-internal import HomeTesting
-internal import HomeWire
+@_spi(Wire) internal import HomeTesting
+@_spi(Wire) internal import HomeWire
 internal import Logging
 internal import NIOCore
 internal import NIOPosix

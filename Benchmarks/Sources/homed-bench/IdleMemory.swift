@@ -1,7 +1,7 @@
 internal import Foundation
 internal import HomeModel
-internal import HomeTesting
-internal import HomeWire
+@_spi(Wire) internal import HomeTesting
+@_spi(Wire) internal import HomeWire
 internal import NIOCore
 
 #if canImport(Glibc)

@@ -1,5 +1,5 @@
 internal import CBenchFloor
-internal import HomeWire
+@_spi(Wire) internal import HomeWire
 internal import NIOCore
 internal import NIOPosix
 

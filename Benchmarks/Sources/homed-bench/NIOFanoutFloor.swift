@@ -1,6 +1,6 @@
 internal import CBenchFloor
 internal import HomeModel
-internal import HomeWire
+@_spi(Wire) internal import HomeWire
 internal import NIOCore
 internal import NIOPosix
 internal import Synchronization

@@ -3,7 +3,7 @@ internal import Foundation
 internal import HomeClient
 internal import HomeModel
 internal import HomeServer
-internal import HomeWire
+@_spi(Wire) internal import HomeWire
 internal import NIOCore
 
 /// One part of the benchmark alone, to run under `perf record`.

@@ -3,8 +3,8 @@ internal import HomeClient
 internal import HomeModel
 internal import HomeServer
 internal import HomeStorage
-internal import HomeTesting
-internal import HomeWire
+@_spi(Wire) internal import HomeTesting
+@_spi(Wire) internal import HomeWire
 
 /// `homed-bench scale [--accessories N]`: the generated scale home (10 characteristics
 /// per accessory) saved to a fresh SQLite file, loaded back, and served to a client.

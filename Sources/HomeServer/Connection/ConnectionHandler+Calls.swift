@@ -1,5 +1,5 @@
 internal import HomeModel
-internal import HomeWire
+@_spi(Wire) internal import HomeWire
 internal import NIOCore
 
 // Running a call: routing its open frame, its deadline, and framing its answer.

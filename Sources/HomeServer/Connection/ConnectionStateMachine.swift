@@ -1,5 +1,5 @@
 internal import HomeModel
-internal import HomeWire
+@_spi(Wire) internal import HomeWire
 
 /// Everything a connection decides, with no I/O: the hello and the frame size it
 /// negotiates, the table of open calls, per-connection limits, go-away.

@@ -1,5 +1,5 @@
 internal import HomeModel
-internal import HomeWire
+@_spi(Wire) internal import HomeWire
 internal import NIOCore
 
 /// A connection's GetHome in pages: every page is cut from the snapshot taken for

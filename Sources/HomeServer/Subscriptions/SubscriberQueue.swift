@@ -1,5 +1,5 @@
 internal import HomeModel
-internal import HomeWire
+@_spi(Wire) internal import HomeWire
 internal import NIOCore
 
 /// One subscriber's bounded queue of pending events, and what it does when full.

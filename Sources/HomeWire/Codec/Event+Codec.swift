@@ -156,7 +156,7 @@ extension SubscribeResponse: WireMessage {
 
     /// Encodes a batch straight from slices of the sender's queues, without building
     /// a `SubscribeResponse` first (the streaming hot path).
-    public static func encode(
+    @_spi(Wire) public static func encode(
         journalID: String, events: ArraySlice<HomeEvent>, snapshot: ArraySlice<Characteristic> = [],
         marker: StreamMarker?, resumeAfter: UInt64? = nil, into buffer: inout ByteBuffer
     ) {
@@ -168,7 +168,7 @@ extension SubscribeResponse: WireMessage {
 
     /// Encodes a batch whose events `eventAt(0..<eventCount)` reads from wherever the
     /// sender keeps them, so that no array of them is built first.
-    public static func encode(
+    @_spi(Wire) public static func encode(
         journalID: String, eventCount: Int, event eventAt: (Int) -> HomeEvent,
         snapshot: ArraySlice<Characteristic> = [], marker: StreamMarker?, resumeAfter: UInt64? = nil,
         into buffer: inout ByteBuffer
@@ -217,7 +217,7 @@ extension SubscribeResponse: WireMessage {
     /// Decodes a stream message as a client receives it from the daemon, without
     /// re-checking strings the daemon checked when they entered it (on the hot path
     /// of every event a subscriber reads).
-    public init(fromDaemon bytes: [UInt8]) throws(HomeError) {
+    @_spi(Wire) public init(fromDaemon bytes: [UInt8]) throws(HomeError) {
         let result: Result<SubscribeResponse, HomeError> = bytes.withUnsafeBytes { raw in
             do throws(HomeError) { return .success(try Self.decode(raw, checkStrings: false)) } catch {
                 return .failure(error)

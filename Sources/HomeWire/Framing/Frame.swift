@@ -4,7 +4,7 @@ public import HomeModel
 public let homeProtocolVersion: UInt32 = 1
 
 /// One frame of the connection protocol (`home.v1.Frame`).
-public struct WireFrame: Hashable, Sendable {
+@_spi(Wire) public struct WireFrame: Hashable, Sendable {
     /// Chosen by the client for each call; 0 addresses the connection itself.
     public var callID: UInt64
     public var body: Body
@@ -29,7 +29,7 @@ public struct WireFrame: Hashable, Sendable {
     }
 }
 
-public struct Hello: Hashable, Sendable {
+@_spi(Wire) public struct Hello: Hashable, Sendable {
     public var protocolVersion: UInt32
     public var clientName: String
     public var capabilities: [String]
@@ -70,7 +70,7 @@ public struct HelloReply: Hashable, Sendable {
     }
 }
 
-public struct CallOpen: Hashable, Sendable {
+@_spi(Wire) public struct CallOpen: Hashable, Sendable {
     /// "home.v1.HomeService/ReadCharacteristics".
     public var method: String
     public var request: [UInt8]

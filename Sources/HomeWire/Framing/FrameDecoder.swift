@@ -5,7 +5,7 @@ public import NIOCore
 public let defaultMaxFrameSize = 4 * 1024 * 1024
 
 /// Length of the big-endian frame header.
-public let frameHeaderLength = 4
+@_spi(Wire) public let frameHeaderLength = 4
 
 /// Splits a byte stream into frames: a 4-byte big-endian length, then that many
 /// bytes. Yields each frame's body (without the header).
@@ -14,7 +14,7 @@ public let frameHeaderLength = 4
 /// the decoder never trusts a length it has not bounded. Errors are `HomeError`s,
 /// ready to be sent as a status: RESOURCE_EXHAUSTED for a frame over the limit,
 /// UNAVAILABLE for a stream that ends in the middle of a frame.
-public struct FrameDecoder: NIOSingleStepByteToMessageDecoder {
+@_spi(Wire) public struct FrameDecoder: NIOSingleStepByteToMessageDecoder {
     public typealias InboundOut = ByteBuffer
 
     public var maxFrameSize: Int

@@ -13,7 +13,7 @@ public import NIOCore
 /// had packed the whole batch; a test checks that byte for byte against
 /// `SubscribeResponse.encode`. Only the two or three bytes of field key and length
 /// are written here by hand, because protobuf-c cannot splice a packed sub-message.
-public struct EncodedEvent: Sendable, Hashable {
+@_spi(Wire) public struct EncodedEvent: Sendable, Hashable {
     /// Field 2 (`events`), wire type 2 (length-delimited).
     static let fieldKey: UInt8 = 2 << 3 | 2
 
@@ -36,7 +36,7 @@ public struct EncodedEvent: Sendable, Hashable {
 
 extension SubscribeResponse {
     /// A stream message of events packed earlier: `journal_id`, then each entry.
-    public static func encode(
+    @_spi(Wire) public static func encode(
         journalID: String, encodedEvents: some Sequence<EncodedEvent>, into buffer: inout ByteBuffer
     ) {
         buffer.writeImmutableBuffer(journalField(journalID))
@@ -47,7 +47,7 @@ extension SubscribeResponse {
 
     /// `SubscribeResponse { resume_after }` packed by protobuf-c, to follow the
     /// packed events of a stream message (fields may come in any order).
-    public static func resumeField(_ resumeAfter: UInt64) -> ByteBuffer {
+    @_spi(Wire) public static func resumeField(_ resumeAfter: UInt64) -> ByteBuffer {
         var buffer = ByteBuffer()
         encode(journalID: "", events: [], marker: nil, resumeAfter: resumeAfter, into: &buffer)
         return buffer
@@ -55,7 +55,7 @@ extension SubscribeResponse {
 
     /// `SubscribeResponse { journal_id }` packed by protobuf-c: the start of every
     /// stream message made of packed events, which a sender can keep and reuse.
-    public static func journalField(_ journalID: String) -> ByteBuffer {
+    @_spi(Wire) public static func journalField(_ journalID: String) -> ByteBuffer {
         var buffer = ByteBuffer()
         encode(journalID: journalID, events: [], marker: nil, into: &buffer)
         return buffer

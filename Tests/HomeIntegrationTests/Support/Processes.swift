@@ -1,5 +1,5 @@
 import Foundation
-import HomeTesting
+@_spi(Wire) import HomeTesting
 
 /// The repository's root, found from this file's path (works from any clone).
 let repositoryRoot = URL(fileURLWithPath: #filePath)
