@@ -238,7 +238,7 @@ class Client:
                     event.set()
             elif kind == "go_away":
                 self.go_away = frame.go_away
-            elif kind == "status":  # the daemon is about to close the connection
+            elif kind == "status":  # about the connection: the reason, if it closes next
                 with self._lock:
                     self._error = HomedError(frame.status.code, frame.status.message)
             return
