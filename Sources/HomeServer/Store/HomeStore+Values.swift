@@ -67,16 +67,7 @@ extension HomeStore {
                 case .failure(let error):
                     results.append(WriteResult(characteristicID: write.characteristicID, error: error))
                 case .success(let checked):
-                    var seq: UInt64 = 0
-                    if let changed = transaction.graph.store(checked, nowMs: transaction.nowMs) {
-                        seq = transaction.emit(
-                            .value(
-                                ValueChange(
-                                    accessoryID: checked.accessoryID, serviceID: checked.serviceID,
-                                    characteristicID: write.characteristicID, value: changed)),
-                            subject: checked.index, mergeable: !checked.isOccurrence)
-                    }
-                    results.append(WriteResult(characteristicID: write.characteristicID, seq: seq))
+                    results.append(transaction.store(checked, to: write.characteristicID))
                 }
             }
             return results
@@ -120,16 +111,7 @@ extension HomeStore {
                 case .failure(let error):
                     results.append(WriteResult(characteristicID: action.characteristicID, error: error))
                 case .success(let checked):
-                    var seq: UInt64 = 0
-                    if let changed = transaction.graph.store(checked, nowMs: transaction.nowMs) {
-                        seq = transaction.emit(
-                            .value(
-                                ValueChange(
-                                    accessoryID: checked.accessoryID, serviceID: checked.serviceID,
-                                    characteristicID: action.characteristicID, value: changed)),
-                            subject: checked.index, mergeable: !checked.isOccurrence)
-                    }
-                    results.append(WriteResult(characteristicID: action.characteristicID, seq: seq))
+                    results.append(transaction.store(checked, to: action.characteristicID))
                 }
             }
             transaction.emit(.actionSetExecuted(actionSetID))
@@ -157,5 +139,22 @@ extension HomeStore {
     /// - Returns: the event's sequence number.
     public func recordTriggerFired(_ triggerID: ObjectID, origin: Origin) -> UInt64 {
         commit(.values, origin: origin) { transaction in transaction.emit(.triggerFired(triggerID)) }.firstSeq
+    }
+}
+
+extension HomeStore.Transaction {
+    /// Stores a checked write and emits its value event when the value changed (or
+    /// is an occurrence): the one way a write reaches the graph.
+    ///
+    /// - Returns: the write's result, with its event's sequence number (0: no event).
+    mutating func store(_ checked: CheckedWrite, to characteristicID: ObjectID) -> WriteResult {
+        guard let changed = graph.store(checked, nowMs: nowMs) else {
+            return WriteResult(characteristicID: characteristicID)
+        }
+        let change = ValueChange(
+            accessoryID: checked.accessoryID, serviceID: checked.serviceID, characteristicID: characteristicID,
+            value: changed)
+        let seq = emit(.value(change), subject: checked.index, mergeable: !checked.isOccurrence)
+        return WriteResult(characteristicID: characteristicID, seq: seq)
     }
 }
