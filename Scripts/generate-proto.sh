@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Regenerates the committed protoc-c output (and the descriptor set the Python
-# client loads) from Protos/. Run after every change to Protos/.
+# Regenerates everything made from Protos/: the protoc-c output, the Swift half
+# of the bridge (Scripts/generate-swift-wire.py) and the descriptor set the
+# Python client loads. Run after every change to Protos/.
 #   Scripts/generate-proto.sh          regenerate in place
 #   Scripts/generate-proto.sh --check  fail if the committed files differ
 set -euo pipefail
@@ -12,10 +13,15 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 protoc-c --proto_path=Protos --c_out="$out" Protos/*.proto
 protoc-c --proto_path=Protos --descriptor_set_out="$out/home_v1.desc" Protos/*.proto
+# With source info: the generated Swift carries the schema's comments.
+protoc-c --proto_path=Protos --include_source_info --descriptor_set_out="$out/home_v1.source.desc" Protos/*.proto
+python3 -c "import google.protobuf" 2>/dev/null || { echo "python3 protobuf not found: Scripts/bootstrap.sh --python" >&2; exit 1; }
+python3 Scripts/generate-swift-wire.py "$out/home_v1.source.desc" "$out/home_v1.pb-c.h" "$out/home_v1.wire.swift"
 
 targets=(
   "$out/home_v1.pb-c.c:Sources/CHomeProto/home_v1.pb-c.c"
   "$out/home_v1.pb-c.h:Sources/CHomeProto/include/home_v1.pb-c.h"
+  "$out/home_v1.wire.swift:Sources/HomeWire/Generated/home_v1.wire.swift"
   "$out/home_v1.desc:Clients/python/homed/home_v1.desc"
 )
 

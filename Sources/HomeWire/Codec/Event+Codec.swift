@@ -1,255 +1,97 @@
-internal import CHomeProto
-public import HomeModel
-public import NIOCore
+internal import HomeModel
 
-#if canImport(Glibc)
-    internal import Glibc
-#elseif canImport(Darwin)
-    internal import Darwin
-#endif
+// Events and stream markers on the wire, through the generated mirrors: for
+// LayoutResponse's events, the stream's markers and the tests. The stream's
+// batches of events take the hand-written path in Internal/EventCodec.swift.
 
-extension CArena {
-    mutating func origin(_ origin: Origin) -> UnsafeMutablePointer<Home__V1__Origin> {
-        let message = allocate(Home__V1__Origin.self)
-        home__v1__origin__init(message)
-        message.pointee.kind = Home__V1__OriginKind(rawValue: origin.kind.wireNumber())
-        message.pointee.connection_id = origin.connectionID
-        message.pointee.name = cString(origin.name)
-        return message
-    }
-
-    mutating func event(_ event: HomeEvent) -> UnsafeMutablePointer<Home__V1__Event> {
-        var unshared: (Origin, UnsafeMutablePointer<Home__V1__Origin>)?
-        return self.event(event, sharedOrigin: &unshared)
-    }
-
-    /// - Parameter sharedOrigin: the C origin of the previous event, reused when this
-    ///   event has the same origin (a batch usually does): one copy, not one per event.
-    mutating func event(
-        _ event: HomeEvent,
-        sharedOrigin: inout (Origin, UnsafeMutablePointer<Home__V1__Origin>)?
-    ) -> UnsafeMutablePointer<Home__V1__Event> {
-        let message = allocate(Home__V1__Event.self)
-        home__v1__event__init(message)
-        message.pointee.seq = event.seq
-        message.pointee.kind = Home__V1__EventKind(rawValue: event.kind.wireNumber(offset: 1))
-        message.pointee.time_ms = event.timeMs
-        if let (origin, pointer) = sharedOrigin, origin == event.origin {
-            message.pointee.origin = pointer
-        } else {
-            let pointer = origin(event.origin)
-            sharedOrigin = (event.origin, pointer)
-            message.pointee.origin = pointer
-        }
-        switch event.body {
-        case .value(let change):
-            let body = allocate(Home__V1__ValueChange.self)
-            home__v1__value_change__init(body)
-            body.pointee.accessory_id = change.accessoryID
-            body.pointee.service_id = change.serviceID
-            body.pointee.characteristic_id = change.characteristicID
-            body.pointee.value = value(change.value)
-            body.pointee.merged = change.merged
-            message.pointee.body_case = HOME__V1__EVENT__BODY_VALUE
-            message.pointee.value = body
-        case .reachability(let accessoryID, let reachable):
-            let body = allocate(Home__V1__ReachabilityChange.self)
-            home__v1__reachability_change__init(body)
-            body.pointee.accessory_id = accessoryID
-            body.pointee.reachable = reachable ? 1 : 0
-            message.pointee.body_case = HOME__V1__EVENT__BODY_REACHABILITY
-            message.pointee.reachability = body
-        case .layout(let change):
-            let body = allocate(Home__V1__LayoutChange.self)
-            home__v1__layout_change__init(body)
-            body.pointee.action = Home__V1__LayoutAction(rawValue: change.action.wireNumber())
-            body.pointee.object = Home__V1__ObjectKind(rawValue: change.object.wireNumber(offset: 1))
-            body.pointee.object_id = change.objectID
-            body.pointee.home_id = change.homeID
-            body.pointee.name = cString(change.name)
-            body.pointee.parent_id = change.parentID
-            message.pointee.body_case = HOME__V1__EVENT__BODY_LAYOUT
-            message.pointee.layout = body
-        case .primaryHome(let homeID):
-            message.pointee.body_case = HOME__V1__EVENT__BODY_PRIMARY_HOME_ID
-            message.pointee.primary_home_id = homeID
-        case .actionSetExecuted(let actionSetID):
-            message.pointee.body_case = HOME__V1__EVENT__BODY_ACTION_SET_ID
-            message.pointee.action_set_id = actionSetID
-        case .triggerFired(let triggerID):
-            message.pointee.body_case = HOME__V1__EVENT__BODY_TRIGGER_ID
-            message.pointee.trigger_id = triggerID
-        }
-        return message
+extension Proto.Origin {
+    init(_ origin: Origin) {
+        kind = origin.kind.wireNumber
+        connectionID = origin.connectionID
+        name = origin.name
     }
 }
 
-extension ModelDecoding {
-    static func event(_ message: Home__V1__Event) throws(HomeError) -> HomeEvent {
-        var unshared: PreviousOrigin?
-        return try event(message, previousOrigin: &unshared)
-    }
-
-    /// The origin last decoded in a batch, with its C name, so that the next event
-    /// from the same origin (a batch usually has one) reuses its Swift string.
-    struct PreviousOrigin {
-        var name: UnsafePointer<CChar>?
-        var origin: Origin
-    }
-
-    static func origin(_ wire: Home__V1__Origin, previous: inout PreviousOrigin?) -> Origin {
-        let kind = Origin.Kind.fromWire(wire.kind.rawValue, default: .unknown)
-        if let last = previous, last.origin.kind == kind, last.origin.connectionID == wire.connection_id,
-            let lastName = last.name, let name = wire.name, strcmp(lastName, name) == 0
-        {
-            return last.origin
+extension Proto.Event {
+    init(_ event: HomeEvent) {
+        seq = event.seq
+        kind = event.kind.wireNumber
+        timeMs = event.timeMs
+        origin = Proto.Origin(event.origin)
+        switch event.body {
+        case .value(let change):
+            body = .value(
+                Proto.ValueChange(
+                    accessoryID: change.accessoryID, serviceID: change.serviceID,
+                    characteristicID: change.characteristicID, value: Proto.Value(change.value), merged: change.merged))
+        case .reachability(let accessoryID, let reachable):
+            body = .reachability(Proto.ReachabilityChange(accessoryID: accessoryID, reachable: reachable))
+        case .layout(let change):
+            body = .layout(
+                Proto.LayoutChange(
+                    action: change.action.wireNumber, object: change.object.wireNumber, objectID: change.objectID,
+                    homeID: change.homeID, name: change.name, parentID: change.parentID))
+        case .primaryHome(let homeID):
+            body = .primaryHomeID(homeID)
+        case .actionSetExecuted(let actionSetID):
+            body = .actionSetID(actionSetID)
+        case .triggerFired(let triggerID):
+            body = .triggerID(triggerID)
         }
-        let origin = Origin(kind: kind, connectionID: wire.connection_id, name: swiftString(wire.name))
-        previous = PreviousOrigin(name: UnsafePointer(wire.name), origin: origin)
-        return origin
     }
+}
 
-    static func event(_ message: Home__V1__Event, previousOrigin: inout PreviousOrigin?) throws(HomeError) -> HomeEvent
-    {
-        let origin = message.origin.map { Self.origin($0.pointee, previous: &previousOrigin) } ?? Origin(kind: .unknown)
+extension HomeEvent {
+    /// - Throws: `.invalidArgument` for an event without a body, or a value event without a value.
+    init(_ wire: Proto.Event) throws(HomeError) {
+        let origin = wire.origin.map {
+            Origin(kind: .fromWire($0.kind, default: .unknown), connectionID: $0.connectionID, name: $0.name)
+        }
         let body: HomeEvent.Body
-        switch message.body_case {
-        case HOME__V1__EVENT__BODY_VALUE:
-            let change = message.value!.pointee
-            guard let value = value(change.value) else {
-                throw HomeError(.invalidArgument, "value event \(message.seq) carries no value")
+        switch wire.body {
+        case .value(let change)?:
+            guard let value = CharacteristicValue(change.value) else {
+                throw HomeError(.invalidArgument, "value event \(wire.seq) carries no value")
             }
             body = .value(
                 ValueChange(
-                    accessoryID: change.accessory_id, serviceID: change.service_id,
-                    characteristicID: change.characteristic_id, value: value, merged: change.merged))
-        case HOME__V1__EVENT__BODY_REACHABILITY:
-            let change = message.reachability!.pointee
-            body = .reachability(accessoryID: change.accessory_id, reachable: change.reachable != 0)
-        case HOME__V1__EVENT__BODY_LAYOUT:
-            let change = message.layout!.pointee
+                    accessoryID: change.accessoryID, serviceID: change.serviceID,
+                    characteristicID: change.characteristicID, value: value, merged: change.merged))
+        case .reachability(let change)?:
+            body = .reachability(accessoryID: change.accessoryID, reachable: change.reachable)
+        case .layout(let change)?:
             body = .layout(
                 LayoutChange(
-                    action: .fromWire(change.action.rawValue, default: .updated),
-                    object: .fromWire(change.object.rawValue, offset: 1, default: .home),
-                    objectID: change.object_id, homeID: change.home_id, name: swiftString(change.name),
-                    parentID: change.parent_id))
-        case HOME__V1__EVENT__BODY_PRIMARY_HOME_ID:
-            body = .primaryHome(message.primary_home_id)
-        case HOME__V1__EVENT__BODY_ACTION_SET_ID:
-            body = .actionSetExecuted(message.action_set_id)
-        case HOME__V1__EVENT__BODY_TRIGGER_ID:
-            body = .triggerFired(message.trigger_id)
-        default:
-            throw HomeError(.invalidArgument, "event \(message.seq) has no body")
+                    action: .fromWire(change.action, default: .updated),
+                    object: .fromWire(change.object, default: .home),
+                    objectID: change.objectID, homeID: change.homeID, name: change.name, parentID: change.parentID))
+        case .primaryHomeID(let homeID)?:
+            body = .primaryHome(homeID)
+        case .actionSetID(let actionSetID)?:
+            body = .actionSetExecuted(actionSetID)
+        case .triggerID(let triggerID)?:
+            body = .triggerFired(triggerID)
+        case nil:
+            throw HomeError(.invalidArgument, "event \(wire.seq) has no body")
         }
-        return HomeEvent(seq: message.seq, timeMs: message.time_ms, origin: origin, body: body)
+        self.init(seq: wire.seq, timeMs: wire.timeMs, origin: origin ?? Origin(kind: .unknown), body: body)
     }
 }
 
-extension SubscribeResponse: WireMessage {
-    public func encode(into buffer: inout ByteBuffer) {
-        Self.encode(
-            journalID: journalID, events: events[...], snapshot: snapshot[...], marker: marker,
-            resumeAfter: resumeAfter, into: &buffer)
+extension Proto.StreamMarker {
+    init(_ marker: StreamMarker) {
+        kind = marker.kind.wireNumber
+        seq = marker.seq
+        gapFrom = marker.gapFrom
+        gapTo = marker.gapTo
+        reason = marker.reason
     }
+}
 
-    /// Encodes a batch straight from slices of the sender's queues, without building
-    /// a `SubscribeResponse` first (the streaming hot path).
-    @_spi(Wire) public static func encode(
-        journalID: String, events: ArraySlice<HomeEvent>, snapshot: ArraySlice<Characteristic> = [],
-        marker: StreamMarker?, resumeAfter: UInt64? = nil, into buffer: inout ByteBuffer
-    ) {
-        let base = events.startIndex
-        encode(
-            journalID: journalID, eventCount: events.count, event: { events[base + $0] }, snapshot: snapshot,
-            marker: marker, resumeAfter: resumeAfter, into: &buffer)
-    }
-
-    /// Encodes a batch whose events `eventAt(0..<eventCount)` reads from wherever the
-    /// sender keeps them, so that no array of them is built first.
-    @_spi(Wire) public static func encode(
-        journalID: String, eventCount: Int, event eventAt: (Int) -> HomeEvent,
-        snapshot: ArraySlice<Characteristic> = [], marker: StreamMarker?, resumeAfter: UInt64? = nil,
-        into buffer: inout ByteBuffer
-    ) {
-        var arena = CArena()
-        let message = arena.allocate(Home__V1__SubscribeResponse.self)
-        home__v1__subscribe_response__init(message)
-        message.pointee.journal_id = arena.cString(journalID)
-        message.pointee.n_events = eventCount
-        var sharedOrigin: (Origin, UnsafeMutablePointer<Home__V1__Origin>)?
-        if eventCount > 0 {
-            let pointers = arena.allocate(UnsafeMutablePointer<Home__V1__Event>?.self, count: eventCount)
-            for offset in 0..<eventCount {
-                (pointers + offset).initialize(to: arena.event(eventAt(offset), sharedOrigin: &sharedOrigin))
-            }
-            message.pointee.events = pointers
-        }
-        message.pointee.n_snapshot = snapshot.count
-        let snapshotBase = snapshot.startIndex
-        message.pointee.snapshot = arena.array(
-            UnsafeMutablePointer<Home__V1__Characteristic>?.self, count: snapshot.count
-        ) {
-            $0.characteristic(snapshot[snapshotBase + $1])
-        }
-        if let marker {
-            let wire = arena.allocate(Home__V1__StreamMarker.self)
-            home__v1__stream_marker__init(wire)
-            wire.pointee.kind = Home__V1__MarkerKind(rawValue: marker.kind.wireNumber())
-            wire.pointee.seq = marker.seq
-            wire.pointee.gap_from = marker.gapFrom
-            wire.pointee.gap_to = marker.gapTo
-            wire.pointee.reason = arena.cString(marker.reason)
-            message.pointee.marker = wire
-        }
-        if let resumeAfter {
-            message.pointee.resume_present_case = HOME__V1__SUBSCRIBE_RESPONSE__RESUME_PRESENT_RESUME_AFTER
-            message.pointee.resume_after = resumeAfter
-        }
-        packMessage(message, into: &buffer, withFrameHeader: false)
-    }
-
-    public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
-        self = try Self.decode(bytes, checkStrings: true)
-    }
-
-    /// Decodes a stream message as a client receives it from the daemon, without
-    /// re-checking strings the daemon checked when they entered it (on the hot path
-    /// of every event a subscriber reads).
-    @_spi(Wire) public init(fromDaemon bytes: [UInt8]) throws(HomeError) {
-        let result: Result<SubscribeResponse, HomeError> = bytes.withUnsafeBytes { raw in
-            do throws(HomeError) { return .success(try Self.decode(raw, checkStrings: false)) } catch {
-                return .failure(error)
-            }
-        }
-        self = try result.get()
-    }
-
-    private static func decode(_ bytes: UnsafeRawBufferPointer, checkStrings: Bool) throws(HomeError)
-        -> SubscribeResponse
-    {
-        try withUnpacked(
-            bytes, as: "home.v1.SubscribeResponse", unpack: home__v1__subscribe_response__unpack,
-            free: home__v1__subscribe_response__free_unpacked, checkStrings: checkStrings
-        ) { message throws(HomeError) in
-            let wire = message.pointee
-            let marker = wire.marker.map {
-                StreamMarker(
-                    kind: .fromWire($0.pointee.kind.rawValue, default: .none), seq: $0.pointee.seq,
-                    gapFrom: $0.pointee.gap_from, gapTo: $0.pointee.gap_to, reason: swiftString($0.pointee.reason))
-            }
-            var previousOrigin: ModelDecoding.PreviousOrigin?
-            let events = try swiftArray(wire.events, wire.n_events) { pointer throws(HomeError) in
-                try ModelDecoding.event(pointer!.pointee, previousOrigin: &previousOrigin)
-            }
-            return SubscribeResponse(
-                journalID: swiftString(wire.journal_id),
-                events: events,
-                snapshot: try swiftArray(wire.snapshot, wire.n_snapshot) { ModelDecoding.characteristic($0!.pointee) },
-                marker: marker,
-                resumeAfter: wire.resume_present_case == HOME__V1__SUBSCRIBE_RESPONSE__RESUME_PRESENT_RESUME_AFTER
-                    ? wire.resume_after : nil)
-        }
+extension StreamMarker {
+    init(_ wire: Proto.StreamMarker) {
+        self.init(
+            kind: .fromWire(wire.kind, default: .none), seq: wire.seq, gapFrom: wire.gapFrom, gapTo: wire.gapTo,
+            reason: wire.reason)
     }
 }

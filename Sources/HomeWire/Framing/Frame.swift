@@ -29,57 +29,5 @@ public let homeProtocolVersion: UInt32 = 1
     }
 }
 
-@_spi(Wire) public struct Hello: Hashable, Sendable {
-    public var protocolVersion: UInt32
-    public var clientName: String
-    public var capabilities: [String]
-    /// 0 = the default.
-    public var maxFrameSize: UInt32
-
-    public init(
-        protocolVersion: UInt32 = homeProtocolVersion, clientName: String, capabilities: [String] = [],
-        maxFrameSize: UInt32 = 0
-    ) {
-        self.protocolVersion = protocolVersion
-        self.clientName = clientName
-        self.capabilities = capabilities
-        self.maxFrameSize = maxFrameSize
-    }
-}
-
-public struct HelloReply: Hashable, Sendable {
-    public var protocolVersion: UInt32
-    public var serverName: String
-    public var serverVersion: String
-    public var connectionID: UInt64
-    public var maxFrameSize: UInt32
-    public var capabilities: [String]
-    public var journalID: String
-
-    public init(
-        protocolVersion: UInt32 = homeProtocolVersion, serverName: String, serverVersion: String,
-        connectionID: UInt64, maxFrameSize: UInt32, capabilities: [String] = [], journalID: String
-    ) {
-        self.protocolVersion = protocolVersion
-        self.serverName = serverName
-        self.serverVersion = serverVersion
-        self.connectionID = connectionID
-        self.maxFrameSize = maxFrameSize
-        self.capabilities = capabilities
-        self.journalID = journalID
-    }
-}
-
-@_spi(Wire) public struct CallOpen: Hashable, Sendable {
-    /// "home.v1.HomeService/ReadCharacteristics".
-    public var method: String
-    public var request: [UInt8]
-    /// Relative deadline, in milliseconds from receipt.
-    public var timeoutMs: UInt32?
-
-    public init(method: String, request: [UInt8], timeoutMs: UInt32? = nil) {
-        self.method = method
-        self.request = request
-        self.timeoutMs = timeoutMs
-    }
-}
+// Hello, HelloReply and CallOpen are generated from the schema
+// (Generated/home_v1.wire.swift).

@@ -2,11 +2,6 @@ public import HomeModel
 
 // Swift values for `rpc ListTypes`: the standard HAP catalog on the wire.
 
-/// The request of `ListTypes`: no parameters, the whole catalog comes back.
-public struct ListTypesRequest: Hashable, Sendable {
-    public init() {}
-}
-
 /// Every characteristic type and service type the daemon knows, by name.
 public struct ListTypesResponse: Sendable {
     public var characteristicTypes: [CharacteristicTypeInfo]

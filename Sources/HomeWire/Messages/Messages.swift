@@ -3,20 +3,6 @@ public import HomeModel
 // Swift values for the request and response messages of `service HomeService`.
 // Field meanings are documented in Protos/home_v1.proto.
 
-public struct GetHomeRequest: Hashable, Sendable {
-    /// 0 = every home.
-    public var homeID: ObjectID
-    /// 0 = everything in one response; otherwise at most this many accessories per page.
-    public var pageSize: UInt32
-    /// The previous page's `nextPageToken`; empty for the first page.
-    public var pageToken: String
-    public init(homeID: ObjectID = 0, pageSize: UInt32 = 0, pageToken: String = "") {
-        self.homeID = homeID
-        self.pageSize = pageSize
-        self.pageToken = pageToken
-    }
-}
-
 public struct GetHomeResponse: Sendable {
     public var graph: HomeGraph
     public var seq: UInt64
@@ -119,29 +105,6 @@ public struct SubscribeResponse: Hashable, Sendable {
         self.marker = marker
         self.resumeAfter = resumeAfter
     }
-}
-
-public struct GetStatusResponse: Hashable, Sendable {
-    public var serverVersion: String = ""
-    public var protocolVersion: UInt32 = 0
-    public var connectionID: UInt64 = 0
-    public var journalID: String = ""
-    public var seq: UInt64 = 0
-    public var uptimeMs: Int64 = 0
-    public var connections: UInt32 = 0
-    public var subscriptions: UInt32 = 0
-    public var homes: UInt32 = 0
-    public var accessories: UInt32 = 0
-    public var characteristics: UInt32 = 0
-    public var socketPath: String = ""
-
-    public init() {}
-}
-
-public struct ListAccessoriesRequest: Hashable, Sendable {
-    /// 0 = every home.
-    public var homeID: ObjectID
-    public init(homeID: ObjectID = 0) { self.homeID = homeID }
 }
 
 /// The accessories (with their services and characteristics) and rooms of the

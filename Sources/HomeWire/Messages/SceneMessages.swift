@@ -2,11 +2,6 @@ public import HomeModel
 
 // Swift values for ExecuteActionSet: running a scene.
 
-public struct ExecuteActionSetRequest: Hashable, Sendable {
-    public var actionSetID: ObjectID
-    public init(actionSetID: ObjectID) { self.actionSetID = actionSetID }
-}
-
 public struct ExecuteActionSetResponse: Hashable, Sendable {
     /// One per action, in the scene's order.
     public var results: [WriteResult]

@@ -19,16 +19,6 @@ public struct ModifySubscriptionRequest: Hashable, Sendable {
     }
 }
 
-public struct ModifySubscriptionResponse: Hashable, Sendable {
-    /// Events after this sequence number follow the new filter.
-    public var seq: UInt64
-    public init(seq: UInt64) { self.seq = seq }
-}
-
-public struct GetStatsRequest: Hashable, Sendable {
-    public init() {}
-}
-
 public struct ConnectionStats: Hashable, Sendable {
     public var connectionID: UInt64
     public var clientName: String

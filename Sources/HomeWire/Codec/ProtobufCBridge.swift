@@ -2,9 +2,40 @@ internal import CHomeProto
 internal import HomeModel
 internal import NIOCore
 
-// The bridge between protobuf-c and Swift. Everything that touches a C message
-// tree goes through these helpers, so no C pointer leaves this module and every
-// unpacked tree is freed.
+// The runtime of the protobuf-c bridge: what the generated code
+// (Generated/home_v1.wire.swift) calls to pack, unpack and copy. Everything
+// that touches a C message tree goes through here or through the generated
+// code, so no C pointer leaves this module and every unpacked tree is freed.
+
+/// A generated Swift mirror of one protobuf-c message.
+protocol ProtobufCBridged {
+    associatedtype CMessage
+    /// The message's full name, for the error a malformed one gets.
+    static var messageName: String { get }
+    static var unpack: Unpacker<CMessage> { get }
+    /// Copies an unpacked C tree.
+    init(c message: CMessage)
+    /// Builds the C tree in `arena`, which owns every allocation.
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<CMessage>
+}
+
+extension ProtobufCBridged {
+    /// Appends the message's encoding (no frame header) to `buffer`.
+    func serialize(into buffer: inout ByteBuffer) {
+        var arena = CArena()
+        packMessage(build(in: &arena), into: &buffer, withFrameHeader: false)
+    }
+
+    /// - Parameter checkStrings: false only for messages the daemon sent to a
+    ///   client: every string in them was checked when it entered the daemon.
+    /// - Throws: `.invalidArgument` when the bytes do not decode as this message
+    ///   or a string in it is not valid UTF-8 or holds a NUL byte.
+    init(serialized bytes: UnsafeRawBufferPointer, checkStrings: Bool = true) throws(HomeError) {
+        self = try withUnpacked(bytes, as: Self.messageName, unpack: Self.unpack, checkStrings: checkStrings) {
+            Self(c: $0.pointee)
+        }
+    }
+}
 
 /// Packs a protobuf-c message (anything whose first member is `ProtobufCMessage base`)
 /// into `buffer`, optionally preceded by the 4-byte frame header.
@@ -21,34 +52,19 @@ func packMessage<M>(_ message: UnsafeMutablePointer<M>, into buffer: inout ByteB
     }
 }
 
-/// Packs a protobuf-c message into a byte array.
-func packMessage<M>(_ message: UnsafeMutablePointer<M>) -> [UInt8] {
-    let base = UnsafeMutableRawPointer(message).assumingMemoryBound(to: ProtobufCMessage.self)
-    let size = protobuf_c_message_get_packed_size(base)
-    return [UInt8](unsafeUninitializedCapacity: size) { out, count in
-        count = protobuf_c_message_pack(base, out.baseAddress!)
-    }
-}
-
 typealias Unpacker<M> = (UnsafeMutablePointer<ProtobufCAllocator>?, Int, UnsafePointer<UInt8>?) -> UnsafeMutablePointer<
     M
 >?
-typealias Freer<M> = (UnsafeMutablePointer<M>?, UnsafeMutablePointer<ProtobufCAllocator>?) -> Void
 
 /// Unpacks `bytes` as message `M`, checks every string field is valid UTF-8 without
-/// NUL bytes (protobuf-c checks neither), hands the tree to `body`, and frees it
-/// (the tree lives in an `UnpackArena`, so `free` is not needed; it stays in the
-/// signature so each call names the message's own pair of functions).
+/// NUL bytes (protobuf-c checks neither), and hands the tree to `body`. The tree
+/// lives in an `UnpackArena`, released when `body` returns.
 ///
 /// - Parameter what: the message's full name, for the error a malformed message gets.
-///
-/// - Parameter checkStrings: false only for messages the daemon sent to a client:
-///   every string in them was checked when it entered the daemon.
 func withUnpacked<M, R>(
     _ bytes: UnsafeRawBufferPointer,
     as what: String,
     unpack: Unpacker<M>,
-    free: Freer<M>,
     checkStrings: Bool = true,
     _ body: (UnsafePointer<M>) throws(HomeError) -> R
 ) throws(HomeError) -> R {
@@ -80,43 +96,54 @@ func swiftBytes(_ data: ProtobufCBinaryData) -> [UInt8] {
     return Array(UnsafeBufferPointer(start: base, count: data.len))
 }
 
+/// A repeated scalar field, copied.
 @inline(__always)
-func swiftArray<T, R>(_ pointer: UnsafeMutablePointer<T>?, _ count: Int, _ transform: (T) throws(HomeError) -> R)
-    throws(HomeError) -> [R]
-{
+func copiedArray<T>(_ pointer: UnsafeMutablePointer<T>?, _ count: Int) -> [T] {
+    guard count > 0, let pointer else { return [] }
+    return Array(UnsafeBufferPointer(start: pointer, count: count))
+}
+
+/// A repeated field, each element converted.
+@inline(__always)
+func mappedArray<T, R>(_ pointer: UnsafeMutablePointer<T>?, _ count: Int, _ transform: (T) -> R) -> [R] {
     guard count > 0, let pointer else { return [] }
     var result: [R] = []
     result.reserveCapacity(count)
     for index in 0..<count {
-        result.append(try transform(pointer[index]))
+        result.append(transform(pointer[index]))
     }
     return result
 }
 
-/// Maps a Swift enum to a protobuf enum number by declaration order plus an offset;
-/// the schema declares the cases in the same order (checked by tests).
-extension CaseIterable where Self: Equatable, AllCases == [Self] {
-    @inline(__always)
-    func wireNumber(offset: UInt32 = 0) -> UInt32 {
-        UInt32(Self.allCases.firstIndex(of: self)!) + offset
-    }
+/// A Swift enum with a generated table of its protobuf enum numbers.
+protocol WireEnum {
+    var wireNumber: UInt32 { get }
+    init?(wireNumber: UInt32)
+}
 
+extension WireEnum {
     /// For what the daemon sent a client: a newer daemon may send a value this
     /// build does not know, and the client carries on with `fallback`.
     @inline(__always)
-    static func fromWire(_ number: UInt32, offset: UInt32 = 0, default fallback: Self) -> Self {
-        guard number >= offset, Int(number - offset) < allCases.count else { return fallback }
-        return allCases[Int(number - offset)]
+    static func fromWire(_ number: UInt32, default fallback: Self) -> Self {
+        Self(wireNumber: number) ?? fallback
     }
 
     /// For what a client sent the daemon: a number the schema does not declare is
     /// refused, never read as some default.
     ///
     /// - Throws: `.invalidArgument` naming the field and the number.
-    static func fromWire(_ number: UInt32, offset: UInt32 = 0, field: String) throws(HomeError) -> Self {
-        guard number >= offset, Int(number - offset) < allCases.count else {
+    static func fromWire(_ number: UInt32, field: String) throws(HomeError) -> Self {
+        guard let value = Self(wireNumber: number) else {
             throw HomeError(.invalidArgument, "\(field): unknown value \(number), not one the schema defines")
         }
-        return allCases[Int(number - offset)]
+        return value
+    }
+}
+
+extension HomeError {
+    /// The error a `StatusCode` number and message stand for; nil for OK.
+    static func fromWire(code: UInt32, message: String) -> HomeError? {
+        HomeError.Code(wireValue: Int(code)).map { HomeError($0, message) }
     }
 }

@@ -1,0 +1,534 @@
+#!/usr/bin/env python3
+"""Generates the Swift half of the protobuf-c bridge from the schema.
+
+Reads the FileDescriptorSet of Protos/ (with source info, for the comments) and
+writes Sources/HomeWire/Generated/home_v1.wire.swift:
+
+  - for every message, a Swift value type mirroring it field for field (in the
+    `Proto` namespace, internal to HomeWire; or, for the messages listed in
+    PUBLIC_MESSAGES, the public API type itself), with `init(c:)` copying a
+    protobuf-c tree into it and `build(in:)` building one in a `CArena`;
+  - for every enum the model owns, its number table: `wireNumber` and
+    `init?(wireNumber:)` on the model's Swift enum, as exhaustive switches, so
+    that a case missing on either side is a compile error, not a wrong number.
+
+What a message means for the model (`Accessory`, `HomeEvent`, ...) is mapped by
+hand in Sources/HomeWire/Codec/, in plain Swift: no C pointer appears there.
+
+Run by Scripts/generate-proto.sh, whose --check compares the committed output.
+  generate-swift-wire.py DESCRIPTOR_SET HEADER OUTPUT
+"""
+import re
+import sys
+
+from google.protobuf import descriptor_pb2
+
+F = descriptor_pb2.FieldDescriptorProto
+
+# Proto enums whose Swift type the model owns. The cases are found by name: the
+# value's name without the enum's common prefix, in lowerCamelCase. Values with
+# no Swift case (the `*_UNSPECIFIED` zeros) decode to nil.
+MODEL_ENUMS = {
+    "Format": "CharacteristicFormat",
+    "Unit": "CharacteristicUnit",
+    "AccessoryCategory": "AccessoryCategory",
+    "ActionSetKind": "ActionSetKind",
+    "Recurrence": "Recurrence",
+    "Comparison": "Comparison",
+    "EventKind": "EventKind",
+    "OriginKind": "Origin.Kind",
+    "LayoutAction": "LayoutChange.Action",
+    "ObjectKind": "ObjectKind",
+    "SlowConsumerPolicy": "SlowConsumerPolicy",
+    "MarkerKind": "StreamMarker.Kind",
+}
+# Numbers with no case on the Swift side.
+UNMAPPED_ENUM_VALUES = {
+    "FORMAT_UNSPECIFIED",
+    "CATEGORY_UNSPECIFIED",
+    "EVENT_UNSPECIFIED",
+    "OBJECT_UNSPECIFIED",
+}
+# StatusCode is `HomeError.Code` (a struct with gRPC's numbers), mapped by hand.
+HAND_MAPPED_ENUMS = {"StatusCode"}
+
+# Messages whose generated Swift type is the API type itself (the wire is all
+# they are), with the access the API gives them and defaults other than zero.
+PUBLIC_MESSAGES = {
+    "Hello": ("@_spi(Wire) public", {"protocol_version": "homeProtocolVersion"}),
+    "HelloReply": ("public", {"protocol_version": "homeProtocolVersion"}),
+    "CallOpen": ("@_spi(Wire) public", {}),
+    "GetHomeRequest": ("public", {}),
+    "ListAccessoriesRequest": ("public", {}),
+    "GetStatusRequest": ("public", {}),
+    "GetStatusResponse": ("public", {}),
+    "ListTypesRequest": ("public", {}),
+    "GetStatsRequest": ("public", {}),
+    "ModifySubscriptionResponse": ("public", {}),
+    "ExecuteActionSetRequest": ("public", {}),
+}
+
+SWIFT_KEYWORDS = {
+    "associatedtype", "class", "deinit", "enum", "extension", "fileprivate", "func", "import", "init",
+    "inout", "internal", "let", "operator", "private", "protocol", "public", "rethrows",
+    "static", "struct", "subscript", "typealias", "var", "break", "case", "continue", "default",
+    "defer", "do", "else", "fallthrough", "for", "guard", "if", "in", "repeat", "return", "switch",
+    "where", "while", "as", "catch", "false", "is", "nil", "super", "self", "Self", "throw", "throws",
+    "true", "try", "Type", "Protocol",
+}
+
+SCALARS = {
+    F.TYPE_UINT64: ("UInt64", "0"),
+    F.TYPE_INT64: ("Int64", "0"),
+    F.TYPE_UINT32: ("UInt32", "0"),
+    F.TYPE_INT32: ("Int32", "0"),
+    F.TYPE_DOUBLE: ("Double", "0"),
+    F.TYPE_FLOAT: ("Float", "0"),
+}
+
+
+def camel(snake, upper_first=False):
+    """`home_id` -> `homeID`, `linked_service_ids` -> `linkedServiceIDs`."""
+    parts = snake.lower().split("_")
+    out = []
+    for index, part in enumerate(parts):
+        if index == 0 and not upper_first:
+            out.append(part)
+        elif part == "id":
+            out.append("ID")
+        elif part == "ids":
+            out.append("IDs")
+        else:
+            out.append(part[:1].upper() + part[1:])
+    return "".join(out)
+
+
+def escaped(name):
+    return f"`{name}`" if name in SWIFT_KEYWORDS else name
+
+
+def c_snake(name):
+    """protoc-c's lower-case form of a CamelCase name: `GetHomeRequest` -> `get_home_request`."""
+    return re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
+
+
+class Schema:
+    def __init__(self, file, header):
+        self.file = file
+        self.header = header
+        self.messages = {m.name: m for m in file.message_type}
+        self.enums = {e.name: e for e in file.enum_type}
+        self.comments = {}
+        for location in file.source_code_info.location:
+            if location.leading_comments:
+                self.comments[tuple(location.path)] = location.leading_comments
+
+    def doc(self, path, indent):
+        text = self.comments.get(tuple(path))
+        if not text:
+            return []
+        lines = text.rstrip().split("\n")
+        return [f"{indent}///{(' ' + line.strip()) if line.strip() else ''}" for line in lines]
+
+    def need(self, symbol):
+        if not re.search(r"\b" + re.escape(symbol) + r"\b", self.header):
+            sys.exit(f"generate-swift-wire: {symbol} is not in the protoc-c header")
+        return symbol
+
+
+def short(type_name):
+    return type_name.rsplit(".", 1)[-1]
+
+
+def swift_message_type(name):
+    return name if name in PUBLIC_MESSAGES else f"Proto.{name}"
+
+
+class MessageWriter:
+    def __init__(self, schema, index, message):
+        self.schema = schema
+        self.index = index
+        self.message = message
+        self.name = message.name
+        self.c_type = schema.need(f"Home__V1__{self.name}")
+        self.c_prefix = f"home__v1__{c_snake(self.name)}"
+        schema.need(self.c_prefix + "__init")
+        public = PUBLIC_MESSAGES.get(self.name)
+        self.access = public[0] + " " if public else ""
+        self.defaults = public[1] if public else {}
+        self.swift_type = swift_message_type(self.name)
+        # oneof index -> (name, [fields]); a oneof with one field is presence.
+        self.oneofs = {}
+        for field in message.field:
+            if field.HasField("oneof_index"):
+                self.oneofs.setdefault(field.oneof_index, []).append(field)
+
+    def is_presence(self, field):
+        return field.HasField("oneof_index") and len(self.oneofs[field.oneof_index]) == 1
+
+    def oneof_name(self, index):
+        return self.message.oneof_decl[index].name
+
+    def case_constant(self, field):
+        oneof = self.oneof_name(field.oneof_index)
+        return self.schema.need(f"HOME__V1__{c_snake(self.name).upper()}__{oneof.upper()}_{field.name.upper()}")
+
+    def case_type(self, field):
+        oneof = self.oneof_name(field.oneof_index)
+        return self.schema.need(f"{self.c_type}__{camel(oneof, upper_first=True)}Case")
+
+    def value_type(self, field):
+        """The Swift type of one value of the field (an element, when repeated)."""
+        if field.type in SCALARS:
+            return SCALARS[field.type][0]
+        if field.type == F.TYPE_BOOL:
+            return "Bool"
+        if field.type == F.TYPE_STRING:
+            return "String"
+        if field.type == F.TYPE_BYTES:
+            return "[UInt8]"
+        if field.type == F.TYPE_ENUM:
+            return "UInt32"
+        if field.type == F.TYPE_MESSAGE:
+            return swift_message_type(short(field.type_name))
+        sys.exit(f"generate-swift-wire: {self.name}.{field.name} has a type this generator does not handle")
+
+    def default(self, field):
+        if field.name in self.defaults:
+            return self.defaults[field.name]
+        if field.type in SCALARS:
+            return "0"
+        return {F.TYPE_BOOL: "false", F.TYPE_STRING: '""', F.TYPE_BYTES: "[]", F.TYPE_ENUM: "0"}[field.type]
+
+    def enum_comment(self, field):
+        if field.type != F.TYPE_ENUM:
+            return ""
+        enum = short(field.type_name)
+        swift = MODEL_ENUMS.get(enum, "HomeError.Code" if enum in HAND_MAPPED_ENUMS else None)
+        return f" A `home.v1.{enum}` number" + (f" (see `{swift}`)." if swift else ".")
+
+    # -- the type --------------------------------------------------------------
+
+    def declaration(self):
+        lines = []
+        indent = "    " if not self.access else ""
+        lines += self.schema.doc([4, self.index], indent)
+        # The API's types compare; the internal mirrors need not.
+        conformances = "Hashable, Sendable" if self.access else "Sendable"
+        lines.append(f"{indent}{self.access}struct {self.name}: {conformances} {{")
+        inner = indent + "    "
+        emitted_oneofs = set()
+        parameters = []
+        for number, field in enumerate(self.message.field):
+            field_doc = self.schema.doc([4, self.index, 2, number], inner)
+            name = escaped(camel(field.name))
+            if field.HasField("oneof_index") and not self.is_presence(field):
+                if field.oneof_index in emitted_oneofs:
+                    continue
+                emitted_oneofs.add(field.oneof_index)
+                oneof = self.oneof_name(field.oneof_index)
+                type_name = camel(oneof, upper_first=True)
+                lines.append(f"{inner}{self.access}enum {type_name}: {conformances} {{")
+                for member in self.oneofs[field.oneof_index]:
+                    member_index = list(self.message.field).index(member)
+                    lines += self.schema.doc([4, self.index, 2, member_index], inner + "    ")
+                    lines.append(f"{inner}    case {escaped(camel(member.name))}({self.value_type(member)})")
+                lines.append(f"{inner}}}")
+                lines.append(f"{inner}{self.access}var {escaped(camel(oneof))}: {type_name}? = nil")
+                parameters.append((escaped(camel(oneof)), f"{type_name}?", "nil"))
+                continue
+            if not field_doc and self.is_presence(field):
+                field_doc = self.schema.doc([4, self.index, 8, field.oneof_index], inner)
+            lines += field_doc
+            if self.enum_comment(field):
+                lines.append(f"{inner}///{self.enum_comment(field)}")
+            if field.label == F.LABEL_REPEATED:
+                swift, default = f"[{self.value_type(field)}]", "[]"
+            elif field.type == F.TYPE_MESSAGE or self.is_presence(field):
+                swift, default = f"{self.value_type(field)}?", "nil"
+            else:
+                swift, default = self.value_type(field), self.default(field)
+            lines.append(f"{inner}{self.access}var {name}: {swift} = {default}")
+            parameters.append((name, swift, default))
+        if self.access:
+            # A public type needs its memberwise initializer spelled out.
+            lines.append("")
+            if parameters:
+                signature = ", ".join(f"{p[0].strip('`')}: {p[1]} = {p[2]}" for p in parameters)
+                lines.append(f"{inner}{self.access}init({signature}) {{")
+                for p in parameters:
+                    lines.append(f"{inner}    self.{p[0]} = {p[0]}")
+                lines.append(f"{inner}}}")
+            else:
+                lines.append(f"{inner}{self.access}init() {{}}")
+        lines.append(f"{indent}}}")
+        return lines
+
+    # -- C -> Swift --------------------------------------------------------------
+
+    def decode_value(self, field, expression):
+        """A Swift expression for one C value of the field."""
+        if field.type in SCALARS:
+            return expression
+        if field.type == F.TYPE_BOOL:
+            return f"{expression} != 0"
+        if field.type == F.TYPE_STRING:
+            return f"swiftString({expression})"
+        if field.type == F.TYPE_BYTES:
+            return f"swiftBytes({expression})"
+        if field.type == F.TYPE_ENUM:
+            return f"{expression}.rawValue"
+        return f"{self.value_type(field)}(c: {expression}.pointee)"
+
+    def decoder(self):
+        lines = [
+            f"extension {self.swift_type}: ProtobufCBridged {{",
+            f"    static let messageName = \"home.v1.{self.name}\"",
+            f"    static var unpack: Unpacker<{self.c_type}> {{ {self.schema.need(self.c_prefix + '__unpack')} }}",
+            "",
+        ]
+        fields = list(self.message.field)
+        if not fields:
+            lines.append(f"    init(c source: {self.c_type}) {{ self.init() }}")
+        else:
+            lines.append(f"    init(c source: {self.c_type}) {{")
+            lines.append("        self.init()")
+            done = set()
+            for field in fields:
+                name = escaped(camel(field.name))
+                c = f"source.{field.name}"
+                if field.HasField("oneof_index") and not self.is_presence(field):
+                    if field.oneof_index in done:
+                        continue
+                    done.add(field.oneof_index)
+                    oneof = self.oneof_name(field.oneof_index)
+                    lines.append(f"        switch source.{oneof}_case {{")
+                    for member in self.oneofs[field.oneof_index]:
+                        case = escaped(camel(member.name))
+                        member_c = f"source.{member.name}"
+                        lines.append(f"        case {self.case_constant(member)}:")
+                        if member.type == F.TYPE_MESSAGE:
+                            lines.append(
+                                f"            {escaped(camel(oneof))} = {member_c}.map "
+                                f"{{ .{case}({self.value_type(member)}(c: $0.pointee)) }}")
+                        else:
+                            lines.append(
+                                f"            {escaped(camel(oneof))} = .{case}({self.decode_value(member, member_c)})")
+                    lines.append("        default:")
+                    lines.append("            break")
+                    lines.append("        }")
+                elif self.is_presence(field):
+                    lines.append(f"        if source.{self.oneof_name(field.oneof_index)}_case == "
+                                 f"{self.case_constant(field)} {{")
+                    if field.type == F.TYPE_MESSAGE:
+                        lines.append(f"            {name} = {c}.map {{ {self.value_type(field)}(c: $0.pointee) }}")
+                    else:
+                        lines.append(f"            {name} = {self.decode_value(field, c)}")
+                    lines.append("        }")
+                elif field.label == F.LABEL_REPEATED:
+                    count = f"source.n_{field.name}"
+                    if field.type in (F.TYPE_UINT64, F.TYPE_INT64, F.TYPE_UINT32, F.TYPE_INT32, F.TYPE_DOUBLE):
+                        lines.append(f"        {name} = copiedArray({c}, {count})")
+                    elif field.type == F.TYPE_MESSAGE:
+                        lines.append(
+                            f"        {name} = mappedArray({c}, {count}) {{ {self.value_type(field)}(c: $0!.pointee) }}")
+                    else:
+                        lines.append(f"        {name} = mappedArray({c}, {count}) {{ {self.decode_value(field, '$0')} }}")
+                elif field.type == F.TYPE_MESSAGE:
+                    lines.append(f"        {name} = {c}.map {{ {self.value_type(field)}(c: $0.pointee) }}")
+                else:
+                    lines.append(f"        {name} = {self.decode_value(field, c)}")
+            lines.append("    }")
+        lines.append("")
+        return lines
+
+    # -- Swift -> C --------------------------------------------------------------
+
+    def c_element_type(self, field):
+        if field.type in SCALARS:
+            return SCALARS[field.type][0]
+        if field.type == F.TYPE_BOOL:
+            return "protobuf_c_boolean"
+        if field.type == F.TYPE_STRING:
+            return "UnsafeMutablePointer<CChar>?"
+        if field.type == F.TYPE_ENUM:
+            return f"Home__V1__{short(field.type_name)}"
+        if field.type == F.TYPE_MESSAGE:
+            return f"UnsafeMutablePointer<Home__V1__{short(field.type_name)}>?"
+        sys.exit(f"generate-swift-wire: repeated {self.name}.{field.name} is not handled")
+
+    def encode_value(self, field, expression):
+        """A Swift expression for the C value of one Swift value of the field."""
+        if field.type in SCALARS:
+            return expression
+        if field.type == F.TYPE_BOOL:
+            return f"{expression} ? 1 : 0"
+        if field.type == F.TYPE_STRING:
+            return f"arena.cString({expression})"
+        if field.type == F.TYPE_BYTES:
+            return f"arena.binary({expression})"
+        if field.type == F.TYPE_ENUM:
+            return f"Home__V1__{short(field.type_name)}(rawValue: {expression})"
+        return f"{expression}.build(in: &arena)"
+
+    def encoder(self):
+        lines = [f"    func build(in arena: inout CArena) -> UnsafeMutablePointer<{self.c_type}> {{"]
+        lines.append(f"        let built = arena.allocate({self.c_type}.self)")
+        lines.append(f"        {self.c_prefix}__init(built)")
+        done = set()
+        for field in self.message.field:
+            name = escaped(camel(field.name))
+            target = f"built.pointee.{field.name}"
+            if field.HasField("oneof_index") and not self.is_presence(field):
+                if field.oneof_index in done:
+                    continue
+                done.add(field.oneof_index)
+                oneof = self.oneof_name(field.oneof_index)
+                lines.append(f"        switch {escaped(camel(oneof))} {{")
+                for member in self.oneofs[field.oneof_index]:
+                    case = escaped(camel(member.name))
+                    lines.append(f"        case .{case}(let value)?:")
+                    lines.append(f"            built.pointee.{oneof}_case = {self.case_constant(member)}")
+                    lines.append(f"            built.pointee.{member.name} = {self.encode_value(member, 'value')}")
+                lines.append("        case nil:")
+                lines.append("            break")
+                lines.append("        }")
+            elif self.is_presence(field):
+                lines.append(f"        if let {name} {{")
+                lines.append(f"            built.pointee.{self.oneof_name(field.oneof_index)}_case = "
+                             f"{self.case_constant(field)}")
+                lines.append(f"            {target} = {self.encode_value(field, name)}")
+                lines.append("        }")
+            elif field.label == F.LABEL_REPEATED:
+                lines.append(f"        built.pointee.n_{field.name} = {name}.count")
+                lines.append(
+                    f"        {target} = arena.array({self.c_element_type(field)}.self, count: {name}.count) "
+                    f"{{ arena, index in")
+                lines.append(f"            {self.encode_value(field, f'{name}[index]')}")
+                lines.append("        }")
+            elif field.type == F.TYPE_MESSAGE:
+                lines.append(f"        if let {name} {{ {target} = {name}.build(in: &arena) }}")
+            elif field.type == F.TYPE_STRING:
+                # protobuf-c's init points an empty string at its own constant.
+                lines.append(f"        if !{name}.isEmpty {{ {target} = arena.cString({name}) }}")
+            else:
+                lines.append(f"        {target} = {self.encode_value(field, name)}")
+        lines.append("        return built")
+        lines.append("    }")
+        lines.append("}")
+        return lines
+
+    def wire_message(self):
+        if not self.access:
+            return []
+        return [
+            "",
+            f"extension {self.name}: WireMessage {{",
+            "    public func encode(into buffer: inout ByteBuffer) {",
+            "        serialize(into: &buffer)",
+            "    }",
+            "",
+            "    public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {",
+            "        try self.init(serialized: bytes)",
+            "    }",
+            "}",
+        ]
+
+
+def enum_tables(schema):
+    lines = []
+    for name, swift in MODEL_ENUMS.items():
+        enum = schema.enums[name]
+        values = [v for v in enum.value]
+        prefix = common_prefix([v.name for v in values])
+        mapped = [(v, escaped(camel(v.name[len(prefix):]))) for v in values if v.name not in UNMAPPED_ENUM_VALUES]
+        index = list(schema.file.enum_type).index(enum)
+        lines.append("")
+        lines += schema.doc([5, index], "")
+        lines.append(f"extension {swift}: WireEnum {{")
+        lines.append(f"    /// The `home.v1.{name}` number of this case.")
+        lines.append("    var wireNumber: UInt32 {")
+        lines.append("        switch self {")
+        for value, case in mapped:
+            lines.append(f"        case .{case}: {value.number}")
+        lines.append("        }")
+        lines.append("    }")
+        lines.append("")
+        unmapped = [v.name for v in values if v.name in UNMAPPED_ENUM_VALUES]
+        note = f" ({', '.join(unmapped)} has none)" if unmapped else ""
+        lines.append(f"    /// The case of a `home.v1.{name}` number; nil for a number without one{note}.")
+        lines.append("    init?(wireNumber: UInt32) {")
+        lines.append("        switch wireNumber {")
+        for value, case in mapped:
+            lines.append(f"        case {value.number}: self = .{case}")
+        lines.append("        default: return nil")
+        lines.append("        }")
+        lines.append("    }")
+        lines.append("}")
+    return lines
+
+
+def common_prefix(names):
+    prefix = names[0]
+    for name in names[1:]:
+        while not name.startswith(prefix):
+            prefix = prefix[:-1]
+    return prefix[: prefix.rfind("_") + 1] if "_" in prefix else ""
+
+
+def main():
+    descriptor_path, header_path, output_path = sys.argv[1:4]
+    files = descriptor_pb2.FileDescriptorSet()
+    with open(descriptor_path, "rb") as handle:
+        files.ParseFromString(handle.read())
+    (file,) = files.file
+    with open(header_path) as handle:
+        schema = Schema(file, handle.read())
+    for name in list(MODEL_ENUMS) + sorted(HAND_MAPPED_ENUMS):
+        if name not in schema.enums:
+            sys.exit(f"generate-swift-wire: enum {name} is configured but not in the schema")
+    for enum in file.enum_type:
+        if enum.name not in MODEL_ENUMS and enum.name not in HAND_MAPPED_ENUMS:
+            sys.exit(f"generate-swift-wire: enum {enum.name} has no Swift type: add it to MODEL_ENUMS")
+
+    out = [
+        "// swift-format-ignore-file",
+        "// Generated by Scripts/generate-swift-wire.py from Protos/home_v1.proto. Do not edit:",
+        "// edit the schema and run Scripts/generate-proto.sh.",
+        "",
+        "internal import CHomeProto",
+        "public import HomeModel",
+        "public import NIOCore",
+        "",
+        "/// The messages of `package home.v1` as Swift values, field for field. The",
+        "/// public API's own types map onto these in Codec/.",
+        "enum Proto {}",
+        "",
+        "extension Proto {",
+    ]
+    writers = [MessageWriter(schema, index, m) for index, m in enumerate(file.message_type)]
+    first = True
+    for writer in writers:
+        if writer.access:
+            continue
+        if not first:
+            out.append("")
+        first = False
+        out += writer.declaration()
+    out.append("}")
+    for writer in writers:
+        if writer.access:
+            out.append("")
+            out += writer.declaration()
+    for writer in writers:
+        out.append("")
+        out += writer.decoder()
+        out += writer.encoder()
+        out += writer.wire_message()
+    out += enum_tables(schema)
+    with open(output_path, "w") as handle:
+        handle.write("\n".join(out) + "\n")
+
+
+if __name__ == "__main__":
+    main()
