@@ -68,6 +68,10 @@ PUBLIC_MESSAGES = {
     "ExecuteActionSetRequest": ("public", {}),
 }
 
+# Methods whose Swift response type is not the schema's message of that name:
+# GetHome's response is taken as a page, which GetHomeAssembler puts together.
+METHOD_RESPONSE_TYPES = {"GetHome": "GetHomePage"}
+
 SWIFT_KEYWORDS = {
     "associatedtype", "class", "deinit", "enum", "extension", "fileprivate", "func", "import", "init",
     "inout", "internal", "let", "operator", "private", "protocol", "public", "rethrows",
@@ -468,6 +472,29 @@ def enum_tables(schema):
     return lines
 
 
+def method_table(schema):
+    """`HomeMethods`: every rpc of the service as a typed descriptor."""
+    (service,) = schema.file.service
+    index = 0
+    lines = [""]
+    lines += schema.doc([6, index], "")
+    lines.append(f"/// The methods of `service {service.name}` in Protos/home_v1.proto: each pairs its name on")
+    lines.append("/// the wire with the Swift types of its request and response, once; the daemon's router")
+    lines.append("/// and the clients both use these values.")
+    lines.append("public enum HomeMethods {")
+    for number, method in enumerate(service.method):
+        if method.client_streaming:
+            sys.exit(f"generate-swift-wire: {method.name} streams from the client, which the wire does not support")
+        request = short(method.input_type)
+        response = METHOD_RESPONSE_TYPES.get(method.name, short(method.output_type))
+        kind = "ServerStreamingMethod" if method.server_streaming else "UnaryMethod"
+        lines += schema.doc([6, index, 2, number], "    ")
+        lines.append(f"    public static let {camel(c_snake(method.name))} =")
+        lines.append(f"        {kind}<{request}, {response}>(\"home.v1.{service.name}/{method.name}\")")
+    lines.append("}")
+    return lines
+
+
 def common_prefix(names):
     prefix = names[0]
     for name in names[1:]:
@@ -526,6 +553,7 @@ def main():
         out += writer.encoder()
         out += writer.wire_message()
     out += enum_tables(schema)
+    out += method_table(schema)
     with open(output_path, "w") as handle:
         handle.write("\n".join(out) + "\n")
 

@@ -3480,3 +3480,41 @@ extension StreamMarker.Kind: WireEnum {
         }
     }
 }
+
+/// The methods of `service HomeService` in Protos/home_v1.proto: each pairs its name on
+/// the wire with the Swift types of its request and response, once; the daemon's router
+/// and the clients both use these values.
+public enum HomeMethods {
+    /// The whole home (or every home) as one snapshot.
+    public static let getHome =
+        UnaryMethod<GetHomeRequest, GetHomePage>("home.v1.HomeService/GetHome")
+    public static let listAccessories =
+        UnaryMethod<ListAccessoriesRequest, ListAccessoriesResponse>("home.v1.HomeService/ListAccessories")
+    public static let readCharacteristics =
+        UnaryMethod<ReadCharacteristicsRequest, ReadCharacteristicsResponse>("home.v1.HomeService/ReadCharacteristics")
+    public static let writeCharacteristics =
+        UnaryMethod<WriteCharacteristicsRequest, WriteCharacteristicsResponse>("home.v1.HomeService/WriteCharacteristics")
+    /// Server-streaming: value changes (and later every event kind) matching a filter.
+    public static let subscribe =
+        ServerStreamingMethod<SubscribeRequest, SubscribeResponse>("home.v1.HomeService/Subscribe")
+    public static let getStatus =
+        UnaryMethod<GetStatusRequest, GetStatusResponse>("home.v1.HomeService/GetStatus")
+    /// One layout change (add, rename, remove, move, …; see LayoutRequest). Its
+    /// status is the model's verdict: ALREADY_EXISTS, NOT_FOUND, INVALID_ARGUMENT,
+    /// FAILED_PRECONDITION, PERMISSION_DENIED, each with a message naming the id.
+    public static let changeLayout =
+        UnaryMethod<LayoutRequest, LayoutResponse>("home.v1.HomeService/ChangeLayout")
+    /// The standard HAP catalog: every characteristic and service type.
+    public static let listTypes =
+        UnaryMethod<ListTypesRequest, ListTypesResponse>("home.v1.HomeService/ListTypes")
+    /// Widens or narrows an open subscription of this connection, between two events:
+    /// nothing is lost or doubled (HomeKit's enableNotification(true/false)).
+    public static let modifySubscription =
+        UnaryMethod<ModifySubscriptionRequest, ModifySubscriptionResponse>("home.v1.HomeService/ModifySubscription")
+    /// Per connection and per subscription: queue depth, events sent, merged, dropped.
+    public static let getStats =
+        UnaryMethod<GetStatsRequest, GetStatsResponse>("home.v1.HomeService/GetStats")
+    /// Runs a scene: its writes applied together, then an action-set-executed event.
+    public static let executeActionSet =
+        UnaryMethod<ExecuteActionSetRequest, ExecuteActionSetResponse>("home.v1.HomeService/ExecuteActionSet")
+}

@@ -26,32 +26,12 @@ public struct ServerStreamingMethod<Request: WireMessage, Response: WireMessage>
     }
 }
 
-/// The methods of `service HomeService` in Protos/home_v1.proto.
-///
-/// protoc-c's service descriptor has no streaming flag, so which methods stream is
-/// said here, by the descriptor's type; a test checks the daemon's routes against
-/// the generated service descriptor.
-public enum HomeMethods {
-    public static let getHome = UnaryMethod<GetHomeRequest, GetHomePage>("home.v1.HomeService/GetHome")
-    public static let listAccessories =
-        UnaryMethod<ListAccessoriesRequest, ListAccessoriesResponse>("home.v1.HomeService/ListAccessories")
-    public static let readCharacteristics =
-        UnaryMethod<ReadCharacteristicsRequest, ReadCharacteristicsResponse>("home.v1.HomeService/ReadCharacteristics")
-    public static let writeCharacteristics =
-        UnaryMethod<WriteCharacteristicsRequest, WriteCharacteristicsResponse>(
-            "home.v1.HomeService/WriteCharacteristics")
-    public static let subscribe =
-        ServerStreamingMethod<SubscribeRequest, SubscribeResponse>("home.v1.HomeService/Subscribe")
-    public static let getStatus = UnaryMethod<GetStatusRequest, GetStatusResponse>("home.v1.HomeService/GetStatus")
-    public static let changeLayout = UnaryMethod<LayoutRequest, LayoutResponse>("home.v1.HomeService/ChangeLayout")
-    public static let listTypes = UnaryMethod<ListTypesRequest, ListTypesResponse>("home.v1.HomeService/ListTypes")
-    public static let modifySubscription =
-        UnaryMethod<ModifySubscriptionRequest, ModifySubscriptionResponse>("home.v1.HomeService/ModifySubscription")
-    public static let getStats = UnaryMethod<GetStatsRequest, GetStatsResponse>("home.v1.HomeService/GetStats")
-    public static let executeActionSet =
-        UnaryMethod<ExecuteActionSetRequest, ExecuteActionSetResponse>("home.v1.HomeService/ExecuteActionSet")
+// `HomeMethods`, the table of every method, is generated from the schema
+// (Generated/home_v1.wire.swift), streaming flag included.
 
-    /// The method names the generated service descriptor declares, in schema order.
+extension HomeMethods {
+    /// The method names protoc-c's service descriptor declares, in schema order:
+    /// a test checks the daemon routes every one.
     public static var schemaMethodNames: [String] {
         let descriptor = home__v1__home_service__descriptor
         return (0..<Int(descriptor.n_methods)).map { "home.v1.HomeService/" + swiftString(descriptor.methods[$0].name) }
