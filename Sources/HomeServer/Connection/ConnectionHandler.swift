@@ -39,6 +39,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// Liveness: whether a frame came since the last keepalive check, and the
     /// nonce of a ping still unanswered.
     private var keepalive: RepeatedTask?
+    /// The connection failed and its close is lingering (see `fail`).
+    private var failed = false
     private var heardSinceCheck = false
     private var unansweredPing: UInt64?
     var context: ChannelHandlerContext?
@@ -138,11 +140,22 @@ final class ConnectionHandler: ChannelDuplexHandler {
     }
 
     /// Answers on call 0 and closes: the connection itself is unusable.
+    /// Ends the connection with a status on call 0. The close lingers: only the
+    /// output is shut at once, and what the client still sends is read and dropped
+    /// until it closes too (or a second passes), because closing a socket with
+    /// unread input resets it and the client would lose the status.
     func fail(_ context: ChannelHandlerContext, _ error: HomeError) {
+        guard !failed else { return }
+        failed = true
         logger.info("closing connection: \(error)")
         let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(WireFrame(callID: 0, body: .status(error)).encoded()))
-            .whenComplete { _ in channel.close(promise: nil) }
+            .whenComplete { _ in
+                let shutOutput = channel.eventLoop.makePromise(of: Void.self)
+                shutOutput.futureResult.whenFailure { _ in channel.close(promise: nil) }
+                channel.close(mode: .output, promise: shutOutput)
+                channel.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
+            }
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
@@ -163,6 +176,10 @@ final class ConnectionHandler: ChannelDuplexHandler {
             goAway(context, reason: reason)
             return
         }
+        if failed, let event = event as? ChannelEvent, event == .inputClosed {
+            context.close(promise: nil)
+            return
+        }
         if let event = event as? ChannelEvent, event == .inputClosed, frames.unprocessedBytes > 0 {
             logger.debug(
                 "connection closed in the middle of a frame (\(frames.unprocessedBytes) bytes of an incomplete frame)")
@@ -173,6 +190,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
     // MARK: Frames
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        // Failed: the status is written; the rest is dropped while the close lingers.
+        guard !failed else { return }
         do {
             try frames.process(buffer: unwrapInboundIn(data)) { body in
                 self.receive(context, body)
