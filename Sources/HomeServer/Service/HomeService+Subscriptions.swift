@@ -33,8 +33,7 @@ extension HomeService {
             SubscriptionStream(
                 subscriptionID: id, callID: context.callID, state: SubscriptionState(scope: scope, options: options),
                 journalID: store.journalID, journalField: journalField, channel: context.channel,
-                frameSize: context.frameSize, flusher: flusher,
-                publishedSeq: store.publishedSeq
+                frameSize: context.frameSize, flusher: flusher, snapshotSource: { store.snapshot() }
             ) {
                 store.unsubscribe(id)
                 context.session.value.reservedQueueBytes -= bytes

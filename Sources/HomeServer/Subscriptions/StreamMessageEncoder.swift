@@ -94,7 +94,8 @@ struct StreamMessageEncoder {
             payload.writeImmutableBuffer(journalField)
             for item in run {
                 switch item {
-                case .event(.shared(let published)): payload.writeImmutableBuffer(published.encoded.bytes)
+                case .event(.shared(let published)):
+                    payload.writeImmutableBuffer((published.encoded ?? EncodedEvent(published.event)).bytes)
                 case .event(.own(let event)): payload.writeImmutableBuffer(EncodedEvent(event).bytes)
                 case .marker, .snapshotPage: break
                 }

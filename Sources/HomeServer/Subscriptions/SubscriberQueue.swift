@@ -132,7 +132,7 @@ struct SubscriberQueue {
     }
 
     /// Gives up on what is queued: the owner sends a fresh snapshot instead, which
-    /// covers the event being pushed too. What arrives after it queues as usual.
+    /// covers the event being pushed too and what arrives until it is taken.
     private mutating func startResync() -> PushOutcome {
         dropped += UInt64(depth + 1)
         items.removeAll(keepingCapacity: false)
@@ -172,9 +172,15 @@ struct SubscriberQueue {
         return batch
     }
 
-    /// Called once the resync snapshot has been sent.
+    /// Called once the resync snapshot has been sent: it stands after everything
+    /// queued meanwhile, which goes.
     mutating func resynced() {
         needsResync = false
+        items.removeAll(keepingCapacity: false)
+        coalesced = [:]
+        coalescedOrder = []
+        occurrences = []
+        bytes = 0
     }
 }
 
@@ -201,19 +207,21 @@ enum QueuedEvent: Equatable {
     }
 }
 
-/// An event as the store published it, when more than one subscriber queues it:
-/// queueing it is then a retain rather than a copy, and it is packed once for all
-/// of them. (A lone subscriber's events are copied into its queue and packed in
-/// batches when sent: one allocation per event, made on the publisher's thread
-/// and freed on the subscriber's, cost more than it saved there.)
+/// An event as the store published it, handed to every event loop with
+/// subscriptions: the numbered event, its route (where it happened, for the
+/// filters), and, when more than one subscription may queue it, its encoding,
+/// packed once for all of them. (A lone subscription's events are packed in
+/// batches when sent instead: packing each alone cost more than it saved.)
 final class PublishedEvent: Sendable, Equatable {
     let event: HomeEvent
-    let encoded: EncodedEvent
+    let route: EventRoute
+    let encoded: EncodedEvent?
     let approximateSize: Int
 
-    init(_ event: HomeEvent) {
+    init(_ event: HomeEvent, route: EventRoute, encode: Bool) {
         self.event = event
-        self.encoded = EncodedEvent(event)
+        self.route = route
+        self.encoded = encode ? EncodedEvent(event) : nil
         self.approximateSize = event.approximateSize
     }
 

@@ -3,7 +3,8 @@ internal import HomeModel
 /// Everything one subscription decides, as a value with no I/O: its scope (with
 /// the filter's cached verdict), its bounded queue and policy, rate shaping, what it
 /// must send first, and its figures. `SubscriptionStream` holds it under a lock and
-/// does the writing; tests drive it directly.
+/// does the writing; tests drive it directly. Published events reach it on its own
+/// event loop (see `LoopFlusher`): the publisher never filters or queues for it.
 struct SubscriptionState {
     /// What a subscription was asked for, fixed when it opens.
     struct Options {
@@ -21,11 +22,19 @@ struct SubscriptionState {
     let options: Options
     private(set) var scope: SubscriptionScope
     private(set) var queue: SubscriberQueue
-    /// Items to send before anything queued: the first marker, a snapshot, a replay.
+    /// Items to send before anything queued: the first marker, a snapshot.
     private var preamble: [SinkItem] = []
-    /// A resync is due: the graph, and the sequence number it stands at, to send
-    /// as a fresh snapshot before what was queued after it.
-    private var resyncFrom: (graph: HomeGraph, seq: UInt64)?
+    /// Events up to here are already covered (by the preamble, a replay or a
+    /// resync snapshot): offered again, they are skipped.
+    private var skipThrough: UInt64 = 0
+    /// The highest sequence number offered so far, matched or not: the stream is
+    /// complete up to here (what a heartbeat says).
+    private(set) var offeredThrough: UInt64 = 0
+    /// Filter changes not yet in force, each from the event after its sequence
+    /// number: events published before a change may still be on their way.
+    private var scopeChanges: [(after: UInt64, scope: SubscriptionScope)] = []
+    /// The queue gave up: a fresh snapshot must be sent before anything else.
+    private(set) var resyncDue = false
     private(set) var ended = false
     /// The policy is disconnect and the queue overflowed.
     private(set) var overflowed = false
@@ -55,71 +64,73 @@ struct SubscriptionState {
             policy: options.policy)
     }
 
-    // MARK: The publisher's side (under the store's lock)
+    // MARK: Taking events (at registration, then on the subscription's event loop)
 
-    /// Sets what is sent before anything queued (once, at registration).
-    mutating func start(with items: [SinkItem]) {
+    /// Sets what is sent before anything queued, offers the events a resume
+    /// replays, and marks everything up to `seq` (where the store stood) as covered.
+    mutating func start(with items: [SinkItem], replay: [PublishedEvent], through seq: UInt64) {
         preamble = items
+        for event in replay { _ = offer(event) }
+        skipThrough = max(skipThrough, seq)
+        offeredThrough = max(offeredThrough, seq)
     }
 
-    /// Offers a published event.
+    /// Offers a published event: the filter decides on its route, then the queue
+    /// and its policy take it.
     ///
-    /// - Parameters:
-    ///   - characteristic: for a value event, where its characteristic is in the
-    ///     graph's table, looked up once by the publisher for all subscribers.
-    ///   - graph: the graph after the commit that published the event, which
-    ///     stands at `graphSeq`; a resync sends it.
-    ///   - layoutVersion: the store's layout version of `graph`.
-    ///   - mergeable: false for occurrences that must never be coalesced.
-    ///   - share: called when the event is queued: the publisher's object shared
-    ///     with the other subscribers, or nil to queue a copy of the event.
-    /// - Returns: true when the subscription must be listed with its loop's flusher.
-    mutating func offer(
-        _ event: HomeEvent, characteristic: HomeGraph.CharacteristicIndex?, in graph: HomeGraph,
-        graphSeq: UInt64, layoutVersion: UInt64, mergeable: Bool,
-        share: () -> PublishedEvent?
-    ) -> Bool {
-        guard !ended, matches(event, characteristic: characteristic, in: graph, layoutVersion: layoutVersion) else {
-            return false
-        }
-        // Already in the pending resync's snapshot.
-        if let resyncFrom, event.seq <= resyncFrom.seq { return false }
+    /// - Returns: true when the subscription must be flushed (it was not listed yet).
+    mutating func offer(_ published: PublishedEvent) -> Bool {
+        let event = published.event
+        guard !ended else { return false }
+        offeredThrough = max(offeredThrough, event.seq)
+        guard event.seq > skipThrough else { return false }
+        applyScopeChanges(forEventAt: event.seq)
+        guard matches(event, route: published.route) else { return false }
+        let mergeable = published.route.mergeable
         if !mergeable, case .value(let change) = event.body { occurrenceIDs.insert(change.characteristicID) }
-        let queued = share().map(QueuedEvent.shared) ?? .own(event)
+        let queued: QueuedEvent = published.encoded == nil ? .own(event) : .shared(published)
         switch queue.push(queued, mergeable: mergeable) {
         case .queued, .absorbed: break
         case .overflow: overflowed = true
-        case .resync: resyncFrom = (graph, graphSeq)
+        case .resync: resyncDue = true
         }
         guard !wakeScheduled else { return false }
         wakeScheduled = true
         return true
     }
 
-    /// Widens or narrows the filter, between two events.
-    mutating func updateScope(_ change: (inout SubscriptionScope) -> Void) {
-        change(&scope)
-        lastVerdict = nil
+    /// Widens or narrows the filter for the events after `seq` (the store's
+    /// sequence number when the change was asked).
+    mutating func updateScope(after seq: UInt64, _ change: (inout SubscriptionScope) -> Void) {
+        var next = scopeChanges.last?.scope ?? scope
+        change(&next)
+        scopeChanges.append((seq, next))
+    }
+
+    private mutating func applyScopeChanges(forEventAt seq: UInt64) {
+        while let first = scopeChanges.first, first.after < seq {
+            scope = first.scope
+            lastVerdict = nil
+            scopeChanges.removeFirst()
+        }
     }
 
     /// The scope's verdict, from `lastVerdict` when it is about the same
     /// characteristic in the same layout.
-    private mutating func matches(
-        _ event: HomeEvent, characteristic: HomeGraph.CharacteristicIndex?, in graph: HomeGraph,
-        layoutVersion: UInt64
-    ) -> Bool {
+    private mutating func matches(_ event: HomeEvent, route: EventRoute) -> Bool {
         if options.excludeOwn && event.origin.kind == .client && event.origin.connectionID == options.connectionID {
             return false
         }
         guard case .value(let change) = event.body else {
-            return scope.matches(event, characteristic: characteristic, in: graph)
+            return scope.matches(event, route: route)
         }
-        if let last = lastVerdict, last.characteristicID == change.characteristicID, last.layoutVersion == layoutVersion
+        if let last = lastVerdict, last.characteristicID == change.characteristicID,
+            last.layoutVersion == route.layoutVersion
         {
             return last.matches
         }
-        let verdict = scope.matches(event, characteristic: characteristic, in: graph)
-        lastVerdict = (change.characteristicID, layoutVersion, verdict)
+        let verdict = scope.matches(event, route: route)
+        lastVerdict = (change.characteristicID, route.layoutVersion, verdict)
         return verdict
     }
 
@@ -132,12 +143,17 @@ struct SubscriptionState {
         case items([SinkItem], resumeAfter: UInt64?)
         /// The policy is disconnect and the queue overflowed: end the stream.
         case overflowed
+        /// A resync is due: call again with a snapshot of the graph.
+        case needsSnapshot
         case nothing
     }
 
     /// Takes the next batch to send, at most `max` queued events, counting them as
     /// sent (they are handed to the channel right after).
-    mutating func nextBatch(max: Int, nowMs: Int64) -> Batch {
+    ///
+    /// - Parameter snapshot: the graph and the sequence number it stands at, for a
+    ///   due resync (`needsSnapshot` asks for it).
+    mutating func nextBatch(max: Int, nowMs: Int64, snapshot: (graph: HomeGraph, seq: UInt64)? = nil) -> Batch {
         wakeScheduled = false
         if ended { return .nothing }
         if !preamble.isEmpty {
@@ -146,9 +162,15 @@ struct SubscriptionState {
             return .items(preamble, resumeAfter: nil)
         }
         if overflowed { return .overflowed }
-        if let (graph, seq) = resyncFrom {
-            resyncFrom = nil
+        if resyncDue {
+            guard let (graph, seq) = snapshot else { return .needsSnapshot }
+            resyncDue = false
+            // The snapshot stands after everything queued, and after what is still
+            // on its way up to `seq`.
             queue.resynced()
+            skipThrough = Swift.max(skipThrough, seq)
+            offeredThrough = Swift.max(offeredThrough, seq)
+            applyScopeChanges(forEventAt: seq &+ 1)
             let items = SubscriptionSnapshot.items(
                 for: scope, in: graph, seq: seq,
                 leading: StreamMarker(
@@ -170,7 +192,7 @@ struct SubscriptionState {
 
     /// Whether more is waiting after the last batch (a flush goes on while it is).
     var hasMore: Bool {
-        !ended && (!preamble.isEmpty || !queue.isEmpty || resyncFrom != nil || overflowed)
+        !ended && (!preamble.isEmpty || !queue.isEmpty || resyncDue || overflowed)
     }
 
     /// Rate shaping: value events of a characteristic sent less than the minimum
@@ -243,7 +265,7 @@ struct SubscriptionState {
             held = [:]
             heldSince = [:]
             preamble = []
-            resyncFrom = nil
+            resyncDue = false
         }
         return ended
     }
