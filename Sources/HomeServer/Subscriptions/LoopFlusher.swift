@@ -55,20 +55,47 @@ final class LoopFlusher: Sendable {
         eventLoop.execute { self.flushAll() }
     }
 
+    /// One round: every subscription of the loop is handed what was published and
+    /// flushed. Events published during the round are picked up before each next
+    /// subscription's turn (a subscription late in a long round sends what came
+    /// since it started); those the earlier ones missed go round again.
     private func flushAll() {
-        var events = pending.withLock { pending -> [PublishedEvent] in
-            pending.taskScheduled = false
-            var events = pending.spareInbox
-            pending.spareInbox = []
-            swap(&events, &pending.inbox)
-            return events
+        var events = takeInbox()
+        var missed: [PublishedEvent] = []
+        for stream in subscriptions.withLock({ $0 }) {
+            let arrived = takeInbox()
+            if !arrived.isEmpty {
+                events += arrived
+                missed += arrived
+            }
+            if !events.isEmpty, stream.take(events) { stream.flush() }
         }
-        for stream in subscriptions.withLock({ $0 }) where stream.take(events) {
-            stream.flush()
+        if !missed.isEmpty {
+            // Before anything published since: a subscription takes events in
+            // sequence order and skips what it took already.
+            let schedule = pending.withLock { pending in
+                pending.inbox.insert(contentsOf: missed, at: 0)
+                defer { pending.taskScheduled = true }
+                return !pending.taskScheduled
+            }
+            if schedule { scheduleFlush() }
         }
         events.removeAll(keepingCapacity: true)
         pending.withLock { pending in
             if pending.spareInbox.capacity < events.capacity { pending.spareInbox = events }
+        }
+    }
+
+    /// The events published since the last take (the first take of a round also
+    /// clears the flag that a round is scheduled).
+    private func takeInbox() -> [PublishedEvent] {
+        pending.withLock { pending in
+            pending.taskScheduled = false
+            guard !pending.inbox.isEmpty else { return [] }
+            var events = pending.spareInbox
+            pending.spareInbox = []
+            swap(&events, &pending.inbox)
+            return events
         }
     }
 }

@@ -24,11 +24,10 @@ struct SubscriptionState {
     private(set) var queue: SubscriberQueue
     /// Items to send before anything queued: the first marker, a snapshot.
     private var preamble: [SinkItem] = []
-    /// Events up to here are already covered (by the preamble, a replay or a
-    /// resync snapshot): offered again, they are skipped.
-    private var skipThrough: UInt64 = 0
-    /// The highest sequence number offered so far, matched or not: the stream is
-    /// complete up to here (what a heartbeat says).
+    /// The highest sequence number offered so far, matched or not, or covered by
+    /// the preamble, a replay or a resync snapshot: the stream is complete up to
+    /// here (what a heartbeat says), and an event offered again is skipped (events
+    /// come in sequence order, and its loop may hand one over twice).
     private(set) var offeredThrough: UInt64 = 0
     /// Filter changes not yet in force, each from the event after its sequence
     /// number: events published before a change may still be on their way.
@@ -71,7 +70,6 @@ struct SubscriptionState {
     mutating func start(with items: [SinkItem], replay: [PublishedEvent], through seq: UInt64) {
         preamble = items
         for event in replay { _ = offer(event) }
-        skipThrough = max(skipThrough, seq)
         offeredThrough = max(offeredThrough, seq)
     }
 
@@ -81,9 +79,8 @@ struct SubscriptionState {
     /// - Returns: true when the subscription must be flushed (it was not listed yet).
     mutating func offer(_ published: PublishedEvent) -> Bool {
         let event = published.event
-        guard !ended else { return false }
-        offeredThrough = max(offeredThrough, event.seq)
-        guard event.seq > skipThrough else { return false }
+        guard !ended, event.seq > offeredThrough else { return false }
+        offeredThrough = event.seq
         applyScopeChanges(forEventAt: event.seq)
         guard matches(event, route: published.route) else { return false }
         let mergeable = published.route.mergeable
@@ -168,7 +165,6 @@ struct SubscriptionState {
             // The snapshot stands after everything queued, and after what is still
             // on its way up to `seq`.
             queue.resynced()
-            skipThrough = Swift.max(skipThrough, seq)
             offeredThrough = Swift.max(offeredThrough, seq)
             applyScopeChanges(forEventAt: seq &+ 1)
             let items = SubscriptionSnapshot.items(
