@@ -36,7 +36,7 @@ struct SubscriptionStateTests {
             } else {
                 EventRoute(accessoryID: 0, in: graph, layoutVersion: 0)
             }
-        return PublishedEvent(event, route: route, encode: false)
+        return PublishedEvent(event: event, route: route, packed: nil)
     }
 
     /// Offers an event as its event loop's flusher does.

@@ -40,7 +40,7 @@ extension HomeStore {
             case .resume(let since, let journalID):
                 if journalID == state.journal.id, let missed = state.journal.events(after: since) {
                     let replay = missed.map { event in
-                        PublishedEvent(event, route: Self.route(of: event, in: &state), encode: false)
+                        PublishedEvent(event: event, route: Self.route(of: event, in: &state), packed: nil)
                     }
                     subscriber.start(
                         with: [.marker(StreamMarker(kind: .subscribed, seq: since))], replay: replay, through: lastSeq)

@@ -34,6 +34,8 @@ public final class HomeStore: Sendable {
         var fanouts: [ObjectIdentifier: (flusher: LoopFlusher, subscriptions: Int)] = [:]
         /// Routes of value events per characteristic, valid until the layout changes.
         var routes: [ObjectID: EventRoute] = [:]
+        /// The last route of a value event: a batch of writes mostly repeats one.
+        var lastRoute: EventRoute?
         var nextSubscriptionID: UInt64 = 1
         /// In-process observers (the automation engine); see HomeStore+Observers.swift.
         var observers: [ObjectIdentifier: any HomeEventObserver] = [:]
@@ -164,6 +166,7 @@ public final class HomeStore: Sendable {
             if kind == .layout {
                 state.layoutVersion &+= 1
                 state.routes.removeAll(keepingCapacity: true)
+                state.lastRoute = nil
             }
             for pending in transaction.events {
                 var event = HomeEvent(timeMs: now, origin: origin, body: pending.body)
@@ -190,7 +193,8 @@ public final class HomeStore: Sendable {
         // Packed here, once, when more than one subscription may queue it; a lone
         // subscription packs its events in batches on its own loop.
         let published = PublishedEvent(
-            event, route: route(of: event, in: &state, subject: subject), encode: state.subscribers.count > 1)
+            event: event, route: route(of: event, in: &state, subject: subject),
+            packed: state.subscribers.count > 1 ? PackedEvent(event) : nil)
         for fanout in state.fanouts.values where fanout.subscriptions > 0 {
             if fanout.flusher.deliver(published) { wake.append(fanout.flusher) }
         }
@@ -203,7 +207,11 @@ public final class HomeStore: Sendable {
     ) -> EventRoute {
         switch event.body {
         case .value(let change):
-            if let route = state.routes[change.characteristicID] { return route }
+            if let route = state.lastRoute, route.characteristicID == change.characteristicID { return route }
+            if let route = state.routes[change.characteristicID] {
+                state.lastRoute = route
+                return route
+            }
             guard let index = subject ?? state.graph.characteristics.index(forKey: change.characteristicID) else {
                 return .unknownCharacteristic(layoutVersion: state.layoutVersion)
             }
@@ -211,6 +219,7 @@ public final class HomeStore: Sendable {
                 characteristic: state.graph.characteristics.values[index], in: state.graph,
                 layoutVersion: state.layoutVersion)
             state.routes[change.characteristicID] = route
+            state.lastRoute = route
             return route
         case .reachability(let accessoryID, _):
             return EventRoute(accessoryID: accessoryID, in: state.graph, layoutVersion: state.layoutVersion)

@@ -6,8 +6,9 @@ internal import HomeModel
 ///
 /// It describes the graph as it stood when the event was published: an event is
 /// matched against where its object was then, whatever moved since. Routes of
-/// value events are cached per characteristic until the layout changes.
-struct EventRoute: Sendable {
+/// value events are cached per characteristic until the layout changes (an object,
+/// so that an event holds its route with one reference).
+final class EventRoute: Sendable {
     /// The characteristic, service and accessory the event is about (0 when none).
     let characteristicID: ObjectID
     let serviceID: ObjectID
@@ -32,7 +33,7 @@ struct EventRoute: Sendable {
         let zoneIDs: [ObjectID]
     }
 
-    init(
+    private init(
         characteristicID: ObjectID, serviceID: ObjectID, accessoryID: ObjectID, placement: Placement?,
         characteristicType: TypeIdentifier?, serviceType: TypeIdentifier?, notifies: Bool, mergeable: Bool,
         layoutVersion: UInt64
@@ -49,7 +50,7 @@ struct EventRoute: Sendable {
     }
 
     /// The route of a characteristic (of its value events, and of snapshots).
-    init(characteristic: Characteristic, in graph: HomeGraph, layoutVersion: UInt64) {
+    convenience init(characteristic: Characteristic, in graph: HomeGraph, layoutVersion: UInt64) {
         self.init(
             characteristicID: characteristic.id, serviceID: characteristic.serviceID,
             accessoryID: characteristic.accessoryID,
@@ -60,7 +61,7 @@ struct EventRoute: Sendable {
     }
 
     /// The route of an event that is about an accessory or about nothing in particular.
-    init(accessoryID: ObjectID, in graph: HomeGraph, layoutVersion: UInt64) {
+    convenience init(accessoryID: ObjectID, in graph: HomeGraph, layoutVersion: UInt64) {
         self.init(
             characteristicID: 0, serviceID: 0, accessoryID: accessoryID,
             placement: accessoryID == 0 ? nil : Self.placement(of: accessoryID, in: graph), characteristicType: nil,

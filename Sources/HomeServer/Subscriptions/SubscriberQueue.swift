@@ -188,12 +188,12 @@ struct SubscriberQueue {
 /// publisher shares among every queue holding the event.
 enum QueuedEvent: Equatable {
     case own(HomeEvent)
-    case shared(PublishedEvent)
+    case packed(PackedEvent)
 
     var event: HomeEvent {
         switch self {
         case .own(let event): return event
-        case .shared(let published): return published.event
+        case .packed(let packed): return packed.event
         }
     }
 
@@ -202,30 +202,36 @@ enum QueuedEvent: Equatable {
     var approximateSize: Int {
         switch self {
         case .own(let event): return event.approximateSize
-        case .shared(let published): return published.approximateSize
+        case .packed(let packed): return packed.approximateSize
         }
     }
 }
 
 /// An event as the store published it, handed to every event loop with
 /// subscriptions: the numbered event, its route (where it happened, for the
-/// filters), and, when more than one subscription may queue it, its encoding,
-/// packed once for all of them. (A lone subscription's events are packed in
-/// batches when sent instead: packing each alone cost more than it saved.)
-final class PublishedEvent: Sendable, Equatable {
+/// filters), and, when more than one subscription may queue it, the event packed
+/// once for all of them. A value, not an object: a lone subscription's events
+/// cost no allocation on their way (its events are packed in batches when sent).
+struct PublishedEvent: Sendable {
     let event: HomeEvent
     let route: EventRoute
-    let encoded: EncodedEvent?
+    let packed: PackedEvent?
+}
+
+/// An event packed once and shared by every queue holding it: queueing it is a
+/// retain rather than a copy.
+final class PackedEvent: Sendable, Equatable {
+    let event: HomeEvent
+    let encoded: EncodedEvent
     let approximateSize: Int
 
-    init(_ event: HomeEvent, route: EventRoute, encode: Bool) {
+    init(_ event: HomeEvent) {
         self.event = event
-        self.route = route
-        self.encoded = encode ? EncodedEvent(event) : nil
+        self.encoded = EncodedEvent(event)
         self.approximateSize = event.approximateSize
     }
 
-    static func == (lhs: PublishedEvent, rhs: PublishedEvent) -> Bool {
+    static func == (lhs: PackedEvent, rhs: PackedEvent) -> Bool {
         lhs.event == rhs.event
     }
 }

@@ -85,8 +85,7 @@ struct SubscriptionState {
         guard matches(event, route: published.route) else { return false }
         let mergeable = published.route.mergeable
         if !mergeable, case .value(let change) = event.body { occurrenceIDs.insert(change.characteristicID) }
-        let queued: QueuedEvent = published.encoded == nil ? .own(event) : .shared(published)
-        switch queue.push(queued, mergeable: mergeable) {
+        switch queue.push(published.packed.map(QueuedEvent.packed) ?? .own(event), mergeable: mergeable) {
         case .queued, .absorbed: break
         case .overflow: overflowed = true
         case .resync: resyncDue = true
