@@ -10,7 +10,7 @@ struct SubscriptionScopeTests {
 
     static func id(_ path: String) throws -> ObjectID { try graph.resolve(path: path) }
 
-    /// Value events as the publisher routes them.
+    /// Value events as the publisher offers them: with the characteristic's table index.
     static func matchesValue(_ scope: SubscriptionScope, _ path: String) throws -> Bool {
         let id = try id(path)
         let characteristic = try #require(graph.characteristics[id])
@@ -20,7 +20,7 @@ struct SubscriptionScopeTests {
                 ValueChange(
                     accessoryID: characteristic.accessoryID, serviceID: characteristic.serviceID, characteristicID: id,
                     value: .int(1))))
-        return scope.matches(event, route: EventRoute(characteristic: characteristic, in: graph, layoutVersion: 0))
+        return scope.matches(event, characteristic: graph.characteristics.index(forKey: id), in: graph)
     }
 
     @Test("types narrow by catalog name or UUID, any case; services by their type")
@@ -45,7 +45,7 @@ struct SubscriptionScopeTests {
         #expect(try !Self.matchesValue(scope, "Living Room/Thermostat/TargetTemperature"))
     }
 
-    @Test("value events by their route and snapshots agree on every notifying characteristic of the demo home")
+    @Test("value events in place and snapshots by copy agree on every characteristic of the demo home")
     func inPlaceAgreesWithSnapshot() throws {
         var narrowed = SubscriptionScope(SubscriptionFilter(roomIDs: [try Self.id("Living Room")]))
         narrowed.remove(
@@ -59,11 +59,11 @@ struct SubscriptionScopeTests {
         ]
         var matched = 0
         for scope in scopes {
-            for (id, characteristic) in Self.graph.characteristics
-            where characteristic.properties.supportsEventNotification {
-                let routed = try Self.matchesValue(scope, try #require(Self.graph.path(of: id)))
-                #expect(routed == scope.covers(characteristic, in: Self.graph), "characteristic \(id)")
-                if routed { matched += 1 }
+            for (id, characteristic) in Self.graph.characteristics {
+                let inPlace = scope.covers(
+                    characteristicAt: Self.graph.characteristics.index(forKey: id)!, in: Self.graph)
+                #expect(inPlace == scope.covers(characteristic, in: Self.graph), "characteristic \(id)")
+                if inPlace { matched += 1 }
             }
         }
         #expect(matched > 0)
@@ -79,7 +79,9 @@ struct SubscriptionScopeTests {
                 ValueChange(
                     accessoryID: silent.accessoryID, serviceID: silent.serviceID, characteristicID: silent.id,
                     value: .bool(true))))
-        #expect(!everything.matches(event, route: EventRoute(characteristic: silent, in: Self.graph, layoutVersion: 0)))
+        #expect(
+            !everything.matches(
+                event, characteristic: Self.graph.characteristics.index(forKey: silent.id), in: Self.graph))
         #expect(try Self.matchesValue(everything, "Living Room/Lamp/Brightness"))
     }
 }

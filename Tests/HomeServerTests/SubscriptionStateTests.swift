@@ -27,22 +27,15 @@ struct SubscriptionStateTests {
             body: .value(ValueChange(accessoryID: 0, serviceID: 0, characteristicID: id, value: .int(value))))
     }
 
-    /// The event as the store publishes it, routed in the demo graph.
-    static func published(_ event: HomeEvent) -> PublishedEvent {
-        let route: EventRoute =
-            if case .value(let change) = event.body, let characteristic = graph.characteristics[change.characteristicID]
-            {
-                EventRoute(characteristic: characteristic, in: graph, layoutVersion: 0)
-            } else {
-                EventRoute(accessoryID: 0, in: graph, layoutVersion: 0)
-            }
-        return PublishedEvent(event: event, route: route, packed: nil)
-    }
-
-    /// Offers an event as its event loop's flusher does.
+    /// Offers an event as the publisher does, with the graph standing at `graphSeq`.
     @discardableResult
-    static func offer(_ state: inout SubscriptionState, _ event: HomeEvent) -> Bool {
-        state.offer(published(event))
+    static func offer(_ state: inout SubscriptionState, _ event: HomeEvent, graphSeq: UInt64? = nil) -> Bool {
+        var index: HomeGraph.CharacteristicIndex?
+        if case .value(let change) = event.body { index = graph.characteristics.index(forKey: change.characteristicID) }
+        return state.offer(
+            event, characteristic: index, in: graph, graphSeq: graphSeq ?? event.seq, layoutVersion: 0,
+            mergeable: true
+        ) { nil }
     }
 
     static func items(_ batch: SubscriptionState.Batch) -> [SinkItem] {
@@ -57,7 +50,7 @@ struct SubscriptionStateTests {
     @Test("what it must send first goes before anything offered; it asks to be woken once per flush")
     func preambleFirst() {
         var state = SubscriptionState(scope: SubscriptionScope(SubscriptionFilter()), options: Self.options())
-        state.start(with: [.marker(StreamMarker(kind: .subscribed, seq: 0))], replay: [], through: 0)
+        state.start(with: [.marker(StreamMarker(kind: .subscribed, seq: 0))])
         #expect(Self.offer(&state, Self.value(1, Self.brightness, 1)))
         #expect(!Self.offer(&state, Self.value(2, Self.brightness, 2)), "already listed with its flusher")
         #expect(Self.items(state.nextBatch(max: 10, nowMs: 0)) == [.marker(StreamMarker(kind: .subscribed, seq: 0))])
@@ -75,62 +68,29 @@ struct SubscriptionStateTests {
         #expect(Self.seqs(Self.items(state.nextBatch(max: 10, nowMs: 0))) == [2])
     }
 
-    @Test(
-        "a coalescing queue that gives up asks for a snapshot, sends it as a resync, then only what came after it")
-    func resyncFromAFreshSnapshot() {
+    @Test("a coalescing queue that gives up sends the commit's graph as a resync snapshot, then what came after")
+    func resyncFromTheOfferedGraph() {
         var state = SubscriptionState(scope: SubscriptionScope(SubscriptionFilter()), options: Self.options(limit: 1))
         Self.offer(&state, Self.value(1, Self.brightness, 1))
-        // A non-value event cannot be merged: the queue gives up at seq 2.
-        Self.offer(&state, HomeEvent(seq: 2, timeMs: 0, origin: .daemon, body: .primaryHome(1)))
-        Self.offer(&state, Self.value(3, Self.brightness, 3))  // before the snapshot is taken: in it
-        #expect(state.nextBatch(max: 10, nowMs: 0) == .needsSnapshot)
-        // The store stood at 4 when the writer took the snapshot; event 4 is still on its way.
-        let resync = Self.items(state.nextBatch(max: 10, nowMs: 0, snapshot: (Self.graph, 4)))
+        // A non-value event cannot be merged: the queue gives up at seq 2, in a commit standing at 3.
+        _ = state.offer(
+            HomeEvent(seq: 2, timeMs: 0, origin: .daemon, body: .primaryHome(1)), characteristic: nil,
+            in: Self.graph, graphSeq: 3, layoutVersion: 0, mergeable: true
+        ) { nil }
+        Self.offer(&state, Self.value(3, Self.brightness, 3), graphSeq: 3)  // in the snapshot already
+        Self.offer(&state, Self.value(4, Self.brightness, 4))
+        let resync = Self.items(state.nextBatch(max: 10, nowMs: 0))
         #expect(
             resync.first
                 == .marker(
                     StreamMarker(
-                        kind: .resync, seq: 4,
+                        kind: .resync, seq: 3,
                         reason: "subscriber fell behind by more than its queue holds")))
-        #expect(resync.last == .marker(StreamMarker(kind: .snapshotEnd, seq: 4)))
+        #expect(resync.last == .marker(StreamMarker(kind: .snapshotEnd, seq: 3)))
         let snapshot = resync.flatMap { if case .snapshotPage(let page) = $0 { page } else { [] } }
         #expect(snapshot.count == Self.graph.characteristics.values.filter(\.properties.readable).count)
-        #expect(state.nextBatch(max: 10, nowMs: 0) == .nothing, "what was queued is in the snapshot")
-        Self.offer(&state, Self.value(4, Self.brightness, 4))  // in the snapshot already
-        Self.offer(&state, Self.value(5, Self.brightness, 5))
-        #expect(Self.seqs(Self.items(state.nextBatch(max: 10, nowMs: 0))) == [5])
+        #expect(Self.seqs(Self.items(state.nextBatch(max: 10, nowMs: 0))) == [4])
         #expect(state.nextBatch(max: 10, nowMs: 0) == .nothing)
-    }
-
-    @Test("a filter change applies from the event after the sequence number it was asked at, not before")
-    func scopeChangeBetweenTwoEvents() {
-        var state = SubscriptionState(
-            scope: SubscriptionScope(SubscriptionFilter(characteristicIDs: [Self.brightness])),
-            options: Self.options(limit: 16))
-        state.start(with: [], replay: [], through: 0)
-        // Asked when the store stood at 2: events 1 and 2 were published before it,
-        // and still reach the subscription after the change was made.
-        state.updateScope(after: 2) { scope in
-            scope.remove(SubscriptionFilter(characteristicIDs: [Self.brightness]))
-            scope.add(SubscriptionFilter(characteristicIDs: [Self.hue]))
-        }
-        Self.offer(&state, Self.value(1, Self.brightness, 1))
-        Self.offer(&state, Self.value(2, Self.hue, 2))
-        Self.offer(&state, Self.value(3, Self.brightness, 3))
-        Self.offer(&state, Self.value(4, Self.hue, 4))
-        #expect(Self.seqs(Self.items(state.nextBatch(max: 10, nowMs: 0))) == [1, 4])
-    }
-
-    @Test("events up to where the store stood at registration are skipped; a heartbeat says how far it got")
-    func skipsWhatRegistrationCovered() {
-        var state = SubscriptionState(scope: SubscriptionScope(SubscriptionFilter()), options: Self.options())
-        let replay = [Self.published(Self.value(3, Self.brightness, 3))]
-        state.start(with: [.marker(StreamMarker(kind: .subscribed, seq: 2))], replay: replay, through: 5)
-        #expect(state.offeredThrough == 5)
-        for seq in UInt64(4)...6 { Self.offer(&state, Self.value(seq, Self.brightness, Int64(seq))) }
-        #expect(state.offeredThrough == 6)
-        _ = state.nextBatch(max: 10, nowMs: 0)
-        #expect(Self.seqs(Self.items(state.nextBatch(max: 10, nowMs: 0))) == [3, 6])
     }
 
     @Test("disconnect: an overflowing queue asks the writer to end the stream")

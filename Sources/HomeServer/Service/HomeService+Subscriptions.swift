@@ -33,7 +33,8 @@ extension HomeService {
             SubscriptionStream(
                 subscriptionID: id, callID: context.callID, state: SubscriptionState(scope: scope, options: options),
                 journalID: store.journalID, journalField: journalField, channel: context.channel,
-                frameSize: context.frameSize, flusher: flusher, snapshotSource: { store.snapshot() }
+                frameSize: context.frameSize, flusher: flusher,
+                publishedSeq: store.publishedSeq
             ) {
                 store.unsubscribe(id)
                 context.session.value.reservedQueueBytes -= bytes

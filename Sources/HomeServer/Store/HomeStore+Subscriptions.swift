@@ -21,7 +21,8 @@ extension HomeStore {
         _ filter: SubscriptionFilter, start: SubscriptionStart,
         make: (UInt64, SubscriptionScope) -> SubscriptionStream
     ) throws(HomeError) -> SubscriptionStream {
-        try withState { state throws(HomeError) -> SubscriptionStream in
+        var wake: LoopFlusher?
+        let subscriber = try withState { state throws(HomeError) -> SubscriptionStream in
             try SubscriptionScope.validate(filter, in: state.graph)
             let scope = SubscriptionScope(filter)
             let id = state.nextSubscriptionID
@@ -31,19 +32,22 @@ extension HomeStore {
             let subscribed = SinkItem.marker(StreamMarker(kind: .subscribed, seq: lastSeq))
             switch start {
             case .live:
-                subscriber.start(with: [subscribed], replay: [], through: lastSeq)
+                subscriber.start(with: [subscribed])
             case .snapshot:
                 subscriber.start(
                     with: [subscribed]
-                        + SubscriptionSnapshot.items(for: scope, in: state.graph, seq: lastSeq, leading: nil),
-                    replay: [], through: lastSeq)
+                        + SubscriptionSnapshot.items(for: scope, in: state.graph, seq: lastSeq, leading: nil))
             case .resume(let since, let journalID):
                 if journalID == state.journal.id, let missed = state.journal.events(after: since) {
-                    let replay = missed.map { event in
-                        PublishedEvent(event: event, route: Self.route(of: event, in: &state), packed: nil)
+                    subscriber.start(with: [.marker(StreamMarker(kind: .subscribed, seq: since))])
+                    for event in missed {
+                        let flusher = subscriber.offer(
+                            event, characteristic: Self.subject(of: event, in: state.graph), in: state.graph,
+                            graphSeq: lastSeq, layoutVersion: state.layoutVersion,
+                            mergeable: Self.isMergeable(event, in: state.graph)
+                        ) { nil }
+                        wake = wake ?? flusher
                     }
-                    subscriber.start(
-                        with: [.marker(StreamMarker(kind: .subscribed, seq: since))], replay: replay, through: lastSeq)
                 } else {
                     let reason =
                         if journalID != state.journal.id {
@@ -57,26 +61,19 @@ extension HomeStore {
                         with: [subscribed]
                             + SubscriptionSnapshot.items(
                                 for: scope, in: state.graph, seq: lastSeq,
-                                leading: StreamMarker(kind: .resync, seq: lastSeq, reason: reason)),
-                        replay: [], through: lastSeq)
+                                leading: StreamMarker(kind: .resync, seq: lastSeq, reason: reason)))
                 }
             }
             state.subscribers[id] = subscriber
-            let key = ObjectIdentifier(subscriber.flusher)
-            state.fanouts[key, default: (subscriber.flusher, 0)].subscriptions += 1
-            subscriber.flusher.register(subscriber)
             return subscriber
         }
+        wake?.scheduleFlush()
+        return subscriber
     }
 
-    /// Removes a subscription; once this returns it is handed nothing more.
+    /// Removes a subscription; once this returns it is offered nothing more.
     func unsubscribe(_ subscriptionID: UInt64) {
-        withState { state in
-            guard let subscriber = state.subscribers.removeValue(forKey: subscriptionID) else { return }
-            let key = ObjectIdentifier(subscriber.flusher)
-            state.fanouts[key]?.subscriptions -= 1
-            subscriber.flusher.unregister(subscriber)
-        }
+        _ = withState { $0.subscribers.removeValue(forKey: subscriptionID) }
     }
 
     /// Widens or narrows an open subscription between two events.
@@ -88,12 +85,11 @@ extension HomeStore {
         try withState { state throws(HomeError) -> UInt64 in
             try SubscriptionScope.validate(add, in: state.graph)
             try SubscriptionScope.validate(remove, in: state.graph)
-            let seq = state.journal.lastSeq
-            subscriber.updateScope(after: seq) { scope in
+            subscriber.updateScope { scope in
                 scope.remove(remove)
                 scope.add(add)
             }
-            return seq
+            return state.journal.lastSeq
         }
     }
 

@@ -154,7 +154,7 @@ extension HomeStore.Transaction {
         let change = ValueChange(
             accessoryID: checked.accessoryID, serviceID: checked.serviceID, characteristicID: characteristicID,
             value: changed)
-        let seq = emit(.value(change), subject: checked.index)
+        let seq = emit(.value(change), subject: checked.index, mergeable: !checked.isOccurrence)
         return WriteResult(characteristicID: characteristicID, seq: seq)
     }
 }

@@ -81,20 +81,20 @@ struct StreamMessageEncoder {
         // The run is read in place: copying its events out first cost a retain per
         // event on the busiest path, a lone fast subscriber.
         var end = items.startIndex
-        var anyPacked = false
+        var anyShared = false
         while end < items.endIndex, end - items.startIndex < maxRun, case .event(let queued) = items[end] {
-            if case .packed = queued { anyPacked = true }
+            if case .shared = queued { anyShared = true }
             end += 1
         }
         let run = items[items.startIndex..<end]
-        if anyPacked {
+        if anyShared {
             // Events the publisher packed once for every subscriber (and any of this
-            // subscriber's own, packed one by one here), after the journal id: protobuf
+            // subscriber's own, packed one by one), after the journal id: protobuf
             // defines a message as the concatenation of its fields.
             payload.writeImmutableBuffer(journalField)
             for item in run {
                 switch item {
-                case .event(.packed(let packed)): payload.writeImmutableBuffer(packed.encoded.bytes)
+                case .event(.shared(let published)): payload.writeImmutableBuffer(published.encoded.bytes)
                 case .event(.own(let event)): payload.writeImmutableBuffer(EncodedEvent(event).bytes)
                 case .marker, .snapshotPage: break
                 }

@@ -132,7 +132,7 @@ struct SubscriberQueue {
     }
 
     /// Gives up on what is queued: the owner sends a fresh snapshot instead, which
-    /// covers the event being pushed too and what arrives until it is taken.
+    /// covers the event being pushed too. What arrives after it queues as usual.
     private mutating func startResync() -> PushOutcome {
         dropped += UInt64(depth + 1)
         items.removeAll(keepingCapacity: false)
@@ -172,15 +172,9 @@ struct SubscriberQueue {
         return batch
     }
 
-    /// Called once the resync snapshot has been sent: it stands after everything
-    /// queued meanwhile, which goes.
+    /// Called once the resync snapshot has been sent.
     mutating func resynced() {
         needsResync = false
-        items.removeAll(keepingCapacity: false)
-        coalesced = [:]
-        coalescedOrder = []
-        occurrences = []
-        bytes = 0
     }
 }
 
@@ -188,12 +182,12 @@ struct SubscriberQueue {
 /// publisher shares among every queue holding the event.
 enum QueuedEvent: Equatable {
     case own(HomeEvent)
-    case packed(PackedEvent)
+    case shared(PublishedEvent)
 
     var event: HomeEvent {
         switch self {
         case .own(let event): return event
-        case .packed(let packed): return packed.event
+        case .shared(let published): return published.event
         }
     }
 
@@ -202,25 +196,17 @@ enum QueuedEvent: Equatable {
     var approximateSize: Int {
         switch self {
         case .own(let event): return event.approximateSize
-        case .packed(let packed): return packed.approximateSize
+        case .shared(let published): return published.approximateSize
         }
     }
 }
 
-/// An event as the store published it, handed to every event loop with
-/// subscriptions: the numbered event, its route (where it happened, for the
-/// filters), and, when more than one subscription may queue it, the event packed
-/// once for all of them. A value, not an object: a lone subscription's events
-/// cost no allocation on their way (its events are packed in batches when sent).
-struct PublishedEvent: Sendable {
-    let event: HomeEvent
-    let route: EventRoute
-    let packed: PackedEvent?
-}
-
-/// An event packed once and shared by every queue holding it: queueing it is a
-/// retain rather than a copy.
-final class PackedEvent: Sendable, Equatable {
+/// An event as the store published it, when more than one subscriber queues it:
+/// queueing it is then a retain rather than a copy, and it is packed once for all
+/// of them. (A lone subscriber's events are copied into its queue and packed in
+/// batches when sent: one allocation per event, made on the publisher's thread
+/// and freed on the subscriber's, cost more than it saved there.)
+final class PublishedEvent: Sendable, Equatable {
     let event: HomeEvent
     let encoded: EncodedEvent
     let approximateSize: Int
@@ -231,7 +217,7 @@ final class PackedEvent: Sendable, Equatable {
         self.approximateSize = event.approximateSize
     }
 
-    static func == (lhs: PackedEvent, rhs: PackedEvent) -> Bool {
+    static func == (lhs: PublishedEvent, rhs: PublishedEvent) -> Bool {
         lhs.event == rhs.event
     }
 }

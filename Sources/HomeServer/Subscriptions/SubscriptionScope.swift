@@ -105,68 +105,93 @@ struct SubscriptionScope: Sendable {
 
     /// Whether a characteristic is covered (for snapshots).
     func covers(_ characteristic: Characteristic, in graph: HomeGraph) -> Bool {
-        covers(EventRoute(characteristic: characteristic, in: graph, layoutVersion: 0))
+        covers(
+            id: characteristic.id, serviceID: characteristic.serviceID, accessoryID: characteristic.accessoryID,
+            in: graph
+        ) { characteristic.type }
     }
 
-    /// Whether the characteristic a route leads to is covered.
-    private func covers(_ route: EventRoute) -> Bool {
+    /// Whether the characteristic at `index` of the graph's table is covered (for
+    /// value events: read in place, with no copy of the characteristic per subscriber).
+    func covers(characteristicAt index: HomeGraph.CharacteristicIndex, in graph: HomeGraph) -> Bool {
+        let characteristics = graph.characteristics.values
+        return covers(
+            id: characteristics[index].id, serviceID: characteristics[index].serviceID,
+            accessoryID: characteristics[index].accessoryID, in: graph
+        ) { characteristics[index].type }
+    }
+
+    /// - Parameter type: asked only when the scope filters by characteristic type.
+    private func covers(
+        id: ObjectID, serviceID: ObjectID, accessoryID: ObjectID, in graph: HomeGraph,
+        type: () -> TypeIdentifier
+    ) -> Bool {
         if !excludedIDs.isEmpty
-            && (excludedIDs.contains(route.characteristicID) || excludedIDs.contains(route.serviceID)
-                || isAccessoryExcluded(route))
+            && (excludedIDs.contains(id) || excludedIDs.contains(serviceID)
+                || isAccessoryExcluded(accessoryID, in: graph))
         {
             return false
         }
         if !characteristicTypes.isEmpty {
-            guard let type = route.characteristicType,
-                characteristicTypes.contains(type.uuid.uppercased())
-                    || characteristicTypes.contains(type.name.uppercased())
-            else { return false }
+            let type = type()
+            if !characteristicTypes.contains(type.uuid.uppercased())
+                && !characteristicTypes.contains(type.name.uppercased())
+            {
+                return false
+            }
         }
         if !serviceTypes.isEmpty {
-            guard let type = route.serviceType,
-                serviceTypes.contains(type.uuid.uppercased()) || serviceTypes.contains(type.name.uppercased())
+            guard let service = graph.services[serviceID],
+                serviceTypes.contains(service.type.uuid.uppercased())
+                    || serviceTypes.contains(service.type.name.uppercased())
             else { return false }
         }
         if selectsEverything { return true }
-        if characteristicIDs.contains(route.characteristicID) || serviceIDs.contains(route.serviceID) {
+        if characteristicIDs.contains(id) || serviceIDs.contains(serviceID) || accessoryIDs.contains(accessoryID) {
             return true
         }
-        return coversAccessory(route)
+        return coversAccessory(accessoryID, in: graph)
     }
 
-    private func isAccessoryExcluded(_ route: EventRoute) -> Bool {
-        if excludedIDs.contains(route.accessoryID) { return true }
-        guard let placement = route.placement else { return false }
-        return excludedIDs.contains(placement.roomID) || excludedIDs.contains(placement.homeID)
+    private func isAccessoryExcluded(_ accessoryID: ObjectID, in graph: HomeGraph) -> Bool {
+        if excludedIDs.contains(accessoryID) { return true }
+        guard let accessory = graph.accessories[accessoryID] else { return false }
+        return excludedIDs.contains(accessory.roomID) || excludedIDs.contains(accessory.homeID)
     }
 
-    private func coversAccessory(_ route: EventRoute) -> Bool {
-        if accessoryIDs.contains(route.accessoryID) { return true }
-        guard !(homeIDs.isEmpty && roomIDs.isEmpty && zoneIDs.isEmpty), let placement = route.placement else {
-            return false
+    private func coversAccessory(_ accessoryID: ObjectID, in graph: HomeGraph) -> Bool {
+        if accessoryIDs.contains(accessoryID) { return true }
+        guard !(homeIDs.isEmpty && roomIDs.isEmpty && zoneIDs.isEmpty),
+            let accessory = graph.accessories[accessoryID]
+        else { return false }
+        if homeIDs.contains(accessory.homeID) || roomIDs.contains(accessory.roomID) { return true }
+        for zoneID in zoneIDs where graph.zones[zoneID]?.roomIDs.contains(accessory.roomID) == true {
+            return true
         }
-        if homeIDs.contains(placement.homeID) || roomIDs.contains(placement.roomID) { return true }
-        return placement.zoneIDs.contains { zoneIDs.contains($0) }
+        return false
     }
 
-    /// Whether an event is in scope, decided on its route (no graph needed).
-    func matches(_ event: HomeEvent, route: EventRoute) -> Bool {
+    /// - Parameter characteristic: for a value event, where its characteristic is in
+    ///   the graph's table (the publisher looks it up once for all subscribers).
+    func matches(_ event: HomeEvent, characteristic: HomeGraph.CharacteristicIndex?, in graph: HomeGraph) -> Bool {
         guard accepts(kind: event.kind) else { return false }
         switch event.body {
         case .value:
             // Like HomeKit's enableNotification: only characteristics that support
             // event notification stream their changes.
-            guard route.notifies else { return false }
-            return covers(route)
-        case .reachability:
-            if !excludedIDs.isEmpty && isAccessoryExcluded(route) { return false }
-            return selectsEverything || coversAccessory(route)
+            guard let characteristic,
+                graph.characteristics.values[characteristic].properties.supportsEventNotification
+            else { return false }
+            return covers(characteristicAt: characteristic, in: graph)
+        case .reachability(let accessoryID, _):
+            if !excludedIDs.isEmpty && isAccessoryExcluded(accessoryID, in: graph) { return false }
+            return selectsEverything || coversAccessory(accessoryID, in: graph)
         case .layout(let change):
             if excludedIDs.contains(change.objectID) { return false }
             return selectsEverything || homeIDs.contains(change.homeID) || roomIDs.contains(change.objectID)
                 || accessoryIDs.contains(change.objectID) || serviceIDs.contains(change.objectID)
                 || characteristicIDs.contains(change.objectID) || zoneIDs.contains(change.objectID)
-                || (change.object == .accessory && coversAccessory(route))
+                || (change.object == .accessory && coversAccessory(change.objectID, in: graph))
         case .primaryHome, .actionSetExecuted, .triggerFired:
             return selectsEverything || !homeIDs.isEmpty
         }

@@ -3,8 +3,7 @@ internal import HomeModel
 /// Everything one subscription decides, as a value with no I/O: its scope (with
 /// the filter's cached verdict), its bounded queue and policy, rate shaping, what it
 /// must send first, and its figures. `SubscriptionStream` holds it under a lock and
-/// does the writing; tests drive it directly. Published events reach it on its own
-/// event loop (see `LoopFlusher`): the publisher never filters or queues for it.
+/// does the writing; tests drive it directly.
 struct SubscriptionState {
     /// What a subscription was asked for, fixed when it opens.
     struct Options {
@@ -22,18 +21,11 @@ struct SubscriptionState {
     let options: Options
     private(set) var scope: SubscriptionScope
     private(set) var queue: SubscriberQueue
-    /// Items to send before anything queued: the first marker, a snapshot.
+    /// Items to send before anything queued: the first marker, a snapshot, a replay.
     private var preamble: [SinkItem] = []
-    /// The highest sequence number offered so far, matched or not, or covered by
-    /// the preamble, a replay or a resync snapshot: the stream is complete up to
-    /// here (what a heartbeat says), and an event offered again is skipped (events
-    /// come in sequence order, and its loop may hand one over twice).
-    private(set) var offeredThrough: UInt64 = 0
-    /// Filter changes not yet in force, each from the event after its sequence
-    /// number: events published before a change may still be on their way.
-    private var scopeChanges: [(after: UInt64, scope: SubscriptionScope)] = []
-    /// The queue gave up: a fresh snapshot must be sent before anything else.
-    private(set) var resyncDue = false
+    /// A resync is due: the graph, and the sequence number it stands at, to send
+    /// as a fresh snapshot before what was queued after it.
+    private var resyncFrom: (graph: HomeGraph, seq: UInt64)?
     private(set) var ended = false
     /// The policy is disconnect and the queue overflowed.
     private(set) var overflowed = false
@@ -63,70 +55,71 @@ struct SubscriptionState {
             policy: options.policy)
     }
 
-    // MARK: Taking events (at registration, then on the subscription's event loop)
+    // MARK: The publisher's side (under the store's lock)
 
-    /// Sets what is sent before anything queued, offers the events a resume
-    /// replays, and marks everything up to `seq` (where the store stood) as covered.
-    mutating func start(with items: [SinkItem], replay: [PublishedEvent], through seq: UInt64) {
+    /// Sets what is sent before anything queued (once, at registration).
+    mutating func start(with items: [SinkItem]) {
         preamble = items
-        for event in replay { _ = offer(event) }
-        offeredThrough = max(offeredThrough, seq)
     }
 
-    /// Offers a published event: the filter decides on its route, then the queue
-    /// and its policy take it.
+    /// Offers a published event.
     ///
-    /// - Returns: true when the subscription must be flushed (it was not listed yet).
-    mutating func offer(_ published: PublishedEvent) -> Bool {
-        let event = published.event
-        guard !ended, event.seq > offeredThrough else { return false }
-        offeredThrough = event.seq
-        applyScopeChanges(forEventAt: event.seq)
-        guard matches(event, route: published.route) else { return false }
-        let mergeable = published.route.mergeable
+    /// - Parameters:
+    ///   - characteristic: for a value event, where its characteristic is in the
+    ///     graph's table, looked up once by the publisher for all subscribers.
+    ///   - graph: the graph after the commit that published the event, which
+    ///     stands at `graphSeq`; a resync sends it.
+    ///   - layoutVersion: the store's layout version of `graph`.
+    ///   - mergeable: false for occurrences that must never be coalesced.
+    ///   - share: called when the event is queued: the publisher's object shared
+    ///     with the other subscribers, or nil to queue a copy of the event.
+    /// - Returns: true when the subscription must be listed with its loop's flusher.
+    mutating func offer(
+        _ event: HomeEvent, characteristic: HomeGraph.CharacteristicIndex?, in graph: HomeGraph,
+        graphSeq: UInt64, layoutVersion: UInt64, mergeable: Bool,
+        share: () -> PublishedEvent?
+    ) -> Bool {
+        guard !ended, matches(event, characteristic: characteristic, in: graph, layoutVersion: layoutVersion) else {
+            return false
+        }
+        // Already in the pending resync's snapshot.
+        if let resyncFrom, event.seq <= resyncFrom.seq { return false }
         if !mergeable, case .value(let change) = event.body { occurrenceIDs.insert(change.characteristicID) }
-        switch queue.push(published.packed.map(QueuedEvent.packed) ?? .own(event), mergeable: mergeable) {
+        let queued = share().map(QueuedEvent.shared) ?? .own(event)
+        switch queue.push(queued, mergeable: mergeable) {
         case .queued, .absorbed: break
         case .overflow: overflowed = true
-        case .resync: resyncDue = true
+        case .resync: resyncFrom = (graph, graphSeq)
         }
         guard !wakeScheduled else { return false }
         wakeScheduled = true
         return true
     }
 
-    /// Widens or narrows the filter for the events after `seq` (the store's
-    /// sequence number when the change was asked).
-    mutating func updateScope(after seq: UInt64, _ change: (inout SubscriptionScope) -> Void) {
-        var next = scopeChanges.last?.scope ?? scope
-        change(&next)
-        scopeChanges.append((seq, next))
-    }
-
-    private mutating func applyScopeChanges(forEventAt seq: UInt64) {
-        while let first = scopeChanges.first, first.after < seq {
-            scope = first.scope
-            lastVerdict = nil
-            scopeChanges.removeFirst()
-        }
+    /// Widens or narrows the filter, between two events.
+    mutating func updateScope(_ change: (inout SubscriptionScope) -> Void) {
+        change(&scope)
+        lastVerdict = nil
     }
 
     /// The scope's verdict, from `lastVerdict` when it is about the same
     /// characteristic in the same layout.
-    private mutating func matches(_ event: HomeEvent, route: EventRoute) -> Bool {
+    private mutating func matches(
+        _ event: HomeEvent, characteristic: HomeGraph.CharacteristicIndex?, in graph: HomeGraph,
+        layoutVersion: UInt64
+    ) -> Bool {
         if options.excludeOwn && event.origin.kind == .client && event.origin.connectionID == options.connectionID {
             return false
         }
         guard case .value(let change) = event.body else {
-            return scope.matches(event, route: route)
+            return scope.matches(event, characteristic: characteristic, in: graph)
         }
-        if let last = lastVerdict, last.characteristicID == change.characteristicID,
-            last.layoutVersion == route.layoutVersion
+        if let last = lastVerdict, last.characteristicID == change.characteristicID, last.layoutVersion == layoutVersion
         {
             return last.matches
         }
-        let verdict = scope.matches(event, route: route)
-        lastVerdict = (change.characteristicID, route.layoutVersion, verdict)
+        let verdict = scope.matches(event, characteristic: characteristic, in: graph)
+        lastVerdict = (change.characteristicID, layoutVersion, verdict)
         return verdict
     }
 
@@ -139,17 +132,12 @@ struct SubscriptionState {
         case items([SinkItem], resumeAfter: UInt64?)
         /// The policy is disconnect and the queue overflowed: end the stream.
         case overflowed
-        /// A resync is due: call again with a snapshot of the graph.
-        case needsSnapshot
         case nothing
     }
 
     /// Takes the next batch to send, at most `max` queued events, counting them as
     /// sent (they are handed to the channel right after).
-    ///
-    /// - Parameter snapshot: the graph and the sequence number it stands at, for a
-    ///   due resync (`needsSnapshot` asks for it).
-    mutating func nextBatch(max: Int, nowMs: Int64, snapshot: (graph: HomeGraph, seq: UInt64)? = nil) -> Batch {
+    mutating func nextBatch(max: Int, nowMs: Int64) -> Batch {
         wakeScheduled = false
         if ended { return .nothing }
         if !preamble.isEmpty {
@@ -158,14 +146,9 @@ struct SubscriptionState {
             return .items(preamble, resumeAfter: nil)
         }
         if overflowed { return .overflowed }
-        if resyncDue {
-            guard let (graph, seq) = snapshot else { return .needsSnapshot }
-            resyncDue = false
-            // The snapshot stands after everything queued, and after what is still
-            // on its way up to `seq`.
+        if let (graph, seq) = resyncFrom {
+            resyncFrom = nil
             queue.resynced()
-            offeredThrough = Swift.max(offeredThrough, seq)
-            applyScopeChanges(forEventAt: seq &+ 1)
             let items = SubscriptionSnapshot.items(
                 for: scope, in: graph, seq: seq,
                 leading: StreamMarker(
@@ -187,7 +170,7 @@ struct SubscriptionState {
 
     /// Whether more is waiting after the last batch (a flush goes on while it is).
     var hasMore: Bool {
-        !ended && (!preamble.isEmpty || !queue.isEmpty || resyncDue || overflowed)
+        !ended && (!preamble.isEmpty || !queue.isEmpty || resyncFrom != nil || overflowed)
     }
 
     /// Rate shaping: value events of a characteristic sent less than the minimum
@@ -260,7 +243,7 @@ struct SubscriptionState {
             held = [:]
             heldSince = [:]
             preamble = []
-            resyncDue = false
+            resyncFrom = nil
         }
         return ended
     }

@@ -3,26 +3,28 @@ internal import HomeModel
 internal import NIOCore
 internal import Synchronization
 
-/// What the store and its event loop's `LoopFlusher` see of a subscription. The
-/// store registers it and changes its filter; the flusher hands it what was
-/// published. The one call the other way: a subscription that fell too far
-/// behind asks for a fresh snapshot (`snapshotSource`), outside its own lock.
+/// What the store sees of a subscription: the one interface between them, called in
+/// one direction (the store offers; a subscription never calls the store).
 protocol Subscriber: AnyObject, Sendable {
     var subscriptionID: UInt64 { get }
     var connectionID: UInt64 { get }
 
-    /// Sets what the stream sends before anything offered, with the events a
-    /// resume replays (once, at registration, under the store's lock, so that
-    /// nothing falls between them); events up to `seq` are covered by them.
-    func start(with items: [SinkItem], replay: [PublishedEvent], through seq: UInt64)
+    /// Sets what the stream sends before anything offered (once, at registration,
+    /// under the store's lock so that nothing falls between the two).
+    func start(with items: [SinkItem])
 
-    /// Takes events published since the last call, on the subscription's event loop.
+    /// Offers a published event, under the store's lock; never waits.
     ///
-    /// - Returns: true when the subscription must be flushed.
-    func take(_ events: [PublishedEvent]) -> Bool
+    /// - Returns: the flusher to schedule once the lock is released, when the
+    ///   subscription was just listed with it.
+    func offer(
+        _ event: HomeEvent, characteristic: HomeGraph.CharacteristicIndex?, in graph: HomeGraph,
+        graphSeq: UInt64, layoutVersion: UInt64, mergeable: Bool,
+        share: () -> PublishedEvent?
+    ) -> LoopFlusher?
 
-    /// Widens or narrows the filter for the events after `seq`, under the store's lock.
-    func updateScope(after seq: UInt64, _ change: (inout SubscriptionScope) -> Void)
+    /// Widens or narrows the filter, under the store's lock (between two events).
+    func updateScope(_ change: (inout SubscriptionScope) -> Void)
 
     var statistics: SubscriptionStats { get }
 }
@@ -30,7 +32,7 @@ protocol Subscriber: AnyObject, Sendable {
 /// One server-streaming subscription's writer: it owns the channel, the timers and
 /// the encoding, and sends what its `SubscriptionState` decides.
 ///
-/// Its event loop's `LoopFlusher` hands it what was published; `flush()` — the
+/// The publisher offers under the store's lock and never waits; `flush()` — the
 /// one entry point for sending, run on the connection's event loop — drains the
 /// state into batched frames and stops while the socket is not writable, so a slow
 /// reader fills only its own queue, whose policy then applies.
@@ -40,10 +42,10 @@ final class SubscriptionStream: Subscriber {
     let connectionID: UInt64
     private let channel: any Channel
     private let encoder: StreamMessageEncoder
-    /// Hands this stream what was published, with the other streams of its event loop.
+    /// Batches this stream's flushes with the other streams of its event loop.
     let flusher: LoopFlusher
-    /// The graph and its sequence number now, for a resync.
-    private let snapshotSource: @Sendable () -> (graph: HomeGraph, seq: UInt64)
+    /// The daemon's sequence number as last published, for heartbeats.
+    private let publishedSeq: PublishedSequence
     /// Called once on the event loop when the stream ends, whichever side ended it.
     private let onEnd: @Sendable () -> Void
     private let state: Mutex<SubscriptionState>
@@ -60,8 +62,7 @@ final class SubscriptionStream: Subscriber {
 
     init(
         subscriptionID: UInt64, callID: UInt64, state: SubscriptionState, journalID: String, journalField: ByteBuffer,
-        channel: any Channel, frameSize: Int, flusher: LoopFlusher,
-        snapshotSource: @escaping @Sendable () -> (graph: HomeGraph, seq: UInt64),
+        channel: any Channel, frameSize: Int, flusher: LoopFlusher, publishedSeq: PublishedSequence,
         onEnd: @escaping @Sendable () -> Void
     ) {
         self.subscriptionID = subscriptionID
@@ -72,16 +73,16 @@ final class SubscriptionStream: Subscriber {
             callID: callID, journalID: journalID, journalField: journalField,
             frameSize: frameSize)
         self.flusher = flusher
-        self.snapshotSource = snapshotSource
+        self.publishedSeq = publishedSeq
         self.onEnd = onEnd
         self.state = Mutex(state)
     }
 
     // MARK: Subscriber
 
-    func start(with items: [SinkItem], replay: [PublishedEvent], through seq: UInt64) {
+    func start(with items: [SinkItem]) {
         let heartbeatMs = state.withLock { state in
-            state.start(with: items, replay: replay, through: seq)
+            state.start(with: items)
             return state.options.heartbeatMs
         }
         channel.eventLoop.execute { self.flush() }
@@ -93,16 +94,23 @@ final class SubscriptionStream: Subscriber {
         timers.withLock { $0.heartbeat = task }
     }
 
-    func take(_ events: [PublishedEvent]) -> Bool {
+    func offer(
+        _ event: HomeEvent, characteristic: HomeGraph.CharacteristicIndex?, in graph: HomeGraph,
+        graphSeq: UInt64, layoutVersion: UInt64, mergeable: Bool,
+        share: () -> PublishedEvent?
+    ) -> LoopFlusher? {
         state.withLock { state in
-            var wake = false
-            for event in events where state.offer(event) { wake = true }
-            return wake
+            guard
+                state.offer(
+                    event, characteristic: characteristic, in: graph, graphSeq: graphSeq,
+                    layoutVersion: layoutVersion, mergeable: mergeable, share: share)
+            else { return nil }
+            return flusher.enqueue(self) ? flusher : nil
         }
     }
 
-    func updateScope(after seq: UInt64, _ change: (inout SubscriptionScope) -> Void) {
-        state.withLock { $0.updateScope(after: seq, change) }
+    func updateScope(_ change: (inout SubscriptionScope) -> Void) {
+        state.withLock { $0.updateScope(change) }
     }
 
     var statistics: SubscriptionStats {
@@ -118,22 +126,18 @@ final class SubscriptionStream: Subscriber {
 
     /// Sends what is pending while the socket takes it: the one way anything is sent.
     ///
-    /// One lock per batch, which also records the batch as sent.
+    /// One lock per batch, which also records the batch as sent (the publisher
+    /// takes this lock for every event it offers, so each acquisition here can make
+    /// it wait).
     func flush() {
         channel.eventLoop.preconditionInEventLoop()
         var wroteAnything = false
         defer { if wroteAnything { channel.flush() } }
-        var snapshot: (graph: HomeGraph, seq: UInt64)?
         while channel.isActive && channel.isWritable {
             let (batch, more) = state.withLock { state in
-                (state.nextBatch(max: Self.batchSize, nowMs: currentTimeMs(), snapshot: snapshot), state.hasMore)
+                (state.nextBatch(max: Self.batchSize, nowMs: currentTimeMs()), state.hasMore)
             }
-            snapshot = nil
             switch batch {
-            case .needsSnapshot:
-                // Taken outside the state's lock: the store takes that lock under its own.
-                snapshot = snapshotSource()
-                continue
             case .nothing:
                 scheduleHeldFlushIfNeeded()
                 return
@@ -181,10 +185,12 @@ final class SubscriptionStream: Subscriber {
     /// and nothing is pending: its sequence number says the stream is complete up
     /// to there.
     private func heartbeatIfQuiet() {
+        // Read before the state: every event up to it was offered already.
+        let seq = publishedSeq.value
         let items: [SinkItem]? = state.withLock { state in
             let now = currentTimeMs()
             guard state.isQuiet(nowMs: now) else { return nil }
-            let items: [SinkItem] = [.marker(StreamMarker(kind: .heartbeat, seq: state.offeredThrough))]
+            let items: [SinkItem] = [.marker(StreamMarker(kind: .heartbeat, seq: seq))]
             state.recordSent(items, nowMs: now)
             return items
         }
@@ -228,5 +234,17 @@ extension SubscriptionStream: ServerStreamCall {
 
     func resumeWriting() {
         flush()
+    }
+}
+
+/// The daemon's last published sequence number, readable without the store's lock
+/// (heartbeats say the stream is complete up to it).
+final class PublishedSequence: Sendable {
+    private let seq = Atomic<UInt64>(0)
+
+    var value: UInt64 { seq.load(ordering: .acquiring) }
+
+    func publish(_ value: UInt64) {
+        seq.store(value, ordering: .releasing)
     }
 }
