@@ -432,7 +432,7 @@ class MessageWriter:
             "        serialize(into: &buffer)",
             "    }",
             "",
-            "    public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {",
+            "    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {",
             "        try self.init(serialized: bytes)",
             "    }",
             "}",

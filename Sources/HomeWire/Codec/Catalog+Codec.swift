@@ -9,7 +9,7 @@ extension ListTypesResponse: WireMessage {
         ).serialize(into: &buffer)
     }
 
-    public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
         let wire = try Proto.ListTypesResponse(serialized: bytes)
         self.init(
             characteristicTypes: wire.characteristicTypes.map(CharacteristicTypeInfo.init),

@@ -9,7 +9,7 @@ extension LayoutRequest: WireMessage {
     /// Stricter than decoding the daemon's own answers: a request that is
     /// incomplete or carries an enum number this schema does not define is
     /// refused with INVALID_ARGUMENT rather than read with a default.
-    public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
         let wire = try Proto.LayoutRequest(serialized: bytes)
         guard let op = wire.op else {
             throw HomeError(.invalidArgument, "the layout request names no operation (field op is empty or unknown)")
@@ -171,7 +171,7 @@ extension LayoutResponse: WireMessage {
             .serialize(into: &buffer)
     }
 
-    public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
         let wire = try Proto.LayoutResponse(serialized: bytes)
         var events: [HomeEvent] = []
         for event in wire.events { events.append(try HomeEvent(event)) }

@@ -1,4 +1,3 @@
-internal import CHomeProto
 public import HomeModel
 public import NIOCore
 
@@ -7,7 +6,7 @@ public protocol WireMessage: Sendable {
     /// Appends the message's encoding (no frame header) to `buffer`.
     func encode(into buffer: inout ByteBuffer)
     /// Decodes the message; a malformed or invalid one is `INVALID_ARGUMENT`.
-    init(wire bytes: UnsafeRawBufferPointer) throws(HomeError)
+    @_spi(Wire) init(wire bytes: UnsafeRawBufferPointer) throws(HomeError)
 }
 
 // Inlinable so that callers in other modules get them specialized for their
@@ -21,19 +20,12 @@ extension WireMessage {
         return Array(buffer.readableBytesView)
     }
 
-    @inlinable
+    @_spi(Wire) @inlinable
     public init(wire bytes: [UInt8]) throws(HomeError) {
         let result: Result<Self, HomeError> = bytes.withUnsafeBytes { raw in
             do throws(HomeError) { return .success(try Self(wire: raw)) } catch { return .failure(error) }
         }
         self = try result.get()
-    }
-}
-
-extension HomeError {
-    fileprivate static func status(_ code: Home__V1__StatusCode, _ message: UnsafeMutablePointer<CChar>?) -> HomeError?
-    {
-        HomeError.Code(wireValue: Int(code.rawValue)).map { HomeError($0, swiftString(message)) }
     }
 }
 
@@ -76,7 +68,7 @@ extension GetHomeResponse: WireMessage {
         Self.encodeHomes(graph: graph, homeIDs: graph.homeOrder, seq: seq, journalID: journalID, into: &buffer)
     }
 
-    public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
         let wire = try Proto.GetHomeResponse(serialized: bytes)
         guard wire.nextPageToken.isEmpty else {
             throw HomeError(
@@ -105,7 +97,7 @@ public struct GetHomePage: WireMessage {
         self.encoded = encoded
     }
 
-    public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
         self.encoded = ByteBuffer(bytes: bytes)
     }
 
@@ -168,7 +160,7 @@ extension ReadCharacteristicsRequest: WireMessage {
         Proto.ReadCharacteristicsRequest(characteristicIDs: characteristicIDs, fresh: fresh).serialize(into: &buffer)
     }
 
-    public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
         let wire = try Proto.ReadCharacteristicsRequest(serialized: bytes)
         self.init(characteristicIDs: wire.characteristicIDs, fresh: wire.fresh)
     }
@@ -186,7 +178,7 @@ extension ReadCharacteristicsResponse: WireMessage {
         ).serialize(into: &buffer)
     }
 
-    public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
         let wire = try Proto.ReadCharacteristicsResponse(serialized: bytes)
         self.init(
             reads: wire.reads.map {
@@ -208,7 +200,7 @@ extension WriteCharacteristicsRequest: WireMessage {
         ).serialize(into: &buffer)
     }
 
-    public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
         let wire = try Proto.WriteCharacteristicsRequest(serialized: bytes)
         var writes: [CharacteristicWrite] = []
         writes.reserveCapacity(wire.writes.count)
@@ -249,7 +241,7 @@ extension WriteCharacteristicsResponse: WireMessage {
             .serialize(into: &buffer)
     }
 
-    public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
         let wire = try Proto.WriteCharacteristicsResponse(serialized: bytes)
         self.init(results: wire.results.map(WriteResult.init), seq: wire.seq)
     }
@@ -265,7 +257,7 @@ extension SubscribeRequest: WireMessage {
         ).serialize(into: &buffer)
     }
 
-    public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
         let wire = try Proto.SubscribeRequest(serialized: bytes)
         self.init(
             filter: try SubscriptionFilter(wire.filter), snapshot: wire.snapshot, sinceSeq: wire.sinceSeq,
@@ -300,7 +292,7 @@ extension ListAccessoriesResponse: WireMessage {
         ).serialize(into: &buffer)
     }
 
-    public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
         let wire = try Proto.ListAccessoriesResponse(serialized: bytes)
         // Decoded through a synthetic home so the tables fill exactly as GetHome's do.
         var tables = DecodedTables()

@@ -1,4 +1,3 @@
-internal import CHomeProto
 public import HomeModel
 
 // The home model on the wire: model values to their generated `Proto` mirrors

@@ -7,7 +7,7 @@ extension ExecuteActionSetResponse: WireMessage {
             .serialize(into: &buffer)
     }
 
-    public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
         let wire = try Proto.ExecuteActionSetResponse(serialized: bytes)
         self.init(results: wire.results.map(WriteResult.init), seq: wire.seq)
     }

@@ -40,7 +40,7 @@ extension ModifySubscriptionRequest: WireMessage {
         ).serialize(into: &buffer)
     }
 
-    public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
         let wire = try Proto.ModifySubscriptionRequest(serialized: bytes)
         self.init(
             callID: wire.callID, add: try SubscriptionFilter(wire.add), remove: try SubscriptionFilter(wire.remove))
@@ -64,7 +64,7 @@ extension GetStatsResponse: WireMessage {
         Proto.GetStatsResponse(connections: connections, seq: seq).serialize(into: &buffer)
     }
 
-    public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
         let wire = try Proto.GetStatsResponse(serialized: bytes)
         let connections = wire.connections.map { connection in
             ConnectionStats(

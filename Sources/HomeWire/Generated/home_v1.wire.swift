@@ -886,7 +886,7 @@ extension Hello: WireMessage {
         serialize(into: &buffer)
     }
 
-    public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
         try self.init(serialized: bytes)
     }
 }
@@ -928,7 +928,7 @@ extension HelloReply: WireMessage {
         serialize(into: &buffer)
     }
 
-    public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
         try self.init(serialized: bytes)
     }
 }
@@ -964,7 +964,7 @@ extension CallOpen: WireMessage {
         serialize(into: &buffer)
     }
 
-    public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
         try self.init(serialized: bytes)
     }
 }
@@ -1804,7 +1804,7 @@ extension GetHomeRequest: WireMessage {
         serialize(into: &buffer)
     }
 
-    public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
         try self.init(serialized: bytes)
     }
 }
@@ -1857,7 +1857,7 @@ extension ListAccessoriesRequest: WireMessage {
         serialize(into: &buffer)
     }
 
-    public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
         try self.init(serialized: bytes)
     }
 }
@@ -2221,7 +2221,7 @@ extension GetStatusRequest: WireMessage {
         serialize(into: &buffer)
     }
 
-    public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
         try self.init(serialized: bytes)
     }
 }
@@ -2270,7 +2270,7 @@ extension GetStatusResponse: WireMessage {
         serialize(into: &buffer)
     }
 
-    public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
         try self.init(serialized: bytes)
     }
 }
@@ -2760,7 +2760,7 @@ extension ListTypesRequest: WireMessage {
         serialize(into: &buffer)
     }
 
-    public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
         try self.init(serialized: bytes)
     }
 }
@@ -2960,7 +2960,7 @@ extension ModifySubscriptionResponse: WireMessage {
         serialize(into: &buffer)
     }
 
-    public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
         try self.init(serialized: bytes)
     }
 }
@@ -2983,7 +2983,7 @@ extension GetStatsRequest: WireMessage {
         serialize(into: &buffer)
     }
 
-    public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
         try self.init(serialized: bytes)
     }
 }
@@ -3091,7 +3091,7 @@ extension ExecuteActionSetRequest: WireMessage {
         serialize(into: &buffer)
     }
 
-    public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
         try self.init(serialized: bytes)
     }
 }

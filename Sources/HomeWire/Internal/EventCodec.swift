@@ -205,7 +205,7 @@ extension SubscribeResponse: WireMessage {
         packMessage(message, into: &buffer, withFrameHeader: false)
     }
 
-    public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
         self = try Self.decode(bytes, checkStrings: true)
     }
 
