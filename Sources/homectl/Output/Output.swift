@@ -56,7 +56,9 @@ enum Output {
 }
 
 /// A JSON value with keys kept in the order they were written, so `--json` output
-/// and `watch` lines have a stable, documented field order.
+/// and `watch` lines have a stable, documented field order (Foundation's encoders
+/// sort keys or leave them unordered). Strings and numbers are written by
+/// Foundation's `JSONSerialization`, escaping included; only the order is ours.
 indirect enum JSON {
     case null
     case bool(Bool)
@@ -79,13 +81,9 @@ indirect enum JSON {
         case .bool(let value): out += value ? "true" : "false"
         case .int(let value): out += String(value)
         case .uint(let value): out += String(value)
-        case .double(let value):
-            if value.isFinite {
-                out += value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) + ".0" : String(value)
-            } else {
-                out += "null"
-            }
-        case .string(let value): JSON.escape(value, into: &out)
+        // JSON has no NaN or infinity: those are null.
+        case .double(let value): out += value.isFinite ? Self.fragment(value) : "null"
+        case .string(let value): out += Self.fragment(value)
         case .array(let values):
             out += "["
             for (index, value) in values.enumerated() {
@@ -97,7 +95,7 @@ indirect enum JSON {
             out += "{"
             for (index, (key, value)) in fields.enumerated() {
                 if index > 0 { out += "," }
-                JSON.escape(key, into: &out)
+                out += Self.fragment(key)
                 out += ":"
                 value.write(to: &out)
             }
@@ -105,22 +103,13 @@ indirect enum JSON {
         }
     }
 
-    private static func escape(_ string: String, into out: inout String) {
-        out += "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        out += "\""
+    /// A string or a finite number as JSON text.
+    private static func fragment(_ value: Any) -> String {
+        guard
+            let data = try? JSONSerialization.data(
+                withJSONObject: value, options: [.fragmentsAllowed, .withoutEscapingSlashes])
+        else { return "null" }
+        return String(decoding: data, as: UTF8.self)
     }
 }
 
@@ -142,17 +131,23 @@ func base64(_ bytes: [UInt8]) -> String {
     Data(bytes).base64EncodedString()
 }
 
-/// ISO 8601 UTC with milliseconds, e.g. "2026-11-21T20:05:01.123Z".
+/// ISO 8601 UTC with milliseconds, e.g. "2026-11-21T20:05:01.123Z". The whole
+/// seconds go through Foundation's formatter and the milliseconds are added as
+/// digits, so no floating-point rounding can change them.
 func isoTime(_ ms: Int64) -> String {
-    var seconds = time_t(ms / 1000)
-    var parts = tm()
-    gmtime_r(&seconds, &parts)
-    func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-    let millis = Int(ms % 1000)
-    let millisText = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
-    return
-        "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(millisText)Z"
+    let seconds = ms.quotientAndRemainder(dividingBy: 1000)
+    let whole = seconds.remainder < 0 ? seconds.quotient - 1 : seconds.quotient
+    let millis = Int(ms - whole * 1000)
+    let formatted = isoFormatter.string(from: Date(timeIntervalSince1970: TimeInterval(whole)))
+    let digits = String(millis)
+    return formatted.dropLast() + "." + String(repeating: "0", count: 3 - digits.count) + digits + "Z"
 }
+
+private nonisolated(unsafe) let isoFormatter: ISO8601DateFormatter = {
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withInternetDateTime]
+    return formatter
+}()
 
 extension AccessoryCategory {
     /// A person's name for the category ("garage door opener").
