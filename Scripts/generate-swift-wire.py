@@ -5,9 +5,11 @@ Reads the FileDescriptorSet of Protos/ (with source info, for the comments) and
 writes Sources/HomeWire/Generated/home_v1.wire.swift:
 
   - for every message, a Swift value type mirroring it field for field (in the
-    `Proto` namespace, internal to HomeWire; or, for the messages listed in
-    PUBLIC_MESSAGES, the public API type itself), with `init(c:)` copying a
-    protobuf-c tree into it and `build(in:)` building one in a `CArena`;
+    `Proto` namespace, internal to HomeWire, with `let`s and no defaults, so that
+    a field added to the schema is a compile error in every mapping that builds
+    the message; or, for the messages listed in PUBLIC_MESSAGES, the public API
+    type itself), with `init(c:)` copying a protobuf-c tree into it and
+    `build(in:)` building one in a `CArena`;
   - for every enum the model owns, its number table: `wireNumber` and
     `init?(wireNumber:)` on the model's Swift enum, as exhaustive switches, so
     that a case missing on either side is a compile error, not a wrong number.
@@ -213,6 +215,15 @@ class MessageWriter:
 
     # -- the type --------------------------------------------------------------
 
+    def member(self, name, swift, default):
+        """A stored property. The API's types are `var`s with defaults; the internal
+        mirrors are `let`s without: every mapping that builds one must say what each
+        field is, so a field added to the schema is a compile error there, not a
+        silent zero on the wire."""
+        if self.access:
+            return f"{self.access}var {name}: {swift} = {default}"
+        return f"let {name}: {swift}"
+
     def declaration(self):
         lines = []
         indent = "    " if not self.access else ""
@@ -238,7 +249,7 @@ class MessageWriter:
                     lines += self.schema.doc([4, self.index, 2, member_index], inner + "    ")
                     lines.append(f"{inner}    case {escaped(camel(member.name))}({self.value_type(member)})")
                 lines.append(f"{inner}}}")
-                lines.append(f"{inner}{self.access}var {escaped(camel(oneof))}: {type_name}? = nil")
+                lines.append(f"{inner}{self.member(escaped(camel(oneof)), f'{type_name}?', 'nil')}")
                 parameters.append((escaped(camel(oneof)), f"{type_name}?", "nil"))
                 continue
             if not field_doc and self.is_presence(field):
@@ -252,7 +263,7 @@ class MessageWriter:
                 swift, default = f"{self.value_type(field)}?", "nil"
             else:
                 swift, default = self.value_type(field), self.default(field)
-            lines.append(f"{inner}{self.access}var {name}: {swift} = {default}")
+            lines.append(f"{inner}{self.member(name, swift, default)}")
             parameters.append((name, swift, default))
         if self.access:
             # A public type needs its memberwise initializer spelled out.
@@ -296,7 +307,8 @@ class MessageWriter:
             lines.append(f"    init(c source: {self.c_type}) {{ self.init() }}")
         else:
             lines.append(f"    init(c source: {self.c_type}) {{")
-            lines.append("        self.init()")
+            if self.access:
+                lines.append("        self.init()")
             done = set()
             for field in fields:
                 name = escaped(camel(field.name))
@@ -319,16 +331,15 @@ class MessageWriter:
                             lines.append(
                                 f"            {escaped(camel(oneof))} = .{case}({self.decode_value(member, member_c)})")
                     lines.append("        default:")
-                    lines.append("            break")
+                    lines.append(f"            {escaped(camel(oneof))} = nil")
                     lines.append("        }")
                 elif self.is_presence(field):
-                    lines.append(f"        if source.{self.oneof_name(field.oneof_index)}_case == "
-                                 f"{self.case_constant(field)} {{")
+                    present = f"source.{self.oneof_name(field.oneof_index)}_case == {self.case_constant(field)}"
                     if field.type == F.TYPE_MESSAGE:
-                        lines.append(f"            {name} = {c}.map {{ {self.value_type(field)}(c: $0.pointee) }}")
+                        value = f"{c}.map {{ {self.value_type(field)}(c: $0.pointee) }}"
                     else:
-                        lines.append(f"            {name} = {self.decode_value(field, c)}")
-                    lines.append("        }")
+                        value = self.decode_value(field, c)
+                    lines.append(f"        {name} = {present} ? {value} : nil")
                 elif field.label == F.LABEL_REPEATED:
                     count = f"source.n_{field.name}"
                     if field.type in (F.TYPE_UINT64, F.TYPE_INT64, F.TYPE_UINT32, F.TYPE_INT32, F.TYPE_DOUBLE):

@@ -56,7 +56,11 @@ struct DecodedTables {
     private static func triggerKind(_ kind: Proto.Trigger.Kind?) -> TriggerKind {
         guard case .event(let event)? = kind else {
             let timer: Proto.TimerTrigger
-            if case .timer(let wire)? = kind { timer = wire } else { timer = Proto.TimerTrigger() }
+            if case .timer(let wire)? = kind {
+                timer = wire
+            } else {
+                timer = Proto.TimerTrigger(fireDateMs: 0, timeZone: "", recurrence: 0)
+            }
             return .timer(
                 fireDateMs: timer.fireDateMs, timeZone: timer.timeZone,
                 recurrence: .fromWire(timer.recurrence, default: .none))

@@ -37,7 +37,7 @@ extension GetHomeResponse: WireMessage {
     ) {
         Proto.GetHomeResponse(
             homes: homeIDs.compactMap { id in graph.homes[id].map { Proto.Home($0, in: graph) } }, seq: seq,
-            journalID: journalID
+            journalID: journalID, nextPageToken: ""
         ).serialize(into: &buffer)
     }
 
@@ -296,7 +296,10 @@ extension ListAccessoriesResponse: WireMessage {
         let wire = try Proto.ListAccessoriesResponse(serialized: bytes)
         // Decoded through a synthetic home so the tables fill exactly as GetHome's do.
         var tables = DecodedTables()
-        tables.add(home: Proto.Home(rooms: wire.rooms, accessories: wire.accessories))
+        tables.add(
+            home: Proto.Home(
+                id: 0, name: "", primary: false, defaultRoomID: 0, rooms: wire.rooms, zones: [],
+                accessories: wire.accessories, serviceGroups: [], actionSets: [], triggers: []))
         self.init(
             accessories: wire.accessories.compactMap { tables.accessories[$0.id] },
             rooms: wire.rooms.compactMap { tables.rooms[$0.id] }, services: tables.services,

@@ -240,16 +240,19 @@ extension Proto.Home {
     /// A home with only the given accessories; without its other tables (and
     /// name) when `withTables` is false: a later page of a paged GetHome.
     init(_ home: Home, in graph: HomeGraph, accessoryIDs: ArraySlice<ObjectID>, withTables: Bool) {
-        id = home.id
-        accessories = accessoryIDs.compactMap { id in graph.accessories[id].map { Proto.Accessory($0, in: graph) } }
-        guard withTables else { return }
-        name = home.name
-        primary = home.isPrimary
-        defaultRoomID = home.defaultRoomID
-        rooms = home.roomIDs.compactMap { graph.rooms[$0].map(Proto.Room.init) }
-        zones = home.zoneIDs.compactMap { graph.zones[$0].map(Proto.Zone.init) }
-        serviceGroups = home.serviceGroupIDs.compactMap { graph.serviceGroups[$0].map(Proto.ServiceGroup.init) }
-        actionSets = home.actionSetIDs.compactMap { graph.actionSets[$0].map(Proto.ActionSet.init) }
-        triggers = home.triggerIDs.compactMap { graph.triggers[$0].map(Proto.Trigger.init) }
+        let accessories = accessoryIDs.compactMap { id in graph.accessories[id].map { Proto.Accessory($0, in: graph) } }
+        guard withTables else {
+            self.init(
+                id: home.id, name: "", primary: false, defaultRoomID: 0, rooms: [], zones: [],
+                accessories: accessories, serviceGroups: [], actionSets: [], triggers: [])
+            return
+        }
+        self.init(
+            id: home.id, name: home.name, primary: home.isPrimary, defaultRoomID: home.defaultRoomID,
+            rooms: home.roomIDs.compactMap { graph.rooms[$0].map(Proto.Room.init) },
+            zones: home.zoneIDs.compactMap { graph.zones[$0].map(Proto.Zone.init) }, accessories: accessories,
+            serviceGroups: home.serviceGroupIDs.compactMap { graph.serviceGroups[$0].map(Proto.ServiceGroup.init) },
+            actionSets: home.actionSetIDs.compactMap { graph.actionSets[$0].map(Proto.ActionSet.init) },
+            triggers: home.triggerIDs.compactMap { graph.triggers[$0].map(Proto.Trigger.init) })
     }
 }

@@ -14,7 +14,7 @@ extension Proto {
     struct Frame: Sendable {
         /// Chosen by the client, unique among its open calls. 0 is the connection itself
         /// (hello, ping, go-away).
-        var callID: UInt64 = 0
+        let callID: UInt64
         enum Kind: Sendable {
             case hello(Hello)
             case helloReply(HelloReply)
@@ -26,36 +26,36 @@ extension Proto {
             case pong(Proto.Pong)
             case goAway(Proto.GoAway)
         }
-        var kind: Kind? = nil
+        let kind: Kind?
     }
 
     struct CallMessage: Sendable {
-        var payload: [UInt8] = []
+        let payload: [UInt8]
     }
 
     struct CallStatus: Sendable {
         /// A `home.v1.StatusCode` number (see `HomeError.Code`).
-        var code: UInt32 = 0
-        var message: String = ""
+        let code: UInt32
+        let message: String
     }
 
     struct CallCancel: Sendable {
     }
 
     struct Ping: Sendable {
-        var nonce: UInt64 = 0
+        let nonce: UInt64
     }
 
     struct Pong: Sendable {
-        var nonce: UInt64 = 0
+        let nonce: UInt64
     }
 
     /// The daemon is shutting down: no new calls are accepted; calls already open
     /// are finished (streams end with UNAVAILABLE) before the connection closes.
     struct GoAway: Sendable {
-        var reason: String = ""
+        let reason: String
         /// The highest call id the daemon accepted on this connection.
-        var lastCallID: UInt64 = 0
+        let lastCallID: UInt64
     }
 
     struct Value: Sendable {
@@ -67,208 +67,208 @@ extension Proto {
             case stringValue(String)
             case dataValue([UInt8])
         }
-        var kind: Kind? = nil
+        let kind: Kind?
     }
 
     struct CharacteristicMetadata: Sendable {
         /// A `home.v1.Format` number (see `CharacteristicFormat`).
-        var format: UInt32 = 0
+        let format: UInt32
         /// A `home.v1.Unit` number (see `CharacteristicUnit`).
-        var unit: UInt32 = 0
-        var minValue: Double? = nil
-        var maxValue: Double? = nil
-        var stepValue: Double? = nil
-        var validValues: [Int64] = []
+        let unit: UInt32
+        let minValue: Double?
+        let maxValue: Double?
+        let stepValue: Double?
+        let validValues: [Int64]
         /// Bit mask of allowed bits for bit-field formats; 0 = not constrained.
-        var validBits: UInt64 = 0
+        let validBits: UInt64
         /// For string/data: the maximum length in bytes; 0 = the default (64 for strings).
-        var maxLength: UInt32 = 0
+        let maxLength: UInt32
     }
 
     struct CharacteristicProperties: Sendable {
-        var readable: Bool = false
-        var writable: Bool = false
-        var supportsEventNotification: Bool = false
-        var hidden: Bool = false
-        var writeResponse: Bool = false
+        let readable: Bool
+        let writable: Bool
+        let supportsEventNotification: Bool
+        let hidden: Bool
+        let writeResponse: Bool
     }
 
     struct Characteristic: Sendable {
-        var id: UInt64 = 0
+        let id: UInt64
         /// HAP UUID in full form, upper case ("00000025-0000-1000-8000-0026BB765291").
-        var type: String = ""
+        let type: String
         /// Catalog name ("On", "Brightness").
-        var typeName: String = ""
-        var properties: Proto.CharacteristicProperties? = nil
-        var metadata: Proto.CharacteristicMetadata? = nil
-        var value: Proto.Value? = nil
+        let typeName: String
+        let properties: Proto.CharacteristicProperties?
+        let metadata: Proto.CharacteristicMetadata?
+        let value: Proto.Value?
         /// Milliseconds since the Unix epoch; 0 when never set.
-        var lastUpdatedMs: Int64 = 0
-        var serviceID: UInt64 = 0
-        var accessoryID: UInt64 = 0
+        let lastUpdatedMs: Int64
+        let serviceID: UInt64
+        let accessoryID: UInt64
     }
 
     struct AccessoryService: Sendable {
-        var id: UInt64 = 0
-        var type: String = ""
-        var typeName: String = ""
-        var name: String = ""
-        var primary: Bool = false
-        var userInteractive: Bool = false
-        var hidden: Bool = false
-        var linkedServiceIDs: [UInt64] = []
-        var characteristics: [Proto.Characteristic] = []
-        var accessoryID: UInt64 = 0
+        let id: UInt64
+        let type: String
+        let typeName: String
+        let name: String
+        let primary: Bool
+        let userInteractive: Bool
+        let hidden: Bool
+        let linkedServiceIDs: [UInt64]
+        let characteristics: [Proto.Characteristic]
+        let accessoryID: UInt64
     }
 
     struct Accessory: Sendable {
-        var id: UInt64 = 0
-        var name: String = ""
-        var roomID: UInt64 = 0
+        let id: UInt64
+        let name: String
+        let roomID: UInt64
         /// A `home.v1.AccessoryCategory` number (see `AccessoryCategory`).
-        var category: UInt32 = 0
-        var manufacturer: String = ""
-        var model: String = ""
-        var serialNumber: String = ""
-        var firmwareRevision: String = ""
-        var reachable: Bool = false
+        let category: UInt32
+        let manufacturer: String
+        let model: String
+        let serialNumber: String
+        let firmwareRevision: String
+        let reachable: Bool
         /// The bridge this accessory is reached through, or 0.
-        var bridgeID: UInt64 = 0
+        let bridgeID: UInt64
         /// For a bridge: the accessories it bridges.
-        var bridgedAccessoryIDs: [UInt64] = []
+        let bridgedAccessoryIDs: [UInt64]
         /// Name of the provider that serves this accessory ("simulator", a client name).
-        var provider: String = ""
-        var services: [Proto.AccessoryService] = []
-        var homeID: UInt64 = 0
+        let provider: String
+        let services: [Proto.AccessoryService]
+        let homeID: UInt64
     }
 
     struct Room: Sendable {
-        var id: UInt64 = 0
-        var name: String = ""
-        var homeID: UInt64 = 0
+        let id: UInt64
+        let name: String
+        let homeID: UInt64
     }
 
     struct Zone: Sendable {
-        var id: UInt64 = 0
-        var name: String = ""
-        var roomIDs: [UInt64] = []
-        var homeID: UInt64 = 0
+        let id: UInt64
+        let name: String
+        let roomIDs: [UInt64]
+        let homeID: UInt64
     }
 
     struct ServiceGroup: Sendable {
-        var id: UInt64 = 0
-        var name: String = ""
-        var serviceIDs: [UInt64] = []
-        var homeID: UInt64 = 0
+        let id: UInt64
+        let name: String
+        let serviceIDs: [UInt64]
+        let homeID: UInt64
     }
 
     struct CharacteristicWriteAction: Sendable {
-        var characteristicID: UInt64 = 0
-        var value: Proto.Value? = nil
+        let characteristicID: UInt64
+        let value: Proto.Value?
     }
 
     struct ActionSet: Sendable {
-        var id: UInt64 = 0
-        var name: String = ""
+        let id: UInt64
+        let name: String
         /// A `home.v1.ActionSetKind` number (see `ActionSetKind`).
-        var kind: UInt32 = 0
-        var actions: [Proto.CharacteristicWriteAction] = []
-        var homeID: UInt64 = 0
+        let kind: UInt32
+        let actions: [Proto.CharacteristicWriteAction]
+        let homeID: UInt64
     }
 
     struct TimerTrigger: Sendable {
-        var fireDateMs: Int64 = 0
-        var timeZone: String = ""
+        let fireDateMs: Int64
+        let timeZone: String
         /// A `home.v1.Recurrence` number (see `Recurrence`).
-        var recurrence: UInt32 = 0
+        let recurrence: UInt32
     }
 
     struct CharacteristicCondition: Sendable {
-        var characteristicID: UInt64 = 0
+        let characteristicID: UInt64
         /// A `home.v1.Comparison` number (see `Comparison`).
-        var comparison: UInt32 = 0
-        var value: Proto.Value? = nil
+        let comparison: UInt32
+        let value: Proto.Value?
     }
 
     struct EventTrigger: Sendable {
-        var characteristicID: UInt64 = 0
+        let characteristicID: UInt64
         /// Fires when the value becomes equal to `value` ...
-        var value: Proto.Value? = nil
+        let value: Proto.Value?
         /// ... or enters the range [min, max] (either bound may be absent).
-        var rangeMin: Double? = nil
-        var rangeMax: Double? = nil
-        var conditions: [Proto.CharacteristicCondition] = []
+        let rangeMin: Double?
+        let rangeMax: Double?
+        let conditions: [Proto.CharacteristicCondition]
     }
 
     struct Trigger: Sendable {
-        var id: UInt64 = 0
-        var name: String = ""
-        var enabled: Bool = false
-        var actionSetIDs: [UInt64] = []
+        let id: UInt64
+        let name: String
+        let enabled: Bool
+        let actionSetIDs: [UInt64]
         enum Kind: Sendable {
             case timer(Proto.TimerTrigger)
             case event(Proto.EventTrigger)
         }
-        var kind: Kind? = nil
-        var homeID: UInt64 = 0
+        let kind: Kind?
+        let homeID: UInt64
     }
 
     struct Home: Sendable {
-        var id: UInt64 = 0
-        var name: String = ""
-        var primary: Bool = false
+        let id: UInt64
+        let name: String
+        let primary: Bool
         /// The room for the entire home: accessories not assigned elsewhere live here.
-        var defaultRoomID: UInt64 = 0
-        var rooms: [Proto.Room] = []
-        var zones: [Proto.Zone] = []
-        var accessories: [Proto.Accessory] = []
-        var serviceGroups: [Proto.ServiceGroup] = []
-        var actionSets: [Proto.ActionSet] = []
-        var triggers: [Proto.Trigger] = []
+        let defaultRoomID: UInt64
+        let rooms: [Proto.Room]
+        let zones: [Proto.Zone]
+        let accessories: [Proto.Accessory]
+        let serviceGroups: [Proto.ServiceGroup]
+        let actionSets: [Proto.ActionSet]
+        let triggers: [Proto.Trigger]
     }
 
     /// Who caused a change.
     struct Origin: Sendable {
         /// A `home.v1.OriginKind` number (see `Origin.Kind`).
-        var kind: UInt32 = 0
-        var connectionID: UInt64 = 0
-        var name: String = ""
+        let kind: UInt32
+        let connectionID: UInt64
+        let name: String
     }
 
     struct ValueChange: Sendable {
-        var accessoryID: UInt64 = 0
-        var serviceID: UInt64 = 0
-        var characteristicID: UInt64 = 0
-        var value: Proto.Value? = nil
+        let accessoryID: UInt64
+        let serviceID: UInt64
+        let characteristicID: UInt64
+        let value: Proto.Value?
         /// How many earlier changes of this characteristic were merged into this one
         /// by a coalescing subscriber queue.
-        var merged: UInt32 = 0
+        let merged: UInt32
     }
 
     struct ReachabilityChange: Sendable {
-        var accessoryID: UInt64 = 0
-        var reachable: Bool = false
+        let accessoryID: UInt64
+        let reachable: Bool
     }
 
     struct LayoutChange: Sendable {
         /// A `home.v1.LayoutAction` number (see `LayoutChange.Action`).
-        var action: UInt32 = 0
+        let action: UInt32
         /// A `home.v1.ObjectKind` number (see `ObjectKind`).
-        var object: UInt32 = 0
-        var objectID: UInt64 = 0
-        var homeID: UInt64 = 0
+        let object: UInt32
+        let objectID: UInt64
+        let homeID: UInt64
         /// The object's name after the change (before it, for a removal).
-        var name: String = ""
+        let name: String
         /// For a move: where it went.
-        var parentID: UInt64 = 0
+        let parentID: UInt64
     }
 
     struct Event: Sendable {
-        var seq: UInt64 = 0
+        let seq: UInt64
         /// A `home.v1.EventKind` number (see `EventKind`).
-        var kind: UInt32 = 0
-        var timeMs: Int64 = 0
-        var origin: Proto.Origin? = nil
+        let kind: UInt32
+        let timeMs: Int64
+        let origin: Proto.Origin?
         enum Body: Sendable {
             case value(Proto.ValueChange)
             case reachability(Proto.ReachabilityChange)
@@ -277,140 +277,140 @@ extension Proto {
             case actionSetID(UInt64)
             case triggerID(UInt64)
         }
-        var body: Body? = nil
+        let body: Body?
     }
 
     struct GetHomeResponse: Sendable {
-        var homes: [Proto.Home] = []
-        var seq: UInt64 = 0
-        var journalID: String = ""
+        let homes: [Proto.Home]
+        let seq: UInt64
+        let journalID: String
         /// Non-empty while more pages follow: ask again with it as page_token.
-        var nextPageToken: String = ""
+        let nextPageToken: String
     }
 
     struct ListAccessoriesResponse: Sendable {
-        var accessories: [Proto.Accessory] = []
-        var rooms: [Proto.Room] = []
+        let accessories: [Proto.Accessory]
+        let rooms: [Proto.Room]
     }
 
     struct ReadCharacteristicsRequest: Sendable {
-        var characteristicIDs: [UInt64] = []
+        let characteristicIDs: [UInt64]
         /// Ask the accessory for a fresh value instead of the daemon's cache.
-        var fresh: Bool = false
+        let fresh: Bool
     }
 
     struct CharacteristicRead: Sendable {
-        var characteristicID: UInt64 = 0
-        var value: Proto.Value? = nil
-        var lastUpdatedMs: Int64 = 0
+        let characteristicID: UInt64
+        let value: Proto.Value?
+        let lastUpdatedMs: Int64
         /// A `home.v1.StatusCode` number (see `HomeError.Code`).
-        var code: UInt32 = 0
-        var message: String = ""
+        let code: UInt32
+        let message: String
     }
 
     struct ReadCharacteristicsResponse: Sendable {
-        var reads: [Proto.CharacteristicRead] = []
-        var seq: UInt64 = 0
+        let reads: [Proto.CharacteristicRead]
+        let seq: UInt64
     }
 
     struct CharacteristicWrite: Sendable {
-        var characteristicID: UInt64 = 0
-        var value: Proto.Value? = nil
+        let characteristicID: UInt64
+        let value: Proto.Value?
     }
 
     struct WriteCharacteristicsRequest: Sendable {
-        var writes: [Proto.CharacteristicWrite] = []
+        let writes: [Proto.CharacteristicWrite]
         /// All or nothing: if any write is invalid, none is applied.
-        var atomic: Bool = false
+        let atomic: Bool
         /// Validate only: report per-item status, apply nothing.
-        var validateOnly: Bool = false
+        let validateOnly: Bool
     }
 
     struct WriteResult: Sendable {
-        var characteristicID: UInt64 = 0
+        let characteristicID: UInt64
         /// A `home.v1.StatusCode` number (see `HomeError.Code`).
-        var code: UInt32 = 0
-        var message: String = ""
+        let code: UInt32
+        let message: String
         /// The sequence number of the value event this write produced (0 when the
         /// value did not change, or the write failed).
-        var seq: UInt64 = 0
+        let seq: UInt64
     }
 
     struct WriteCharacteristicsResponse: Sendable {
-        var results: [Proto.WriteResult] = []
+        let results: [Proto.WriteResult]
         /// The daemon's sequence number once every write of this call took effect:
         /// every event up to it that concerns these characteristics reflects it.
-        var seq: UInt64 = 0
+        let seq: UInt64
     }
 
     struct SubscriptionFilter: Sendable {
-        var homeIDs: [UInt64] = []
-        var roomIDs: [UInt64] = []
-        var zoneIDs: [UInt64] = []
-        var accessoryIDs: [UInt64] = []
-        var serviceIDs: [UInt64] = []
-        var characteristicIDs: [UInt64] = []
-        var serviceTypes: [String] = []
-        var characteristicTypes: [String] = []
+        let homeIDs: [UInt64]
+        let roomIDs: [UInt64]
+        let zoneIDs: [UInt64]
+        let accessoryIDs: [UInt64]
+        let serviceIDs: [UInt64]
+        let characteristicIDs: [UInt64]
+        let serviceTypes: [String]
+        let characteristicTypes: [String]
         /// A `home.v1.EventKind` number (see `EventKind`).
-        var kinds: [UInt32] = []
+        let kinds: [UInt32]
     }
 
     struct SubscribeRequest: Sendable {
-        var filter: Proto.SubscriptionFilter? = nil
+        let filter: Proto.SubscriptionFilter?
         /// Send the current values first, then a SNAPSHOT_END marker, then changes.
-        var snapshot: Bool = false
+        let snapshot: Bool
         /// Resume after this sequence number (exclusive) of `journal_id`.
-        var sinceSeq: UInt64? = nil
-        var journalID: String = ""
-        var excludeOwn: Bool = false
+        let sinceSeq: UInt64?
+        let journalID: String
+        let excludeOwn: Bool
         /// A `home.v1.SlowConsumerPolicy` number (see `SlowConsumerPolicy`).
-        var policy: UInt32 = 0
+        let policy: UInt32
         /// Events held for this subscriber before its policy applies; 0 = default
         /// (1024), at most 16384. The queue is also full at 256 bytes per event of
         /// this limit; one connection's queues hold at most 16 MiB together.
-        var queueLimit: UInt32 = 0
+        let queueLimit: UInt32
         /// Send a heartbeat when nothing was sent for this long; 0 = none.
-        var heartbeatMs: UInt32 = 0
+        let heartbeatMs: UInt32
         /// At most one value event per characteristic per interval; 0 = no limit.
-        var minIntervalMs: UInt32 = 0
+        let minIntervalMs: UInt32
     }
 
     struct StreamMarker: Sendable {
         /// A `home.v1.MarkerKind` number (see `StreamMarker.Kind`).
-        var kind: UInt32 = 0
-        var seq: UInt64 = 0
-        var gapFrom: UInt64 = 0
-        var gapTo: UInt64 = 0
-        var reason: String = ""
+        let kind: UInt32
+        let seq: UInt64
+        let gapFrom: UInt64
+        let gapTo: UInt64
+        let reason: String
     }
 
     /// One stream message carries a batch of events, so a busy stream costs one frame
     /// per batch, not per event.
     struct SubscribeResponse: Sendable {
-        var journalID: String = ""
-        var events: [Proto.Event] = []
+        let journalID: String
+        let events: [Proto.Event]
         /// Snapshot pages carry current state instead of events.
-        var snapshot: [Proto.Characteristic] = []
-        var marker: Proto.StreamMarker? = nil
+        let snapshot: [Proto.Characteristic]
+        let marker: Proto.StreamMarker?
         /// Present while min_interval_ms holds back a value: the sequence number to
         /// resume from (since_seq) after a disconnect, below events already received.
         /// Everything up to it was delivered; a value still held is above it. Events
         /// above it that were received already come again on resume: skip a sequence
         /// number seen before. Absent: resume from the highest sequence number seen.
-        var resumeAfter: UInt64? = nil
+        let resumeAfter: UInt64?
     }
 
     struct AddHome: Sendable {
-        var name: String = ""
+        let name: String
     }
 
     /// Renames a home, room (the default room too), zone, accessory, service, service
     /// group, action set or trigger: whatever `id` names. Characteristics are named by
     /// their type and cannot be renamed.
     struct RenameObject: Sendable {
-        var id: UInt64 = 0
-        var name: String = ""
+        let id: UInt64
+        let name: String
     }
 
     /// Removes a home (with everything in it), room (its accessories move to the
@@ -418,52 +418,52 @@ extension Proto {
     /// rooms stay), accessory (with its services; a bridge with its bridged
     /// accessories), service group, action set or trigger: whatever `id` names.
     struct RemoveObject: Sendable {
-        var id: UInt64 = 0
+        let id: UInt64
     }
 
     struct SetPrimaryHome: Sendable {
-        var homeID: UInt64 = 0
+        let homeID: UInt64
     }
 
     struct AddRoom: Sendable {
-        var homeID: UInt64 = 0
-        var name: String = ""
+        let homeID: UInt64
+        let name: String
     }
 
     struct AddZone: Sendable {
-        var homeID: UInt64 = 0
-        var name: String = ""
+        let homeID: UInt64
+        let name: String
     }
 
     /// A room in a zone: puts it in (ALREADY_EXISTS if there) or takes it out.
     struct ZoneRoom: Sendable {
-        var zoneID: UInt64 = 0
-        var roomID: UInt64 = 0
+        let zoneID: UInt64
+        let roomID: UInt64
     }
 
     /// Moves an accessory to a room of its home.
     struct AssignAccessory: Sendable {
-        var accessoryID: UInt64 = 0
-        var roomID: UInt64 = 0
+        let accessoryID: UInt64
+        let roomID: UInt64
     }
 
     struct AddServiceGroup: Sendable {
-        var homeID: UInt64 = 0
-        var name: String = ""
+        let homeID: UInt64
+        let name: String
     }
 
     /// A service in a service group of the same home: adds or removes it.
     struct GroupService: Sendable {
-        var groupID: UInt64 = 0
-        var serviceID: UInt64 = 0
+        let groupID: UInt64
+        let serviceID: UInt64
     }
 
     /// A home has at most one action set of each built-in kind.
     struct AddActionSet: Sendable {
-        var homeID: UInt64 = 0
-        var name: String = ""
+        let homeID: UInt64
+        let name: String
         /// A `home.v1.ActionSetKind` number (see `ActionSetKind`).
-        var kind: UInt32 = 0
+        let kind: UInt32
     }
 
     /// Sets what an action set writes to a characteristic (one action per
@@ -471,39 +471,39 @@ extension Proto {
     /// client's write would be (the characteristic must be writable, the value must
     /// fit its format, range, step and valid values): INVALID_ARGUMENT if not.
     struct AddAction: Sendable {
-        var actionSetID: UInt64 = 0
-        var action: Proto.CharacteristicWriteAction? = nil
+        let actionSetID: UInt64
+        let action: Proto.CharacteristicWriteAction?
     }
 
     struct RemoveAction: Sendable {
-        var actionSetID: UInt64 = 0
-        var characteristicID: UInt64 = 0
+        let actionSetID: UInt64
+        let characteristicID: UInt64
     }
 
     /// A new trigger: a timer, or an event on a characteristic that notifies changes
     /// (a value, or a range given by either bound; neither = any change). It runs the
     /// listed action sets of its home. New triggers are enabled unless `disabled`.
     struct AddTrigger: Sendable {
-        var homeID: UInt64 = 0
-        var name: String = ""
-        var actionSetIDs: [UInt64] = []
-        var disabled: Bool = false
+        let homeID: UInt64
+        let name: String
+        let actionSetIDs: [UInt64]
+        let disabled: Bool
         enum Kind: Sendable {
             case timer(Proto.TimerTrigger)
             case event(Proto.EventTrigger)
         }
-        var kind: Kind? = nil
+        let kind: Kind?
     }
 
     struct SetTriggerEnabled: Sendable {
-        var triggerID: UInt64 = 0
-        var enabled: Bool = false
+        let triggerID: UInt64
+        let enabled: Bool
     }
 
     /// An action set a trigger runs: adds or removes it.
     struct TriggerActionSet: Sendable {
-        var triggerID: UInt64 = 0
-        var actionSetID: UInt64 = 0
+        let triggerID: UInt64
+        let actionSetID: UInt64
     }
 
     struct LayoutRequest: Sendable {
@@ -528,7 +528,7 @@ extension Proto {
             case addActionSetToTrigger(Proto.TriggerActionSet)
             case removeActionSetFromTrigger(Proto.TriggerActionSet)
         }
-        var op: Op? = nil
+        let op: Op?
     }
 
     struct LayoutResponse: Sendable {
@@ -536,104 +536,104 @@ extension Proto {
         /// EVENT_LAYOUT_CHANGED for each object added, removed, renamed, moved or
         /// updated, and EVENT_PRIMARY_HOME_CHANGED when the primary home changed. Empty
         /// when the change changed nothing (a rename to the same name).
-        var events: [Proto.Event] = []
+        let events: [Proto.Event]
         /// The daemon's sequence number once the change took effect.
-        var seq: UInt64 = 0
+        let seq: UInt64
         /// For an add_*: the new object's id; 0 otherwise.
-        var createdID: UInt64 = 0
+        let createdID: UInt64
     }
 
     /// An enumerated value of a characteristic type with its HAP name ("Heat" = 1).
     struct NamedValue: Sendable {
-        var value: Int64 = 0
-        var name: String = ""
+        let value: Int64
+        let name: String
     }
 
     /// A defined bit of a bit-field characteristic type with its HAP name.
     struct NamedBit: Sendable {
-        var bit: UInt32 = 0
-        var name: String = ""
+        let bit: UInt32
+        let name: String
     }
 
     struct CharacteristicType: Sendable {
         /// Full upper-case UUID.
-        var uuid: String = ""
-        var name: String = ""
+        let uuid: String
+        let name: String
         /// A `home.v1.Format` number (see `CharacteristicFormat`).
-        var format: UInt32 = 0
+        let format: UInt32
         /// HAP's permissions: readable (pr), writable (pw), supports_event_notification
         /// (ev), write_response (wr); `hidden` is never set for a standard type.
-        var permissions: Proto.CharacteristicProperties? = nil
+        let permissions: Proto.CharacteristicProperties?
         /// A `home.v1.Unit` number (see `CharacteristicUnit`).
-        var unit: UInt32 = 0
-        var minValue: Double? = nil
-        var maxValue: Double? = nil
-        var stepValue: Double? = nil
+        let unit: UInt32
+        let minValue: Double?
+        let maxValue: Double?
+        let stepValue: Double?
         /// By ascending value; empty = any value in range.
-        var validValues: [Proto.NamedValue] = []
+        let validValues: [Proto.NamedValue]
         /// By ascending bit; empty = not a bit field.
-        var validBits: [Proto.NamedBit] = []
+        let validBits: [Proto.NamedBit]
         /// The maximum length in bytes where the catalog states one; 0 = not stated
         /// (string values are then limited to HAP's default of 64).
-        var maxLength: UInt32 = 0
+        let maxLength: UInt32
         /// The value is an occurrence (a button press), not a state.
-        var eventOnly: Bool = false
+        let eventOnly: Bool
     }
 
     struct ServiceType: Sendable {
-        var uuid: String = ""
-        var name: String = ""
+        let uuid: String
+        let name: String
         /// Characteristic type names, in catalog order.
-        var requiredCharacteristics: [String] = []
-        var optionalCharacteristics: [String] = []
+        let requiredCharacteristics: [String]
+        let optionalCharacteristics: [String]
     }
 
     struct ListTypesResponse: Sendable {
         /// By name.
-        var characteristicTypes: [Proto.CharacteristicType] = []
-        var serviceTypes: [Proto.ServiceType] = []
+        let characteristicTypes: [Proto.CharacteristicType]
+        let serviceTypes: [Proto.ServiceType]
     }
 
     struct ModifySubscriptionRequest: Sendable {
         /// The call id of the subscription on this connection.
-        var callID: UInt64 = 0
+        let callID: UInt64
         /// Objects (and types) to start receiving events about.
-        var add: Proto.SubscriptionFilter? = nil
+        let add: Proto.SubscriptionFilter?
         /// Objects (and types) to stop receiving events about.
-        var remove: Proto.SubscriptionFilter? = nil
+        let remove: Proto.SubscriptionFilter?
     }
 
     struct SubscriptionStats: Sendable {
-        var subscriptionID: UInt64 = 0
-        var callID: UInt64 = 0
+        let subscriptionID: UInt64
+        let callID: UInt64
         /// A `home.v1.SlowConsumerPolicy` number (see `SlowConsumerPolicy`).
-        var policy: UInt32 = 0
-        var queueLimit: UInt32 = 0
-        var queueDepth: UInt32 = 0
-        var sent: UInt64 = 0
-        var merged: UInt64 = 0
-        var dropped: UInt64 = 0
+        let policy: UInt32
+        let queueLimit: UInt32
+        let queueDepth: UInt32
+        let sent: UInt64
+        let merged: UInt64
+        let dropped: UInt64
     }
 
     struct ConnectionStats: Sendable {
-        var connectionID: UInt64 = 0
-        var clientName: String = ""
-        var openCalls: UInt32 = 0
-        var subscriptions: [Proto.SubscriptionStats] = []
+        let connectionID: UInt64
+        let clientName: String
+        let openCalls: UInt32
+        let subscriptions: [Proto.SubscriptionStats]
         /// Bytes written to the socket and not yet taken by the client.
-        var pendingBytes: UInt64 = 0
+        let pendingBytes: UInt64
     }
 
     struct GetStatsResponse: Sendable {
-        var connections: [Proto.ConnectionStats] = []
-        var seq: UInt64 = 0
+        let connections: [Proto.ConnectionStats]
+        let seq: UInt64
     }
 
     struct ExecuteActionSetResponse: Sendable {
         /// One result per action, in the scene's order.
-        var results: [Proto.WriteResult] = []
+        let results: [Proto.WriteResult]
         /// The sequence number of the action-set-executed event.
-        var seq: UInt64 = 0
+        let seq: UInt64
     }
 }
 
@@ -790,7 +790,6 @@ extension Proto.Frame: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__Frame> { home__v1__frame__unpack }
 
     init(c source: Home__V1__Frame) {
-        self.init()
         callID = source.call_id
         switch source.kind_case {
         case HOME__V1__FRAME__KIND_HELLO:
@@ -812,7 +811,7 @@ extension Proto.Frame: ProtobufCBridged {
         case HOME__V1__FRAME__KIND_GO_AWAY:
             kind = source.go_away.map { .goAway(Proto.GoAway(c: $0.pointee)) }
         default:
-            break
+            kind = nil
         }
     }
 
@@ -941,9 +940,7 @@ extension CallOpen: ProtobufCBridged {
         self.init()
         method = swiftString(source.method)
         request = swiftBytes(source.request)
-        if source.timeout_present_case == HOME__V1__CALL_OPEN__TIMEOUT_PRESENT_TIMEOUT_MS {
-            timeoutMs = source.timeout_ms
-        }
+        timeoutMs = source.timeout_present_case == HOME__V1__CALL_OPEN__TIMEOUT_PRESENT_TIMEOUT_MS ? source.timeout_ms : nil
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__CallOpen> {
@@ -974,7 +971,6 @@ extension Proto.CallMessage: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__CallMessage> { home__v1__call_message__unpack }
 
     init(c source: Home__V1__CallMessage) {
-        self.init()
         payload = swiftBytes(source.payload)
     }
 
@@ -991,7 +987,6 @@ extension Proto.CallStatus: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__CallStatus> { home__v1__call_status__unpack }
 
     init(c source: Home__V1__CallStatus) {
-        self.init()
         code = source.code.rawValue
         message = swiftString(source.message)
     }
@@ -1023,7 +1018,6 @@ extension Proto.Ping: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__Ping> { home__v1__ping__unpack }
 
     init(c source: Home__V1__Ping) {
-        self.init()
         nonce = source.nonce
     }
 
@@ -1040,7 +1034,6 @@ extension Proto.Pong: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__Pong> { home__v1__pong__unpack }
 
     init(c source: Home__V1__Pong) {
-        self.init()
         nonce = source.nonce
     }
 
@@ -1057,7 +1050,6 @@ extension Proto.GoAway: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__GoAway> { home__v1__go_away__unpack }
 
     init(c source: Home__V1__GoAway) {
-        self.init()
         reason = swiftString(source.reason)
         lastCallID = source.last_call_id
     }
@@ -1076,7 +1068,6 @@ extension Proto.Value: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__Value> { home__v1__value__unpack }
 
     init(c source: Home__V1__Value) {
-        self.init()
         switch source.kind_case {
         case HOME__V1__VALUE__KIND_BOOL_VALUE:
             kind = .boolValue(source.bool_value != 0)
@@ -1091,7 +1082,7 @@ extension Proto.Value: ProtobufCBridged {
         case HOME__V1__VALUE__KIND_DATA_VALUE:
             kind = .dataValue(swiftBytes(source.data_value))
         default:
-            break
+            kind = nil
         }
     }
 
@@ -1129,18 +1120,11 @@ extension Proto.CharacteristicMetadata: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__CharacteristicMetadata> { home__v1__characteristic_metadata__unpack }
 
     init(c source: Home__V1__CharacteristicMetadata) {
-        self.init()
         format = source.format.rawValue
         unit = source.unit.rawValue
-        if source.min_present_case == HOME__V1__CHARACTERISTIC_METADATA__MIN_PRESENT_MIN_VALUE {
-            minValue = source.min_value
-        }
-        if source.max_present_case == HOME__V1__CHARACTERISTIC_METADATA__MAX_PRESENT_MAX_VALUE {
-            maxValue = source.max_value
-        }
-        if source.step_present_case == HOME__V1__CHARACTERISTIC_METADATA__STEP_PRESENT_STEP_VALUE {
-            stepValue = source.step_value
-        }
+        minValue = source.min_present_case == HOME__V1__CHARACTERISTIC_METADATA__MIN_PRESENT_MIN_VALUE ? source.min_value : nil
+        maxValue = source.max_present_case == HOME__V1__CHARACTERISTIC_METADATA__MAX_PRESENT_MAX_VALUE ? source.max_value : nil
+        stepValue = source.step_present_case == HOME__V1__CHARACTERISTIC_METADATA__STEP_PRESENT_STEP_VALUE ? source.step_value : nil
         validValues = copiedArray(source.valid_values, source.n_valid_values)
         validBits = source.valid_bits
         maxLength = source.max_length
@@ -1178,7 +1162,6 @@ extension Proto.CharacteristicProperties: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__CharacteristicProperties> { home__v1__characteristic_properties__unpack }
 
     init(c source: Home__V1__CharacteristicProperties) {
-        self.init()
         readable = source.readable != 0
         writable = source.writable != 0
         supportsEventNotification = source.supports_event_notification != 0
@@ -1203,7 +1186,6 @@ extension Proto.Characteristic: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__Characteristic> { home__v1__characteristic__unpack }
 
     init(c source: Home__V1__Characteristic) {
-        self.init()
         id = source.id
         type = swiftString(source.type)
         typeName = swiftString(source.type_name)
@@ -1236,7 +1218,6 @@ extension Proto.AccessoryService: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__AccessoryService> { home__v1__accessory_service__unpack }
 
     init(c source: Home__V1__AccessoryService) {
-        self.init()
         id = source.id
         type = swiftString(source.type)
         typeName = swiftString(source.type_name)
@@ -1277,7 +1258,6 @@ extension Proto.Accessory: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__Accessory> { home__v1__accessory__unpack }
 
     init(c source: Home__V1__Accessory) {
-        self.init()
         id = source.id
         name = swiftString(source.name)
         roomID = source.room_id
@@ -1326,7 +1306,6 @@ extension Proto.Room: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__Room> { home__v1__room__unpack }
 
     init(c source: Home__V1__Room) {
-        self.init()
         id = source.id
         name = swiftString(source.name)
         homeID = source.home_id
@@ -1347,7 +1326,6 @@ extension Proto.Zone: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__Zone> { home__v1__zone__unpack }
 
     init(c source: Home__V1__Zone) {
-        self.init()
         id = source.id
         name = swiftString(source.name)
         roomIDs = copiedArray(source.room_ids, source.n_room_ids)
@@ -1373,7 +1351,6 @@ extension Proto.ServiceGroup: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__ServiceGroup> { home__v1__service_group__unpack }
 
     init(c source: Home__V1__ServiceGroup) {
-        self.init()
         id = source.id
         name = swiftString(source.name)
         serviceIDs = copiedArray(source.service_ids, source.n_service_ids)
@@ -1399,7 +1376,6 @@ extension Proto.CharacteristicWriteAction: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__CharacteristicWriteAction> { home__v1__characteristic_write_action__unpack }
 
     init(c source: Home__V1__CharacteristicWriteAction) {
-        self.init()
         characteristicID = source.characteristic_id
         value = source.value.map { Proto.Value(c: $0.pointee) }
     }
@@ -1418,7 +1394,6 @@ extension Proto.ActionSet: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__ActionSet> { home__v1__action_set__unpack }
 
     init(c source: Home__V1__ActionSet) {
-        self.init()
         id = source.id
         name = swiftString(source.name)
         kind = source.kind.rawValue
@@ -1446,7 +1421,6 @@ extension Proto.TimerTrigger: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__TimerTrigger> { home__v1__timer_trigger__unpack }
 
     init(c source: Home__V1__TimerTrigger) {
-        self.init()
         fireDateMs = source.fire_date_ms
         timeZone = swiftString(source.time_zone)
         recurrence = source.recurrence.rawValue
@@ -1467,7 +1441,6 @@ extension Proto.CharacteristicCondition: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__CharacteristicCondition> { home__v1__characteristic_condition__unpack }
 
     init(c source: Home__V1__CharacteristicCondition) {
-        self.init()
         characteristicID = source.characteristic_id
         comparison = source.comparison.rawValue
         value = source.value.map { Proto.Value(c: $0.pointee) }
@@ -1488,17 +1461,10 @@ extension Proto.EventTrigger: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__EventTrigger> { home__v1__event_trigger__unpack }
 
     init(c source: Home__V1__EventTrigger) {
-        self.init()
         characteristicID = source.characteristic_id
-        if source.value_present_case == HOME__V1__EVENT_TRIGGER__VALUE_PRESENT_VALUE {
-            value = source.value.map { Proto.Value(c: $0.pointee) }
-        }
-        if source.min_present_case == HOME__V1__EVENT_TRIGGER__MIN_PRESENT_RANGE_MIN {
-            rangeMin = source.range_min
-        }
-        if source.max_present_case == HOME__V1__EVENT_TRIGGER__MAX_PRESENT_RANGE_MAX {
-            rangeMax = source.range_max
-        }
+        value = source.value_present_case == HOME__V1__EVENT_TRIGGER__VALUE_PRESENT_VALUE ? source.value.map { Proto.Value(c: $0.pointee) } : nil
+        rangeMin = source.min_present_case == HOME__V1__EVENT_TRIGGER__MIN_PRESENT_RANGE_MIN ? source.range_min : nil
+        rangeMax = source.max_present_case == HOME__V1__EVENT_TRIGGER__MAX_PRESENT_RANGE_MAX ? source.range_max : nil
         conditions = mappedArray(source.conditions, source.n_conditions) { Proto.CharacteristicCondition(c: $0!.pointee) }
     }
 
@@ -1531,7 +1497,6 @@ extension Proto.Trigger: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__Trigger> { home__v1__trigger__unpack }
 
     init(c source: Home__V1__Trigger) {
-        self.init()
         id = source.id
         name = swiftString(source.name)
         enabled = source.enabled != 0
@@ -1542,7 +1507,7 @@ extension Proto.Trigger: ProtobufCBridged {
         case HOME__V1__TRIGGER__KIND_EVENT:
             kind = source.event.map { .event(Proto.EventTrigger(c: $0.pointee)) }
         default:
-            break
+            kind = nil
         }
         homeID = source.home_id
     }
@@ -1577,7 +1542,6 @@ extension Proto.Home: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__Home> { home__v1__home__unpack }
 
     init(c source: Home__V1__Home) {
-        self.init()
         id = source.id
         name = swiftString(source.name)
         primary = source.primary != 0
@@ -1630,7 +1594,6 @@ extension Proto.Origin: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__Origin> { home__v1__origin__unpack }
 
     init(c source: Home__V1__Origin) {
-        self.init()
         kind = source.kind.rawValue
         connectionID = source.connection_id
         name = swiftString(source.name)
@@ -1651,7 +1614,6 @@ extension Proto.ValueChange: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__ValueChange> { home__v1__value_change__unpack }
 
     init(c source: Home__V1__ValueChange) {
-        self.init()
         accessoryID = source.accessory_id
         serviceID = source.service_id
         characteristicID = source.characteristic_id
@@ -1676,7 +1638,6 @@ extension Proto.ReachabilityChange: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__ReachabilityChange> { home__v1__reachability_change__unpack }
 
     init(c source: Home__V1__ReachabilityChange) {
-        self.init()
         accessoryID = source.accessory_id
         reachable = source.reachable != 0
     }
@@ -1695,7 +1656,6 @@ extension Proto.LayoutChange: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__LayoutChange> { home__v1__layout_change__unpack }
 
     init(c source: Home__V1__LayoutChange) {
-        self.init()
         action = source.action.rawValue
         object = source.object.rawValue
         objectID = source.object_id
@@ -1722,7 +1682,6 @@ extension Proto.Event: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__Event> { home__v1__event__unpack }
 
     init(c source: Home__V1__Event) {
-        self.init()
         seq = source.seq
         kind = source.kind.rawValue
         timeMs = source.time_ms
@@ -1741,7 +1700,7 @@ extension Proto.Event: ProtobufCBridged {
         case HOME__V1__EVENT__BODY_TRIGGER_ID:
             body = .triggerID(source.trigger_id)
         default:
-            break
+            body = nil
         }
     }
 
@@ -1814,7 +1773,6 @@ extension Proto.GetHomeResponse: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__GetHomeResponse> { home__v1__get_home_response__unpack }
 
     init(c source: Home__V1__GetHomeResponse) {
-        self.init()
         homes = mappedArray(source.homes, source.n_homes) { Proto.Home(c: $0!.pointee) }
         seq = source.seq
         journalID = swiftString(source.journal_id)
@@ -1867,7 +1825,6 @@ extension Proto.ListAccessoriesResponse: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__ListAccessoriesResponse> { home__v1__list_accessories_response__unpack }
 
     init(c source: Home__V1__ListAccessoriesResponse) {
-        self.init()
         accessories = mappedArray(source.accessories, source.n_accessories) { Proto.Accessory(c: $0!.pointee) }
         rooms = mappedArray(source.rooms, source.n_rooms) { Proto.Room(c: $0!.pointee) }
     }
@@ -1892,7 +1849,6 @@ extension Proto.ReadCharacteristicsRequest: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__ReadCharacteristicsRequest> { home__v1__read_characteristics_request__unpack }
 
     init(c source: Home__V1__ReadCharacteristicsRequest) {
-        self.init()
         characteristicIDs = copiedArray(source.characteristic_ids, source.n_characteristic_ids)
         fresh = source.fresh != 0
     }
@@ -1914,7 +1870,6 @@ extension Proto.CharacteristicRead: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__CharacteristicRead> { home__v1__characteristic_read__unpack }
 
     init(c source: Home__V1__CharacteristicRead) {
-        self.init()
         characteristicID = source.characteristic_id
         value = source.value.map { Proto.Value(c: $0.pointee) }
         lastUpdatedMs = source.last_updated_ms
@@ -1939,7 +1894,6 @@ extension Proto.ReadCharacteristicsResponse: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__ReadCharacteristicsResponse> { home__v1__read_characteristics_response__unpack }
 
     init(c source: Home__V1__ReadCharacteristicsResponse) {
-        self.init()
         reads = mappedArray(source.reads, source.n_reads) { Proto.CharacteristicRead(c: $0!.pointee) }
         seq = source.seq
     }
@@ -1961,7 +1915,6 @@ extension Proto.CharacteristicWrite: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__CharacteristicWrite> { home__v1__characteristic_write__unpack }
 
     init(c source: Home__V1__CharacteristicWrite) {
-        self.init()
         characteristicID = source.characteristic_id
         value = source.value.map { Proto.Value(c: $0.pointee) }
     }
@@ -1980,7 +1933,6 @@ extension Proto.WriteCharacteristicsRequest: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__WriteCharacteristicsRequest> { home__v1__write_characteristics_request__unpack }
 
     init(c source: Home__V1__WriteCharacteristicsRequest) {
-        self.init()
         writes = mappedArray(source.writes, source.n_writes) { Proto.CharacteristicWrite(c: $0!.pointee) }
         atomic = source.atomic != 0
         validateOnly = source.validate_only != 0
@@ -2004,7 +1956,6 @@ extension Proto.WriteResult: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__WriteResult> { home__v1__write_result__unpack }
 
     init(c source: Home__V1__WriteResult) {
-        self.init()
         characteristicID = source.characteristic_id
         code = source.code.rawValue
         message = swiftString(source.message)
@@ -2027,7 +1978,6 @@ extension Proto.WriteCharacteristicsResponse: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__WriteCharacteristicsResponse> { home__v1__write_characteristics_response__unpack }
 
     init(c source: Home__V1__WriteCharacteristicsResponse) {
-        self.init()
         results = mappedArray(source.results, source.n_results) { Proto.WriteResult(c: $0!.pointee) }
         seq = source.seq
     }
@@ -2049,7 +1999,6 @@ extension Proto.SubscriptionFilter: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__SubscriptionFilter> { home__v1__subscription_filter__unpack }
 
     init(c source: Home__V1__SubscriptionFilter) {
-        self.init()
         homeIDs = copiedArray(source.home_ids, source.n_home_ids)
         roomIDs = copiedArray(source.room_ids, source.n_room_ids)
         zoneIDs = copiedArray(source.zone_ids, source.n_zone_ids)
@@ -2109,12 +2058,9 @@ extension Proto.SubscribeRequest: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__SubscribeRequest> { home__v1__subscribe_request__unpack }
 
     init(c source: Home__V1__SubscribeRequest) {
-        self.init()
         filter = source.filter.map { Proto.SubscriptionFilter(c: $0.pointee) }
         snapshot = source.snapshot != 0
-        if source.since_present_case == HOME__V1__SUBSCRIBE_REQUEST__SINCE_PRESENT_SINCE_SEQ {
-            sinceSeq = source.since_seq
-        }
+        sinceSeq = source.since_present_case == HOME__V1__SUBSCRIBE_REQUEST__SINCE_PRESENT_SINCE_SEQ ? source.since_seq : nil
         journalID = swiftString(source.journal_id)
         excludeOwn = source.exclude_own != 0
         policy = source.policy.rawValue
@@ -2147,7 +2093,6 @@ extension Proto.StreamMarker: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__StreamMarker> { home__v1__stream_marker__unpack }
 
     init(c source: Home__V1__StreamMarker) {
-        self.init()
         kind = source.kind.rawValue
         seq = source.seq
         gapFrom = source.gap_from
@@ -2172,14 +2117,11 @@ extension Proto.SubscribeResponse: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__SubscribeResponse> { home__v1__subscribe_response__unpack }
 
     init(c source: Home__V1__SubscribeResponse) {
-        self.init()
         journalID = swiftString(source.journal_id)
         events = mappedArray(source.events, source.n_events) { Proto.Event(c: $0!.pointee) }
         snapshot = mappedArray(source.snapshot, source.n_snapshot) { Proto.Characteristic(c: $0!.pointee) }
         marker = source.marker.map { Proto.StreamMarker(c: $0.pointee) }
-        if source.resume_present_case == HOME__V1__SUBSCRIBE_RESPONSE__RESUME_PRESENT_RESUME_AFTER {
-            resumeAfter = source.resume_after
-        }
+        resumeAfter = source.resume_present_case == HOME__V1__SUBSCRIBE_RESPONSE__RESUME_PRESENT_RESUME_AFTER ? source.resume_after : nil
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__SubscribeResponse> {
@@ -2280,7 +2222,6 @@ extension Proto.AddHome: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__AddHome> { home__v1__add_home__unpack }
 
     init(c source: Home__V1__AddHome) {
-        self.init()
         name = swiftString(source.name)
     }
 
@@ -2297,7 +2238,6 @@ extension Proto.RenameObject: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__RenameObject> { home__v1__rename_object__unpack }
 
     init(c source: Home__V1__RenameObject) {
-        self.init()
         id = source.id
         name = swiftString(source.name)
     }
@@ -2316,7 +2256,6 @@ extension Proto.RemoveObject: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__RemoveObject> { home__v1__remove_object__unpack }
 
     init(c source: Home__V1__RemoveObject) {
-        self.init()
         id = source.id
     }
 
@@ -2333,7 +2272,6 @@ extension Proto.SetPrimaryHome: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__SetPrimaryHome> { home__v1__set_primary_home__unpack }
 
     init(c source: Home__V1__SetPrimaryHome) {
-        self.init()
         homeID = source.home_id
     }
 
@@ -2350,7 +2288,6 @@ extension Proto.AddRoom: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__AddRoom> { home__v1__add_room__unpack }
 
     init(c source: Home__V1__AddRoom) {
-        self.init()
         homeID = source.home_id
         name = swiftString(source.name)
     }
@@ -2369,7 +2306,6 @@ extension Proto.AddZone: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__AddZone> { home__v1__add_zone__unpack }
 
     init(c source: Home__V1__AddZone) {
-        self.init()
         homeID = source.home_id
         name = swiftString(source.name)
     }
@@ -2388,7 +2324,6 @@ extension Proto.ZoneRoom: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__ZoneRoom> { home__v1__zone_room__unpack }
 
     init(c source: Home__V1__ZoneRoom) {
-        self.init()
         zoneID = source.zone_id
         roomID = source.room_id
     }
@@ -2407,7 +2342,6 @@ extension Proto.AssignAccessory: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__AssignAccessory> { home__v1__assign_accessory__unpack }
 
     init(c source: Home__V1__AssignAccessory) {
-        self.init()
         accessoryID = source.accessory_id
         roomID = source.room_id
     }
@@ -2426,7 +2360,6 @@ extension Proto.AddServiceGroup: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__AddServiceGroup> { home__v1__add_service_group__unpack }
 
     init(c source: Home__V1__AddServiceGroup) {
-        self.init()
         homeID = source.home_id
         name = swiftString(source.name)
     }
@@ -2445,7 +2378,6 @@ extension Proto.GroupService: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__GroupService> { home__v1__group_service__unpack }
 
     init(c source: Home__V1__GroupService) {
-        self.init()
         groupID = source.group_id
         serviceID = source.service_id
     }
@@ -2464,7 +2396,6 @@ extension Proto.AddActionSet: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__AddActionSet> { home__v1__add_action_set__unpack }
 
     init(c source: Home__V1__AddActionSet) {
-        self.init()
         homeID = source.home_id
         name = swiftString(source.name)
         kind = source.kind.rawValue
@@ -2485,7 +2416,6 @@ extension Proto.AddAction: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__AddAction> { home__v1__add_action__unpack }
 
     init(c source: Home__V1__AddAction) {
-        self.init()
         actionSetID = source.action_set_id
         action = source.action.map { Proto.CharacteristicWriteAction(c: $0.pointee) }
     }
@@ -2504,7 +2434,6 @@ extension Proto.RemoveAction: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__RemoveAction> { home__v1__remove_action__unpack }
 
     init(c source: Home__V1__RemoveAction) {
-        self.init()
         actionSetID = source.action_set_id
         characteristicID = source.characteristic_id
     }
@@ -2523,7 +2452,6 @@ extension Proto.AddTrigger: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__AddTrigger> { home__v1__add_trigger__unpack }
 
     init(c source: Home__V1__AddTrigger) {
-        self.init()
         homeID = source.home_id
         name = swiftString(source.name)
         actionSetIDs = copiedArray(source.action_set_ids, source.n_action_set_ids)
@@ -2534,7 +2462,7 @@ extension Proto.AddTrigger: ProtobufCBridged {
         case HOME__V1__ADD_TRIGGER__KIND_EVENT:
             kind = source.event.map { .event(Proto.EventTrigger(c: $0.pointee)) }
         default:
-            break
+            kind = nil
         }
     }
 
@@ -2567,7 +2495,6 @@ extension Proto.SetTriggerEnabled: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__SetTriggerEnabled> { home__v1__set_trigger_enabled__unpack }
 
     init(c source: Home__V1__SetTriggerEnabled) {
-        self.init()
         triggerID = source.trigger_id
         enabled = source.enabled != 0
     }
@@ -2586,7 +2513,6 @@ extension Proto.TriggerActionSet: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__TriggerActionSet> { home__v1__trigger_action_set__unpack }
 
     init(c source: Home__V1__TriggerActionSet) {
-        self.init()
         triggerID = source.trigger_id
         actionSetID = source.action_set_id
     }
@@ -2605,7 +2531,6 @@ extension Proto.LayoutRequest: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__LayoutRequest> { home__v1__layout_request__unpack }
 
     init(c source: Home__V1__LayoutRequest) {
-        self.init()
         switch source.op_case {
         case HOME__V1__LAYOUT_REQUEST__OP_ADD_HOME:
             op = source.add_home.map { .addHome(Proto.AddHome(c: $0.pointee)) }
@@ -2646,7 +2571,7 @@ extension Proto.LayoutRequest: ProtobufCBridged {
         case HOME__V1__LAYOUT_REQUEST__OP_REMOVE_ACTION_SET_FROM_TRIGGER:
             op = source.remove_action_set_from_trigger.map { .removeActionSetFromTrigger(Proto.TriggerActionSet(c: $0.pointee)) }
         default:
-            break
+            op = nil
         }
     }
 
@@ -2723,7 +2648,6 @@ extension Proto.LayoutResponse: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__LayoutResponse> { home__v1__layout_response__unpack }
 
     init(c source: Home__V1__LayoutResponse) {
-        self.init()
         events = mappedArray(source.events, source.n_events) { Proto.Event(c: $0!.pointee) }
         seq = source.seq
         createdID = source.created_id
@@ -2770,7 +2694,6 @@ extension Proto.NamedValue: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__NamedValue> { home__v1__named_value__unpack }
 
     init(c source: Home__V1__NamedValue) {
-        self.init()
         value = source.value
         name = swiftString(source.name)
     }
@@ -2789,7 +2712,6 @@ extension Proto.NamedBit: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__NamedBit> { home__v1__named_bit__unpack }
 
     init(c source: Home__V1__NamedBit) {
-        self.init()
         bit = source.bit
         name = swiftString(source.name)
     }
@@ -2808,21 +2730,14 @@ extension Proto.CharacteristicType: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__CharacteristicType> { home__v1__characteristic_type__unpack }
 
     init(c source: Home__V1__CharacteristicType) {
-        self.init()
         uuid = swiftString(source.uuid)
         name = swiftString(source.name)
         format = source.format.rawValue
         permissions = source.permissions.map { Proto.CharacteristicProperties(c: $0.pointee) }
         unit = source.unit.rawValue
-        if source.min_present_case == HOME__V1__CHARACTERISTIC_TYPE__MIN_PRESENT_MIN_VALUE {
-            minValue = source.min_value
-        }
-        if source.max_present_case == HOME__V1__CHARACTERISTIC_TYPE__MAX_PRESENT_MAX_VALUE {
-            maxValue = source.max_value
-        }
-        if source.step_present_case == HOME__V1__CHARACTERISTIC_TYPE__STEP_PRESENT_STEP_VALUE {
-            stepValue = source.step_value
-        }
+        minValue = source.min_present_case == HOME__V1__CHARACTERISTIC_TYPE__MIN_PRESENT_MIN_VALUE ? source.min_value : nil
+        maxValue = source.max_present_case == HOME__V1__CHARACTERISTIC_TYPE__MAX_PRESENT_MAX_VALUE ? source.max_value : nil
+        stepValue = source.step_present_case == HOME__V1__CHARACTERISTIC_TYPE__STEP_PRESENT_STEP_VALUE ? source.step_value : nil
         validValues = mappedArray(source.valid_values, source.n_valid_values) { Proto.NamedValue(c: $0!.pointee) }
         validBits = mappedArray(source.valid_bits, source.n_valid_bits) { Proto.NamedBit(c: $0!.pointee) }
         maxLength = source.max_length
@@ -2868,7 +2783,6 @@ extension Proto.ServiceType: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__ServiceType> { home__v1__service_type__unpack }
 
     init(c source: Home__V1__ServiceType) {
-        self.init()
         uuid = swiftString(source.uuid)
         name = swiftString(source.name)
         requiredCharacteristics = mappedArray(source.required_characteristics, source.n_required_characteristics) { swiftString($0) }
@@ -2897,7 +2811,6 @@ extension Proto.ListTypesResponse: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__ListTypesResponse> { home__v1__list_types_response__unpack }
 
     init(c source: Home__V1__ListTypesResponse) {
-        self.init()
         characteristicTypes = mappedArray(source.characteristic_types, source.n_characteristic_types) { Proto.CharacteristicType(c: $0!.pointee) }
         serviceTypes = mappedArray(source.service_types, source.n_service_types) { Proto.ServiceType(c: $0!.pointee) }
     }
@@ -2922,7 +2835,6 @@ extension Proto.ModifySubscriptionRequest: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__ModifySubscriptionRequest> { home__v1__modify_subscription_request__unpack }
 
     init(c source: Home__V1__ModifySubscriptionRequest) {
-        self.init()
         callID = source.call_id
         add = source.add.map { Proto.SubscriptionFilter(c: $0.pointee) }
         remove = source.remove.map { Proto.SubscriptionFilter(c: $0.pointee) }
@@ -2993,7 +2905,6 @@ extension Proto.SubscriptionStats: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__SubscriptionStats> { home__v1__subscription_stats__unpack }
 
     init(c source: Home__V1__SubscriptionStats) {
-        self.init()
         subscriptionID = source.subscription_id
         callID = source.call_id
         policy = source.policy.rawValue
@@ -3024,7 +2935,6 @@ extension Proto.ConnectionStats: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__ConnectionStats> { home__v1__connection_stats__unpack }
 
     init(c source: Home__V1__ConnectionStats) {
-        self.init()
         connectionID = source.connection_id
         clientName = swiftString(source.client_name)
         openCalls = source.open_calls
@@ -3052,7 +2962,6 @@ extension Proto.GetStatsResponse: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__GetStatsResponse> { home__v1__get_stats_response__unpack }
 
     init(c source: Home__V1__GetStatsResponse) {
-        self.init()
         connections = mappedArray(source.connections, source.n_connections) { Proto.ConnectionStats(c: $0!.pointee) }
         seq = source.seq
     }
@@ -3101,7 +3010,6 @@ extension Proto.ExecuteActionSetResponse: ProtobufCBridged {
     static var unpack: Unpacker<Home__V1__ExecuteActionSetResponse> { home__v1__execute_action_set_response__unpack }
 
     init(c source: Home__V1__ExecuteActionSetResponse) {
-        self.init()
         results = mappedArray(source.results, source.n_results) { Proto.WriteResult(c: $0!.pointee) }
         seq = source.seq
     }
