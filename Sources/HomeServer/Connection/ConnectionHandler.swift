@@ -29,7 +29,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     var logger: Logger
 
     var machine: ConnectionStateMachine
-    let frames: NIOSingleStepByteToMessageProcessor<FrameDecoder>
+    private(set) var frames: NIOSingleStepByteToMessageProcessor<FrameDecoder>
     let session = ConnectionSession()
     var connectionID: UInt64 = 0
     private var helloTimeout: Scheduled<Void>?
@@ -200,6 +200,12 @@ final class ConnectionHandler: ChannelDuplexHandler {
             fail(context, error)
         } catch {
             fail(context, HomeError(.invalidArgument, "unreadable frame", cause: error))
+        }
+        // A processor that consumed everything still holds the read's buffer, which
+        // pins NIO's pooled receive buffer and makes the pool allocate another (2 KiB
+        // per connection, and again per later read): start afresh instead.
+        if frames.unprocessedBytes == 0 {
+            frames = NIOSingleStepByteToMessageProcessor(FrameDecoder(maxFrameSize: configuration.maxFrameSize))
         }
         watchPartialFrame(context)
     }
