@@ -33,6 +33,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
     ],
     targets: [
         // libprotobuf-c, from Debian's libprotobuf-c-dev.
@@ -63,11 +64,12 @@ let package = Package(
         // Persistence: the home graph and last known values in SQLite, with migrations.
         .target(name: "HomeStorage", dependencies: ["HomeModel", "CSQLite"], swiftSettings: strict),
 
-        // Connections, dispatch, subscription fan-out, the demo home.
+        // Connections, dispatch, subscription fan-out, providers, the demo home.
         .target(
             name: "HomeServer",
             dependencies: [
                 "HomeWire", "HomeModel",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -68,6 +68,12 @@ PUBLIC_MESSAGES = {
     "GetStatsRequest": ("public", {}),
     "ModifySubscriptionResponse": ("public", {}),
     "ExecuteActionSetRequest": ("public", {}),
+    "OpenProviderRequest": ("public", {}),
+    "ProviderOpened": ("public", {}),
+    "AnswerCommandResponse": ("public", {}),
+    "ListProvidersRequest": ("public", {}),
+    "ProviderInfo": ("public", {}),
+    "ListProvidersResponse": ("public", {}),
 }
 
 # Methods whose Swift response type is not the schema's message of that name:

@@ -3607,6 +3607,816 @@ void   home__v1__execute_action_set_response__free_unpacked
   assert(message->base.descriptor == &home__v1__execute_action_set_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   home__v1__open_provider_request__init
+                     (Home__V1__OpenProviderRequest         *message)
+{
+  static const Home__V1__OpenProviderRequest init_value = HOME__V1__OPEN_PROVIDER_REQUEST__INIT;
+  *message = init_value;
+}
+size_t home__v1__open_provider_request__get_packed_size
+                     (const Home__V1__OpenProviderRequest *message)
+{
+  assert(message->base.descriptor == &home__v1__open_provider_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__open_provider_request__pack
+                     (const Home__V1__OpenProviderRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__open_provider_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__open_provider_request__pack_to_buffer
+                     (const Home__V1__OpenProviderRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__open_provider_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__OpenProviderRequest *
+       home__v1__open_provider_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__OpenProviderRequest *)
+     protobuf_c_message_unpack (&home__v1__open_provider_request__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__open_provider_request__free_unpacked
+                     (Home__V1__OpenProviderRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__open_provider_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__provider_command__init
+                     (Home__V1__ProviderCommand         *message)
+{
+  static const Home__V1__ProviderCommand init_value = HOME__V1__PROVIDER_COMMAND__INIT;
+  *message = init_value;
+}
+size_t home__v1__provider_command__get_packed_size
+                     (const Home__V1__ProviderCommand *message)
+{
+  assert(message->base.descriptor == &home__v1__provider_command__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__provider_command__pack
+                     (const Home__V1__ProviderCommand *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__provider_command__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__provider_command__pack_to_buffer
+                     (const Home__V1__ProviderCommand *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__provider_command__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__ProviderCommand *
+       home__v1__provider_command__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__ProviderCommand *)
+     protobuf_c_message_unpack (&home__v1__provider_command__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__provider_command__free_unpacked
+                     (Home__V1__ProviderCommand *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__provider_command__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__provider_opened__init
+                     (Home__V1__ProviderOpened         *message)
+{
+  static const Home__V1__ProviderOpened init_value = HOME__V1__PROVIDER_OPENED__INIT;
+  *message = init_value;
+}
+size_t home__v1__provider_opened__get_packed_size
+                     (const Home__V1__ProviderOpened *message)
+{
+  assert(message->base.descriptor == &home__v1__provider_opened__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__provider_opened__pack
+                     (const Home__V1__ProviderOpened *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__provider_opened__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__provider_opened__pack_to_buffer
+                     (const Home__V1__ProviderOpened *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__provider_opened__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__ProviderOpened *
+       home__v1__provider_opened__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__ProviderOpened *)
+     protobuf_c_message_unpack (&home__v1__provider_opened__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__provider_opened__free_unpacked
+                     (Home__V1__ProviderOpened *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__provider_opened__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__read_command__init
+                     (Home__V1__ReadCommand         *message)
+{
+  static const Home__V1__ReadCommand init_value = HOME__V1__READ_COMMAND__INIT;
+  *message = init_value;
+}
+size_t home__v1__read_command__get_packed_size
+                     (const Home__V1__ReadCommand *message)
+{
+  assert(message->base.descriptor == &home__v1__read_command__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__read_command__pack
+                     (const Home__V1__ReadCommand *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__read_command__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__read_command__pack_to_buffer
+                     (const Home__V1__ReadCommand *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__read_command__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__ReadCommand *
+       home__v1__read_command__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__ReadCommand *)
+     protobuf_c_message_unpack (&home__v1__read_command__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__read_command__free_unpacked
+                     (Home__V1__ReadCommand *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__read_command__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__write_command__init
+                     (Home__V1__WriteCommand         *message)
+{
+  static const Home__V1__WriteCommand init_value = HOME__V1__WRITE_COMMAND__INIT;
+  *message = init_value;
+}
+size_t home__v1__write_command__get_packed_size
+                     (const Home__V1__WriteCommand *message)
+{
+  assert(message->base.descriptor == &home__v1__write_command__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__write_command__pack
+                     (const Home__V1__WriteCommand *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__write_command__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__write_command__pack_to_buffer
+                     (const Home__V1__WriteCommand *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__write_command__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__WriteCommand *
+       home__v1__write_command__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__WriteCommand *)
+     protobuf_c_message_unpack (&home__v1__write_command__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__write_command__free_unpacked
+                     (Home__V1__WriteCommand *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__write_command__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__ping_command__init
+                     (Home__V1__PingCommand         *message)
+{
+  static const Home__V1__PingCommand init_value = HOME__V1__PING_COMMAND__INIT;
+  *message = init_value;
+}
+size_t home__v1__ping_command__get_packed_size
+                     (const Home__V1__PingCommand *message)
+{
+  assert(message->base.descriptor == &home__v1__ping_command__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__ping_command__pack
+                     (const Home__V1__PingCommand *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__ping_command__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__ping_command__pack_to_buffer
+                     (const Home__V1__PingCommand *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__ping_command__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__PingCommand *
+       home__v1__ping_command__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__PingCommand *)
+     protobuf_c_message_unpack (&home__v1__ping_command__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__ping_command__free_unpacked
+                     (Home__V1__PingCommand *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__ping_command__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__command_answer__init
+                     (Home__V1__CommandAnswer         *message)
+{
+  static const Home__V1__CommandAnswer init_value = HOME__V1__COMMAND_ANSWER__INIT;
+  *message = init_value;
+}
+size_t home__v1__command_answer__get_packed_size
+                     (const Home__V1__CommandAnswer *message)
+{
+  assert(message->base.descriptor == &home__v1__command_answer__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__command_answer__pack
+                     (const Home__V1__CommandAnswer *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__command_answer__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__command_answer__pack_to_buffer
+                     (const Home__V1__CommandAnswer *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__command_answer__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__CommandAnswer *
+       home__v1__command_answer__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__CommandAnswer *)
+     protobuf_c_message_unpack (&home__v1__command_answer__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__command_answer__free_unpacked
+                     (Home__V1__CommandAnswer *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__command_answer__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__answer_command_response__init
+                     (Home__V1__AnswerCommandResponse         *message)
+{
+  static const Home__V1__AnswerCommandResponse init_value = HOME__V1__ANSWER_COMMAND_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t home__v1__answer_command_response__get_packed_size
+                     (const Home__V1__AnswerCommandResponse *message)
+{
+  assert(message->base.descriptor == &home__v1__answer_command_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__answer_command_response__pack
+                     (const Home__V1__AnswerCommandResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__answer_command_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__answer_command_response__pack_to_buffer
+                     (const Home__V1__AnswerCommandResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__answer_command_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__AnswerCommandResponse *
+       home__v1__answer_command_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__AnswerCommandResponse *)
+     protobuf_c_message_unpack (&home__v1__answer_command_response__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__answer_command_response__free_unpacked
+                     (Home__V1__AnswerCommandResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__answer_command_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__provided_characteristic__init
+                     (Home__V1__ProvidedCharacteristic         *message)
+{
+  static const Home__V1__ProvidedCharacteristic init_value = HOME__V1__PROVIDED_CHARACTERISTIC__INIT;
+  *message = init_value;
+}
+size_t home__v1__provided_characteristic__get_packed_size
+                     (const Home__V1__ProvidedCharacteristic *message)
+{
+  assert(message->base.descriptor == &home__v1__provided_characteristic__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__provided_characteristic__pack
+                     (const Home__V1__ProvidedCharacteristic *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__provided_characteristic__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__provided_characteristic__pack_to_buffer
+                     (const Home__V1__ProvidedCharacteristic *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__provided_characteristic__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__ProvidedCharacteristic *
+       home__v1__provided_characteristic__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__ProvidedCharacteristic *)
+     protobuf_c_message_unpack (&home__v1__provided_characteristic__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__provided_characteristic__free_unpacked
+                     (Home__V1__ProvidedCharacteristic *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__provided_characteristic__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__provided_service__init
+                     (Home__V1__ProvidedService         *message)
+{
+  static const Home__V1__ProvidedService init_value = HOME__V1__PROVIDED_SERVICE__INIT;
+  *message = init_value;
+}
+size_t home__v1__provided_service__get_packed_size
+                     (const Home__V1__ProvidedService *message)
+{
+  assert(message->base.descriptor == &home__v1__provided_service__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__provided_service__pack
+                     (const Home__V1__ProvidedService *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__provided_service__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__provided_service__pack_to_buffer
+                     (const Home__V1__ProvidedService *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__provided_service__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__ProvidedService *
+       home__v1__provided_service__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__ProvidedService *)
+     protobuf_c_message_unpack (&home__v1__provided_service__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__provided_service__free_unpacked
+                     (Home__V1__ProvidedService *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__provided_service__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__provided_accessory__init
+                     (Home__V1__ProvidedAccessory         *message)
+{
+  static const Home__V1__ProvidedAccessory init_value = HOME__V1__PROVIDED_ACCESSORY__INIT;
+  *message = init_value;
+}
+size_t home__v1__provided_accessory__get_packed_size
+                     (const Home__V1__ProvidedAccessory *message)
+{
+  assert(message->base.descriptor == &home__v1__provided_accessory__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__provided_accessory__pack
+                     (const Home__V1__ProvidedAccessory *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__provided_accessory__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__provided_accessory__pack_to_buffer
+                     (const Home__V1__ProvidedAccessory *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__provided_accessory__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__ProvidedAccessory *
+       home__v1__provided_accessory__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__ProvidedAccessory *)
+     protobuf_c_message_unpack (&home__v1__provided_accessory__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__provided_accessory__free_unpacked
+                     (Home__V1__ProvidedAccessory *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__provided_accessory__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__register_accessories_request__init
+                     (Home__V1__RegisterAccessoriesRequest         *message)
+{
+  static const Home__V1__RegisterAccessoriesRequest init_value = HOME__V1__REGISTER_ACCESSORIES_REQUEST__INIT;
+  *message = init_value;
+}
+size_t home__v1__register_accessories_request__get_packed_size
+                     (const Home__V1__RegisterAccessoriesRequest *message)
+{
+  assert(message->base.descriptor == &home__v1__register_accessories_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__register_accessories_request__pack
+                     (const Home__V1__RegisterAccessoriesRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__register_accessories_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__register_accessories_request__pack_to_buffer
+                     (const Home__V1__RegisterAccessoriesRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__register_accessories_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__RegisterAccessoriesRequest *
+       home__v1__register_accessories_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__RegisterAccessoriesRequest *)
+     protobuf_c_message_unpack (&home__v1__register_accessories_request__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__register_accessories_request__free_unpacked
+                     (Home__V1__RegisterAccessoriesRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__register_accessories_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__register_accessories_response__init
+                     (Home__V1__RegisterAccessoriesResponse         *message)
+{
+  static const Home__V1__RegisterAccessoriesResponse init_value = HOME__V1__REGISTER_ACCESSORIES_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t home__v1__register_accessories_response__get_packed_size
+                     (const Home__V1__RegisterAccessoriesResponse *message)
+{
+  assert(message->base.descriptor == &home__v1__register_accessories_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__register_accessories_response__pack
+                     (const Home__V1__RegisterAccessoriesResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__register_accessories_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__register_accessories_response__pack_to_buffer
+                     (const Home__V1__RegisterAccessoriesResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__register_accessories_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__RegisterAccessoriesResponse *
+       home__v1__register_accessories_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__RegisterAccessoriesResponse *)
+     protobuf_c_message_unpack (&home__v1__register_accessories_response__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__register_accessories_response__free_unpacked
+                     (Home__V1__RegisterAccessoriesResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__register_accessories_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__value_report__init
+                     (Home__V1__ValueReport         *message)
+{
+  static const Home__V1__ValueReport init_value = HOME__V1__VALUE_REPORT__INIT;
+  *message = init_value;
+}
+size_t home__v1__value_report__get_packed_size
+                     (const Home__V1__ValueReport *message)
+{
+  assert(message->base.descriptor == &home__v1__value_report__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__value_report__pack
+                     (const Home__V1__ValueReport *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__value_report__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__value_report__pack_to_buffer
+                     (const Home__V1__ValueReport *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__value_report__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__ValueReport *
+       home__v1__value_report__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__ValueReport *)
+     protobuf_c_message_unpack (&home__v1__value_report__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__value_report__free_unpacked
+                     (Home__V1__ValueReport *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__value_report__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__value_report_response__init
+                     (Home__V1__ValueReportResponse         *message)
+{
+  static const Home__V1__ValueReportResponse init_value = HOME__V1__VALUE_REPORT_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t home__v1__value_report_response__get_packed_size
+                     (const Home__V1__ValueReportResponse *message)
+{
+  assert(message->base.descriptor == &home__v1__value_report_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__value_report_response__pack
+                     (const Home__V1__ValueReportResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__value_report_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__value_report_response__pack_to_buffer
+                     (const Home__V1__ValueReportResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__value_report_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__ValueReportResponse *
+       home__v1__value_report_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__ValueReportResponse *)
+     protobuf_c_message_unpack (&home__v1__value_report_response__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__value_report_response__free_unpacked
+                     (Home__V1__ValueReportResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__value_report_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__list_providers_request__init
+                     (Home__V1__ListProvidersRequest         *message)
+{
+  static const Home__V1__ListProvidersRequest init_value = HOME__V1__LIST_PROVIDERS_REQUEST__INIT;
+  *message = init_value;
+}
+size_t home__v1__list_providers_request__get_packed_size
+                     (const Home__V1__ListProvidersRequest *message)
+{
+  assert(message->base.descriptor == &home__v1__list_providers_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__list_providers_request__pack
+                     (const Home__V1__ListProvidersRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__list_providers_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__list_providers_request__pack_to_buffer
+                     (const Home__V1__ListProvidersRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__list_providers_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__ListProvidersRequest *
+       home__v1__list_providers_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__ListProvidersRequest *)
+     protobuf_c_message_unpack (&home__v1__list_providers_request__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__list_providers_request__free_unpacked
+                     (Home__V1__ListProvidersRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__list_providers_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__provider_info__init
+                     (Home__V1__ProviderInfo         *message)
+{
+  static const Home__V1__ProviderInfo init_value = HOME__V1__PROVIDER_INFO__INIT;
+  *message = init_value;
+}
+size_t home__v1__provider_info__get_packed_size
+                     (const Home__V1__ProviderInfo *message)
+{
+  assert(message->base.descriptor == &home__v1__provider_info__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__provider_info__pack
+                     (const Home__V1__ProviderInfo *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__provider_info__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__provider_info__pack_to_buffer
+                     (const Home__V1__ProviderInfo *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__provider_info__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__ProviderInfo *
+       home__v1__provider_info__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__ProviderInfo *)
+     protobuf_c_message_unpack (&home__v1__provider_info__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__provider_info__free_unpacked
+                     (Home__V1__ProviderInfo *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__provider_info__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__list_providers_response__init
+                     (Home__V1__ListProvidersResponse         *message)
+{
+  static const Home__V1__ListProvidersResponse init_value = HOME__V1__LIST_PROVIDERS_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t home__v1__list_providers_response__get_packed_size
+                     (const Home__V1__ListProvidersResponse *message)
+{
+  assert(message->base.descriptor == &home__v1__list_providers_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__list_providers_response__pack
+                     (const Home__V1__ListProvidersResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__list_providers_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__list_providers_response__pack_to_buffer
+                     (const Home__V1__ListProvidersResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__list_providers_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__ListProvidersResponse *
+       home__v1__list_providers_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__ListProvidersResponse *)
+     protobuf_c_message_unpack (&home__v1__list_providers_response__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__list_providers_response__free_unpacked
+                     (Home__V1__ListProvidersResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__list_providers_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor home__v1__frame__field_descriptors[10] =
 {
   {
@@ -4872,7 +5682,7 @@ const ProtobufCMessageDescriptor home__v1__accessory_service__descriptor =
   (ProtobufCMessageInit) home__v1__accessory_service__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor home__v1__accessory__field_descriptors[14] =
+static const ProtobufCFieldDescriptor home__v1__accessory__field_descriptors[15] =
 {
   {
     "id",
@@ -5042,6 +5852,18 @@ static const ProtobufCFieldDescriptor home__v1__accessory__field_descriptors[14]
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "provider_key",
+    15,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__Accessory, provider_key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned home__v1__accessory__field_indices_by_name[] = {
   9,   /* field[9] = bridge_id */
@@ -5054,6 +5876,7 @@ static const unsigned home__v1__accessory__field_indices_by_name[] = {
   5,   /* field[5] = model */
   1,   /* field[1] = name */
   11,   /* field[11] = provider */
+  14,   /* field[14] = provider_key */
   8,   /* field[8] = reachable */
   2,   /* field[2] = room_id */
   6,   /* field[6] = serial_number */
@@ -5062,7 +5885,7 @@ static const unsigned home__v1__accessory__field_indices_by_name[] = {
 static const ProtobufCIntRange home__v1__accessory__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 14 }
+  { 0, 15 }
 };
 const ProtobufCMessageDescriptor home__v1__accessory__descriptor =
 {
@@ -5072,7 +5895,7 @@ const ProtobufCMessageDescriptor home__v1__accessory__descriptor =
   "Home__V1__Accessory",
   "home.v1",
   sizeof(Home__V1__Accessory),
-  14,
+  15,
   home__v1__accessory__field_descriptors,
   home__v1__accessory__field_indices_by_name,
   1,  home__v1__accessory__number_ranges,
@@ -9804,6 +10627,1261 @@ const ProtobufCMessageDescriptor home__v1__execute_action_set_response__descript
   (ProtobufCMessageInit) home__v1__execute_action_set_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor home__v1__open_provider_request__field_descriptors[1] =
+{
+  {
+    "provider_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__OpenProviderRequest, provider_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__open_provider_request__field_indices_by_name[] = {
+  0,   /* field[0] = provider_id */
+};
+static const ProtobufCIntRange home__v1__open_provider_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor home__v1__open_provider_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.OpenProviderRequest",
+  "OpenProviderRequest",
+  "Home__V1__OpenProviderRequest",
+  "home.v1",
+  sizeof(Home__V1__OpenProviderRequest),
+  1,
+  home__v1__open_provider_request__field_descriptors,
+  home__v1__open_provider_request__field_indices_by_name,
+  1,  home__v1__open_provider_request__number_ranges,
+  (ProtobufCMessageInit) home__v1__open_provider_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__provider_command__field_descriptors[6] =
+{
+  {
+    "request_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ProviderCommand, request_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "timeout_ms",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ProviderCommand, timeout_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "opened",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__ProviderCommand, command_case),
+    offsetof(Home__V1__ProviderCommand, opened),
+    &home__v1__provider_opened__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "read",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__ProviderCommand, command_case),
+    offsetof(Home__V1__ProviderCommand, read),
+    &home__v1__read_command__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "write",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__ProviderCommand, command_case),
+    offsetof(Home__V1__ProviderCommand, write),
+    &home__v1__write_command__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "ping",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__ProviderCommand, command_case),
+    offsetof(Home__V1__ProviderCommand, ping),
+    &home__v1__ping_command__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__provider_command__field_indices_by_name[] = {
+  2,   /* field[2] = opened */
+  5,   /* field[5] = ping */
+  3,   /* field[3] = read */
+  0,   /* field[0] = request_id */
+  1,   /* field[1] = timeout_ms */
+  4,   /* field[4] = write */
+};
+static const ProtobufCIntRange home__v1__provider_command__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 6 }
+};
+const ProtobufCMessageDescriptor home__v1__provider_command__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.ProviderCommand",
+  "ProviderCommand",
+  "Home__V1__ProviderCommand",
+  "home.v1",
+  sizeof(Home__V1__ProviderCommand),
+  6,
+  home__v1__provider_command__field_descriptors,
+  home__v1__provider_command__field_indices_by_name,
+  1,  home__v1__provider_command__number_ranges,
+  (ProtobufCMessageInit) home__v1__provider_command__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__provider_opened__field_descriptors[3] =
+{
+  {
+    "provider_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ProviderOpened, provider_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "ping_interval_ms",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ProviderOpened, ping_interval_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "known_keys",
+    3,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Home__V1__ProviderOpened, n_known_keys),
+    offsetof(Home__V1__ProviderOpened, known_keys),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__provider_opened__field_indices_by_name[] = {
+  2,   /* field[2] = known_keys */
+  1,   /* field[1] = ping_interval_ms */
+  0,   /* field[0] = provider_id */
+};
+static const ProtobufCIntRange home__v1__provider_opened__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor home__v1__provider_opened__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.ProviderOpened",
+  "ProviderOpened",
+  "Home__V1__ProviderOpened",
+  "home.v1",
+  sizeof(Home__V1__ProviderOpened),
+  3,
+  home__v1__provider_opened__field_descriptors,
+  home__v1__provider_opened__field_indices_by_name,
+  1,  home__v1__provider_opened__number_ranges,
+  (ProtobufCMessageInit) home__v1__provider_opened__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__read_command__field_descriptors[1] =
+{
+  {
+    "characteristic_ids",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(Home__V1__ReadCommand, n_characteristic_ids),
+    offsetof(Home__V1__ReadCommand, characteristic_ids),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__read_command__field_indices_by_name[] = {
+  0,   /* field[0] = characteristic_ids */
+};
+static const ProtobufCIntRange home__v1__read_command__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor home__v1__read_command__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.ReadCommand",
+  "ReadCommand",
+  "Home__V1__ReadCommand",
+  "home.v1",
+  sizeof(Home__V1__ReadCommand),
+  1,
+  home__v1__read_command__field_descriptors,
+  home__v1__read_command__field_indices_by_name,
+  1,  home__v1__read_command__number_ranges,
+  (ProtobufCMessageInit) home__v1__read_command__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__write_command__field_descriptors[2] =
+{
+  {
+    "writes",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__WriteCommand, n_writes),
+    offsetof(Home__V1__WriteCommand, writes),
+    &home__v1__characteristic_write__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "atomic",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__WriteCommand, atomic),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__write_command__field_indices_by_name[] = {
+  1,   /* field[1] = atomic */
+  0,   /* field[0] = writes */
+};
+static const ProtobufCIntRange home__v1__write_command__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor home__v1__write_command__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.WriteCommand",
+  "WriteCommand",
+  "Home__V1__WriteCommand",
+  "home.v1",
+  sizeof(Home__V1__WriteCommand),
+  2,
+  home__v1__write_command__field_descriptors,
+  home__v1__write_command__field_indices_by_name,
+  1,  home__v1__write_command__number_ranges,
+  (ProtobufCMessageInit) home__v1__write_command__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define home__v1__ping_command__field_descriptors NULL
+#define home__v1__ping_command__field_indices_by_name NULL
+#define home__v1__ping_command__number_ranges NULL
+const ProtobufCMessageDescriptor home__v1__ping_command__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.PingCommand",
+  "PingCommand",
+  "Home__V1__PingCommand",
+  "home.v1",
+  sizeof(Home__V1__PingCommand),
+  0,
+  home__v1__ping_command__field_descriptors,
+  home__v1__ping_command__field_indices_by_name,
+  0,  home__v1__ping_command__number_ranges,
+  (ProtobufCMessageInit) home__v1__ping_command__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__command_answer__field_descriptors[5] =
+{
+  {
+    "request_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__CommandAnswer, request_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "reads",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__CommandAnswer, n_reads),
+    offsetof(Home__V1__CommandAnswer, reads),
+    &home__v1__characteristic_read__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "writes",
+    3,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__CommandAnswer, n_writes),
+    offsetof(Home__V1__CommandAnswer, writes),
+    &home__v1__write_result__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "code",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__CommandAnswer, code),
+    &home__v1__status_code__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "message",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__CommandAnswer, message),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__command_answer__field_indices_by_name[] = {
+  3,   /* field[3] = code */
+  4,   /* field[4] = message */
+  1,   /* field[1] = reads */
+  0,   /* field[0] = request_id */
+  2,   /* field[2] = writes */
+};
+static const ProtobufCIntRange home__v1__command_answer__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 5 }
+};
+const ProtobufCMessageDescriptor home__v1__command_answer__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.CommandAnswer",
+  "CommandAnswer",
+  "Home__V1__CommandAnswer",
+  "home.v1",
+  sizeof(Home__V1__CommandAnswer),
+  5,
+  home__v1__command_answer__field_descriptors,
+  home__v1__command_answer__field_indices_by_name,
+  1,  home__v1__command_answer__number_ranges,
+  (ProtobufCMessageInit) home__v1__command_answer__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__answer_command_response__field_descriptors[1] =
+{
+  {
+    "accepted",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__AnswerCommandResponse, accepted),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__answer_command_response__field_indices_by_name[] = {
+  0,   /* field[0] = accepted */
+};
+static const ProtobufCIntRange home__v1__answer_command_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor home__v1__answer_command_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.AnswerCommandResponse",
+  "AnswerCommandResponse",
+  "Home__V1__AnswerCommandResponse",
+  "home.v1",
+  sizeof(Home__V1__AnswerCommandResponse),
+  1,
+  home__v1__answer_command_response__field_descriptors,
+  home__v1__answer_command_response__field_indices_by_name,
+  1,  home__v1__answer_command_response__number_ranges,
+  (ProtobufCMessageInit) home__v1__answer_command_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__provided_characteristic__field_descriptors[6] =
+{
+  {
+    "type",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ProvidedCharacteristic, type),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "type_name",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ProvidedCharacteristic, type_name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "properties",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ProvidedCharacteristic, properties),
+    &home__v1__characteristic_properties__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "metadata",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ProvidedCharacteristic, metadata),
+    &home__v1__characteristic_metadata__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "value",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ProvidedCharacteristic, value),
+    &home__v1__value__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "optimistic",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ProvidedCharacteristic, optimistic),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__provided_characteristic__field_indices_by_name[] = {
+  3,   /* field[3] = metadata */
+  5,   /* field[5] = optimistic */
+  2,   /* field[2] = properties */
+  0,   /* field[0] = type */
+  1,   /* field[1] = type_name */
+  4,   /* field[4] = value */
+};
+static const ProtobufCIntRange home__v1__provided_characteristic__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 6 }
+};
+const ProtobufCMessageDescriptor home__v1__provided_characteristic__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.ProvidedCharacteristic",
+  "ProvidedCharacteristic",
+  "Home__V1__ProvidedCharacteristic",
+  "home.v1",
+  sizeof(Home__V1__ProvidedCharacteristic),
+  6,
+  home__v1__provided_characteristic__field_descriptors,
+  home__v1__provided_characteristic__field_indices_by_name,
+  1,  home__v1__provided_characteristic__number_ranges,
+  (ProtobufCMessageInit) home__v1__provided_characteristic__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__provided_service__field_descriptors[6] =
+{
+  {
+    "type",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ProvidedService, type),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "key",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ProvidedService, key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "name",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ProvidedService, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "primary",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ProvidedService, primary),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "hidden",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ProvidedService, hidden),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "characteristics",
+    6,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__ProvidedService, n_characteristics),
+    offsetof(Home__V1__ProvidedService, characteristics),
+    &home__v1__provided_characteristic__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__provided_service__field_indices_by_name[] = {
+  5,   /* field[5] = characteristics */
+  4,   /* field[4] = hidden */
+  1,   /* field[1] = key */
+  2,   /* field[2] = name */
+  3,   /* field[3] = primary */
+  0,   /* field[0] = type */
+};
+static const ProtobufCIntRange home__v1__provided_service__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 6 }
+};
+const ProtobufCMessageDescriptor home__v1__provided_service__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.ProvidedService",
+  "ProvidedService",
+  "Home__V1__ProvidedService",
+  "home.v1",
+  sizeof(Home__V1__ProvidedService),
+  6,
+  home__v1__provided_service__field_descriptors,
+  home__v1__provided_service__field_indices_by_name,
+  1,  home__v1__provided_service__number_ranges,
+  (ProtobufCMessageInit) home__v1__provided_service__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__provided_accessory__field_descriptors[11] =
+{
+  {
+    "key",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ProvidedAccessory, key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "name",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ProvidedAccessory, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "category",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ProvidedAccessory, category),
+    &home__v1__accessory_category__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "manufacturer",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ProvidedAccessory, manufacturer),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "model",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ProvidedAccessory, model),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "serial_number",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ProvidedAccessory, serial_number),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "firmware_revision",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ProvidedAccessory, firmware_revision),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "bridge_key",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ProvidedAccessory, bridge_key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "room",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ProvidedAccessory, room),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "services",
+    10,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__ProvidedAccessory, n_services),
+    offsetof(Home__V1__ProvidedAccessory, services),
+    &home__v1__provided_service__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "unreachable",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ProvidedAccessory, unreachable),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__provided_accessory__field_indices_by_name[] = {
+  7,   /* field[7] = bridge_key */
+  2,   /* field[2] = category */
+  6,   /* field[6] = firmware_revision */
+  0,   /* field[0] = key */
+  3,   /* field[3] = manufacturer */
+  4,   /* field[4] = model */
+  1,   /* field[1] = name */
+  8,   /* field[8] = room */
+  5,   /* field[5] = serial_number */
+  9,   /* field[9] = services */
+  10,   /* field[10] = unreachable */
+};
+static const ProtobufCIntRange home__v1__provided_accessory__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 11 }
+};
+const ProtobufCMessageDescriptor home__v1__provided_accessory__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.ProvidedAccessory",
+  "ProvidedAccessory",
+  "Home__V1__ProvidedAccessory",
+  "home.v1",
+  sizeof(Home__V1__ProvidedAccessory),
+  11,
+  home__v1__provided_accessory__field_descriptors,
+  home__v1__provided_accessory__field_indices_by_name,
+  1,  home__v1__provided_accessory__number_ranges,
+  (ProtobufCMessageInit) home__v1__provided_accessory__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__register_accessories_request__field_descriptors[3] =
+{
+  {
+    "home_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__RegisterAccessoriesRequest, home_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "accessories",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__RegisterAccessoriesRequest, n_accessories),
+    offsetof(Home__V1__RegisterAccessoriesRequest, accessories),
+    &home__v1__provided_accessory__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "remove_keys",
+    3,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Home__V1__RegisterAccessoriesRequest, n_remove_keys),
+    offsetof(Home__V1__RegisterAccessoriesRequest, remove_keys),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__register_accessories_request__field_indices_by_name[] = {
+  1,   /* field[1] = accessories */
+  0,   /* field[0] = home_id */
+  2,   /* field[2] = remove_keys */
+};
+static const ProtobufCIntRange home__v1__register_accessories_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor home__v1__register_accessories_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.RegisterAccessoriesRequest",
+  "RegisterAccessoriesRequest",
+  "Home__V1__RegisterAccessoriesRequest",
+  "home.v1",
+  sizeof(Home__V1__RegisterAccessoriesRequest),
+  3,
+  home__v1__register_accessories_request__field_descriptors,
+  home__v1__register_accessories_request__field_indices_by_name,
+  1,  home__v1__register_accessories_request__number_ranges,
+  (ProtobufCMessageInit) home__v1__register_accessories_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__register_accessories_response__field_descriptors[2] =
+{
+  {
+    "accessories",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__RegisterAccessoriesResponse, n_accessories),
+    offsetof(Home__V1__RegisterAccessoriesResponse, accessories),
+    &home__v1__accessory__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "seq",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__RegisterAccessoriesResponse, seq),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__register_accessories_response__field_indices_by_name[] = {
+  0,   /* field[0] = accessories */
+  1,   /* field[1] = seq */
+};
+static const ProtobufCIntRange home__v1__register_accessories_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor home__v1__register_accessories_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.RegisterAccessoriesResponse",
+  "RegisterAccessoriesResponse",
+  "Home__V1__RegisterAccessoriesResponse",
+  "home.v1",
+  sizeof(Home__V1__RegisterAccessoriesResponse),
+  2,
+  home__v1__register_accessories_response__field_descriptors,
+  home__v1__register_accessories_response__field_indices_by_name,
+  1,  home__v1__register_accessories_response__number_ranges,
+  (ProtobufCMessageInit) home__v1__register_accessories_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__value_report__field_descriptors[2] =
+{
+  {
+    "values",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__ValueReport, n_values),
+    offsetof(Home__V1__ValueReport, values),
+    &home__v1__characteristic_write__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "reachability",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__ValueReport, n_reachability),
+    offsetof(Home__V1__ValueReport, reachability),
+    &home__v1__reachability_change__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__value_report__field_indices_by_name[] = {
+  1,   /* field[1] = reachability */
+  0,   /* field[0] = values */
+};
+static const ProtobufCIntRange home__v1__value_report__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor home__v1__value_report__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.ValueReport",
+  "ValueReport",
+  "Home__V1__ValueReport",
+  "home.v1",
+  sizeof(Home__V1__ValueReport),
+  2,
+  home__v1__value_report__field_descriptors,
+  home__v1__value_report__field_indices_by_name,
+  1,  home__v1__value_report__number_ranges,
+  (ProtobufCMessageInit) home__v1__value_report__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__value_report_response__field_descriptors[2] =
+{
+  {
+    "seq",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ValueReportResponse, seq),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "rejected",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__ValueReportResponse, n_rejected),
+    offsetof(Home__V1__ValueReportResponse, rejected),
+    &home__v1__write_result__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__value_report_response__field_indices_by_name[] = {
+  1,   /* field[1] = rejected */
+  0,   /* field[0] = seq */
+};
+static const ProtobufCIntRange home__v1__value_report_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor home__v1__value_report_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.ValueReportResponse",
+  "ValueReportResponse",
+  "Home__V1__ValueReportResponse",
+  "home.v1",
+  sizeof(Home__V1__ValueReportResponse),
+  2,
+  home__v1__value_report_response__field_descriptors,
+  home__v1__value_report_response__field_indices_by_name,
+  1,  home__v1__value_report_response__number_ranges,
+  (ProtobufCMessageInit) home__v1__value_report_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define home__v1__list_providers_request__field_descriptors NULL
+#define home__v1__list_providers_request__field_indices_by_name NULL
+#define home__v1__list_providers_request__number_ranges NULL
+const ProtobufCMessageDescriptor home__v1__list_providers_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.ListProvidersRequest",
+  "ListProvidersRequest",
+  "Home__V1__ListProvidersRequest",
+  "home.v1",
+  sizeof(Home__V1__ListProvidersRequest),
+  0,
+  home__v1__list_providers_request__field_descriptors,
+  home__v1__list_providers_request__field_indices_by_name,
+  0,  home__v1__list_providers_request__number_ranges,
+  (ProtobufCMessageInit) home__v1__list_providers_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__provider_info__field_descriptors[11] =
+{
+  {
+    "provider_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ProviderInfo, provider_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "connected",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ProviderInfo, connected),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "connection_id",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ProviderInfo, connection_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "client_name",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ProviderInfo, client_name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "accessory_ids",
+    5,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(Home__V1__ProviderInfo, n_accessory_ids),
+    offsetof(Home__V1__ProviderInfo, accessory_ids),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "last_seen_ms",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ProviderInfo, last_seen_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "requests_in_flight",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ProviderInfo, requests_in_flight),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "requests",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ProviderInfo, requests),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "timeouts",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ProviderInfo, timeouts),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "latency_p50_us",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ProviderInfo, latency_p50_us),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "latency_p99_us",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ProviderInfo, latency_p99_us),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__provider_info__field_indices_by_name[] = {
+  4,   /* field[4] = accessory_ids */
+  3,   /* field[3] = client_name */
+  1,   /* field[1] = connected */
+  2,   /* field[2] = connection_id */
+  5,   /* field[5] = last_seen_ms */
+  9,   /* field[9] = latency_p50_us */
+  10,   /* field[10] = latency_p99_us */
+  0,   /* field[0] = provider_id */
+  7,   /* field[7] = requests */
+  6,   /* field[6] = requests_in_flight */
+  8,   /* field[8] = timeouts */
+};
+static const ProtobufCIntRange home__v1__provider_info__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 11 }
+};
+const ProtobufCMessageDescriptor home__v1__provider_info__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.ProviderInfo",
+  "ProviderInfo",
+  "Home__V1__ProviderInfo",
+  "home.v1",
+  sizeof(Home__V1__ProviderInfo),
+  11,
+  home__v1__provider_info__field_descriptors,
+  home__v1__provider_info__field_indices_by_name,
+  1,  home__v1__provider_info__number_ranges,
+  (ProtobufCMessageInit) home__v1__provider_info__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__list_providers_response__field_descriptors[1] =
+{
+  {
+    "providers",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__ListProvidersResponse, n_providers),
+    offsetof(Home__V1__ListProvidersResponse, providers),
+    &home__v1__provider_info__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__list_providers_response__field_indices_by_name[] = {
+  0,   /* field[0] = providers */
+};
+static const ProtobufCIntRange home__v1__list_providers_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor home__v1__list_providers_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.ListProvidersResponse",
+  "ListProvidersResponse",
+  "Home__V1__ListProvidersResponse",
+  "home.v1",
+  sizeof(Home__V1__ListProvidersResponse),
+  1,
+  home__v1__list_providers_response__field_descriptors,
+  home__v1__list_providers_response__field_indices_by_name,
+  1,  home__v1__list_providers_response__number_ranges,
+  (ProtobufCMessageInit) home__v1__list_providers_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCEnumValue home__v1__status_code__enum_values_by_number[17] =
 {
   { "OK", "HOME__V1__STATUS_CODE__OK", 0 },
@@ -10340,7 +12418,7 @@ const ProtobufCEnumDescriptor home__v1__marker_kind__descriptor =
   home__v1__marker_kind__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor home__v1__home_service__method_descriptors[11] =
+static const ProtobufCMethodDescriptor home__v1__home_service__method_descriptors[16] =
 {
   { "GetHome", &home__v1__get_home_request__descriptor, &home__v1__get_home_response__descriptor },
   { "ListAccessories", &home__v1__list_accessories_request__descriptor, &home__v1__list_accessories_response__descriptor },
@@ -10353,17 +12431,27 @@ static const ProtobufCMethodDescriptor home__v1__home_service__method_descriptor
   { "ModifySubscription", &home__v1__modify_subscription_request__descriptor, &home__v1__modify_subscription_response__descriptor },
   { "GetStats", &home__v1__get_stats_request__descriptor, &home__v1__get_stats_response__descriptor },
   { "ExecuteActionSet", &home__v1__execute_action_set_request__descriptor, &home__v1__execute_action_set_response__descriptor },
+  { "OpenProvider", &home__v1__open_provider_request__descriptor, &home__v1__provider_command__descriptor },
+  { "RegisterAccessories", &home__v1__register_accessories_request__descriptor, &home__v1__register_accessories_response__descriptor },
+  { "AnswerCommand", &home__v1__command_answer__descriptor, &home__v1__answer_command_response__descriptor },
+  { "ReportValues", &home__v1__value_report__descriptor, &home__v1__value_report_response__descriptor },
+  { "ListProviders", &home__v1__list_providers_request__descriptor, &home__v1__list_providers_response__descriptor },
 };
 const unsigned home__v1__home_service__method_indices_by_name[] = {
+  13,        /* AnswerCommand */
   6,        /* ChangeLayout */
   10,        /* ExecuteActionSet */
   0,        /* GetHome */
   9,        /* GetStats */
   5,        /* GetStatus */
   1,        /* ListAccessories */
+  15,        /* ListProviders */
   7,        /* ListTypes */
   8,        /* ModifySubscription */
+  11,        /* OpenProvider */
   2,        /* ReadCharacteristics */
+  12,        /* RegisterAccessories */
+  14,        /* ReportValues */
   4,        /* Subscribe */
   3         /* WriteCharacteristics */
 };
@@ -10374,7 +12462,7 @@ const ProtobufCServiceDescriptor home__v1__home_service__descriptor =
   "HomeService",
   "Home__V1__HomeService",
   "home.v1",
-  11,
+  16,
   home__v1__home_service__method_descriptors,
   home__v1__home_service__method_indices_by_name
 };
@@ -10465,6 +12553,46 @@ void home__v1__home_service__execute_action_set(ProtobufCService *service,
 {
   assert(service->descriptor == &home__v1__home_service__descriptor);
   service->invoke(service, 10, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void home__v1__home_service__open_provider(ProtobufCService *service,
+                                           const Home__V1__OpenProviderRequest *input,
+                                           Home__V1__ProviderCommand_Closure closure,
+                                           void *closure_data)
+{
+  assert(service->descriptor == &home__v1__home_service__descriptor);
+  service->invoke(service, 11, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void home__v1__home_service__register_accessories(ProtobufCService *service,
+                                                  const Home__V1__RegisterAccessoriesRequest *input,
+                                                  Home__V1__RegisterAccessoriesResponse_Closure closure,
+                                                  void *closure_data)
+{
+  assert(service->descriptor == &home__v1__home_service__descriptor);
+  service->invoke(service, 12, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void home__v1__home_service__answer_command(ProtobufCService *service,
+                                            const Home__V1__CommandAnswer *input,
+                                            Home__V1__AnswerCommandResponse_Closure closure,
+                                            void *closure_data)
+{
+  assert(service->descriptor == &home__v1__home_service__descriptor);
+  service->invoke(service, 13, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void home__v1__home_service__report_values(ProtobufCService *service,
+                                           const Home__V1__ValueReport *input,
+                                           Home__V1__ValueReportResponse_Closure closure,
+                                           void *closure_data)
+{
+  assert(service->descriptor == &home__v1__home_service__descriptor);
+  service->invoke(service, 14, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void home__v1__home_service__list_providers(ProtobufCService *service,
+                                            const Home__V1__ListProvidersRequest *input,
+                                            Home__V1__ListProvidersResponse_Closure closure,
+                                            void *closure_data)
+{
+  assert(service->descriptor == &home__v1__home_service__descriptor);
+  service->invoke(service, 15, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void home__v1__home_service__init (Home__V1__HomeService_Service *service,
                                    Home__V1__HomeService_ServiceDestroy destroy)

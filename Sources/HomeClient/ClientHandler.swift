@@ -17,6 +17,9 @@ final class ClientHandler: ChannelInboundHandler {
     private enum Pending {
         case unary(EventLoopPromise<[UInt8]>, response: [UInt8]?)
         case stream(StreamSource)
+        /// A stream whose messages are handed on undecoded, without back-pressure
+        /// (a provider's commands: the daemon bounds how many are outstanding).
+        case rawStream(AsyncThrowingStream<[UInt8], any Error>.Continuation)
     }
 
     private var hello: EventLoopPromise<HelloReply>?
@@ -48,6 +51,17 @@ final class ClientHandler: ChannelInboundHandler {
             return
         }
         calls[callID] = .unary(promise, response: nil)
+        context.writeAndFlush(wrapOutboundOut(WireFrame(callID: callID, body: .open(open)).encoded()), promise: nil)
+    }
+
+    func startRawStream(
+        callID: UInt64, open: CallOpen, continuation: AsyncThrowingStream<[UInt8], any Error>.Continuation
+    ) {
+        guard let context, closedReason == nil else {
+            continuation.finish(throwing: closedReason ?? HomeError(.unavailable, "the connection to homed is closed"))
+            return
+        }
+        calls[callID] = .rawStream(continuation)
         context.writeAndFlush(wrapOutboundOut(WireFrame(callID: callID, body: .open(open)).encoded()), promise: nil)
     }
 
@@ -115,6 +129,11 @@ final class ClientHandler: ChannelInboundHandler {
             } else {
                 promise.fail(HomeError(.internal, "call \(frame.callID) ended OK without a response message"))
             }
+        case (.message(let payload), .rawStream(let continuation)):
+            continuation.yield(payload)
+        case (.status(let error), .rawStream(let continuation)):
+            calls[frame.callID] = nil
+            if let error { continuation.finish(throwing: error) } else { continuation.finish() }
         case (.status(let error), .stream(let source)):
             calls[frame.callID] = nil
             pausedStreams.remove(frame.callID)
@@ -166,6 +185,7 @@ final class ClientHandler: ChannelInboundHandler {
             switch call {
             case .unary(let promise, _): promise.fail(error)
             case .stream(let source): source.finish(error)
+            case .rawStream(let continuation): continuation.finish(throwing: error)
             }
         }
     }

@@ -24,7 +24,7 @@ public final class HomeClient: Sendable {
     public let hello: HelloReply
     public let socketPath: String
     private let channel: any Channel
-    private let handler: NIOLoopBound<ClientHandler>
+    let handler: NIOLoopBound<ClientHandler>
     private let nextCallID = Atomic<UInt64>(1)
     /// This connection's event loop as a task executor: see `EventLoopTaskExecutor`.
     public let taskExecutor: EventLoopTaskExecutor
@@ -105,7 +105,7 @@ public final class HomeClient: Sendable {
     /// The daemon-assigned id of this connection (the origin of our own changes).
     public var connectionID: UInt64 { hello.connectionID }
 
-    private func makeCallID() -> UInt64 {
+    func makeCallID() -> UInt64 {
         nextCallID.wrappingAdd(1, ordering: .relaxed).oldValue
     }
 

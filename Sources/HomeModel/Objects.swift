@@ -56,11 +56,14 @@ public struct AccessoryService: Hashable, Sendable, Identifiable {
     public var linkedServiceIDs: [ObjectID]
     /// In the accessory's order.
     public var characteristicIDs: [ObjectID]
+    /// The key its provider gave it to tell it from other services of its type
+    /// ("" when none was given: the type and its rank then identify it).
+    public var providerKey: String
 
     public init(
         id: ObjectID, accessoryID: ObjectID, type: TypeIdentifier, name: String, isPrimary: Bool = false,
         isUserInteractive: Bool = true, isHidden: Bool = false, linkedServiceIDs: [ObjectID] = [],
-        characteristicIDs: [ObjectID] = []
+        characteristicIDs: [ObjectID] = [], providerKey: String = ""
     ) {
         self.id = id
         self.accessoryID = accessoryID
@@ -71,6 +74,7 @@ public struct AccessoryService: Hashable, Sendable, Identifiable {
         self.isHidden = isHidden
         self.linkedServiceIDs = linkedServiceIDs
         self.characteristicIDs = characteristicIDs
+        self.providerKey = providerKey
     }
 }
 
@@ -119,15 +123,19 @@ public struct Accessory: Hashable, Sendable, Identifiable {
     public var bridgeID: ObjectID?
     /// For a bridge: the accessories behind it.
     public var bridgedAccessoryIDs: [ObjectID]
-    /// Who serves reads and writes ("simulator", a provider's name).
+    /// Who serves reads and writes ("simulator", a provider's id).
     public var provider: String
+    /// The provider's own stable key for it (a serial, a device path): unique per
+    /// provider, "" for an accessory no provider registered.
+    public var providerKey: String
     public var serviceIDs: [ObjectID]
 
     public init(
         id: ObjectID, homeID: ObjectID, roomID: ObjectID, name: String, category: AccessoryCategory,
         manufacturer: String = "", model: String = "", serialNumber: String = "",
         firmwareRevision: String = "", isReachable: Bool = true, bridgeID: ObjectID? = nil,
-        bridgedAccessoryIDs: [ObjectID] = [], provider: String = "", serviceIDs: [ObjectID] = []
+        bridgedAccessoryIDs: [ObjectID] = [], provider: String = "", providerKey: String = "",
+        serviceIDs: [ObjectID] = []
     ) {
         self.id = id
         self.homeID = homeID
@@ -142,6 +150,7 @@ public struct Accessory: Hashable, Sendable, Identifiable {
         self.bridgeID = bridgeID
         self.bridgedAccessoryIDs = bridgedAccessoryIDs
         self.provider = provider
+        self.providerKey = providerKey
         self.serviceIDs = serviceIDs
     }
 }

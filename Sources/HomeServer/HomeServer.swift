@@ -49,8 +49,14 @@ public final class HomeServer: Service, Sendable {
         let configuration = self.configuration
         let logger = self.logger
         let journalID = store.journalID
+        // A provider's accessories are reachable only while it is connected: none is yet.
+        for provider in store.providerAccessories(excluding: ProviderHub.inProcessProviders).keys {
+            store.setProviderReachable(false, provider: provider, origin: Origin(kind: .daemon, name: "homed"))
+        }
+        let providers = ProviderHub(
+            defaultTimeoutMs: configuration.providerTimeoutMs, pingIntervalMs: configuration.providerPingIntervalMs)
         let router = HomeService(
-            store: store, registry: registry, configuration: configuration,
+            store: store, registry: registry, configuration: configuration, providers: providers,
             flushers: LoopFlushers()
         ).router()
         let channel = try await ServerBootstrap(group: group)

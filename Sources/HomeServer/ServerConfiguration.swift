@@ -27,6 +27,12 @@ public struct ServerConfiguration: Sendable {
     /// What the queues of one connection's subscriptions may hold together, in
     /// bytes: a subscription that would take more is refused.
     public var maxQueueBytesPerConnection = 16 * 1024 * 1024
+    /// How long a read or write waits for a provider's answer when the call sets
+    /// no `timeout_ms`.
+    public var providerTimeoutMs: UInt32 = 5_000
+    /// How often a provider is pinged; a ping unanswered for as long ends its
+    /// session, so a hung provider's accessories are unreachable within twice this.
+    public var providerPingIntervalMs: UInt32 = 400
 
     public init(socketPath: String) {
         self.socketPath = socketPath

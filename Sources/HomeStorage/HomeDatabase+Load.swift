@@ -80,7 +80,7 @@ private struct GraphLoader {
         try each(
             """
             SELECT id, home_id, position, room_id, name, category, manufacturer, model, serial_number,
-                   firmware_revision, is_reachable, bridge_id, bridge_position, provider
+                   firmware_revision, is_reachable, bridge_id, bridge_position, provider, provider_key
             FROM accessories
             """
         ) { row throws(HomeError) in
@@ -94,7 +94,7 @@ private struct GraphLoader {
                     id: id, homeID: row.id(1), roomID: row.id(3), name: row.string(4), category: category,
                     manufacturer: row.string(6), model: row.string(7), serialNumber: row.string(8),
                     firmwareRevision: row.string(9), isReachable: row.bool(10), bridgeID: bridgeID,
-                    provider: row.string(13)))
+                    provider: row.string(13), providerKey: row.string(14)))
             accessoriesOfHome.add(id, to: row.id(1), at: row.int64(2))
             if let bridgeID { accessoriesOfBridge.add(id, to: bridgeID, at: row.optionalInt64(12) ?? 0) }
         }
@@ -109,7 +109,8 @@ private struct GraphLoader {
         var types = TypeIdentifiers()
         try each(
             """
-            SELECT id, accessory_id, position, type_uuid, type_name, name, is_primary, is_user_interactive, is_hidden
+            SELECT id, accessory_id, position, type_uuid, type_name, name, is_primary, is_user_interactive, is_hidden,
+                   provider_key
             FROM services
             """
         ) { row throws(HomeError) in
@@ -118,7 +119,7 @@ private struct GraphLoader {
                 AccessoryService(
                     id: id, accessoryID: row.id(1), type: types.type(row.string(3), row.string(4)), name: row.string(5),
                     isPrimary: row.bool(6), isUserInteractive: row.bool(7), isHidden: row.bool(8),
-                    linkedServiceIDs: serviceLinks[id] ?? []))
+                    linkedServiceIDs: serviceLinks[id] ?? [], providerKey: row.string(9)))
             servicesOfAccessory.add(id, to: row.id(1), at: row.int64(2))
         }
 

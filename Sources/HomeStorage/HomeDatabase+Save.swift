@@ -139,8 +139,9 @@ private struct LayoutWriter {
             diff.accessories,
             """
             INSERT INTO accessories (id, home_id, position, room_id, name, category, manufacturer, model,
-                                     serial_number, firmware_revision, is_reachable, bridge_id, bridge_position, provider)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                     serial_number, firmware_revision, is_reachable, bridge_id, bridge_position, provider,
+                                     provider_key)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """
         ) { (statement, id) throws(HomeError) in
             guard let accessory = graph.accessories[id] else { return }
@@ -154,6 +155,7 @@ private struct LayoutWriter {
                 statement.bindNull(13)
             }
             statement.bind(14, accessory.provider)
+            statement.bind(15, accessory.providerKey)
         }
         try update(
             diff.accessories,
@@ -162,7 +164,7 @@ private struct LayoutWriter {
             SET room_id = ?, name = ?, category = ?, manufacturer = ?, model = ?, serial_number = ?,
                 firmware_revision = ?, is_reachable = ?, bridge_id = ?,
                 bridge_position = CASE WHEN ?9 IS NULL THEN NULL ELSE bridge_position END,
-                provider = ?, home_id = ?
+                provider = ?, home_id = ?, provider_key = ?
             WHERE id = ?
             """
         ) { statement, id in
@@ -170,7 +172,8 @@ private struct LayoutWriter {
             bindColumns(of: accessory, to: statement, from: 1)
             statement.bind(10, accessory.provider)
             statement.bind(11, accessory.homeID)
-            statement.bind(12, id)
+            statement.bind(12, accessory.providerKey)
+            statement.bind(13, id)
         }
         try finish(diff.accessories, table: "accessories", .accessories)
         try updatePositions(
@@ -196,8 +199,8 @@ private struct LayoutWriter {
             diff.services,
             """
             INSERT INTO services (id, accessory_id, position, type_uuid, type_name, name, is_primary,
-                                  is_user_interactive, is_hidden)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                  is_user_interactive, is_hidden, provider_key)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """
         ) { (statement, id) throws(HomeError) in
             guard let service = graph.services[id] else { return }
@@ -211,14 +214,14 @@ private struct LayoutWriter {
             """
             UPDATE services
             SET type_uuid = ?, type_name = ?, name = ?, is_primary = ?, is_user_interactive = ?, is_hidden = ?,
-                accessory_id = ?
+                provider_key = ?, accessory_id = ?
             WHERE id = ?
             """
         ) { statement, id in
             guard let service = graph.services[id] else { return }
             bindColumns(of: service, to: statement, from: 1)
-            statement.bind(7, service.accessoryID)
-            statement.bind(8, id)
+            statement.bind(8, service.accessoryID)
+            statement.bind(9, id)
         }
         try finish(diff.services, table: "services", .services)
         try rewriteLinks(
@@ -239,6 +242,7 @@ private struct LayoutWriter {
         statement.bind(first + 3, service.isPrimary)
         statement.bind(first + 4, service.isUserInteractive)
         statement.bind(first + 5, service.isHidden)
+        statement.bind(first + 6, service.providerKey)
     }
 
     private func writeCharacteristics() throws(HomeError) {

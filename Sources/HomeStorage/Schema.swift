@@ -38,8 +38,22 @@ enum Schema {
     /// Every migration, in order: migration n takes a file from version n-1 to n.
     /// Never edit one that has shipped; add the next.
     static let migrations: [Migration] = [
-        Migration(version: 1, sql: createTables)
+        Migration(version: 1, sql: createTables),
+        Migration(version: 2, sql: providerKeys),
     ]
+
+    /// Accessory providers: the provider's own key of each accessory (unique per
+    /// provider) and of each service. The demo's accessories, the only ones a
+    /// version-1 file can hold, take their serial number as key, which is the key
+    /// the simulator registers them with.
+    private static let providerKeys = """
+        ALTER TABLE accessories ADD COLUMN provider_key TEXT NOT NULL DEFAULT '';
+        UPDATE accessories SET provider_key = serial_number WHERE provider != '' AND serial_number != '';
+        UPDATE accessories SET provider_key = 'id:' || id WHERE provider != '' AND provider_key = '';
+        CREATE UNIQUE INDEX accessories_by_provider_key ON accessories (provider, provider_key)
+            WHERE provider_key != '';
+        ALTER TABLE services ADD COLUMN provider_key TEXT NOT NULL DEFAULT '';
+        """
 
     private static let createTables = """
         CREATE TABLE meta (

@@ -338,17 +338,18 @@ struct ConnectionTests {
 
 @Suite("the router")
 struct RouterTests {
-    @Test("the daemon routes exactly the schema's methods, and only Subscribe streams")
+    @Test("the daemon routes exactly the schema's methods, and only Subscribe and OpenProvider stream")
     func routesMatchSchema() {
         let router = HomeService(
             store: HomeStore(graph: HomeGraph()), registry: ConnectionRegistry(),
-            configuration: ServerConfiguration(socketPath: "/unused"), flushers: LoopFlushers()
+            configuration: ServerConfiguration(socketPath: "/unused"),
+            providers: ProviderHub(defaultTimeoutMs: 1_000, pingIntervalMs: 1_000), flushers: LoopFlushers()
         ).router()
         #expect(router.methodNames == HomeMethods.schemaMethodNames.sorted())
         let streaming = router.methodNames.filter {
             if case .serverStreaming = router.route(for: $0) { return true }
             return false
         }
-        #expect(streaming == [HomeMethods.subscribe.name])
+        #expect(streaming == [HomeMethods.openProvider.name, HomeMethods.subscribe.name])
     }
 }

@@ -43,6 +43,33 @@ struct RoundTripTests {
         #expect(restarted.primaryHomeID == restarted.homeOrder[1])
     }
 
+    @Test("a provider's keys for its accessories and services load back, and registering again keeps ids")
+    func providerKeys() throws {
+        let scratch = try Scratch()
+        let database = try HomeDatabase.open(path: scratch.file("homed.sqlite"))
+        var graph = HomeGraph()
+        let outlet = ProvidedAccessory(
+            key: "/dev/outlet0", name: "Outlet", category: .outlet,
+            services: [
+                ProvidedService(
+                    type: "Outlet", key: "left",
+                    characteristics: [
+                        ProvidedCharacteristic(type: "On", value: .bool(true)),
+                        ProvidedCharacteristic(type: "OutletInUse", value: .bool(false)),
+                    ])
+            ])
+        let first = try graph.register([outlet], provider: "plugs", nowMs: 1)
+        try database.saveLayout(from: HomeGraph(), to: graph)
+        var restarted = try reloaded(database)
+        expectSame(restarted, graph)
+        #expect(restarted.accessoryIDs(ofProvider: "plugs") == ["/dev/outlet0": first.accessoryIDs[0]])
+        #expect(restarted.services.values.contains { $0.providerKey == "left" })
+        let before = restarted
+        let again = try restarted.register([outlet], provider: "plugs", nowMs: 2)
+        #expect(again.accessoryIDs == first.accessoryIDs && again.changes.isEmpty)
+        #expect(restarted.characteristics.keys.sorted() == before.characteristics.keys.sorted())
+    }
+
     @Test("graphs saved one change at a time load back equal after every change")
     func history() throws {
         let scratch = try Scratch()

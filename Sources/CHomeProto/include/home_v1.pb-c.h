@@ -95,6 +95,24 @@ typedef struct Home__V1__ConnectionStats Home__V1__ConnectionStats;
 typedef struct Home__V1__GetStatsResponse Home__V1__GetStatsResponse;
 typedef struct Home__V1__ExecuteActionSetRequest Home__V1__ExecuteActionSetRequest;
 typedef struct Home__V1__ExecuteActionSetResponse Home__V1__ExecuteActionSetResponse;
+typedef struct Home__V1__OpenProviderRequest Home__V1__OpenProviderRequest;
+typedef struct Home__V1__ProviderCommand Home__V1__ProviderCommand;
+typedef struct Home__V1__ProviderOpened Home__V1__ProviderOpened;
+typedef struct Home__V1__ReadCommand Home__V1__ReadCommand;
+typedef struct Home__V1__WriteCommand Home__V1__WriteCommand;
+typedef struct Home__V1__PingCommand Home__V1__PingCommand;
+typedef struct Home__V1__CommandAnswer Home__V1__CommandAnswer;
+typedef struct Home__V1__AnswerCommandResponse Home__V1__AnswerCommandResponse;
+typedef struct Home__V1__ProvidedCharacteristic Home__V1__ProvidedCharacteristic;
+typedef struct Home__V1__ProvidedService Home__V1__ProvidedService;
+typedef struct Home__V1__ProvidedAccessory Home__V1__ProvidedAccessory;
+typedef struct Home__V1__RegisterAccessoriesRequest Home__V1__RegisterAccessoriesRequest;
+typedef struct Home__V1__RegisterAccessoriesResponse Home__V1__RegisterAccessoriesResponse;
+typedef struct Home__V1__ValueReport Home__V1__ValueReport;
+typedef struct Home__V1__ValueReportResponse Home__V1__ValueReportResponse;
+typedef struct Home__V1__ListProvidersRequest Home__V1__ListProvidersRequest;
+typedef struct Home__V1__ProviderInfo Home__V1__ProviderInfo;
+typedef struct Home__V1__ListProvidersResponse Home__V1__ListProvidersResponse;
 
 
 /* --- enums --- */
@@ -630,10 +648,15 @@ struct  Home__V1__Accessory
   size_t n_services;
   Home__V1__AccessoryService **services;
   uint64_t home_id;
+  /*
+   * The provider's own stable key for this accessory (a serial, a path); unique
+   * per provider, "" for accessories no provider registered.
+   */
+  char *provider_key;
 };
 #define HOME__V1__ACCESSORY__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&home__v1__accessory__descriptor) \
-    , 0, (char *)protobuf_c_empty_string, 0, HOME__V1__ACCESSORY_CATEGORY__CATEGORY_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0,NULL, (char *)protobuf_c_empty_string, 0,NULL, 0 }
+    , 0, (char *)protobuf_c_empty_string, 0, HOME__V1__ACCESSORY_CATEGORY__CATEGORY_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0,NULL, (char *)protobuf_c_empty_string, 0,NULL, 0, (char *)protobuf_c_empty_string }
 
 
 struct  Home__V1__Room
@@ -1798,6 +1821,405 @@ struct  Home__V1__ExecuteActionSetResponse
 #define HOME__V1__EXECUTE_ACTION_SET_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&home__v1__execute_action_set_response__descriptor) \
     , 0,NULL, 0 }
+
+
+struct  Home__V1__OpenProviderRequest
+{
+  ProtobufCMessage base;
+  /*
+   * The provider's stable id ("sysfs", "zigbee2mqtt"): 1 to 64 characters of
+   * letters, digits, '.', '-' and '_'. One connection at a time may hold it.
+   */
+  char *provider_id;
+};
+#define HOME__V1__OPEN_PROVIDER_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__open_provider_request__descriptor) \
+    , (char *)protobuf_c_empty_string }
+
+
+typedef enum {
+  HOME__V1__PROVIDER_COMMAND__COMMAND__NOT_SET = 0,
+  HOME__V1__PROVIDER_COMMAND__COMMAND_OPENED = 3,
+  HOME__V1__PROVIDER_COMMAND__COMMAND_READ = 4,
+  HOME__V1__PROVIDER_COMMAND__COMMAND_WRITE = 5,
+  HOME__V1__PROVIDER_COMMAND__COMMAND_PING = 6
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(HOME__V1__PROVIDER_COMMAND__COMMAND__CASE)
+} Home__V1__ProviderCommand__CommandCase;
+
+/*
+ * One command of the daemon to a provider. Every command but `opened` is
+ * answered with AnswerCommand carrying its request_id, within timeout_ms.
+ */
+struct  Home__V1__ProviderCommand
+{
+  ProtobufCMessage base;
+  uint64_t request_id;
+  /*
+   * How long the daemon waits for the answer; after that it drops the answer.
+   */
+  uint32_t timeout_ms;
+  Home__V1__ProviderCommand__CommandCase command_case;
+  union {
+    Home__V1__ProviderOpened *opened;
+    Home__V1__ReadCommand *read;
+    Home__V1__WriteCommand *write;
+    Home__V1__PingCommand *ping;
+  };
+};
+#define HOME__V1__PROVIDER_COMMAND__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__provider_command__descriptor) \
+    , 0, 0, HOME__V1__PROVIDER_COMMAND__COMMAND__NOT_SET, {0} }
+
+
+/*
+ * The stream's first message: the provider id is now this connection's.
+ */
+struct  Home__V1__ProviderOpened
+{
+  ProtobufCMessage base;
+  char *provider_id;
+  /*
+   * The daemon pings this often; a ping unanswered within its timeout_ms ends the
+   * provider's session (its accessories become unreachable).
+   */
+  uint32_t ping_interval_ms;
+  /*
+   * The keys of every accessory the daemon knows from this provider.
+   */
+  size_t n_known_keys;
+  char **known_keys;
+};
+#define HOME__V1__PROVIDER_OPENED__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__provider_opened__descriptor) \
+    , (char *)protobuf_c_empty_string, 0, 0,NULL }
+
+
+/*
+ * Read these characteristics from the devices (a `fresh` read, or the re-read
+ * that follows a registration). Answer with one CharacteristicRead each.
+ */
+struct  Home__V1__ReadCommand
+{
+  ProtobufCMessage base;
+  size_t n_characteristic_ids;
+  uint64_t *characteristic_ids;
+};
+#define HOME__V1__READ_COMMAND__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__read_command__descriptor) \
+    , 0,NULL }
+
+
+/*
+ * Apply these writes to the devices, already validated by the daemon. Answer
+ * with one WriteResult each, code OK once the device took it. `atomic`: the
+ * client asked for all or nothing; apply all or none.
+ */
+struct  Home__V1__WriteCommand
+{
+  ProtobufCMessage base;
+  size_t n_writes;
+  Home__V1__CharacteristicWrite **writes;
+  protobuf_c_boolean atomic;
+};
+#define HOME__V1__WRITE_COMMAND__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__write_command__descriptor) \
+    , 0,NULL, 0 }
+
+
+/*
+ * Liveness: answer with an empty CommandAnswer.
+ */
+struct  Home__V1__PingCommand
+{
+  ProtobufCMessage base;
+};
+#define HOME__V1__PING_COMMAND__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__ping_command__descriptor) \
+     }
+
+
+struct  Home__V1__CommandAnswer
+{
+  ProtobufCMessage base;
+  uint64_t request_id;
+  /*
+   * For a read: one per characteristic asked, a value or a code and message.
+   */
+  size_t n_reads;
+  Home__V1__CharacteristicRead **reads;
+  /*
+   * For a write: one per write.
+   */
+  size_t n_writes;
+  Home__V1__WriteResult **writes;
+  /*
+   * A failure of the whole command (code not OK): every item gets this status.
+   */
+  Home__V1__StatusCode code;
+  char *message;
+};
+#define HOME__V1__COMMAND_ANSWER__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__command_answer__descriptor) \
+    , 0, 0,NULL, 0,NULL, HOME__V1__STATUS_CODE__OK, (char *)protobuf_c_empty_string }
+
+
+struct  Home__V1__AnswerCommandResponse
+{
+  ProtobufCMessage base;
+  /*
+   * False when the daemon no longer waits for this request id (it timed out, or
+   * was never sent to this connection): the answer was dropped.
+   */
+  protobuf_c_boolean accepted;
+};
+#define HOME__V1__ANSWER_COMMAND_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__answer_command_response__descriptor) \
+    , 0 }
+
+
+/*
+ * A characteristic as a provider declares it.
+ */
+struct  Home__V1__ProvidedCharacteristic
+{
+  ProtobufCMessage base;
+  /*
+   * A catalog type, by name ("On") or UUID, full or short ("25"). A full UUID
+   * that is not in the catalog declares a custom type: it then needs type_name,
+   * properties and metadata (with a format).
+   */
+  char *type;
+  /*
+   * A custom type's name.
+   */
+  char *type_name;
+  /*
+   * A catalog type: absent for the catalog's permissions; present, it may drop
+   * permissions (and set hidden) but not add one. A custom type: required.
+   */
+  Home__V1__CharacteristicProperties *properties;
+  /*
+   * A catalog type: absent for the catalog's metadata; present, it narrows the
+   * range (min, max, step, valid values) and must keep the catalog's format and
+   * unit (format UNSPECIFIED and unit NONE mean "the catalog's"). A custom type:
+   * required, with a format.
+   */
+  Home__V1__CharacteristicMetadata *metadata;
+  /*
+   * The current value, if the provider knows it.
+   */
+  Home__V1__Value *value;
+  /*
+   * Writes are applied and acknowledged by the daemon at once, then sent to the
+   * provider, which corrects the value with ReportValues if the device disagrees.
+   */
+  protobuf_c_boolean optimistic;
+};
+#define HOME__V1__PROVIDED_CHARACTERISTIC__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__provided_characteristic__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, NULL, NULL, NULL, 0 }
+
+
+struct  Home__V1__ProvidedService
+{
+  ProtobufCMessage base;
+  /*
+   * A catalog service type, by name ("Lightbulb") or UUID.
+   */
+  char *type;
+  /*
+   * Tells two services of one type apart across registrations ("outlet-2");
+   * "" for the type and its rank among the services of that type.
+   */
+  char *key;
+  /*
+   * "" for the accessory's name.
+   */
+  char *name;
+  protobuf_c_boolean primary;
+  protobuf_c_boolean hidden;
+  /*
+   * Every required characteristic of the type, and any optional or custom ones.
+   */
+  size_t n_characteristics;
+  Home__V1__ProvidedCharacteristic **characteristics;
+};
+#define HOME__V1__PROVIDED_SERVICE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__provided_service__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0,NULL }
+
+
+struct  Home__V1__ProvidedAccessory
+{
+  ProtobufCMessage base;
+  /*
+   * The provider's stable key (a serial number, a device path): unique within
+   * the provider, 1 to 256 characters.
+   */
+  char *key;
+  /*
+   * The name a new accessory gets; a known accessory keeps the daemon's name.
+   */
+  char *name;
+  Home__V1__AccessoryCategory category;
+  char *manufacturer;
+  char *model;
+  char *serial_number;
+  char *firmware_revision;
+  /*
+   * The key of the bridge accessory (of this provider, in this call or an
+   * earlier one) this accessory is reached through; "" for none.
+   */
+  char *bridge_key;
+  /*
+   * A new accessory goes to the home's room of this name, else its default
+   * room; a known accessory stays where it is.
+   */
+  char *room;
+  /*
+   * The services besides AccessoryInformation, which the daemon builds from
+   * the fields above.
+   */
+  size_t n_services;
+  Home__V1__ProvidedService **services;
+  /*
+   * The device is known but not answering yet.
+   */
+  protobuf_c_boolean unreachable;
+};
+#define HOME__V1__PROVIDED_ACCESSORY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__provided_accessory__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, HOME__V1__ACCESSORY_CATEGORY__CATEGORY_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0,NULL, 0 }
+
+
+struct  Home__V1__RegisterAccessoriesRequest
+{
+  ProtobufCMessage base;
+  /*
+   * The home new accessories go to; 0 for the primary home.
+   */
+  uint64_t home_id;
+  /*
+   * Added, or updated when the key is known (same ids, room, name and
+   * memberships; services and characteristics matched by key and type).
+   */
+  size_t n_accessories;
+  Home__V1__ProvidedAccessory **accessories;
+  /*
+   * Keys of this provider's accessories to remove (with what referred to them).
+   */
+  size_t n_remove_keys;
+  char **remove_keys;
+};
+#define HOME__V1__REGISTER_ACCESSORIES_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__register_accessories_request__descriptor) \
+    , 0, 0,NULL, 0,NULL }
+
+
+struct  Home__V1__RegisterAccessoriesResponse
+{
+  ProtobufCMessage base;
+  /*
+   * The registered accessories as the daemon now has them, in request order:
+   * AccessoryInformation first, then the services and their characteristics in
+   * the order declared, with the ids to use in commands and reports.
+   */
+  size_t n_accessories;
+  Home__V1__Accessory **accessories;
+  uint64_t seq;
+};
+#define HOME__V1__REGISTER_ACCESSORIES_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__register_accessories_response__descriptor) \
+    , 0,NULL, 0 }
+
+
+/*
+ * The provider's own changes, as its devices report them.
+ */
+struct  Home__V1__ValueReport
+{
+  ProtobufCMessage base;
+  size_t n_values;
+  Home__V1__CharacteristicWrite **values;
+  size_t n_reachability;
+  Home__V1__ReachabilityChange **reachability;
+};
+#define HOME__V1__VALUE_REPORT__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__value_report__descriptor) \
+    , 0,NULL, 0,NULL }
+
+
+struct  Home__V1__ValueReportResponse
+{
+  ProtobufCMessage base;
+  /*
+   * The daemon's sequence number once the report took effect.
+   */
+  uint64_t seq;
+  /*
+   * The values refused (not this provider's, invalid), one result each; the
+   * others were applied.
+   */
+  size_t n_rejected;
+  Home__V1__WriteResult **rejected;
+};
+#define HOME__V1__VALUE_REPORT_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__value_report_response__descriptor) \
+    , 0, 0,NULL }
+
+
+struct  Home__V1__ListProvidersRequest
+{
+  ProtobufCMessage base;
+};
+#define HOME__V1__LIST_PROVIDERS_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__list_providers_request__descriptor) \
+     }
+
+
+struct  Home__V1__ProviderInfo
+{
+  ProtobufCMessage base;
+  char *provider_id;
+  protobuf_c_boolean connected;
+  /*
+   * The connection holding it while connected, and its client name.
+   */
+  uint64_t connection_id;
+  char *client_name;
+  /*
+   * Every accessory the daemon knows from this provider.
+   */
+  size_t n_accessory_ids;
+  uint64_t *accessory_ids;
+  /*
+   * When it last answered (or registered, or reported); 0 when never since the
+   * daemon started. Milliseconds since the Unix epoch.
+   */
+  int64_t last_seen_ms;
+  uint32_t requests_in_flight;
+  uint64_t requests;
+  uint64_t timeouts;
+  /*
+   * Answer latency of its requests since the daemon started, microseconds.
+   */
+  uint64_t latency_p50_us;
+  uint64_t latency_p99_us;
+};
+#define HOME__V1__PROVIDER_INFO__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__provider_info__descriptor) \
+    , (char *)protobuf_c_empty_string, 0, 0, (char *)protobuf_c_empty_string, 0,NULL, 0, 0, 0, 0, 0, 0 }
+
+
+struct  Home__V1__ListProvidersResponse
+{
+  ProtobufCMessage base;
+  size_t n_providers;
+  Home__V1__ProviderInfo **providers;
+};
+#define HOME__V1__LIST_PROVIDERS_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__list_providers_response__descriptor) \
+    , 0,NULL }
 
 
 /* Home__V1__Frame methods */
@@ -3320,6 +3742,348 @@ Home__V1__ExecuteActionSetResponse *
 void   home__v1__execute_action_set_response__free_unpacked
                      (Home__V1__ExecuteActionSetResponse *message,
                       ProtobufCAllocator *allocator);
+/* Home__V1__OpenProviderRequest methods */
+void   home__v1__open_provider_request__init
+                     (Home__V1__OpenProviderRequest         *message);
+size_t home__v1__open_provider_request__get_packed_size
+                     (const Home__V1__OpenProviderRequest   *message);
+size_t home__v1__open_provider_request__pack
+                     (const Home__V1__OpenProviderRequest   *message,
+                      uint8_t             *out);
+size_t home__v1__open_provider_request__pack_to_buffer
+                     (const Home__V1__OpenProviderRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__OpenProviderRequest *
+       home__v1__open_provider_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__open_provider_request__free_unpacked
+                     (Home__V1__OpenProviderRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__ProviderCommand methods */
+void   home__v1__provider_command__init
+                     (Home__V1__ProviderCommand         *message);
+size_t home__v1__provider_command__get_packed_size
+                     (const Home__V1__ProviderCommand   *message);
+size_t home__v1__provider_command__pack
+                     (const Home__V1__ProviderCommand   *message,
+                      uint8_t             *out);
+size_t home__v1__provider_command__pack_to_buffer
+                     (const Home__V1__ProviderCommand   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__ProviderCommand *
+       home__v1__provider_command__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__provider_command__free_unpacked
+                     (Home__V1__ProviderCommand *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__ProviderOpened methods */
+void   home__v1__provider_opened__init
+                     (Home__V1__ProviderOpened         *message);
+size_t home__v1__provider_opened__get_packed_size
+                     (const Home__V1__ProviderOpened   *message);
+size_t home__v1__provider_opened__pack
+                     (const Home__V1__ProviderOpened   *message,
+                      uint8_t             *out);
+size_t home__v1__provider_opened__pack_to_buffer
+                     (const Home__V1__ProviderOpened   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__ProviderOpened *
+       home__v1__provider_opened__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__provider_opened__free_unpacked
+                     (Home__V1__ProviderOpened *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__ReadCommand methods */
+void   home__v1__read_command__init
+                     (Home__V1__ReadCommand         *message);
+size_t home__v1__read_command__get_packed_size
+                     (const Home__V1__ReadCommand   *message);
+size_t home__v1__read_command__pack
+                     (const Home__V1__ReadCommand   *message,
+                      uint8_t             *out);
+size_t home__v1__read_command__pack_to_buffer
+                     (const Home__V1__ReadCommand   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__ReadCommand *
+       home__v1__read_command__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__read_command__free_unpacked
+                     (Home__V1__ReadCommand *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__WriteCommand methods */
+void   home__v1__write_command__init
+                     (Home__V1__WriteCommand         *message);
+size_t home__v1__write_command__get_packed_size
+                     (const Home__V1__WriteCommand   *message);
+size_t home__v1__write_command__pack
+                     (const Home__V1__WriteCommand   *message,
+                      uint8_t             *out);
+size_t home__v1__write_command__pack_to_buffer
+                     (const Home__V1__WriteCommand   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__WriteCommand *
+       home__v1__write_command__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__write_command__free_unpacked
+                     (Home__V1__WriteCommand *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__PingCommand methods */
+void   home__v1__ping_command__init
+                     (Home__V1__PingCommand         *message);
+size_t home__v1__ping_command__get_packed_size
+                     (const Home__V1__PingCommand   *message);
+size_t home__v1__ping_command__pack
+                     (const Home__V1__PingCommand   *message,
+                      uint8_t             *out);
+size_t home__v1__ping_command__pack_to_buffer
+                     (const Home__V1__PingCommand   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__PingCommand *
+       home__v1__ping_command__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__ping_command__free_unpacked
+                     (Home__V1__PingCommand *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__CommandAnswer methods */
+void   home__v1__command_answer__init
+                     (Home__V1__CommandAnswer         *message);
+size_t home__v1__command_answer__get_packed_size
+                     (const Home__V1__CommandAnswer   *message);
+size_t home__v1__command_answer__pack
+                     (const Home__V1__CommandAnswer   *message,
+                      uint8_t             *out);
+size_t home__v1__command_answer__pack_to_buffer
+                     (const Home__V1__CommandAnswer   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__CommandAnswer *
+       home__v1__command_answer__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__command_answer__free_unpacked
+                     (Home__V1__CommandAnswer *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__AnswerCommandResponse methods */
+void   home__v1__answer_command_response__init
+                     (Home__V1__AnswerCommandResponse         *message);
+size_t home__v1__answer_command_response__get_packed_size
+                     (const Home__V1__AnswerCommandResponse   *message);
+size_t home__v1__answer_command_response__pack
+                     (const Home__V1__AnswerCommandResponse   *message,
+                      uint8_t             *out);
+size_t home__v1__answer_command_response__pack_to_buffer
+                     (const Home__V1__AnswerCommandResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__AnswerCommandResponse *
+       home__v1__answer_command_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__answer_command_response__free_unpacked
+                     (Home__V1__AnswerCommandResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__ProvidedCharacteristic methods */
+void   home__v1__provided_characteristic__init
+                     (Home__V1__ProvidedCharacteristic         *message);
+size_t home__v1__provided_characteristic__get_packed_size
+                     (const Home__V1__ProvidedCharacteristic   *message);
+size_t home__v1__provided_characteristic__pack
+                     (const Home__V1__ProvidedCharacteristic   *message,
+                      uint8_t             *out);
+size_t home__v1__provided_characteristic__pack_to_buffer
+                     (const Home__V1__ProvidedCharacteristic   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__ProvidedCharacteristic *
+       home__v1__provided_characteristic__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__provided_characteristic__free_unpacked
+                     (Home__V1__ProvidedCharacteristic *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__ProvidedService methods */
+void   home__v1__provided_service__init
+                     (Home__V1__ProvidedService         *message);
+size_t home__v1__provided_service__get_packed_size
+                     (const Home__V1__ProvidedService   *message);
+size_t home__v1__provided_service__pack
+                     (const Home__V1__ProvidedService   *message,
+                      uint8_t             *out);
+size_t home__v1__provided_service__pack_to_buffer
+                     (const Home__V1__ProvidedService   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__ProvidedService *
+       home__v1__provided_service__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__provided_service__free_unpacked
+                     (Home__V1__ProvidedService *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__ProvidedAccessory methods */
+void   home__v1__provided_accessory__init
+                     (Home__V1__ProvidedAccessory         *message);
+size_t home__v1__provided_accessory__get_packed_size
+                     (const Home__V1__ProvidedAccessory   *message);
+size_t home__v1__provided_accessory__pack
+                     (const Home__V1__ProvidedAccessory   *message,
+                      uint8_t             *out);
+size_t home__v1__provided_accessory__pack_to_buffer
+                     (const Home__V1__ProvidedAccessory   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__ProvidedAccessory *
+       home__v1__provided_accessory__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__provided_accessory__free_unpacked
+                     (Home__V1__ProvidedAccessory *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__RegisterAccessoriesRequest methods */
+void   home__v1__register_accessories_request__init
+                     (Home__V1__RegisterAccessoriesRequest         *message);
+size_t home__v1__register_accessories_request__get_packed_size
+                     (const Home__V1__RegisterAccessoriesRequest   *message);
+size_t home__v1__register_accessories_request__pack
+                     (const Home__V1__RegisterAccessoriesRequest   *message,
+                      uint8_t             *out);
+size_t home__v1__register_accessories_request__pack_to_buffer
+                     (const Home__V1__RegisterAccessoriesRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__RegisterAccessoriesRequest *
+       home__v1__register_accessories_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__register_accessories_request__free_unpacked
+                     (Home__V1__RegisterAccessoriesRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__RegisterAccessoriesResponse methods */
+void   home__v1__register_accessories_response__init
+                     (Home__V1__RegisterAccessoriesResponse         *message);
+size_t home__v1__register_accessories_response__get_packed_size
+                     (const Home__V1__RegisterAccessoriesResponse   *message);
+size_t home__v1__register_accessories_response__pack
+                     (const Home__V1__RegisterAccessoriesResponse   *message,
+                      uint8_t             *out);
+size_t home__v1__register_accessories_response__pack_to_buffer
+                     (const Home__V1__RegisterAccessoriesResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__RegisterAccessoriesResponse *
+       home__v1__register_accessories_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__register_accessories_response__free_unpacked
+                     (Home__V1__RegisterAccessoriesResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__ValueReport methods */
+void   home__v1__value_report__init
+                     (Home__V1__ValueReport         *message);
+size_t home__v1__value_report__get_packed_size
+                     (const Home__V1__ValueReport   *message);
+size_t home__v1__value_report__pack
+                     (const Home__V1__ValueReport   *message,
+                      uint8_t             *out);
+size_t home__v1__value_report__pack_to_buffer
+                     (const Home__V1__ValueReport   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__ValueReport *
+       home__v1__value_report__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__value_report__free_unpacked
+                     (Home__V1__ValueReport *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__ValueReportResponse methods */
+void   home__v1__value_report_response__init
+                     (Home__V1__ValueReportResponse         *message);
+size_t home__v1__value_report_response__get_packed_size
+                     (const Home__V1__ValueReportResponse   *message);
+size_t home__v1__value_report_response__pack
+                     (const Home__V1__ValueReportResponse   *message,
+                      uint8_t             *out);
+size_t home__v1__value_report_response__pack_to_buffer
+                     (const Home__V1__ValueReportResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__ValueReportResponse *
+       home__v1__value_report_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__value_report_response__free_unpacked
+                     (Home__V1__ValueReportResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__ListProvidersRequest methods */
+void   home__v1__list_providers_request__init
+                     (Home__V1__ListProvidersRequest         *message);
+size_t home__v1__list_providers_request__get_packed_size
+                     (const Home__V1__ListProvidersRequest   *message);
+size_t home__v1__list_providers_request__pack
+                     (const Home__V1__ListProvidersRequest   *message,
+                      uint8_t             *out);
+size_t home__v1__list_providers_request__pack_to_buffer
+                     (const Home__V1__ListProvidersRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__ListProvidersRequest *
+       home__v1__list_providers_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__list_providers_request__free_unpacked
+                     (Home__V1__ListProvidersRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__ProviderInfo methods */
+void   home__v1__provider_info__init
+                     (Home__V1__ProviderInfo         *message);
+size_t home__v1__provider_info__get_packed_size
+                     (const Home__V1__ProviderInfo   *message);
+size_t home__v1__provider_info__pack
+                     (const Home__V1__ProviderInfo   *message,
+                      uint8_t             *out);
+size_t home__v1__provider_info__pack_to_buffer
+                     (const Home__V1__ProviderInfo   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__ProviderInfo *
+       home__v1__provider_info__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__provider_info__free_unpacked
+                     (Home__V1__ProviderInfo *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__ListProvidersResponse methods */
+void   home__v1__list_providers_response__init
+                     (Home__V1__ListProvidersResponse         *message);
+size_t home__v1__list_providers_response__get_packed_size
+                     (const Home__V1__ListProvidersResponse   *message);
+size_t home__v1__list_providers_response__pack
+                     (const Home__V1__ListProvidersResponse   *message,
+                      uint8_t             *out);
+size_t home__v1__list_providers_response__pack_to_buffer
+                     (const Home__V1__ListProvidersResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__ListProvidersResponse *
+       home__v1__list_providers_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__list_providers_response__free_unpacked
+                     (Home__V1__ListProvidersResponse *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Home__V1__Frame_Closure)
@@ -3562,6 +4326,60 @@ typedef void (*Home__V1__ExecuteActionSetRequest_Closure)
 typedef void (*Home__V1__ExecuteActionSetResponse_Closure)
                  (const Home__V1__ExecuteActionSetResponse *message,
                   void *closure_data);
+typedef void (*Home__V1__OpenProviderRequest_Closure)
+                 (const Home__V1__OpenProviderRequest *message,
+                  void *closure_data);
+typedef void (*Home__V1__ProviderCommand_Closure)
+                 (const Home__V1__ProviderCommand *message,
+                  void *closure_data);
+typedef void (*Home__V1__ProviderOpened_Closure)
+                 (const Home__V1__ProviderOpened *message,
+                  void *closure_data);
+typedef void (*Home__V1__ReadCommand_Closure)
+                 (const Home__V1__ReadCommand *message,
+                  void *closure_data);
+typedef void (*Home__V1__WriteCommand_Closure)
+                 (const Home__V1__WriteCommand *message,
+                  void *closure_data);
+typedef void (*Home__V1__PingCommand_Closure)
+                 (const Home__V1__PingCommand *message,
+                  void *closure_data);
+typedef void (*Home__V1__CommandAnswer_Closure)
+                 (const Home__V1__CommandAnswer *message,
+                  void *closure_data);
+typedef void (*Home__V1__AnswerCommandResponse_Closure)
+                 (const Home__V1__AnswerCommandResponse *message,
+                  void *closure_data);
+typedef void (*Home__V1__ProvidedCharacteristic_Closure)
+                 (const Home__V1__ProvidedCharacteristic *message,
+                  void *closure_data);
+typedef void (*Home__V1__ProvidedService_Closure)
+                 (const Home__V1__ProvidedService *message,
+                  void *closure_data);
+typedef void (*Home__V1__ProvidedAccessory_Closure)
+                 (const Home__V1__ProvidedAccessory *message,
+                  void *closure_data);
+typedef void (*Home__V1__RegisterAccessoriesRequest_Closure)
+                 (const Home__V1__RegisterAccessoriesRequest *message,
+                  void *closure_data);
+typedef void (*Home__V1__RegisterAccessoriesResponse_Closure)
+                 (const Home__V1__RegisterAccessoriesResponse *message,
+                  void *closure_data);
+typedef void (*Home__V1__ValueReport_Closure)
+                 (const Home__V1__ValueReport *message,
+                  void *closure_data);
+typedef void (*Home__V1__ValueReportResponse_Closure)
+                 (const Home__V1__ValueReportResponse *message,
+                  void *closure_data);
+typedef void (*Home__V1__ListProvidersRequest_Closure)
+                 (const Home__V1__ListProvidersRequest *message,
+                  void *closure_data);
+typedef void (*Home__V1__ProviderInfo_Closure)
+                 (const Home__V1__ProviderInfo *message,
+                  void *closure_data);
+typedef void (*Home__V1__ListProvidersResponse_Closure)
+                 (const Home__V1__ListProvidersResponse *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -3613,6 +4431,26 @@ struct Home__V1__HomeService_Service
                              const Home__V1__ExecuteActionSetRequest *input,
                              Home__V1__ExecuteActionSetResponse_Closure closure,
                              void *closure_data);
+  void (*open_provider)(Home__V1__HomeService_Service *service,
+                        const Home__V1__OpenProviderRequest *input,
+                        Home__V1__ProviderCommand_Closure closure,
+                        void *closure_data);
+  void (*register_accessories)(Home__V1__HomeService_Service *service,
+                               const Home__V1__RegisterAccessoriesRequest *input,
+                               Home__V1__RegisterAccessoriesResponse_Closure closure,
+                               void *closure_data);
+  void (*answer_command)(Home__V1__HomeService_Service *service,
+                         const Home__V1__CommandAnswer *input,
+                         Home__V1__AnswerCommandResponse_Closure closure,
+                         void *closure_data);
+  void (*report_values)(Home__V1__HomeService_Service *service,
+                        const Home__V1__ValueReport *input,
+                        Home__V1__ValueReportResponse_Closure closure,
+                        void *closure_data);
+  void (*list_providers)(Home__V1__HomeService_Service *service,
+                         const Home__V1__ListProvidersRequest *input,
+                         Home__V1__ListProvidersResponse_Closure closure,
+                         void *closure_data);
 };
 typedef void (*Home__V1__HomeService_ServiceDestroy)(Home__V1__HomeService_Service *);
 void home__v1__home_service__init (Home__V1__HomeService_Service *service,
@@ -3631,7 +4469,12 @@ void home__v1__home_service__init (Home__V1__HomeService_Service *service,
       function_prefix__ ## list_types,\
       function_prefix__ ## modify_subscription,\
       function_prefix__ ## get_stats,\
-      function_prefix__ ## execute_action_set  }
+      function_prefix__ ## execute_action_set,\
+      function_prefix__ ## open_provider,\
+      function_prefix__ ## register_accessories,\
+      function_prefix__ ## answer_command,\
+      function_prefix__ ## report_values,\
+      function_prefix__ ## list_providers  }
 void home__v1__home_service__get_home(ProtobufCService *service,
                                       const Home__V1__GetHomeRequest *input,
                                       Home__V1__GetHomeResponse_Closure closure,
@@ -3676,6 +4519,26 @@ void home__v1__home_service__execute_action_set(ProtobufCService *service,
                                                 const Home__V1__ExecuteActionSetRequest *input,
                                                 Home__V1__ExecuteActionSetResponse_Closure closure,
                                                 void *closure_data);
+void home__v1__home_service__open_provider(ProtobufCService *service,
+                                           const Home__V1__OpenProviderRequest *input,
+                                           Home__V1__ProviderCommand_Closure closure,
+                                           void *closure_data);
+void home__v1__home_service__register_accessories(ProtobufCService *service,
+                                                  const Home__V1__RegisterAccessoriesRequest *input,
+                                                  Home__V1__RegisterAccessoriesResponse_Closure closure,
+                                                  void *closure_data);
+void home__v1__home_service__answer_command(ProtobufCService *service,
+                                            const Home__V1__CommandAnswer *input,
+                                            Home__V1__AnswerCommandResponse_Closure closure,
+                                            void *closure_data);
+void home__v1__home_service__report_values(ProtobufCService *service,
+                                           const Home__V1__ValueReport *input,
+                                           Home__V1__ValueReportResponse_Closure closure,
+                                           void *closure_data);
+void home__v1__home_service__list_providers(ProtobufCService *service,
+                                            const Home__V1__ListProvidersRequest *input,
+                                            Home__V1__ListProvidersResponse_Closure closure,
+                                            void *closure_data);
 
 /* --- descriptors --- */
 
@@ -3772,6 +4635,24 @@ extern const ProtobufCMessageDescriptor home__v1__connection_stats__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__get_stats_response__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__execute_action_set_request__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__execute_action_set_response__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__open_provider_request__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__provider_command__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__provider_opened__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__read_command__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__write_command__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__ping_command__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__command_answer__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__answer_command_response__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__provided_characteristic__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__provided_service__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__provided_accessory__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__register_accessories_request__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__register_accessories_response__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__value_report__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__value_report_response__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__list_providers_request__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__provider_info__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__list_providers_response__descriptor;
 extern const ProtobufCServiceDescriptor home__v1__home_service__descriptor;
 
 PROTOBUF_C__END_DECLS

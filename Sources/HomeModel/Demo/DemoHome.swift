@@ -3,7 +3,7 @@
 ///
 /// "Demo Home" has rooms Living Room, Kitchen, Bedroom and Hallway (after its
 /// default room) and these accessories, all by manufacturer "homed" and provider
-/// "simulator":
+/// "simulator", keyed by their serial numbers (HMD-0001 …):
 ///
 /// | Accessory          | Room        | Service (characteristics)                                   |
 /// |--------------------|-------------|-------------------------------------------------------------|
@@ -48,10 +48,12 @@ public enum DemoHome {
         {
             serial += 1
             let number = String(serial)
+            let serialNumber = "HMD-" + String(repeating: "0", count: max(0, 4 - number.count)) + number
+            // The serial is the simulator's key for the accessory.
             return AccessorySpec(
                 name: name, category: category, manufacturer: manufacturer, model: model,
-                serialNumber: "HMD-" + String(repeating: "0", count: max(0, 4 - number.count)) + number,
-                firmwareRevision: "1.0.0", provider: provider, services: services)
+                serialNumber: serialNumber, firmwareRevision: "1.0.0", provider: provider, providerKey: serialNumber,
+                services: services)
         }
 
         try graph.addAccessory(

@@ -15,6 +15,8 @@ public struct AccessorySpec: Sendable, Hashable {
     public var firmwareRevision: String
     /// Who serves reads and writes ("simulator", a provider's name).
     public var provider: String
+    /// The provider's own stable key for it; "" for none.
+    public var providerKey: String
     /// The bridge (an accessory in the same home) this accessory is reached through.
     public var bridgeID: ObjectID?
     public var isReachable: Bool
@@ -24,7 +26,7 @@ public struct AccessorySpec: Sendable, Hashable {
 
     public init(
         name: String, category: AccessoryCategory, manufacturer: String = "", model: String = "",
-        serialNumber: String = "", firmwareRevision: String = "", provider: String = "",
+        serialNumber: String = "", firmwareRevision: String = "", provider: String = "", providerKey: String = "",
         bridgeID: ObjectID? = nil, isReachable: Bool = true, services: [ServiceSpec] = []
     ) {
         self.name = name
@@ -34,6 +36,7 @@ public struct AccessorySpec: Sendable, Hashable {
         self.serialNumber = serialNumber
         self.firmwareRevision = firmwareRevision
         self.provider = provider
+        self.providerKey = providerKey
         self.bridgeID = bridgeID
         self.isReachable = isReachable
         self.services = services

@@ -74,7 +74,7 @@ extension HomeGraph {
             id: accessoryID, homeID: homeID, roomID: roomID, name: spec.name, category: spec.category,
             manufacturer: spec.manufacturer, model: spec.model, serialNumber: spec.serialNumber,
             firmwareRevision: spec.firmwareRevision, isReachable: spec.isReachable, bridgeID: spec.bridgeID,
-            provider: spec.provider, serviceIDs: serviceIDs)
+            provider: spec.provider, providerKey: spec.providerKey, serviceIDs: serviceIDs)
         homes[homeID]?.accessoryIDs.append(accessoryID)
         if let bridgeID = spec.bridgeID {
             accessories[bridgeID]?.bridgedAccessoryIDs.append(accessoryID)

@@ -71,7 +71,7 @@ extension HomeGraph {
 
     /// Drops every reference the home's groups, action sets and triggers hold to
     /// services and characteristics about to disappear.
-    private mutating func forget(
+    mutating func forget(
         services serviceIDs: Set<ObjectID>, characteristics characteristicIDs: Set<ObjectID>,
         homeID: ObjectID
     ) -> [LayoutChange] {

@@ -12,15 +12,21 @@ struct HomeService: Sendable {
     let store: HomeStore
     let registry: ConnectionRegistry
     let configuration: ServerConfiguration
+    /// Connected providers and the requests waiting for their answers.
+    let providers: ProviderHub
     /// Per event loop, the subscription streams waiting to flush.
     let flushers: LoopFlushers
     /// The head of every stream message of events, the same for every subscription.
     let journalField: ByteBuffer
 
-    init(store: HomeStore, registry: ConnectionRegistry, configuration: ServerConfiguration, flushers: LoopFlushers) {
+    init(
+        store: HomeStore, registry: ConnectionRegistry, configuration: ServerConfiguration, providers: ProviderHub,
+        flushers: LoopFlushers
+    ) {
         self.store = store
         self.registry = registry
         self.configuration = configuration
+        self.providers = providers
         self.flushers = flushers
         self.journalField = SubscribeResponse.journalField(store.journalID)
     }
@@ -32,8 +38,8 @@ struct HomeService: Sendable {
         router.register(HomeMethods.listAccessories, listAccessories)
         router.register(HomeMethods.listTypes, listTypes)
         // Values and scenes (HomeService+Values.swift).
-        router.register(HomeMethods.readCharacteristics, readCharacteristics)
-        router.register(HomeMethods.writeCharacteristics, writeCharacteristics)
+        router.register(HomeMethods.readCharacteristics, deferred: readCharacteristics)
+        router.register(HomeMethods.writeCharacteristics, deferred: writeCharacteristics)
         router.register(HomeMethods.executeActionSet, executeActionSet)
         // Layout (HomeService+Layout.swift).
         router.register(HomeMethods.changeLayout, changeLayout)
@@ -43,6 +49,12 @@ struct HomeService: Sendable {
         // The daemon itself (HomeService+Daemon.swift).
         router.register(HomeMethods.getStatus, getStatus)
         router.register(HomeMethods.getStats, deferred: getStats)
+        // Accessory providers (HomeService+Providers.swift).
+        router.register(HomeMethods.openProvider, openProvider)
+        router.register(HomeMethods.registerAccessories, registerAccessories)
+        router.register(HomeMethods.answerCommand, answerCommand)
+        router.register(HomeMethods.reportValues, reportValues)
+        router.register(HomeMethods.listProviders, listProviders)
         return router
     }
 }

@@ -109,6 +109,7 @@ struct DecodedTables {
                 firmwareRevision: accessory.firmwareRevision, isReachable: accessory.reachable,
                 bridgeID: accessory.bridgeID == 0 ? nil : accessory.bridgeID,
                 bridgedAccessoryIDs: accessory.bridgedAccessoryIDs, provider: accessory.provider,
+                providerKey: accessory.providerKey,
                 serviceIDs: serviceIDs)
             home.accessoryIDs.append(accessory.id)
         }

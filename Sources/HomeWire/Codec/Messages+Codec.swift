@@ -166,37 +166,56 @@ extension ReadCharacteristicsRequest: WireMessage {
     }
 }
 
+// One read's and one write's items, as reads, writes and provider commands carry them.
+
+extension Proto.CharacteristicWrite {
+    init(_ write: CharacteristicWrite) {
+        self.init(characteristicID: write.characteristicID, value: Proto.Value(write.value))
+    }
+}
+
+extension CharacteristicWrite {
+    init(wire: Proto.CharacteristicWrite) throws(HomeError) {
+        guard let value = CharacteristicValue(wire.value) else {
+            throw HomeError(.invalidArgument, "write to characteristic \(wire.characteristicID) carries no value")
+        }
+        self.init(characteristicID: wire.characteristicID, value: value)
+    }
+}
+
+extension Proto.CharacteristicRead {
+    init(_ read: CharacteristicRead) {
+        self.init(
+            characteristicID: read.characteristicID, value: read.value.map(Proto.Value.init),
+            lastUpdatedMs: read.lastUpdatedMs, code: read.error?.code.wireNumber ?? 0,
+            message: read.error?.message ?? "")
+    }
+}
+
+extension CharacteristicRead {
+    init(_ wire: Proto.CharacteristicRead) {
+        self.init(
+            characteristicID: wire.characteristicID, value: CharacteristicValue(wire.value),
+            lastUpdatedMs: wire.lastUpdatedMs, error: .fromWire(code: wire.code, message: wire.message))
+    }
+}
+
 extension ReadCharacteristicsResponse: WireMessage {
     public func encode(into buffer: inout ByteBuffer) {
-        Proto.ReadCharacteristicsResponse(
-            reads: reads.map {
-                Proto.CharacteristicRead(
-                    characteristicID: $0.characteristicID, value: $0.value.map(Proto.Value.init),
-                    lastUpdatedMs: $0.lastUpdatedMs, code: $0.error?.code.wireNumber ?? 0,
-                    message: $0.error?.message ?? "")
-            }, seq: seq
-        ).serialize(into: &buffer)
+        Proto.ReadCharacteristicsResponse(reads: reads.map(Proto.CharacteristicRead.init), seq: seq)
+            .serialize(into: &buffer)
     }
 
     @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
         let wire = try Proto.ReadCharacteristicsResponse(serialized: bytes)
-        self.init(
-            reads: wire.reads.map {
-                CharacteristicRead(
-                    characteristicID: $0.characteristicID, value: CharacteristicValue($0.value),
-                    lastUpdatedMs: $0.lastUpdatedMs, error: .fromWire(code: $0.code, message: $0.message))
-            },
-            seq: wire.seq)
+        self.init(reads: wire.reads.map(CharacteristicRead.init), seq: wire.seq)
     }
 }
 
 extension WriteCharacteristicsRequest: WireMessage {
     public func encode(into buffer: inout ByteBuffer) {
         Proto.WriteCharacteristicsRequest(
-            writes: writes.map {
-                Proto.CharacteristicWrite(characteristicID: $0.characteristicID, value: Proto.Value($0.value))
-            },
-            atomic: atomic, validateOnly: validateOnly
+            writes: writes.map(Proto.CharacteristicWrite.init), atomic: atomic, validateOnly: validateOnly
         ).serialize(into: &buffer)
     }
 
@@ -204,12 +223,7 @@ extension WriteCharacteristicsRequest: WireMessage {
         let wire = try Proto.WriteCharacteristicsRequest(serialized: bytes)
         var writes: [CharacteristicWrite] = []
         writes.reserveCapacity(wire.writes.count)
-        for write in wire.writes {
-            guard let value = CharacteristicValue(write.value) else {
-                throw HomeError(.invalidArgument, "write to characteristic \(write.characteristicID) carries no value")
-            }
-            writes.append(CharacteristicWrite(characteristicID: write.characteristicID, value: value))
-        }
+        for write in wire.writes { writes.append(try CharacteristicWrite(wire: write)) }
         self.init(writes: writes, atomic: wire.atomic, validateOnly: wire.validateOnly)
     }
 }
@@ -271,7 +285,14 @@ extension ListAccessoriesResponse: WireMessage {
     /// The accessories and rooms of these homes, with their services and characteristics.
     package init(graph: HomeGraph, homeIDs: [ObjectID]) {
         let homes = homeIDs.compactMap { graph.homes[$0] }
-        let accessories = homes.flatMap { $0.accessoryIDs.compactMap { graph.accessories[$0] } }
+        self.init(
+            graph: graph, accessoryIDs: homes.flatMap(\.accessoryIDs),
+            rooms: homes.flatMap { $0.roomIDs.compactMap { graph.rooms[$0] } })
+    }
+
+    /// These accessories (and rooms), with their services and characteristics.
+    package init(graph: HomeGraph, accessoryIDs: [ObjectID], rooms: [Room] = []) {
+        let accessories = accessoryIDs.compactMap { graph.accessories[$0] }
         var services: [ObjectID: AccessoryService] = [:]
         var characteristics: [ObjectID: Characteristic] = [:]
         for accessory in accessories {
@@ -281,9 +302,7 @@ extension ListAccessoriesResponse: WireMessage {
                 for id in service.characteristicIDs { characteristics[id] = graph.characteristics[id] }
             }
         }
-        self.init(
-            accessories: accessories, rooms: homes.flatMap { $0.roomIDs.compactMap { graph.rooms[$0] } },
-            services: services, characteristics: characteristics)
+        self.init(accessories: accessories, rooms: rooms, services: services, characteristics: characteristics)
     }
 
     public func encode(into buffer: inout ByteBuffer) {

@@ -152,6 +152,7 @@ extension Proto.Accessory {
         bridgeID = accessory.bridgeID ?? 0
         bridgedAccessoryIDs = accessory.bridgedAccessoryIDs
         provider = accessory.provider
+        providerKey = accessory.providerKey
         services = accessory.serviceIDs.compactMap { id in
             graph.service(id).map { Proto.AccessoryService($0, in: graph) }
         }

@@ -140,6 +140,9 @@ extension Proto {
         let provider: String
         let services: [Proto.AccessoryService]
         let homeID: UInt64
+        /// The provider's own stable key for this accessory (a serial, a path); unique
+        /// per provider, "" for accessories no provider registered.
+        let providerKey: String
     }
 
     struct Room: Sendable {
@@ -635,6 +638,145 @@ extension Proto {
         /// The sequence number of the action-set-executed event.
         let seq: UInt64
     }
+
+    /// One command of the daemon to a provider. Every command but `opened` is
+    /// answered with AnswerCommand carrying its request_id, within timeout_ms.
+    struct ProviderCommand: Sendable {
+        let requestID: UInt64
+        /// How long the daemon waits for the answer; after that it drops the answer.
+        let timeoutMs: UInt32
+        enum Command: Sendable {
+            case opened(ProviderOpened)
+            case read(Proto.ReadCommand)
+            case write(Proto.WriteCommand)
+            case ping(Proto.PingCommand)
+        }
+        let command: Command?
+    }
+
+    /// Read these characteristics from the devices (a `fresh` read, or the re-read
+    /// that follows a registration). Answer with one CharacteristicRead each.
+    struct ReadCommand: Sendable {
+        let characteristicIDs: [UInt64]
+    }
+
+    /// Apply these writes to the devices, already validated by the daemon. Answer
+    /// with one WriteResult each, code OK once the device took it. `atomic`: the
+    /// client asked for all or nothing; apply all or none.
+    struct WriteCommand: Sendable {
+        let writes: [Proto.CharacteristicWrite]
+        let atomic: Bool
+    }
+
+    /// Liveness: answer with an empty CommandAnswer.
+    struct PingCommand: Sendable {
+    }
+
+    struct CommandAnswer: Sendable {
+        let requestID: UInt64
+        /// For a read: one per characteristic asked, a value or a code and message.
+        let reads: [Proto.CharacteristicRead]
+        /// For a write: one per write.
+        let writes: [Proto.WriteResult]
+        /// A failure of the whole command (code not OK): every item gets this status.
+        /// A `home.v1.StatusCode` number (see `HomeError.Code`).
+        let code: UInt32
+        let message: String
+    }
+
+    /// A characteristic as a provider declares it.
+    struct ProvidedCharacteristic: Sendable {
+        /// A catalog type, by name ("On") or UUID, full or short ("25"). A full UUID
+        /// that is not in the catalog declares a custom type: it then needs type_name,
+        /// properties and metadata (with a format).
+        let type: String
+        /// A custom type's name.
+        let typeName: String
+        /// A catalog type: absent for the catalog's permissions; present, it may drop
+        /// permissions (and set hidden) but not add one. A custom type: required.
+        let properties: Proto.CharacteristicProperties?
+        /// A catalog type: absent for the catalog's metadata; present, it narrows the
+        /// range (min, max, step, valid values) and must keep the catalog's format and
+        /// unit (format UNSPECIFIED and unit NONE mean "the catalog's"). A custom type:
+        /// required, with a format.
+        let metadata: Proto.CharacteristicMetadata?
+        /// The current value, if the provider knows it.
+        let value: Proto.Value?
+        /// Writes are applied and acknowledged by the daemon at once, then sent to the
+        /// provider, which corrects the value with ReportValues if the device disagrees.
+        let optimistic: Bool
+    }
+
+    struct ProvidedService: Sendable {
+        /// A catalog service type, by name ("Lightbulb") or UUID.
+        let type: String
+        /// Tells two services of one type apart across registrations ("outlet-2");
+        /// "" for the type and its rank among the services of that type.
+        let key: String
+        /// "" for the accessory's name.
+        let name: String
+        let primary: Bool
+        let hidden: Bool
+        /// Every required characteristic of the type, and any optional or custom ones.
+        let characteristics: [Proto.ProvidedCharacteristic]
+    }
+
+    struct ProvidedAccessory: Sendable {
+        /// The provider's stable key (a serial number, a device path): unique within
+        /// the provider, 1 to 256 characters.
+        let key: String
+        /// The name a new accessory gets; a known accessory keeps the daemon's name.
+        let name: String
+        /// A `home.v1.AccessoryCategory` number (see `AccessoryCategory`).
+        let category: UInt32
+        let manufacturer: String
+        let model: String
+        let serialNumber: String
+        let firmwareRevision: String
+        /// The key of the bridge accessory (of this provider, in this call or an
+        /// earlier one) this accessory is reached through; "" for none.
+        let bridgeKey: String
+        /// A new accessory goes to the home's room of this name, else its default
+        /// room; a known accessory stays where it is.
+        let room: String
+        /// The services besides AccessoryInformation, which the daemon builds from
+        /// the fields above.
+        let services: [Proto.ProvidedService]
+        /// The device is known but not answering yet.
+        let unreachable: Bool
+    }
+
+    struct RegisterAccessoriesRequest: Sendable {
+        /// The home new accessories go to; 0 for the primary home.
+        let homeID: UInt64
+        /// Added, or updated when the key is known (same ids, room, name and
+        /// memberships; services and characteristics matched by key and type).
+        let accessories: [Proto.ProvidedAccessory]
+        /// Keys of this provider's accessories to remove (with what referred to them).
+        let removeKeys: [String]
+    }
+
+    struct RegisterAccessoriesResponse: Sendable {
+        /// The registered accessories as the daemon now has them, in request order:
+        /// AccessoryInformation first, then the services and their characteristics in
+        /// the order declared, with the ids to use in commands and reports.
+        let accessories: [Proto.Accessory]
+        let seq: UInt64
+    }
+
+    /// The provider's own changes, as its devices report them.
+    struct ValueReport: Sendable {
+        let values: [Proto.CharacteristicWrite]
+        let reachability: [Proto.ReachabilityChange]
+    }
+
+    struct ValueReportResponse: Sendable {
+        /// The daemon's sequence number once the report took effect.
+        let seq: UInt64
+        /// The values refused (not this provider's, invalid), one result each; the
+        /// others were applied.
+        let rejected: [Proto.WriteResult]
+    }
 }
 
 /// First frame a client sends. The daemon answers with HelloReply, or with a
@@ -782,6 +924,88 @@ public struct ExecuteActionSetRequest: Hashable, Sendable {
 
     public init(actionSetID: UInt64 = 0) {
         self.actionSetID = actionSetID
+    }
+}
+
+public struct OpenProviderRequest: Hashable, Sendable {
+    /// The provider's stable id ("sysfs", "zigbee2mqtt"): 1 to 64 characters of
+    /// letters, digits, '.', '-' and '_'. One connection at a time may hold it.
+    public var providerID: String = ""
+
+    public init(providerID: String = "") {
+        self.providerID = providerID
+    }
+}
+
+/// The stream's first message: the provider id is now this connection's.
+public struct ProviderOpened: Hashable, Sendable {
+    public var providerID: String = ""
+    /// The daemon pings this often; a ping unanswered within its timeout_ms ends the
+    /// provider's session (its accessories become unreachable).
+    public var pingIntervalMs: UInt32 = 0
+    /// The keys of every accessory the daemon knows from this provider.
+    public var knownKeys: [String] = []
+
+    public init(providerID: String = "", pingIntervalMs: UInt32 = 0, knownKeys: [String] = []) {
+        self.providerID = providerID
+        self.pingIntervalMs = pingIntervalMs
+        self.knownKeys = knownKeys
+    }
+}
+
+public struct AnswerCommandResponse: Hashable, Sendable {
+    /// False when the daemon no longer waits for this request id (it timed out, or
+    /// was never sent to this connection): the answer was dropped.
+    public var accepted: Bool = false
+
+    public init(accepted: Bool = false) {
+        self.accepted = accepted
+    }
+}
+
+public struct ListProvidersRequest: Hashable, Sendable {
+
+    public init() {}
+}
+
+public struct ProviderInfo: Hashable, Sendable {
+    public var providerID: String = ""
+    public var connected: Bool = false
+    /// The connection holding it while connected, and its client name.
+    public var connectionID: UInt64 = 0
+    public var clientName: String = ""
+    /// Every accessory the daemon knows from this provider.
+    public var accessoryIDs: [UInt64] = []
+    /// When it last answered (or registered, or reported); 0 when never since the
+    /// daemon started. Milliseconds since the Unix epoch.
+    public var lastSeenMs: Int64 = 0
+    public var requestsInFlight: UInt32 = 0
+    public var requests: UInt64 = 0
+    public var timeouts: UInt64 = 0
+    /// Answer latency of its requests since the daemon started, microseconds.
+    public var latencyP50Us: UInt64 = 0
+    public var latencyP99Us: UInt64 = 0
+
+    public init(providerID: String = "", connected: Bool = false, connectionID: UInt64 = 0, clientName: String = "", accessoryIDs: [UInt64] = [], lastSeenMs: Int64 = 0, requestsInFlight: UInt32 = 0, requests: UInt64 = 0, timeouts: UInt64 = 0, latencyP50Us: UInt64 = 0, latencyP99Us: UInt64 = 0) {
+        self.providerID = providerID
+        self.connected = connected
+        self.connectionID = connectionID
+        self.clientName = clientName
+        self.accessoryIDs = accessoryIDs
+        self.lastSeenMs = lastSeenMs
+        self.requestsInFlight = requestsInFlight
+        self.requests = requests
+        self.timeouts = timeouts
+        self.latencyP50Us = latencyP50Us
+        self.latencyP99Us = latencyP99Us
+    }
+}
+
+public struct ListProvidersResponse: Hashable, Sendable {
+    public var providers: [ProviderInfo] = []
+
+    public init(providers: [ProviderInfo] = []) {
+        self.providers = providers
     }
 }
 
@@ -1272,6 +1496,7 @@ extension Proto.Accessory: ProtobufCBridged {
         provider = swiftString(source.provider)
         services = mappedArray(source.services, source.n_services) { Proto.AccessoryService(c: $0!.pointee) }
         homeID = source.home_id
+        providerKey = swiftString(source.provider_key)
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__Accessory> {
@@ -1297,6 +1522,7 @@ extension Proto.Accessory: ProtobufCBridged {
             services[index].build(in: &arena)
         }
         built.pointee.home_id = homeID
+        if !providerKey.isEmpty { built.pointee.provider_key = arena.cString(providerKey) }
         return built
     }
 }
@@ -3026,6 +3252,512 @@ extension Proto.ExecuteActionSetResponse: ProtobufCBridged {
     }
 }
 
+extension OpenProviderRequest: ProtobufCBridged {
+    static let messageName = "home.v1.OpenProviderRequest"
+    static var unpack: Unpacker<Home__V1__OpenProviderRequest> { home__v1__open_provider_request__unpack }
+
+    init(c source: Home__V1__OpenProviderRequest) {
+        self.init()
+        providerID = swiftString(source.provider_id)
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__OpenProviderRequest> {
+        let built = arena.allocate(Home__V1__OpenProviderRequest.self)
+        home__v1__open_provider_request__init(built)
+        if !providerID.isEmpty { built.pointee.provider_id = arena.cString(providerID) }
+        return built
+    }
+}
+
+extension OpenProviderRequest: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        try self.init(serialized: bytes)
+    }
+}
+
+extension Proto.ProviderCommand: ProtobufCBridged {
+    static let messageName = "home.v1.ProviderCommand"
+    static var unpack: Unpacker<Home__V1__ProviderCommand> { home__v1__provider_command__unpack }
+
+    init(c source: Home__V1__ProviderCommand) {
+        requestID = source.request_id
+        timeoutMs = source.timeout_ms
+        switch source.command_case {
+        case HOME__V1__PROVIDER_COMMAND__COMMAND_OPENED:
+            command = source.opened.map { .opened(ProviderOpened(c: $0.pointee)) }
+        case HOME__V1__PROVIDER_COMMAND__COMMAND_READ:
+            command = source.read.map { .read(Proto.ReadCommand(c: $0.pointee)) }
+        case HOME__V1__PROVIDER_COMMAND__COMMAND_WRITE:
+            command = source.write.map { .write(Proto.WriteCommand(c: $0.pointee)) }
+        case HOME__V1__PROVIDER_COMMAND__COMMAND_PING:
+            command = source.ping.map { .ping(Proto.PingCommand(c: $0.pointee)) }
+        default:
+            command = nil
+        }
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__ProviderCommand> {
+        let built = arena.allocate(Home__V1__ProviderCommand.self)
+        home__v1__provider_command__init(built)
+        built.pointee.request_id = requestID
+        built.pointee.timeout_ms = timeoutMs
+        switch command {
+        case .opened(let value)?:
+            built.pointee.command_case = HOME__V1__PROVIDER_COMMAND__COMMAND_OPENED
+            built.pointee.opened = value.build(in: &arena)
+        case .read(let value)?:
+            built.pointee.command_case = HOME__V1__PROVIDER_COMMAND__COMMAND_READ
+            built.pointee.read = value.build(in: &arena)
+        case .write(let value)?:
+            built.pointee.command_case = HOME__V1__PROVIDER_COMMAND__COMMAND_WRITE
+            built.pointee.write = value.build(in: &arena)
+        case .ping(let value)?:
+            built.pointee.command_case = HOME__V1__PROVIDER_COMMAND__COMMAND_PING
+            built.pointee.ping = value.build(in: &arena)
+        case nil:
+            break
+        }
+        return built
+    }
+}
+
+extension ProviderOpened: ProtobufCBridged {
+    static let messageName = "home.v1.ProviderOpened"
+    static var unpack: Unpacker<Home__V1__ProviderOpened> { home__v1__provider_opened__unpack }
+
+    init(c source: Home__V1__ProviderOpened) {
+        self.init()
+        providerID = swiftString(source.provider_id)
+        pingIntervalMs = source.ping_interval_ms
+        knownKeys = mappedArray(source.known_keys, source.n_known_keys) { swiftString($0) }
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__ProviderOpened> {
+        let built = arena.allocate(Home__V1__ProviderOpened.self)
+        home__v1__provider_opened__init(built)
+        if !providerID.isEmpty { built.pointee.provider_id = arena.cString(providerID) }
+        built.pointee.ping_interval_ms = pingIntervalMs
+        built.pointee.n_known_keys = knownKeys.count
+        built.pointee.known_keys = arena.array(UnsafeMutablePointer<CChar>?.self, count: knownKeys.count) { arena, index in
+            arena.cString(knownKeys[index])
+        }
+        return built
+    }
+}
+
+extension ProviderOpened: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        try self.init(serialized: bytes)
+    }
+}
+
+extension Proto.ReadCommand: ProtobufCBridged {
+    static let messageName = "home.v1.ReadCommand"
+    static var unpack: Unpacker<Home__V1__ReadCommand> { home__v1__read_command__unpack }
+
+    init(c source: Home__V1__ReadCommand) {
+        characteristicIDs = copiedArray(source.characteristic_ids, source.n_characteristic_ids)
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__ReadCommand> {
+        let built = arena.allocate(Home__V1__ReadCommand.self)
+        home__v1__read_command__init(built)
+        built.pointee.n_characteristic_ids = characteristicIDs.count
+        built.pointee.characteristic_ids = arena.array(UInt64.self, count: characteristicIDs.count) { arena, index in
+            characteristicIDs[index]
+        }
+        return built
+    }
+}
+
+extension Proto.WriteCommand: ProtobufCBridged {
+    static let messageName = "home.v1.WriteCommand"
+    static var unpack: Unpacker<Home__V1__WriteCommand> { home__v1__write_command__unpack }
+
+    init(c source: Home__V1__WriteCommand) {
+        writes = mappedArray(source.writes, source.n_writes) { Proto.CharacteristicWrite(c: $0!.pointee) }
+        atomic = source.atomic != 0
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__WriteCommand> {
+        let built = arena.allocate(Home__V1__WriteCommand.self)
+        home__v1__write_command__init(built)
+        built.pointee.n_writes = writes.count
+        built.pointee.writes = arena.array(UnsafeMutablePointer<Home__V1__CharacteristicWrite>?.self, count: writes.count) { arena, index in
+            writes[index].build(in: &arena)
+        }
+        built.pointee.atomic = atomic ? 1 : 0
+        return built
+    }
+}
+
+extension Proto.PingCommand: ProtobufCBridged {
+    static let messageName = "home.v1.PingCommand"
+    static var unpack: Unpacker<Home__V1__PingCommand> { home__v1__ping_command__unpack }
+
+    init(c source: Home__V1__PingCommand) { self.init() }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__PingCommand> {
+        let built = arena.allocate(Home__V1__PingCommand.self)
+        home__v1__ping_command__init(built)
+        return built
+    }
+}
+
+extension Proto.CommandAnswer: ProtobufCBridged {
+    static let messageName = "home.v1.CommandAnswer"
+    static var unpack: Unpacker<Home__V1__CommandAnswer> { home__v1__command_answer__unpack }
+
+    init(c source: Home__V1__CommandAnswer) {
+        requestID = source.request_id
+        reads = mappedArray(source.reads, source.n_reads) { Proto.CharacteristicRead(c: $0!.pointee) }
+        writes = mappedArray(source.writes, source.n_writes) { Proto.WriteResult(c: $0!.pointee) }
+        code = source.code.rawValue
+        message = swiftString(source.message)
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__CommandAnswer> {
+        let built = arena.allocate(Home__V1__CommandAnswer.self)
+        home__v1__command_answer__init(built)
+        built.pointee.request_id = requestID
+        built.pointee.n_reads = reads.count
+        built.pointee.reads = arena.array(UnsafeMutablePointer<Home__V1__CharacteristicRead>?.self, count: reads.count) { arena, index in
+            reads[index].build(in: &arena)
+        }
+        built.pointee.n_writes = writes.count
+        built.pointee.writes = arena.array(UnsafeMutablePointer<Home__V1__WriteResult>?.self, count: writes.count) { arena, index in
+            writes[index].build(in: &arena)
+        }
+        built.pointee.code = Home__V1__StatusCode(rawValue: code)
+        if !message.isEmpty { built.pointee.message = arena.cString(message) }
+        return built
+    }
+}
+
+extension AnswerCommandResponse: ProtobufCBridged {
+    static let messageName = "home.v1.AnswerCommandResponse"
+    static var unpack: Unpacker<Home__V1__AnswerCommandResponse> { home__v1__answer_command_response__unpack }
+
+    init(c source: Home__V1__AnswerCommandResponse) {
+        self.init()
+        accepted = source.accepted != 0
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__AnswerCommandResponse> {
+        let built = arena.allocate(Home__V1__AnswerCommandResponse.self)
+        home__v1__answer_command_response__init(built)
+        built.pointee.accepted = accepted ? 1 : 0
+        return built
+    }
+}
+
+extension AnswerCommandResponse: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        try self.init(serialized: bytes)
+    }
+}
+
+extension Proto.ProvidedCharacteristic: ProtobufCBridged {
+    static let messageName = "home.v1.ProvidedCharacteristic"
+    static var unpack: Unpacker<Home__V1__ProvidedCharacteristic> { home__v1__provided_characteristic__unpack }
+
+    init(c source: Home__V1__ProvidedCharacteristic) {
+        type = swiftString(source.type)
+        typeName = swiftString(source.type_name)
+        properties = source.properties.map { Proto.CharacteristicProperties(c: $0.pointee) }
+        metadata = source.metadata.map { Proto.CharacteristicMetadata(c: $0.pointee) }
+        value = source.value.map { Proto.Value(c: $0.pointee) }
+        optimistic = source.optimistic != 0
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__ProvidedCharacteristic> {
+        let built = arena.allocate(Home__V1__ProvidedCharacteristic.self)
+        home__v1__provided_characteristic__init(built)
+        if !type.isEmpty { built.pointee.type = arena.cString(type) }
+        if !typeName.isEmpty { built.pointee.type_name = arena.cString(typeName) }
+        if let properties { built.pointee.properties = properties.build(in: &arena) }
+        if let metadata { built.pointee.metadata = metadata.build(in: &arena) }
+        if let value { built.pointee.value = value.build(in: &arena) }
+        built.pointee.optimistic = optimistic ? 1 : 0
+        return built
+    }
+}
+
+extension Proto.ProvidedService: ProtobufCBridged {
+    static let messageName = "home.v1.ProvidedService"
+    static var unpack: Unpacker<Home__V1__ProvidedService> { home__v1__provided_service__unpack }
+
+    init(c source: Home__V1__ProvidedService) {
+        type = swiftString(source.type)
+        key = swiftString(source.key)
+        name = swiftString(source.name)
+        primary = source.primary != 0
+        hidden = source.hidden != 0
+        characteristics = mappedArray(source.characteristics, source.n_characteristics) { Proto.ProvidedCharacteristic(c: $0!.pointee) }
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__ProvidedService> {
+        let built = arena.allocate(Home__V1__ProvidedService.self)
+        home__v1__provided_service__init(built)
+        if !type.isEmpty { built.pointee.type = arena.cString(type) }
+        if !key.isEmpty { built.pointee.key = arena.cString(key) }
+        if !name.isEmpty { built.pointee.name = arena.cString(name) }
+        built.pointee.primary = primary ? 1 : 0
+        built.pointee.hidden = hidden ? 1 : 0
+        built.pointee.n_characteristics = characteristics.count
+        built.pointee.characteristics = arena.array(UnsafeMutablePointer<Home__V1__ProvidedCharacteristic>?.self, count: characteristics.count) { arena, index in
+            characteristics[index].build(in: &arena)
+        }
+        return built
+    }
+}
+
+extension Proto.ProvidedAccessory: ProtobufCBridged {
+    static let messageName = "home.v1.ProvidedAccessory"
+    static var unpack: Unpacker<Home__V1__ProvidedAccessory> { home__v1__provided_accessory__unpack }
+
+    init(c source: Home__V1__ProvidedAccessory) {
+        key = swiftString(source.key)
+        name = swiftString(source.name)
+        category = source.category.rawValue
+        manufacturer = swiftString(source.manufacturer)
+        model = swiftString(source.model)
+        serialNumber = swiftString(source.serial_number)
+        firmwareRevision = swiftString(source.firmware_revision)
+        bridgeKey = swiftString(source.bridge_key)
+        room = swiftString(source.room)
+        services = mappedArray(source.services, source.n_services) { Proto.ProvidedService(c: $0!.pointee) }
+        unreachable = source.unreachable != 0
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__ProvidedAccessory> {
+        let built = arena.allocate(Home__V1__ProvidedAccessory.self)
+        home__v1__provided_accessory__init(built)
+        if !key.isEmpty { built.pointee.key = arena.cString(key) }
+        if !name.isEmpty { built.pointee.name = arena.cString(name) }
+        built.pointee.category = Home__V1__AccessoryCategory(rawValue: category)
+        if !manufacturer.isEmpty { built.pointee.manufacturer = arena.cString(manufacturer) }
+        if !model.isEmpty { built.pointee.model = arena.cString(model) }
+        if !serialNumber.isEmpty { built.pointee.serial_number = arena.cString(serialNumber) }
+        if !firmwareRevision.isEmpty { built.pointee.firmware_revision = arena.cString(firmwareRevision) }
+        if !bridgeKey.isEmpty { built.pointee.bridge_key = arena.cString(bridgeKey) }
+        if !room.isEmpty { built.pointee.room = arena.cString(room) }
+        built.pointee.n_services = services.count
+        built.pointee.services = arena.array(UnsafeMutablePointer<Home__V1__ProvidedService>?.self, count: services.count) { arena, index in
+            services[index].build(in: &arena)
+        }
+        built.pointee.unreachable = unreachable ? 1 : 0
+        return built
+    }
+}
+
+extension Proto.RegisterAccessoriesRequest: ProtobufCBridged {
+    static let messageName = "home.v1.RegisterAccessoriesRequest"
+    static var unpack: Unpacker<Home__V1__RegisterAccessoriesRequest> { home__v1__register_accessories_request__unpack }
+
+    init(c source: Home__V1__RegisterAccessoriesRequest) {
+        homeID = source.home_id
+        accessories = mappedArray(source.accessories, source.n_accessories) { Proto.ProvidedAccessory(c: $0!.pointee) }
+        removeKeys = mappedArray(source.remove_keys, source.n_remove_keys) { swiftString($0) }
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__RegisterAccessoriesRequest> {
+        let built = arena.allocate(Home__V1__RegisterAccessoriesRequest.self)
+        home__v1__register_accessories_request__init(built)
+        built.pointee.home_id = homeID
+        built.pointee.n_accessories = accessories.count
+        built.pointee.accessories = arena.array(UnsafeMutablePointer<Home__V1__ProvidedAccessory>?.self, count: accessories.count) { arena, index in
+            accessories[index].build(in: &arena)
+        }
+        built.pointee.n_remove_keys = removeKeys.count
+        built.pointee.remove_keys = arena.array(UnsafeMutablePointer<CChar>?.self, count: removeKeys.count) { arena, index in
+            arena.cString(removeKeys[index])
+        }
+        return built
+    }
+}
+
+extension Proto.RegisterAccessoriesResponse: ProtobufCBridged {
+    static let messageName = "home.v1.RegisterAccessoriesResponse"
+    static var unpack: Unpacker<Home__V1__RegisterAccessoriesResponse> { home__v1__register_accessories_response__unpack }
+
+    init(c source: Home__V1__RegisterAccessoriesResponse) {
+        accessories = mappedArray(source.accessories, source.n_accessories) { Proto.Accessory(c: $0!.pointee) }
+        seq = source.seq
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__RegisterAccessoriesResponse> {
+        let built = arena.allocate(Home__V1__RegisterAccessoriesResponse.self)
+        home__v1__register_accessories_response__init(built)
+        built.pointee.n_accessories = accessories.count
+        built.pointee.accessories = arena.array(UnsafeMutablePointer<Home__V1__Accessory>?.self, count: accessories.count) { arena, index in
+            accessories[index].build(in: &arena)
+        }
+        built.pointee.seq = seq
+        return built
+    }
+}
+
+extension Proto.ValueReport: ProtobufCBridged {
+    static let messageName = "home.v1.ValueReport"
+    static var unpack: Unpacker<Home__V1__ValueReport> { home__v1__value_report__unpack }
+
+    init(c source: Home__V1__ValueReport) {
+        values = mappedArray(source.values, source.n_values) { Proto.CharacteristicWrite(c: $0!.pointee) }
+        reachability = mappedArray(source.reachability, source.n_reachability) { Proto.ReachabilityChange(c: $0!.pointee) }
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__ValueReport> {
+        let built = arena.allocate(Home__V1__ValueReport.self)
+        home__v1__value_report__init(built)
+        built.pointee.n_values = values.count
+        built.pointee.values = arena.array(UnsafeMutablePointer<Home__V1__CharacteristicWrite>?.self, count: values.count) { arena, index in
+            values[index].build(in: &arena)
+        }
+        built.pointee.n_reachability = reachability.count
+        built.pointee.reachability = arena.array(UnsafeMutablePointer<Home__V1__ReachabilityChange>?.self, count: reachability.count) { arena, index in
+            reachability[index].build(in: &arena)
+        }
+        return built
+    }
+}
+
+extension Proto.ValueReportResponse: ProtobufCBridged {
+    static let messageName = "home.v1.ValueReportResponse"
+    static var unpack: Unpacker<Home__V1__ValueReportResponse> { home__v1__value_report_response__unpack }
+
+    init(c source: Home__V1__ValueReportResponse) {
+        seq = source.seq
+        rejected = mappedArray(source.rejected, source.n_rejected) { Proto.WriteResult(c: $0!.pointee) }
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__ValueReportResponse> {
+        let built = arena.allocate(Home__V1__ValueReportResponse.self)
+        home__v1__value_report_response__init(built)
+        built.pointee.seq = seq
+        built.pointee.n_rejected = rejected.count
+        built.pointee.rejected = arena.array(UnsafeMutablePointer<Home__V1__WriteResult>?.self, count: rejected.count) { arena, index in
+            rejected[index].build(in: &arena)
+        }
+        return built
+    }
+}
+
+extension ListProvidersRequest: ProtobufCBridged {
+    static let messageName = "home.v1.ListProvidersRequest"
+    static var unpack: Unpacker<Home__V1__ListProvidersRequest> { home__v1__list_providers_request__unpack }
+
+    init(c source: Home__V1__ListProvidersRequest) { self.init() }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__ListProvidersRequest> {
+        let built = arena.allocate(Home__V1__ListProvidersRequest.self)
+        home__v1__list_providers_request__init(built)
+        return built
+    }
+}
+
+extension ListProvidersRequest: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        try self.init(serialized: bytes)
+    }
+}
+
+extension ProviderInfo: ProtobufCBridged {
+    static let messageName = "home.v1.ProviderInfo"
+    static var unpack: Unpacker<Home__V1__ProviderInfo> { home__v1__provider_info__unpack }
+
+    init(c source: Home__V1__ProviderInfo) {
+        self.init()
+        providerID = swiftString(source.provider_id)
+        connected = source.connected != 0
+        connectionID = source.connection_id
+        clientName = swiftString(source.client_name)
+        accessoryIDs = copiedArray(source.accessory_ids, source.n_accessory_ids)
+        lastSeenMs = source.last_seen_ms
+        requestsInFlight = source.requests_in_flight
+        requests = source.requests
+        timeouts = source.timeouts
+        latencyP50Us = source.latency_p50_us
+        latencyP99Us = source.latency_p99_us
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__ProviderInfo> {
+        let built = arena.allocate(Home__V1__ProviderInfo.self)
+        home__v1__provider_info__init(built)
+        if !providerID.isEmpty { built.pointee.provider_id = arena.cString(providerID) }
+        built.pointee.connected = connected ? 1 : 0
+        built.pointee.connection_id = connectionID
+        if !clientName.isEmpty { built.pointee.client_name = arena.cString(clientName) }
+        built.pointee.n_accessory_ids = accessoryIDs.count
+        built.pointee.accessory_ids = arena.array(UInt64.self, count: accessoryIDs.count) { arena, index in
+            accessoryIDs[index]
+        }
+        built.pointee.last_seen_ms = lastSeenMs
+        built.pointee.requests_in_flight = requestsInFlight
+        built.pointee.requests = requests
+        built.pointee.timeouts = timeouts
+        built.pointee.latency_p50_us = latencyP50Us
+        built.pointee.latency_p99_us = latencyP99Us
+        return built
+    }
+}
+
+extension ProviderInfo: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        try self.init(serialized: bytes)
+    }
+}
+
+extension ListProvidersResponse: ProtobufCBridged {
+    static let messageName = "home.v1.ListProvidersResponse"
+    static var unpack: Unpacker<Home__V1__ListProvidersResponse> { home__v1__list_providers_response__unpack }
+
+    init(c source: Home__V1__ListProvidersResponse) {
+        self.init()
+        providers = mappedArray(source.providers, source.n_providers) { ProviderInfo(c: $0!.pointee) }
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__ListProvidersResponse> {
+        let built = arena.allocate(Home__V1__ListProvidersResponse.self)
+        home__v1__list_providers_response__init(built)
+        built.pointee.n_providers = providers.count
+        built.pointee.providers = arena.array(UnsafeMutablePointer<Home__V1__ProviderInfo>?.self, count: providers.count) { arena, index in
+            providers[index].build(in: &arena)
+        }
+        return built
+    }
+}
+
+extension ListProvidersResponse: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        try self.init(serialized: bytes)
+    }
+}
+
 extension CharacteristicFormat: WireEnum {
     /// The `home.v1.Format` number of this case.
     var wireNumber: UInt32 {
@@ -3425,4 +4157,21 @@ public enum HomeMethods {
     /// Runs a scene: its writes applied together, then an action-set-executed event.
     public static let executeActionSet =
         UnaryMethod<ExecuteActionSetRequest, ExecuteActionSetResponse>("home.v1.HomeService/ExecuteActionSet")
+    /// Accessory providers (Clients/README.md, "Writing a provider").
+    /// Server-streaming: claims a provider id for this connection and carries the
+    /// daemon's commands to it (reads, writes, liveness pings) until it ends.
+    public static let openProvider =
+        ServerStreamingMethod<OpenProviderRequest, ProviderCommand>("home.v1.HomeService/OpenProvider")
+    /// Adds, updates or removes this connection's provider's accessories by key.
+    public static let registerAccessories =
+        UnaryMethod<RegisterAccessoriesRequest, RegisterAccessoriesResponse>("home.v1.HomeService/RegisterAccessories")
+    /// Answers one command received on the OpenProvider stream.
+    public static let answerCommand =
+        UnaryMethod<CommandAnswer, AnswerCommandResponse>("home.v1.HomeService/AnswerCommand")
+    /// The provider's own changes: values read from its devices, reachability.
+    public static let reportValues =
+        UnaryMethod<ValueReport, ValueReportResponse>("home.v1.HomeService/ReportValues")
+    /// Every provider the daemon knows: connected or not, with their request figures.
+    public static let listProviders =
+        UnaryMethod<ListProvidersRequest, ListProvidersResponse>("home.v1.HomeService/ListProviders")
 }

@@ -1,0 +1,305 @@
+internal import Foundation
+public import HomeModel
+internal import HomeWire
+internal import Synchronization
+
+/// Names a characteristic the way its provider does: the accessory's key, its
+/// service (the service's key, else its type name, with `#2`, `#3`… for the
+/// second and later unkeyed services of one type), and the characteristic's type
+/// name. `HomeProvider` maps these to and from the daemon's ids.
+public struct CharacteristicRef: Hashable, Sendable, CustomStringConvertible {
+    public var accessoryKey: String
+    public var service: String
+    public var characteristic: String
+
+    public init(accessoryKey: String, service: String, characteristic: String) {
+        self.accessoryKey = accessoryKey
+        self.service = service
+        self.characteristic = characteristic
+    }
+
+    public var description: String { "\(accessoryKey)/\(service)/\(characteristic)" }
+}
+
+/// A whole accessory provider: it connects, opens its command stream, registers
+/// its accessories, answers the daemon's reads and writes with your closures,
+/// reports your changes, and when the connection is lost it reconnects (with
+/// backoff) and registers again by itself.
+///
+/// ```swift
+/// let provider = HomeProvider(id: "garage", accessories: [door]) { refs in
+///     [:]  // read the devices
+/// } write: { values, atomic in
+///     [:]  // apply them; return the ones that failed
+/// }
+/// try await withThrowingDiscardingTaskGroup { group in
+///     group.addTask { try await provider.run() }
+///     try await provider.report([doorState: .uint(0)])
+/// }
+/// ```
+///
+/// Handlers run concurrently with each other and with the liveness pings, which
+/// are always answered at once, so a slow device never looks like a dead provider.
+public final class HomeProvider: Sendable {
+    /// Reads these characteristics from the devices; a ref missing from the result fails with NOT_FOUND.
+    public typealias ReadHandler =
+        @Sendable ([CharacteristicRef]) async throws -> [CharacteristicRef: CharacteristicValue]
+    /// Applies these values (validated by the daemon; all or none when `atomic`);
+    /// returns the ones that failed. Throwing fails them all.
+    public typealias WriteHandler =
+        @Sendable ([CharacteristicRef: CharacteristicValue], _ atomic: Bool) async throws -> [CharacteristicRef:
+        HomeError]
+
+    public let id: String
+    let socketPath: String?
+    let clientName: String
+    let readHandler: ReadHandler?
+    let writeHandler: WriteHandler?
+
+    private struct State {
+        var accessories: [ProvidedAccessory]
+        var client: HomeClient?
+        var ids: [CharacteristicRef: ObjectID] = [:]
+        var refs: [ObjectID: CharacteristicRef] = [:]
+        var accessoryIDs: [String: ObjectID] = [:]
+        /// Counts registrations: tests and callers wait for the next one.
+        var registrations = 0
+        var waiters: [(Int, CheckedContinuation<Void, Never>)] = []
+    }
+
+    private let state: Mutex<State>
+
+    public init(
+        id: String, socketPath: String? = nil, clientName: String? = nil, accessories: [ProvidedAccessory],
+        read: ReadHandler? = nil, write: WriteHandler? = nil
+    ) {
+        self.id = id
+        self.socketPath = socketPath
+        self.clientName = clientName ?? "provider \(id)"
+        self.readHandler = read
+        self.writeHandler = write
+        self.state = Mutex(State(accessories: accessories))
+    }
+
+    // MARK: Running
+
+    /// Serves until the task is cancelled: connects, registers, answers commands;
+    /// reconnects after 0.1 s, doubling to 5 s, whenever the connection is lost.
+    ///
+    /// - Throws: a registration the daemon refuses (INVALID_ARGUMENT naming the item,
+    ///   ALREADY_EXISTS when another connection serves this provider id): retrying
+    ///   would not help.
+    public func run() async throws {
+        var backoffMs: UInt64 = 100
+        while !Task.isCancelled {
+            do {
+                try await serveOnce()
+                backoffMs = 100
+            } catch let error as HomeError where error.code == .invalidArgument || error.code == .alreadyExists {
+                throw error
+            } catch {
+                if Task.isCancelled { return }
+            }
+            state.withLock { $0.client = nil }
+            try? await Task.sleep(nanoseconds: backoffMs * 1_000_000)
+            backoffMs = min(backoffMs * 2, 5_000)
+        }
+    }
+
+    private func serveOnce() async throws {
+        let client = try await HomeClient.connect(to: socketPath, name: clientName)
+        defer { client.closeSoon() }
+        var commands = client.openProvider(id).makeAsyncIterator()
+        guard case .opened? = try await commands.next()?.kind else {
+            throw HomeError(.internal, "the daemon did not open provider \"\(id)\"'s command stream")
+        }
+        let accessories = state.withLock { $0.accessories }
+        let response = try await client.registerAccessories(RegisterAccessoriesRequest(accessories: accessories))
+        install(response, client: client)
+        try await withThrowingDiscardingTaskGroup { group in
+            while let command = try await commands.next() {
+                switch command.kind {
+                case .opened:
+                    continue
+                case .ping:
+                    group.addTask { _ = try? await client.answer(CommandAnswer(requestID: command.requestID)) }
+                case .read(let ids):
+                    group.addTask { _ = try? await client.answer(await self.read(ids, requestID: command.requestID)) }
+                case .write(let writes, let atomic):
+                    group.addTask {
+                        _ = try? await client.answer(
+                            await self.write(writes, atomic: atomic, requestID: command.requestID))
+                    }
+                }
+            }
+            throw HomeError(.unavailable, "the daemon ended provider \"\(id)\"'s command stream")
+        }
+    }
+
+    private func install(_ response: RegisterAccessoriesResponse, client: HomeClient) {
+        var ids: [CharacteristicRef: ObjectID] = [:]
+        var refs: [ObjectID: CharacteristicRef] = [:]
+        var accessoryIDs: [String: ObjectID] = [:]
+        for accessory in response.accessories {
+            accessoryIDs[accessory.providerKey] = accessory.id
+            var ranks: [String: Int] = [:]
+            for serviceID in accessory.serviceIDs {
+                guard let service = response.services[serviceID] else { continue }
+                var serviceName = service.providerKey
+                if serviceName.isEmpty {
+                    let rank = ranks[service.type.name, default: 0] + 1
+                    ranks[service.type.name] = rank
+                    serviceName = rank == 1 ? service.type.name : "\(service.type.name)#\(rank)"
+                }
+                for characteristicID in service.characteristicIDs {
+                    guard let characteristic = response.characteristics[characteristicID] else { continue }
+                    let ref = CharacteristicRef(
+                        accessoryKey: accessory.providerKey, service: serviceName,
+                        characteristic: characteristic.type.name)
+                    ids[ref] = characteristicID
+                    refs[characteristicID] = ref
+                }
+            }
+        }
+        let waiters = state.withLock { state in
+            state.client = client
+            state.ids.merge(ids) { _, new in new }
+            state.refs.merge(refs) { _, new in new }
+            state.accessoryIDs.merge(accessoryIDs) { _, new in new }
+            state.registrations += 1
+            let count = state.registrations
+            let ready = state.waiters.filter { $0.0 <= count }.map(\.1)
+            state.waiters.removeAll { $0.0 <= count }
+            return ready
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    private func read(_ ids: [ObjectID], requestID: UInt64) async -> CommandAnswer {
+        guard let readHandler else {
+            return CommandAnswer(
+                requestID: requestID, error: HomeError(.unimplemented, "provider \"\(id)\" does not read its devices"))
+        }
+        let refs = state.withLock { state in ids.map { state.refs[$0] } }
+        do {
+            let values = try await readHandler(refs.compactMap { $0 })
+            let reads = zip(ids, refs).map { id, ref -> CharacteristicRead in
+                guard let ref, let value = values[ref] else {
+                    return CharacteristicRead(
+                        characteristicID: id, value: nil, lastUpdatedMs: 0,
+                        error: HomeError(.notFound, "provider \"\(self.id)\" has no value for characteristic \(id)"))
+                }
+                return CharacteristicRead(characteristicID: id, value: value, lastUpdatedMs: 0)
+            }
+            return CommandAnswer(requestID: requestID, reads: reads)
+        } catch {
+            return CommandAnswer(requestID: requestID, error: Self.homeError(error))
+        }
+    }
+
+    private func write(_ writes: [CharacteristicWrite], atomic: Bool, requestID: UInt64) async -> CommandAnswer {
+        guard let writeHandler else {
+            return CommandAnswer(
+                requestID: requestID, error: HomeError(.unimplemented, "provider \"\(id)\" takes no writes"))
+        }
+        let refs = state.withLock { state in writes.map { state.refs[$0.characteristicID] } }
+        var values: [CharacteristicRef: CharacteristicValue] = [:]
+        for (write, ref) in zip(writes, refs) { if let ref { values[ref] = write.value } }
+        do {
+            let failed = try await writeHandler(values, atomic)
+            let results = zip(writes, refs).map { write, ref in
+                WriteResult(characteristicID: write.characteristicID, error: ref.flatMap { failed[$0] })
+            }
+            return CommandAnswer(requestID: requestID, writes: results)
+        } catch {
+            return CommandAnswer(requestID: requestID, error: Self.homeError(error))
+        }
+    }
+
+    private static func homeError(_ error: any Error) -> HomeError {
+        error as? HomeError ?? HomeError(.internal, "\(error)")
+    }
+
+    // MARK: Changes from the devices
+
+    /// The daemon's id of a characteristic, once registered.
+    public func id(of ref: CharacteristicRef) -> ObjectID? {
+        state.withLock { $0.ids[ref] }
+    }
+
+    /// The daemon's id of an accessory, once registered.
+    public func accessoryID(ofKey key: String) -> ObjectID? {
+        state.withLock { $0.accessoryIDs[key] }
+    }
+
+    /// Waits until the provider has registered (again) since it was made: `count` = 1
+    /// for the first registration, 2 for the one after a reconnection, ….
+    public func waitForRegistration(_ count: Int = 1) async {
+        await withCheckedContinuation { continuation in
+            let ready = state.withLock { state in
+                if state.registrations >= count { return true }
+                state.waiters.append((count, continuation))
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    private func connectedClient() throws(HomeError) -> HomeClient {
+        guard let client = state.withLock({ $0.client }) else {
+            throw HomeError(.unavailable, "provider \"\(id)\" is not connected to homed")
+        }
+        return client
+    }
+
+    /// Reports values the devices now hold (one call for all of them).
+    ///
+    /// - Returns: the daemon's sequence number once they took effect.
+    /// - Throws: UNAVAILABLE when not connected; the first value refused, if any.
+    @discardableResult
+    public func report(_ values: [CharacteristicRef: CharacteristicValue]) async throws(HomeError) -> UInt64 {
+        let client = try connectedClient()
+        var writes: [CharacteristicWrite] = []
+        writes.reserveCapacity(values.count)
+        for (ref, value) in values {
+            guard let id = id(of: ref) else {
+                throw HomeError(.notFound, "provider \"\(id)\" registered no characteristic \(ref)")
+            }
+            writes.append(CharacteristicWrite(characteristicID: id, value: value))
+        }
+        let response = try await client.report(ValueReport(values: writes))
+        if let refused = response.rejected.first, let error = refused.error { throw error }
+        return response.seq
+    }
+
+    /// Says whether one of its accessories answers (a device that went offline).
+    public func setReachable(_ reachable: Bool, accessoryKey: String) async throws(HomeError) {
+        let client = try connectedClient()
+        guard let accessoryID = accessoryID(ofKey: accessoryKey) else {
+            throw HomeError(.notFound, "provider \"\(id)\" registered no accessory with key \"\(accessoryKey)\"")
+        }
+        let response = try await client.report(
+            ValueReport(reachability: [ReachabilityReport(accessoryID: accessoryID, reachable: reachable)]))
+        if let refused = response.rejected.first, let error = refused.error { throw error }
+    }
+
+    /// Adds or updates accessories (by key) and removes others, now and at every
+    /// later registration.
+    public func update(_ accessories: [ProvidedAccessory], removing removed: [String] = []) async throws(HomeError) {
+        let client = state.withLock { state in
+            for accessory in accessories {
+                if let index = state.accessories.firstIndex(where: { $0.key == accessory.key }) {
+                    state.accessories[index] = accessory
+                } else {
+                    state.accessories.append(accessory)
+                }
+            }
+            state.accessories.removeAll { removed.contains($0.key) }
+            return state.client
+        }
+        guard let client else { return }
+        let response = try await client.registerAccessories(
+            RegisterAccessoriesRequest(accessories: accessories, removeKeys: removed))
+        install(response, client: client)
+    }
+}

@@ -1,0 +1,238 @@
+internal import Histogram
+internal import HomeModel
+@_spi(Wire) internal import HomeWire
+internal import NIOCore
+internal import Synchronization
+
+/// The providers the daemon knows: which connection holds each provider id, the
+/// requests sent to them that wait for an answer, and their figures.
+///
+/// A request is a promise on the caller's event loop with a deadline there: the
+/// caller never blocks, a provider that does not answer fails the request with
+/// DEADLINE_EXCEEDED on time, one that goes away fails its requests with
+/// UNAVAILABLE at once, and an answer that comes after either is dropped.
+final class ProviderHub: Sendable {
+    /// Providers served in-process: the daemon applies their accessories' writes
+    /// itself (the simulator follows the graph).
+    static let inProcessProviders: Set<String> = ["", "simulator"]
+
+    struct Session {
+        let providerID: String
+        let connectionID: UInt64
+        let clientName: String
+        let stream: NIOLoopBound<ProviderCommandStream>
+        let eventLoop: any EventLoop
+        /// Characteristics whose writes take effect at once (declared optimistic).
+        var optimistic: Set<ObjectID> = []
+    }
+
+    struct Pending {
+        let providerID: String
+        let promise: EventLoopPromise<CommandAnswer>
+        let startedNs: UInt64
+        let timeout: Scheduled<Void>
+    }
+
+    struct Figures {
+        var requests: UInt64 = 0
+        var timeouts: UInt64 = 0
+        var inFlight: UInt32 = 0
+        var lastSeenMs: Int64 = 0
+        var latencyUs = Histogram<UInt64>(highestTrackableValue: 600_000_000, numberOfSignificantValueDigits: .two)
+    }
+
+    private struct State {
+        var sessions: [String: Session] = [:]
+        var pending: [UInt64: Pending] = [:]
+        var nextRequestID: UInt64 = 1
+        var figures: [String: Figures] = [:]
+    }
+
+    private let state = Mutex(State())
+    let defaultTimeoutMs: UInt32
+    let pingIntervalMs: UInt32
+    /// A provider may have this many requests waiting for answers; more fail at once.
+    let maxInFlight = 4_096
+
+    init(defaultTimeoutMs: UInt32, pingIntervalMs: UInt32) {
+        self.defaultTimeoutMs = defaultTimeoutMs
+        self.pingIntervalMs = pingIntervalMs
+    }
+
+    // MARK: Sessions
+
+    /// Gives the provider id to a connection's command stream.
+    ///
+    /// - Throws: ALREADY_EXISTS when another connection holds it.
+    func open(_ session: Session) throws(HomeError) {
+        try state.withLock { state throws(HomeError) in
+            if let holder = state.sessions[session.providerID] {
+                throw HomeError(
+                    .alreadyExists,
+                    "provider \"\(session.providerID)\" is already connected (connection \(holder.connectionID), "
+                        + "\(holder.clientName)); one connection at a time serves a provider")
+            }
+            state.sessions[session.providerID] = session
+            state.figures[session.providerID, default: Figures()].lastSeenMs = currentTimeMs()
+        }
+    }
+
+    /// Ends a provider's session: its waiting requests fail with UNAVAILABLE.
+    ///
+    /// - Returns: false when the stream no longer held the session.
+    @discardableResult
+    func close(providerID: String, stream: ProviderCommandStream, reason: String) -> Bool {
+        let failed: [Pending]? = state.withLock { state in
+            guard let session = state.sessions[providerID], session.stream.value === stream else { return nil }
+            state.sessions[providerID] = nil
+            let ids = state.pending.filter { $0.value.providerID == providerID }.map(\.key)
+            let failed = ids.compactMap { state.pending.removeValue(forKey: $0) }
+            state.figures[providerID]?.inFlight = 0
+            state.figures[providerID]?.lastSeenMs = currentTimeMs()
+            return failed
+        }
+        guard let failed else { return false }
+        for pending in failed {
+            pending.timeout.cancel()
+            pending.promise.fail(
+                HomeError(.unavailable, "provider \"\(providerID)\" went away before answering (\(reason))"))
+        }
+        return true
+    }
+
+    /// The session of the provider a connection holds, if any.
+    func session(ofConnection connectionID: UInt64) -> Session? {
+        state.withLock { state in state.sessions.values.first { $0.connectionID == connectionID } }
+    }
+
+    func isConnected(_ providerID: String) -> Bool {
+        state.withLock { $0.sessions[providerID] != nil }
+    }
+
+    /// Records the characteristics a provider declared optimistic.
+    func setOptimistic(_ ids: Set<ObjectID>, removing removed: Set<ObjectID>, providerID: String) {
+        state.withLock { state in
+            state.sessions[providerID]?.optimistic.subtract(removed)
+            state.sessions[providerID]?.optimistic.formUnion(ids)
+        }
+    }
+
+    func optimistic(_ providerID: String) -> Set<ObjectID> {
+        state.withLock { $0.sessions[providerID]?.optimistic ?? [] }
+    }
+
+    func noteSeen(_ providerID: String) {
+        state.withLock { $0.figures[providerID]?.lastSeenMs = currentTimeMs() }
+    }
+
+    // MARK: Requests
+
+    /// Sends a command to a provider; the future completes on `eventLoop` with the
+    /// answer, or fails with UNAVAILABLE (not connected, or gone), DEADLINE_EXCEEDED
+    /// (no answer within `timeoutMs`) or RESOURCE_EXHAUSTED (too many waiting).
+    func send(
+        _ kind: ProviderCommand.Kind, to providerID: String, timeoutMs: UInt32?, on eventLoop: any EventLoop
+    ) -> EventLoopFuture<CommandAnswer> {
+        let timeoutMs = max(1, timeoutMs ?? defaultTimeoutMs)
+        let promise = eventLoop.makePromise(of: CommandAnswer.self)
+        let sent: Result<(UInt64, Session), HomeError> = state.withLock { state in
+            guard let session = state.sessions[providerID] else {
+                return .failure(
+                    HomeError(
+                        .unavailable,
+                        "provider \"\(providerID)\" is not connected; its accessories are unreachable until it is"))
+            }
+            var figures = state.figures[providerID, default: Figures()]
+            guard Int(figures.inFlight) < maxInFlight else {
+                return .failure(
+                    HomeError(
+                        .resourceExhausted,
+                        "provider \"\(providerID)\" has \(figures.inFlight) requests waiting for answers; "
+                            + "retry when it has answered some"))
+            }
+            let requestID = state.nextRequestID
+            state.nextRequestID += 1
+            figures.inFlight += 1
+            figures.requests += 1
+            state.figures[providerID] = figures
+            let timeout = eventLoop.scheduleTask(in: .milliseconds(Int64(timeoutMs))) { [weak self] () -> Void in
+                self?.expire(requestID, timeoutMs: timeoutMs)
+            }
+            state.pending[requestID] = Pending(
+                providerID: providerID, promise: promise, startedNs: monotonicNs(), timeout: timeout)
+            return .success((requestID, session))
+        }
+        switch sent {
+        case .failure(let error):
+            promise.fail(error)
+        case .success(let (requestID, session)):
+            let command = ProviderCommand(requestID: requestID, timeoutMs: timeoutMs, kind: kind)
+            let stream = session.stream
+            session.eventLoop.execute { stream.value.send(command) }
+        }
+        return promise.futureResult
+    }
+
+    private func expire(_ requestID: UInt64, timeoutMs: UInt32) {
+        let pending: Pending? = state.withLock { state in
+            guard let pending = state.pending.removeValue(forKey: requestID) else { return nil }
+            state.figures[pending.providerID]?.inFlight -= 1
+            state.figures[pending.providerID]?.timeouts += 1
+            return pending
+        }
+        pending?.promise.fail(
+            HomeError(
+                .deadlineExceeded,
+                "provider \"\(pending?.providerID ?? "")\" did not answer request \(requestID) within \(timeoutMs) ms"))
+    }
+
+    /// A provider's answer: completes its request, unless it timed out or is not
+    /// this connection's (then it is dropped).
+    ///
+    /// - Returns: whether the answer was taken.
+    func answer(_ answer: CommandAnswer, fromConnection connectionID: UInt64) -> Bool {
+        let pending: Pending? = state.withLock { state in
+            guard let pending = state.pending[answer.requestID],
+                state.sessions[pending.providerID]?.connectionID == connectionID
+            else { return nil }
+            state.pending[answer.requestID] = nil
+            var figures = state.figures[pending.providerID, default: Figures()]
+            figures.inFlight -= 1
+            figures.lastSeenMs = currentTimeMs()
+            let elapsedUs = (monotonicNs() &- pending.startedNs) / 1_000
+            figures.latencyUs.record(min(elapsedUs, 600_000_000))
+            state.figures[pending.providerID] = figures
+            return pending
+        }
+        guard let pending else { return false }
+        pending.timeout.cancel()
+        pending.promise.succeed(answer)
+        return true
+    }
+
+    // MARK: Figures
+
+    /// Every provider that has connected since the daemon started, plus `known`
+    /// (providers of accessories in the graph), sorted by id.
+    func infos(known: [String: [ObjectID]]) -> [ProviderInfo] {
+        state.withLock { state in
+            let ids = Set(known.keys).union(state.figures.keys).subtracting(Self.inProcessProviders)
+            return ids.sorted().map { id in
+                let session = state.sessions[id]
+                let figures = state.figures[id] ?? Figures()
+                let hasLatency = figures.latencyUs.totalCount > 0
+                return ProviderInfo(
+                    providerID: id, connected: session != nil, connectionID: session?.connectionID ?? 0,
+                    clientName: session?.clientName ?? "", accessoryIDs: known[id] ?? [],
+                    lastSeenMs: figures.lastSeenMs, requestsInFlight: figures.inFlight, requests: figures.requests,
+                    timeouts: figures.timeouts,
+                    latencyP50Us: hasLatency ? figures.latencyUs.valueAtPercentile(50) : 0,
+                    latencyP99Us: hasLatency ? figures.latencyUs.valueAtPercentile(99) : 0)
+            }
+        }
+    }
+}
+
+func monotonicNs() -> UInt64 {
+    UInt64(NIODeadline.now().uptimeNanoseconds)
+}

@@ -1,0 +1,113 @@
+internal import HomeModel
+@_spi(Wire) internal import HomeWire
+internal import NIOCore
+
+// The provider calls: a provider opens its command stream, registers its
+// accessories, answers commands and reports its own changes.
+extension HomeService {
+    func openProvider(_ request: OpenProviderRequest, context: CallContext) throws(HomeError)
+        -> any ServerStreamCall
+    {
+        try ProviderNames.validateProviderID(request.providerID)
+        if ProviderHub.inProcessProviders.contains(request.providerID) {
+            throw HomeError(
+                .invalidArgument,
+                "provider id \"\(request.providerID)\" is served inside this daemon; choose another id")
+        }
+        if let held = providers.session(ofConnection: context.connectionID) {
+            throw HomeError(
+                .failedPrecondition,
+                "this connection already serves provider \"\(held.providerID)\"; one provider per connection")
+        }
+        let stream = ProviderCommandStream(
+            providerID: request.providerID, callID: context.callID, connectionID: context.connectionID,
+            channel: context.channel, hub: providers, store: store
+        ) { [streamEnded = context.streamEnded, callID = context.callID] in streamEnded(callID) }
+        try providers.open(
+            ProviderHub.Session(
+                providerID: request.providerID, connectionID: context.connectionID, clientName: context.clientName,
+                stream: NIOLoopBound(stream, eventLoop: context.eventLoop), eventLoop: context.eventLoop))
+        let knownKeys = store.snapshot().graph.accessoryIDs(ofProvider: request.providerID).keys.sorted()
+        stream.start(knownKeys: knownKeys)
+        return stream
+    }
+
+    func registerAccessories(_ request: RegisterAccessoriesRequest, context: CallContext) throws(HomeError)
+        -> RegisterAccessoriesResponse
+    {
+        let session = try providerSession(context, calling: "RegisterAccessories")
+        let outcome = try store.register(
+            request.accessories, removing: request.removeKeys, provider: session.providerID,
+            homeID: request.homeID, origin: providerOrigin(session))
+        let registration = outcome.registration
+        let registered = Set(
+            registration.accessoryIDs.flatMap { id in
+                (outcome.graph.accessories[id]?.serviceIDs ?? []).flatMap {
+                    outcome.graph.services[$0]?.characteristicIDs ?? []
+                }
+            })
+        providers.setOptimistic(
+            registration.optimisticCharacteristicIDs,
+            removing: registered.subtracting(registration.optimisticCharacteristicIDs),
+            providerID: session.providerID)
+        // The values it did not give are read from it, after this response: what
+        // changed while it was away is published once, as its report.
+        if !registration.unreadCharacteristicIDs.isEmpty {
+            refresh(registration.unreadCharacteristicIDs, from: session, on: context.eventLoop)
+        }
+        return RegisterAccessoriesResponse(
+            graph: outcome.graph, accessoryIDs: registration.accessoryIDs, seq: outcome.seq)
+    }
+
+    func answerCommand(_ answer: CommandAnswer, context: CallContext) -> AnswerCommandResponse {
+        AnswerCommandResponse(accepted: providers.answer(answer, fromConnection: context.connectionID))
+    }
+
+    func reportValues(_ report: ValueReport, context: CallContext) throws(HomeError) -> ValueReportResponse {
+        let session = try providerSession(context, calling: "ReportValues")
+        providers.noteSeen(session.providerID)
+        let outcome = store.report(
+            report.values, reachability: report.reachability.map { ($0.accessoryID, $0.reachable) },
+            provider: session.providerID, origin: providerOrigin(session))
+        return ValueReportResponse(seq: outcome.seq, rejected: outcome.rejected)
+    }
+
+    func listProviders(_ request: ListProvidersRequest, context: CallContext) -> ListProvidersResponse {
+        ListProvidersResponse(
+            providers: providers.infos(known: store.providerAccessories(excluding: ProviderHub.inProcessProviders)))
+    }
+
+    // MARK: Helpers
+
+    private func providerSession(_ context: CallContext, calling method: String) throws(HomeError)
+        -> ProviderHub.Session
+    {
+        guard let session = providers.session(ofConnection: context.connectionID) else {
+            throw HomeError(
+                .failedPrecondition,
+                "\(method) is for providers: open the provider's command stream (OpenProvider) on this "
+                    + "connection first")
+        }
+        return session
+    }
+
+    func providerOrigin(_ session: ProviderHub.Session) -> Origin {
+        Origin(kind: .provider, connectionID: session.connectionID, name: session.providerID)
+    }
+
+    /// Reads characteristics from their provider and applies what it answers as
+    /// its report.
+    func refresh(_ ids: [ObjectID], from session: ProviderHub.Session, on eventLoop: any EventLoop) {
+        let store = self.store
+        let origin = providerOrigin(session)
+        providers.send(.read(characteristicIDs: ids), to: session.providerID, timeoutMs: nil, on: eventLoop)
+            .whenSuccess { answer in
+                let values = answer.reads.compactMap { read in
+                    read.error == nil
+                        ? read.value.map { CharacteristicWrite(characteristicID: read.characteristicID, value: $0) }
+                        : nil
+                }
+                _ = store.report(values, reachability: [], provider: session.providerID, origin: origin)
+            }
+    }
+}

@@ -1,0 +1,146 @@
+public import HomeModel
+
+extension HomeStore {
+    /// What a registration did, once durable and published.
+    public struct RegistrationOutcome: Sendable {
+        public var registration: ProviderRegistration
+        /// The graph right after it (for the response's accessories).
+        public var graph: HomeGraph
+        public var seq: UInt64
+    }
+
+    /// Registers a provider's accessories (see `HomeGraph.register`): the layout
+    /// change is made durable and published first; then, as the provider's own
+    /// report, the values it gave for characteristics that existed already, and
+    /// the registered accessories' reachability.
+    ///
+    /// - Throws: the model's error naming the item at fault, or persistence's;
+    ///   either way nothing changed.
+    public func register(
+        _ accessories: [ProvidedAccessory], removing removeKeys: [String], provider: String,
+        homeID: ObjectID?, origin: Origin
+    ) throws(HomeError) -> RegistrationOutcome {
+        let committed = try commit(.layout, origin: origin) {
+            transaction throws(HomeError) -> ProviderRegistration in
+            let registration = try transaction.graph.register(
+                accessories, removing: removeKeys, provider: provider, homeID: homeID, nowMs: transaction.nowMs)
+            for change in registration.changes { transaction.emit(.layout(change)) }
+            if let persistence, let before = transaction.before {
+                try persistence.saveLayout(from: before, to: transaction.graph)
+            }
+            return registration
+        }
+        let registration = committed.result
+        var reachability: [(ObjectID, Bool)] = []
+        for (accessory, id) in zip(accessories, registration.accessoryIDs) {
+            reachability.append((id, !accessory.isUnreachable))
+        }
+        let applied = apply(registration.reportedValues, reachability: reachability, origin: origin)
+        return RegistrationOutcome(
+            registration: registration, graph: snapshot().graph, seq: max(committed.lastSeq, applied.seq))
+    }
+
+    /// A provider's own report: values its devices hold and its accessories'
+    /// reachability. A value for a characteristic that is not the provider's is
+    /// refused (PERMISSION_DENIED), an invalid one too (INVALID_ARGUMENT); the
+    /// others are applied, read-only characteristics included.
+    public func report(
+        _ values: [CharacteristicWrite], reachability: [(accessoryID: ObjectID, reachable: Bool)],
+        provider: String, origin: Origin
+    ) -> (seq: UInt64, rejected: [WriteResult]) {
+        let graph = snapshot().graph
+        var rejected: [WriteResult] = []
+        var accepted: [CharacteristicWrite] = []
+        accepted.reserveCapacity(values.count)
+        for write in values {
+            if let error = Self.ownershipError(write.characteristicID, provider: provider, in: graph) {
+                rejected.append(WriteResult(characteristicID: write.characteristicID, error: error))
+            } else {
+                accepted.append(write)
+            }
+        }
+        var changes: [(ObjectID, Bool)] = []
+        for change in reachability {
+            guard let accessory = graph.accessories[change.accessoryID], accessory.provider == provider else {
+                rejected.append(
+                    WriteResult(
+                        characteristicID: 0,
+                        error: HomeError(
+                            .permissionDenied,
+                            "accessory \(change.accessoryID) is not one of provider \"\(provider)\"'s; "
+                                + "its reachability is not the provider's to report")))
+                continue
+            }
+            changes.append((change.accessoryID, change.reachable))
+        }
+        let applied = apply(accepted, reachability: changes, origin: origin)
+        return (applied.seq, rejected + applied.rejected)
+    }
+
+    /// Why a provider may not report or answer for a characteristic; nil when it may.
+    static func ownershipError(_ characteristicID: ObjectID, provider: String, in graph: HomeGraph) -> HomeError? {
+        guard let characteristic = graph.characteristics[characteristicID] else {
+            return HomeError(.notFound, "no characteristic with id \(characteristicID)")
+        }
+        guard let accessory = graph.accessories[characteristic.accessoryID], accessory.provider == provider else {
+            let owner = graph.accessories[characteristic.accessoryID]?.provider ?? ""
+            return HomeError(
+                .permissionDenied,
+                "characteristic \(characteristicID) belongs to accessory \(characteristic.accessoryID) of "
+                    + (owner.isEmpty ? "no provider" : "provider \"\(owner)\"") + ", not of \"\(provider)\"")
+        }
+        return nil
+    }
+
+    /// Applies values (read-only ones included) and reachability in one commit.
+    private func apply(
+        _ values: [CharacteristicWrite], reachability: [(ObjectID, Bool)], origin: Origin
+    ) -> (seq: UInt64, rejected: [WriteResult]) {
+        if values.isEmpty && reachability.isEmpty { return (lastSeq, []) }
+        let committed = commit(.values, origin: origin) { transaction -> [WriteResult] in
+            // Reachable first, so that the values that follow are of a reachable accessory.
+            for (accessoryID, reachable) in reachability where reachable {
+                if (try? transaction.graph.setReachable(true, accessoryID: accessoryID)) == true {
+                    transaction.emit(.reachability(accessoryID: accessoryID, reachable: true))
+                }
+            }
+            var rejected: [WriteResult] = []
+            for write in values {
+                do throws(HomeError) {
+                    guard
+                        let checked = try transaction.graph.checkWrite(
+                            write.value, to: write.characteristicID, enforceWritable: false)
+                    else {
+                        throw HomeError(.notFound, "no characteristic with id \(write.characteristicID)")
+                    }
+                    _ = transaction.store(checked, to: write.characteristicID)
+                } catch {
+                    rejected.append(WriteResult(characteristicID: write.characteristicID, error: error))
+                }
+            }
+            for (accessoryID, reachable) in reachability where !reachable {
+                if (try? transaction.graph.setReachable(false, accessoryID: accessoryID)) == true {
+                    transaction.emit(.reachability(accessoryID: accessoryID, reachable: false))
+                }
+            }
+            return rejected
+        }
+        return (committed.lastSeq, committed.result)
+    }
+
+    /// Sets the reachability of every accessory of a provider (it connected, or
+    /// went away), publishing an event for each that changed.
+    public func setProviderReachable(_ reachable: Bool, provider: String, origin: Origin) {
+        let ids = snapshot().graph.accessories.values.filter { $0.provider == provider }.map(\.id)
+        _ = apply([], reachability: ids.sorted().map { ($0, reachable) }, origin: origin)
+    }
+
+    /// Every accessory of a provider other than `inProcess` ones, by provider.
+    public func providerAccessories(excluding inProcess: Set<String>) -> [String: [ObjectID]] {
+        var byProvider: [String: [ObjectID]] = [:]
+        for accessory in snapshot().graph.accessories.values where !inProcess.contains(accessory.provider) {
+            byProvider[accessory.provider, default: []].append(accessory.id)
+        }
+        return byProvider.mapValues { $0.sorted() }
+    }
+}

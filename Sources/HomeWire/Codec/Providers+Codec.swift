@@ -1,0 +1,217 @@
+public import HomeModel
+public import NIOCore
+
+// The provider calls on the wire: model values to their generated `Proto` mirrors
+// and back. Plain Swift; protobuf-c is behind the mirrors.
+
+extension ProviderCommand: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        let command: Proto.ProviderCommand.Command
+        switch kind {
+        case .opened(let opened):
+            command = .opened(opened)
+        case .read(let ids):
+            command = .read(Proto.ReadCommand(characteristicIDs: ids))
+        case .write(let writes, let atomic):
+            command = .write(Proto.WriteCommand(writes: writes.map(Proto.CharacteristicWrite.init), atomic: atomic))
+        case .ping:
+            command = .ping(Proto.PingCommand())
+        }
+        Proto.ProviderCommand(requestID: requestID, timeoutMs: timeoutMs, command: command).serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        let wire = try Proto.ProviderCommand(serialized: bytes)
+        let kind: Kind
+        switch wire.command {
+        case .opened(let opened)?:
+            kind = .opened(opened)
+        case .read(let read)?:
+            kind = .read(characteristicIDs: read.characteristicIDs)
+        case .write(let write)?:
+            kind = .write(try write.writes.map(CharacteristicWrite.init(wire:)), atomic: write.atomic)
+        case .ping?:
+            kind = .ping
+        case nil:
+            throw HomeError(.invalidArgument, "provider command \(wire.requestID) carries no command")
+        }
+        self.init(requestID: wire.requestID, timeoutMs: wire.timeoutMs, kind: kind)
+    }
+}
+
+extension CommandAnswer: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        Proto.CommandAnswer(
+            requestID: requestID, reads: reads.map(Proto.CharacteristicRead.init),
+            writes: writes.map(Proto.WriteResult.init), code: error?.code.wireNumber ?? 0,
+            message: error?.message ?? ""
+        ).serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        let wire = try Proto.CommandAnswer(serialized: bytes)
+        self.init(
+            requestID: wire.requestID, reads: wire.reads.map(CharacteristicRead.init),
+            writes: wire.writes.map(WriteResult.init), error: .fromWire(code: wire.code, message: wire.message))
+    }
+}
+
+// MARK: Registration
+
+extension Proto.ProvidedCharacteristic {
+    init(_ characteristic: ProvidedCharacteristic) {
+        self.init(
+            type: characteristic.type, typeName: characteristic.customName ?? "",
+            properties: characteristic.properties.map(Proto.CharacteristicProperties.init),
+            metadata: characteristic.metadata.map(Proto.CharacteristicMetadata.init),
+            value: characteristic.value.map(Proto.Value.init), optimistic: characteristic.isOptimistic)
+    }
+}
+
+extension ProvidedCharacteristic {
+    init(_ wire: Proto.ProvidedCharacteristic) {
+        var metadata: CharacteristicMetadata?
+        if let given = wire.metadata {
+            // UNSPECIFIED stands for the catalog type's format; a custom type without
+            // one is left without metadata, which the model refuses by name.
+            let format =
+                CharacteristicFormat(wireNumber: given.format) ?? HAPCatalog.characteristic(wire.type)?.format
+            if let format {
+                metadata = CharacteristicMetadata(given)
+                metadata?.format = format
+            }
+        }
+        self.init(
+            type: wire.type, customName: wire.typeName.isEmpty ? nil : wire.typeName,
+            properties: wire.properties.map { CharacteristicProperties($0) }, metadata: metadata,
+            value: CharacteristicValue(wire.value), optimistic: wire.optimistic)
+    }
+}
+
+extension Proto.ProvidedService {
+    init(_ service: ProvidedService) {
+        self.init(
+            type: service.type, key: service.key ?? "", name: service.name ?? "", primary: service.isPrimary,
+            hidden: service.isHidden, characteristics: service.characteristics.map(Proto.ProvidedCharacteristic.init))
+    }
+}
+
+extension ProvidedService {
+    init(_ wire: Proto.ProvidedService) {
+        self.init(
+            type: wire.type, key: wire.key.isEmpty ? nil : wire.key, name: wire.name.isEmpty ? nil : wire.name,
+            primary: wire.primary, hidden: wire.hidden,
+            characteristics: wire.characteristics.map(ProvidedCharacteristic.init))
+    }
+}
+
+extension Proto.ProvidedAccessory {
+    init(_ accessory: ProvidedAccessory) {
+        self.init(
+            key: accessory.key, name: accessory.name, category: UInt32(accessory.category.rawValue),
+            manufacturer: accessory.manufacturer, model: accessory.model, serialNumber: accessory.serialNumber,
+            firmwareRevision: accessory.firmwareRevision, bridgeKey: accessory.bridgeKey ?? "",
+            room: accessory.room ?? "", services: accessory.services.map(Proto.ProvidedService.init),
+            unreachable: accessory.isUnreachable)
+    }
+}
+
+extension ProvidedAccessory {
+    init(_ wire: Proto.ProvidedAccessory, position: Int) throws(HomeError) {
+        guard let category = AccessoryCategory(rawValue: Int(wire.category)) else {
+            throw HomeError(
+                .invalidArgument,
+                "accessory \(position + 1) (key \"\(wire.key)\"): unknown category \(wire.category); "
+                    + "give one of HAP's accessory categories (CATEGORY_OTHER = 1 when none fits)")
+        }
+        self.init(
+            key: wire.key, name: wire.name, category: category, manufacturer: wire.manufacturer, model: wire.model,
+            serialNumber: wire.serialNumber, firmwareRevision: wire.firmwareRevision,
+            bridgeKey: wire.bridgeKey.isEmpty ? nil : wire.bridgeKey, room: wire.room.isEmpty ? nil : wire.room,
+            services: wire.services.map(ProvidedService.init), isUnreachable: wire.unreachable)
+    }
+}
+
+extension RegisterAccessoriesRequest: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        Proto.RegisterAccessoriesRequest(
+            homeID: homeID ?? 0, accessories: accessories.map(Proto.ProvidedAccessory.init), removeKeys: removeKeys
+        ).serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        let wire = try Proto.RegisterAccessoriesRequest(serialized: bytes)
+        var accessories: [ProvidedAccessory] = []
+        accessories.reserveCapacity(wire.accessories.count)
+        for (position, accessory) in wire.accessories.enumerated() {
+            accessories.append(try ProvidedAccessory(accessory, position: position))
+        }
+        self.init(homeID: wire.homeID == 0 ? nil : wire.homeID, accessories: accessories, removeKeys: wire.removeKeys)
+    }
+}
+
+extension RegisterAccessoriesResponse: WireMessage, ServiceTables {
+    func service(_ id: ObjectID) -> AccessoryService? { services[id] }
+    func characteristic(_ id: ObjectID) -> Characteristic? { characteristics[id] }
+
+    /// These accessories as the graph has them.
+    package init(graph: HomeGraph, accessoryIDs: [ObjectID], seq: UInt64) {
+        let listed = ListAccessoriesResponse(graph: graph, accessoryIDs: accessoryIDs)
+        self.init(
+            accessories: listed.accessories, services: listed.services, characteristics: listed.characteristics,
+            seq: seq)
+    }
+
+    public func encode(into buffer: inout ByteBuffer) {
+        Proto.RegisterAccessoriesResponse(accessories: accessories.map { Proto.Accessory($0, in: self) }, seq: seq)
+            .serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        let wire = try Proto.RegisterAccessoriesResponse(serialized: bytes)
+        var tables = DecodedTables()
+        tables.add(
+            home: Proto.Home(
+                id: 0, name: "", primary: false, defaultRoomID: 0, rooms: [], zones: [],
+                accessories: wire.accessories, serviceGroups: [], actionSets: [], triggers: []))
+        self.init(
+            accessories: wire.accessories.compactMap { tables.accessories[$0.id] }, services: tables.services,
+            characteristics: tables.characteristics, seq: wire.seq)
+    }
+}
+
+// MARK: Reports
+
+extension ValueReport: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        Proto.ValueReport(
+            values: values.map(Proto.CharacteristicWrite.init),
+            reachability: reachability.map {
+                Proto.ReachabilityChange(accessoryID: $0.accessoryID, reachable: $0.reachable)
+            }
+        ).serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        let wire = try Proto.ValueReport(serialized: bytes)
+        var values: [CharacteristicWrite] = []
+        values.reserveCapacity(wire.values.count)
+        for value in wire.values { values.append(try CharacteristicWrite(wire: value)) }
+        self.init(
+            values: values,
+            reachability: wire.reachability.map {
+                ReachabilityReport(accessoryID: $0.accessoryID, reachable: $0.reachable)
+            })
+    }
+}
+
+extension ValueReportResponse: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        Proto.ValueReportResponse(seq: seq, rejected: rejected.map(Proto.WriteResult.init)).serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        let wire = try Proto.ValueReportResponse(serialized: bytes)
+        self.init(seq: wire.seq, rejected: wire.rejected.map(WriteResult.init))
+    }
+}

@@ -1,0 +1,399 @@
+import Foundation
+import HomeClient
+import HomeModel
+import HomeServer
+import HomeTesting
+import HomeWire
+import Synchronization
+import Testing
+
+/// A provider's lamp: key "lamp", a Lightbulb with On and Brightness.
+private func lamp(on: Bool = true, brightness: Int64 = 50, optimisticBrightness: Bool = false) -> ProvidedAccessory {
+    ProvidedAccessory(
+        key: "lamp", name: "Porch Lamp", category: .lightbulb, manufacturer: "Acme", room: "Hallway",
+        services: [
+            ProvidedService(
+                type: "Lightbulb", primary: true,
+                characteristics: [
+                    ProvidedCharacteristic(type: "On", value: .bool(on)),
+                    ProvidedCharacteristic(
+                        type: "Brightness", value: .int(brightness), optimistic: optimisticBrightness),
+                ])
+        ])
+}
+
+private let onRef = CharacteristicRef(accessoryKey: "lamp", service: "Lightbulb", characteristic: "On")
+private let brightnessRef = CharacteristicRef(accessoryKey: "lamp", service: "Lightbulb", characteristic: "Brightness")
+
+/// What a test provider's handlers saw.
+private final class DeviceLog: Sendable {
+    let writes = Mutex<[[CharacteristicRef: CharacteristicValue]]>([])
+    let reads = Mutex<[[CharacteristicRef]]>([])
+}
+
+/// Runs a provider in a task until the body ends.
+private func withProvider<T: Sendable>(
+    _ provider: HomeProvider, _ body: () async throws -> T
+) async throws -> T {
+    let task = Task { try await provider.run() }
+    defer { task.cancel() }
+    try await withTimeout(10, "the provider's registration") { await provider.waitForRegistration() }
+    return try await body()
+}
+
+/// A subscription's events one at a time (a message may carry several).
+private struct EventReader {
+    var iterator: HomeSubscription.AsyncIterator
+    var pending: [HomeEvent] = []
+
+    init(_ subscription: HomeSubscription) {
+        iterator = subscription.makeAsyncIterator()
+    }
+
+    /// The next event that matches, skipping the others.
+    mutating func next(where match: (HomeEvent) -> Bool) async throws -> HomeEvent {
+        while true {
+            while !pending.isEmpty {
+                let event = pending.removeFirst()
+                if match(event) { return event }
+            }
+            guard let message = try await iterator.next() else {
+                throw HomeError(.unavailable, "the subscription ended")
+            }
+            pending = message.events
+        }
+    }
+}
+
+@Suite("accessory providers over the socket", .timeLimit(.minutes(1)))
+struct ProviderTests {
+    @Test("a provider's accessories appear with a layout event; a write is acknowledged once the provider confirms it")
+    func registerAndWrite() async throws {
+        try await withTestServer { server in
+            let log = DeviceLog()
+            let provider = HomeProvider(
+                id: "acme", socketPath: server.socketPath, accessories: [lamp()],
+                write: { values, _ in
+                    log.writes.withLock { $0.append(values) }
+                    return [:]
+                })
+            let client = try await server.connect(name: "user")
+            var events = EventReader(client.subscribe(SubscribeRequest(filter: SubscriptionFilter())))
+            try await withProvider(provider) {
+                let added = try await events.next {
+                    if case .layout(let change) = $0.body {
+                        change.action == .added && change.object == .accessory
+                    } else {
+                        false
+                    }
+                }
+                let lampID = try #require(provider.accessoryID(ofKey: "lamp"))
+                guard case .layout(let change) = added.body else { return }
+                #expect(change.objectID == lampID && change.name == "Porch Lamp")
+                #expect(added.origin.kind == .provider && added.origin.name == "acme")
+                let graph = try await client.getHome().graph
+                #expect(graph.accessories[lampID]?.roomID == graph.id("Hallway"))
+                #expect(graph.accessories[lampID]?.isReachable == true)
+
+                let on = try #require(provider.id(of: onRef))
+                let result = try await client.write(.bool(false), to: on)
+                #expect(log.writes.withLock { $0 } == [[onRef: .bool(false)]])
+                let event = try await events.next { $0.seq == result.seq }
+                #expect(event.kind == .valueChanged)
+                #expect(event.origin.kind == .client && event.origin.connectionID == client.connectionID)
+                #expect(try await client.read([on]).reads.first?.value == .bool(false))
+            }
+            await client.close()
+        }
+    }
+
+    @Test(
+        "a provider that never answers: the write fails with DEADLINE_EXCEEDED on time while other reads keep flowing")
+    func unresponsiveProvider() async throws {
+        try await withTestServer { server in
+            let provider = HomeProvider(
+                id: "slow", socketPath: server.socketPath, accessories: [lamp()],
+                write: { _, _ in
+                    try await Task.sleep(for: .seconds(20))
+                    return [:]
+                })
+            let writer = try await server.connect(name: "writer")
+            let reader = try await server.connect(name: "reader")
+            try await withProvider(provider) {
+                let on = try #require(provider.id(of: onRef))
+                let thermostat = try await reader.getHome().graph.id("Living Room/Thermostat/CurrentTemperature")
+                // The write waits on the provider (2 s deadline) while twenty reads come
+                // and go: all of them finish before the write does.
+                let writeDone = Atomic<Bool>(false)
+                let started = ContinuousClock.now
+                let write = Task { () -> HomeError? in
+                    defer { writeDone.store(true, ordering: .releasing) }
+                    do {
+                        let response = try await writer.call(
+                            HomeMethods.writeCharacteristics,
+                            WriteCharacteristicsRequest(
+                                writes: [CharacteristicWrite(characteristicID: on, value: .bool(false))]),
+                            timeoutMs: 2_000)
+                        return response.results.first?.error
+                    } catch let error as HomeError {
+                        return error
+                    }
+                }
+                try await Task.sleep(for: .milliseconds(50))
+                for _ in 0..<20 { _ = try await reader.read([thermostat]) }
+                let writeFinishedFirst = writeDone.load(ordering: .acquiring)
+                #expect(!writeFinishedFirst, "the reads waited for the provider's write")
+                let failure = try await write.value
+                let elapsed = ContinuousClock.now - started
+                #expect(failure?.code == .deadlineExceeded)
+                // On time: at its deadline, not at the provider's 20 s sleep (slack for a loaded machine).
+                #expect(elapsed < .seconds(6), "the deadline was 2 s; it took \(elapsed)")
+                // Nothing was applied.
+                #expect(try await reader.read([on]).reads.first?.value == .bool(true))
+            }
+            await writer.close()
+            await reader.close()
+        }
+    }
+
+    @Test("a fresh read asks the provider, and the fresh value also becomes the cache's, as the provider's change")
+    func freshRead() async throws {
+        try await withTestServer { server in
+            let log = DeviceLog()
+            let provider = HomeProvider(
+                id: "acme", socketPath: server.socketPath, accessories: [lamp(brightness: 50)],
+                read: { refs in
+                    log.reads.withLock { $0.append(refs) }
+                    return [brightnessRef: .int(77)]
+                })
+            let client = try await server.connect()
+            try await withProvider(provider) {
+                let brightness = try #require(provider.id(of: brightnessRef))
+                #expect(try await client.read([brightness]).reads.first?.value == .int(50))
+                #expect(log.reads.withLock { $0 }.isEmpty, "a cached read must not reach the provider")
+                let fresh = try await client.read([brightness], fresh: true)
+                #expect(fresh.reads.first?.value == .int(77))
+                #expect(log.reads.withLock { $0 } == [[brightnessRef]])
+                #expect(try await client.read([brightness]).reads.first?.value == .int(77))
+            }
+            await client.close()
+        }
+    }
+
+    @Test("an answer after the deadline is dropped (not accepted) and changes nothing")
+    func lateAnswer() async throws {
+        try await withTestServer { server in
+            let providerClient = try await server.connect(name: "raw provider")
+            var commands = providerClient.openProvider("raw").makeAsyncIterator()
+            guard case .opened(let opened)? = try await commands.next()?.kind else {
+                Issue.record("no opened message")
+                return
+            }
+            #expect(opened.providerID == "raw" && opened.knownKeys.isEmpty)
+            let registered = try await providerClient.registerAccessories(
+                RegisterAccessoriesRequest(accessories: [lamp()]))
+            let on = try #require(
+                registered.characteristics.values.first {
+                    $0.type.name == "On" && $0.accessoryID == registered.accessories[0].id
+                }?.id)
+            let client = try await server.connect()
+            let write = Task {
+                try await client.call(
+                    HomeMethods.writeCharacteristics,
+                    WriteCharacteristicsRequest(writes: [CharacteristicWrite(characteristicID: on, value: .bool(false))]
+                    ),
+                    timeoutMs: 300)
+            }
+            // Pings are answered, the write is not, until the call is over.
+            var writeCommand: ProviderCommand?
+            while writeCommand == nil, let command = try await commands.next() {
+                switch command.kind {
+                case .ping: try await providerClient.answer(CommandAnswer(requestID: command.requestID))
+                case .write: writeCommand = command
+                default: break
+                }
+            }
+            let command = try #require(writeCommand)
+            #expect(command.timeoutMs <= 300)
+            let outcome = await write.result
+            let failedOnTime: Bool
+            switch outcome {
+            case .failure(let error as HomeError): failedOnTime = error.code == .deadlineExceeded
+            case .success(let response): failedOnTime = response.results.first?.error?.code == .deadlineExceeded
+            default: failedOnTime = false
+            }
+            #expect(failedOnTime)
+            let accepted = try await providerClient.answer(
+                CommandAnswer(requestID: command.requestID, writes: [WriteResult(characteristicID: on)]))
+            #expect(!accepted)
+            #expect(try await client.read([on]).reads.first?.value == .bool(true))
+            await client.close()
+            await providerClient.close()
+        }
+    }
+
+    @Test(
+        "a provider that goes away leaves its accessories unreachable within a second; back, they are reachable with the same ids and what changed is published once"
+    )
+    func reachabilityFollowsProvider() async throws {
+        try await withTestServer { server in
+            let client = try await server.connect()
+            var events = EventReader(
+                client.subscribe(
+                    SubscribeRequest(filter: SubscriptionFilter(kinds: [.reachabilityChanged, .valueChanged]))))
+            let first = HomeProvider(id: "acme", socketPath: server.socketPath, accessories: [lamp(brightness: 50)])
+            let task = Task { try await first.run() }
+            try await withTimeout(10, "registration") { await first.waitForRegistration() }
+            let lampID = try #require(first.accessoryID(ofKey: "lamp"))
+            let brightness = try #require(first.id(of: brightnessRef))
+            let scene = try await client.changeLayout(.addActionSet(name: "Evening", kind: .userDefined, homeID: 1))
+                .createdID
+            _ = try await client.changeLayout(
+                .addAction(CharacteristicWriteAction(characteristicID: brightness, value: .int(10)), actionSetID: scene)
+            )
+
+            task.cancel()
+            let gone = ContinuousClock.now
+            let unreachable = try await events.next { $0.body == .reachability(accessoryID: lampID, reachable: false) }
+            #expect(ContinuousClock.now - gone < .seconds(1))
+            #expect(unreachable.origin.kind == .provider)
+            let writeWhileAway = try await client.write(
+                WriteCharacteristicsRequest(writes: [CharacteristicWrite(characteristicID: brightness, value: .int(20))]
+                ))
+            #expect(writeWhileAway.results.first?.error?.code == .unavailable)
+
+            // Back, with a brightness that changed while it was away.
+            let second = HomeProvider(
+                id: "acme", socketPath: server.socketPath, accessories: [lamp(brightness: 65)], write: { _, _ in [:] })
+            try await withProvider(second) {
+                #expect(second.accessoryID(ofKey: "lamp") == lampID)
+                #expect(second.id(of: brightnessRef) == brightness)
+                _ = try await events.next { $0.body == .reachability(accessoryID: lampID, reachable: true) }
+                let changed = try await events.next {
+                    if case .value(let change) = $0.body { change.characteristicID == brightness } else { false }
+                }
+                guard case .value(let change) = changed.body else { return }
+                #expect(change.value == .int(65))
+                let graph = try await client.getHome().graph
+                #expect(graph.actionSets[scene]?.actions.map(\.characteristicID) == [brightness])
+                #expect(graph.accessories[lampID]?.roomID == graph.id("Hallway"))
+                // On did not change: no event for it (the next one is ours).
+                let on = try #require(second.id(of: onRef))
+                let mark = try await client.write(.bool(false), to: on)
+                let next = try await events.next { $0.kind == .valueChanged }
+                #expect(next.seq == mark.seq)
+            }
+            await client.close()
+        }
+    }
+
+    @Test("an optimistic characteristic is acknowledged at once; the provider still hears of the write")
+    func optimistic() async throws {
+        try await withTestServer { server in
+            let log = DeviceLog()
+            let provider = HomeProvider(
+                id: "acme", socketPath: server.socketPath, accessories: [lamp(optimisticBrightness: true)],
+                write: { values, _ in
+                    try await Task.sleep(for: .milliseconds(200))
+                    log.writes.withLock { $0.append(values) }
+                    return [:]
+                })
+            let client = try await server.connect()
+            try await withProvider(provider) {
+                let brightness = try #require(provider.id(of: brightnessRef))
+                let started = ContinuousClock.now
+                let result = try await client.write(.int(30), to: brightness)
+                #expect(ContinuousClock.now - started < .milliseconds(150))
+                #expect(result.seq > 0)
+                try await withTimeout(5, "the provider's write") {
+                    while log.writes.withLock({ $0 }).isEmpty { try await Task.sleep(for: .milliseconds(20)) }
+                }
+                #expect(log.writes.withLock { $0 } == [[brightnessRef: .int(30)]])
+            }
+            await client.close()
+        }
+    }
+
+    @Test(
+        "provider calls are refused clearly: a taken id, no session, another's characteristic, an atomic batch across providers"
+    )
+    func refusals() async throws {
+        try await withTestServer { server in
+            let provider = HomeProvider(
+                id: "acme", socketPath: server.socketPath, accessories: [lamp()], write: { _, _ in [:] })
+            try await withProvider(provider) {
+                let other = try await server.connect(name: "impostor")
+                var commands = other.openProvider("acme").makeAsyncIterator()
+                await #expect(throws: HomeError.self) { _ = try await commands.next() }
+                do {
+                    _ = try await other.registerAccessories(RegisterAccessoriesRequest(accessories: [lamp()]))
+                    Issue.record("a connection without a provider session registered accessories")
+                } catch let error as HomeError {
+                    #expect(error.code == .failedPrecondition)
+                    #expect(error.message.contains("OpenProvider"))
+                }
+
+                // Another provider may not report this one's values.
+                let second = HomeProvider(id: "other", socketPath: server.socketPath, accessories: [])
+                let task = Task { try await second.run() }
+                try await withTimeout(10, "registration") { await second.waitForRegistration() }
+                let on = try #require(provider.id(of: onRef))
+                let secondClient = try await server.connect(name: "second raw")
+                var secondCommands = secondClient.openProvider("other2").makeAsyncIterator()
+                _ = try await secondCommands.next()
+                let report = try await secondClient.report(
+                    ValueReport(values: [CharacteristicWrite(characteristicID: on, value: .bool(false))]))
+                #expect(report.rejected.first?.error?.code == .permissionDenied)
+                #expect(
+                    report.rejected.first?.error?.message
+                        == "characteristic \(on) belongs to accessory \(provider.accessoryID(ofKey: "lamp")!) of provider \"acme\", not of \"other2\""
+                )
+                task.cancel()
+
+                // An atomic batch spanning the provider and the daemon's own accessories.
+                let client = try await server.connect()
+                let demoLamp = try await client.getHome().graph.id("Living Room/Lamp/On")
+                do {
+                    _ = try await client.write(
+                        WriteCharacteristicsRequest(
+                            writes: [
+                                CharacteristicWrite(characteristicID: on, value: .bool(false)),
+                                CharacteristicWrite(characteristicID: demoLamp, value: .bool(false)),
+                            ], atomic: true))
+                    Issue.record("an atomic batch across providers was accepted")
+                } catch let error as HomeError {
+                    #expect(error.code == .failedPrecondition)
+                    #expect(error.message.contains("spans \"acme\" and the daemon itself"))
+                }
+                #expect(try await client.read([demoLamp]).reads.first?.value == .bool(true))
+                await client.close()
+                await other.close()
+                await secondClient.close()
+            }
+        }
+    }
+
+    @Test("ListProviders shows connected and gone providers with their accessories and request figures")
+    func listProviders() async throws {
+        try await withTestServer { server in
+            let provider = HomeProvider(
+                id: "acme", socketPath: server.socketPath, accessories: [lamp()], write: { _, _ in [:] })
+            let client = try await server.connect()
+            try await withProvider(provider) {
+                let on = try #require(provider.id(of: onRef))
+                _ = try await client.write(.bool(false), to: on)
+                let infos = try await client.listProviders()
+                let info = try #require(infos.first { $0.providerID == "acme" })
+                #expect(info.connected && info.clientName == "provider acme")
+                #expect(info.accessoryIDs == [provider.accessoryID(ofKey: "lamp")!])
+                #expect(info.requests >= 1 && info.timeouts == 0 && info.latencyP50Us > 0)
+            }
+            try await withTimeout(5, "the provider to be gone") {
+                while try await client.listProviders().first(where: { $0.providerID == "acme" })?.connected == true {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+            }
+            await client.close()
+        }
+    }
+}
