@@ -22,6 +22,10 @@ public final class HomeServer: Service, Sendable {
     private let registry = ConnectionRegistry()
     private let group: any EventLoopGroup
     private let serverChannel = Mutex<(any Channel)?>(nil)
+    /// Connected providers and the requests waiting for their answers.
+    let providers: ProviderHub
+    /// Where reads and writes of values go: what the automation engine writes through.
+    public var values: ValueRouter { ValueRouter(store: store, providers: providers) }
 
     public init(
         store: HomeStore, configuration: ServerConfiguration, logger: Logger,
@@ -31,6 +35,8 @@ public final class HomeServer: Service, Sendable {
         self.configuration = configuration
         self.logger = logger
         self.group = group
+        self.providers = ProviderHub(
+            defaultTimeoutMs: configuration.providerTimeoutMs, pingIntervalMs: configuration.providerPingIntervalMs)
     }
 
     /// Checks that `socketPath` can be served: it fits a socket address, its
@@ -53,8 +59,6 @@ public final class HomeServer: Service, Sendable {
         for provider in store.providerAccessories(excluding: ProviderHub.inProcessProviders).keys {
             store.setProviderReachable(false, provider: provider, origin: Origin(kind: .daemon, name: "homed"))
         }
-        let providers = ProviderHub(
-            defaultTimeoutMs: configuration.providerTimeoutMs, pingIntervalMs: configuration.providerPingIntervalMs)
         let router = HomeService(
             store: store, registry: registry, configuration: configuration, providers: providers,
             flushers: LoopFlushers()

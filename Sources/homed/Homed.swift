@@ -109,7 +109,7 @@ struct Homed: AsyncParsableCommand {
                         logger: logger)))
         }
         services.append(.init(service: server))
-        services.append(.init(service: AutomationEngine(store: store, logger: logger)))
+        services.append(.init(service: AutomationEngine(store: store, values: server.values, logger: logger)))
         if demo && !noSimulator {
             services.append(.init(service: DemoSimulator(store: store, tickMs: simulatorIntervalMs)))
         }

@@ -1,6 +1,8 @@
 internal import HomeModel
 internal import HomeWire
 public import Logging
+internal import NIOCore
+internal import NIOPosix
 public import ServiceLifecycle
 
 /// Runs the homes' triggers: event triggers when a watched characteristic takes
@@ -23,6 +25,9 @@ public struct AutomationEngine: Service {
     let clock: any AutomationClock
     let limits: AutomationLimits
     let logger: Logger
+    /// Scenes are written through it, so that providers' characteristics are
+    /// written by their providers; nil writes everything in the store.
+    let values: ValueRouter?
     /// Called once the engine watches the store and has armed its timers.
     let onReady: @Sendable () -> Void
 
@@ -30,18 +35,20 @@ public struct AutomationEngine: Service {
     ///   - store: the store whose triggers run and whose events fire them.
     ///   - clock: the wall clock timers follow; tests pass one they drive.
     ///   - limits: the loop and rate guards.
+    ///   - values: where scenes are written (`HomeServer.values`); nil for the store alone.
     public init(
         store: HomeStore, clock: any AutomationClock = SystemAutomationClock(),
-        limits: AutomationLimits = AutomationLimits(), logger: Logger
+        limits: AutomationLimits = AutomationLimits(), values: ValueRouter? = nil, logger: Logger
     ) {
-        self.init(store: store, clock: clock, limits: limits, logger: logger, onReady: {})
+        self.init(store: store, clock: clock, limits: limits, values: values, logger: logger, onReady: {})
     }
 
     init(
-        store: HomeStore, clock: any AutomationClock, limits: AutomationLimits, logger: Logger,
-        onReady: @escaping @Sendable () -> Void
+        store: HomeStore, clock: any AutomationClock, limits: AutomationLimits, values: ValueRouter? = nil,
+        logger: Logger, onReady: @escaping @Sendable () -> Void
     ) {
         self.store = store
+        self.values = values
         self.clock = clock
         self.limits = limits
         self.logger = logger
@@ -149,25 +156,43 @@ public struct AutomationEngine: Service {
             ])
         AutomationContext.$chain.withValue(chain + [triggerID]) {
             for actionSetID in trigger.actionSetIDs {
-                do throws(HomeError) {
-                    let response = try store.executeActionSet(actionSetID, origin: origin)
-                    for result in response.results {
-                        guard let error = result.error else { continue }
-                        logger.warning(
-                            "a write of a triggered scene failed",
-                            metadata: [
-                                "trigger": "\(triggerID)", "actionSet": "\(actionSetID)",
-                                "characteristic": "\(result.characteristicID)", "error": "\(error)",
-                            ])
-                    }
-                } catch {
+                run(actionSetID, of: triggerID, origin: origin)
+            }
+        }
+    }
+
+    /// Runs one scene of a trigger: through the value router when there is one (a
+    /// provider's writes complete later; their outcome is logged then).
+    private func run(_ actionSetID: ObjectID, of triggerID: ObjectID, origin: Origin) {
+        let logger = self.logger
+        let report: @Sendable (Result<WriteOutcome, any Error>) -> Void = { result in
+            switch result {
+            case .success(let response):
+                for result in response.results {
+                    guard let error = result.error else { continue }
                     logger.warning(
-                        "a triggered scene could not run",
+                        "a write of a triggered scene failed",
                         metadata: [
-                            "trigger": "\(triggerID)", "actionSet": "\(actionSetID)", "error": "\(error)",
+                            "trigger": "\(triggerID)", "actionSet": "\(actionSetID)",
+                            "characteristic": "\(result.characteristicID)", "error": "\(error)",
                         ])
                 }
+            case .failure(let error):
+                logger.warning(
+                    "a triggered scene could not run",
+                    metadata: ["trigger": "\(triggerID)", "actionSet": "\(actionSetID)", "error": "\(error)"])
             }
+        }
+        if let values {
+            values.executeActionSet(
+                actionSetID, origin: origin, timeoutMs: nil, on: MultiThreadedEventLoopGroup.singleton.next()
+            ).whenComplete(report)
+            return
+        }
+        do throws(HomeError) {
+            report(.success(try store.executeActionSet(actionSetID, origin: origin)))
+        } catch {
+            report(.failure(error))
         }
     }
 }

@@ -2,220 +2,29 @@ internal import HomeModel
 internal import HomeWire
 internal import NIOCore
 
-// Reads, writes and scenes. A characteristic of a provider's accessory is written
-// through the provider (acknowledged once it confirms) and read fresh from it on
-// request; one of an in-process accessory (the simulator's) in the daemon alone.
+// Reads, writes and scenes, routed by `ValueRouter`.
 extension HomeService {
     func readCharacteristics(_ request: ReadCharacteristicsRequest, context: CallContext)
         -> EventLoopFuture<ReadCharacteristicsResponse>
     {
-        let cached = store.read(request.characteristicIDs)
-        let cachedResponse = ReadCharacteristicsResponse(reads: cached.reads, seq: cached.seq)
-        guard request.fresh else { return context.eventLoop.makeSucceededFuture(cachedResponse) }
-        // The readable ones (those the cache could read) of providers' accessories.
-        let graph = store.snapshot().graph
-        var byProvider: [String: [ObjectID]] = [:]
-        for read in cached.reads where read.error == nil {
-            if let provider = remoteProvider(of: read.characteristicID, in: graph) {
-                byProvider[provider, default: []].append(read.characteristicID)
-            }
-        }
-        guard !byProvider.isEmpty else { return context.eventLoop.makeSucceededFuture(cachedResponse) }
-        let timeoutMs = remainingMs(context)
-        let store = self.store
-        let asked = byProvider.sorted { $0.key < $1.key }
-        let answers = asked.map { provider, ids in
-            providers.send(.read(characteristicIDs: ids), to: provider, timeoutMs: timeoutMs, on: context.eventLoop)
-        }
-        return EventLoopFuture.whenAllComplete(answers, on: context.eventLoop).map { results in
-            var fresh: [ObjectID: CharacteristicRead] = [:]
-            for ((provider, ids), result) in zip(asked, results) {
-                let answered = Self.reads(for: ids, provider: provider, result: result)
-                let values = answered.compactMap { read in
-                    read.error == nil
-                        ? read.value.map { CharacteristicWrite(characteristicID: read.characteristicID, value: $0) }
-                        : nil
-                }
-                // A fresh value is also the cache's new value, published as the provider's.
-                let applied = store.report(
-                    values, reachability: [], provider: provider,
-                    origin: Origin(kind: .provider, connectionID: 0, name: provider))
-                let refused = Dictionary(applied.rejected.map { ($0.characteristicID, $0.error) }) { first, _ in first }
-                for var read in answered {
-                    if let error = refused[read.characteristicID] ?? nil {
-                        read.value = nil
-                        read.error = error
-                    }
-                    fresh[read.characteristicID] = read
-                }
-            }
-            let now = store.read(request.characteristicIDs)
-            let reads = now.reads.map { cachedRead -> CharacteristicRead in
-                guard let read = fresh[cachedRead.characteristicID] else { return cachedRead }
-                guard read.error == nil else { return read }
-                var updated = cachedRead
-                updated.value = read.value
-                return updated
-            }
-            return ReadCharacteristicsResponse(reads: reads, seq: now.seq)
-        }
-    }
-
-    /// One read result per id from a provider's answer (or its failure).
-    private static func reads(for ids: [ObjectID], provider: String, result: Result<CommandAnswer, any Error>)
-        -> [CharacteristicRead]
-    {
-        switch result {
-        case .failure(let error):
-            let error = error as? HomeError ?? HomeError(.internal, "asking provider \"\(provider)\" failed")
-            return ids.map { CharacteristicRead(characteristicID: $0, value: nil, lastUpdatedMs: 0, error: error) }
-        case .success(let answer):
-            let byID = Dictionary(answer.reads.map { ($0.characteristicID, $0) }) { first, _ in first }
-            return ids.map { id in
-                if let error = answer.error {
-                    return CharacteristicRead(characteristicID: id, value: nil, lastUpdatedMs: 0, error: error)
-                }
-                guard var read = byID[id] else {
-                    return CharacteristicRead(
-                        characteristicID: id, value: nil, lastUpdatedMs: 0,
-                        error: HomeError(.internal, "provider \"\(provider)\" answered without characteristic \(id)"))
-                }
-                if read.error == nil && read.value == nil {
-                    read.error = HomeError(
-                        .internal, "provider \"\(provider)\" answered characteristic \(id) with no value")
-                }
-                return read
-            }
-        }
+        values.read(
+            request.characteristicIDs, fresh: request.fresh, timeoutMs: remainingMs(context), on: context.eventLoop
+        ).map { ReadCharacteristicsResponse(reads: $0.reads, seq: $0.seq) }
     }
 
     func writeCharacteristics(_ request: WriteCharacteristicsRequest, context: CallContext)
         -> EventLoopFuture<WriteCharacteristicsResponse>
     {
-        let origin = context.origin
-        let graph = store.snapshot().graph
-        var byProvider: [String: [Int]] = [:]
-        for (position, write) in request.writes.enumerated() {
-            if let provider = remoteProvider(of: write.characteristicID, in: graph) {
-                byProvider[provider, default: []].append(position)
-            }
-        }
-        if byProvider.isEmpty || request.validateOnly {
-            let outcome = store.write(
-                request.writes, atomic: request.atomic, validateOnly: request.validateOnly, origin: origin)
-            return context.eventLoop.makeSucceededFuture(
-                WriteCharacteristicsResponse(results: outcome.results, seq: outcome.seq))
-        }
-        let remoteCount = byProvider.values.reduce(0) { $0 + $1.count }
-        if request.atomic && (byProvider.count > 1 || remoteCount < request.writes.count) {
-            let owners =
-                byProvider.keys.sorted().map { "\"\($0)\"" }
-                + (remoteCount < request.writes.count ? ["the daemon itself"] : [])
-            return context.eventLoop.makeFailedFuture(
-                HomeError(
-                    .failedPrecondition,
-                    "an atomic batch must write the characteristics of one provider, which applies all or "
-                        + "none; this one spans \(owners.joined(separator: " and ")); nothing was written"))
-        }
-
-        // Everything is validated first: an invalid write never reaches a provider.
-        let validation = store.write(request.writes, atomic: request.atomic, validateOnly: true, origin: origin)
-        var results = validation.results
-        if request.atomic && results.contains(where: { $0.error != nil }) {
-            results = results.map { result in
-                result.error != nil
-                    ? result
-                    : WriteResult(
-                        characteristicID: result.characteristicID,
-                        error: HomeError(.aborted, "not applied: another write of this atomic batch was invalid"))
-            }
-            return context.eventLoop.makeSucceededFuture(
-                WriteCharacteristicsResponse(results: results, seq: validation.seq))
-        }
-        let isValid = results.map { $0.error == nil }
-
-        // The daemon's own characteristics are written at once.
-        let remote = Set(byProvider.values.joined())
-        let local = request.writes.indices.filter { !remote.contains($0) && isValid[$0] }
-        apply(local, of: request.writes, origin: origin, into: &results)
-
-        // Optimistic ones at once too; the provider hears of them all the same.
-        let timeoutMs = remainingMs(context)
-        var waiting: [(positions: [Int], answer: EventLoopFuture<CommandAnswer>)] = []
-        for (provider, positions) in byProvider.sorted(by: { $0.key < $1.key }) {
-            let valid = positions.filter { isValid[$0] }
-            guard !valid.isEmpty else { continue }
-            let optimistic = providers.optimistic(provider)
-            let now = valid.filter { optimistic.contains(request.writes[$0].characteristicID) }
-            apply(now, of: request.writes, origin: origin, into: &results)
-            let writes = valid.map { request.writes[$0] }
-            let answer = providers.send(
-                .write(writes, atomic: request.atomic), to: provider, timeoutMs: timeoutMs, on: context.eventLoop)
-            let confirmed = valid.filter { !optimistic.contains(request.writes[$0].characteristicID) }
-            if !confirmed.isEmpty { waiting.append((valid, answer)) }
-        }
-        guard !waiting.isEmpty else {
-            return context.eventLoop.makeSucceededFuture(
-                WriteCharacteristicsResponse(results: results, seq: store.lastSeq))
-        }
-        let store = self.store
-        let optimisticByPosition = Set(
-            byProvider.flatMap { provider, positions in
-                let optimistic = providers.optimistic(provider)
-                return positions.filter { optimistic.contains(request.writes[$0].characteristicID) }
-            })
-        let resultsSoFar = results
-        let asked = waiting.map(\.positions)
-        return EventLoopFuture.whenAllComplete(waiting.map(\.answer), on: context.eventLoop).map { answers in
-            // What the providers confirmed is applied, and acknowledged with its event's number.
-            var results = resultsSoFar
-            var confirmed: [Int] = []
-            for (positions, result) in zip(asked, answers) {
-                for position in positions where !optimisticByPosition.contains(position) {
-                    let id = request.writes[position].characteristicID
-                    switch Self.confirmation(of: id, result: result) {
-                    case nil: confirmed.append(position)
-                    case let error?: results[position] = WriteResult(characteristicID: id, error: error)
-                    }
-                }
-            }
-            let writes = confirmed.map { request.writes[$0] }
-            let outcome = store.write(writes, origin: origin)
-            for (position, result) in zip(confirmed, outcome.results) { results[position] = result }
-            return WriteCharacteristicsResponse(results: results, seq: outcome.seq)
-        }
+        values.write(request, origin: context.origin, timeoutMs: remainingMs(context), on: context.eventLoop)
+            .map { WriteCharacteristicsResponse(results: $0.results, seq: $0.seq) }
     }
 
-    /// Applies the writes at these positions in the daemon, filling their results.
-    private func apply(
-        _ positions: [Int], of writes: [CharacteristicWrite], origin: Origin, into results: inout [WriteResult]
-    ) {
-        guard !positions.isEmpty else { return }
-        let outcome = store.write(positions.map { writes[$0] }, origin: origin)
-        for (position, result) in zip(positions, outcome.results) { results[position] = result }
-    }
-
-    /// nil when the provider confirmed the write of this characteristic; else why not.
-    private static func confirmation(of id: ObjectID, result: Result<CommandAnswer, any Error>) -> HomeError? {
-        switch result {
-        case .failure(let error as HomeError): return error
-        case .failure: return HomeError(.internal, "the provider's answer could not be read")
-        case .success(let answer):
-            if let error = answer.error { return error }
-            guard let item = answer.writes.first(where: { $0.characteristicID == id }) else {
-                return HomeError(.internal, "the provider answered without a result for characteristic \(id)")
-            }
-            return item.error
-        }
-    }
-
-    /// The provider that serves a characteristic, when it is not served in-process.
-    private func remoteProvider(of characteristicID: ObjectID, in graph: HomeGraph) -> String? {
-        guard let characteristic = graph.characteristics[characteristicID],
-            let accessory = graph.accessories[characteristic.accessoryID],
-            !ProviderHub.inProcessProviders.contains(accessory.provider)
-        else { return nil }
-        return accessory.provider
+    func executeActionSet(_ request: ExecuteActionSetRequest, context: CallContext)
+        -> EventLoopFuture<ExecuteActionSetResponse>
+    {
+        values.executeActionSet(
+            request.actionSetID, origin: context.origin, timeoutMs: remainingMs(context), on: context.eventLoop
+        ).map { ExecuteActionSetResponse(results: $0.results, seq: $0.seq) }
     }
 
     /// What is left of the call's deadline, for the requests it makes to providers;
@@ -226,10 +35,4 @@ extension HomeService {
         return UInt32(clamping: max(1, left))
     }
 
-    func executeActionSet(_ request: ExecuteActionSetRequest, context: CallContext) throws(HomeError)
-        -> ExecuteActionSetResponse
-    {
-        let outcome = try store.executeActionSet(request.actionSetID, origin: context.origin)
-        return ExecuteActionSetResponse(results: outcome.results, seq: outcome.seq)
-    }
 }

@@ -14,6 +14,8 @@ struct HomeService: Sendable {
     let configuration: ServerConfiguration
     /// Connected providers and the requests waiting for their answers.
     let providers: ProviderHub
+    /// Where reads and writes of values go (the daemon, or a provider).
+    var values: ValueRouter { ValueRouter(store: store, providers: providers) }
     /// Per event loop, the subscription streams waiting to flush.
     let flushers: LoopFlushers
     /// The head of every stream message of events, the same for every subscription.
@@ -40,7 +42,7 @@ struct HomeService: Sendable {
         // Values and scenes (HomeService+Values.swift).
         router.register(HomeMethods.readCharacteristics, deferred: readCharacteristics)
         router.register(HomeMethods.writeCharacteristics, deferred: writeCharacteristics)
-        router.register(HomeMethods.executeActionSet, executeActionSet)
+        router.register(HomeMethods.executeActionSet, deferred: executeActionSet)
         // Layout (HomeService+Layout.swift).
         router.register(HomeMethods.changeLayout, changeLayout)
         // Subscriptions (HomeService+Subscriptions.swift).

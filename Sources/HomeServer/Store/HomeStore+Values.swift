@@ -134,6 +134,14 @@ extension HomeStore {
         return committed.result ? committed.firstSeq : nil
     }
 
+    /// Publishes that a scene ran, after the value events its writes caused (a
+    /// scene written through providers, whose writes committed one by one).
+    ///
+    /// - Returns: the event's sequence number.
+    public func recordActionSetExecuted(_ actionSetID: ObjectID, origin: Origin) -> UInt64 {
+        commit(.values, origin: origin) { transaction in transaction.emit(.actionSetExecuted(actionSetID)) }.firstSeq
+    }
+
     /// Publishes that a trigger fired (before the scenes it runs).
     ///
     /// - Returns: the event's sequence number.
