@@ -18,6 +18,7 @@ let package = Package(
     products: [
         .executable(name: "homed", targets: ["homed"]),
         .executable(name: "homectl", targets: ["homectl"]),
+        .executable(name: "homed-sim", targets: ["homed-sim"]),
         .library(name: "HomeClient", targets: ["HomeClient"]),
         .library(name: "HomeModel", targets: ["HomeModel"]),
         // The daemon as a library and the wire's generated C code: what the
@@ -34,6 +35,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
     ],
     targets: [
         // libprotobuf-c, from Debian's libprotobuf-c-dev.
@@ -102,10 +104,34 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // The simulator: accessories and behaviours from a YAML file, as a provider.
+        .target(
+            name: "HomeSimulator",
+            dependencies: [
+                "HomeClient", "HomeWire", "HomeModel",
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            resources: [.copy("Demo/demo-home.yaml")],
+            swiftSettings: strict
+        ),
+
         .executableTarget(
             name: "homed",
             dependencies: [
-                "HomeServer", "HomeWire", "HomeModel", "HomeStorage",
+                "HomeServer", "HomeWire", "HomeModel", "HomeStorage", "HomeSimulator",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "homed-sim",
+            dependencies: [
+                "HomeSimulator", "HomeModel",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -123,6 +149,9 @@ let package = Package(
         ),
 
         .testTarget(name: "HomeModelTests", dependencies: ["HomeModel"], swiftSettings: strict),
+        .testTarget(
+            name: "HomeSimulatorTests", dependencies: ["HomeSimulator", "HomeClient", "HomeModel"],
+            swiftSettings: strict),
         .testTarget(
             name: "HomeServerTests",
             dependencies: [

@@ -58,27 +58,30 @@ public final class HomeProvider: Sendable {
 
     private struct State {
         var accessories: [ProvidedAccessory]
+        var homeID: ObjectID?
         var client: HomeClient?
         var ids: [CharacteristicRef: ObjectID] = [:]
         var refs: [ObjectID: CharacteristicRef] = [:]
         var accessoryIDs: [String: ObjectID] = [:]
         /// Counts registrations: tests and callers wait for the next one.
         var registrations = 0
-        var waiters: [(Int, CheckedContinuation<Void, Never>)] = []
+        var waiters: [(Int, UUID, CheckedContinuation<Void, Never>)] = []
     }
 
     private let state: Mutex<State>
 
+    /// - Parameters:
+    ///   - homeID: the home new accessories go to; nil for the primary home.
     public init(
-        id: String, socketPath: String? = nil, clientName: String? = nil, accessories: [ProvidedAccessory],
-        read: ReadHandler? = nil, write: WriteHandler? = nil
+        id: String, socketPath: String? = nil, clientName: String? = nil, homeID: ObjectID? = nil,
+        accessories: [ProvidedAccessory], read: ReadHandler? = nil, write: WriteHandler? = nil
     ) {
         self.id = id
         self.socketPath = socketPath
         self.clientName = clientName ?? "provider \(id)"
         self.readHandler = read
         self.writeHandler = write
-        self.state = Mutex(State(accessories: accessories))
+        self.state = Mutex(State(accessories: accessories, homeID: homeID))
     }
 
     // MARK: Running
@@ -113,8 +116,9 @@ public final class HomeProvider: Sendable {
         guard case .opened? = try await commands.next()?.kind else {
             throw HomeError(.internal, "the daemon did not open provider \"\(id)\"'s command stream")
         }
-        let accessories = state.withLock { $0.accessories }
-        let response = try await client.registerAccessories(RegisterAccessoriesRequest(accessories: accessories))
+        let (accessories, homeID) = state.withLock { ($0.accessories, $0.homeID) }
+        let response = try await client.registerAccessories(
+            RegisterAccessoriesRequest(homeID: homeID, accessories: accessories))
         install(response, client: client)
         try await withThrowingDiscardingTaskGroup { group in
             while let command = try await commands.next() {
@@ -136,29 +140,41 @@ public final class HomeProvider: Sendable {
         }
     }
 
+    /// How a provider names the characteristics of one of its accessories, by id
+    /// (see `CharacteristicRef`).
+    public static func references(
+        of accessory: Accessory, services: [ObjectID: AccessoryService], characteristics: [ObjectID: Characteristic]
+    ) -> [ObjectID: CharacteristicRef] {
+        var refs: [ObjectID: CharacteristicRef] = [:]
+        var ranks: [String: Int] = [:]
+        for serviceID in accessory.serviceIDs {
+            guard let service = services[serviceID] else { continue }
+            var serviceName = service.providerKey
+            if serviceName.isEmpty {
+                let rank = ranks[service.type.name, default: 0] + 1
+                ranks[service.type.name] = rank
+                serviceName = rank == 1 ? service.type.name : "\(service.type.name)#\(rank)"
+            }
+            for characteristicID in service.characteristicIDs {
+                guard let characteristic = characteristics[characteristicID] else { continue }
+                refs[characteristicID] = CharacteristicRef(
+                    accessoryKey: accessory.providerKey, service: serviceName, characteristic: characteristic.type.name)
+            }
+        }
+        return refs
+    }
+
     private func install(_ response: RegisterAccessoriesResponse, client: HomeClient) {
         var ids: [CharacteristicRef: ObjectID] = [:]
         var refs: [ObjectID: CharacteristicRef] = [:]
         var accessoryIDs: [String: ObjectID] = [:]
         for accessory in response.accessories {
             accessoryIDs[accessory.providerKey] = accessory.id
-            var ranks: [String: Int] = [:]
-            for serviceID in accessory.serviceIDs {
-                guard let service = response.services[serviceID] else { continue }
-                var serviceName = service.providerKey
-                if serviceName.isEmpty {
-                    let rank = ranks[service.type.name, default: 0] + 1
-                    ranks[service.type.name] = rank
-                    serviceName = rank == 1 ? service.type.name : "\(service.type.name)#\(rank)"
-                }
-                for characteristicID in service.characteristicIDs {
-                    guard let characteristic = response.characteristics[characteristicID] else { continue }
-                    let ref = CharacteristicRef(
-                        accessoryKey: accessory.providerKey, service: serviceName,
-                        characteristic: characteristic.type.name)
-                    ids[ref] = characteristicID
-                    refs[characteristicID] = ref
-                }
+            for (id, ref) in Self.references(
+                of: accessory, services: response.services, characteristics: response.characteristics)
+            {
+                ids[ref] = id
+                refs[id] = ref
             }
         }
         let waiters = state.withLock { state in
@@ -168,7 +184,7 @@ public final class HomeProvider: Sendable {
             state.accessoryIDs.merge(accessoryIDs) { _, new in new }
             state.registrations += 1
             let count = state.registrations
-            let ready = state.waiters.filter { $0.0 <= count }.map(\.1)
+            let ready = state.waiters.filter { $0.0 <= count }.map(\.2)
             state.waiters.removeAll { $0.0 <= count }
             return ready
         }
@@ -233,15 +249,25 @@ public final class HomeProvider: Sendable {
     }
 
     /// Waits until the provider has registered (again) since it was made: `count` = 1
-    /// for the first registration, 2 for the one after a reconnection, ….
+    /// for the first registration, 2 for the one after a reconnection, …. Returns
+    /// early if the task is cancelled.
     public func waitForRegistration(_ count: Int = 1) async {
-        await withCheckedContinuation { continuation in
-            let ready = state.withLock { state in
-                if state.registrations >= count { return true }
-                state.waiters.append((count, continuation))
-                return false
+        let waiterID = UUID()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let ready = state.withLock { state in
+                    if state.registrations >= count || Task.isCancelled { return true }
+                    state.waiters.append((count, waiterID, continuation))
+                    return false
+                }
+                if ready { continuation.resume() }
             }
-            if ready { continuation.resume() }
+        } onCancel: {
+            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                guard let index = state.waiters.firstIndex(where: { $0.1 == waiterID }) else { return nil }
+                return state.waiters.remove(at: index).2
+            }
+            waiter?.resume()
         }
     }
 

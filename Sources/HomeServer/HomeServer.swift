@@ -36,7 +36,8 @@ public final class HomeServer: Service, Sendable {
         self.logger = logger
         self.group = group
         self.providers = ProviderHub(
-            defaultTimeoutMs: configuration.providerTimeoutMs, pingIntervalMs: configuration.providerPingIntervalMs)
+            defaultTimeoutMs: configuration.providerTimeoutMs, pingIntervalMs: configuration.providerPingIntervalMs,
+            inProcessProviders: configuration.inProcessProviders)
     }
 
     /// Checks that `socketPath` can be served: it fits a socket address, its
@@ -56,7 +57,7 @@ public final class HomeServer: Service, Sendable {
         let logger = self.logger
         let journalID = store.journalID
         // A provider's accessories are reachable only while it is connected: none is yet.
-        for provider in store.providerAccessories(excluding: ProviderHub.inProcessProviders).keys {
+        for provider in store.providerAccessories(excluding: providers.inProcessProviders).keys {
             store.setProviderReachable(false, provider: provider, origin: Origin(kind: .daemon, name: "homed"))
         }
         let router = HomeService(

@@ -33,6 +33,11 @@ public struct ServerConfiguration: Sendable {
     /// How often a provider is pinged; a ping unanswered for as long ends its
     /// session, so a hung provider's accessories are unreachable within twice this.
     public var providerPingIntervalMs: UInt32 = 400
+    /// Providers whose accessories the daemon serves itself, with no provider
+    /// process: writes apply at once and no connection may take their ids. By
+    /// default the demo home's "simulator", for a demo with no simulator running;
+    /// `homed --demo` empties it when it runs the simulator as a provider.
+    public var inProcessProviders: Set<String> = ["simulator"]
 
     public init(socketPath: String) {
         self.socketPath = socketPath

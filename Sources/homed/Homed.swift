@@ -2,6 +2,7 @@ internal import ArgumentParser
 internal import Foundation
 internal import HomeModel
 internal import HomeServer
+internal import HomeSimulator
 internal import HomeStorage
 internal import HomeWire
 internal import Logging
@@ -42,14 +43,17 @@ struct Homed: AsyncParsableCommand {
     @Option(help: "Milliseconds a written value may wait before it is saved.")
     var valueSaveIntervalMs = 500
 
-    @Flag(help: "Create the demo home if there is no home yet, and simulate its accessories.")
+    @Flag(help: "Create the demo home if there is no home yet, and run its simulator (a provider, in-process).")
     var demo = false
 
-    @Flag(help: "With --demo: do not simulate changes (the home stays still).")
+    @Flag(help: "With --demo: do not simulate (the home stays still, its accessories served by homed itself).")
     var noSimulator = false
 
-    @Option(help: "With --demo: milliseconds between simulator steps.")
-    var simulatorIntervalMs = 2_000
+    @Option(help: "With --demo: milliseconds between simulator steps (default: the simulation file's tick_ms).")
+    var simulatorIntervalMs: Int?
+
+    @Option(help: "With --demo: the simulation file to run instead of the built-in demo home (see homed-sim).")
+    var simulation: String?
 
     @Option(help: "How many recent events are held for clients that resume.")
     var journalCapacity = 100_000
@@ -68,7 +72,8 @@ struct Homed: AsyncParsableCommand {
         guard db == nil || !inMemory else { throw ValidationError("--db and --in-memory exclude each other") }
         guard db?.isEmpty != true else { throw ValidationError("--db needs a file name") }
         guard valueSaveIntervalMs > 0 else { throw ValidationError("--value-save-interval-ms must be positive") }
-        guard simulatorIntervalMs > 0 else { throw ValidationError("--simulator-interval-ms must be positive") }
+        guard (simulatorIntervalMs ?? 1) > 0 else { throw ValidationError("--simulator-interval-ms must be positive") }
+        guard simulation == nil || demo else { throw ValidationError("--simulation goes with --demo") }
         guard journalCapacity > 0 else { throw ValidationError("--journal-capacity must be positive") }
         guard queueLimit > 0 else { throw ValidationError("--queue-limit must be positive") }
     }
@@ -97,6 +102,24 @@ struct Homed: AsyncParsableCommand {
         let store = HomeStore(graph: graph, journalCapacity: journalCapacity, persistence: persistence)
         var configuration = ServerConfiguration(socketPath: socketPath)
         configuration.defaultQueueLimit = queueLimit
+        var simulator: SimulatorProvider?
+        if demo && !noSimulator {
+            do throws(HomeError) {
+                var file: SimulationFile
+                if let simulation {
+                    file = try SimulationFile.load(path: simulation)
+                } else {
+                    file = try SimulationFile.demo()
+                }
+                if let simulatorIntervalMs { file.tickMs = simulatorIntervalMs }
+                simulator = SimulatorProvider(file: file, socketPath: socketPath, logger: logger)
+                // Its accessories are served by the simulator, over the socket like any provider's.
+                configuration.inProcessProviders.remove(file.provider)
+            } catch {
+                FileHandleStderr.write("homed: \(error.message)\n")
+                throw ExitCode(Int32(error.code.rawValue))
+            }
+        }
         let server = HomeServer(store: store, configuration: configuration, logger: logger)
 
         // The value saver comes first so that it stops last, saving the final writes.
@@ -110,8 +133,8 @@ struct Homed: AsyncParsableCommand {
         }
         services.append(.init(service: server))
         services.append(.init(service: AutomationEngine(store: store, values: server.values, logger: logger)))
-        if demo && !noSimulator {
-            services.append(.init(service: DemoSimulator(store: store, tickMs: simulatorIntervalMs)))
+        if let simulator {
+            services.append(.init(service: simulator))
         }
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(

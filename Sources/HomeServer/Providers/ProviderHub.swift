@@ -12,9 +12,9 @@ internal import Synchronization
 /// DEADLINE_EXCEEDED on time, one that goes away fails its requests with
 /// UNAVAILABLE at once, and an answer that comes after either is dropped.
 final class ProviderHub: Sendable {
-    /// Providers served in-process: the daemon applies their accessories' writes
-    /// itself (the simulator follows the graph).
-    static let inProcessProviders: Set<String> = ["", "simulator"]
+    /// Providers whose accessories the daemon serves itself: their writes apply
+    /// at once and no connection may claim their ids (`ServerConfiguration`).
+    let inProcessProviders: Set<String>
 
     struct Session {
         let providerID: String
@@ -54,9 +54,10 @@ final class ProviderHub: Sendable {
     /// A provider may have this many requests waiting for answers; more fail at once.
     let maxInFlight = 4_096
 
-    init(defaultTimeoutMs: UInt32, pingIntervalMs: UInt32) {
+    init(defaultTimeoutMs: UInt32, pingIntervalMs: UInt32, inProcessProviders: Set<String> = [""]) {
         self.defaultTimeoutMs = defaultTimeoutMs
         self.pingIntervalMs = pingIntervalMs
+        self.inProcessProviders = inProcessProviders.union([""])
     }
 
     // MARK: Sessions
@@ -216,7 +217,7 @@ final class ProviderHub: Sendable {
     /// (providers of accessories in the graph), sorted by id.
     func infos(known: [String: [ObjectID]]) -> [ProviderInfo] {
         state.withLock { state in
-            let ids = Set(known.keys).union(state.figures.keys).subtracting(Self.inProcessProviders)
+            let ids = Set(known.keys).union(state.figures.keys).subtracting(inProcessProviders)
             return ids.sorted().map { id in
                 let session = state.sessions[id]
                 let figures = state.figures[id] ?? Figures()

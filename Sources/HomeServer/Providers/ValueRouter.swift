@@ -216,7 +216,7 @@ public struct ValueRouter: Sendable {
     private func remoteProvider(of characteristicID: ObjectID, in graph: HomeGraph) -> String? {
         guard let characteristic = graph.characteristics[characteristicID],
             let accessory = graph.accessories[characteristic.accessoryID],
-            !ProviderHub.inProcessProviders.contains(accessory.provider)
+            !providers.inProcessProviders.contains(accessory.provider)
         else { return nil }
         return accessory.provider
     }

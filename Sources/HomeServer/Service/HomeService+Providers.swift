@@ -9,7 +9,7 @@ extension HomeService {
         -> any ServerStreamCall
     {
         try ProviderNames.validateProviderID(request.providerID)
-        if ProviderHub.inProcessProviders.contains(request.providerID) {
+        if providers.inProcessProviders.contains(request.providerID) {
             throw HomeError(
                 .invalidArgument,
                 "provider id \"\(request.providerID)\" is served inside this daemon; choose another id")
@@ -74,7 +74,7 @@ extension HomeService {
 
     func listProviders(_ request: ListProvidersRequest, context: CallContext) -> ListProvidersResponse {
         ListProvidersResponse(
-            providers: providers.infos(known: store.providerAccessories(excluding: ProviderHub.inProcessProviders)))
+            providers: providers.infos(known: store.providerAccessories(excluding: providers.inProcessProviders)))
     }
 
     // MARK: Helpers

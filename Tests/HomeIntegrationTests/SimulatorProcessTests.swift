@@ -1,0 +1,152 @@
+import Foundation
+import HomeClient
+import HomeModel
+import HomeTesting
+import HomeWire
+import Testing
+
+/// A small simulation for a `homed-sim` process: a lamp and a sensor that walks.
+private let garageFile = """
+    provider: garage-sim
+    home: Demo Home
+    rooms: [Garage]
+    tick_ms: 50
+    accessories:
+      - key: lamp-1
+        name: Workbench Lamp
+        room: Garage
+        category: lightbulb
+        services:
+          - type: Lightbulb
+            characteristics: {On: false, Brightness: 20}
+      - key: sensor-1
+        name: Garage Sensor
+        room: Garage
+        category: sensor
+        services:
+          - type: TemperatureSensor
+            characteristics: {CurrentTemperature: 12}
+        simulate:
+          - {kind: random-walk, characteristic: CurrentTemperature, min: 0, max: 30, step: 0.5}
+    """
+
+@Suite("the simulator as a provider process", .timeLimit(.minutes(1)))
+struct SimulatorProcessTests {
+    @Test("homed --demo comes alive: events from most of the demo's accessories, each kind of behaviour")
+    func demoIsAlive() async throws {
+        let daemon = try DaemonProcess(arguments: ["--demo", "--in-memory", "--simulator-interval-ms", "40"])
+        let client = try await HomeClient.connect(to: daemon.socketPath, name: "watcher")
+        // The simulator registers the demo file's twelve accessories.
+        let graph = try await withTimeout(10, "the simulator's registration") {
+            while true {
+                let graph = try await client.getHome().graph
+                if graph.accessories.count == 12 && graph.accessories.values.allSatisfy(\.isReachable) { return graph }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        var iterator = client.subscribe(SubscribeRequest(filter: SubscriptionFilter())).makeAsyncIterator()
+        var accessories = Set<ObjectID>()
+        var characteristics = Set<String>()
+        let deadline = Date().addingTimeInterval(20)
+        // The demo moves by itself: two sensors walking, motion, contact, the doorbell, the flaky
+        // radio (the thermostat reaches its target within a few ticks, likely before we look).
+        let wanted: Set<String> = ["ProgrammableSwitchEvent", "MotionDetected", "ContactSensorState"]
+        while Date() < deadline, accessories.count < 6 || !characteristics.isSuperset(of: wanted) {
+            guard let message = try await iterator.next() else { break }
+            for event in message.events {
+                switch event.body {
+                case .value(let change):
+                    accessories.insert(change.accessoryID)
+                    characteristics.insert(graph.characteristics[change.characteristicID]?.type.name ?? "?")
+                    #expect(event.origin.kind == .provider && event.origin.name == "simulator")
+                case .reachability(let accessoryID, _):
+                    accessories.insert(accessoryID)
+                default: break
+                }
+            }
+        }
+        #expect(accessories.count >= 6, "only \(accessories.count) accessories changed: \(characteristics.sorted())")
+        #expect(
+            characteristics.isSuperset(of: wanted),
+            "\(characteristics.sorted())")
+        // A write goes through the simulator: the garage door opens over its ticks.
+        let target = graph.id("Garage/Garage Door/TargetDoorState")
+        let current = graph.id("Garage/Garage Door/CurrentDoorState")
+        _ = try await client.write(.uint(0), to: target)
+        try await withTimeout(10, "the garage door to open") {
+            while try await client.read([current]).reads.first?.value != .uint(0) {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        await client.close()
+    }
+
+    @Test(
+        "homed-sim as its own process: killed with SIGKILL its accessories are unreachable within a second; restarted, the same ids are back"
+    )
+    func killedSimulator() async throws {
+        let daemon = try DaemonProcess(arguments: ["--demo", "--no-simulator", "--in-memory"])
+        let file = daemon.directory + "/garage.yaml"
+        try garageFile.write(toFile: file, atomically: true, encoding: .utf8)
+        let client = try await HomeClient.connect(to: daemon.socketPath, name: "watcher")
+        var events = client.subscribe(SubscribeRequest(filter: SubscriptionFilter(kinds: [.reachabilityChanged])))
+            .makeAsyncIterator()
+        _ = try await events.next()
+
+        func startSimulator() throws -> ChildProcess {
+            try ChildProcess(
+                builtExecutable("homed-sim"), [file, "--socket", daemon.socketPath, "--log-level", "warning"])
+        }
+        func registered() async throws -> [String: ObjectID] {
+            try await withTimeout(10, "the simulator's registration") {
+                while true {
+                    let accessories = try await client.listAccessories().accessories.filter {
+                        $0.provider == "garage-sim" && $0.isReachable
+                    }
+                    if accessories.count == 2 {
+                        return Dictionary(uniqueKeysWithValues: accessories.map { ($0.providerKey, $0.id) })
+                    }
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+            }
+        }
+        let first = try startSimulator()
+        let ids = try await registered()
+        let lamp = try #require(ids["lamp-1"])
+        // The user moves the lamp; the move must survive the simulator's restart.
+        let rooms = try await client.getHome().graph
+        let kitchen = rooms.id("Kitchen")
+        _ = try await client.changeLayout(.assignAccessory(accessoryID: lamp, roomID: kitchen))
+        // Drain what came so far.
+        let killed = ContinuousClock.now
+        first.signal(SIGKILL)
+        first.wait()
+        var gone = Set<ObjectID>()
+        while gone.count < 2 {
+            guard let message = try await events.next() else { break }
+            for event in message.events {
+                if case .reachability(let accessoryID, false) = event.body, ids.values.contains(accessoryID) {
+                    gone.insert(accessoryID)
+                }
+            }
+        }
+        let elapsed = ContinuousClock.now - killed
+        #expect(gone == Set(ids.values))
+        #expect(elapsed < .seconds(1), "unreachable after \(elapsed)")
+        // A write to a gone provider's accessory is refused, not hung.
+        let on = try await client.getHome().graph.id("Kitchen/Workbench Lamp/On")
+        let refused = try await client.write(
+            WriteCharacteristicsRequest(writes: [CharacteristicWrite(characteristicID: on, value: .bool(true))]))
+        #expect(refused.results.first?.error?.code == .unavailable)
+
+        let second = try startSimulator()
+        #expect(try await registered() == ids)
+        #expect(try await client.getHome().graph.accessories[lamp]?.roomID == kitchen)
+        // And it serves writes again.
+        _ = try await client.write(.bool(true), to: on)
+        #expect(try await client.read([on]).reads.first?.value == .bool(true))
+        second.signal(SIGTERM)
+        #expect(second.wait() == 0)
+        await client.close()
+    }
+}
