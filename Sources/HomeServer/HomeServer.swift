@@ -37,7 +37,7 @@ public final class HomeServer: Service, Sendable {
         self.group = group
         self.providers = ProviderHub(
             defaultTimeoutMs: configuration.providerTimeoutMs, pingIntervalMs: configuration.providerPingIntervalMs,
-            inProcessProviders: configuration.inProcessProviders)
+            pingTimeoutMs: configuration.providerPingTimeoutMs, inProcessProviders: configuration.inProcessProviders)
     }
 
     /// Checks that `socketPath` can be served: it fits a socket address, its

@@ -30,9 +30,11 @@ public struct ServerConfiguration: Sendable {
     /// How long a read or write waits for a provider's answer when the call sets
     /// no `timeout_ms`.
     public var providerTimeoutMs: UInt32 = 5_000
-    /// How often a provider is pinged; a ping unanswered for as long ends its
-    /// session, so a hung provider's accessories are unreachable within twice this.
-    public var providerPingIntervalMs: UInt32 = 400
+    /// How often a provider is pinged, and how long a ping may wait for its answer:
+    /// an unanswered ping ends the session, so a hung provider's accessories are
+    /// unreachable within the sum (a closed connection makes them so at once).
+    public var providerPingIntervalMs: UInt32 = 300
+    public var providerPingTimeoutMs: UInt32 = 600
     /// Providers whose accessories the daemon serves itself, with no provider
     /// process: writes apply at once and no connection may take their ids. By
     /// default the demo home's "simulator", for a demo with no simulator running;

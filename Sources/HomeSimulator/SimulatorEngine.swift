@@ -11,6 +11,8 @@ public struct SimulatorEngine: Sendable {
     public struct Changes: Sendable, Equatable {
         public var values: [CharacteristicRef: CharacteristicValue] = [:]
         public var reachability: [String: Bool] = [:]
+        /// Writes the simulation refused (a press of an accessory with no button).
+        public var refused: [CharacteristicRef: HomeError] = [:]
 
         public var isEmpty: Bool { values.isEmpty && reachability.isEmpty }
     }
@@ -91,6 +93,12 @@ public struct SimulatorEngine: Sendable {
             guard var device = devices[ref.accessoryKey] else { continue }
             switch ref.characteristic {
             case SimulatorControls.press.name:
+                guard device.refs["ProgrammableSwitchEvent"] != nil else {
+                    changes.refused[ref] = HomeError(
+                        .failedPrecondition,
+                        "accessory \"\(device.key)\" has no button to press (no ProgrammableSwitchEvent)")
+                    continue
+                }
                 device.press()
                 for (pressed, occurrence) in device.occurrences { changes.values[pressed] = occurrence }
                 device.occurrences.removeAll()

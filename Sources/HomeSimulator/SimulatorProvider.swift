@@ -61,7 +61,7 @@ public struct SimulatorProvider: Service {
                     Task { await Self.report(immediate, through: provider, logger: logger) }
                 }
             }
-            return [:]
+            return immediate.refused
         }
         providerBox.withLock { $0 = provider }
         let tickMs = file.tickMs

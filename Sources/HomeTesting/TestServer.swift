@@ -31,8 +31,10 @@ public struct TestServer: Sendable {
         let directory = makeTemporaryDirectory()
         let socketPath = directory + "/homed.sock"
         var configuration = ServerConfiguration(socketPath: socketPath)
-        // Generous: a loaded CI machine must not fail a test on the hello timeout.
+        // Generous: a loaded CI machine must not fail a test on the hello timeout, nor
+        // end a provider's session on a ping answered late (the tests of that set it).
         configuration.helloTimeoutMs = 60_000
+        configuration.providerPingTimeoutMs = 10_000
         configure(&configuration)
         var logger = Logger(label: "homed-test")
         logger.logLevel = .critical

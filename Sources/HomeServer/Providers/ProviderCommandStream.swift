@@ -61,7 +61,7 @@ final class ProviderCommandStream {
     private func ping() {
         guard !ended, !pingOutstanding else { return }
         pingOutstanding = true
-        let timeoutMs = hub.pingIntervalMs
+        let timeoutMs = hub.pingTimeoutMs
         let loopBound = NIOLoopBound(self, eventLoop: channel.eventLoop)
         hub.send(.ping, to: providerID, timeoutMs: timeoutMs, on: channel.eventLoop).whenComplete { result in
             let stream = loopBound.value

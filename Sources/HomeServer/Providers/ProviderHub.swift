@@ -51,12 +51,17 @@ final class ProviderHub: Sendable {
     private let state = Mutex(State())
     let defaultTimeoutMs: UInt32
     let pingIntervalMs: UInt32
+    let pingTimeoutMs: UInt32
     /// A provider may have this many requests waiting for answers; more fail at once.
     let maxInFlight = 4_096
 
-    init(defaultTimeoutMs: UInt32, pingIntervalMs: UInt32, inProcessProviders: Set<String> = [""]) {
+    init(
+        defaultTimeoutMs: UInt32, pingIntervalMs: UInt32, pingTimeoutMs: UInt32? = nil,
+        inProcessProviders: Set<String> = [""]
+    ) {
         self.defaultTimeoutMs = defaultTimeoutMs
         self.pingIntervalMs = pingIntervalMs
+        self.pingTimeoutMs = pingTimeoutMs ?? pingIntervalMs * 2
         self.inProcessProviders = inProcessProviders.union([""])
     }
 

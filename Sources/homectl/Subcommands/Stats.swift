@@ -5,12 +5,14 @@ internal import HomeWire
 
 struct Stats: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show every connection's subscriptions: queue depth, events sent, merged and dropped.")
+        abstract: "Show every connection's subscriptions and every provider's requests, latency and timeouts.")
 
     @OptionGroup var options: ConnectionOptions
 
     func run() async throws {
-        let stats = try await options.withClient { client throws(HomeError) in try await client.stats() }
+        let (stats, providers) = try await options.withClient { client throws(HomeError) in
+            (try await client.stats(), try await client.listProviders())
+        }
         if options.json {
             Output.line(
                 JSON.object([
@@ -43,6 +45,21 @@ struct Stats: AsyncParsableCommand {
                                 ])
                             })
                     ),
+                    (
+                        "providers",
+                        .array(
+                            providers.map { provider in
+                                .object([
+                                    ("provider", .string(provider.providerID)),
+                                    ("connected", .bool(provider.connected)),
+                                    ("requests_in_flight", .uint(UInt64(provider.requestsInFlight))),
+                                    ("requests", .uint(provider.requests)),
+                                    ("timeouts", .uint(provider.timeouts)),
+                                    ("latency_p50_us", .uint(provider.latencyP50Us)),
+                                    ("latency_p99_us", .uint(provider.latencyP99Us)),
+                                ])
+                            })
+                    ),
                 ]).text)
             return
         }
@@ -64,5 +81,20 @@ struct Stats: AsyncParsableCommand {
             }
         }
         for line in Output.table(rows) { Output.line(line) }
+        guard !providers.isEmpty else { return }
+        Output.line("")
+        var providerRows = [["PROVIDER", "STATE", "IN FLIGHT", "REQUESTS", "TIMEOUTS", "P50", "P99"]]
+        for provider in providers {
+            providerRows.append([
+                provider.providerID, provider.connected ? "connected" : "gone", String(provider.requestsInFlight),
+                String(provider.requests), String(provider.timeouts), Self.latency(provider.latencyP50Us),
+                Self.latency(provider.latencyP99Us),
+            ])
+        }
+        for line in Output.table(providerRows) { Output.line(line) }
+    }
+
+    static func latency(_ microseconds: UInt64) -> String {
+        microseconds == 0 ? "-" : microseconds < 10_000 ? "\(microseconds) µs" : "\(microseconds / 1_000) ms"
     }
 }

@@ -1,0 +1,79 @@
+internal import ArgumentParser
+internal import HomeClient
+internal import HomeModel
+internal import HomeWire
+
+/// `homectl providers`: the accessory providers homed knows.
+struct Providers: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show the accessory providers: connected or gone, their accessories, last seen, requests.",
+        discussion: """
+            A provider is a process that registers accessories and serves their reads and writes \
+            (see Clients/README.md). Its accessories are unreachable while it is not connected.
+            """)
+
+    @OptionGroup var options: ConnectionOptions
+
+    func run() async throws {
+        let (providers, graph) = try await options.withClient { client throws(HomeError) in
+            (try await client.listProviders(), try await client.getHome().graph)
+        }
+        if options.json {
+            Output.line(JSON.array(providers.map { Self.json($0, graph: graph) }).text)
+            return
+        }
+        if providers.isEmpty {
+            Output.line("no providers have registered accessories")
+            return
+        }
+        var rows = [["PROVIDER", "STATE", "CONN", "ACCESSORIES", "LAST SEEN", "IN FLIGHT", "REQUESTS", "TIMEOUTS"]]
+        for provider in providers {
+            rows.append([
+                provider.providerID, provider.connected ? "connected" : "gone",
+                provider.connected ? String(provider.connectionID) : "-", String(provider.accessoryIDs.count),
+                provider.lastSeenMs == 0 ? "-" : isoTime(provider.lastSeenMs), String(provider.requestsInFlight),
+                String(provider.requests), String(provider.timeouts),
+            ])
+        }
+        for line in Output.table(rows) { Output.line(line) }
+        for provider in providers where !provider.accessoryIDs.isEmpty {
+            Output.line("")
+            Output.line("\(provider.providerID):")
+            let names = provider.accessoryIDs.map { id -> [String] in
+                let accessory = graph.accessories[id]
+                let room = accessory.flatMap { graph.rooms[$0.roomID]?.name } ?? "?"
+                return [
+                    accessory?.name ?? "?", room, accessory?.providerKey ?? "",
+                    accessory?.isReachable == true ? "reachable" : "unreachable", "id \(id)",
+                ]
+            }
+            for line in Output.table(names, indent: "  ") { Output.line(line) }
+        }
+    }
+
+    static func json(_ provider: ProviderInfo, graph: HomeGraph) -> JSON {
+        .object([
+            ("provider", .string(provider.providerID)),
+            ("connected", .bool(provider.connected)),
+            ("connection_id", .uint(provider.connectionID)),
+            ("client", .string(provider.clientName)),
+            (
+                "accessories",
+                .array(
+                    provider.accessoryIDs.map { id in
+                        .object([
+                            ("id", .uint(id)), ("name", .string(graph.accessories[id]?.name ?? "")),
+                            ("key", .string(graph.accessories[id]?.providerKey ?? "")),
+                            ("reachable", .bool(graph.accessories[id]?.isReachable ?? false)),
+                        ])
+                    })
+            ),
+            ("last_seen", provider.lastSeenMs == 0 ? .null : .string(isoTime(provider.lastSeenMs))),
+            ("requests_in_flight", .uint(UInt64(provider.requestsInFlight))),
+            ("requests", .uint(provider.requests)),
+            ("timeouts", .uint(provider.timeouts)),
+            ("latency_p50_us", .uint(provider.latencyP50Us)),
+            ("latency_p99_us", .uint(provider.latencyP99Us)),
+        ])
+    }
+}
