@@ -120,6 +120,14 @@ public final class HomeProvider: Sendable {
         let response = try await client.registerAccessories(
             RegisterAccessoriesRequest(homeID: homeID, accessories: accessories))
         install(response, client: client)
+        // Commands are read and answered on the connection's event loop: a write's
+        // round trip through the provider takes no thread hops beyond the handler's own.
+        try await withTaskExecutorPreference(client.taskExecutor) {
+            try await serve(&commands, client: client)
+        }
+    }
+
+    private func serve(_ commands: inout ProviderCommands.AsyncIterator, client: HomeClient) async throws {
         try await withThrowingDiscardingTaskGroup { group in
             while let command = try await commands.next() {
                 switch command.kind {
@@ -284,14 +292,22 @@ public final class HomeProvider: Sendable {
     /// - Throws: UNAVAILABLE when not connected; the first value refused, if any.
     @discardableResult
     public func report(_ values: [CharacteristicRef: CharacteristicValue]) async throws(HomeError) -> UInt64 {
+        try await report(inOrder: values.map { ($0.key, $0.value) })
+    }
+
+    /// Reports values in this order, in one call: the same characteristic may come
+    /// more than once (readings a device buffered), each a change of its own.
+    @discardableResult
+    public func report(inOrder values: [(CharacteristicRef, CharacteristicValue)]) async throws(HomeError) -> UInt64 {
         let client = try connectedClient()
+        let ids = state.withLock { $0.ids }
         var writes: [CharacteristicWrite] = []
         writes.reserveCapacity(values.count)
         for (ref, value) in values {
-            guard let id = id(of: ref) else {
+            guard let characteristicID = ids[ref] else {
                 throw HomeError(.notFound, "provider \"\(id)\" registered no characteristic \(ref)")
             }
-            writes.append(CharacteristicWrite(characteristicID: id, value: value))
+            writes.append(CharacteristicWrite(characteristicID: characteristicID, value: value))
         }
         let response = try await client.report(ValueReport(values: writes))
         if let refused = response.rejected.first, let error = refused.error { throw error }

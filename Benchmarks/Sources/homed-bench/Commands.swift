@@ -9,7 +9,7 @@ struct HomedBench: AsyncParsableCommand {
         abstract: "Measure homed against a C floor and bare SwiftNIO on the same machine, in the same run.",
         subcommands: [
             Wire.self, FanoutCommand.self, ScaleCommand.self, IdleMemoryCommand.self, JournalStallCommand.self,
-            ProfileCommand.self,
+            ProfileCommand.self, ProviderCommand.self,
         ],
         defaultSubcommand: Wire.self)
 }
@@ -110,4 +110,24 @@ struct ProfileCommand: AsyncParsableCommand {
     }
 
     func run() async throws { try await Profile.run(part: part, count: count) }
+}
+
+/// Through a provider: writes and fresh reads next to cached reads; reported events (ProviderBench.swift).
+struct ProviderCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "provider",
+        abstract: "A write and a fresh read through a provider next to a cached read; events a provider reports.")
+
+    @Option(help: "Sequential round trips of each kind per run.")
+    var roundTrips = 10_000
+    @Option(help: "Values reported per event-rate measurement.")
+    var events = 1_000_000
+    @Option(help: "Values per report call.")
+    var batch = 1_000
+    @Option(help: "Runs; the median is reported.")
+    var runs = 3
+
+    func run() async throws {
+        try await ProviderBench.run(roundTrips: roundTrips, events: events, batch: batch, runs: runs)
+    }
 }
