@@ -131,7 +131,7 @@ let package = Package(
         .executableTarget(
             name: "homed-sim",
             dependencies: [
-                "HomeSimulator", "HomeModel",
+                "HomeSimulator", "HomeClient", "HomeModel",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

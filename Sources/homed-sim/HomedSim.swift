@@ -1,14 +1,11 @@
 internal import ArgumentParser
 internal import Foundation
+internal import HomeClient
 internal import HomeModel
 internal import HomeSimulator
 internal import Logging
 internal import ServiceLifecycle
 internal import UnixSignals
-
-#if canImport(Glibc)
-    internal import Glibc
-#endif
 
 /// Runs a simulation file as an accessory provider of a running homed.
 @main
@@ -55,7 +52,7 @@ struct HomedSim: AsyncParsableCommand {
             throw ExitCode(Int32(error.code.rawValue))
         }
         if let tickMs { simulation.tickMs = max(1, tickMs) }
-        let socketPath = socket ?? ProcessInfo.processInfo.environment["HOMED_SOCKET"] ?? defaultSocket()
+        let socketPath = socket ?? HomeClient.defaultSocketPath()
         let provider = SimulatorProvider(file: simulation, socketPath: socketPath, logger: logger)
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
@@ -66,11 +63,5 @@ struct HomedSim: AsyncParsableCommand {
             FileHandle.standardError.write(Data("homed-sim: \(error.message)\n".utf8))
             throw ExitCode(Int32(error.code.rawValue))
         }
-    }
-
-    private func defaultSocket() -> String {
-        let environment = ProcessInfo.processInfo.environment
-        if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty { return runtime + "/homed/homed.sock" }
-        return getuid() == 0 ? "/run/homed/homed.sock" : "/tmp/homed-\(getuid())/homed.sock"
     }
 }

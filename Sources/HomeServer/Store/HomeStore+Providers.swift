@@ -48,63 +48,32 @@ extension HomeStore {
         _ values: [CharacteristicWrite], reachability: [(accessoryID: ObjectID, reachable: Bool)],
         provider: String, origin: Origin
     ) -> (seq: UInt64, rejected: [WriteResult]) {
-        let graph = snapshot().graph
-        var rejected: [WriteResult] = []
-        var accepted: [CharacteristicWrite] = []
-        accepted.reserveCapacity(values.count)
-        for write in values {
-            if let error = Self.ownershipError(write.characteristicID, provider: provider, in: graph) {
-                rejected.append(WriteResult(characteristicID: write.characteristicID, error: error))
-            } else {
-                accepted.append(write)
-            }
-        }
-        var changes: [(ObjectID, Bool)] = []
-        for change in reachability {
-            guard let accessory = graph.accessories[change.accessoryID], accessory.provider == provider else {
-                rejected.append(
-                    WriteResult(
-                        characteristicID: 0,
-                        error: HomeError(
-                            .permissionDenied,
-                            "accessory \(change.accessoryID) is not one of provider \"\(provider)\"'s; "
-                                + "its reachability is not the provider's to report")))
-                continue
-            }
-            changes.append((change.accessoryID, change.reachable))
-        }
-        let applied = apply(accepted, reachability: changes, origin: origin)
-        return (applied.seq, rejected + applied.rejected)
+        apply(
+            values, reachability: reachability.map { ($0.accessoryID, $0.reachable) }, origin: origin, owner: provider)
     }
 
-    /// Why a provider may not report or answer for a characteristic; nil when it may.
-    static func ownershipError(_ characteristicID: ObjectID, provider: String, in graph: HomeGraph) -> HomeError? {
-        guard let characteristic = graph.characteristics[characteristicID] else {
-            return HomeError(.notFound, "no characteristic with id \(characteristicID)")
-        }
-        guard let accessory = graph.accessories[characteristic.accessoryID], accessory.provider == provider else {
-            let owner = graph.accessories[characteristic.accessoryID]?.provider ?? ""
-            return HomeError(
-                .permissionDenied,
-                "characteristic \(characteristicID) belongs to accessory \(characteristic.accessoryID) of "
-                    + (owner.isEmpty ? "no provider" : "provider \"\(owner)\"") + ", not of \"\(provider)\"")
-        }
-        return nil
-    }
-
-    /// Applies values (read-only ones included) and reachability in one commit.
+    /// Applies values (read-only ones included) and reachability in one commit;
+    /// with an `owner`, only what belongs to that provider's accessories (checked in
+    /// the commit, on the lookup the write makes anyway).
     private func apply(
-        _ values: [CharacteristicWrite], reachability: [(ObjectID, Bool)], origin: Origin
+        _ values: [CharacteristicWrite], reachability: [(ObjectID, Bool)], origin: Origin, owner: String? = nil
     ) -> (seq: UInt64, rejected: [WriteResult]) {
         if values.isEmpty && reachability.isEmpty { return (lastSeq, []) }
         let committed = commit(.values, origin: origin) { transaction -> [WriteResult] in
+            var rejected: [WriteResult] = []
+            func owned(_ accessoryID: ObjectID) -> Bool {
+                owner == nil || transaction.graph.accessories[accessoryID]?.provider == owner
+            }
             // Reachable first, so that the values that follow are of a reachable accessory.
             for (accessoryID, reachable) in reachability where reachable {
+                guard owned(accessoryID) else {
+                    rejected.append(Self.notOwned(accessoryID: accessoryID, provider: owner ?? ""))
+                    continue
+                }
                 if (try? transaction.graph.setReachable(true, accessoryID: accessoryID)) == true {
                     transaction.emit(.reachability(accessoryID: accessoryID, reachable: true))
                 }
             }
-            var rejected: [WriteResult] = []
             for write in values {
                 do throws(HomeError) {
                     guard
@@ -113,12 +82,23 @@ extension HomeStore {
                     else {
                         throw HomeError(.notFound, "no characteristic with id \(write.characteristicID)")
                     }
+                    if let owner, !owned(checked.accessoryID) {
+                        let holder = transaction.graph.accessories[checked.accessoryID]?.provider ?? ""
+                        throw HomeError(
+                            .permissionDenied,
+                            "characteristic \(write.characteristicID) belongs to accessory \(checked.accessoryID) of "
+                                + (holder.isEmpty ? "no provider" : "provider \"\(holder)\"") + ", not of \"\(owner)\"")
+                    }
                     _ = transaction.store(checked, to: write.characteristicID)
                 } catch {
                     rejected.append(WriteResult(characteristicID: write.characteristicID, error: error))
                 }
             }
             for (accessoryID, reachable) in reachability where !reachable {
+                guard owned(accessoryID) else {
+                    rejected.append(Self.notOwned(accessoryID: accessoryID, provider: owner ?? ""))
+                    continue
+                }
                 if (try? transaction.graph.setReachable(false, accessoryID: accessoryID)) == true {
                     transaction.emit(.reachability(accessoryID: accessoryID, reachable: false))
                 }
@@ -126,6 +106,15 @@ extension HomeStore {
             return rejected
         }
         return (committed.lastSeq, committed.result)
+    }
+
+    private static func notOwned(accessoryID: ObjectID, provider: String) -> WriteResult {
+        WriteResult(
+            characteristicID: 0,
+            error: HomeError(
+                .permissionDenied,
+                "accessory \(accessoryID) is not one of provider \"\(provider)\"'s; its reachability is not the "
+                    + "provider's to report"))
     }
 
     /// Sets the reachability of every accessory of a provider (it connected, or
