@@ -401,5 +401,17 @@ struct UnknownEnumTests {
         #expect(kind?.message == "SubscriptionFilter.kinds: unknown value 99, not one the schema defines")
         // The defined ones still decode.
         #expect(try SubscribeRequest(wire: [0x30, 0x02]).policy == .disconnect)
+        // A registration's characteristic with format 99: named by its place in the request.
+        let characteristic: [UInt8] = [0x0A, 0x02] + Array("On".utf8) + [0x22, 0x02, 0x08, 99]
+        let service: [UInt8] =
+            [0x0A, 0x09] + Array("Lightbulb".utf8) + [0x32, UInt8(characteristic.count)] + characteristic
+        let accessory: [UInt8] = [0x0A, 0x01] + Array("k".utf8) + [0x18, 0x05, 0x52, UInt8(service.count)] + service
+        let format = #expect(throws: HomeError.self) {
+            _ = try RegisterAccessoriesRequest(wire: [0x12, UInt8(accessory.count)] + accessory)
+        }
+        #expect(
+            format?.message
+                == "accessory 1 (key \"k\"), service 1 (\"Lightbulb\"), characteristic 1 (\"On\"): metadata.format: "
+                + "unknown value 99, not one the schema defines")
     }
 }

@@ -69,16 +69,24 @@ extension Proto.ProvidedCharacteristic {
 }
 
 extension ProvidedCharacteristic {
-    init(_ wire: Proto.ProvidedCharacteristic) {
+    /// - Parameter label: how errors name it ("accessory 1 (key \"k\"), service 2, characteristic 3").
+    init(_ wire: Proto.ProvidedCharacteristic, label: String) throws(HomeError) {
         var metadata: CharacteristicMetadata?
         if let given = wire.metadata {
-            // UNSPECIFIED stands for the catalog type's format; a custom type without
-            // one is left without metadata, which the model refuses by name.
-            let format =
-                CharacteristicFormat(wireNumber: given.format) ?? HAPCatalog.characteristic(wire.type)?.format
+            // UNSPECIFIED (0) stands for the catalog type's format; a custom type without
+            // one is left without metadata, which the model refuses by name. A number
+            // the schema does not define is refused here.
+            let format: CharacteristicFormat?
+            if given.format == 0 {
+                format = HAPCatalog.characteristic(wire.type)?.format
+            } else {
+                format = try CharacteristicFormat.fromWire(given.format, field: "\(label): metadata.format")
+            }
+            let unit = try CharacteristicUnit.fromWire(given.unit, field: "\(label): metadata.unit")
             if let format {
                 metadata = CharacteristicMetadata(given)
                 metadata?.format = format
+                metadata?.unit = unit
             }
         }
         self.init(
@@ -97,11 +105,17 @@ extension Proto.ProvidedService {
 }
 
 extension ProvidedService {
-    init(_ wire: Proto.ProvidedService) {
+    init(_ wire: Proto.ProvidedService, label: String) throws(HomeError) {
+        var characteristics: [ProvidedCharacteristic] = []
+        characteristics.reserveCapacity(wire.characteristics.count)
+        for (position, characteristic) in wire.characteristics.enumerated() {
+            characteristics.append(
+                try ProvidedCharacteristic(
+                    characteristic, label: "\(label), characteristic \(position + 1) (\"\(characteristic.type)\")"))
+        }
         self.init(
             type: wire.type, key: wire.key.isEmpty ? nil : wire.key, name: wire.name.isEmpty ? nil : wire.name,
-            primary: wire.primary, hidden: wire.hidden,
-            characteristics: wire.characteristics.map(ProvidedCharacteristic.init))
+            primary: wire.primary, hidden: wire.hidden, characteristics: characteristics)
     }
 }
 
@@ -118,17 +132,22 @@ extension Proto.ProvidedAccessory {
 
 extension ProvidedAccessory {
     init(_ wire: Proto.ProvidedAccessory, position: Int) throws(HomeError) {
+        let label = "accessory \(position + 1) (key \"\(wire.key)\")"
         guard let category = AccessoryCategory(rawValue: Int(wire.category)) else {
             throw HomeError(
                 .invalidArgument,
-                "accessory \(position + 1) (key \"\(wire.key)\"): unknown category \(wire.category); "
+                "\(label): unknown category \(wire.category); "
                     + "give one of HAP's accessory categories (CATEGORY_OTHER = 1 when none fits)")
+        }
+        var services: [ProvidedService] = []
+        for (index, service) in wire.services.enumerated() {
+            services.append(try ProvidedService(service, label: "\(label), service \(index + 1) (\"\(service.type)\")"))
         }
         self.init(
             key: wire.key, name: wire.name, category: category, manufacturer: wire.manufacturer, model: wire.model,
             serialNumber: wire.serialNumber, firmwareRevision: wire.firmwareRevision,
             bridgeKey: wire.bridgeKey.isEmpty ? nil : wire.bridgeKey, room: wire.room.isEmpty ? nil : wire.room,
-            services: wire.services.map(ProvidedService.init), isUnreachable: wire.unreachable)
+            services: services, isUnreachable: wire.unreachable)
     }
 }
 
