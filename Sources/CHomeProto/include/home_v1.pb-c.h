@@ -2197,11 +2197,15 @@ struct  Home__V1__ProviderInfo
    * daemon started. Milliseconds since the Unix epoch.
    */
   int64_t last_seen_ms;
+  /*
+   * Reads and writes sent to it since the daemon started (liveness pings aside):
+   * waiting for an answer now, sent, and timed out.
+   */
   uint32_t requests_in_flight;
   uint64_t requests;
   uint64_t timeouts;
   /*
-   * Answer latency of its requests since the daemon started, microseconds.
+   * Answer latency of those requests, microseconds.
    */
   uint64_t latency_p50_us;
   uint64_t latency_p99_us;

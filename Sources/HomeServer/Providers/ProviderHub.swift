@@ -31,6 +31,8 @@ final class ProviderHub: Sendable {
         let promise: EventLoopPromise<CommandAnswer>
         let startedNs: UInt64
         let timeout: Scheduled<Void>
+        /// Liveness pings are not counted among the provider's requests and latency.
+        let isPing: Bool
     }
 
     struct Figures {
@@ -158,14 +160,17 @@ final class ProviderHub: Sendable {
             }
             let requestID = state.nextRequestID
             state.nextRequestID += 1
-            figures.inFlight += 1
-            figures.requests += 1
+            let isPing = kind == .ping
+            if !isPing {
+                figures.inFlight += 1
+                figures.requests += 1
+            }
             state.figures[providerID] = figures
             let timeout = eventLoop.scheduleTask(in: .milliseconds(Int64(timeoutMs))) { [weak self] () -> Void in
                 self?.expire(requestID, timeoutMs: timeoutMs)
             }
             state.pending[requestID] = Pending(
-                providerID: providerID, promise: promise, startedNs: monotonicNs(), timeout: timeout)
+                providerID: providerID, promise: promise, startedNs: monotonicNs(), timeout: timeout, isPing: isPing)
             return .success((requestID, session))
         }
         switch sent {
@@ -182,8 +187,10 @@ final class ProviderHub: Sendable {
     private func expire(_ requestID: UInt64, timeoutMs: UInt32) {
         let pending: Pending? = state.withLock { state in
             guard let pending = state.pending.removeValue(forKey: requestID) else { return nil }
-            state.figures[pending.providerID]?.inFlight -= 1
-            state.figures[pending.providerID]?.timeouts += 1
+            if !pending.isPing {
+                state.figures[pending.providerID]?.inFlight -= 1
+                state.figures[pending.providerID]?.timeouts += 1
+            }
             return pending
         }
         pending?.promise.fail(
@@ -203,10 +210,12 @@ final class ProviderHub: Sendable {
             else { return nil }
             state.pending[answer.requestID] = nil
             var figures = state.figures[pending.providerID, default: Figures()]
-            figures.inFlight -= 1
             figures.lastSeenMs = currentTimeMs()
-            let elapsedUs = (monotonicNs() &- pending.startedNs) / 1_000
-            figures.latencyUs.record(min(elapsedUs, 600_000_000))
+            if !pending.isPing {
+                figures.inFlight -= 1
+                let elapsedUs = (monotonicNs() &- pending.startedNs) / 1_000
+                figures.latencyUs.record(min(elapsedUs, 600_000_000))
+            }
             state.figures[pending.providerID] = figures
             return pending
         }

@@ -979,10 +979,12 @@ public struct ProviderInfo: Hashable, Sendable {
     /// When it last answered (or registered, or reported); 0 when never since the
     /// daemon started. Milliseconds since the Unix epoch.
     public var lastSeenMs: Int64 = 0
+    /// Reads and writes sent to it since the daemon started (liveness pings aside):
+    /// waiting for an answer now, sent, and timed out.
     public var requestsInFlight: UInt32 = 0
     public var requests: UInt64 = 0
     public var timeouts: UInt64 = 0
-    /// Answer latency of its requests since the daemon started, microseconds.
+    /// Answer latency of those requests, microseconds.
     public var latencyP50Us: UInt64 = 0
     public var latencyP99Us: UInt64 = 0
 
