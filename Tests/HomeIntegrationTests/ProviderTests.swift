@@ -412,6 +412,24 @@ struct ProviderTests {
         }
     }
 
+    @Test("keys are per provider: two providers registering the same key each get their own accessory")
+    func keysPerProvider() async throws {
+        try await withTestServer { server in
+            let first = HomeProvider(id: "first", socketPath: server.socketPath, accessories: [lamp()])
+            let second = HomeProvider(id: "second", socketPath: server.socketPath, accessories: [lamp(on: false)])
+            try await withProvider(first) {
+                try await withProvider(second) {
+                    let (one, two) = (first.accessoryID(ofKey: "lamp"), second.accessoryID(ofKey: "lamp"))
+                    #expect(one != nil && two != nil && one != two)
+                    let client = try await server.connect()
+                    let values = try await client.read([first.id(of: onRef)!, second.id(of: onRef)!]).reads.map(\.value)
+                    #expect(values == [.bool(true), .bool(false)])
+                    await client.close()
+                }
+            }
+        }
+    }
+
     @Test("ListProviders shows connected and gone providers with their accessories and request figures")
     func listProviders() async throws {
         try await withTestServer { server in
