@@ -5527,7 +5527,7 @@ const ProtobufCMessageDescriptor home__v1__characteristic__descriptor =
   (ProtobufCMessageInit) home__v1__characteristic__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor home__v1__accessory_service__field_descriptors[10] =
+static const ProtobufCFieldDescriptor home__v1__accessory_service__field_descriptors[11] =
 {
   {
     "id",
@@ -5649,6 +5649,18 @@ static const ProtobufCFieldDescriptor home__v1__accessory_service__field_descrip
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "provider_key",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__AccessoryService, provider_key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned home__v1__accessory_service__field_indices_by_name[] = {
   9,   /* field[9] = accessory_id */
@@ -5658,6 +5670,7 @@ static const unsigned home__v1__accessory_service__field_indices_by_name[] = {
   7,   /* field[7] = linked_service_ids */
   3,   /* field[3] = name */
   4,   /* field[4] = primary */
+  10,   /* field[10] = provider_key */
   1,   /* field[1] = type */
   2,   /* field[2] = type_name */
   5,   /* field[5] = user_interactive */
@@ -5665,7 +5678,7 @@ static const unsigned home__v1__accessory_service__field_indices_by_name[] = {
 static const ProtobufCIntRange home__v1__accessory_service__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 10 }
+  { 0, 11 }
 };
 const ProtobufCMessageDescriptor home__v1__accessory_service__descriptor =
 {
@@ -5675,7 +5688,7 @@ const ProtobufCMessageDescriptor home__v1__accessory_service__descriptor =
   "Home__V1__AccessoryService",
   "home.v1",
   sizeof(Home__V1__AccessoryService),
-  10,
+  11,
   home__v1__accessory_service__field_descriptors,
   home__v1__accessory_service__field_indices_by_name,
   1,  home__v1__accessory_service__number_ranges,

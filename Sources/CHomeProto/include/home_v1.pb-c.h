@@ -614,10 +614,14 @@ struct  Home__V1__AccessoryService
   size_t n_characteristics;
   Home__V1__Characteristic **characteristics;
   uint64_t accessory_id;
+  /*
+   * The key its provider gave it (ProvidedService.key); "" when none.
+   */
+  char *provider_key;
 };
 #define HOME__V1__ACCESSORY_SERVICE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&home__v1__accessory_service__descriptor) \
-    , 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0, 0,NULL, 0,NULL, 0 }
+    , 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0, 0,NULL, 0,NULL, 0, (char *)protobuf_c_empty_string }
 
 
 struct  Home__V1__Accessory

@@ -98,7 +98,8 @@ struct DecodedTables {
                     id: service.id, accessoryID: accessory.id,
                     type: TypeIdentifier(uuid: service.type, name: service.typeName), name: service.name,
                     isPrimary: service.primary, isUserInteractive: service.userInteractive, isHidden: service.hidden,
-                    linkedServiceIDs: service.linkedServiceIDs, characteristicIDs: characteristicIDs)
+                    linkedServiceIDs: service.linkedServiceIDs, characteristicIDs: characteristicIDs,
+                    providerKey: service.providerKey)
                 serviceIDs.append(service.id)
             }
             accessories[accessory.id] = Accessory(

@@ -131,6 +131,7 @@ extension Proto.AccessoryService {
         userInteractive = service.isUserInteractive
         hidden = service.isHidden
         linkedServiceIDs = service.linkedServiceIDs
+        providerKey = service.providerKey
         characteristics = service.characteristicIDs.compactMap {
             graph.characteristic($0).map(Proto.Characteristic.init)
         }

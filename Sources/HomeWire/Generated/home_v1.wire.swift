@@ -119,6 +119,8 @@ extension Proto {
         let linkedServiceIDs: [UInt64]
         let characteristics: [Proto.Characteristic]
         let accessoryID: UInt64
+        /// The key its provider gave it (ProvidedService.key); "" when none.
+        let providerKey: String
     }
 
     struct Accessory: Sendable {
@@ -1454,6 +1456,7 @@ extension Proto.AccessoryService: ProtobufCBridged {
         linkedServiceIDs = copiedArray(source.linked_service_ids, source.n_linked_service_ids)
         characteristics = mappedArray(source.characteristics, source.n_characteristics) { Proto.Characteristic(c: $0!.pointee) }
         accessoryID = source.accessory_id
+        providerKey = swiftString(source.provider_key)
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__AccessoryService> {
@@ -1475,6 +1478,7 @@ extension Proto.AccessoryService: ProtobufCBridged {
             characteristics[index].build(in: &arena)
         }
         built.pointee.accessory_id = accessoryID
+        if !providerKey.isEmpty { built.pointee.provider_key = arena.cString(providerKey) }
         return built
     }
 }
