@@ -81,12 +81,55 @@ def open_subscribe_since_zero():
     return frame
 
 
+def open_register_accessories():
+    # A provider registers one lamp. Brightness narrows the catalog's range (0-100)
+    # to 0-50 and gives its format (INT) explicitly: UNSPECIFIED would also mean
+    # "the catalog's", but a decoder that fills it in would not re-encode these bytes.
+    request = pb.RegisterAccessoriesRequest()
+    accessory = request.accessories.add(key="lamp-1", name="Desk Lamp", category=pb.CATEGORY_LIGHTBULB)
+    service = accessory.services.add(type="Lightbulb")
+    on = service.characteristics.add(type="On")
+    on.value.bool_value = True
+    brightness = service.characteristics.add(type="Brightness")
+    brightness.metadata.format = pb.FORMAT_INT
+    brightness.metadata.min_value = 0  # present (in the oneof min_present), though 0
+    brightness.metadata.max_value = 50
+    frame = pb.Frame(call_id=8)
+    frame.open.method = "home.v1.HomeService/RegisterAccessories"
+    frame.open.request = request.SerializeToString(deterministic=True)
+    return frame
+
+
+def message_provider_write_command():
+    # A command on a provider's OpenProvider stream (call 7): write On (86) = false.
+    command = pb.ProviderCommand(request_id=12, timeout_ms=5000)
+    write = command.write.writes.add(characteristic_id=86)
+    write.value.bool_value = False  # present (in the oneof kind), though false
+    command.write.atomic = False
+    frame = pb.Frame(call_id=7)
+    frame.message.payload = command.SerializeToString(deterministic=True)
+    return frame
+
+
+def open_answer_command():
+    # The provider's answer to that command: the write of 86 succeeded.
+    answer = pb.CommandAnswer(request_id=12)
+    answer.writes.add(characteristic_id=86)
+    frame = pb.Frame(call_id=9)
+    frame.open.method = "home.v1.HomeService/AnswerCommand"
+    frame.open.request = answer.SerializeToString(deterministic=True)
+    return frame
+
+
 FRAMES = {
     "hello.bin": hello,
     "open_read_characteristics.bin": open_read_characteristics,
     "status_not_found.bin": status_not_found,
     "message_subscribe_value_event.bin": message_subscribe_value_event,
     "open_subscribe_since_zero.bin": open_subscribe_since_zero,
+    "open_register_accessories.bin": open_register_accessories,
+    "message_provider_write_command.bin": message_provider_write_command,
+    "open_answer_command.bin": open_answer_command,
 }
 
 

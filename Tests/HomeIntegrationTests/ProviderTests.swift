@@ -412,6 +412,44 @@ struct ProviderTests {
         }
     }
 
+    @Test("an atomic batch the provider confirms only in part is applied not at all; values go to it normalized")
+    func atomicPartialConfirmation() async throws {
+        try await withTestServer { server in
+            let log = DeviceLog()
+            let provider = HomeProvider(
+                id: "acme", socketPath: server.socketPath, accessories: [lamp(on: true, brightness: 50)],
+                write: { values, _ in
+                    log.writes.withLock { $0.append(values) }
+                    return [onRef: HomeError(.failedPrecondition, "the relay is stuck")]
+                })
+            let client = try await server.connect()
+            try await withProvider(provider) {
+                let on = try #require(provider.id(of: onRef))
+                let brightness = try #require(provider.id(of: brightnessRef))
+                let response = try await client.write(
+                    WriteCharacteristicsRequest(
+                        writes: [
+                            CharacteristicWrite(characteristicID: on, value: .int(0)),
+                            CharacteristicWrite(characteristicID: brightness, value: .int(70)),
+                            CharacteristicWrite(characteristicID: 999_999, value: .int(1)),
+                        ], atomic: false))
+                // Not atomic: the unknown id fails alone; the provider confirmed Brightness only.
+                #expect(response.results.map { $0.error?.code } == [.failedPrecondition, nil, .notFound])
+                // The bool went to the provider as a bool, whatever kind the client wrote.
+                #expect(log.writes.withLock { $0.last?[onRef] } == .bool(false))
+                let atomic = try await client.write(
+                    WriteCharacteristicsRequest(
+                        writes: [
+                            CharacteristicWrite(characteristicID: on, value: .bool(false)),
+                            CharacteristicWrite(characteristicID: brightness, value: .int(10)),
+                        ], atomic: true))
+                #expect(atomic.results.map { $0.error?.code } == [.failedPrecondition, .aborted])
+                #expect(try await client.read([on, brightness]).reads.map(\.value) == [.bool(true), .int(70)])
+            }
+            await client.close()
+        }
+    }
+
     @Test("keys are per provider: two providers registering the same key each get their own accessory")
     func keysPerProvider() async throws {
         try await withTestServer { server in

@@ -89,6 +89,28 @@ struct ProviderRegistrationTests {
         try graph.checkIntegrity()
     }
 
+    @Test("a keyed service registered again with another type is a new service, not the old one retyped")
+    func keyedServiceChangesType() throws {
+        var (graph, _, _, _) = try smallHome()
+        var device = ProvidedAccessory(
+            key: "d", name: "Device", category: .outlet,
+            services: [
+                ProvidedService(
+                    type: "Outlet", key: "s1",
+                    characteristics: [ProvidedCharacteristic(type: "On"), ProvidedCharacteristic(type: "OutletInUse")])
+            ])
+        let id = try graph.register([device], provider: "p", nowMs: 1).accessoryIDs[0]
+        let outlet = try #require(graph.accessory(id)?.serviceIDs.last)
+        device.services = [
+            ProvidedService(type: "Lightbulb", key: "s1", characteristics: [ProvidedCharacteristic(type: "On")])
+        ]
+        let again = try graph.register([device], provider: "p", nowMs: 2)
+        let bulb = try #require(graph.accessory(id)?.serviceIDs.last)
+        #expect(bulb != outlet && graph.services[bulb]?.type.name == "Lightbulb" && graph.services[outlet] == nil)
+        #expect(again.changes.contains { $0.action == .removed && $0.objectID == outlet })
+        try graph.checkIntegrity()
+    }
+
     @Test("keys are per provider: two providers registering one key get two accessories")
     func keysPerProvider() throws {
         var (graph, _, _, _) = try smallHome()

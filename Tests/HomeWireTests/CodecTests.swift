@@ -330,6 +330,70 @@ struct GoldenFrameTests {
         #expect(expected.encoded() == original)
     }
 
+    @Test("open_register_accessories.bin")
+    func openRegisterAccessories() throws {
+        let request = RegisterAccessoriesRequest(accessories: [
+            ProvidedAccessory(
+                key: "lamp-1", name: "Desk Lamp", category: .lightbulb,
+                services: [
+                    ProvidedService(
+                        type: "Lightbulb",
+                        characteristics: [
+                            ProvidedCharacteristic(type: "On", value: .bool(true)),
+                            // The format is given: an UNSPECIFIED one decodes as the catalog's (int)
+                            // and would not re-encode to the same bytes.
+                            ProvidedCharacteristic(
+                                type: "Brightness",
+                                metadata: CharacteristicMetadata(format: .int, minValue: 0, maxValue: 50)),
+                        ])
+                ])
+        ])
+        try Self.check(
+            "open_register_accessories.bin",
+            WireFrame(
+                callID: 8,
+                body: .open(CallOpen(method: HomeMethods.registerAccessories.name, request: request.encoded()))))
+        var bytes = try Self.fixture("open_register_accessories.bin")
+        bytes.moveReaderIndex(forwardBy: 4)
+        guard case .open(let open) = try WireFrame(decoding: bytes).body else {
+            Issue.record("not an open")
+            return
+        }
+        #expect(try RegisterAccessoriesRequest(wire: open.request) == request)
+    }
+
+    @Test("message_provider_write_command.bin")
+    func providerWriteCommand() throws {
+        let command = ProviderCommand(
+            requestID: 12, timeoutMs: 5_000,
+            kind: .write([CharacteristicWrite(characteristicID: 86, value: .bool(false))], atomic: false))
+        try Self.check("message_provider_write_command.bin", WireFrame(callID: 7, body: .message(command.encoded())))
+        var bytes = try Self.fixture("message_provider_write_command.bin")
+        bytes.moveReaderIndex(forwardBy: 4)
+        guard case .message(let payload) = try WireFrame(decoding: bytes).body else {
+            Issue.record("not a message")
+            return
+        }
+        #expect(try ProviderCommand(wire: payload) == command)
+    }
+
+    @Test("open_answer_command.bin")
+    func openAnswerCommand() throws {
+        let answer = CommandAnswer(requestID: 12, writes: [WriteResult(characteristicID: 86)])
+        try Self.check(
+            "open_answer_command.bin",
+            WireFrame(
+                callID: 9,
+                body: .open(CallOpen(method: HomeMethods.answerCommand.name, request: answer.encoded()))))
+        var bytes = try Self.fixture("open_answer_command.bin")
+        bytes.moveReaderIndex(forwardBy: 4)
+        guard case .open(let open) = try WireFrame(decoding: bytes).body else {
+            Issue.record("not an open")
+            return
+        }
+        #expect(try CommandAnswer(wire: open.request) == answer)
+    }
+
     @Test("hello.bin")
     func hello() throws {
         try Self.check("hello.bin", WireFrame(callID: 0, body: .hello(Hello(clientName: "homectl"))))

@@ -90,11 +90,83 @@ def test_open_subscribe_since_zero():
     assert frame.open.request == bytes.fromhex("1800220e") + b"golden-journal"
 
 
+def test_open_register_accessories():
+    frame = load("open_register_accessories.bin")
+    assert frame.call_id == 8
+    assert frame.WhichOneof("kind") == "open"
+    assert frame.open.method == "home.v1.HomeService/RegisterAccessories"
+    assert frame.open.WhichOneof("timeout_present") is None
+    request = pb.RegisterAccessoriesRequest.FromString(frame.open.request)
+    assert request.home_id == 0
+    assert list(request.remove_keys) == []
+    assert len(request.accessories) == 1
+    accessory = request.accessories[0]
+    assert (accessory.key, accessory.name) == ("lamp-1", "Desk Lamp")
+    assert accessory.category == pb.CATEGORY_LIGHTBULB == 5
+    assert (accessory.manufacturer, accessory.model, accessory.serial_number, accessory.firmware_revision) == (
+        "", "", "", "")
+    assert (accessory.bridge_key, accessory.room, accessory.unreachable) == ("", "", False)
+    assert len(accessory.services) == 1
+    service = accessory.services[0]
+    assert (service.type, service.key, service.name, service.primary, service.hidden) == (
+        "Lightbulb", "", "", False, False)
+    assert [c.type for c in service.characteristics] == ["On", "Brightness"]
+    on, brightness = service.characteristics
+    assert on.type_name == "" and not on.optimistic
+    assert not on.HasField("properties") and not on.HasField("metadata")
+    assert on.value.WhichOneof("kind") == "bool_value" and on.value.bool_value is True
+    assert brightness.type_name == "" and not brightness.optimistic
+    assert not brightness.HasField("properties") and not brightness.HasField("value")
+    metadata = brightness.metadata
+    assert metadata.format == pb.FORMAT_INT == 6
+    assert metadata.unit == pb.UNIT_NONE
+    assert metadata.WhichOneof("min_present") == "min_value" and metadata.min_value == 0  # present, though 0
+    assert metadata.WhichOneof("max_present") == "max_value" and metadata.max_value == 50
+    assert metadata.WhichOneof("step_present") is None
+    assert list(metadata.valid_values) == [] and metadata.valid_bits == 0 and metadata.max_length == 0
+    assert len(frame.open.request) == 82
+
+
+def test_message_provider_write_command():
+    frame = load("message_provider_write_command.bin")
+    assert frame.call_id == 7
+    assert frame.WhichOneof("kind") == "message"
+    command = pb.ProviderCommand.FromString(frame.message.payload)
+    assert command.request_id == 12
+    assert command.timeout_ms == 5000
+    assert command.WhichOneof("command") == "write"
+    assert command.write.atomic is False
+    assert len(command.write.writes) == 1
+    write = command.write.writes[0]
+    assert write.characteristic_id == 86
+    assert write.value.WhichOneof("kind") == "bool_value"  # present, though false
+    assert write.value.bool_value is False
+    assert frame.message.payload == bytes.fromhex("080c1088272a080a06085612020800")
+
+
+def test_open_answer_command():
+    frame = load("open_answer_command.bin")
+    assert frame.call_id == 9
+    assert frame.WhichOneof("kind") == "open"
+    assert frame.open.method == "home.v1.HomeService/AnswerCommand"
+    assert frame.open.WhichOneof("timeout_present") is None
+    answer = pb.CommandAnswer.FromString(frame.open.request)
+    assert answer.request_id == 12
+    assert len(answer.reads) == 0
+    assert len(answer.writes) == 1
+    result = answer.writes[0]
+    assert (result.characteristic_id, result.code, result.message, result.seq) == (86, pb.OK, "", 0)
+    assert (answer.code, answer.message) == (pb.OK, "")
+    assert frame.open.request == bytes.fromhex("080c1a020856")
+
+
 def test_readme_describes_every_file():
     readme = (FRAMES / "README.md").read_text()
     names = sorted(p.name for p in FRAMES.glob("*.bin"))
     assert names == sorted(["hello.bin", "open_read_characteristics.bin", "status_not_found.bin",
-                            "message_subscribe_value_event.bin", "open_subscribe_since_zero.bin"])
+                            "message_subscribe_value_event.bin", "open_subscribe_since_zero.bin",
+                            "open_register_accessories.bin", "message_provider_write_command.bin",
+                            "open_answer_command.bin"])
     for name in names:
         assert f"`{name}`" in readme
 

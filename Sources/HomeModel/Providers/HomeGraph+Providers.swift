@@ -437,7 +437,8 @@ extension HomeGraph {
     private static func identities(_ services: [(type: TypeIdentifier, key: String)]) -> [String] {
         var ranks: [String: Int] = [:]
         return services.map { service in
-            guard service.key.isEmpty else { return "key:" + service.key }
+            // A keyed service is the same only with the same type: a new type is a new service.
+            guard service.key.isEmpty else { return "key:\(service.key)|\(service.type.uuid)" }
             let rank = ranks[service.type.uuid, default: 0]
             ranks[service.type.uuid] = rank + 1
             return "\(service.type.uuid)#\(rank)"

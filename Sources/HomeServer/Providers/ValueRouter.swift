@@ -112,11 +112,13 @@ public struct ValueRouter: Sendable {
             return eventLoop.makeSucceededFuture(
                 store.write(request.writes, atomic: request.atomic, validateOnly: request.validateOnly, origin: origin))
         }
-        let remoteCount = byProvider.values.reduce(0) { $0 + $1.count }
-        if request.atomic && (byProvider.count > 1 || remoteCount < request.writes.count) {
-            let owners =
-                byProvider.keys.sorted().map { "\"\($0)\"" }
-                + (remoteCount < request.writes.count ? ["the daemon itself"] : [])
+        let remote = Set(byProvider.values.joined())
+        // Unknown ids are nobody's: they fail on their own (NOT_FOUND) in validation.
+        let daemonOwn = request.writes.indices.contains {
+            !remote.contains($0) && graph.characteristics[request.writes[$0].characteristicID] != nil
+        }
+        if request.atomic && (byProvider.count > 1 || daemonOwn) {
+            let owners = byProvider.keys.sorted().map { "\"\($0)\"" } + (daemonOwn ? ["the daemon itself"] : [])
             return eventLoop.makeFailedFuture(
                 HomeError(
                     .failedPrecondition,
@@ -140,7 +142,6 @@ public struct ValueRouter: Sendable {
         let isValid = results.map { $0.error == nil }
 
         // The daemon's own characteristics are written at once.
-        let remote = Set(byProvider.values.joined())
         let local = request.writes.indices.filter { !remote.contains($0) && isValid[$0] }
         apply(local, of: request.writes, origin: origin, into: &results)
 
@@ -149,10 +150,17 @@ public struct ValueRouter: Sendable {
         for (provider, positions) in byProvider.sorted(by: { $0.key < $1.key }) {
             let valid = positions.filter { isValid[$0] }
             guard !valid.isEmpty else { continue }
-            let optimistic = providers.optimistic(provider)
+            // An atomic batch waits for the provider's verdict on all of it: nothing optimistic.
+            let optimistic = request.atomic ? [] : providers.optimistic(provider)
             let now = valid.filter { optimistic.contains(request.writes[$0].characteristicID) }
             apply(now, of: request.writes, origin: origin, into: &results)
-            let writes = valid.map { request.writes[$0] }
+            // The provider gets each value as the daemon stores it (normalized to the format).
+            let writes = valid.map { position in
+                let write = request.writes[position]
+                let normalized =
+                    (try? graph.checkWrite(write.value, to: write.characteristicID, enforceWritable: true))??.value
+                return CharacteristicWrite(characteristicID: write.characteristicID, value: normalized ?? write.value)
+            }
             let answer = providers.send(
                 .write(writes, atomic: request.atomic), to: provider, timeoutMs: timeoutMs, on: eventLoop)
             let confirmed = valid.filter { !optimistic.contains(request.writes[$0].characteristicID) }
@@ -164,7 +172,7 @@ public struct ValueRouter: Sendable {
         let store = self.store
         let optimisticByPosition = Set(
             byProvider.flatMap { provider, positions in
-                let optimistic = providers.optimistic(provider)
+                let optimistic = request.atomic ? [] : providers.optimistic(provider)
                 return positions.filter { optimistic.contains(request.writes[$0].characteristicID) }
             })
         let resultsSoFar = results
@@ -181,6 +189,16 @@ public struct ValueRouter: Sendable {
                     case let error?: results[position] = WriteResult(characteristicID: id, error: error)
                     }
                 }
+            }
+            // All or nothing: a provider that confirmed only part of an atomic batch gets none of it applied.
+            if request.atomic && confirmed.count < asked.joined().count {
+                for position in confirmed {
+                    results[position] = WriteResult(
+                        characteristicID: request.writes[position].characteristicID,
+                        error: HomeError(
+                            .aborted, "not applied: the provider refused another write of this atomic batch"))
+                }
+                return WriteOutcome(results: results, seq: store.lastSeq)
             }
             let writes = confirmed.map { request.writes[$0] }
             let outcome = store.write(writes, origin: origin)
