@@ -110,3 +110,34 @@ def daemon():
         if proc is not None:
             _stop(proc)
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+# -- providers: a daemon on a database of its own, and provider processes -------
+
+@pytest.fixture
+def homed_db():
+    """A homed (no demo) on a database in a fresh temporary directory, which the
+    test may stop, kill and restart (`homed_testkit.HomedProcess`); killed at
+    teardown."""
+    from homed_testkit import HomedProcess, require_binary
+    binary = require_binary()
+    tmp = tempfile.mkdtemp(prefix="homed-prov-", dir="/tmp")
+    daemon = HomedProcess(binary, tmp)
+    try:
+        daemon.start()
+        yield daemon
+    finally:
+        daemon.kill()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@pytest.fixture
+def processes():
+    """A list the test appends its ProviderProcess objects to: each one still
+    running at teardown is killed by pid (SIGKILL)."""
+    started = []
+    try:
+        yield started
+    finally:
+        for process in started:
+            process.cleanup()

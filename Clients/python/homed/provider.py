@@ -1,0 +1,1052 @@
+"""Accessory providers in Python: a whole provider in a few lines.
+
+A provider is a process that owns devices (a radio bridge, a sysfs reader, …) and
+brings them into homed. :class:`Provider` does all of the protocol: it connects,
+opens the command stream (``OpenProvider``), registers the accessories
+(``RegisterAccessories``), answers the daemon's reads, writes and liveness pings
+(``AnswerCommand``) with your handlers, reports your changes (``ReportValues``) and,
+when the connection is lost, reconnects with backoff and registers again.
+
+    from homed import pb
+    from homed.provider import Provider, Ref
+
+    LAMP = {"key": "lamp-1", "name": "Desk Lamp", "category": "LIGHTBULB",
+            "services": [{"type": "Lightbulb", "characteristics": [
+                {"type": "On", "value": False},
+                {"type": "Brightness", "value": 40}]}]}
+
+    def on_read(refs):                      # [Ref] -> {Ref: value}
+        return {ref: device.get(ref.characteristic) for ref in refs}
+
+    def on_write(values, atomic):           # {Ref: value} -> None | {Ref: error}
+        for ref, value in values.items():
+            device.set(ref.characteristic, value)
+
+    provider = Provider("desk", [LAMP], on_read=on_read, on_write=on_write)
+    provider.start()                        # or provider.run() to block
+    provider.report({Ref("lamp-1", "Lightbulb", "On"): True})
+
+**References.** Handlers and :meth:`Provider.report` name characteristics the way
+the provider does, never by the daemon's ids: ``Ref(accessory_key, service,
+characteristic)``, where ``service`` is the service's ``key`` when it has one, else
+its type name (``"Lightbulb"``; ``"Lightbulb#2"``, ``"Lightbulb#3"``, … for the
+second and later unkeyed services of one type) and ``characteristic`` is the
+characteristic's type name (``"Brightness"``, or a custom type's ``type_name``).
+The daemon's AccessoryInformation service is ``"AccessoryInformation"`` (a write
+of its ``Identify`` reaches ``on_write`` as ``Ref(key, "AccessoryInformation",
+"Identify")``). A plain tuple ``(key, service, characteristic)`` works wherever a
+``Ref`` does.
+
+**Values.** Handlers get and give plain Python values — ``bool``, ``int``,
+``float``, ``str``, ``bytes`` — converted to and from ``pb.Value`` with the
+characteristic's format as the daemon registered it (uint formats travel as
+``uint_value``, ``int`` as ``int_value``, ``float`` as ``float_value``, tlv8 and
+data as ``data_value``). A ``pb.Value`` is passed through as it is.
+
+**Errors.** A handler fails the whole command by raising: a
+:class:`~homed.HomedError` keeps its code; ``PermissionError`` becomes
+PERMISSION_DENIED, ``FileNotFoundError`` NOT_FOUND, ``TimeoutError``
+DEADLINE_EXCEEDED, an ``OSError`` INVALID_ARGUMENT for EINVAL and UNAVAILABLE for
+most others (see :func:`status_of`), ``ValueError`` and
+``TypeError`` INVALID_ARGUMENT, anything else INTERNAL — each with the exception's
+text. It fails single items by returning them: ``on_write`` returns ``{ref:
+error}`` for the writes that failed (an exception as above, a ``(code, message)``
+pair, or a message string, which is UNKNOWN); ``on_read`` leaves a ref out of its
+result (NOT_FOUND) or maps it to an exception.
+
+**Threads.** Commands are read on a thread of their own, which answers liveness
+pings at once; reads and writes run on a pool of ``workers`` threads, so a slow or
+stuck device never makes the provider look dead. Handlers may therefore run
+concurrently with each other and with :meth:`Provider.report`.
+"""
+
+from __future__ import annotations
+
+import collections
+import copy
+import errno
+import logging
+import math
+import queue
+import threading
+import time
+from typing import Callable, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
+
+from google.protobuf import json_format
+
+from . import proto as pb
+from .client import Client, HomedError
+
+__all__ = [
+    "Provider", "Ref", "INFORMATION_SERVICE", "to_value", "from_value", "accessory_message", "status_of",
+]
+
+log = logging.getLogger("homed.provider")
+
+#: The service name of the daemon's AccessoryInformation service in a Ref.
+INFORMATION_SERVICE = "AccessoryInformation"
+
+#: RegisterAccessories carries at most this many accessories per call.
+MAX_ACCESSORIES_PER_CALL = 1000
+
+_UINT_MAX = {
+    pb.FORMAT_UINT8: 0xFF, pb.FORMAT_UINT16: 0xFFFF, pb.FORMAT_UINT32: 0xFFFFFFFF,
+    pb.FORMAT_UINT64: 0xFFFFFFFFFFFFFFFF,
+}
+_DATA_FORMATS = (pb.FORMAT_TLV8, pb.FORMAT_DATA)
+
+# Codes for which a refused OpenProvider or RegisterAccessories is not retried:
+# retrying the same request would be refused the same way.
+_PERMANENT = (pb.INVALID_ARGUMENT, pb.ALREADY_EXISTS, pb.NOT_FOUND, pb.PERMISSION_DENIED)
+
+
+class Ref(NamedTuple):
+    """A characteristic as its provider names it (see the module's docstring)."""
+
+    accessory_key: str
+    service: str
+    characteristic: str
+
+    def __str__(self) -> str:
+        return f"{self.accessory_key}/{self.service}/{self.characteristic}"
+
+
+# -- values -------------------------------------------------------------------
+
+def _integral(value, what: str) -> int:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    raise TypeError(f"{what} takes an integer, not {value!r}")
+
+
+def _format_name(fmt: int) -> str:
+    for name, number in pb.ENUMS["Format"].items():
+        if number == fmt:
+            return name[len("FORMAT_"):].lower()
+    return str(fmt)
+
+
+def to_value(value, fmt: int = pb.FORMAT_UNSPECIFIED):
+    """A Python value as a ``pb.Value`` of the characteristic format ``fmt``
+    (``pb.FORMAT_*``). FORMAT_UNSPECIFIED picks the kind from the Python type
+    (``int`` travels as ``int_value``, which the daemon accepts for every numeric
+    format). A ``pb.Value`` is returned as it is. Raises TypeError or ValueError
+    for a value the format cannot take."""
+    if isinstance(value, pb.Value):
+        return value
+    if value is None:
+        raise TypeError("None is not a value")
+    if fmt == pb.FORMAT_BOOL:
+        if isinstance(value, bool):
+            return pb.Value(bool_value=value)
+        number = _integral(value, "a bool characteristic")
+        if number not in (0, 1):
+            raise ValueError(f"a bool characteristic takes True, False, 0 or 1, not {value!r}")
+        return pb.Value(bool_value=bool(number))
+    if fmt in _UINT_MAX:
+        number = _integral(value, "an unsigned characteristic")
+        if not 0 <= number <= _UINT_MAX[fmt]:
+            raise ValueError(f"{number} is outside 0…{_UINT_MAX[fmt]} of {_format_name(fmt)}")
+        return pb.Value(uint_value=number)
+    if fmt == pb.FORMAT_INT:
+        number = _integral(value, "an int characteristic")
+        if not -2 ** 31 <= number < 2 ** 31:
+            raise ValueError(f"{number} is outside the 32-bit range of an int characteristic")
+        return pb.Value(int_value=number)
+    if fmt == pb.FORMAT_FLOAT:
+        if isinstance(value, (bool, str, bytes, bytearray)) or not isinstance(value, (int, float)):
+            raise TypeError(f"a float characteristic takes a number, not {value!r}")
+        return pb.Value(float_value=float(value))
+    if fmt == pb.FORMAT_STRING:
+        if not isinstance(value, str):
+            raise TypeError(f"a string characteristic takes a str, not {value!r}")
+        return pb.Value(string_value=value)
+    if fmt in _DATA_FORMATS:
+        if not isinstance(value, (bytes, bytearray, memoryview)):
+            raise TypeError(f"a data characteristic takes bytes, not {value!r}")
+        return pb.Value(data_value=bytes(value))
+    # No format known: by the Python type.
+    if isinstance(value, bool):
+        return pb.Value(bool_value=value)
+    if isinstance(value, int):
+        if value >= 2 ** 63:
+            return pb.Value(uint_value=value)
+        return pb.Value(int_value=value)
+    if isinstance(value, float):
+        return pb.Value(float_value=value)
+    if isinstance(value, str):
+        return pb.Value(string_value=value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return pb.Value(data_value=bytes(value))
+    raise TypeError(f"{value!r} is not a value (bool, int, float, str or bytes)")
+
+
+def from_value(value, fmt: int = pb.FORMAT_UNSPECIFIED):
+    """A ``pb.Value`` as a Python value of the format ``fmt``: bool, int, float,
+    str or bytes (None for an empty Value)."""
+    kind = value.WhichOneof("kind")
+    if kind is None:
+        return None
+    raw = getattr(value, kind)
+    if fmt == pb.FORMAT_BOOL and kind in ("bool_value", "int_value", "uint_value"):
+        return bool(raw)
+    if (fmt in _UINT_MAX or fmt == pb.FORMAT_INT) and kind in ("bool_value", "int_value", "uint_value"):
+        return int(raw)
+    if fmt == pb.FORMAT_FLOAT and kind in ("int_value", "uint_value", "float_value"):
+        return float(raw)
+    return raw
+
+
+def _enum_number(enum: str, prefix: str, value):
+    """An enum given as its number, its full name or its name without the prefix
+    ("SENSOR", "sensor", "CATEGORY_SENSOR")."""
+    if isinstance(value, int):
+        return value
+    names = pb.ENUMS[enum]
+    name = str(value).strip().upper().replace(" ", "_").replace("-", "_")
+    for candidate in (name, prefix + name):
+        if candidate in names:
+            return names[candidate]
+    raise ValueError(f"unknown {enum} {value!r}; one of {', '.join(sorted(names))}")
+
+
+def accessory_message(accessory) -> "pb.ProvidedAccessory":
+    """A ``pb.ProvidedAccessory`` from a message (copied) or a plain dict.
+
+    A dict uses the message's field names (snake_case or the JSON camelCase);
+    enums may be numbers or names with or without their prefix (``"category":
+    "SENSOR"``, ``"format": "float"``, ``"unit": "celsius"``); a characteristic's
+    ``"value"`` is a plain Python value (or a ``pb.Value``), converted with the
+    characteristic's metadata format when it gives one; a characteristic may be
+    just its type (``"On"``)."""
+    if isinstance(accessory, pb.ProvidedAccessory):
+        message = pb.ProvidedAccessory()
+        message.CopyFrom(accessory)
+        return message
+    if not isinstance(accessory, Mapping):
+        raise TypeError(f"an accessory is a pb.ProvidedAccessory or a dict, not {type(accessory).__name__}")
+    data = copy.deepcopy(dict(accessory))
+    if "category" in data:
+        data["category"] = _enum_number("AccessoryCategory", "CATEGORY_", data["category"])
+    values: List[Tuple[int, int, object, int]] = []
+    for s_index, service in enumerate(data.get("services", ())):
+        characteristics = service.get("characteristics", [])
+        for c_index, characteristic in enumerate(characteristics):
+            if isinstance(characteristic, str):
+                characteristics[c_index] = characteristic = {"type": characteristic}
+            metadata = characteristic.get("metadata")
+            fmt = pb.FORMAT_UNSPECIFIED
+            if metadata:
+                for field, enum, prefix in (("format", "Format", "FORMAT_"), ("unit", "Unit", "UNIT_")):
+                    if field in metadata:
+                        metadata[field] = _enum_number(enum, prefix, metadata[field])
+                fmt = metadata.get("format", fmt)
+            if "value" in characteristic:
+                value = characteristic.pop("value")
+                if value is not None:
+                    values.append((s_index, c_index, value, fmt))
+    message = json_format.ParseDict(data, pb.ProvidedAccessory())
+    for s_index, c_index, value, fmt in values:
+        message.services[s_index].characteristics[c_index].value.CopyFrom(to_value(value, fmt))
+    return message
+
+
+# -- errors -------------------------------------------------------------------
+
+_ERRNO_CODES = {
+    errno.EINVAL: pb.INVALID_ARGUMENT, errno.ERANGE: pb.OUT_OF_RANGE, errno.ENOSPC: pb.RESOURCE_EXHAUSTED,
+    errno.EROFS: pb.FAILED_PRECONDITION, errno.ENOTSUP: pb.UNIMPLEMENTED,
+}
+
+
+def status_of(error) -> Tuple[int, str]:
+    """(code, message) for what a handler gave as an error: a HomedError, an
+    exception (PermissionError → PERMISSION_DENIED, FileNotFoundError →
+    NOT_FOUND, TimeoutError → DEADLINE_EXCEEDED, an OSError with errno EINVAL →
+    INVALID_ARGUMENT, ERANGE → OUT_OF_RANGE, ENOSPC → RESOURCE_EXHAUSTED, EROFS →
+    FAILED_PRECONDITION, ENOTSUP → UNIMPLEMENTED, any other → UNAVAILABLE,
+    ValueError/TypeError → INVALID_ARGUMENT, else INTERNAL), a (code, message)
+    pair, a code, or a message (UNKNOWN)."""
+    if isinstance(error, HomedError):
+        return error.code, error.message
+    if isinstance(error, BaseException):
+        text = str(error) or type(error).__name__
+        if isinstance(error, OSError) and error.strerror:  # without the "[Errno 13]"
+            text = f"{error.strerror}: {error.filename}" if error.filename else error.strerror
+        if isinstance(error, PermissionError):
+            return pb.PERMISSION_DENIED, text
+        if isinstance(error, FileNotFoundError):
+            return pb.NOT_FOUND, text
+        if isinstance(error, TimeoutError):
+            return pb.DEADLINE_EXCEEDED, text
+        if isinstance(error, OSError):
+            return _ERRNO_CODES.get(error.errno, pb.UNAVAILABLE), text
+        if isinstance(error, (ValueError, TypeError)):
+            return pb.INVALID_ARGUMENT, text
+        return pb.INTERNAL, f"{type(error).__name__}: {text}"
+    if isinstance(error, tuple) and len(error) == 2:
+        return int(error[0]), str(error[1])
+    if isinstance(error, int) and not isinstance(error, bool):
+        return error, pb.status_name(error)
+    return pb.UNKNOWN, str(error)
+
+
+def _set_status(item, error) -> None:
+    code, message = status_of(error)
+    item.code = code if code != pb.OK else pb.UNKNOWN
+    item.message = message
+
+
+# -- the provider -------------------------------------------------------------
+
+ReadHandler = Callable[[List[Ref]], Mapping]
+WriteHandler = Callable[[Dict[Ref, object], bool], Optional[Mapping]]
+ValuesArg = Union[Mapping, Iterable[Tuple[object, object]]]
+
+
+class _Workers:
+    """Daemon threads running the handlers: a handler stuck on a dead device never
+    keeps the process from exiting (as ThreadPoolExecutor's threads would)."""
+
+    def __init__(self, count: int, name: str):
+        self._tasks: "queue.Queue" = queue.Queue()
+        self._closed = False
+        self._threads = [threading.Thread(target=self._work, name=f"{name}-{n + 1}", daemon=True)
+                         for n in range(count)]
+        for thread in self._threads:
+            thread.start()
+
+    def submit(self, fn, *args) -> None:
+        if self._closed:
+            raise RuntimeError("the provider is stopping")
+        self._tasks.put((fn, args))
+
+    def _work(self) -> None:
+        while True:
+            task = self._tasks.get()
+            if task is None:
+                return
+            fn, args = task
+            try:
+                fn(*args)
+            except BaseException:  # noqa: BLE001 - a task reports its own failures
+                log.exception("a provider task failed")
+
+    def shutdown(self) -> None:
+        """Pending tasks are dropped; running ones finish on their own."""
+        self._closed = True
+        while True:
+            try:
+                self._tasks.get_nowait()
+            except queue.Empty:
+                break
+        for _ in self._threads:
+            self._tasks.put(None)
+
+
+class _Session:
+    """One connection's command stream."""
+
+    def __init__(self, client: Client, call):
+        self.client = client
+        self.call = call
+        self.ended = threading.Event()
+        self.reason: Optional[HomedError] = None
+
+
+class Provider:
+    """An accessory provider (see the module's docstring).
+
+    :param provider_id: the provider's stable id ("sysfs"): 1 to 64 letters,
+        digits, '.', '-', '_'; one connection at a time may hold it.
+    :param accessories: ``pb.ProvidedAccessory`` messages or dicts (see
+        :func:`accessory_message`), each with a key unique within the provider.
+        A registration is all or nothing up to 1 000 accessories (the daemon's
+        limit per call); more are registered in several calls, bridges first.
+    :param on_read: ``on_read(refs) -> {ref: value}``: read these characteristics
+        from the devices (a client's ``fresh`` read, or the daemon's read of the
+        values a registration did not give). None: reads fail with UNIMPLEMENTED.
+    :param on_write: ``on_write({ref: value}, atomic) -> None | {ref: error}``:
+        apply these writes (already validated by the daemon; ``atomic``: all or
+        none); return the ones that failed, or raise to fail them all. None:
+        writes fail with UNIMPLEMENTED.
+    :param socket_path: the daemon's socket; None for ``default_socket_path()``.
+    :param client_name: the connection's name (default ``"provider <id>"``).
+    :param home_id: the home new accessories go to; 0 for the primary home.
+    :param workers: threads running the handlers.
+    :param on_registered: ``on_registered(response)``, called after every
+        successful RegisterAccessories call (``pb.RegisterAccessoriesResponse``),
+        on the thread that made it: each connection's registration (in parts
+        of 1 000 accessories when there are more), :meth:`update`, :meth:`remove`.
+    :param call_timeout: seconds allowed for each call to the daemon.
+
+    Values given in an accessory are sent when it is first registered. When the
+    provider registers it again after a reconnection they are left out if there
+    is an ``on_read``, so that the daemon asks the devices for what they hold now
+    (and publishes only what changed while the provider was away).
+    """
+
+    def __init__(self, provider_id: str, accessories: Sequence = (), on_read: Optional[ReadHandler] = None,
+                 on_write: Optional[WriteHandler] = None, socket_path: Optional[str] = None,
+                 client_name: Optional[str] = None, *, home_id: int = 0, workers: int = 4,
+                 on_registered: Optional[Callable] = None, call_timeout: float = 10.0,
+                 min_backoff: float = 0.1, max_backoff: float = 5.0):
+        self.provider_id = provider_id
+        self.on_read = on_read
+        self.on_write = on_write
+        self.socket_path = socket_path
+        self.client_name = client_name or f"provider {provider_id}"
+        self.home_id = home_id
+        self.workers = max(1, int(workers))
+        self.on_registered = on_registered
+        self.call_timeout = call_timeout
+        self.min_backoff = min_backoff
+        self.max_backoff = max_backoff
+        #: The keys the daemon knew from this provider when the stream last opened.
+        self.known_keys: List[str] = []
+        #: The daemon's ping interval (ms), from the last ``opened``.
+        self.ping_interval_ms = 0
+
+        self._lock = threading.RLock()
+        self._changed = threading.Condition(self._lock)
+        self._register_lock = threading.RLock()  # one RegisterAccessories at a time
+        self._accessories: "collections.OrderedDict[str, pb.ProvidedAccessory]" = collections.OrderedDict()
+        for accessory in accessories:
+            message = accessory_message(accessory)
+            if message.key in self._accessories:
+                raise ValueError(f"accessory key {message.key!r} is given twice")
+            self._accessories[message.key] = message
+        self._removed: set = set()  # removed while not connected: removed at the next registration
+        self._ids: Dict[Ref, int] = {}
+        self._refs: Dict[int, Ref] = {}
+        self._formats: Dict[int, int] = {}
+        self._characteristics: Dict[int, object] = {}
+        self._accessory_ids: Dict[str, int] = {}
+        self._key_ids: Dict[str, List[int]] = {}  # accessory key -> its characteristic ids
+        self._session: Optional[_Session] = None  # set once registered
+        self._client: Optional[Client] = None  # the current connection, registered or not
+        self._registering = 0
+        self._registrations = 0
+        self._sent_keys: set = set()  # accessories registered with their values at least once
+        self._error: Optional[BaseException] = None
+        self._stop = threading.Event()
+        self._running = False
+        self._run_thread: Optional[threading.Thread] = None
+        self._thread: Optional[threading.Thread] = None
+        self._stats = collections.Counter()
+
+    # -- running ----------------------------------------------------------------
+
+    def run(self) -> None:
+        """Serve until :meth:`stop`: connect, open the command stream, register,
+        answer commands; when the connection or the stream is lost, reconnect
+        after 0.1 s, doubling to 5 s (back to 0.1 s once registered again).
+
+        Raises HomedError when the daemon refuses the provider for good: an
+        invalid provider id or registration (INVALID_ARGUMENT, naming the item),
+        the id held by another connection (ALREADY_EXISTS), an unknown home or
+        key to remove (NOT_FOUND). Nothing else ends it."""
+        with self._lock:
+            if self._running:
+                raise RuntimeError(f"provider {self.provider_id!r} is already running")
+            self._running = True
+            self._run_thread = threading.current_thread()
+            self._error = None
+        backoff = self.min_backoff
+        pool = _Workers(self.workers, f"homed-provider-{self.provider_id}")
+        try:
+            while not self._stop.is_set():
+                registered = False
+                try:
+                    registered = self._serve_once(pool)
+                except HomedError as error:
+                    if getattr(error, "permanent", False):
+                        with self._lock:
+                            self._error = error
+                            self._changed.notify_all()
+                        raise
+                    log.info("provider %s: %s", self.provider_id, error)
+                except OSError as error:
+                    log.debug("provider %s: cannot connect: %s", self.provider_id, error)
+                if self._stop.is_set():
+                    break
+                if registered:
+                    backoff = self.min_backoff
+                self._count("reconnects")
+                if self._stop.wait(backoff):
+                    break
+                backoff = min(backoff * 2, self.max_backoff)
+        finally:
+            pool.shutdown()
+            with self._lock:
+                self._running = False
+                self._run_thread = None
+                self._changed.notify_all()
+
+    def start(self) -> "Provider":
+        """Runs :meth:`run` on a background (daemon) thread; returns self. A
+        permanent refusal ends the thread: :attr:`error` holds it, and
+        :meth:`wait_registered` returns False."""
+        self._stop.clear()
+        thread = threading.Thread(target=self._run_in_thread, name=f"homed-provider-{self.provider_id}", daemon=True)
+        self._thread = thread
+        thread.start()
+        return self
+
+    def _run_in_thread(self):
+        try:
+            self.run()
+        except BaseException as error:  # noqa: BLE001 - kept for wait_registered
+            with self._lock:
+                self._error = error
+                self._changed.notify_all()
+            if not isinstance(error, HomedError):
+                log.exception("provider %s stopped", self.provider_id)
+
+    def stop(self, timeout: Optional[float] = 5.0) -> None:
+        """Ends :meth:`run` (and the thread of :meth:`start`): closes the
+        connection, so the daemon marks the accessories unreachable at once. Safe
+        from a signal handler on the thread that runs :meth:`run` (it then only
+        asks, and run returns within 0.2 s)."""
+        self._stop.set()
+        if threading.current_thread() is self._run_thread:
+            return
+        client = self._client
+        if client is not None:
+            client.close()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    @property
+    def error(self) -> Optional[BaseException]:
+        """Why :meth:`run` ended, if it ended with an error."""
+        return self._error
+
+    @property
+    def connected(self) -> bool:
+        """True while registered on a live connection."""
+        session = self._session
+        return session is not None and not session.ended.is_set()
+
+    @property
+    def registrations(self) -> int:
+        """How many registrations succeeded (each reconnection adds one, and each update)."""
+        return self._registrations
+
+    @property
+    def stats(self) -> Dict[str, int]:
+        """Counters: ``pings``, ``reads``, ``writes`` (commands answered),
+        ``answers_dropped`` (answers the daemon no longer waited for),
+        ``registrations``, ``sessions``, ``reconnects``."""
+        with self._lock:
+            stats = dict(self._stats)
+            stats["registrations"] = self._registrations
+            return stats
+
+    def _count(self, name: str) -> None:
+        with self._lock:
+            self._stats[name] += 1
+
+    def wait_registered(self, timeout: Optional[float] = None, count: int = 1) -> bool:
+        """Waits until ``count`` registrations have succeeded since the provider
+        was made (1: the first; each reconnection, update and remove adds one).
+        False on timeout, or at once when :meth:`run` ended (see :attr:`error`)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._lock:
+            while self._registrations < count:
+                if self._error is not None:
+                    return False
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    return False
+                self._changed.wait(0.5 if remaining is None else min(remaining, 0.5))
+            return True
+
+    # -- one connection ---------------------------------------------------------
+
+    def _serve_once(self, pool) -> bool:
+        """One connection, until it or its stream ends. True when it registered."""
+        client = Client.connect(self.socket_path, client_name=self.client_name, timeout=self.call_timeout)
+        with self._lock:
+            self._client = client
+        if self._stop.is_set():
+            client.close()
+            return False
+        registered = False
+        session = None
+        dispatcher = None
+        try:
+            request = pb.OpenProviderRequest(provider_id=self.provider_id).SerializeToString()
+            call = client._open(pb.full_method_name("OpenProvider"), request, None)
+            session = _Session(client, call)
+            opened = self._first_command(session)
+            self.known_keys = list(opened.known_keys)
+            self.ping_interval_ms = opened.ping_interval_ms
+            self._count("sessions")
+            dispatcher = threading.Thread(target=self._dispatch, args=(session, pool),
+                                          name=f"homed-provider-{self.provider_id}-commands", daemon=True)
+            dispatcher.start()
+            self._register_session(session)
+            registered = True
+            log.info("provider %s: registered %d accessories", self.provider_id, len(self._accessories))
+            while not session.ended.wait(0.2):
+                if self._stop.is_set():
+                    break
+            if session.reason is not None and not self._stop.is_set():
+                log.info("provider %s: command stream ended: %s", self.provider_id, session.reason)
+        finally:
+            with self._lock:
+                if self._session is session:
+                    self._session = None
+                self._client = None
+            client.close()
+            if dispatcher is not None:
+                dispatcher.join(2.0)
+        return registered
+
+    def _first_command(self, session: _Session):
+        try:
+            item = session.call.items.get(timeout=self.call_timeout)
+        except queue.Empty:
+            raise HomedError(pb.DEADLINE_EXCEEDED, "OpenProvider: no answer from the daemon") from None
+        if item[0] == "message":
+            command = pb.ProviderCommand.FromString(item[1])
+            if command.WhichOneof("command") == "opened":
+                return command.opened
+            raise HomedError(pb.INTERNAL, f"OpenProvider: the first command is {command.WhichOneof('command')}, "
+                                          "not opened")
+        if item[0] == "status":
+            error = HomedError(item[1] if item[1] != pb.OK else pb.UNAVAILABLE,
+                               item[2] or "the daemon ended the command stream at once")
+            error.permanent = error.code in (pb.INVALID_ARGUMENT, pb.ALREADY_EXISTS)
+            raise error
+        raise item[1]
+
+    def _dispatch(self, session: _Session, pool) -> None:
+        """The command loop: pings answered here, at once; reads and writes on the pool."""
+        try:
+            while True:
+                item = session.call.items.get()
+                if item[0] != "message":
+                    if item[0] == "status":
+                        session.reason = HomedError(item[1], item[2])
+                    else:
+                        session.reason = item[1]
+                    return
+                command = pb.ProviderCommand.FromString(item[1])
+                kind = command.WhichOneof("command")
+                if kind == "ping":
+                    self._answer(session, pb.CommandAnswer(request_id=command.request_id), wait=False)
+                    self._count("pings")
+                elif kind in ("read", "write"):
+                    try:
+                        pool.submit(self._handle, session, command)
+                    except RuntimeError:  # the pool is shut down: the provider is stopping
+                        return
+        finally:
+            session.ended.set()
+
+    def _answer(self, session: _Session, answer, wait: bool):
+        """Sends an answer; with ``wait``, returns the AnswerCommandResponse (None
+        when the connection is gone)."""
+        try:
+            if not wait:
+                session.client._open(pb.full_method_name("AnswerCommand"), answer.SerializeToString(),
+                                     self.call_timeout)
+                return None
+            return session.client.call("AnswerCommand", answer, timeout=self.call_timeout)
+        except HomedError as error:
+            log.debug("provider %s: answer to request %d not sent: %s", self.provider_id, answer.request_id, error)
+            return None
+
+    def _handle(self, session: _Session, command) -> None:
+        kind = command.WhichOneof("command")
+        deadline = time.monotonic() + (command.timeout_ms or 5000) / 1000.0
+        try:
+            if kind == "read":
+                answer = self._read_answer(command, deadline)
+            else:
+                answer = self._write_answer(command, deadline)
+        except BaseException as error:  # noqa: BLE001 - never leave a command unanswered
+            log.exception("provider %s: %s command %d failed", self.provider_id, kind, command.request_id)
+            answer = pb.CommandAnswer(request_id=command.request_id)
+            _set_status(answer, error)
+        response = self._answer(session, answer, wait=True)
+        with self._lock:
+            self._stats[kind + "s"] += 1
+            if response is not None and not response.accepted:
+                self._stats["answers_dropped"] += 1
+        if response is not None and not response.accepted:
+            log.warning("provider %s: the daemon dropped the answer to %s %d (it came after its %d ms)",
+                        self.provider_id, kind, command.request_id, command.timeout_ms)
+
+    def _resolve(self, ids: Iterable[int], deadline: float) -> List[Optional[Ref]]:
+        """The refs of these ids; waits (until the deadline) for a registration in
+        flight to name ids it does not know yet."""
+        ids = list(ids)
+        with self._lock:
+            while self._registering and any(i not in self._refs for i in ids):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                self._changed.wait(remaining)
+            return [self._refs.get(i) for i in ids]
+
+    def _read_answer(self, command, deadline: float):
+        answer = pb.CommandAnswer(request_id=command.request_id)
+        ids = list(command.read.characteristic_ids)
+        if self.on_read is None:
+            answer.code = pb.UNIMPLEMENTED
+            answer.message = f"provider {self.provider_id!r} does not read its devices"
+            return answer
+        refs = self._resolve(ids, deadline)
+        asked = list(dict.fromkeys(ref for ref in refs if ref is not None))
+        try:
+            values = self.on_read(asked) if asked else {}
+            values = {} if values is None else values
+        except Exception as error:  # noqa: BLE001 - the handler's failure is the answer
+            _set_status(answer, error)
+            return answer
+        for cid, ref in zip(ids, refs):
+            read = answer.reads.add(characteristic_id=cid)
+            if ref is None:
+                read.code = pb.NOT_FOUND
+                read.message = f"provider {self.provider_id!r} registered no characteristic with id {cid}"
+                continue
+            if ref not in values:
+                read.code = pb.NOT_FOUND
+                read.message = f"provider {self.provider_id!r} has no value for {ref}"
+                continue
+            value = values[ref]
+            if isinstance(value, BaseException):
+                _set_status(read, value)
+                continue
+            try:
+                read.value.CopyFrom(to_value(value, self._formats.get(cid, pb.FORMAT_UNSPECIFIED)))
+            except (TypeError, ValueError) as error:
+                read.ClearField("value")
+                read.code = pb.INTERNAL
+                read.message = f"provider {self.provider_id!r} read {value!r} for {ref}: {error}"
+        return answer
+
+    def _write_answer(self, command, deadline: float):
+        answer = pb.CommandAnswer(request_id=command.request_id)
+        writes = list(command.write.writes)
+        atomic = command.write.atomic
+        if self.on_write is None:
+            answer.code = pb.UNIMPLEMENTED
+            answer.message = f"provider {self.provider_id!r} takes no writes"
+            return answer
+        refs = self._resolve((w.characteristic_id for w in writes), deadline)
+        unknown = [w.characteristic_id for w, ref in zip(writes, refs) if ref is None]
+        if unknown and atomic:
+            answer.code = pb.NOT_FOUND
+            answer.message = (f"provider {self.provider_id!r} registered no characteristic with id "
+                              f"{', '.join(map(str, unknown))}; nothing of this atomic write was applied")
+            return answer
+        values: Dict[Ref, object] = {}
+        for write, ref in zip(writes, refs):
+            if ref is not None:
+                values[ref] = from_value(write.value, self._formats.get(write.characteristic_id, pb.FORMAT_UNSPECIFIED))
+        failed: Mapping = {}
+        if values:
+            try:
+                failed = self.on_write(values, atomic) or {}
+            except Exception as error:  # noqa: BLE001 - the handler's failure is the answer
+                _set_status(answer, error)
+                return answer
+        for write, ref in zip(writes, refs):
+            result = answer.writes.add(characteristic_id=write.characteristic_id)
+            if ref is None:
+                result.code = pb.NOT_FOUND
+                result.message = (f"provider {self.provider_id!r} registered no characteristic with id "
+                                  f"{write.characteristic_id}")
+            elif ref in failed and failed[ref] is not None:
+                _set_status(result, failed[ref])
+        return answer
+
+    # -- registration -----------------------------------------------------------
+
+    def _registration_request(self, accessories, remove_keys=()):
+        request = pb.RegisterAccessoriesRequest(home_id=self.home_id)
+        request.accessories.extend(accessories)
+        request.remove_keys.extend(remove_keys)
+        return request
+
+    def _register_session(self, session: _Session) -> None:
+        """Registers every accessory on a new connection (values stripped after the
+        first time, when on_read can tell the current ones)."""
+        with self._register_lock:
+            with self._lock:
+                accessories = list(self._accessories.values())
+                removed = sorted(k for k in self._removed if k in set(self.known_keys))
+                if self.on_read is not None:  # values already sent are read afresh instead
+                    accessories = [_without_values(a) if a.key in self._sent_keys else a for a in accessories]
+                self._registering += 1
+            try:
+                if len(accessories) > MAX_ACCESSORIES_PER_CALL:
+                    self._register_in_parts(session.client, accessories, removed)
+                else:
+                    self._register_call(session.client, accessories, removed)
+                with self._lock:
+                    self._removed.clear()  # the others were not known to the daemon
+                    self._sent_keys.update(a.key for a in accessories)
+                    self._session = session
+                self._registered()
+            finally:
+                with self._lock:
+                    self._registering -= 1
+                    self._changed.notify_all()
+
+    def _register_in_parts(self, client, accessories, removed):
+        # Bridges first, so that every bridged accessory finds its bridge registered.
+        bridges = {a.bridge_key for a in accessories if a.bridge_key}
+        ordered = [a for a in accessories if a.key in bridges] + [a for a in accessories if a.key not in bridges]
+        for start in range(0, len(ordered), MAX_ACCESSORIES_PER_CALL):
+            self._register_call(client, ordered[start:start + MAX_ACCESSORIES_PER_CALL],
+                                removed if start == 0 else ())
+
+    def _register_call(self, client: Client, accessories, remove_keys):
+        try:
+            response = client.call("RegisterAccessories", self._registration_request(accessories, remove_keys),
+                                   timeout=self.call_timeout)
+        except HomedError as error:
+            error.permanent = error.code in _PERMANENT
+            raise
+        self._install(accessories, response, remove_keys)
+        if self.on_registered is not None:
+            try:
+                self.on_registered(response)
+            except Exception:  # noqa: BLE001 - a callback's bug must not end the provider
+                log.exception("provider %s: on_registered failed", self.provider_id)
+        return response
+
+    def _install(self, accessories, response, removed=()) -> None:
+        with self._lock:
+            for key in removed:
+                self._forget(key)
+            by_key = {a.key: a for a in accessories}
+            for position, accessory in enumerate(response.accessories):
+                key = accessory.provider_key or (accessories[position].key if position < len(accessories) else "")
+                self._forget(key)
+                self._accessory_ids[key] = accessory.id
+                references = _references(accessory, by_key.get(key))
+                self._key_ids[key] = list(references)
+                for cid, (ref, characteristic) in references.items():
+                    self._ids[ref] = cid
+                    self._refs[cid] = ref
+                    self._formats[cid] = characteristic.metadata.format
+                    self._characteristics[cid] = characteristic
+            self._changed.notify_all()
+
+    def _registered(self) -> None:
+        with self._lock:
+            self._registrations += 1
+            self._changed.notify_all()
+
+    def _forget(self, key: str) -> None:
+        self._accessory_ids.pop(key, None)
+        for cid in self._key_ids.pop(key, ()):
+            ref = self._refs.pop(cid, None)
+            if ref is not None and self._ids.get(ref) == cid:
+                del self._ids[ref]
+            self._formats.pop(cid, None)
+            self._characteristics.pop(cid, None)
+
+    def update(self, accessories: Sequence) -> Optional[object]:
+        """Adds accessories, or replaces those with the same keys, now (when
+        connected) and at every later registration. Returns the
+        RegisterAccessoriesResponse, or None when not connected (they are
+        registered when it connects). Raises HomedError when the daemon refuses
+        them (and then keeps the previous set)."""
+        messages = [accessory_message(a) for a in accessories]
+        with self._register_lock:
+            with self._lock:
+                previous = collections.OrderedDict(self._accessories)
+                for message in messages:
+                    self._accessories[message.key] = message
+                    self._removed.discard(message.key)
+                session = self._session if self.connected else None
+                if session is not None:
+                    self._registering += 1
+            if session is None:
+                return None
+            try:
+                response = self._register_call(session.client, messages, ())
+                with self._lock:
+                    self._sent_keys.update(m.key for m in messages)
+                self._registered()
+                return response
+            except HomedError:
+                with self._lock:
+                    self._accessories = previous
+                raise
+            finally:
+                with self._lock:
+                    self._registering -= 1
+                    self._changed.notify_all()
+
+    def remove(self, keys: Iterable[str]) -> Optional[object]:
+        """Removes these accessories (with whatever referred to them in the home:
+        scenes' actions, groups' services). When not connected, they are removed
+        at the next registration. Returns the response, or None when not
+        connected."""
+        keys = list(keys)
+        with self._register_lock:
+            with self._lock:
+                for key in keys:
+                    self._accessories.pop(key, None)
+                session = self._session if self.connected else None
+                if session is None:
+                    self._removed.update(keys)
+                    return None
+                known = [k for k in keys if k in self._accessory_ids]
+                self._registering += 1
+            try:
+                if not known:
+                    return None
+                response = self._register_call(session.client, [], known)
+                self._registered()
+                return response
+            finally:
+                with self._lock:
+                    self._registering -= 1
+                    self._changed.notify_all()
+
+    # -- names and ids ----------------------------------------------------------
+
+    @property
+    def accessories(self) -> List[object]:
+        """The accessories as they are registered now (copies)."""
+        with self._lock:
+            return [accessory_message(a) for a in self._accessories.values()]
+
+    @property
+    def refs(self) -> List[Ref]:
+        """Every characteristic registered, as refs."""
+        with self._lock:
+            return list(self._ids)
+
+    def id_of(self, ref) -> Optional[int]:
+        """The daemon's id of a characteristic, once registered."""
+        with self._lock:
+            return self._ids.get(Ref(*ref))
+
+    def ref_of(self, characteristic_id: int) -> Optional[Ref]:
+        with self._lock:
+            return self._refs.get(characteristic_id)
+
+    def accessory_id(self, key: str) -> Optional[int]:
+        """The daemon's id of an accessory, once registered."""
+        with self._lock:
+            return self._accessory_ids.get(key)
+
+    def characteristic(self, ref):
+        """The ``pb.Characteristic`` as last registered (format, range, …), or None."""
+        with self._lock:
+            cid = self._ids.get(Ref(*ref))
+            return None if cid is None else self._characteristics.get(cid)
+
+    # -- changes from the devices -----------------------------------------------
+
+    def _connected_session(self) -> _Session:
+        session = self._session
+        if session is None or session.ended.is_set():
+            raise HomedError(pb.UNAVAILABLE, f"provider {self.provider_id!r} is not connected to homed")
+        return session
+
+    def report(self, values: ValuesArg) -> int:
+        """Reports values the devices now hold, in one call: ``{ref: value}``, or
+        ``[(ref, value), …]`` to report one characteristic more than once (readings
+        a device buffered, each a change of its own). Returns the daemon's
+        sequence number once they took effect. Raises HomedError: UNAVAILABLE when
+        not connected, NOT_FOUND for a ref not registered, INVALID_ARGUMENT for a
+        value its format cannot take, or the first value the daemon refused (the
+        others are applied)."""
+        session = self._connected_session()
+        pairs = list(values.items()) if isinstance(values, Mapping) else list(values)
+        report = pb.ValueReport()
+        with self._lock:
+            for ref, value in pairs:
+                ref = Ref(*ref)
+                cid = self._ids.get(ref)
+                if cid is None:
+                    raise HomedError(pb.NOT_FOUND, f"provider {self.provider_id!r} registered no characteristic {ref}")
+                try:
+                    converted = to_value(value, self._formats.get(cid, pb.FORMAT_UNSPECIFIED))
+                except (TypeError, ValueError) as error:
+                    raise HomedError(pb.INVALID_ARGUMENT, f"{ref}: {error}") from None
+                report.values.add(characteristic_id=cid, value=converted)
+        return self._send_report(session, report)
+
+    def set_reachable(self, accessory_key: str, reachable: bool) -> int:
+        """Says whether one of its devices answers (a device that went offline, or
+        came back). Returns the daemon's sequence number."""
+        session = self._connected_session()
+        accessory_id = self.accessory_id(accessory_key)
+        if accessory_id is None:
+            raise HomedError(pb.NOT_FOUND,
+                             f"provider {self.provider_id!r} registered no accessory with key {accessory_key!r}")
+        report = pb.ValueReport()
+        report.reachability.add(accessory_id=accessory_id, reachable=bool(reachable))
+        return self._send_report(session, report)
+
+    def _send_report(self, session: _Session, report) -> int:
+        response = session.client.call("ReportValues", report, timeout=self.call_timeout)
+        for rejected in response.rejected:
+            if rejected.code != pb.OK:
+                ref = self.ref_of(rejected.characteristic_id)
+                raise HomedError(rejected.code, f"{ref}: {rejected.message}" if ref else rejected.message)
+        return response.seq
+
+
+def _without_values(accessory):
+    message = pb.ProvidedAccessory()
+    message.CopyFrom(accessory)
+    for service in message.services:
+        for characteristic in service.characteristics:
+            characteristic.ClearField("value")
+    return message
+
+
+# Newer schemas tell each service's provider key; older ones only the order.
+_SERVICE_HAS_KEY = "provider_key" in pb.AccessoryService.DESCRIPTOR.fields_by_name
+
+
+def _references(accessory, provided) -> Dict[int, Tuple[Ref, object]]:
+    """{characteristic id: (Ref, pb.Characteristic)} of a registered accessory.
+    The response lists AccessoryInformation first, then the services in the
+    order the provider declared them, which gives each service its key."""
+    out: Dict[int, Tuple[Ref, object]] = {}
+    services = list(accessory.services)
+    declared = list(provided.services) if provided is not None else []
+    offset = len(services) - len(declared)  # 1: AccessoryInformation first
+    ranks: Dict[str, int] = {}
+    key = accessory.provider_key or (provided.key if provided is not None else "")
+    for index, service in enumerate(services):
+        given = declared[index - offset] if offset == 1 and index >= 1 else None
+        service_key = getattr(service, "provider_key", "") if _SERVICE_HAS_KEY else ""
+        if service.type_name == INFORMATION_SERVICE and index == 0:
+            name = INFORMATION_SERVICE
+        elif service_key:
+            name = service_key
+        elif given is not None and given.key:
+            name = given.key
+        else:
+            rank = ranks.get(service.type_name, 0) + 1
+            ranks[service.type_name] = rank
+            name = service.type_name if rank == 1 else f"{service.type_name}#{rank}"
+        for characteristic in service.characteristics:
+            out[characteristic.id] = (Ref(key, name, characteristic.type_name), characteristic)
+    return out
