@@ -23,4 +23,4 @@ echo "== swift test"
 swift test --skip-build
 
 echo "== Python client against a real homed"
-HOMED_BIN="$PWD/.build/debug/homed" python3 -m pytest -q Clients/python
+HOMED_BIN="$PWD/.build/debug/homed" python3 -m pytest -q Clients/python Clients/providers/sysfs

@@ -164,7 +164,7 @@ struct ProviderTests {
                 id: "acme", socketPath: server.socketPath, accessories: [lamp(brightness: 50)],
                 read: { refs in
                     log.reads.withLock { $0.append(refs) }
-                    return [brightnessRef: .int(77)]
+                    return [brightnessRef: .int(77), onRef: .uint(0)]
                 })
             let client = try await server.connect()
             try await withProvider(provider) {
@@ -175,6 +175,9 @@ struct ProviderTests {
                 #expect(fresh.reads.first?.value == .int(77))
                 #expect(log.reads.withLock { $0 } == [[brightnessRef]])
                 #expect(try await client.read([brightness]).reads.first?.value == .int(77))
+                // A value in another kind the format admits comes back as the format stores it.
+                let on = try #require(provider.id(of: onRef))
+                #expect(try await client.read([on], fresh: true).reads.first?.value == .bool(false))
             }
             await client.close()
         }

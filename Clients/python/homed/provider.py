@@ -7,7 +7,6 @@ opens the command stream (``OpenProvider``), registers the accessories
 (``AnswerCommand``) with your handlers, reports your changes (``ReportValues``) and,
 when the connection is lost, reconnects with backoff and registers again.
 
-    from homed import pb
     from homed.provider import Provider, Ref
 
     LAMP = {"key": "lamp-1", "name": "Desk Lamp", "category": "LIGHTBULB",
@@ -25,6 +24,14 @@ when the connection is lost, reconnects with backoff and registers again.
     provider = Provider("desk", [LAMP], on_read=on_read, on_write=on_write)
     provider.start()                        # or provider.run() to block
     provider.report({Ref("lamp-1", "Lightbulb", "On"): True})
+
+**Lifecycle.** :meth:`Provider.run` serves until :meth:`Provider.stop` (or
+:meth:`Provider.start` runs it on a thread); :meth:`Provider.wait_registered`
+waits for the registration; :meth:`Provider.update` and :meth:`Provider.remove`
+change the set of accessories while it runs; :meth:`Provider.report` and
+:meth:`Provider.set_reachable` tell what the devices did; :meth:`Provider.id_of`
+and :meth:`Provider.accessory_id` give the daemon's ids. The accessories keep
+their ids, rooms and scenes across restarts of either side, by key.
 
 **References.** Handlers and :meth:`Provider.report` name characteristics the way
 the provider does, never by the daemon's ids: ``Ref(accessory_key, service,
@@ -366,7 +373,8 @@ class Provider:
     :param accessories: ``pb.ProvidedAccessory`` messages or dicts (see
         :func:`accessory_message`), each with a key unique within the provider.
         A registration is all or nothing up to 1 000 accessories (the daemon's
-        limit per call); more are registered in several calls, bridges first.
+        limit per call) whose response fits a frame; more are registered in
+        several calls, bridges first.
     :param on_read: ``on_read(refs) -> {ref: value}``: read these characteristics
         from the devices (a client's ``fresh`` read, or the daemon's read of the
         values a registration did not give). None: reads fail with UNIMPLEMENTED.
@@ -383,6 +391,15 @@ class Provider:
         on the thread that made it: each connection's registration (in parts
         of 1 000 accessories when there are more), :meth:`update`, :meth:`remove`.
     :param call_timeout: seconds allowed for each call to the daemon.
+    :param min_backoff, max_backoff: the first and the longest wait (seconds)
+        before connecting again.
+    :param max_frame_size: the largest frame the connection asks for (0: the
+        daemon's limit). A registration whose response would not fit is asked
+        again in smaller parts.
+    :param takeover_wait: how long (seconds) to keep trying while another
+        connection holds the provider id (a hung earlier instance of this
+        provider, which loses it within a second) before :meth:`run` gives up
+        with ALREADY_EXISTS.
 
     Values given in an accessory are sent when it is first registered. When the
     provider registers it again after a reconnection they are left out if there
@@ -394,7 +411,8 @@ class Provider:
                  on_write: Optional[WriteHandler] = None, socket_path: Optional[str] = None,
                  client_name: Optional[str] = None, *, home_id: int = 0, workers: int = 4,
                  on_registered: Optional[Callable] = None, call_timeout: float = 10.0,
-                 min_backoff: float = 0.1, max_backoff: float = 5.0):
+                 min_backoff: float = 0.1, max_backoff: float = 5.0, max_frame_size: int = 0,
+                 takeover_wait: float = 3.0):
         self.provider_id = provider_id
         self.on_read = on_read
         self.on_write = on_write
@@ -406,6 +424,8 @@ class Provider:
         self.call_timeout = call_timeout
         self.min_backoff = min_backoff
         self.max_backoff = max_backoff
+        self.max_frame_size = max_frame_size
+        self.takeover_wait = takeover_wait
         #: The keys the daemon knew from this provider when the stream last opened.
         self.known_keys: List[str] = []
         #: The daemon's ping interval (ms), from the last ``opened``.
@@ -448,8 +468,10 @@ class Provider:
 
         Raises HomedError when the daemon refuses the provider for good: an
         invalid provider id or registration (INVALID_ARGUMENT, naming the item),
-        the id held by another connection (ALREADY_EXISTS), an unknown home or
-        key to remove (NOT_FOUND). Nothing else ends it."""
+        an unknown home or key to remove (NOT_FOUND), the id held by another
+        connection (ALREADY_EXISTS) for longer than ``takeover_wait`` seconds (a
+        hung earlier instance of this provider loses its session within a
+        second, when it misses a ping). Nothing else ends it."""
         with self._lock:
             if self._running:
                 raise RuntimeError(f"provider {self.provider_id!r} is already running")
@@ -457,13 +479,20 @@ class Provider:
             self._run_thread = threading.current_thread()
             self._error = None
         backoff = self.min_backoff
+        held_since = None  # when OpenProvider was first refused with ALREADY_EXISTS
         pool = _Workers(self.workers, f"homed-provider-{self.provider_id}")
         try:
             while not self._stop.is_set():
                 registered = False
                 try:
                     registered = self._serve_once(pool)
+                    held_since = None
                 except HomedError as error:
+                    if getattr(error, "held", False):
+                        held_since = held_since if held_since is not None else time.monotonic()
+                        if time.monotonic() - held_since < self.takeover_wait:
+                            error.permanent = False
+                            log.warning("provider %s: %s; trying again", self.provider_id, error.message)
                     if getattr(error, "permanent", False):
                         with self._lock:
                             self._error = error
@@ -577,7 +606,8 @@ class Provider:
 
     def _serve_once(self, pool) -> bool:
         """One connection, until it or its stream ends. True when it registered."""
-        client = Client.connect(self.socket_path, client_name=self.client_name, timeout=self.call_timeout)
+        client = Client.connect(self.socket_path, client_name=self.client_name, timeout=self.call_timeout,
+                                max_frame_size=self.max_frame_size)
         with self._lock:
             self._client = client
         if self._stop.is_set():
@@ -630,6 +660,7 @@ class Provider:
             error = HomedError(item[1] if item[1] != pb.OK else pb.UNAVAILABLE,
                                item[2] or "the daemon ended the command stream at once")
             error.permanent = error.code in (pb.INVALID_ARGUMENT, pb.ALREADY_EXISTS)
+            error.held = error.code == pb.ALREADY_EXISTS
             raise error
         raise item[1]
 
@@ -795,10 +826,7 @@ class Provider:
                     accessories = [_without_values(a) if a.key in self._sent_keys else a for a in accessories]
                 self._registering += 1
             try:
-                if len(accessories) > MAX_ACCESSORIES_PER_CALL:
-                    self._register_in_parts(session.client, accessories, removed)
-                else:
-                    self._register_call(session.client, accessories, removed)
+                self._register(session.client, accessories, removed)
                 with self._lock:
                     self._removed.clear()  # the others were not known to the daemon
                     self._sent_keys.update(a.key for a in accessories)
@@ -809,13 +837,46 @@ class Provider:
                     self._registering -= 1
                     self._changed.notify_all()
 
-    def _register_in_parts(self, client, accessories, removed):
-        # Bridges first, so that every bridged accessory finds its bridge registered.
-        bridges = {a.bridge_key for a in accessories if a.bridge_key}
-        ordered = [a for a in accessories if a.key in bridges] + [a for a in accessories if a.key not in bridges]
-        for start in range(0, len(ordered), MAX_ACCESSORIES_PER_CALL):
-            self._register_call(client, ordered[start:start + MAX_ACCESSORIES_PER_CALL],
-                                removed if start == 0 else ())
+    def _register(self, client: Client, accessories, remove_keys=()):
+        """Registers accessories in as many calls as it takes (one when it can):
+        at most 1 000 per call, bridges first, and each call's request and
+        response within the connection's frame size. Returns one response with
+        every accessory (and the last seq)."""
+        accessories = list(accessories)
+        if len(accessories) > MAX_ACCESSORIES_PER_CALL:
+            bridges = {a.bridge_key for a in accessories if a.bridge_key}
+            accessories = [a for a in accessories if a.key in bridges] + \
+                [a for a in accessories if a.key not in bridges]
+        responses = []
+        for start in range(0, max(1, len(accessories)), MAX_ACCESSORIES_PER_CALL):
+            self._register_batch(client, accessories[start:start + MAX_ACCESSORIES_PER_CALL],
+                                 remove_keys if start == 0 else (), responses)
+        merged = pb.RegisterAccessoriesResponse()
+        for response in responses:
+            merged.accessories.extend(response.accessories)
+            merged.seq = max(merged.seq, response.seq)
+        return merged
+
+    def _register_batch(self, client: Client, accessories, remove_keys, responses) -> None:
+        if len(accessories) > 1:
+            size = self._registration_request(accessories, remove_keys).ByteSize()
+            if size + 1024 > client.max_frame_size:  # the request alone would not fit a frame
+                half = len(accessories) // 2
+                self._register_batch(client, accessories[:half], remove_keys, responses)
+                self._register_batch(client, accessories[half:], (), responses)
+                return
+        try:
+            responses.append(self._register_call(client, accessories, remove_keys))
+        except HomedError as error:
+            if error.code != pb.RESOURCE_EXHAUSTED or len(accessories) <= 1:
+                raise
+            # The response did not fit a frame, but the registration took effect
+            # (removals too): register the same again in halves to learn the ids.
+            log.info("provider %s: the response for %d accessories exceeds the frame size; asking in halves",
+                     self.provider_id, len(accessories))
+            half = len(accessories) // 2
+            self._register_batch(client, accessories[:half], (), responses)
+            self._register_batch(client, accessories[half:], (), responses)
 
     def _register_call(self, client: Client, accessories, remove_keys):
         try:
@@ -883,7 +944,7 @@ class Provider:
             if session is None:
                 return None
             try:
-                response = self._register_call(session.client, messages, ())
+                response = self._register(session.client, messages)
                 with self._lock:
                     self._sent_keys.update(m.key for m in messages)
                 self._registered()
@@ -916,7 +977,7 @@ class Provider:
             try:
                 if not known:
                     return None
-                response = self._register_call(session.client, [], known)
+                response = self._register(session.client, [], known)
                 self._registered()
                 return response
             finally:

@@ -190,12 +190,15 @@ class ProviderProcess:
         return self
 
     def _read(self):
-        for line in self.proc.stdout:
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            self._add(event)
+        try:
+            for line in self.proc.stdout:
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    continue
+                self._add(event)
+        except (OSError, ValueError):  # cleanup() closed the pipe
+            pass
         self._add({"event": "exit"})
 
     def _add(self, event: dict) -> None:

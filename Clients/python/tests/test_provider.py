@@ -484,6 +484,21 @@ def test_more_than_a_thousand_accessories_are_registered_in_parts_bridges_first(
         provider.stop()
 
 
+def test_a_registration_whose_response_exceeds_the_frame_size_is_asked_again_in_parts(homed_db, client):
+    lamps = [dict(LAMP, key=f"lamp-{n}", name=f"Lamp {n}") for n in range(100)]  # ~1.3 kB each in the response
+    responses = []
+    provider = Provider("pysmall", lamps, socket_path=homed_db.socket_path, max_frame_size=65536,
+                        on_registered=responses.append).start()
+    try:
+        assert provider.wait_registered(timeout=10), provider.error
+        assert len(responses) > 1 and sum(len(r.accessories) for r in responses) == 100
+        assert all(r.ByteSize() < 65536 for r in responses)
+        assert len(listed(client, "pysmall")) == 100
+        assert all(provider.id_of((f"lamp-{n}", "Lightbulb", "Brightness")) for n in range(100))
+    finally:
+        provider.stop()
+
+
 # -- the API in one process -----------------------------------------------------
 
 def test_in_process_provider_reads_reports_reachability_updates_and_removals(homed_db, client):
@@ -560,9 +575,30 @@ def test_in_process_provider_reads_reports_reachability_updates_and_removals(hom
 
 def test_a_second_connection_cannot_take_a_provider_id_that_is_served(homed_db, processes):
     start_provider(homed_db, processes, provider_id="taken", spec=[LAMP])
-    second = Provider("taken", [LAMP], socket_path=homed_db.socket_path).start()
+    second = Provider("taken", [LAMP], socket_path=homed_db.socket_path, takeover_wait=0.5)
+    started = time.monotonic()
+    second.start()
     try:
         assert not second.wait_registered(timeout=5)
         assert second.error.code == pb.ALREADY_EXISTS and "taken" in second.error.message
+        assert 0.5 <= time.monotonic() - started < 3.0  # it tried again for takeover_wait, then gave up
     finally:
         second.stop()
+
+
+def test_a_new_instance_takes_over_from_a_hung_one_once_it_misses_a_ping(homed_db, processes, client):
+    hung, registered = start_provider(homed_db, processes, provider_id="takeover", spec=[LAMP])
+    os.kill(hung.pid, signal.SIGSTOP)  # hung: its connection stays open and holds the id
+    successor = Provider("takeover", [LAMP], socket_path=homed_db.socket_path, takeover_wait=5.0)
+    started = time.monotonic()
+    successor.start()
+    try:
+        assert successor.wait_registered(timeout=8), successor.error
+        assert time.monotonic() - started < 3.0
+        assert successor.accessory_id("lamp-1") == registered["accessories"]["lamp-1"]
+        assert successor.id_of(("lamp-1", "Lightbulb", "On")) == registered["ids"][ON]
+        info = provider_info(client, "takeover")
+        assert info.connected and info.client_name == "provider takeover"
+    finally:
+        successor.stop()
+        hung.cleanup()

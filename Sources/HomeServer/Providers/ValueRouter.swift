@@ -58,10 +58,8 @@ public struct ValueRouter: Sendable {
             let now = store.read(characteristicIDs)
             let reads = now.reads.map { cachedRead -> CharacteristicRead in
                 guard let read = fresh[cachedRead.characteristicID] else { return cachedRead }
-                guard read.error == nil else { return read }
-                var updated = cachedRead
-                updated.value = read.value
-                return updated
+                // The fresh value is now the cache's, stored in its format's kind: that is the answer.
+                return read.error == nil ? cachedRead : read
             }
             return ReadOutcome(reads: reads, seq: now.seq)
         }
