@@ -330,6 +330,16 @@ struct GoldenFrameTests {
         #expect(expected.encoded() == original)
     }
 
+    /// The request a fixture's call-open frame carries.
+    static func openedRequest(_ name: String) throws -> [UInt8] {
+        var bytes = try fixture(name)
+        bytes.moveReaderIndex(forwardBy: 4)
+        guard case .open(let open) = try WireFrame(decoding: bytes).body else {
+            throw HomeError(.invalidArgument, "\(name) is not a call-open frame")
+        }
+        return open.request
+    }
+
     @Test("open_register_accessories.bin")
     func openRegisterAccessories() throws {
         let request = RegisterAccessoriesRequest(accessories: [
@@ -353,13 +363,7 @@ struct GoldenFrameTests {
             WireFrame(
                 callID: 8,
                 body: .open(CallOpen(method: HomeMethods.registerAccessories.name, request: request.encoded()))))
-        var bytes = try Self.fixture("open_register_accessories.bin")
-        bytes.moveReaderIndex(forwardBy: 4)
-        guard case .open(let open) = try WireFrame(decoding: bytes).body else {
-            Issue.record("not an open")
-            return
-        }
-        #expect(try RegisterAccessoriesRequest(wire: open.request) == request)
+        #expect(try RegisterAccessoriesRequest(wire: Self.openedRequest("open_register_accessories.bin")) == request)
     }
 
     @Test("message_provider_write_command.bin")
@@ -385,13 +389,7 @@ struct GoldenFrameTests {
             WireFrame(
                 callID: 9,
                 body: .open(CallOpen(method: HomeMethods.answerCommand.name, request: answer.encoded()))))
-        var bytes = try Self.fixture("open_answer_command.bin")
-        bytes.moveReaderIndex(forwardBy: 4)
-        guard case .open(let open) = try WireFrame(decoding: bytes).body else {
-            Issue.record("not an open")
-            return
-        }
-        #expect(try CommandAnswer(wire: open.request) == answer)
+        #expect(try CommandAnswer(wire: Self.openedRequest("open_answer_command.bin")) == answer)
     }
 
     @Test("hello.bin")

@@ -113,10 +113,6 @@ final class ProviderHub: Sendable {
         state.withLock { state in state.sessions.values.first { $0.connectionID == connectionID } }
     }
 
-    func isConnected(_ providerID: String) -> Bool {
-        state.withLock { $0.sessions[providerID] != nil }
-    }
-
     /// Records the characteristics a provider declared optimistic.
     func setOptimistic(_ ids: Set<ObjectID>, removing removed: Set<ObjectID>, providerID: String) {
         state.withLock { state in

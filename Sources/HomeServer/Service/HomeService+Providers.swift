@@ -36,6 +36,7 @@ extension HomeService {
         -> RegisterAccessoriesResponse
     {
         let session = try providerSession(context, calling: "RegisterAccessories")
+        providers.noteSeen(session.providerID)
         let outcome = try store.register(
             request.accessories, removing: request.removeKeys, provider: session.providerID,
             homeID: request.homeID, origin: providerOrigin(session))
