@@ -162,7 +162,8 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .testTarget(name: "HomeStorageTests", dependencies: ["HomeStorage", "HomeModel"], swiftSettings: strict),
+        .testTarget(
+            name: "HomeStorageTests", dependencies: ["HomeStorage", "HomeModel", "HomeTesting"], swiftSettings: strict),
         .testTarget(
             name: "HomeWireTests",
             dependencies: [

@@ -64,7 +64,7 @@ public final class HomeServer: Service, Sendable {
             store: store, registry: registry, configuration: configuration, providers: providers,
             flushers: LoopFlushers()
         ).router()
-        let channel = try await ServerBootstrap(group: group)
+        let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .childChannelOption(.writeBufferWaterMark, value: .init(low: 256 * 1024, high: 1024 * 1024))
             .childChannelInitializer { channel in
@@ -75,10 +75,21 @@ public final class HomeServer: Service, Sendable {
                             journalID: journalID, logger: logger))
                 }
             }
-            .bind(unixDomainSocketPath: configuration.socketPath)
-            .get()
-        // Only the owner may connect until roles from peer credentials exist.
-        chmod(configuration.socketPath, 0o600)
+        let binding = try SocketBinding(socketPath: configuration.socketPath)
+        let channel: any Channel
+        do {
+            channel = try await bootstrap.bind(unixDomainSocketPath: binding.stagingPath).get()
+        } catch {
+            binding.abandon()
+            throw error
+        }
+        do throws(HomeError) {
+            try binding.publish(
+                at: configuration.socketPath, mode: configuration.socketMode, group: configuration.socketGroup)
+        } catch {
+            try? await channel.close()
+            throw error
+        }
         serverChannel.withLock { $0 = channel }
         logger.info("listening", metadata: ["socket": "\(configuration.socketPath)", "journal": "\(store.journalID)"])
     }

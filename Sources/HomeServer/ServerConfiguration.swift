@@ -3,6 +3,11 @@
 /// Limits and names the server runs with. Every limit has a clear error when hit.
 public struct ServerConfiguration: Sendable {
     public var socketPath: String
+    /// The socket's permissions: 0600 (its owner alone) until roles from peer
+    /// credentials decide what others may do.
+    public var socketMode: UInt32 = 0o600
+    /// The socket's group (nil: the daemon's own).
+    public var socketGroup: UInt32?
     public var serverName = "homed"
     public var serverVersion = "0.1.0"
     /// Largest frame accepted or sent; a hello may negotiate less, never more.

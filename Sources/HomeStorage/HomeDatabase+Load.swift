@@ -2,7 +2,8 @@ public import HomeModel
 
 extension HomeDatabase {
     /// Reads the whole home graph: every object with its id, the lists in their
-    /// order, last known values, and the next id.
+    /// order, last known values, and the next id. Values still in the value log
+    /// (the last run stopped without folding them) are folded into the tables.
     ///
     /// - Throws: `.dataLoss` naming the file and what is wrong when the tables do not
     ///   make a consistent graph (checked by `HomeGraph(homes:…)`) or hold something
@@ -162,6 +163,16 @@ private struct GraphLoader {
                     properties: properties, metadata: metadata,
                     value: try row.value(19, 20, owner: "characteristic \(id)"), lastUpdatedMs: row.int64(21)))
             characteristicsOfService.add(id, to: row.id(1), at: row.int64(3))
+        }
+        // Values acknowledged since the log was last folded into the rows above
+        // (the daemon stopped without folding it). They are folded now: the
+        // daemon that loads this graph knows nothing of the log's rows, and its
+        // next fold would empty the log without saving them.
+        let replayed = try ValueLogReplay(connection: connection).apply(to: &characteristics)
+        if !replayed.isEmpty {
+            try connection.transaction(doing: "folding the value log left by the last run") { () throws(HomeError) in
+                try ValueLogWriter(connection: connection).fold(into: replayed.sorted().map { characteristics[$0] })
+            }
         }
 
         let groupMembers: Links<ObjectID> = try links(

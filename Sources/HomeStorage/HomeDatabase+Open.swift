@@ -49,7 +49,7 @@ extension HomeDatabase {
         }
         try migrate(connection, to: migrations)
         try connection.execute(
-            "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON",
+            "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON",
             doing: "setting up the connection")
         connection.setCheckpointOnClose(true)
         return HomeDatabase(path: path, connection: connection)

@@ -4,37 +4,27 @@ extension HomeDatabase {
     /// Makes the layout of `new` durable, given that `old` is what is stored: one
     /// transaction writes the rows that differ (`LayoutDiff`), so a small change to a
     /// large home writes a few rows. Values are not part of it, except that a new
-    /// characteristic is stored with its initial value; `saveValues(_:)` writes the rest.
+    /// characteristic is stored with its initial value, and that `values` — the
+    /// characteristics changed since the value log was last folded — are saved and
+    /// the log emptied in the same transaction (so that a row written here is never
+    /// older than a logged change replayed over it).
     ///
-    /// When this returns, the change is on disk (WAL, `synchronous=FULL`); if it
-    /// throws, nothing was written.
+    /// When this returns, the change is on disk, against power loss too (the
+    /// transaction commits with `synchronous=FULL`); if it throws, nothing was written.
     ///
     /// - Throws: `.internal` naming the file and SQLite's reason if a write fails
     ///   (`.resourceExhausted` for a full disk); `.failedPrecondition` if closed.
-    public func saveLayout(from old: HomeGraph, to new: HomeGraph) throws(HomeError) {
+    public func saveLayout(from old: HomeGraph, to new: HomeGraph, values: [Characteristic] = [])
+        throws(HomeError)
+    {
         let diff = LayoutDiff(from: old, to: new)
-        if diff.isEmpty { return }
+        if diff.isEmpty && values.isEmpty { return }
         try withConnection { connection throws(HomeError) in
+            try connection.execute("PRAGMA synchronous = FULL", doing: "asking for a synced commit")
+            defer { try? connection.execute("PRAGMA synchronous = NORMAL", doing: "back to log-only commits") }
             try connection.transaction(doing: "saving the layout") { () throws(HomeError) in
                 try LayoutWriter(connection: connection, diff: diff, graph: new).write()
-            }
-        }
-    }
-
-    /// Records the current values (and their times) of these characteristics, all in
-    /// one transaction. Characteristics no longer stored (removed meanwhile) are skipped.
-    public func saveValues(_ characteristics: [Characteristic]) throws(HomeError) {
-        if characteristics.isEmpty { return }
-        try withConnection { connection throws(HomeError) in
-            try connection.transaction(doing: "saving values") { () throws(HomeError) in
-                let update = try connection.statement(
-                    "UPDATE characteristics SET value_type = ?, value = ?, last_updated_ms = ? WHERE id = ?")
-                for characteristic in characteristics {
-                    update.bind(1, 2, characteristic.value)
-                    update.bind(3, characteristic.lastUpdatedMs)
-                    update.bind(4, characteristic.id)
-                    try update.run(doing: "saving the value of characteristic \(characteristic.id)")
-                }
+                try ValueLogWriter(connection: connection).fold(into: values)
             }
         }
     }

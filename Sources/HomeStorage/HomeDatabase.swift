@@ -11,8 +11,9 @@ internal import Synchronization
 /// try database.saveLayout(from: before, to: graph)   // durable when this returns
 /// ```
 ///
-/// The file is in WAL mode with `synchronous=FULL`, so a saved change survives
-/// `kill -9` and power loss. The connection holds an exclusive lock for as long as it
+/// The file is in WAL mode: a saved layout change survives power loss
+/// (`synchronous=FULL` for its commit), an appended value `kill -9` (see
+/// HomeDatabase+Values.swift). The connection holds an exclusive lock for as long as it
 /// is open: a second daemon on the same file is refused, not interleaved. Calls are
 /// serialized; any thread may make them.
 public final class HomeDatabase: Sendable {

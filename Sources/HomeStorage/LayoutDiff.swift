@@ -180,7 +180,7 @@ struct LayoutDiff {
 }
 
 // What of each object is a row's columns: lists are the children's positions and
-// link rows, and a characteristic's value is written by `saveValues`.
+// link rows, and a characteristic's value is written by the value log (HomeDatabase+Values.swift).
 
 extension Home {
     fileprivate var withoutLists: Home {

@@ -40,7 +40,20 @@ enum Schema {
     static let migrations: [Migration] = [
         Migration(version: 1, sql: createTables),
         Migration(version: 2, sql: providerKeys),
+        Migration(version: 3, sql: valueLog),
     ]
+
+    /// The value log: one row per commit that changed values, appended before the
+    /// change is acknowledged and emptied when its values are folded into the
+    /// characteristics' rows. `changes` is a `ValueLogRecord`; `time_ms` is the
+    /// commit's time, which every value in it takes as its last update.
+    private static let valueLog = """
+        CREATE TABLE value_log (
+            id INTEGER PRIMARY KEY,
+            time_ms INTEGER NOT NULL,
+            changes BLOB NOT NULL
+        ) STRICT;
+        """
 
     /// Accessory providers: the provider's own key of each accessory (unique per
     /// provider) and of each service. The demo's accessories, the only ones a

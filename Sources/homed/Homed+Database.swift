@@ -10,19 +10,22 @@ internal import Logging
 extension Homed {
     /// Opens the database (unless `--in-memory`) and loads the home from it; with
     /// `--demo`, a database without homes gets the demo home, saved at once.
-    func openHome(socketPath: String, logger: Logger) throws(HomeError) -> (HomeDatabase?, HomeGraph) {
-        // First the socket: a second daemon must hear about the first one, not about
-        // the database the first one holds. This also creates the socket's directory.
-        try HomeServer.checkSocketAvailable(socketPath)
-        if inMemory {
+    ///
+    /// Called with the instance lock held, so no other daemon is at this socket.
+    func openHome(paths: DaemonPaths, logger: Logger) throws(HomeError) -> (HomeDatabase?, HomeGraph) {
+        // A live daemon on the socket without our lock (an older homed) is refused too.
+        try HomeServer.checkSocketAvailable(paths.socket.path)
+        guard let path = paths.database?.path else {
             return (nil, demo ? DemoHome.make(nowMs: nowMs()) : HomeGraph())
         }
-        let path: String
-        if let db {
-            path = db
-        } else {
-            let directory = String(socketPath[..<(socketPath.lastIndex(of: "/") ?? socketPath.startIndex)])
-            path = (directory.isEmpty ? "" : directory + "/") + "homed.sqlite"
+        if let directory = path.lastIndex(of: "/").map({ String(path[..<$0]) }), !directory.isEmpty {
+            try makeDirectories(directory)
+        }
+        if let former = paths.formerDefaultDatabase, exists(former), !exists(path) {
+            try HomeDatabase.move(from: former, to: path)
+            logger.notice(
+                "moved the database from the old default location beside the socket to the state directory",
+                metadata: ["from": "\(former)", "to": "\(path)"])
         }
         let database = try HomeDatabase.open(path: path)
         do {
@@ -45,6 +48,30 @@ extension Homed {
         } catch {
             database.close()
             throw error
+        }
+    }
+
+    private func exists(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
+    }
+
+    /// Creates a directory and its missing parents, 0700 (the database is nobody else's).
+    private func makeDirectories(_ directory: String) throws(HomeError) {
+        var info = stat()
+        if stat(directory, &info) == 0 {
+            guard (info.st_mode & S_IFMT) == S_IFDIR else {
+                throw HomeError(.failedPrecondition, "\(directory) exists and is not a directory")
+            }
+            return
+        }
+        if let parent = directory.lastIndex(of: "/").map({ String(directory[..<$0]) }), !parent.isEmpty {
+            try makeDirectories(parent)
+        }
+        guard mkdir(directory, 0o700) == 0 || errno == EEXIST else {
+            throw HomeError(
+                .failedPrecondition,
+                "cannot create the database's directory \(directory): \(String(cString: strerror(errno)))")
         }
     }
 }

@@ -25,23 +25,28 @@ struct Homed: AsyncParsableCommand {
             else /run/homed/homed.sock as root, else /tmp/homed-$UID/homed.sock) and speak the protocol in \
             Protos/home_v1.proto. Try `homed --demo` and, in another shell, `homectl watch`.
 
-            The home is kept in a SQLite database, homed.sqlite beside the socket unless --db says \
-            otherwise: layout changes are saved before they are acknowledged, values every half second \
-            and at shutdown. A database homed cannot use (damaged, from a newer homed, another program's) \
+            The home is kept in a SQLite database, homed.sqlite in a state directory unless --db says \
+            otherwise: $STATE_DIRECTORY (systemd), else /var/lib/homed as root, else $XDG_STATE_HOME/homed \
+            (~/.local/state/homed). `homed --print-paths` shows where everything is and why. Nothing is acknowledged before it is saved: a layout change survives a power loss, \
+            a value the process's death (it is appended to a log, folded into the tables every half \
+            second and at shutdown). A database homed cannot use (damaged, from a newer homed, another program's) \
             is refused and left untouched.
             """)
 
     @Option(help: "The Unix socket to listen on.")
     var socket: String?
 
-    @Option(help: ArgumentHelp("The database file (default: homed.sqlite beside the socket).", valueName: "path"))
+    @Option(help: ArgumentHelp("The database file (default: homed.sqlite in the state directory).", valueName: "path"))
     var db: String?
+
+    @Flag(help: "Print where the socket, database and lock are, and why there; then exit.")
+    var printPaths = false
 
     @Flag(help: "Keep nothing: no database, the home lasts as long as homed runs.")
     var inMemory = false
 
-    @Option(help: "Milliseconds a written value may wait before it is saved.")
-    var valueSaveIntervalMs = 500
+    @Option(help: "Milliseconds between folds of the value log into the tables (values are saved before that).")
+    var valueFoldIntervalMs = 500
 
     @Flag(help: "Create the demo home if there is no home yet, and run its simulator (a provider, in-process).")
     var demo = false
@@ -71,7 +76,7 @@ struct Homed: AsyncParsableCommand {
         }
         guard db == nil || !inMemory else { throw ValidationError("--db and --in-memory exclude each other") }
         guard db?.isEmpty != true else { throw ValidationError("--db needs a file name") }
-        guard valueSaveIntervalMs > 0 else { throw ValidationError("--value-save-interval-ms must be positive") }
+        guard valueFoldIntervalMs > 0 else { throw ValidationError("--value-fold-interval-ms must be positive") }
         guard (simulatorIntervalMs ?? 1) > 0 else { throw ValidationError("--simulator-interval-ms must be positive") }
         guard simulation == nil || demo else { throw ValidationError("--simulation goes with --demo") }
         guard journalCapacity > 0 else { throw ValidationError("--journal-capacity must be positive") }
@@ -87,19 +92,32 @@ struct Homed: AsyncParsableCommand {
         }
         let logger = Logger(label: "homed")
 
-        let socketPath = socket ?? defaultSocketPath(environment: ProcessInfo.processInfo.environment, uid: getuid())
+        let paths = DaemonPaths.resolve(
+            socket: socket, database: db, inMemory: inMemory, environment: ProcessInfo.processInfo.environment,
+            uid: getuid())
+        if printPaths {
+            print(paths.description)
+            return
+        }
+        let socketPath = paths.socket.path
         let database: HomeDatabase?
         let graph: HomeGraph
+        let instanceLock: InstanceLock
         do throws(HomeError) {
-            (database, graph) = try openHome(socketPath: socketPath, logger: logger)
+            // First the lock: of two daemons started together, one gets it, and the
+            // other is told about it before touching the socket or the database.
+            instanceLock = try InstanceLock.acquire(paths.lock, socketPath: socketPath)
+            (database, graph) = try openHome(paths: paths, logger: logger)
         } catch {
             // Before the server starts: no socket is made, and a refused database is left as it was.
             FileHandleStderr.write("homed: \(error.message)\n")
             throw ExitCode(Int32(error.code.rawValue))
         }
-        defer { database?.close() }
-        let persistence = database.map(DatabasePersistence.init)
-        let store = HomeStore(graph: graph, journalCapacity: journalCapacity, persistence: persistence)
+        defer {
+            database?.close()
+            withExtendedLifetime(instanceLock) {}
+        }
+        let store = HomeStore(graph: graph, journalCapacity: journalCapacity, persistence: database)
         var configuration = ServerConfiguration(socketPath: socketPath)
         configuration.defaultQueueLimit = queueLimit
         var simulator: SimulatorProvider?
@@ -122,14 +140,13 @@ struct Homed: AsyncParsableCommand {
         }
         let server = HomeServer(store: store, configuration: configuration, logger: logger)
 
-        // The value saver comes first so that it stops last, saving the final writes.
+        // The value log's folding comes first so that it stops last, leaving the file folded.
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
-        if let persistence {
+        if database != nil {
             services.append(
                 .init(
-                    service: ValueWriteBehind(
-                        store: store, persistence: persistence, interval: .milliseconds(valueSaveIntervalMs),
-                        logger: logger)))
+                    service: ValueLogFolding(
+                        store: store, interval: .milliseconds(valueFoldIntervalMs), logger: logger)))
         }
         services.append(.init(service: server))
         services.append(.init(service: AutomationEngine(store: store, values: server.values, logger: logger)))

@@ -130,9 +130,14 @@ struct CommandLineTests {
     @Test("a second homed on the same socket refuses to start and the first keeps serving")
     func secondDaemon() throws {
         let daemon = try DaemonProcess()
-        let rival = try run(builtExecutable("homed"), ["--demo", "--no-simulator", "--socket", daemon.socketPath])
-        #expect(rival.status != 0)
-        #expect(rival.stderr.contains("another homed is listening on \(daemon.socketPath)"))
+        let rival = try run(
+            builtExecutable("homed"),
+            ["--demo", "--no-simulator", "--socket", daemon.socketPath, "--db", daemon.directory + "/rival.sqlite"])
+        #expect(rival.status == 6)
+        #expect(
+            rival.stderr.contains(
+                "another homed (pid \(daemon.child.process.processIdentifier)) is running on \(daemon.socketPath)"),
+            "\(rival.stderr)")
         #expect(try daemon.homectl("status").status == 0)
     }
 }

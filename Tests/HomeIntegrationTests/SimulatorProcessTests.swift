@@ -69,15 +69,19 @@ struct SimulatorProcessTests {
         #expect(
             characteristics.isSuperset(of: wanted),
             "\(characteristics.sorted())")
-        // A write goes through the simulator: the garage door opens over its ticks.
+        // A write goes through the simulator: the garage door opens over its ticks. On a
+        // connection of its own: the subscription above is no longer read, and a connection
+        // whose subscriber stops reading stops being read itself once its buffer is full.
+        let writer = try await HomeClient.connect(to: daemon.socketPath, name: "writer")
         let target = graph.id("Garage/Garage Door/TargetDoorState")
         let current = graph.id("Garage/Garage Door/CurrentDoorState")
-        _ = try await client.write(.uint(0), to: target)
+        _ = try await writer.write(.uint(0), to: target)
         try await withTimeout(10, "the garage door to open") {
-            while try await client.read([current]).reads.first?.value != .uint(0) {
+            while try await writer.read([current]).reads.first?.value != .uint(0) {
                 try await Task.sleep(for: .milliseconds(20))
             }
         }
+        await writer.close()
         await client.close()
     }
 

@@ -160,3 +160,29 @@ struct HomeLayoutTests {
         try graph.checkIntegrity()
     }
 }
+
+@Suite("Names are text for people")
+struct ControlCharacterNameTests {
+    @Test("a control character anywhere in a name is refused, with its code and position; the message stays printable")
+    func controlCharacters() throws {
+        var graph = DemoHome.make(nowMs: 0)
+        expectFailure(
+            graph,
+            HomeError(
+                .invalidArgument,
+                "the room name \"Red\\u{1B}[31m\" has a control character (U+001B) at position 4; names are text for people"
+            )
+        ) {
+            _ = try $0.renameRoom(4, to: "Red\u{1B}[31m")
+        }
+        for name in ["a\nb", "nul\u{0}", "del\u{7F}", "c1\u{85}", "\ttab"] {
+            #expect(throws: HomeError.self, "\(name.debugDescription)") {
+                _ = try graph.addRoom(name: name, homeID: 1)
+            }
+        }
+        let error = try #require(throws: HomeError.self) { _ = try graph.addHome(name: "x\u{1B}]0;pwned\u{7}") }
+        #expect(!error.message.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 })
+        // Text beyond ASCII is fine.
+        #expect(throws: Never.self) { _ = try graph.addRoom(name: "Küche 🍳", homeID: 1) }
+    }
+}

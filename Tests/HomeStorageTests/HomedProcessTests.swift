@@ -1,5 +1,6 @@
 import Foundation
 import HomeModel
+import HomeTesting
 import Testing
 
 @testable import HomeStorage
@@ -26,9 +27,10 @@ struct HomedProcessTests {
         let process = Process()
         let standardError = Pipe()
 
-        init(_ arguments: [String]) throws {
+        init(_ arguments: [String], environment: [String: String] = [:]) throws {
             process.executableURL = URL(fileURLWithPath: homedBinary)
             process.arguments = arguments
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
             process.standardError = standardError
             process.standardOutput = FileHandle.nullDevice
             try process.run()
@@ -90,14 +92,14 @@ struct HomedProcessTests {
         graph.characteristics[path(graph, "Living Room/Thermostat/CurrentTemperature")]?.value
     }
 
-    @Test("homed --demo saves the demo home before serving; kill -9 keeps it, and the values saved behind")
+    @Test("homed --demo saves the demo home before serving; kill -9 keeps it, and its values, folded or not")
     func killNine() throws {
         let scratch = try Scratch()
         let database = scratch.file("homed.sqlite")
         let socket = scratch.file("homed.sock")
         let daemon = try Daemon([
             "--socket", socket, "--db", database, "--demo", "--simulator-interval-ms", "20",
-            "--value-save-interval-ms", "100",
+            "--value-fold-interval-ms", "600000",
         ])
         try daemon.waitFor(socket)
         // The thermostat drifts from 20.5 to its target 21 in 0.1 steps, one per tick.
@@ -108,20 +110,22 @@ struct HomedProcessTests {
         #expect(currentTemperature(restarted) == .float(21))
     }
 
-    @Test("a graceful stop saves every value written, however long the save interval")
+    @Test("a graceful stop folds every value written into the tables, however long the fold interval")
     func gracefulStop() throws {
         let scratch = try Scratch()
         let database = scratch.file("homed.sqlite")
         let socket = scratch.file("homed.sock")
         let daemon = try Daemon([
             "--socket", socket, "--db", database, "--demo", "--simulator-interval-ms", "20",
-            "--value-save-interval-ms", "600000",
+            "--value-fold-interval-ms", "600000",
         ])
         try daemon.waitFor(socket)
         usleep(600_000)
         #expect(daemon.stop(signal: SIGTERM) == 0)
         #expect(!FileManager.default.fileExists(atPath: socket))
-        #expect(currentTemperature(try HomeDatabase.open(path: database).load()) == .float(21))
+        let reopened = try HomeDatabase.open(path: database)
+        #expect(try reopened.valueLogRows() == 0)
+        #expect(currentTemperature(try reopened.load()) == .float(21))
     }
 
     @Test("a restart without --demo keeps the home; a new database without --demo has no homes")
@@ -148,16 +152,94 @@ struct HomedProcessTests {
     func defaultPath() throws {
         let scratch = try Scratch()
         let socket = scratch.file("run/homed/homed.sock")
-        let daemon = try Daemon(["--socket", socket, "--demo", "--no-simulator"])
+        let state = ["STATE_DIRECTORY": scratch.file("state/homed")]
+        let daemon = try Daemon(["--socket", socket, "--demo", "--no-simulator"], environment: state)
         try daemon.waitFor(socket)
         #expect(daemon.stop(signal: SIGTERM) == 0)
-        #expect(try HomeDatabase.open(path: scratch.file("run/homed/homed.sqlite")).load().homes.count == 1)
+        #expect(try HomeDatabase.open(path: scratch.file("state/homed/homed.sqlite")).load().homes.count == 1)
+        #expect(!FileManager.default.fileExists(atPath: scratch.file("run/homed/homed.sqlite")))
 
         let memory = scratch.file("memory/homed.sock")
-        let inMemory = try Daemon(["--socket", memory, "--demo", "--in-memory"])
+        let inMemory = try Daemon(
+            ["--socket", memory, "--demo", "--in-memory"], environment: ["STATE_DIRECTORY": scratch.file("unused")])
         try inMemory.waitFor(memory)
         #expect(inMemory.stop(signal: SIGTERM) == 0)
         #expect(!FileManager.default.fileExists(atPath: scratch.file("memory/homed.sqlite")))
+        #expect(!FileManager.default.fileExists(atPath: scratch.file("unused")))
+    }
+
+    @Test("a database at the old default place, beside the socket, is moved to the state directory once")
+    func movedFromFormerDefault() throws {
+        let scratch = try Scratch()
+        let socket = scratch.file("run/homed/homed.sock")
+        let former = scratch.file("run/homed/homed.sqlite")
+        let first = try Daemon(["--socket", socket, "--db", former, "--demo", "--no-simulator"])
+        try first.waitFor(socket)
+        // Killed, so that the move must carry the write-ahead log's contents too.
+        #expect(first.stop(signal: SIGKILL) == SIGKILL)
+        unlink(socket)  // what the killed daemon left; the next one's socket is waited for
+        let state = ["STATE_DIRECTORY": scratch.file("state")]
+        let moved = try Daemon(["--socket", socket, "--log-level", "notice"], environment: state)
+        try moved.waitFor(socket)
+        #expect(moved.stop(signal: SIGTERM) == 0)
+        #expect(moved.errors().contains("moved the database from the old default location"))
+        for suffix in ["", "-wal", "-shm"] { #expect(!FileManager.default.fileExists(atPath: former + suffix)) }
+        let graph = try HomeDatabase.open(path: scratch.file("state/homed.sqlite")).load()
+        expectSame(try layout(graph), try layout(DemoHome.make(nowMs: 0)))
+    }
+
+    @Test("--print-paths says where everything is and why, and starts nothing")
+    func printPaths() throws {
+        let scratch = try Scratch()
+        let socket = scratch.file("run/homed.sock")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: homedBinary)
+        process.arguments = ["--socket", socket, "--print-paths"]
+        process.environment = ProcessInfo.processInfo.environment.merging(["STATE_DIRECTORY": "/var/lib/x"]) { $1 }
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(!FileManager.default.fileExists(atPath: socket))
+        #expect(printed.contains("socket    \(socket)  (--socket)"), "\(printed)")
+        #expect(printed.contains("database  /var/lib/x/homed.sqlite  ($STATE_DIRECTORY (from systemd))"))
+        #expect(printed.contains("lock      \(socket).lock"))
+        #expect(printed.contains("former    \(scratch.file("run/homed.sqlite"))"))
+    }
+
+    @Test("two daemons started at the same moment on one socket and database: one serves, one says why, 100 times")
+    func twoAtOnce() async throws {
+        try await onDedicatedThread { try Self.twoAtOnceTrials() }
+    }
+
+    static func twoAtOnceTrials() throws {
+        let scratch = try Scratch()
+        let socket = scratch.file("homed.sock")
+        let database = scratch.file("homed.sqlite")
+        for trial in 0..<100 {
+            let arguments = ["--socket", socket, "--db", database, "--no-simulator", "--demo"]
+            let pair = [try Daemon(arguments), try Daemon(arguments)]
+            // The loser exits on its own; the winner serves until stopped.
+            var loser: Daemon?
+            for _ in 0..<500 where loser == nil {
+                loser = pair.first { !$0.process.isRunning }
+                if loser == nil { usleep(10_000) }
+            }
+            guard let loser, let winner = pair.first(where: { $0 !== loser }) else {
+                Issue.record("trial \(trial): both daemons kept running")
+                break
+            }
+            #expect(loser.process.terminationStatus == 6, "trial \(trial): \(loser.errors())")
+            let said = loser.errors()
+            #expect(
+                said.contains("another homed (pid \(winner.process.processIdentifier)) is running on \(socket)"),
+                "trial \(trial): \(said)")
+            try winner.waitFor(socket)
+            #expect(winner.process.isRunning, "trial \(trial): the winner stopped: \(winner.errors())")
+            #expect(winner.stop(signal: SIGTERM) == 0, "trial \(trial)")
+        }
     }
 
     @Test("homed refuses a database it must not touch, says why on stderr, and creates nothing")

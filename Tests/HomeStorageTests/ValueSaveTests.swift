@@ -25,7 +25,7 @@ struct ValueSaveTests {
             written.append(tables.characteristics[id]!)
         }
         #expect(written.count >= newValues.count)
-        try database.saveValues(written)
+        try database.foldValueLog(into: written)
         expectSame(try reloaded(database), try tables.graph())
     }
 
@@ -64,7 +64,7 @@ struct ValueSaveTests {
         var removed = demo
         _ = try removed.removeAccessory(lampID)
         try database.saveLayout(from: demo, to: removed)
-        try database.saveValues([stale])
+        try database.foldValueLog(into: [stale])
         expectSame(try reloaded(database), removed)
     }
 
@@ -74,7 +74,7 @@ struct ValueSaveTests {
         let database = try HomeDatabase.open(path: scratch.file("homed.sqlite"))
         database.close()
         #expect(throws: HomeError(.failedPrecondition, "database \(database.path) is closed")) {
-            try database.saveValues(DemoHome.make(nowMs: 0).characteristics.values.map { $0 })
+            try database.foldValueLog(into: DemoHome.make(nowMs: 0).characteristics.values.map { $0 })
         }
     }
 }

@@ -4,6 +4,7 @@ internal import Histogram
 internal import HomeClient
 internal import HomeModel
 internal import HomeServer
+internal import HomeStorage
 @_spi(Wire) internal import HomeTesting
 @_spi(Wire) internal import HomeWire
 internal import Logging
@@ -229,10 +230,14 @@ enum Bench {
 
     /// A writer sends batches of writes that each change a value; one subscriber
     /// counts the value events (and what coalescing merged) until all arrived.
-    static func homedStream(directory: String, events: Int, writer kind: StreamWriter = .homeClient) async throws
-        -> StreamFigures
-    {
-        let server = try await startServer(directory: directory, queueLimit: 65_536)
+    ///
+    /// - Parameters:
+    ///   - database: keep the home in a SQLite file in `directory`, as homed does
+    ///     (every write logged before it is acknowledged); else in memory.
+    static func homedStream(
+        directory: String, events: Int, writer kind: StreamWriter = .homeClient, database: Bool = false
+    ) async throws -> StreamFigures {
+        let server = try await startServer(directory: directory, queueLimit: 65_536, database: database)
         let path = server.configuration.socketPath
         let reader = try await HomeClient.connect(to: path, name: "bench-reader")
         let brightness = try server.store.snapshot().graph.resolve(path: "Living Room/Lamp/Brightness")
@@ -257,6 +262,15 @@ enum Bench {
         // daemon always has the next batch to apply while the last one is answered.
         let inFlight = 4
         let homeWriter = kind == .homeClient ? try await HomeClient.connect(to: path, name: "bench-writer") : nil
+        // As homed does, the value log is folded into the tables every half second.
+        let store = server.store
+        let folding = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(500))
+                if database { _ = try? store.foldValueLog() }
+            }
+        }
+        defer { folding.cancel() }
         let clock = ContinuousClock()
         let start = clock.now
         let writerTask: Task<Void, any Error>
@@ -334,9 +348,16 @@ enum Bench {
 
     static func startServer(
         directory: String, queueLimit: Int = 1024, maxConnections: Int = 1024,
-        graph: HomeGraph? = nil
+        graph: HomeGraph? = nil, database: Bool = false
     ) async throws -> HomeServer {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let home = graph ?? DemoHome.make(nowMs: 0)
+        var persistence: HomeDatabase?
+        if database {
+            let file = try HomeDatabase.open(path: directory + "/homed.sqlite")
+            try file.saveLayout(from: HomeGraph(), to: home)
+            persistence = file
+        }
         var configuration = ServerConfiguration(socketPath: directory + "/homed.sock")
         configuration.defaultQueueLimit = queueLimit
         // The benchmarks' subscribers take whole bursts without merging: as the
@@ -346,7 +367,7 @@ enum Bench {
         var logger = Logger(label: "homed-bench")
         logger.logLevel = .error
         let server = HomeServer(
-            store: HomeStore(graph: graph ?? DemoHome.make(nowMs: 0)), configuration: configuration, logger: logger,
+            store: HomeStore(graph: home, persistence: persistence), configuration: configuration, logger: logger,
             group: daemonGroup)
         try await server.start()
         return server

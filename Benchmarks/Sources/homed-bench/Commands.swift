@@ -9,7 +9,7 @@ struct HomedBench: AsyncParsableCommand {
         abstract: "Measure homed against a C floor and bare SwiftNIO on the same machine, in the same run.",
         subcommands: [
             Wire.self, FanoutCommand.self, ScaleCommand.self, IdleMemoryCommand.self, JournalStallCommand.self,
-            ProfileCommand.self, ProviderCommand.self,
+            ProfileCommand.self, ProviderCommand.self, DurabilityCommand.self,
         ],
         defaultSubcommand: Wire.self)
 }
@@ -130,4 +130,28 @@ struct ProviderCommand: AsyncParsableCommand {
     func run() async throws {
         try await ProviderBench.run(roundTrips: roundTrips, events: events, batch: batch, runs: runs)
     }
+}
+
+struct DurabilityCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "durability",
+        abstract:
+            "Event rate and write round trip with the home in memory and in SQLite (values logged before replies).")
+
+    @Option(help: "Events written per event-rate measurement.")
+    var events = 1_000_000
+    @Option(help: "Sequential single writes per round-trip measurement.")
+    var roundTrips = 10_000
+    @Option(help: "Runs of everything, memory and database alternately; the median run is reported.")
+    var runs = 3
+
+    func validate() throws {
+        guard events >= 1000 && events % 1000 == 0 else {
+            throw ValidationError("--events must be a positive multiple of 1000")
+        }
+        guard roundTrips >= 100 else { throw ValidationError("--round-trips must be at least 100") }
+        guard runs >= 1 else { throw ValidationError("--runs must be at least 1") }
+    }
+
+    func run() async throws { try await Durability.run(events: events, roundTrips: roundTrips, runs: runs) }
 }

@@ -93,6 +93,7 @@ def daemon():
         with open(log_path, "wb") as log:
             env = dict(os.environ)
             env.pop("HOMED_SOCKET", None)
+            env["STATE_DIRECTORY"] = tmp  # the database, in the test's directory
             proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                     cwd=tmp, env=env, preexec_fn=_die_with_parent)
         d = Daemon(proc, socket_path, log_path, args)

@@ -2,10 +2,18 @@ extension HomeGraph {
     /// The longest name, in UTF-8 bytes, of anything a person names (HomeKit's limit too).
     public static let maxNameLength = 64
 
-    /// Checks a name a person gave: not blank, at most 64 bytes of UTF-8.
+    /// Checks a name a person gave: not blank, no control characters (ESC, newline,
+    /// NUL, …), at most 64 bytes of UTF-8.
     static func validateName(_ name: String, for kind: ObjectKind) throws(HomeError) {
         if name.allSatisfy(\.isWhitespace) {
             throw HomeError(.invalidArgument, "\(kind.nounWithArticle) name cannot be empty")
+        }
+        for (offset, scalar) in name.unicodeScalars.enumerated() where isControl(scalar) {
+            throw HomeError(
+                .invalidArgument,
+                "the \(kind.noun) name \(quoted(name)) has a control character (U+"
+                    + String(scalar.value, radix: 16, uppercase: true).leftPadded(to: 4)
+                    + ") at position \(offset + 1); names are text for people")
         }
         let length = name.utf8.count
         if length > maxNameLength {
@@ -103,3 +111,9 @@ extension Zone: HomeObject {}
 extension ServiceGroup: HomeObject {}
 extension ActionSet: HomeObject {}
 extension Trigger: HomeObject {}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}

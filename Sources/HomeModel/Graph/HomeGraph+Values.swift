@@ -45,6 +45,26 @@ extension HomeGraph {
     public mutating func store(_ checked: CheckedWrite, nowMs: Int64) -> CharacteristicValue? {
         characteristics.values[checked.index].store(checked.value, isOccurrence: checked.isOccurrence, nowMs: nowMs)
     }
+
+    /// `store`, also giving the value and time the characteristic held before
+    /// (read in place, without copying the characteristic), for undoing it.
+    public mutating func storeKeepingPrevious(_ checked: CheckedWrite, nowMs: Int64) -> (
+        changed: CharacteristicValue?, previousValue: CharacteristicValue?, previousUpdatedMs: Int64
+    ) {
+        let previousValue = characteristics.values[checked.index].value
+        let previousUpdatedMs = characteristics.values[checked.index].lastUpdatedMs
+        let changed = characteristics.values[checked.index].store(
+            checked.value, isOccurrence: checked.isOccurrence, nowMs: nowMs)
+        return (changed, previousValue, previousUpdatedMs)
+    }
+
+    /// Puts back a value as it was before `store` (a change that could not be saved).
+    public mutating func restoreValue(
+        _ value: CharacteristicValue?, lastUpdatedMs: Int64, at index: CharacteristicIndex
+    ) {
+        characteristics.values[index].value = value
+        characteristics.values[index].lastUpdatedMs = lastUpdatedMs
+    }
 }
 
 extension Characteristic {

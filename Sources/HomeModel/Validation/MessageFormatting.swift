@@ -18,7 +18,17 @@ func quoted(_ text: String, limit: Int = 40) -> String {
         case "\"": escaped += "\\\""
         case "\\": escaped += "\\\\"
         case "\n": escaped += "\\n"
-        default: escaped.append(character)
+        default:
+            // Control characters never reach a terminal raw from a message (an ESC
+            // would recolour it): \u{1B} and the like instead.
+            if character.unicodeScalars.contains(where: isControl) {
+                for scalar in character.unicodeScalars {
+                    escaped +=
+                        isControl(scalar) ? "\\u{\(String(scalar.value, radix: 16, uppercase: true))}" : String(scalar)
+                }
+            } else {
+                escaped.append(character)
+            }
         }
     }
     return "\"" + escaped + (text.count > limit ? "…" : "") + "\""
@@ -33,4 +43,9 @@ func hexPreview(_ bytes: [UInt8], limit: Int = 16) -> String {
         text.append(digits[Int(byte & 0xF)])
     }
     return text + (bytes.count > limit ? "…" : "")
+}
+
+/// C0 controls (NUL to US), DEL and the C1 controls: what names may not hold.
+func isControl(_ scalar: Unicode.Scalar) -> Bool {
+    scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
 }

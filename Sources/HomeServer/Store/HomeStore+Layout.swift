@@ -13,9 +13,7 @@ extension HomeStore {
             transaction throws(HomeError) -> (events: [HomeEvent.Body], createdID: ObjectID) in
             let applied = try transaction.graph.apply(operation)
             for event in applied.events { transaction.emit(event) }
-            if let persistence, let before = transaction.before {
-                try persistence.saveLayout(from: before, to: transaction.graph)
-            }
+            try saveLayout(of: transaction)
             return applied
         }
         let events = committed.result.events.enumerated().map { position, body in

@@ -25,9 +25,7 @@ extension HomeStore {
             let registration = try transaction.graph.register(
                 accessories, removing: removeKeys, provider: provider, homeID: homeID, nowMs: transaction.nowMs)
             for change in registration.changes { transaction.emit(.layout(change)) }
-            if let persistence, let before = transaction.before {
-                try persistence.saveLayout(from: before, to: transaction.graph)
-            }
+            try saveLayout(of: transaction)
             return registration
         }
         let registration = committed.result
@@ -104,6 +102,16 @@ extension HomeStore {
                 }
             }
             return rejected
+        }
+        if let saveFailure = committed.saveFailure {
+            // Nothing of it was applied but reachability: every value is refused.
+            let refused = HomeError(
+                saveFailure.code, "not applied: the value could not be saved: \(saveFailure.message)")
+            let rejectedIDs = Set(committed.result.map(\.characteristicID))
+            let undone = values.filter { !rejectedIDs.contains($0.characteristicID) }.map {
+                WriteResult(characteristicID: $0.characteristicID, error: refused)
+            }
+            return (committed.lastSeq, committed.result + undone)
         }
         return (committed.lastSeq, committed.result)
     }

@@ -72,7 +72,17 @@ extension HomeStore {
             }
             return results
         }
-        return WriteOutcome(results: committed.result, seq: committed.lastSeq)
+        return WriteOutcome(results: Self.failApplied(committed.result, committed.saveFailure), seq: committed.lastSeq)
+    }
+
+    /// The results of a commit whose values could not be saved: every write it
+    /// applied (which was undone) fails with that error; the others keep theirs.
+    static func failApplied(_ results: [WriteResult], _ saveFailure: HomeError?) -> [WriteResult] {
+        guard let saveFailure else { return results }
+        let failure = HomeError(saveFailure.code, "not applied: the value could not be saved: \(saveFailure.message)")
+        return results.map { result in
+            result.error == nil ? WriteResult(characteristicID: result.characteristicID, error: failure) : result
+        }
     }
 
     /// One write checked against the graph, with the precise error when it is not
@@ -117,6 +127,10 @@ extension HomeStore {
             transaction.emit(.actionSetExecuted(actionSetID))
             return results
         }
+        if let saveFailure = committed.saveFailure {
+            throw HomeError(
+                saveFailure.code, "scene \(actionSetID) not run: its values could not be saved: \(saveFailure.message)")
+        }
         return WriteOutcome(results: committed.result, seq: committed.lastSeq)
     }
 
@@ -156,8 +170,24 @@ extension HomeStore.Transaction {
     ///
     /// - Returns: the write's result, with its event's sequence number (0: no event).
     mutating func store(_ checked: CheckedWrite, to characteristicID: ObjectID) -> WriteResult {
-        guard let changed = graph.store(checked, nowMs: nowMs) else {
-            return WriteResult(characteristicID: characteristicID)
+        let changed: CharacteristicValue
+        if undo == nil {
+            guard let stored = graph.store(checked, nowMs: nowMs) else {
+                return WriteResult(characteristicID: characteristicID)
+            }
+            changed = stored
+        } else {
+            let stored = graph.storeKeepingPrevious(checked, nowMs: nowMs)
+            guard let value = stored.changed else { return WriteResult(characteristicID: characteristicID) }
+            changed = value
+            // Undoing needs each characteristic's first previous state; a run of
+            // writes to one characteristic (a slider dragged) keeps one entry.
+            if undo?.last?.index != checked.index {
+                undo?.append(
+                    ValueUndo(
+                        index: checked.index, characteristicID: characteristicID, value: stored.previousValue,
+                        lastUpdatedMs: stored.previousUpdatedMs))
+            }
         }
         let change = ValueChange(
             accessoryID: checked.accessoryID, serviceID: checked.serviceID, characteristicID: characteristicID,

@@ -20,8 +20,8 @@ public final class HomeStore: Sendable {
     /// The last sequence number published, readable without the lock.
     let publishedSeq = PublishedSequence()
     let startedAtMs: Int64
-    let persistence: (any LayoutPersistence)?
-    /// Characteristics written since `ValueWriteBehind` last saved them; nil without persistence.
+    let persistence: (any HomePersistence)?
+    /// Characteristics changed since the value log was last folded; nil without persistence.
     let writtenValues: WrittenValues?
 
     struct State {
@@ -45,9 +45,9 @@ public final class HomeStore: Sendable {
     /// - Parameters:
     ///   - graph: the initial home graph.
     ///   - journalCapacity: how many recent events are held for resuming clients.
-    ///   - persistence: where layout changes are made durable before they are
-    ///     acknowledged; nil keeps everything in memory.
-    public init(graph: HomeGraph, journalCapacity: Int = 100_000, persistence: (any LayoutPersistence)? = nil) {
+    ///   - persistence: where changes are made durable before they are
+    ///     acknowledged or published; nil keeps everything in memory.
+    public init(graph: HomeGraph, journalCapacity: Int = 100_000, persistence: (any HomePersistence)? = nil) {
         let journal = Journal(id: Journal.makeID(), capacity: journalCapacity)
         self.journalID = journal.id
         self.startedAtMs = currentTimeMs()
@@ -97,6 +97,17 @@ public final class HomeStore: Sendable {
         /// The commit's time: its events' time, and the time of the values it stores.
         let nowMs: Int64
         fileprivate(set) var events: [PendingEvent] = []
+        /// For a `.values` commit with persistence: each stored value's previous
+        /// state, in order, so that the commit can be undone if the value log
+        /// refuses it. Nil when nothing is persisted.
+        var undo: [ValueUndo]?
+
+        struct ValueUndo {
+            var index: HomeGraph.CharacteristicIndex
+            var characteristicID: ObjectID
+            var value: CharacteristicValue?
+            var lastUpdatedMs: Int64
+        }
 
         struct PendingEvent {
             var body: HomeEvent.Body
@@ -123,6 +134,10 @@ public final class HomeStore: Sendable {
     /// What a commit returns: the change's own result and where its events landed.
     struct Committed<Result> {
         var result: Result
+        /// Why the commit's value changes were undone: the value log refused them
+        /// (a full disk). Its value events were not published; the caller reports
+        /// every write it applied as failed with this error.
+        var saveFailure: HomeError?
         /// The sequence number the commit's first event got (if it had any).
         var firstSeq: UInt64
         /// The daemon's sequence number once the commit took effect.
@@ -152,6 +167,7 @@ public final class HomeStore: Sendable {
                 // Moved out and back rather than copied, so that editing it in place
                 // does not copy its tables.
                 transaction = Transaction(graph: HomeGraph(), before: nil, firstSeq: firstSeq, nowMs: now)
+                if persistence != nil { transaction.undo = [] }
                 swap(&transaction.graph, &state.graph)
             case .layout:
                 transaction = Transaction(graph: state.graph, before: state.graph, firstSeq: firstSeq, nowMs: now)
@@ -163,6 +179,8 @@ public final class HomeStore: Sendable {
                 if kind == .values { swap(&transaction.graph, &state.graph) }
                 throw error
             }
+            // Values are durable before anyone hears of them.
+            let saveFailure = appendToValueLog(&transaction)
             swap(&transaction.graph, &state.graph)
             if kind == .layout { state.layoutVersion &+= 1 }
             // The graph now stands after every event of this commit.
@@ -172,13 +190,45 @@ public final class HomeStore: Sendable {
                 Self.publish(
                     &event, in: &state, graphSeq: graphSeq, wake: &wake, mergeable: pending.mergeable,
                     subject: pending.subject)
-                if case .value(let change) = pending.body { writtenValues?.mark(change.characteristicID) }
             }
             publishedSeq.publish(state.journal.lastSeq)
-            return Committed(result: result, firstSeq: firstSeq, lastSeq: state.journal.lastSeq, timeMs: now)
+            return Committed(
+                result: result, saveFailure: saveFailure, firstSeq: firstSeq, lastSeq: state.journal.lastSeq,
+                timeMs: now)
         }
         for flusher in wake { flusher.scheduleFlush() }
         return committed
+    }
+
+    /// Appends the values a `.values` commit stored to the value log (the last value
+    /// of each characteristic, once), marking them for the next fold. If the log
+    /// refuses them, the values are put back as they were and the commit's value
+    /// events dropped, so nothing unsaved is published or acknowledged.
+    ///
+    /// - Returns: the log's error, if it refused.
+    private func appendToValueLog(_ transaction: inout Transaction) -> HomeError? {
+        guard let persistence, let writtenValues, let undo = transaction.undo, !undo.isEmpty else { return nil }
+        var seen = Set<HomeGraph.CharacteristicIndex>()
+        var changes: [SavedValue] = []
+        changes.reserveCapacity(undo.count)
+        // Each characteristic logged once, with its final value.
+        for entry in undo where undo.count == 1 || seen.insert(entry.index).inserted {
+            changes.append(
+                SavedValue(
+                    characteristicID: entry.characteristicID,
+                    value: transaction.graph.characteristics.values[entry.index].value))
+        }
+        do throws(HomeError) {
+            try persistence.appendValues(changes, timeMs: transaction.nowMs)
+            for change in changes { writtenValues.mark(change.characteristicID) }
+            return nil
+        } catch {
+            for entry in undo.reversed() {
+                transaction.graph.restoreValue(entry.value, lastUpdatedMs: entry.lastUpdatedMs, at: entry.index)
+            }
+            transaction.events.removeAll { if case .value = $0.body { true } else { false } }
+            return error
+        }
     }
 
     /// Numbers an event, journals it and offers it to every subscriber. Runs under

@@ -108,7 +108,10 @@ final class DaemonProcess: @unchecked Sendable {
         self.directory = directory ?? TestServer.makeTemporaryDirectory("homed-proc")
         socketPath = self.directory + "/homed.sock"
         child = try ChildProcess(
-            builtExecutable("homed"), ["--socket", socketPath, "--log-level", "warning"] + arguments)
+            builtExecutable("homed"),
+            ["--socket", socketPath, "--log-level", "warning"]
+                + (arguments.contains("--db") || arguments.contains("--in-memory")
+                    ? [] : ["--db", self.directory + "/homed.sqlite"]) + arguments)
         let deadline = Date().addingTimeInterval(15)
         while access(socketPath, F_OK) != 0 || !canConnect() {
             guard Date() < deadline, child.process.isRunning else {

@@ -32,10 +32,7 @@ enum SocketPath {
                 "socket path \(path) is longer than the \(MemoryLayout.size(ofValue: sockaddr_un().sun_path) - 1) bytes a Unix socket address holds"
             )
         }
-        let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
-        if !directory.isEmpty {
-            try makeDirectory(directory)
-        }
+        try prepareDirectory(of: path)
         var info = stat()
         guard lstat(path, &info) == 0 else { return }  // nothing there
         guard (info.st_mode & S_IFMT) == S_IFSOCK else {
@@ -46,7 +43,34 @@ enum SocketPath {
         }
     }
 
-    private static func makeDirectory(_ directory: String) throws(HomeError) {
+    /// Creates the socket's directory (0700) if missing, and refuses one that
+    /// another user could use to put an impostor in the socket's place: writable
+    /// by everyone without the sticky bit, or owned by another uid (root aside,
+    /// who can do anything anyway).
+    static func prepareDirectory(of socketPath: String) throws(HomeError) {
+        guard let directory = DaemonPaths.directory(of: socketPath) else { return }
+        try makeDirectory(directory)
+        var info = stat()
+        guard stat(directory, &info) == 0 else {
+            throw HomeError(
+                .failedPrecondition, "cannot inspect socket directory \(directory): \(String(cString: strerror(errno)))"
+            )
+        }
+        if info.st_mode & S_IWOTH != 0 && info.st_mode & S_ISVTX == 0 {
+            throw HomeError(
+                .failedPrecondition,
+                "socket directory \(directory) is writable by everyone (mode \(String(info.st_mode & 0o7777, radix: 8))) "
+                    + "without the sticky bit: another user could replace the socket; refusing to use it")
+        }
+        if info.st_uid != geteuid() && info.st_uid != 0 {
+            throw HomeError(
+                .failedPrecondition,
+                "socket directory \(directory) belongs to uid \(info.st_uid), not to this daemon's uid \(geteuid()): "
+                    + "its owner could replace the socket; refusing to use it")
+        }
+    }
+
+    static func makeDirectory(_ directory: String) throws(HomeError) {
         var info = stat()
         if stat(directory, &info) == 0 {
             guard (info.st_mode & S_IFMT) == S_IFDIR else {

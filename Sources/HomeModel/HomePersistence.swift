@@ -1,0 +1,36 @@
+/// Where the daemon keeps the home (SQLite in `homed`, see HomeStorage; nothing in
+/// tests and `--in-memory`). The store calls it under its lock, so calls never
+/// overlap and every call sees the graph as the store does.
+///
+/// Layout is made durable against power loss before it is acknowledged. Values are
+/// appended to a log that survives the process's death before they are
+/// acknowledged or published, and folded into the tables from time to time; what
+/// is in the tables plus the log, replayed in order, is always the last state
+/// acknowledged.
+public protocol HomePersistence: Sendable {
+    /// Makes the layout of `new` durable (everything but values, except a new
+    /// characteristic's initial value), given that `old` is what is stored now, and
+    /// in the same transaction saves the current values of `values` (the
+    /// characteristics changed since the value log was last folded) and empties
+    /// the value log. If it throws, nothing changed.
+    func saveLayout(from old: HomeGraph, to new: HomeGraph, values: [Characteristic]) throws(HomeError)
+
+    /// Appends value changes made at `timeMs` to the value log. When it returns they
+    /// survive the process's death; if it throws, nothing was appended.
+    func appendValues(_ changes: [SavedValue], timeMs: Int64) throws(HomeError)
+
+    /// Saves the current values of these characteristics (all those changed since
+    /// the last fold) and empties the value log, in one transaction.
+    func foldValueLog(into characteristics: [Characteristic]) throws(HomeError)
+}
+
+/// A characteristic's value as the value log records it.
+public struct SavedValue: Sendable, Hashable {
+    public var characteristicID: ObjectID
+    public var value: CharacteristicValue?
+
+    public init(characteristicID: ObjectID, value: CharacteristicValue?) {
+        self.characteristicID = characteristicID
+        self.value = value
+    }
+}
