@@ -32,8 +32,7 @@ final class FuzzConnection {
         let loop = EmbeddedEventLoop()
         channel = EmbeddedChannel(loop: loop)
         let server = HomeServer(
-            store: HomeStore(graph: demoHome, journalCapacity: 256),
-            configuration: ServerConfiguration(socketPath: "/unused"),
+            store: HomeStore(graph: demoHome, journalCapacity: 256), configuration: Self.configuration,
             logger: Logger(label: "homed-fuzz", factory: { _ in SwiftLogNoOpLogHandler() }),
             group: loop)
         do {
@@ -46,6 +45,21 @@ final class FuzzConnection {
             receive(WireFrame(callID: 0, body: .hello(Hello(clientName: "homed-fuzz"))).encoded())
         }
     }
+
+    /// The daemon's limits, with every timeout short enough to fire within the
+    /// second `finish()` moves the clock by: the hello, a partial frame, keepalive
+    /// pings, a provider's answer and its liveness pings. (Moving it further costs
+    /// more than it finds: a subscription may ask for a heartbeat every millisecond.)
+    static let configuration: ServerConfiguration = {
+        var configuration = ServerConfiguration(socketPath: "/unused")
+        configuration.helloTimeoutMs = 500
+        configuration.frameTimeoutMs = 500
+        configuration.keepaliveIntervalMs = 300
+        configuration.providerTimeoutMs = 500
+        configuration.providerPingIntervalMs = 200
+        configuration.providerPingTimeoutMs = 400
+        return configuration
+    }()
 
     var isOpen: Bool { channel.isActive }
 
@@ -62,10 +76,11 @@ final class FuzzConnection {
         checkWritten()
     }
 
-    /// Lets every timer due within a few seconds fire (call deadlines, provider
-    /// timeouts, a lingering close), then closes the connection and cancels the rest.
+    /// Lets every timer due within a second fire (call deadlines, the timeouts of
+    /// `configuration`, a lingering close), then closes the connection and cancels
+    /// the rest.
     func finish() {
-        channel.embeddedEventLoop.advanceTime(by: .seconds(6))
+        channel.embeddedEventLoop.advanceTime(by: .seconds(1))
         checkWritten()
         _ = try? channel.finish(acceptAlreadyClosed: true)
         checkWritten()

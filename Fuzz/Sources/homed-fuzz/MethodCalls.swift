@@ -7,7 +7,7 @@ internal import NIOCore
 /// first having to find the envelope and the method names.
 ///
 /// Each record is: one byte naming the method (its low 7 bits modulo the number of
-/// methods, in schema order; the high bit gives the call a 1 s deadline), a 2-byte
+/// methods, in schema order; the high bit gives the call a 500 ms deadline), a 2-byte
 /// little-endian length, then that many bytes of request message (fewer when the
 /// input ends first). Calls take ids 1, 2, … so a later record can be a method that
 /// needs an earlier one (a provider's register after its OpenProvider).
@@ -27,7 +27,7 @@ enum MethodCalls {
             rest = rest.dropFirst(length)
             let open = CallOpen(
                 method: methods[Int(head & 0x7f) % methods.count], request: request,
-                timeoutMs: head & 0x80 == 0 ? nil : 1_000)
+                timeoutMs: head & 0x80 == 0 ? nil : 500)
             frames.append(WireFrame(callID: callID, body: .open(open)).encoded())
             callID += 1
         }
