@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 status=0
-if bare=$(grep -rnE '^[[:space:]]*(@preconcurrency )?import ' Sources Benchmarks/Sources --include='*.swift'); then
+if bare=$(grep -rnE '^[[:space:]]*(@preconcurrency )?import ' Sources Benchmarks/Sources Fuzz/Sources --include='*.swift'); then
   echo "imports without an access level (write 'internal import X' or 'public import X'):" >&2
   echo "$bare" >&2
   status=1

@@ -14,7 +14,8 @@ echo "== imports say what they expose"
 Scripts/check-imports.sh
 
 echo "== formatting (swift format, .swift-format)"
-swift format lint --strict --recursive --parallel Sources Tests Benchmarks/Sources Package.swift Benchmarks/Package.swift
+swift format lint --strict --recursive --parallel Sources Tests Benchmarks/Sources Fuzz/Sources Package.swift \
+  Benchmarks/Package.swift Fuzz/Package.swift
 
 echo "== swift build (warnings are errors)"
 swift build --build-tests
@@ -24,3 +25,9 @@ swift test --skip-build
 
 echo "== Python client against a real homed"
 HOMED_BIN="$PWD/.build/debug/homed" python3 -m pytest -q Clients/python Clients/providers/sysfs
+
+# A short smoke run of the fuzzer over the frame decoder, the envelope and every
+# method (Fuzz/README.md); its own release build with AddressSanitizer.
+echo "== fuzzing smoke (Scripts/fuzz.sh 60)"
+python3 Fuzz/make-corpus.py --check
+Scripts/fuzz.sh 60

@@ -60,10 +60,7 @@ public final class HomeServer: Service, Sendable {
         for provider in store.providerAccessories(excluding: providers.inProcessProviders).keys {
             store.setProviderReachable(false, provider: provider, origin: Origin(kind: .daemon, name: "homed"))
         }
-        let router = HomeService(
-            store: store, registry: registry, configuration: configuration, providers: providers,
-            flushers: LoopFlushers()
-        ).router()
+        let router = makeRouter()
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .childChannelOption(.writeBufferWaterMark, value: .init(low: 256 * 1024, high: 1024 * 1024))
@@ -92,6 +89,24 @@ public final class HomeServer: Service, Sendable {
         }
         serverChannel.withLock { $0 = channel }
         logger.info("listening", metadata: ["socket": "\(configuration.socketPath)", "journal": "\(store.journalID)"])
+    }
+
+    /// Every method of `HomeService` over this server's store, registry and providers.
+    private func makeRouter() -> HomeRouter {
+        HomeService(
+            store: store, registry: registry, configuration: configuration, providers: providers,
+            flushers: LoopFlushers()
+        ).router()
+    }
+
+    /// The handler `start()` gives each accepted connection, over the same service,
+    /// router, registry and providers, for a harness that drives one connection
+    /// through an `EmbeddedChannel` with no socket (the fuzzer, Fuzz/). Nothing is
+    /// bound and `start()`'s other steps are not taken.
+    @_spi(Fuzzing) public func makeConnectionHandler() -> any ChannelHandler {
+        ConnectionHandler(
+            router: makeRouter(), registry: registry, configuration: configuration, journalID: store.journalID,
+            logger: logger)
     }
 
     /// Stops accepting, says go-away to every client, ends streams, closes and

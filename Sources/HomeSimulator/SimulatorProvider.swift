@@ -80,6 +80,10 @@ public struct SimulatorProvider: Service {
                 }
             }
         }
+        // The provider's write handler holds the box that holds the provider: a
+        // cycle that kept the provider, its client and every id it knew alive after
+        // the simulator stopped.
+        providerBox.withLock { $0 = nil }
     }
 
     /// Reports one step's changes; a daemon that is away hears of them at the

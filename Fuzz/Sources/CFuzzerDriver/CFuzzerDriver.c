@@ -1,0 +1,2 @@
+// Nothing to compile: the target exists for its header (SwiftPM wants a source).
+#include "CFuzzerDriver.h"
