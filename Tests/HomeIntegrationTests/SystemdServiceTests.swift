@@ -75,6 +75,31 @@ struct SystemdServiceTests {
         #expect(daemon.wait() == 0)
     }
 
+    @Test("SIGHUP (systemctl reload) leaves homed serving; it says RELOADING=1, then READY=1")
+    func reload() throws {
+        let directory = TestServer.makeTemporaryDirectory("homed-reload")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let notifyPath = directory + "/notify"
+        let notifications = try DatagramSocket(path: notifyPath)
+        let socketPath = directory + "/homed.sock"
+        let daemon = try ChildProcess(
+            builtExecutable("homed"), ["--in-memory", "--demo", "--no-simulator", "--socket", socketPath],
+            environment: ["NOTIFY_SOCKET": notifyPath])
+        let ready = try #require(notifications.receive(seconds: 15))
+        #expect(ready.split(separator: "\n").contains("READY=1"))
+
+        daemon.signal(SIGHUP)
+        let reloading = try #require(notifications.receive(seconds: 15))
+        #expect(reloading.split(separator: "\n").contains("RELOADING=1"))
+        #expect(reloading.split(separator: "\n").contains { $0.hasPrefix("MONOTONIC_USEC=") })
+        let readyAgain = try #require(notifications.receive(seconds: 15))
+        #expect(readyAgain.split(separator: "\n").contains("READY=1"))
+        let status = try run(builtExecutable("homectl"), ["status"], environment: ["HOMED_SOCKET": socketPath])
+        #expect(status.status == 0)
+        daemon.signal(SIGTERM)
+        #expect(daemon.wait() == 0)
+    }
+
     @Test("--log-format journal writes <N>-prefixed lines without timestamps")
     func journalFormat() throws {
         let directory = TestServer.makeTemporaryDirectory("homed-journal")
