@@ -1,16 +1,17 @@
 import Foundation
-import Logging
-import Synchronization
 import Testing
 
 @testable import HomeSystemd
 
-/// `SystemdNotifier` against a real notification socket (what systemd listens on),
-/// given as NOTIFY_SOCKET in this process's environment: serialized, since every
-/// test sets it.
-@Suite("sd_notify: what the service manager hears", .serialized)
+/// `SystemdNotifier` in a probe process whose NOTIFY_SOCKET is a real notification
+/// socket bound here (what systemd listens on). The variable is set for the probe
+/// alone: in this process it would reach every daemon other tests start meanwhile.
+@Suite(
+    "sd_notify: what the service manager hears",
+    .enabled(
+        if: FileManager.default.isExecutableFile(atPath: probeExecutable), "build first: swift build --build-tests"))
 struct NotifierTests {
-    /// A datagram socket bound in a fresh directory, named by NOTIFY_SOCKET while it lives.
+    /// A datagram socket bound in a fresh directory.
     final class NotifySocket {
         let directory: TemporaryDirectory
         let path: String
@@ -20,120 +21,75 @@ struct NotifierTests {
             directory = try TemporaryDirectory()
             path = directory.path + "/notify"
             fd = try unixSocket(SOCK_DGRAM, at: path)
-            setenv("NOTIFY_SOCKET", path, 1)
         }
 
-        deinit {
-            unsetenv("NOTIFY_SOCKET")
-            close(fd)
-        }
+        deinit { close(fd) }
 
-        /// The datagram sd_notify queued (it has been sent when sd_notify returns); nil if none.
-        func received() -> String? {
+        /// Every datagram queued (sd_notify has sent each when it returns), in order.
+        func received() -> [String] {
+            var messages: [String] = []
             var buffer = [UInt8](repeating: 0, count: 4096)
-            let count = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
-            guard count >= 0 else { return nil }
-            return String(decoding: buffer[..<count], as: UTF8.self)
+            while true {
+                let count = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+                guard count >= 0 else { return messages }
+                messages.append(String(decoding: buffer[..<count], as: UTF8.self))
+            }
         }
     }
 
-    @Test("ready, with a status line, says READY=1 and STATUS=")
-    func ready() throws {
-        let socket = try NotifySocket()
-        let notifier = SystemdNotifier(logger: Logger(label: "test"))
-        #expect(notifier.ready(status: "serving /run/homed/homed.sock") == .sent)
-        #expect(socket.received() == "READY=1\nSTATUS=serving /run/homed/homed.sock")
-        #expect(notifier.ready() == .sent)
-        #expect(socket.received() == "READY=1")
+    func notify(_ actions: [String], socket: String?) throws -> ProbeResult {
+        try spawn([probeExecutable, "notify"] + actions, environment: socket.map { ["NOTIFY_SOCKET": $0] } ?? [:])
     }
 
-    @Test("stopping says STOPPING=1; a status line stays one line")
-    func stoppingAndStatus() throws {
+    @Test("ready says READY=1, with STATUS= when given; stopping says STOPPING=1; a status stays one line")
+    func messages() throws {
         let socket = try NotifySocket()
-        let notifier = SystemdNotifier(logger: Logger(label: "test"))
-        #expect(notifier.stopping() == .sent)
-        #expect(socket.received() == "STOPPING=1")
-        #expect(notifier.status("saving\nvalues") == .sent)
-        #expect(socket.received() == "STATUS=saving values")
+        let result = try notify(
+            ["ready=serving /run/homed/homed.sock", "ready", "status=saving\nvalues", "stopping"], socket: socket.path)
+        #expect(result.stdout == "sent\nsent\nsent\nsent\n")
+        #expect(result.stderr == "")
+        #expect(
+            socket.received() == [
+                "READY=1\nSTATUS=serving /run/homed/homed.sock", "READY=1", "STATUS=saving values", "STOPPING=1",
+            ])
     }
 
     @Test("reloading says RELOADING=1 with the monotonic clock's microseconds")
     func reloading() throws {
         let socket = try NotifySocket()
-        let notifier = SystemdNotifier(logger: Logger(label: "test"))
         let before = SystemdNotifier.monotonicMicroseconds()
-        #expect(notifier.reloading() == .sent)
-        let fields = try #require(socket.received()).split(separator: "\n")
+        let result = try notify(["reloading"], socket: socket.path)
+        let after = SystemdNotifier.monotonicMicroseconds()
+        #expect(result.stdout == "sent\n")
+        let fields = try #require(socket.received().first).split(separator: "\n")
+        #expect(fields.count == 2)
         #expect(fields.first == "RELOADING=1")
         let stamp = try #require(fields.last?.split(separator: "=").last.flatMap { UInt64($0) })
-        #expect(fields.count == 2 && fields[1].hasPrefix("MONOTONIC_USEC="))
-        #expect(stamp >= before && stamp <= SystemdNotifier.monotonicMicroseconds())
+        #expect(fields.last?.hasPrefix("MONOTONIC_USEC=") == true)
+        #expect(stamp >= before && stamp <= after)
     }
 
     @Test("without NOTIFY_SOCKET nothing is sent and nothing is logged")
-    func notUnderSystemd() {
-        unsetenv("NOTIFY_SOCKET")
-        let log = CapturedLog()
-        let notifier = SystemdNotifier(logger: log.logger)
-        #expect(notifier.ready() == .notUnderSystemd)
-        #expect(notifier.stopping() == .notUnderSystemd)
-        #expect(log.lines.isEmpty)
+    func notUnderSystemd() throws {
+        let result = try notify(["ready", "stopping"], socket: nil)
+        #expect(result.stdout == "not under systemd\nnot under systemd\n")
+        #expect(result.stderr == "")
+        #expect(result.status == 0)
     }
 
-    @Test("a NOTIFY_SOCKET that leads nowhere is a warning, once; the daemon carries on")
+    @Test("a NOTIFY_SOCKET that leads nowhere is a warning, once (then debug); the process carries on")
     func nowhere() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path + "/gone"
-        setenv("NOTIFY_SOCKET", path, 1)
-        defer { unsetenv("NOTIFY_SOCKET") }
-        let log = CapturedLog()
-        let notifier = SystemdNotifier(logger: log.logger)
-        let expected =
+        let result = try notify(["ready", "status=still here", "stopping"], socket: path)
+        let message =
             "could not notify systemd through NOTIFY_SOCKET=\(path) (No such file or directory); "
             + "homed carries on without telling it"
-        #expect(notifier.ready() == .failed(expected))
-        #expect(notifier.status("still here") == .failed(expected))
-        #expect(log.lines == ["warning \(expected)", "debug \(expected)"])
+        #expect(result.stdout == "failed: \(message)\n" + "failed: \(message)\n" + "failed: \(message)\n")
+        #expect(
+            result.stderr
+                == "<4>\(message) notification=READY=1\n" + "<7>\(message) notification=STATUS=still here\n"
+                + "<7>\(message) notification=STOPPING=1\n")
+        #expect(result.status == 0)
     }
-}
-
-/// Log events kept in memory, as "level message".
-final class CapturedLog: Sendable {
-    private let captured = Mutex<[String]>([])
-
-    var lines: [String] { captured.withLock { $0 } }
-
-    var logger: Logger {
-        Logger(label: "test") { _ in
-            var handler = JournalLogHandler(metadataProvider: nil) { _ in }
-            handler.logLevel = .trace
-            return CapturingHandler(inner: handler, log: self)
-        }
-    }
-
-    fileprivate func append(_ line: String) { captured.withLock { $0.append(line) } }
-}
-
-private struct CapturingHandler: LogHandler {
-    var inner: JournalLogHandler
-    let log: CapturedLog
-
-    var logLevel: Logger.Level {
-        get { inner.logLevel }
-        set { inner.logLevel = newValue }
-    }
-    var metadata: Logger.Metadata {
-        get { inner.metadata }
-        set { inner.metadata = newValue }
-    }
-    var metadataProvider: Logger.MetadataProvider? {
-        get { inner.metadataProvider }
-        set { inner.metadataProvider = newValue }
-    }
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { inner[metadataKey: key] }
-        set { inner[metadataKey: key] = newValue }
-    }
-
-    func log(event: LogEvent) { log.append("\(event.level) \(event.message)") }
 }

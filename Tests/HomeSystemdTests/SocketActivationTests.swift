@@ -26,7 +26,7 @@ struct SocketActivationTests {
 
     @Test("without LISTEN_FDS, or with LISTEN_PID naming another process, there is nothing to adopt")
     func notActivated() throws {
-        let unset = try spawn([probeExecutable])
+        let unset = try spawn([probeExecutable, "listen"])
         #expect(unset.stdout == "not activated\n")
         #expect(unset.status == 0)
 
@@ -102,7 +102,7 @@ struct SocketActivationTests {
         let path = directory.path + "/homed.sock"
         let activator = Process()
         activator.executableURL = URL(fileURLWithPath: socketActivate)
-        activator.arguments = ["-l", path, "--fdname=homed", probeExecutable]
+        activator.arguments = ["-l", path, "--fdname=homed", probeExecutable, "listen"]
         let output = Pipe()
         activator.standardOutput = output
         activator.standardError = FileHandle.nullDevice

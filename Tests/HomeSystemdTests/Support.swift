@@ -120,7 +120,7 @@ func runProbe(passing fds: [Int32], names: [String]? = nil, otherPID: Bool = fal
     let script = "LISTEN_PID=\(otherPID ? "1" : "$$"); export LISTEN_PID; exec \"$0\" \"$@\""
     var environment = ["LISTEN_FDS": "\(fds.count)"]
     if let names { environment["LISTEN_FDNAMES"] = names.joined(separator: ":") }
-    return try spawn(["/bin/sh", "-c", script, probeExecutable], passing: fds, environment: environment)
+    return try spawn(["/bin/sh", "-c", script, probeExecutable, "listen"], passing: fds, environment: environment)
 }
 
 private func readToEnd(_ fd: Int32) -> String {
