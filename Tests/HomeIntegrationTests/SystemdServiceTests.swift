@@ -24,14 +24,12 @@ struct SystemdServiceTests {
         let path = directory + "/homed.sock"
         // systemd-socket-activate listens on the path, and at the first connection
         // starts homed with that socket as fd 3 (LISTEN_FDS=1, LISTEN_FDNAMES=homed).
-        let activator = try ChildProcess(
-            socketActivate,
-            [
-                "-l", path, "--fdname=homed", builtExecutable("homed"), "--in-memory", "--demo", "--no-simulator",
-                "--socket", path, "--log-level", "warning",
-            ])
+        let activator = try SpawnedProcess([
+            socketActivate, "-l", path, "--fdname=homed", builtExecutable("homed"), "--in-memory", "--demo",
+            "--no-simulator", "--socket", path, "--log-level", "warning",
+        ])
         let deadline = Date().addingTimeInterval(15)
-        while access(path, F_OK) != 0 && Date() < deadline && activator.process.isRunning { usleep(10_000) }
+        while access(path, F_OK) != 0 && Date() < deadline { usleep(10_000) }
 
         // The first connection waits in the socket's queue while homed starts.
         let status = try run(builtExecutable("homectl"), ["status"], environment: ["HOMED_SOCKET": path])
@@ -118,6 +116,58 @@ struct SystemdServiceTests {
             #expect(line.hasPrefix("<6>") || line.hasPrefix("<5>") || line.hasPrefix("<4>"), "\(line)")
         }
         #expect(lines.contains { $0.hasPrefix("<6>listening ") })
+    }
+}
+
+/// A process started with posix_spawn, its output to /dev/null. Foundation's Process
+/// takes a child for exited when a descriptor it passed is closed, and
+/// systemd-socket-activate closes every descriptor but the ones it passes on.
+private final class SpawnedProcess {
+    let pid: pid_t
+
+    init(_ argv: [String]) throws {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        var environment = ProcessInfo.processInfo.environment
+        environment.removeValue(forKey: "HOMED_SOCKET")
+        let cArguments = argv.map { strdup($0) } + [nil]
+        let cEnvironment = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            for pointer in cArguments { free(pointer) }
+            for pointer in cEnvironment { free(pointer) }
+        }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, argv[0], &actions, nil, cArguments, cEnvironment)
+        guard spawned == 0 else { throw RawError("posix_spawn \(argv[0]): \(spawned)") }
+        self.pid = pid
+    }
+
+    deinit {
+        if kill(pid, SIGKILL) == 0 { _ = wait(seconds: 5) }
+    }
+
+    func signal(_ signal: Int32) { kill(pid, signal) }
+
+    /// Waits for the process to exit (killing it after `seconds`); its exit status, or -1.
+    func wait(seconds: Double = 10) -> Int32 {
+        let deadline = Date().addingTimeInterval(seconds)
+        var status: Int32 = 0
+        while true {
+            let result = waitpid(pid, &status, WNOHANG)
+            if result == pid { break }
+            if result < 0 && errno != EINTR { return -1 }
+            if Date() >= deadline {
+                kill(pid, SIGKILL)
+                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+                return -1
+            }
+            usleep(10_000)
+        }
+        return (status & 0x7F) == 0 ? (status >> 8) & 0xFF : -1
     }
 }
 

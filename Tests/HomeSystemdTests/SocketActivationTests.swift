@@ -100,21 +100,14 @@ struct SocketActivationTests {
     func realSocketActivate() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path + "/homed.sock"
-        let activator = Process()
-        activator.executableURL = URL(fileURLWithPath: socketActivate)
-        activator.arguments = ["-l", path, "--fdname=homed", probeExecutable, "listen"]
-        let output = Pipe()
-        activator.standardOutput = output
-        activator.standardError = FileHandle.nullDevice
-        try activator.run()
-        defer { if activator.isRunning { kill(activator.processIdentifier, SIGKILL) } }
+        let activator = try BackgroundProcess(
+            [socketActivate, "-l", path, "--fdname=homed", probeExecutable, "listen"], outputIn: directory.path)
         // It starts the service at the first connection, as systemd does.
         let client = try connectWhenListening(path, while: activator)
         defer { close(client) }
-        let line = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        activator.waitUntilExit()
-        #expect(line == "fd=3 name=homed path=\(path) environment=cleared\n")
-        #expect(activator.terminationStatus == 0)
+        let result = activator.finish()
+        #expect(result.stdout == "fd=3 name=homed path=\(path) environment=cleared\n")
+        #expect(result.status == 0)
     }
 }
 
@@ -122,7 +115,7 @@ struct SocketActivationTests {
 let socketActivate = "/usr/bin/systemd-socket-activate"
 
 /// A connection to `path`, tried until the socket exists (while `process` runs, for at most 20 s).
-private func connectWhenListening(_ path: String, while process: Process) throws -> Int32 {
+private func connectWhenListening(_ path: String, while process: BackgroundProcess) throws -> Int32 {
     let deadline = Date().addingTimeInterval(20)
     while process.isRunning && Date() < deadline {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)

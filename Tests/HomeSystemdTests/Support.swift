@@ -107,9 +107,7 @@ func spawn(_ argv: [String], passing fds: [Int32] = [], environment: [String: St
     let stderr = readToEnd(errors[0])
     var status: Int32 = 0
     while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-    // WEXITSTATUS, or 128 + the signal that ended it.
-    let code = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-    return ProbeResult(status: code, stdout: stdout, stderr: stderr)
+    return ProbeResult(status: BackgroundProcess.code(status), stdout: stdout, stderr: stderr)
 }
 
 /// `systemd-probe` started the way systemd starts a socket-activated service: `fds` at
@@ -121,6 +119,73 @@ func runProbe(passing fds: [Int32], names: [String]? = nil, otherPID: Bool = fal
     var environment = ["LISTEN_FDS": "\(fds.count)"]
     if let names { environment["LISTEN_FDNAMES"] = names.joined(separator: ":") }
     return try spawn(["/bin/sh", "-c", script, probeExecutable, "listen"], passing: fds, environment: environment)
+}
+
+/// A process running while the test goes on, its stdout and stderr in files of
+/// `directory`. Not Foundation's Process: that takes a child for exited as soon as a
+/// descriptor it passed is closed, which systemd-socket-activate does to every
+/// descriptor it does not pass on.
+final class BackgroundProcess {
+    let pid: pid_t
+    private let stdoutPath: String
+    private let stderrPath: String
+    private var exitStatus: Int32?
+
+    init(_ argv: [String], outputIn directory: String) throws {
+        stdoutPath = directory + "/stdout"
+        stderrPath = directory + "/stderr"
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, stdoutPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let environment = ProcessInfo.processInfo.environment.filter {
+            !$0.key.hasPrefix("LISTEN_") && $0.key != "NOTIFY_SOCKET"
+        }
+        let cArguments = argv.map { strdup($0) } + [nil]
+        let cEnvironment = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            for pointer in cArguments { free(pointer) }
+            for pointer in cEnvironment { free(pointer) }
+        }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, argv[0], &actions, nil, cArguments, cEnvironment)
+        guard spawned == 0 else { throw ProbeError("posix_spawn \(argv[0]): \(spawned)") }
+        self.pid = pid
+    }
+
+    deinit {
+        if exitStatus == nil {
+            kill(pid, SIGKILL)
+            _ = finish()
+        }
+    }
+
+    var isRunning: Bool {
+        if exitStatus != nil { return false }
+        var status: Int32 = 0
+        guard waitpid(pid, &status, WNOHANG) == pid else { return true }
+        exitStatus = Self.code(status)
+        return false
+    }
+
+    /// Waits for the process to exit (killing it after 20 s); its status and output.
+    func finish() -> ProbeResult {
+        let deadline = Date().addingTimeInterval(20)
+        while isRunning {
+            if Date() >= deadline { kill(pid, SIGKILL) }
+            usleep(10_000)
+        }
+        let stdout = (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? ""
+        let stderr = (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? ""
+        return ProbeResult(status: exitStatus ?? -1, stdout: stdout, stderr: stderr)
+    }
+
+    /// WEXITSTATUS, or 128 + the signal that ended it.
+    static func code(_ status: Int32) -> Int32 {
+        (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+    }
 }
 
 private func readToEnd(_ fd: Int32) -> String {
