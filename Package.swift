@@ -28,6 +28,7 @@ let package = Package(
         .library(name: "HomeWire", targets: ["HomeWire"]),
         .library(name: "CHomeProto", targets: ["CHomeProto"]),
         .library(name: "HomeTesting", targets: ["HomeTesting"]),
+        .library(name: "HomeSystemd", targets: ["HomeSystemd"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -77,6 +78,15 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            swiftSettings: strict
+        ),
+
+        // libsystemd, from Debian's libsystemd-dev: readiness notification and socket activation.
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        // homed as a system service: sd_notify, sockets passed by systemd, log lines for journald.
+        .target(
+            name: "HomeSystemd",
+            dependencies: ["CSystemd", "HomeModel", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
 
@@ -148,6 +158,15 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        .testTarget(
+            name: "HomeSystemdTests",
+            dependencies: ["HomeSystemd", "HomeModel", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        // A child process for HomeSystemdTests: what HomeSystemd makes of the sockets and
+        // environment systemd (or systemd-socket-activate) hands a process at start.
+        .executableTarget(
+            name: "systemd-probe", dependencies: ["HomeSystemd"], path: "Tests/SystemdProbe", swiftSettings: strict),
         .testTarget(name: "HomeModelTests", dependencies: ["HomeModel"], swiftSettings: strict),
         .testTarget(
             name: "HomeSimulatorTests", dependencies: ["HomeSimulator", "HomeClient", "HomeModel"],

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Installs what building and testing homed needs on a fresh Debian machine, when
-# missing: protobuf-c (runtime + protoc-c), SQLite headers, and for the Python
+# missing: protobuf-c (runtime + protoc-c), SQLite and libsystemd headers, and for the Python
 # client's tests the protobuf and pytest packages.
 set -euo pipefail
 
 need=()
-for pkg in libprotobuf-c-dev protobuf-c-compiler libsqlite3-dev pkg-config; do
+for pkg in libprotobuf-c-dev protobuf-c-compiler libsqlite3-dev libsystemd-dev pkg-config; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if ((${#need[@]})); then

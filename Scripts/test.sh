@@ -20,6 +20,9 @@ swift format lint --strict --recursive --parallel Sources Tests Benchmarks/Sourc
 echo "== swift build (warnings are errors)"
 swift build --build-tests
 
+echo "== man pages are current (from the debug executables' options)"
+Scripts/generate-man.sh --check
+
 echo "== swift test"
 swift test --skip-build
 

@@ -22,6 +22,7 @@ struct HomeCtl: AsyncParsableCommand {
             ("Living Room/Lamp/Brightness"), optionally with the service \
             ("Living Room/Lamp/Lightbulb/Brightness") or the home first.
             """,
+        version: HomedVersion.current,
         subcommands: [
             Status.self, Stats.self, Homes.self, Rooms.self, Zones.self, Accessories.self, Show.self, Get.self,
             SetValue.self,

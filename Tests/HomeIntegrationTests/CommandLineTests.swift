@@ -1,5 +1,6 @@
 import Foundation
 @_spi(Wire) import HomeTesting
+import HomeWire
 import Testing
 
 /// The real `homectl` and `homed` binaries, as separate processes.
@@ -16,6 +17,13 @@ struct CommandLineTests {
         let viaEnvironment = try run(builtExecutable("homectl"), ["get", "1"], environment: ["HOMED_SOCKET": path])
         #expect(viaEnvironment.status == 14)
         #expect(viaEnvironment.stderr.contains(path))
+    }
+
+    @Test("homectl --version prints the version and needs no daemon")
+    func version() throws {
+        let result = try run(builtExecutable("homectl"), ["--version"], environment: ["HOMED_SOCKET": "/nonexistent"])
+        #expect(result.status == 0)
+        #expect(result.stdout == HomedVersion.current + "\n")
     }
 
     @Test("status, accessories by room and by category, get and set, as text and JSON")

@@ -6,16 +6,18 @@ internal import HomeModel
 #endif
 
 /// Writing to stdout and stderr with POSIX writes, so a closed pipe is noticed
-/// (EPIPE) rather than fatal, and every line is flushed as it is written.
+/// (EPIPE) rather than fatal, and every line is flushed as it is written. Every line
+/// goes through `terminalSafe`: whatever a name holds, no control character reaches
+/// the terminal raw (JSON lines hold none: JSON escapes them).
 enum Output {
     /// Writes a line to stdout at once. Returns false when the reader is gone.
     @discardableResult
     static func line(_ text: String) -> Bool {
-        writeAll(1, text + "\n")
+        writeAll(1, terminalSafe(text) + "\n")
     }
 
     static func error(_ text: String) {
-        _ = writeAll(2, text + "\n")
+        _ = writeAll(2, terminalSafe(text) + "\n")
     }
 
     private static func writeAll(_ fd: Int32, _ text: String) -> Bool {
@@ -39,8 +41,10 @@ enum Output {
         return descriptor.revents & Int16(POLLERR | POLLHUP) != 0
     }
 
-    /// Left-aligned columns, two spaces apart.
+    /// Left-aligned columns, two spaces apart; cells are escaped first, so columns
+    /// line up as they are shown.
     static func table(_ rows: [[String]], indent: String = "") -> [String] {
+        let rows = rows.map { $0.map(terminalSafe) }
         guard let width = rows.map(\.count).max() else { return [] }
         var widths = Array(repeating: 0, count: width)
         for row in rows {
@@ -109,7 +113,22 @@ indirect enum JSON {
             let data = try? JSONSerialization.data(
                 withJSONObject: value, options: [.fragmentsAllowed, .withoutEscapingSlashes])
         else { return "null" }
-        return String(decoding: data, as: UTF8.self)
+        return escapingDeleteAndC1(String(decoding: data, as: UTF8.self))
+    }
+
+    /// JSON escapes C0 controls but may leave DEL and C1 controls raw; a terminal may act
+    /// on those, so they are written as \u escapes too (the same JSON value).
+    private static func escapingDeleteAndC1(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { (0x7F...0x9F).contains($0.value) }) else { return text }
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            if (0x7F...0x9F).contains(scalar.value) {
+                out.append(contentsOf: "\\u00\(String(scalar.value, radix: 16))".unicodeScalars)
+            } else {
+                out.append(scalar)
+            }
+        }
+        return String(out)
     }
 }
 
