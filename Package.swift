@@ -130,7 +130,7 @@ let package = Package(
         .executableTarget(
             name: "homed",
             dependencies: [
-                "HomeServer", "HomeWire", "HomeModel", "HomeStorage", "HomeSimulator",
+                "HomeServer", "HomeWire", "HomeModel", "HomeStorage", "HomeSimulator", "HomeSystemd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

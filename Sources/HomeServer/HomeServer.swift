@@ -51,7 +51,7 @@ public final class HomeServer: Service, Sendable {
 
     /// Binds the socket and starts accepting connections.
     public func start() async throws {
-        try SocketPath.prepare(configuration.socketPath)
+        if configuration.listeningSocket == nil { try SocketPath.prepare(configuration.socketPath) }
         let registry = self.registry
         let configuration = self.configuration
         let logger = self.logger
@@ -72,6 +72,19 @@ public final class HomeServer: Service, Sendable {
                             journalID: journalID, logger: logger))
                 }
             }
+        let channel: any Channel
+        if let socket = configuration.listeningSocket {
+            channel = try await bootstrap.withBoundSocket(socket).get()
+        } else {
+            channel = try await bind(bootstrap)
+        }
+        serverChannel.withLock { $0 = channel }
+        logger.info("listening", metadata: ["socket": "\(configuration.socketPath)", "journal": "\(store.journalID)"])
+        configuration.onListening?()
+    }
+
+    /// Binds the socket and puts it in place with its mode and group (`SocketBinding`).
+    private func bind(_ bootstrap: ServerBootstrap) async throws -> any Channel {
         let binding = try SocketBinding(socketPath: configuration.socketPath)
         let channel: any Channel
         do {
@@ -87,8 +100,7 @@ public final class HomeServer: Service, Sendable {
             try? await channel.close()
             throw error
         }
-        serverChannel.withLock { $0 = channel }
-        logger.info("listening", metadata: ["socket": "\(configuration.socketPath)", "journal": "\(store.journalID)"])
+        return channel
     }
 
     /// Every method of `HomeService` over this server's store, registry and providers.
@@ -126,13 +138,14 @@ public final class HomeServer: Service, Sendable {
         for connection in connections {
             try? await connection.closeFuture.get()
         }
-        unlink(configuration.socketPath)
+        if configuration.listeningSocket == nil { unlink(configuration.socketPath) }
         logger.info("stopped", metadata: ["socket": "\(configuration.socketPath)"])
     }
 
     public func run() async throws {
         try await start()
         try? await gracefulShutdown()
+        configuration.onStopping?()
         await stop()
     }
 }

@@ -8,8 +8,15 @@ public struct ServerConfiguration: Sendable {
     public var socketMode: UInt32 = 0o600
     /// The socket's group (nil: the daemon's own).
     public var socketGroup: UInt32?
+    /// A socket already listening (passed by systemd) to serve on instead of binding
+    /// `socketPath`: its file belongs to whoever made it, and is neither checked,
+    /// moved nor removed.
+    public var listeningSocket: Int32?
+    /// Called once the server accepts connections, and when it begins to stop.
+    public var onListening: (@Sendable () -> Void)?
+    public var onStopping: (@Sendable () -> Void)?
     public var serverName = "homed"
-    public var serverVersion = "0.1.0"
+    public var serverVersion = HomedVersion.current
     /// Largest frame accepted or sent; a hello may negotiate less, never more.
     public var maxFrameSize = defaultMaxFrameSize
     public var maxConnections = 1024

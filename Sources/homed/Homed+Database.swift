@@ -12,9 +12,10 @@ extension Homed {
     /// `--demo`, a database without homes gets the demo home, saved at once.
     ///
     /// Called with the instance lock held, so no other daemon is at this socket.
-    func openHome(paths: DaemonPaths, logger: Logger) throws(HomeError) -> (HomeDatabase?, HomeGraph) {
-        // A live daemon on the socket without our lock (an older homed) is refused too.
-        try HomeServer.checkSocketAvailable(paths.socket.path)
+    func openHome(paths: DaemonPaths, activated: Bool, logger: Logger) throws(HomeError) -> (HomeDatabase?, HomeGraph) {
+        // A live daemon on the socket without our lock (an older homed) is refused too;
+        // a socket systemd passed is ours, and its queue may hold the first client.
+        if !activated { try HomeServer.checkSocketAvailable(paths.socket.path) }
         guard let path = paths.database?.path else {
             return (nil, demo ? DemoHome.make(nowMs: nowMs()) : HomeGraph())
         }

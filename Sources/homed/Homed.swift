@@ -4,6 +4,7 @@ internal import HomeModel
 internal import HomeServer
 internal import HomeSimulator
 internal import HomeStorage
+internal import HomeSystemd
 internal import HomeWire
 internal import Logging
 internal import ServiceLifecycle
@@ -69,7 +70,13 @@ struct Homed: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
+    @Option(help: "Log format: auto (journal when stderr goes to journald), human, journal.")
+    var logFormat: String = "auto"
+
     func validate() throws {
+        guard LogFormat(rawValue: logFormat) != nil else {
+            throw ValidationError("unknown log format '\(logFormat)'; use auto, human or journal")
+        }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError(
                 "unknown log level '\(logLevel)'; use trace, debug, info, notice, warning, error or critical")
@@ -85,15 +92,20 @@ struct Homed: AsyncParsableCommand {
 
     func run() async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .info
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        let environment = ProcessInfo.processInfo.environment
+        LoggingSystem.bootstrap(
+            (LogFormat(rawValue: logFormat) ?? .auto).handlerFactory(level: level, environment: environment))
         let logger = Logger(label: "homed")
 
+        let activated: ActivatedSocket?
+        do throws(HomeError) {
+            activated = try SystemdSockets.listenFDs()
+        } catch {
+            FileHandleStderr.write("homed: \(error.message)\n")
+            throw ExitCode(Int32(error.code.rawValue))
+        }
         let paths = DaemonPaths.resolve(
-            socket: socket, database: db, inMemory: inMemory, environment: ProcessInfo.processInfo.environment,
+            socket: activated?.path ?? socket, database: db, inMemory: inMemory, environment: environment,
             uid: getuid())
         if printPaths {
             print(paths.description)
@@ -107,7 +119,7 @@ struct Homed: AsyncParsableCommand {
             // First the lock: of two daemons started together, one gets it, and the
             // other is told about it before touching the socket or the database.
             instanceLock = try InstanceLock.acquire(paths.lock, socketPath: socketPath)
-            (database, graph) = try openHome(paths: paths, logger: logger)
+            (database, graph) = try openHome(paths: paths, activated: activated != nil, logger: logger)
         } catch {
             // Before the server starts: no socket is made, and a refused database is left as it was.
             FileHandleStderr.write("homed: \(error.message)\n")
@@ -120,6 +132,10 @@ struct Homed: AsyncParsableCommand {
         let store = HomeStore(graph: graph, journalCapacity: journalCapacity, persistence: database)
         var configuration = ServerConfiguration(socketPath: socketPath)
         configuration.defaultQueueLimit = queueLimit
+        configuration.listeningSocket = activated?.fd
+        let notifier = SystemdNotifier(logger: logger)
+        configuration.onListening = { _ = notifier.ready(status: "serving \(socketPath)") }
+        configuration.onStopping = { _ = notifier.stopping() }
         var simulator: SimulatorProvider?
         if demo && !noSimulator {
             do throws(HomeError) {
@@ -153,6 +169,16 @@ struct Homed: AsyncParsableCommand {
         if let simulator {
             services.append(.init(service: simulator))
         }
+        // systemctl reload (ExecReload=kill -HUP): SIGHUP must not end homed, and
+        // systemd hears the reload begin and end.
+        let reloads = Task {
+            for await _ in await UnixSignalsSequence(trapping: .sighup) {
+                _ = notifier.reloading()
+                logger.info("reload: nothing to reload")
+                _ = notifier.ready(status: "serving \(socketPath)")
+            }
+        }
+        defer { reloads.cancel() }
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))

@@ -7,13 +7,9 @@ private let socketActivate = "/usr/bin/systemd-socket-activate"
 
 /// The real `homed` as systemd runs it: under systemd-socket-activate (the socket
 /// opened for it and passed as fd 3, as homed.socket does) and with NOTIFY_SOCKET.
-/// Disabled until homed adopts the socket and notifies (Sources/homed wiring
-/// HomeSystemd's SystemdSockets.listenFDs and SystemdNotifier); then remove the
-/// `.disabled` trait.
 @Suite(
     "homed as a systemd service",
     .serialized,
-    .disabled("enable once Homed.swift adopts the socket from systemd and notifies readiness"),
     .enabled(
         if: FileManager.default.isExecutableFile(atPath: socketActivate), "needs systemd-socket-activate (systemd)"))
 struct SystemdServiceTests {
