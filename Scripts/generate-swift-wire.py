@@ -43,6 +43,7 @@ MODEL_ENUMS = {
     "ObjectKind": "ObjectKind",
     "SlowConsumerPolicy": "SlowConsumerPolicy",
     "MarkerKind": "StreamMarker.Kind",
+    "Role": "Role",
 }
 # Numbers with no case on the Swift side.
 UNMAPPED_ENUM_VALUES = {
@@ -50,6 +51,7 @@ UNMAPPED_ENUM_VALUES = {
     "CATEGORY_UNSPECIFIED",
     "EVENT_UNSPECIFIED",
     "OBJECT_UNSPECIFIED",
+    "ROLE_UNSPECIFIED",
 }
 # StatusCode is `HomeError.Code` (a struct with gRPC's numbers), mapped by hand.
 HAND_MAPPED_ENUMS = {"StatusCode"}
@@ -110,6 +112,8 @@ def camel(snake, upper_first=False):
             out.append("ID")
         elif part == "ids":
             out.append("IDs")
+        elif part in ("uid", "gid", "pid"):
+            out.append(part.upper())
         else:
             out.append(part[:1].upper() + part[1:])
     return "".join(out)

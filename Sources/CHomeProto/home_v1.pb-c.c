@@ -8373,7 +8373,7 @@ const ProtobufCMessageDescriptor home__v1__get_status_request__descriptor =
   (ProtobufCMessageInit) home__v1__get_status_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor home__v1__get_status_response__field_descriptors[12] =
+static const ProtobufCFieldDescriptor home__v1__get_status_response__field_descriptors[15] =
 {
   {
     "server_version",
@@ -8519,9 +8519,48 @@ static const ProtobufCFieldDescriptor home__v1__get_status_response__field_descr
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "caller_uid",
+    13,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__GetStatusResponse, caller_uid),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "caller_pid",
+    14,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__GetStatusResponse, caller_pid),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "caller_role",
+    15,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__GetStatusResponse, caller_role),
+    &home__v1__role__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned home__v1__get_status_response__field_indices_by_name[] = {
   9,   /* field[9] = accessories */
+  13,   /* field[13] = caller_pid */
+  14,   /* field[14] = caller_role */
+  12,   /* field[12] = caller_uid */
   10,   /* field[10] = characteristics */
   2,   /* field[2] = connection_id */
   6,   /* field[6] = connections */
@@ -8537,7 +8576,7 @@ static const unsigned home__v1__get_status_response__field_indices_by_name[] = {
 static const ProtobufCIntRange home__v1__get_status_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 12 }
+  { 0, 15 }
 };
 const ProtobufCMessageDescriptor home__v1__get_status_response__descriptor =
 {
@@ -8547,7 +8586,7 @@ const ProtobufCMessageDescriptor home__v1__get_status_response__descriptor =
   "Home__V1__GetStatusResponse",
   "home.v1",
   sizeof(Home__V1__GetStatusResponse),
-  12,
+  15,
   home__v1__get_status_response__field_descriptors,
   home__v1__get_status_response__field_indices_by_name,
   1,  home__v1__get_status_response__number_ranges,
@@ -10410,7 +10449,7 @@ const ProtobufCMessageDescriptor home__v1__subscription_stats__descriptor =
   (ProtobufCMessageInit) home__v1__subscription_stats__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor home__v1__connection_stats__field_descriptors[5] =
+static const ProtobufCFieldDescriptor home__v1__connection_stats__field_descriptors[8] =
 {
   {
     "connection_id",
@@ -10472,18 +10511,57 @@ static const ProtobufCFieldDescriptor home__v1__connection_stats__field_descript
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "uid",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ConnectionStats, uid),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "pid",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ConnectionStats, pid),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "role",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ConnectionStats, role),
+    &home__v1__role__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned home__v1__connection_stats__field_indices_by_name[] = {
   1,   /* field[1] = client_name */
   0,   /* field[0] = connection_id */
   2,   /* field[2] = open_calls */
   4,   /* field[4] = pending_bytes */
+  6,   /* field[6] = pid */
+  7,   /* field[7] = role */
   3,   /* field[3] = subscriptions */
+  5,   /* field[5] = uid */
 };
 static const ProtobufCIntRange home__v1__connection_stats__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 5 }
+  { 0, 8 }
 };
 const ProtobufCMessageDescriptor home__v1__connection_stats__descriptor =
 {
@@ -10493,7 +10571,7 @@ const ProtobufCMessageDescriptor home__v1__connection_stats__descriptor =
   "Home__V1__ConnectionStats",
   "home.v1",
   sizeof(Home__V1__ConnectionStats),
-  5,
+  8,
   home__v1__connection_stats__field_descriptors,
   home__v1__connection_stats__field_indices_by_name,
   1,  home__v1__connection_stats__number_ranges,
@@ -12429,6 +12507,38 @@ const ProtobufCEnumDescriptor home__v1__marker_kind__descriptor =
   home__v1__marker_kind__enum_values_by_name,
   1,
   home__v1__marker_kind__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCEnumValue home__v1__role__enum_values_by_number[4] =
+{
+  { "ROLE_UNSPECIFIED", "HOME__V1__ROLE__ROLE_UNSPECIFIED", 0 },
+  { "ROLE_VIEWER", "HOME__V1__ROLE__ROLE_VIEWER", 1 },
+  { "ROLE_USER", "HOME__V1__ROLE__ROLE_USER", 2 },
+  { "ROLE_ADMIN", "HOME__V1__ROLE__ROLE_ADMIN", 3 },
+};
+static const ProtobufCIntRange home__v1__role__value_ranges[] = {
+{0, 0},{0, 4}
+};
+static const ProtobufCEnumValueIndex home__v1__role__enum_values_by_name[4] =
+{
+  { "ROLE_ADMIN", 3 },
+  { "ROLE_UNSPECIFIED", 0 },
+  { "ROLE_USER", 2 },
+  { "ROLE_VIEWER", 1 },
+};
+const ProtobufCEnumDescriptor home__v1__role__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "home.v1.Role",
+  "Role",
+  "Home__V1__Role",
+  "home.v1",
+  4,
+  home__v1__role__enum_values_by_number,
+  4,
+  home__v1__role__enum_values_by_name,
+  1,
+  home__v1__role__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
 static const ProtobufCMethodDescriptor home__v1__home_service__method_descriptors[16] =

@@ -65,11 +65,12 @@ public final class HomeServer: Service, Sendable {
             .serverChannelOption(.backlog, value: 256)
             .childChannelOption(.writeBufferWaterMark, value: .init(low: 256 * 1024, high: 1024 * 1024))
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
+                // Who connected, before the first byte is read: every call's role comes from it.
+                PeerLookup.peer(of: channel).flatMapThrowing { peer in
                     try channel.pipeline.syncOperations.addHandler(
                         ConnectionHandler(
                             router: router, registry: registry, configuration: configuration,
-                            journalID: journalID, logger: logger))
+                            journalID: journalID, peer: peer, logger: logger))
                 }
             }
         let channel: any Channel
@@ -118,7 +119,7 @@ public final class HomeServer: Service, Sendable {
     @_spi(Fuzzing) public func makeConnectionHandler() -> any ChannelHandler {
         ConnectionHandler(
             router: makeRouter(), registry: registry, configuration: configuration, journalID: store.journalID,
-            logger: logger)
+            peer: PeerLookup.thisProcess(), logger: logger)
     }
 
     /// Stops accepting, says go-away to every client, ends streams, closes and

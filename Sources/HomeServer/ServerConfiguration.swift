@@ -1,10 +1,15 @@
+internal import HomeModel
 @_spi(Wire) internal import HomeWire
+
+#if canImport(Glibc)
+    internal import Glibc
+#endif
 
 /// Limits and names the server runs with. Every limit has a clear error when hit.
 public struct ServerConfiguration: Sendable {
     public var socketPath: String
-    /// The socket's permissions: 0600 (its owner alone) until roles from peer
-    /// credentials decide what others may do.
+    /// The socket's permissions: who may connect at all (what they may do is their
+    /// role's). 0600, the daemon's user alone, unless set.
     public var socketMode: UInt32 = 0o600
     /// The socket's group (nil: the daemon's own).
     public var socketGroup: UInt32?
@@ -15,6 +20,8 @@ public struct ServerConfiguration: Sendable {
     /// Called once the server accepts connections, and when it begins to stop.
     public var onListening: (@Sendable () -> Void)?
     public var onStopping: (@Sendable () -> Void)?
+    /// Which role each caller has, by its uid and groups (see `RolePolicy`).
+    public var roles = RoleTable(RolePolicy(daemonUID: getuid()))
     public var serverName = "homed"
     public var serverVersion = HomedVersion.current
     /// Largest frame accepted or sent; a hello may negotiate less, never more.

@@ -37,6 +37,33 @@ struct Homed: AsyncParsableCommand {
     @Option(help: "The Unix socket to listen on.")
     var socket: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "The socket's mode, in octal: who may connect at all (default: 0660 with the homed group when it exists, else 0600).",
+            valueName: "mode"))
+    var socketMode: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "The socket's group, by name or number (default: homed, when it exists).", valueName: "group"))
+    var socketGroup: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Users and groups with the admin role besides root and homed's own user: names or ids, groups as @name, comma-separated.",
+            valueName: "list"))
+    var admins: [String] = []
+
+    @Option(
+        help: ArgumentHelp("Users and groups with the user role (read, write values, run scenes).", valueName: "list"))
+    var users: [String] = []
+
+    @Option(help: ArgumentHelp("Users and groups with the viewer role (read and subscribe).", valueName: "list"))
+    var viewers: [String] = []
+
+    @Option(help: "The role of anyone else who can open the socket: admin, user, viewer or none.")
+    var defaultRole = "user"
+
     @Option(help: ArgumentHelp("The database file (default: homed.sqlite in the state directory).", valueName: "path"))
     var db: String?
 
@@ -112,6 +139,13 @@ struct Homed: AsyncParsableCommand {
             return
         }
         let socketPath = paths.socket.path
+        let access: AccessSettings
+        do throws(HomeError) {
+            access = try accessSettings()
+        } catch {
+            FileHandleStderr.write("homed: \(error.message)\n")
+            throw ExitCode(Int32(error.code.rawValue))
+        }
         let database: HomeDatabase?
         let graph: HomeGraph
         let instanceLock: InstanceLock
@@ -132,6 +166,9 @@ struct Homed: AsyncParsableCommand {
         let store = HomeStore(graph: graph, journalCapacity: journalCapacity, persistence: database)
         var configuration = ServerConfiguration(socketPath: socketPath)
         configuration.defaultQueueLimit = queueLimit
+        configuration.socketMode = access.socketMode
+        configuration.socketGroup = access.socketGroup
+        configuration.roles = RoleTable(access.roles)
         configuration.listeningSocket = activated?.fd
         let notifier = SystemdNotifier(logger: logger)
         configuration.onListening = { _ = notifier.ready(status: "serving \(socketPath)") }

@@ -1,3 +1,4 @@
+import Foundation
 import HomeModel
 @_spi(Wire) import HomeWire
 import Logging
@@ -12,6 +13,8 @@ import Testing
 final class EmbeddedConnection {
     let channel: EmbeddedChannel
     let loop: EmbeddedEventLoop
+    /// The roles the connection's calls are checked against (replace them to reload).
+    let configurationRoles: RoleTable
     /// What the slow test method's callers are waiting for.
     var slowPromises: [EventLoopPromise<GetStatusResponse>] = []
     let streams = StreamLog()
@@ -19,13 +22,17 @@ final class EmbeddedConnection {
     static let slow = UnaryMethod<GetStatusRequest, GetStatusResponse>("test.Service/Slow")
     static let stream = ServerStreamingMethod<GetStatusRequest, SubscribeResponse>("test.Service/Stream")
 
-    init(configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
+    init(
+        peer: Peer = Peer(pid: 1, uid: getuid(), gid: getgid()),
+        configure: (inout ServerConfiguration) -> Void = { _ in }
+    ) throws {
         var configuration = ServerConfiguration(socketPath: "/unused")
         configure(&configuration)
+        configurationRoles = configuration.roles
         loop = EmbeddedEventLoop()
         channel = EmbeddedChannel(loop: loop)
         var router = HomeRouter()
-        router.register(HomeMethods.getStatus) { _, context in
+        router.register(HomeMethods.getStatus, role: .viewer) { _, context in
             var status = GetStatusResponse()
             status.connectionID = context.connectionID
             status.serverVersion = String(repeating: "v", count: 10)
@@ -33,21 +40,21 @@ final class EmbeddedConnection {
         }
         let promises = NIOLoopBound(self, eventLoop: loop)
         router.register(
-            Self.slow,
+            Self.slow, role: .viewer,
             deferred: { _, context in
                 let promise = context.eventLoop.makePromise(of: GetStatusResponse.self)
                 promises.value.slowPromises.append(promise)
                 return promise.futureResult
             })
         let streams = self.streams
-        router.register(Self.stream) { _, context in
+        router.register(Self.stream, role: .viewer) { _, context in
             let stream = TestStream(callID: context.callID, ended: context.streamEnded, log: streams)
             streams.opened.append(context.callID)
             return stream
         }
         let handler = ConnectionHandler(
             router: router, registry: ConnectionRegistry(), configuration: configuration,
-            journalID: "journal", logger: Logger(label: "test"))
+            journalID: "journal", peer: peer, logger: Logger(label: "test"))
         try channel.pipeline.syncOperations.addHandler(handler)
         try channel.connect(to: SocketAddress(unixDomainSocketPath: "/unused")).wait()
     }
@@ -347,9 +354,90 @@ struct RouterTests {
         ).router()
         #expect(router.methodNames == HomeMethods.schemaMethodNames.sorted())
         let streaming = router.methodNames.filter {
-            if case .serverStreaming = router.route(for: $0) { return true }
+            if case .serverStreaming = router.route(for: $0)?.route { return true }
             return false
         }
         #expect(streaming == [HomeMethods.openProvider.name, HomeMethods.subscribe.name])
+    }
+}
+
+@Suite("roles at the router")
+struct RoleEnforcementTests {
+    @Test("a call the caller's role does not allow is refused whole, naming the role it needs and the caller")
+    func refused() throws {
+        let stranger = Peer(pid: 77, uid: 4242, gid: 4242)
+        let connection = try EmbeddedConnection(peer: stranger) { configuration in
+            configuration.roles = RoleTable(RolePolicy(defaultRole: nil, daemonUID: 1))
+        }
+        try connection.hello()
+        try connection.open(1, HomeMethods.getStatus.name)
+        guard case .status(let error?) = try connection.received().first?.body else {
+            Issue.record("no error status")
+            return
+        }
+        #expect(error.code == .permissionDenied)
+        #expect(
+            error.message
+                == "home.v1.HomeService/GetStatus needs the viewer role; the caller (uid 4242, pid 77) has no role")
+        // A reload that gives the role applies to the open connection at its next call.
+        connection.configurationRoles.replace(
+            with: RolePolicy(members: [.viewer: [.group(4242)]], defaultRole: nil, daemonUID: 1))
+        try connection.open(2, HomeMethods.getStatus.name)
+        let frames = try connection.received()
+        #expect(frames.contains { if case .status(nil) = $0.body { return $0.callID == 2 } else { return false } })
+    }
+
+    @Test("each method needs the role Protos/home_v1.proto lists for it")
+    func rolesMatchSchema() throws {
+        let router = HomeService(
+            store: HomeStore(graph: HomeGraph()), registry: ConnectionRegistry(),
+            configuration: ServerConfiguration(socketPath: "/unused"),
+            providers: ProviderHub(defaultTimeoutMs: 1_000, pingIntervalMs: 1_000), flushers: LoopFlushers()
+        ).router()
+        let schema = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Protos/home_v1.proto")
+        var listed: [String: Role] = [:]
+        var current: Role?
+        for line in try String(contentsOf: schema, encoding: .utf8).split(separator: "\n") {
+            guard line.hasPrefix("//   ") || line.hasPrefix("//  ") else {
+                current = nil
+                continue
+            }
+            var text = line.dropFirst(2).trimmingCharacters(in: .whitespaces)
+            if let colon = text.firstIndex(of: ":"), let role = Role(name: String(text[..<colon])) {
+                current = role
+                text = String(text[text.index(after: colon)...])
+            }
+            guard let current else { continue }
+            for name in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) })
+            where !name.isEmpty {
+                listed["home.v1.HomeService/\(name)"] = current
+            }
+        }
+        #expect(Set(listed.keys) == Set(router.methodNames))
+        for method in router.methodNames {
+            #expect(router.route(for: method)?.role == listed[method], "\(method)")
+        }
+    }
+}
+
+@Suite("role policy")
+struct RolePolicyTests {
+    @Test("root and the daemon's user are admins; else the highest role given to the user or a group; else the default")
+    func lookup() {
+        let policy = RolePolicy(
+            members: [.admin: [.user(1001)], .user: [.group(500)], .viewer: [.user(1002), .user(1003)]],
+            defaultRole: .viewer, daemonUID: 999)
+        #expect(policy.role(of: Peer(pid: 1, uid: 0, gid: 0)) == .admin)
+        #expect(policy.role(of: Peer(pid: 1, uid: 999, gid: 999)) == .admin)
+        #expect(policy.role(of: Peer(pid: 1, uid: 1001, gid: 1001)) == .admin)
+        // Listed as viewer, but a member of a group with the user role: the higher.
+        #expect(policy.role(of: Peer(pid: 1, uid: 1002, gid: 1002, groups: [500])) == .user)
+        #expect(policy.role(of: Peer(pid: 1, uid: 1003, gid: 500)) == .user)
+        #expect(policy.role(of: Peer(pid: 1, uid: 1004, gid: 1004)) == .viewer)
+        var closed = policy
+        closed.defaultRole = nil
+        #expect(closed.role(of: Peer(pid: 1, uid: 1004, gid: 1004)) == nil)
+        #expect(Role.viewer < .user && Role.user < .admin)
     }
 }

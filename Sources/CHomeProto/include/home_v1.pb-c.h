@@ -287,6 +287,29 @@ typedef enum _Home__V1__MarkerKind {
   HOME__V1__MARKER_KIND__MARKER_HEARTBEAT = 5
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(HOME__V1__MARKER_KIND)
 } Home__V1__MarkerKind;
+/*
+ * What a connection may do; each role may do all the roles before it may.
+ */
+typedef enum _Home__V1__Role {
+  /*
+   * No role: every call is refused.
+   */
+  HOME__V1__ROLE__ROLE_UNSPECIFIED = 0,
+  /*
+   * Reads and subscribes.
+   */
+  HOME__V1__ROLE__ROLE_VIEWER = 1,
+  /*
+   * Also writes values and runs scenes.
+   */
+  HOME__V1__ROLE__ROLE_USER = 2,
+  /*
+   * Also changes the layout, sees every connection's statistics, and serves
+   * accessories as a provider.
+   */
+  HOME__V1__ROLE__ROLE_ADMIN = 3
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(HOME__V1__ROLE)
+} Home__V1__Role;
 
 /* --- messages --- */
 
@@ -1256,10 +1279,16 @@ struct  Home__V1__GetStatusResponse
   uint32_t accessories;
   uint32_t characteristics;
   char *socket_path;
+  /*
+   * The caller as the daemon sees it (SO_PEERCRED), and its role now.
+   */
+  uint32_t caller_uid;
+  int32_t caller_pid;
+  Home__V1__Role caller_role;
 };
 #define HOME__V1__GET_STATUS_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&home__v1__get_status_response__descriptor) \
-    , (char *)protobuf_c_empty_string, 0, 0, (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0, 0, 0, (char *)protobuf_c_empty_string }
+    , (char *)protobuf_c_empty_string, 0, 0, (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0, 0, 0, (char *)protobuf_c_empty_string, 0, 0, HOME__V1__ROLE__ROLE_UNSPECIFIED }
 
 
 struct  Home__V1__AddHome
@@ -1781,10 +1810,16 @@ struct  Home__V1__ConnectionStats
    * Bytes written to the socket and not yet taken by the client.
    */
   uint64_t pending_bytes;
+  /*
+   * The connection's peer (SO_PEERCRED) and its role now.
+   */
+  uint32_t uid;
+  int32_t pid;
+  Home__V1__Role role;
 };
 #define HOME__V1__CONNECTION_STATS__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&home__v1__connection_stats__descriptor) \
-    , 0, (char *)protobuf_c_empty_string, 0, 0,NULL, 0 }
+    , 0, (char *)protobuf_c_empty_string, 0, 0,NULL, 0, 0, 0, HOME__V1__ROLE__ROLE_UNSPECIFIED }
 
 
 struct  Home__V1__GetStatsResponse
@@ -4563,6 +4598,7 @@ extern const ProtobufCEnumDescriptor    home__v1__layout_action__descriptor;
 extern const ProtobufCEnumDescriptor    home__v1__object_kind__descriptor;
 extern const ProtobufCEnumDescriptor    home__v1__slow_consumer_policy__descriptor;
 extern const ProtobufCEnumDescriptor    home__v1__marker_kind__descriptor;
+extern const ProtobufCEnumDescriptor    home__v1__role__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__frame__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__hello__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__hello_reply__descriptor;

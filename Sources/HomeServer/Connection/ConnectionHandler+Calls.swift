@@ -5,7 +5,7 @@ internal import NIOCore
 // Running a call: routing its open frame, its deadline, and framing its answer.
 extension ConnectionHandler {
     func dispatch(_ context: ChannelHandlerContext, callID: UInt64, _ open: CallOpen) {
-        guard let route = router.route(for: open.method) else {
+        guard let entry = router.route(for: open.method) else {
             write(
                 context,
                 WireFrame(
@@ -15,6 +15,16 @@ extension ConnectionHandler {
                             .unimplemented,
                             "unknown method '\(open.method)' (call \(callID)); this daemon serves \(router.methodNames.joined(separator: ", "))"
                         ))))
+            return
+        }
+        // The role now, not at connecting: a reload applies to open connections too.
+        let role = configuration.roles.role(of: peer)
+        guard let role, role >= entry.role else {
+            write(
+                context,
+                WireFrame(
+                    callID: callID,
+                    body: .status(RolePolicy.denial(method: open.method, needs: entry.role, peer: peer, has: role))))
             return
         }
         // A deadline of 0 has passed before the call begins: it is not run.
@@ -30,9 +40,9 @@ extension ConnectionHandler {
                         ))))
             return
         }
-        let callContext = makeContext(context, callID: callID, timeoutMs: open.timeoutMs)
+        let callContext = makeContext(context, callID: callID, timeoutMs: open.timeoutMs, role: role)
         do throws(HomeError) {
-            switch route {
+            switch entry.route {
             case .unary(let handler):
                 try reply(context, callID: callID, payload: try handler(open.request, callContext))
             case .deferredUnary(let handler):
@@ -68,10 +78,13 @@ extension ConnectionHandler {
         }
     }
 
-    private func makeContext(_ context: ChannelHandlerContext, callID: UInt64, timeoutMs: UInt32?) -> CallContext {
+    private func makeContext(_ context: ChannelHandlerContext, callID: UInt64, timeoutMs: UInt32?, role: Role)
+        -> CallContext
+    {
         let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
         return CallContext(
-            callID: callID, connectionID: connectionID, clientName: machine.clientName, channel: context.channel,
+            callID: callID, connectionID: connectionID, clientName: machine.clientName, peer: peer, role: role,
+            channel: context.channel,
             frameSize: machine.frameSize,
             deadline: timeoutMs.map { .now() + .milliseconds(Int64($0)) },
             session: NIOLoopBound(session, eventLoop: context.eventLoop),

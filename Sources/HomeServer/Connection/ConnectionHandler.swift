@@ -26,6 +26,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
     let registry: ConnectionRegistry
     let configuration: ServerConfiguration
     let journalID: String
+    /// Who connected (SO_PEERCRED when it was accepted): its role is looked up at every call.
+    let peer: Peer
     var logger: Logger
 
     var machine: ConnectionStateMachine
@@ -47,9 +49,10 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     init(
         router: HomeRouter, registry: ConnectionRegistry, configuration: ServerConfiguration, journalID: String,
-        logger: Logger
+        peer: Peer, logger: Logger
     ) {
         self.router = router
+        self.peer = peer
         self.registry = registry
         self.configuration = configuration
         self.journalID = journalID
@@ -72,7 +75,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        guard let id = registry.add(context.channel, limit: configuration.maxConnections) else {
+        guard let id = registry.add(context.channel, peer: peer, limit: configuration.maxConnections) else {
             fail(
                 context,
                 HomeError(
@@ -82,6 +85,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         }
         connectionID = id
         logger[metadataKey: "connection"] = "\(id)"
+        logger[metadataKey: "uid"] = "\(peer.uid)"
         let timeout = configuration.helloTimeoutMs
         helloTimeout = context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(timeout)) { [weak self] in
             guard let self, self.machine.phase == .awaitingHello, let context = self.context else { return }

@@ -1,3 +1,4 @@
+internal import HomeModel
 internal import NIOCore
 internal import Synchronization
 
@@ -8,6 +9,7 @@ final class ConnectionRegistry: Sendable {
         var nextID: UInt64 = 1
         var channels: [UInt64: any Channel] = [:]
         var names: [UInt64: String] = [:]
+        var peers: [UInt64: Peer] = [:]
         var openStreams: [UInt64: Int] = [:]
         var closing = false
     }
@@ -15,12 +17,13 @@ final class ConnectionRegistry: Sendable {
     private let state = Mutex(State())
 
     /// Registers a connection; nil when the limit is reached or the server is closing.
-    func add(_ channel: any Channel, limit: Int) -> UInt64? {
+    func add(_ channel: any Channel, peer: Peer, limit: Int) -> UInt64? {
         state.withLock { state in
             guard !state.closing, state.channels.count < limit else { return nil }
             let id = state.nextID
             state.nextID += 1
             state.channels[id] = channel
+            state.peers[id] = peer
             return id
         }
     }
@@ -29,6 +32,7 @@ final class ConnectionRegistry: Sendable {
         state.withLock {
             $0.channels.removeValue(forKey: id)
             $0.names.removeValue(forKey: id)
+            $0.peers.removeValue(forKey: id)
             $0.openStreams.removeValue(forKey: id)
         }
     }
@@ -42,11 +46,11 @@ final class ConnectionRegistry: Sendable {
         }
     }
 
-    /// Every open connection with its client's name and open stream count.
-    func connections() -> [(id: UInt64, name: String, openStreams: Int, channel: any Channel)] {
+    /// Every open connection with its client's name, its peer and open stream count.
+    func connections() -> [(id: UInt64, name: String, peer: Peer, openStreams: Int, channel: any Channel)] {
         state.withLock { state in
             state.channels.keys.sorted().map { id in
-                (id, state.names[id] ?? "", state.openStreams[id] ?? 0, state.channels[id]!)
+                (id, state.names[id] ?? "", state.peers[id]!, state.openStreams[id] ?? 0, state.channels[id]!)
             }
         }
     }

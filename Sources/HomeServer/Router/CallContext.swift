@@ -7,6 +7,9 @@ struct CallContext: Sendable {
     let callID: UInt64
     let connectionID: UInt64
     let clientName: String
+    /// Who makes the call, and the role it has for it.
+    let peer: Peer
+    let role: Role
     let channel: any Channel
     /// The frame size negotiated by this connection's hello: no response or stream
     /// message may be larger.

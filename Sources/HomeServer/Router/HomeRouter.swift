@@ -16,34 +16,41 @@ struct HomeRouter: Sendable {
         case serverStreaming(@Sendable (_ request: [UInt8], CallContext) throws(HomeError) -> any ServerStreamCall)
     }
 
-    private(set) var routes: [String: Route] = [:]
+    /// A method's handler and the role a caller needs to have it run.
+    struct Entry: Sendable {
+        let role: Role
+        let route: Route
+    }
+
+    private(set) var routes: [String: Entry] = [:]
 
     /// Every method with a handler, sorted: for error messages and the schema test.
     var methodNames: [String] { routes.keys.sorted() }
 
-    func route(for method: String) -> Route? {
+    func route(for method: String) -> Entry? {
         routes[method]
     }
 
     /// Registers a unary handler that answers at once.
     mutating func register<Request, Response>(
-        _ method: UnaryMethod<Request, Response>,
+        _ method: UnaryMethod<Request, Response>, role: Role,
         _ handler: @escaping @Sendable (Request, CallContext) throws(HomeError) -> Response
     ) {
-        routes[method.name] = .unary { bytes, context throws(HomeError) in
+        let route = Route.unary { bytes, context throws(HomeError) in
             let response = try handler(try Request(wire: bytes), context)
             var buffer = context.channel.allocator.buffer(capacity: 64)
             response.encode(into: &buffer)
             return buffer
         }
+        routes[method.name] = Entry(role: role, route: route)
     }
 
     /// Registers a unary handler that answers through a future on the call's event loop.
     mutating func register<Request, Response>(
-        _ method: UnaryMethod<Request, Response>,
+        _ method: UnaryMethod<Request, Response>, role: Role,
         deferred handler: @escaping @Sendable (Request, CallContext) -> EventLoopFuture<Response>
     ) {
-        routes[method.name] = .deferredUnary { bytes, context in
+        let route = Route.deferredUnary { bytes, context in
             let request: Request
             do throws(HomeError) {
                 request = try Request(wire: bytes)
@@ -56,15 +63,18 @@ struct HomeRouter: Sendable {
                 return buffer
             }
         }
+        routes[method.name] = Entry(role: role, route: route)
     }
 
     /// Registers a server-streaming handler: it starts the stream and returns it.
     mutating func register<Request, Response>(
-        _ method: ServerStreamingMethod<Request, Response>,
+        _ method: ServerStreamingMethod<Request, Response>, role: Role,
         _ handler: @escaping @Sendable (Request, CallContext) throws(HomeError) -> any ServerStreamCall
     ) {
-        routes[method.name] = .serverStreaming { bytes, context throws(HomeError) in
-            try handler(try Request(wire: bytes), context)
-        }
+        routes[method.name] = Entry(
+            role: role,
+            route: .serverStreaming { bytes, context throws(HomeError) in
+                try handler(try Request(wire: bytes), context)
+            })
     }
 }

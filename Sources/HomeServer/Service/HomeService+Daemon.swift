@@ -18,6 +18,9 @@ extension HomeService {
         status.accessories = UInt32(counts.accessories)
         status.characteristics = UInt32(counts.characteristics)
         status.socketPath = configuration.socketPath
+        status.callerUID = context.peer.uid
+        status.callerPID = context.peer.pid
+        status.role = context.role
         return status
     }
 
@@ -27,6 +30,7 @@ extension HomeService {
         let store = self.store
         let subscriptions = store.subscriptionStatistics()
         let connections = registry.connections()
+        let roles = configuration.roles
         let pending = connections.map { connection in
             connection.channel.getOption(ChannelOptions.bufferedWritableBytes).map { UInt64($0) }.recover { _ in 0 }
         }
@@ -37,7 +41,8 @@ extension HomeService {
                     subscriptions: (subscriptions[connection.id] ?? []).sorted {
                         $0.subscriptionID < $1.subscriptionID
                     },
-                    pendingBytes: pending)
+                    pendingBytes: pending, uid: connection.peer.uid, pid: connection.peer.pid,
+                    role: roles.role(of: connection.peer))
             }
             return GetStatsResponse(connections: stats, seq: store.lastSeq)
         }

@@ -33,30 +33,32 @@ struct HomeService: Sendable {
         self.journalField = SubscribeResponse.journalField(store.journalID)
     }
 
+    /// Every method with its handler and the role it needs (Protos/home_v1.proto
+    /// lists them above `service HomeService`; Clients/README.md, "Roles").
     func router() -> HomeRouter {
         var router = HomeRouter()
         // The home and the catalog (HomeService+Home.swift).
-        router.register(HomeMethods.getHome, getHome)
-        router.register(HomeMethods.listAccessories, listAccessories)
-        router.register(HomeMethods.listTypes, listTypes)
+        router.register(HomeMethods.getHome, role: .viewer, getHome)
+        router.register(HomeMethods.listAccessories, role: .viewer, listAccessories)
+        router.register(HomeMethods.listTypes, role: .viewer, listTypes)
         // Values and scenes (HomeService+Values.swift).
-        router.register(HomeMethods.readCharacteristics, deferred: readCharacteristics)
-        router.register(HomeMethods.writeCharacteristics, deferred: writeCharacteristics)
-        router.register(HomeMethods.executeActionSet, deferred: executeActionSet)
+        router.register(HomeMethods.readCharacteristics, role: .viewer, deferred: readCharacteristics)
+        router.register(HomeMethods.writeCharacteristics, role: .user, deferred: writeCharacteristics)
+        router.register(HomeMethods.executeActionSet, role: .user, deferred: executeActionSet)
         // Layout (HomeService+Layout.swift).
-        router.register(HomeMethods.changeLayout, changeLayout)
+        router.register(HomeMethods.changeLayout, role: .admin, changeLayout)
         // Subscriptions (HomeService+Subscriptions.swift).
-        router.register(HomeMethods.subscribe, subscribe)
-        router.register(HomeMethods.modifySubscription, modifySubscription)
+        router.register(HomeMethods.subscribe, role: .viewer, subscribe)
+        router.register(HomeMethods.modifySubscription, role: .viewer, modifySubscription)
         // The daemon itself (HomeService+Daemon.swift).
-        router.register(HomeMethods.getStatus, getStatus)
-        router.register(HomeMethods.getStats, deferred: getStats)
+        router.register(HomeMethods.getStatus, role: .viewer, getStatus)
+        router.register(HomeMethods.getStats, role: .admin, deferred: getStats)
         // Accessory providers (HomeService+Providers.swift).
-        router.register(HomeMethods.openProvider, openProvider)
-        router.register(HomeMethods.registerAccessories, registerAccessories)
-        router.register(HomeMethods.answerCommand, answerCommand)
-        router.register(HomeMethods.reportValues, reportValues)
-        router.register(HomeMethods.listProviders, listProviders)
+        router.register(HomeMethods.openProvider, role: .admin, openProvider)
+        router.register(HomeMethods.registerAccessories, role: .admin, registerAccessories)
+        router.register(HomeMethods.answerCommand, role: .admin, answerCommand)
+        router.register(HomeMethods.reportValues, role: .admin, reportValues)
+        router.register(HomeMethods.listProviders, role: .viewer, listProviders)
         return router
     }
 }

@@ -59,7 +59,8 @@ extension GetStatsResponse: WireMessage {
                         queueLimit: $0.queueLimit, queueDepth: $0.queueDepth, sent: $0.sent, merged: $0.merged,
                         dropped: $0.dropped)
                 },
-                pendingBytes: connection.pendingBytes)
+                pendingBytes: connection.pendingBytes, uid: connection.uid, pid: connection.pid,
+                role: connection.role?.wireNumber ?? 0)
         }
         Proto.GetStatsResponse(connections: connections, seq: seq).serialize(into: &buffer)
     }
@@ -76,7 +77,8 @@ extension GetStatsResponse: WireMessage {
                         policy: .fromWire($0.policy, default: .coalesce), queueLimit: $0.queueLimit,
                         queueDepth: $0.queueDepth, sent: $0.sent, merged: $0.merged, dropped: $0.dropped)
                 },
-                pendingBytes: connection.pendingBytes)
+                pendingBytes: connection.pendingBytes, uid: connection.uid, pid: connection.pid,
+                role: Role(wireNumber: connection.role))
         }
         self.init(connections: connections, seq: wire.seq)
     }

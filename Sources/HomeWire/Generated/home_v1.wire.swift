@@ -627,6 +627,11 @@ extension Proto {
         let subscriptions: [Proto.SubscriptionStats]
         /// Bytes written to the socket and not yet taken by the client.
         let pendingBytes: UInt64
+        /// The connection's peer (SO_PEERCRED) and its role now.
+        let uid: UInt32
+        let pid: Int32
+        /// A `home.v1.Role` number (see `Role`).
+        let role: UInt32
     }
 
     struct GetStatsResponse: Sendable {
@@ -885,8 +890,13 @@ public struct GetStatusResponse: Hashable, Sendable {
     public var accessories: UInt32 = 0
     public var characteristics: UInt32 = 0
     public var socketPath: String = ""
+    /// The caller as the daemon sees it (SO_PEERCRED), and its role now.
+    public var callerUID: UInt32 = 0
+    public var callerPID: Int32 = 0
+    /// A `home.v1.Role` number (see `Role`).
+    public var callerRole: UInt32 = 0
 
-    public init(serverVersion: String = "", protocolVersion: UInt32 = 0, connectionID: UInt64 = 0, journalID: String = "", seq: UInt64 = 0, uptimeMs: Int64 = 0, connections: UInt32 = 0, subscriptions: UInt32 = 0, homes: UInt32 = 0, accessories: UInt32 = 0, characteristics: UInt32 = 0, socketPath: String = "") {
+    public init(serverVersion: String = "", protocolVersion: UInt32 = 0, connectionID: UInt64 = 0, journalID: String = "", seq: UInt64 = 0, uptimeMs: Int64 = 0, connections: UInt32 = 0, subscriptions: UInt32 = 0, homes: UInt32 = 0, accessories: UInt32 = 0, characteristics: UInt32 = 0, socketPath: String = "", callerUID: UInt32 = 0, callerPID: Int32 = 0, callerRole: UInt32 = 0) {
         self.serverVersion = serverVersion
         self.protocolVersion = protocolVersion
         self.connectionID = connectionID
@@ -899,6 +909,9 @@ public struct GetStatusResponse: Hashable, Sendable {
         self.accessories = accessories
         self.characteristics = characteristics
         self.socketPath = socketPath
+        self.callerUID = callerUID
+        self.callerPID = callerPID
+        self.callerRole = callerRole
     }
 }
 
@@ -2418,6 +2431,9 @@ extension GetStatusResponse: ProtobufCBridged {
         accessories = source.accessories
         characteristics = source.characteristics
         socketPath = swiftString(source.socket_path)
+        callerUID = source.caller_uid
+        callerPID = source.caller_pid
+        callerRole = source.caller_role.rawValue
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__GetStatusResponse> {
@@ -2435,6 +2451,9 @@ extension GetStatusResponse: ProtobufCBridged {
         built.pointee.accessories = accessories
         built.pointee.characteristics = characteristics
         if !socketPath.isEmpty { built.pointee.socket_path = arena.cString(socketPath) }
+        built.pointee.caller_uid = callerUID
+        built.pointee.caller_pid = callerPID
+        built.pointee.caller_role = Home__V1__Role(rawValue: callerRole)
         return built
     }
 }
@@ -3172,6 +3191,9 @@ extension Proto.ConnectionStats: ProtobufCBridged {
         openCalls = source.open_calls
         subscriptions = mappedArray(source.subscriptions, source.n_subscriptions) { Proto.SubscriptionStats(c: $0!.pointee) }
         pendingBytes = source.pending_bytes
+        uid = source.uid
+        pid = source.pid
+        role = source.role.rawValue
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__ConnectionStats> {
@@ -3185,6 +3207,9 @@ extension Proto.ConnectionStats: ProtobufCBridged {
             subscriptions[index].build(in: &arena)
         }
         built.pointee.pending_bytes = pendingBytes
+        built.pointee.uid = uid
+        built.pointee.pid = pid
+        built.pointee.role = Home__V1__Role(rawValue: role)
         return built
     }
 }
@@ -4127,6 +4152,37 @@ extension StreamMarker.Kind: WireEnum {
     }
 }
 
+/// What a connection may do; each role may do all the roles before it may.
+extension Role: WireEnum {
+    /// The `home.v1.Role` number of this case.
+    var wireNumber: UInt32 {
+        switch self {
+        case .viewer: 1
+        case .user: 2
+        case .admin: 3
+        }
+    }
+
+    /// The case of a `home.v1.Role` number; nil for a number without one (ROLE_UNSPECIFIED has none).
+    init?(wireNumber: UInt32) {
+        switch wireNumber {
+        case 1: self = .viewer
+        case 2: self = .user
+        case 3: self = .admin
+        default: return nil
+        }
+    }
+}
+
+/// Every call needs a role (Clients/README.md, "Roles"): the daemon takes the
+/// caller's uid, gid and pid from the socket (SO_PEERCRED) and maps them to one.
+/// A call whose connection lacks the role fails whole with PERMISSION_DENIED naming
+/// the role it needs and the caller's uid. Needed by each method:
+/// viewer: GetHome, ListAccessories, ReadCharacteristics, Subscribe,
+/// ModifySubscription, GetStatus, ListTypes, ListProviders
+/// user:   WriteCharacteristics, ExecuteActionSet
+/// admin:  ChangeLayout, GetStats, OpenProvider, RegisterAccessories,
+/// AnswerCommand, ReportValues
 /// The methods of `service HomeService` in Protos/home_v1.proto: each pairs its name on
 /// the wire with the Swift types of its request and response, once; the daemon's router
 /// and the clients both use these values.

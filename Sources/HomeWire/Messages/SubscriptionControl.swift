@@ -26,16 +26,24 @@ public struct ConnectionStats: Hashable, Sendable {
     public var subscriptions: [SubscriptionStats]
     /// Bytes written to the socket and not yet taken by the client.
     public var pendingBytes: UInt64
+    /// The connection's peer, as the kernel said when it connected.
+    public var uid: UInt32
+    public var pid: Int32
+    /// Its role now (nil: none, every call refused).
+    public var role: Role?
 
     public init(
         connectionID: UInt64, clientName: String, openCalls: UInt32, subscriptions: [SubscriptionStats],
-        pendingBytes: UInt64
+        pendingBytes: UInt64, uid: UInt32 = 0, pid: Int32 = 0, role: Role? = nil
     ) {
         self.connectionID = connectionID
         self.clientName = clientName
         self.openCalls = openCalls
         self.subscriptions = subscriptions
         self.pendingBytes = pendingBytes
+        self.uid = uid
+        self.pid = pid
+        self.role = role
     }
 }
 
@@ -45,5 +53,13 @@ public struct GetStatsResponse: Hashable, Sendable {
     public init(connections: [ConnectionStats], seq: UInt64) {
         self.connections = connections
         self.seq = seq
+    }
+}
+
+extension GetStatusResponse {
+    /// The caller's role (`callerRole`), nil when it has none or the number is unknown.
+    public var role: Role? {
+        get { Role(wireNumber: callerRole) }
+        set { callerRole = newValue?.wireNumber ?? 0 }
     }
 }

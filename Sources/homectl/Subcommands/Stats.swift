@@ -24,6 +24,9 @@ struct Stats: AsyncParsableCommand {
                                 .object([
                                     ("connection_id", .uint(connection.connectionID)),
                                     ("client", .string(connection.clientName)),
+                                    ("uid", .uint(UInt64(connection.uid))),
+                                    ("pid", .int(Int64(connection.pid))),
+                                    ("role", connection.role.map { .string($0.name) } ?? .null),
                                     ("open_calls", .uint(UInt64(connection.openCalls))),
                                     ("pending_bytes", .uint(connection.pendingBytes)),
                                     (
@@ -63,21 +66,26 @@ struct Stats: AsyncParsableCommand {
                 ]).text)
             return
         }
-        var rows = [["CONN", "CLIENT", "SUB", "POLICY", "QUEUE", "SENT", "MERGED", "DROPPED", "PENDING"]]
+        var rows = [
+            ["CONN", "CLIENT", "UID", "PID", "ROLE", "SUB", "POLICY", "QUEUE", "SENT", "MERGED", "DROPPED", "PENDING"]
+        ]
         for connection in stats.connections {
+            let peer = [String(connection.uid), String(connection.pid), connection.role?.name ?? "none"]
             if connection.subscriptions.isEmpty {
-                rows.append([
-                    String(connection.connectionID), connection.clientName, "-", "", "", "", "", "",
-                    "\(connection.pendingBytes) B",
-                ])
+                rows.append(
+                    [String(connection.connectionID), connection.clientName] + peer + [
+                        "-", "", "", "", "", "",
+                        "\(connection.pendingBytes) B",
+                    ])
             }
             for subscription in connection.subscriptions {
-                rows.append([
-                    String(connection.connectionID), connection.clientName, String(subscription.subscriptionID),
-                    subscription.policy.rawValue, "\(subscription.queueDepth)/\(subscription.queueLimit)",
-                    String(subscription.sent), String(subscription.merged), String(subscription.dropped),
-                    "\(connection.pendingBytes) B",
-                ])
+                rows.append(
+                    [String(connection.connectionID), connection.clientName] + peer + [
+                        String(subscription.subscriptionID),
+                        subscription.policy.rawValue, "\(subscription.queueDepth)/\(subscription.queueLimit)",
+                        String(subscription.sent), String(subscription.merged), String(subscription.dropped),
+                        "\(connection.pendingBytes) B",
+                    ])
             }
         }
         for line in Output.table(rows) { Output.line(line) }

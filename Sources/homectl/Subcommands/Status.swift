@@ -24,6 +24,9 @@ struct Status: AsyncParsableCommand {
                     ("homes", .uint(UInt64(status.homes))),
                     ("accessories", .uint(UInt64(status.accessories))),
                     ("characteristics", .uint(UInt64(status.characteristics))),
+                    ("uid", .uint(UInt64(status.callerUID))),
+                    ("pid", .int(Int64(status.callerPID))),
+                    ("role", status.role.map { .string($0.name) } ?? .null),
                 ]).text)
             return
         }
@@ -38,6 +41,7 @@ struct Status: AsyncParsableCommand {
             ["homes", String(status.homes)],
             ["accessories", String(status.accessories)],
             ["characteristics", String(status.characteristics)],
+            ["you", "\(status.role?.name ?? "no role") (uid \(status.callerUID), pid \(status.callerPID))"],
         ]) {
             Output.line(line)
         }

@@ -1,0 +1,22 @@
+public import HomeModel
+internal import Synchronization
+
+/// The roles in force: looked up at every call, so that a reload (SIGHUP) applies
+/// to connections already open.
+public final class RoleTable: Sendable {
+    private let policy: Mutex<RolePolicy>
+
+    public init(_ policy: RolePolicy) {
+        self.policy = Mutex(policy)
+    }
+
+    public var current: RolePolicy { policy.withLock { $0 } }
+
+    public func replace(with policy: RolePolicy) {
+        self.policy.withLock { $0 = policy }
+    }
+
+    public func role(of peer: Peer) -> Role? {
+        policy.withLock { $0.role(of: peer) }
+    }
+}
