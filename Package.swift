@@ -90,6 +90,11 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // homed's configuration file: YAML keys checked, with the line of any mistake.
+        .target(
+            name: "HomeConfig", dependencies: ["HomeModel", .product(name: "Yams", package: "Yams")],
+            swiftSettings: strict),
+
         // The Swift client library: async calls, AsyncSequence subscriptions.
         .target(
             name: "HomeClient",
@@ -130,7 +135,7 @@ let package = Package(
         .executableTarget(
             name: "homed",
             dependencies: [
-                "HomeServer", "HomeWire", "HomeModel", "HomeStorage", "HomeSimulator", "HomeSystemd",
+                "HomeServer", "HomeWire", "HomeModel", "HomeStorage", "HomeSimulator", "HomeSystemd", "HomeConfig",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -168,6 +173,7 @@ let package = Package(
         .executableTarget(
             name: "systemd-probe", dependencies: ["HomeSystemd"], path: "Tests/SystemdProbe", swiftSettings: strict),
         .testTarget(name: "HomeModelTests", dependencies: ["HomeModel"], swiftSettings: strict),
+        .testTarget(name: "HomeConfigTests", dependencies: ["HomeConfig", "HomeModel"], swiftSettings: strict),
         .testTarget(
             name: "HomeSimulatorTests", dependencies: ["HomeSimulator", "HomeClient", "HomeModel"],
             swiftSettings: strict),

@@ -67,6 +67,9 @@ for name in homed.service homed.socket; do
   unit "Packaging/systemd/user/$name" "$root/lib/systemd/user/$name"
 done
 install -m 644 Packaging/sysusers.d/homed.conf "$root/lib/sysusers.d/homed.conf"
+# The configuration's every key, commented out: copy it to /etc/homed/homed.yaml.
+install -d "$root/share/doc/homed"
+install -m 644 Packaging/config/homed.yaml "$root/share/doc/homed/homed.yaml"
 
 echo "installed:"
 (cd "$root" && find . -type f | sort | sed 's|^\./|  '"$root"'/|')

@@ -15,7 +15,7 @@ Scripts/install.sh --prefix "$prefix" >"$tmp/install.log" 2>&1 || { cat "$tmp/in
 
 expected=(
   bin/homed bin/homectl bin/homed-sim
-  share/man/man1/homed.1 share/man/man1/homectl.1 share/man/man1/homed-sim.1
+  share/man/man1/homed.1 share/man/man1/homectl.1 share/man/man1/homed-sim.1 share/doc/homed/homed.yaml
   share/bash-completion/completions/homectl share/zsh/site-functions/_homectl
   share/fish/vendor_completions.d/homectl.fish
   share/bash-completion/completions/homed share/zsh/site-functions/_homed share/fish/vendor_completions.d/homed.fish

@@ -1,4 +1,5 @@
 internal import Foundation
+internal import HomeConfig
 internal import HomeModel
 internal import HomeServer
 
@@ -7,7 +8,7 @@ internal import HomeServer
 #endif
 
 /// Who may connect (the socket's mode and group) and what each caller may do (roles).
-struct AccessSettings {
+struct AccessSettings: Equatable {
     var socketMode: UInt32
     var socketGroup: UInt32?
     var roles: RolePolicy
@@ -52,24 +53,40 @@ struct AccessSettings {
 }
 
 extension Homed {
-    /// The access the flags ask for, every name resolved against the user database.
-    func accessSettings() throws(HomeError) -> AccessSettings {
+    /// The access the flags ask for, else the file, every name resolved against the
+    /// user database (a role list given by a flag replaces the file's).
+    func accessSettings(file: ConfigFile?) throws(HomeError) -> AccessSettings {
+        /// A flag's value with its name, else the file's with its line, else nil.
+        func chosen(_ flag: String?, _ flagName: String, _ key: String) -> (text: String, source: String)? {
+            if let flag { return (flag, flagName) }
+            if let file, let text = file.string(key) { return (text, file.source(key)) }
+            return nil
+        }
+        func members(_ flag: [String], _ flagName: String, _ key: String) throws(HomeError) -> Set<
+            RolePolicy.Member
+        > {
+            if !flag.isEmpty { return try UserDatabase.members(flag, source: flagName) }
+            guard let file, let list = file.list(key) else { return [] }
+            return try UserDatabase.members(list, source: file.source(key))
+        }
         let defaults = AccessSettings.defaultSocketAccess()
-        let mode = try socketMode.map { (text) throws(HomeError) in
-            try AccessSettings.parseMode(text, source: "--socket-mode")
+        let mode = try chosen(socketMode, "--socket-mode", "socket.mode").map { (text, source) throws(HomeError) in
+            try AccessSettings.parseMode(text, source: source)
         }
-        let group = try socketGroup.map { (text) throws(HomeError) in
-            try AccessSettings.parseGroup(text, source: "--socket-group")
+        let group = try chosen(socketGroup, "--socket-group", "socket.group").map { (text, source) throws(HomeError) in
+            try AccessSettings.parseGroup(text, source: source)
         }
-        var members: [Role: Set<RolePolicy.Member>] = [:]
-        members[.admin] = try UserDatabase.members(admins, source: "--admins")
-        members[.user] = try UserDatabase.members(users, source: "--users")
-        members[.viewer] = try UserDatabase.members(viewers, source: "--viewers")
+        let role = chosen(defaultRole, "--default-role", "roles.default") ?? ("user", "")
         return AccessSettings(
             socketMode: mode ?? (group == nil ? defaults.mode : 0o660),
             socketGroup: group ?? defaults.group,
             roles: RolePolicy(
-                members: members, defaultRole: try AccessSettings.parseRole(defaultRole, source: "--default-role"),
+                members: [
+                    .admin: try members(admins, "--admins", "roles.admins"),
+                    .user: try members(users, "--users", "roles.users"),
+                    .viewer: try members(viewers, "--viewers", "roles.viewers"),
+                ],
+                defaultRole: try AccessSettings.parseRole(role.text, source: role.source),
                 daemonUID: getuid()))
     }
 }

@@ -1,5 +1,6 @@
 internal import ArgumentParser
 internal import Foundation
+internal import HomeConfig
 internal import HomeModel
 internal import HomeServer
 internal import HomeSimulator
@@ -61,8 +62,8 @@ struct Homed: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Users and groups with the viewer role (read and subscribe).", valueName: "list"))
     var viewers: [String] = []
 
-    @Option(help: "The role of anyone else who can open the socket: admin, user, viewer or none.")
-    var defaultRole = "user"
+    @Option(help: "The role of anyone else who can open the socket: admin, user (default), viewer or none.")
+    var defaultRole: String?
 
     @Option(help: ArgumentHelp("The database file (default: homed.sqlite in the state directory).", valueName: "path"))
     var db: String?
@@ -73,8 +74,16 @@ struct Homed: AsyncParsableCommand {
     @Flag(help: "Keep nothing: no database, the home lasts as long as homed runs.")
     var inMemory = false
 
-    @Option(help: "Milliseconds between folds of the value log into the tables (values are saved before that).")
-    var valueFoldIntervalMs = 500
+    @Option(
+        help: ArgumentHelp(
+            "The configuration file (default, if it exists: $CONFIGURATION_DIRECTORY/homed.yaml, else /etc/homed/homed.yaml as root, else ~/.config/homed/homed.yaml). Flags win over it.",
+            valueName: "path"))
+    var config: String?
+
+    @Option(
+        help: "Milliseconds between folds of the value log into the tables (values are saved before that; default 500)."
+    )
+    var valueFoldIntervalMs: Int?
 
     @Flag(help: "Create the demo home if there is no home yet, and run its simulator (a provider, in-process).")
     var demo = false
@@ -88,41 +97,50 @@ struct Homed: AsyncParsableCommand {
     @Option(help: "With --demo: the simulation file to run instead of the built-in demo home (see homed-sim).")
     var simulation: String?
 
-    @Option(help: "How many recent events are held for clients that resume.")
-    var journalCapacity = 100_000
+    @Option(help: "How many recent events are held for clients that resume (default 100000).")
+    var journalCapacity: Int?
 
-    @Option(help: "Events a subscriber may have pending unless it asks otherwise.")
-    var queueLimit = 1024
+    @Option(help: "Events a subscriber may have pending unless it asks otherwise (default 1024).")
+    var queueLimit: Int?
 
-    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
-    var logLevel: String = "info"
+    @Option(help: "Log level: trace, debug, info (default), notice, warning, error, critical.")
+    var logLevel: String?
 
-    @Option(help: "Log format: auto (journal when stderr goes to journald), human, journal.")
-    var logFormat: String = "auto"
+    @Option(help: "Log format: auto (default: journal when stderr goes to journald), human, journal.")
+    var logFormat: String?
 
     func validate() throws {
-        guard LogFormat(rawValue: logFormat) != nil else {
+        if let logFormat, LogFormat(rawValue: logFormat) == nil {
             throw ValidationError("unknown log format '\(logFormat)'; use auto, human or journal")
         }
-        guard Logger.Level(rawValue: logLevel) != nil else {
+        if let logLevel, Logger.Level(rawValue: logLevel) == nil {
             throw ValidationError(
                 "unknown log level '\(logLevel)'; use trace, debug, info, notice, warning, error or critical")
         }
         guard db == nil || !inMemory else { throw ValidationError("--db and --in-memory exclude each other") }
         guard db?.isEmpty != true else { throw ValidationError("--db needs a file name") }
-        guard valueFoldIntervalMs > 0 else { throw ValidationError("--value-fold-interval-ms must be positive") }
+        guard (valueFoldIntervalMs ?? 1) > 0 else { throw ValidationError("--value-fold-interval-ms must be positive") }
         guard (simulatorIntervalMs ?? 1) > 0 else { throw ValidationError("--simulator-interval-ms must be positive") }
         guard simulation == nil || demo else { throw ValidationError("--simulation goes with --demo") }
-        guard journalCapacity > 0 else { throw ValidationError("--journal-capacity must be positive") }
-        guard queueLimit > 0 else { throw ValidationError("--queue-limit must be positive") }
+        guard (journalCapacity ?? 1) > 0 else { throw ValidationError("--journal-capacity must be positive") }
+        guard (queueLimit ?? 1) > 0 else { throw ValidationError("--queue-limit must be positive") }
     }
 
     func run() async throws {
-        let level = Logger.Level(rawValue: logLevel) ?? .info
         let environment = ProcessInfo.processInfo.environment
-        LoggingSystem.bootstrap(
-            (LogFormat(rawValue: logFormat) ?? .auto).handlerFactory(level: level, environment: environment))
+        // Before anything else: a configuration homed cannot use changes nothing.
+        let file: ConfigFile?
+        let settings: DaemonSettings
+        do throws(HomeError) {
+            file = try loadConfigFile(environment: environment)
+            settings = try self.settings(file: file)
+        } catch {
+            FileHandleStderr.write("homed: \(error.message)\n")
+            throw ExitCode(Int32(error.code.rawValue))
+        }
+        LoggingSystem.bootstrap(settings.logFormat.handlerFactory(level: settings.logLevel, environment: environment))
         let logger = Logger(label: "homed")
+        if let file { logger.info("read the configuration", metadata: ["file": "\(file.path)"]) }
 
         let activated: ActivatedSocket?
         do throws(HomeError) {
@@ -132,20 +150,15 @@ struct Homed: AsyncParsableCommand {
             throw ExitCode(Int32(error.code.rawValue))
         }
         let paths = DaemonPaths.resolve(
-            socket: activated?.path ?? socket, database: db, inMemory: inMemory, environment: environment,
+            socket: activated?.path ?? settings.socket, database: settings.database, inMemory: inMemory,
+            environment: environment,
             uid: getuid())
         if printPaths {
             print(paths.description)
             return
         }
         let socketPath = paths.socket.path
-        let access: AccessSettings
-        do throws(HomeError) {
-            access = try accessSettings()
-        } catch {
-            FileHandleStderr.write("homed: \(error.message)\n")
-            throw ExitCode(Int32(error.code.rawValue))
-        }
+        let access = settings.access
         let database: HomeDatabase?
         let graph: HomeGraph
         let instanceLock: InstanceLock
@@ -163,9 +176,12 @@ struct Homed: AsyncParsableCommand {
             database?.close()
             withExtendedLifetime(instanceLock) {}
         }
-        let store = HomeStore(graph: graph, journalCapacity: journalCapacity, persistence: database)
+        let store = HomeStore(graph: graph, journalCapacity: settings.journalCapacity, persistence: database)
         var configuration = ServerConfiguration(socketPath: socketPath)
-        configuration.defaultQueueLimit = queueLimit
+        configuration.defaultQueueLimit = settings.queueLimit
+        configuration.providerTimeoutMs = UInt32(clamping: settings.providerTimeoutMs)
+        configuration.providerPingIntervalMs = UInt32(clamping: settings.providerPingIntervalMs)
+        configuration.providerPingTimeoutMs = UInt32(clamping: settings.providerPingTimeoutMs)
         configuration.socketMode = access.socketMode
         configuration.socketGroup = access.socketGroup
         configuration.roles = RoleTable(access.roles)
@@ -199,19 +215,20 @@ struct Homed: AsyncParsableCommand {
             services.append(
                 .init(
                     service: ValueLogFolding(
-                        store: store, interval: .milliseconds(valueFoldIntervalMs), logger: logger)))
+                        store: store, interval: .milliseconds(settings.valueFoldIntervalMs), logger: logger)))
         }
         services.append(.init(service: server))
         services.append(.init(service: AutomationEngine(store: store, values: server.values, logger: logger)))
         if let simulator {
             services.append(.init(service: simulator))
         }
-        // systemctl reload (ExecReload=kill -HUP): SIGHUP must not end homed, and
-        // systemd hears the reload begin and end.
-        let reloads = Task {
+        // systemctl reload (ExecReload=kill -HUP): the configuration file read again,
+        // the roles replaced (open connections too), and systemd told it began and ended.
+        let reloads = Task { [configuration] in
+            var current = settings
             for await _ in await UnixSignalsSequence(trapping: .sighup) {
                 _ = notifier.reloading()
-                logger.info("reload: nothing to reload")
+                current = reload(from: current, roles: configuration.roles, logger: logger)
                 _ = notifier.ready(status: "serving \(socketPath)")
             }
         }
