@@ -31,12 +31,26 @@ final class ClientHandler: ChannelInboundHandler {
     /// The last status the daemon sent on call 0: the reason, if the connection closes.
     private var connectionError: HomeError?
 
-    init(hello: EventLoopPromise<HelloReply>) {
+    /// The hello, written by the event loop the moment the connection is up: a
+    /// caller whose task is slow to resume (a busy machine, a starved thread pool)
+    /// cannot hold it back past the daemon's hello timeout.
+    private var helloFrame: ByteBuffer?
+
+    init(hello: EventLoopPromise<HelloReply>, helloFrame: ByteBuffer) {
         self.hello = hello
+        self.helloFrame = helloFrame
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        if let frame = helloFrame {
+            helloFrame = nil
+            context.writeAndFlush(wrapOutboundOut(frame), promise: nil)
+        }
+        context.fireChannelActive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {

@@ -61,7 +61,9 @@ public final class HomeClient: Sendable {
             channel = try await ClientBootstrap(group: eventLoop)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        let handler = ClientHandler(hello: helloPromise)
+                        let handler = ClientHandler(
+                            hello: helloPromise,
+                            helloFrame: WireFrame(callID: 0, body: .hello(Hello(clientName: name))).encoded())
                         try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder()))
                         try channel.pipeline.syncOperations.addHandler(handler)
                         handlerPromise.succeed(NIOLoopBound(handler, eventLoop: channel.eventLoop))
@@ -78,7 +80,6 @@ public final class HomeClient: Sendable {
         }
         do {
             let handler = try await handlerPromise.futureResult.get()
-            channel.writeAndFlush(WireFrame(callID: 0, body: .hello(Hello(clientName: name))).encoded(), promise: nil)
             let reply = try await helloPromise.futureResult.get()
             return HomeClient(hello: reply, socketPath: path, channel: channel, handler: handler)
         } catch {
