@@ -4,7 +4,6 @@ public import Logging
 public import NIOCore
 public import NIOPosix
 public import ServiceLifecycle
-internal import Synchronization
 
 #if canImport(Glibc)
     internal import Glibc
@@ -21,7 +20,7 @@ public final class HomeServer: Service, Sendable {
     private let logger: Logger
     private let registry = ConnectionRegistry()
     private let group: any EventLoopGroup
-    private let serverChannel = Mutex<(any Channel)?>(nil)
+    private let serverChannel = Locked<(any Channel)?>(nil)
     /// Connected providers and the requests waiting for their answers.
     let providers: ProviderHub
     /// Where reads and writes of values go: what the automation engine writes through.
@@ -36,7 +35,7 @@ public final class HomeServer: Service, Sendable {
         self.logger = logger
         self.group = group
         self.providers = ProviderHub(
-            defaultTimeoutMs: configuration.providerTimeoutMs, pingIntervalMs: configuration.providerPingIntervalMs,
+            limits: configuration.limits, pingIntervalMs: configuration.providerPingIntervalMs,
             pingTimeoutMs: configuration.providerPingTimeoutMs, inProcessProviders: configuration.inProcessProviders)
     }
 

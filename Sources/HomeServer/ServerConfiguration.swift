@@ -36,9 +36,17 @@ public struct ServerConfiguration: Sendable {
     /// A connection with open calls that sent nothing for this long is pinged, and
     /// closed if it then sends nothing (not even the pong) for as long again.
     public var keepaliveIntervalMs: Int64 = 20_000
-    /// Events a subscriber may have pending when it does not say.
-    public var defaultQueueLimit = 1024
-    public var maxQueueLimit = 16_384
+    /// The limits a reload may change (`LiveLimits`): shared by every copy of this
+    /// configuration, so the daemon keeps it to apply a reload.
+    public var limits = LiveLimits()
+    /// Events a subscriber may have pending when it does not say (live: `limits`).
+    public var defaultQueueLimit: Int {
+        get { limits.defaultQueueLimit }
+        nonmutating set { limits.defaultQueueLimit = newValue }
+    }
+    /// The largest queue_limit a subscription may ask for.
+    public var maxQueueLimit = defaultMaxQueueLimit
+    public static let defaultMaxQueueLimit = 16_384
     /// A subscription's queue may hold this many bytes per event of its limit
     /// (large string or data values count for their size): full at whichever
     /// comes first.
@@ -47,8 +55,11 @@ public struct ServerConfiguration: Sendable {
     /// bytes: a subscription that would take more is refused.
     public var maxQueueBytesPerConnection = 16 * 1024 * 1024
     /// How long a read or write waits for a provider's answer when the call sets
-    /// no `timeout_ms`.
-    public var providerTimeoutMs: UInt32 = 5_000
+    /// no `timeout_ms` (live: `limits`).
+    public var providerTimeoutMs: UInt32 {
+        get { limits.providerTimeoutMs }
+        nonmutating set { limits.providerTimeoutMs = newValue }
+    }
     /// How often a provider is pinged, and how long a ping may wait for its answer:
     /// an unanswered ping ends the session, so a hung provider's accessories are
     /// unreachable within the sum (a closed connection makes them so at once).

@@ -25,19 +25,18 @@ public enum LogFormat: String, CaseIterable, Sendable {
     public func handlerFactory(level: Logger.Level, environment: [String: String])
         -> @Sendable (String) -> any LogHandler
     {
+        handlerFactory(level: LiveLogLevel(level), environment: environment)
+    }
+
+    /// The same, at a level that may change while they run (a reload).
+    public func handlerFactory(level: LiveLogLevel, environment: [String: String])
+        -> @Sendable (String) -> any LogHandler
+    {
         switch resolved(environment: environment) {
         case .journal:
-            return { _ in
-                var handler = JournalLogHandler()
-                handler.logLevel = level
-                return handler
-            }
+            return { _ in LiveLevelLogHandler(JournalLogHandler(), live: level) }
         case .auto, .human:
-            return { label in
-                var handler = StreamLogHandler.standardError(label: label)
-                handler.logLevel = level
-                return handler
-            }
+            return { label in LiveLevelLogHandler(StreamLogHandler.standardError(label: label), live: level) }
         }
     }
 

@@ -28,6 +28,7 @@ extension Homed {
                 "moved the database from the old default location beside the socket to the state directory",
                 metadata: ["from": "\(former)", "to": "\(path)"])
         }
+        try refuseSymbolicLink(path)
         let database = try HomeDatabase.open(path: path)
         do {
             var graph = try database.load { skipped in
@@ -50,6 +51,22 @@ extension Homed {
             database.close()
             throw error
         }
+    }
+
+    /// A database that is a symbolic link is refused: homed would write wherever it
+    /// points (a file of another program, another user's), with its own rights.
+    private func refuseSymbolicLink(_ path: String) throws(HomeError) {
+        var info = stat()
+        guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK else { return }
+        var target = [CChar](repeating: 0, count: 4096)
+        let length = readlink(path, &target, target.count - 1)
+        let pointsTo =
+            length > 0
+            ? " (to \(String(decoding: target[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)))" : ""
+        throw HomeError(
+            .failedPrecondition,
+            "the database \(path) is a symbolic link\(pointsTo); homed opens only the file itself: give --db the real path"
+        )
     }
 
     private func exists(_ path: String) -> Bool {

@@ -62,10 +62,15 @@ extension Homed {
     /// The flags over the file over the defaults, each checked; errors name the flag
     /// or the file's line and key.
     func settings(file: ConfigFile?) throws(HomeError) -> DaemonSettings {
-        func positive(_ flag: Int?, _ flagName: String, _ key: String, default value: Int) throws(HomeError) -> Int {
+        func positive(
+            _ flag: Int?, _ flagName: String, _ key: String, default value: Int, atMost limit: Int = .max
+        ) throws(HomeError) -> Int {
             let (chosen, source) =
                 flag.map { ($0, flagName) } ?? file?.integer(key).map { ($0, file!.source(key)) } ?? (value, "")
             guard chosen > 0 else { throw HomeError(.invalidArgument, "\(source) must be positive, not \(chosen)") }
+            guard chosen <= limit else {
+                throw HomeError(.invalidArgument, "\(source) may be at most \(limit), not \(chosen)")
+            }
             return chosen
         }
         func named<Value>(
@@ -86,10 +91,15 @@ extension Homed {
             valueFoldIntervalMs: try positive(
                 valueFoldIntervalMs, "--value-fold-interval-ms", "database.fold_interval_ms", default: 500),
             journalCapacity: try positive(journalCapacity, "--journal-capacity", "journal.capacity", default: 100_000),
-            queueLimit: try positive(queueLimit, "--queue-limit", "subscriptions.queue_limit", default: 1024),
-            providerTimeoutMs: try positive(nil, "", "providers.timeout_ms", default: 5_000),
-            providerPingIntervalMs: try positive(nil, "", "providers.ping_interval_ms", default: 300),
-            providerPingTimeoutMs: try positive(nil, "", "providers.ping_timeout_ms", default: 600),
+            queueLimit: try positive(
+                queueLimit, "--queue-limit", "subscriptions.queue_limit", default: 1024,
+                atMost: ServerConfiguration.defaultMaxQueueLimit),
+            providerTimeoutMs: try positive(
+                providerTimeoutMs, "--provider-timeout-ms", "providers.timeout_ms", default: 5_000),
+            providerPingIntervalMs: try positive(
+                providerPingIntervalMs, "--provider-ping-interval-ms", "providers.ping_interval_ms", default: 300),
+            providerPingTimeoutMs: try positive(
+                providerPingTimeoutMs, "--provider-ping-timeout-ms", "providers.ping_timeout_ms", default: 600),
             logLevel: try named(
                 logLevel, "--log-level", "log.level", default: .info, parse: { Logger.Level(rawValue: $0) },
                 expected: "trace, debug, info, notice, warning, error or critical"),
@@ -100,11 +110,19 @@ extension Homed {
     }
 }
 
+/// What a reload changes in the running daemon: each is read at every use.
+struct LiveSettings {
+    let roles: RoleTable
+    let limits: LiveLimits
+    let logLevel: LiveLogLevel
+}
+
 extension Homed {
-    /// Reads the configuration again (SIGHUP): applies the roles, logs every setting
-    /// that changed, and which of them wait for the next start. A file that does not
-    /// load leaves everything as it was, with an error in the log.
-    func reload(from current: DaemonSettings, roles: RoleTable, logger: Logger) -> DaemonSettings {
+    /// Reads the configuration again (SIGHUP): applies the roles, limits and log
+    /// level, logs every setting that changed, and which of them wait for the next
+    /// start. A file that does not load leaves everything as it was, with an error
+    /// in the log. Flags still win over the file, as at the start.
+    func reload(from current: DaemonSettings, live: LiveSettings, logger: Logger) -> DaemonSettings {
         let next: DaemonSettings
         do throws(HomeError) {
             next = try settings(file: try loadConfigFile(environment: ProcessInfo.processInfo.environment))
@@ -127,13 +145,17 @@ extension Homed {
         compare("database", current.database ?? "default", next.database ?? "default")
         compare("database.fold_interval_ms", current.valueFoldIntervalMs, next.valueFoldIntervalMs)
         compare("journal.capacity", current.journalCapacity, next.journalCapacity)
-        compare("subscriptions.queue_limit", current.queueLimit, next.queueLimit)
-        compare("providers.timeout_ms", current.providerTimeoutMs, next.providerTimeoutMs)
+        compare("subscriptions.queue_limit", current.queueLimit, next.queueLimit, live: true)
+        compare("providers.timeout_ms", current.providerTimeoutMs, next.providerTimeoutMs, live: true)
         compare("providers.ping_interval_ms", current.providerPingIntervalMs, next.providerPingIntervalMs)
         compare("providers.ping_timeout_ms", current.providerPingTimeoutMs, next.providerPingTimeoutMs)
-        compare("log.level", current.logLevel, next.logLevel)
+        compare("log.level", current.logLevel, next.logLevel, live: true)
         compare("log.format", current.logFormat, next.logFormat)
-        roles.replace(with: next.access.roles)
+        live.roles.replace(with: next.access.roles)
+        live.limits.replace(
+            with: LiveLimits.Values(
+                defaultQueueLimit: next.queueLimit, providerTimeoutMs: UInt32(clamping: next.providerTimeoutMs)))
+        live.logLevel.level = next.logLevel
         if changed.isEmpty && atRestart.isEmpty {
             logger.info("reload: nothing changed")
         }
@@ -142,6 +164,9 @@ extension Homed {
         // What waits for a restart is still the old value: the next reload compares with it.
         var applied = current
         applied.access.roles = next.access.roles
+        applied.queueLimit = next.queueLimit
+        applied.providerTimeoutMs = next.providerTimeoutMs
+        applied.logLevel = next.logLevel
         return applied
     }
 

@@ -103,6 +103,17 @@ struct Homed: AsyncParsableCommand {
     @Option(help: "Events a subscriber may have pending unless it asks otherwise (default 1024).")
     var queueLimit: Int?
 
+    @Option(
+        help: "Milliseconds a provider has to answer a read or write that sets no timeout of its own (default 5000)."
+    )
+    var providerTimeoutMs: Int?
+
+    @Option(help: "Milliseconds between pings of each provider (default 300).")
+    var providerPingIntervalMs: Int?
+
+    @Option(help: "Milliseconds a provider has to answer a ping before its session ends (default 600).")
+    var providerPingTimeoutMs: Int?
+
     @Option(help: "Log level: trace, debug, info (default), notice, warning, error, critical.")
     var logLevel: String?
 
@@ -124,6 +135,12 @@ struct Homed: AsyncParsableCommand {
         guard simulation == nil || demo else { throw ValidationError("--simulation goes with --demo") }
         guard (journalCapacity ?? 1) > 0 else { throw ValidationError("--journal-capacity must be positive") }
         guard (queueLimit ?? 1) > 0 else { throw ValidationError("--queue-limit must be positive") }
+        for (value, flag) in [
+            (providerTimeoutMs, "--provider-timeout-ms"), (providerPingIntervalMs, "--provider-ping-interval-ms"),
+            (providerPingTimeoutMs, "--provider-ping-timeout-ms"),
+        ] {
+            guard (value ?? 1) > 0 else { throw ValidationError("\(flag) must be positive") }
+        }
     }
 
     func run() async throws {
@@ -138,7 +155,8 @@ struct Homed: AsyncParsableCommand {
             FileHandleStderr.write("homed: \(error.message)\n")
             throw ExitCode(Int32(error.code.rawValue))
         }
-        LoggingSystem.bootstrap(settings.logFormat.handlerFactory(level: settings.logLevel, environment: environment))
+        let logLevel = LiveLogLevel(settings.logLevel)
+        LoggingSystem.bootstrap(settings.logFormat.handlerFactory(level: logLevel, environment: environment))
         let logger = Logger(label: "homed")
         if let file { logger.info("read the configuration", metadata: ["file": "\(file.path)"]) }
 
@@ -223,12 +241,14 @@ struct Homed: AsyncParsableCommand {
             services.append(.init(service: simulator))
         }
         // systemctl reload (ExecReload=kill -HUP): the configuration file read again,
-        // the roles replaced (open connections too), and systemd told it began and ended.
+        // the roles, limits and log level replaced (open connections too), and
+        // systemd told it began and ended.
         let reloads = Task { [configuration] in
             var current = settings
+            let live = LiveSettings(roles: configuration.roles, limits: configuration.limits, logLevel: logLevel)
             for await _ in await UnixSignalsSequence(trapping: .sighup) {
                 _ = notifier.reloading()
-                current = reload(from: current, roles: configuration.roles, logger: logger)
+                current = reload(from: current, live: live, logger: logger)
                 _ = notifier.ready(status: "serving \(socketPath)")
             }
         }

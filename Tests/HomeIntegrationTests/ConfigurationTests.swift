@@ -91,7 +91,7 @@ struct ConfigurationTests {
     }
 
     @Test(
-        "SIGHUP reads the file again: new roles apply to the next call; a bad file is refused and the old one kept",
+        "SIGHUP reads the file again: new roles and limits apply to the next call; a bad file is refused and the old one kept",
         .enabled(if: SocketSecurityTests.canSwitchUser))
     func reload() throws {
         let directory = TestServer.makeTemporaryDirectory("homed-reload-config")
@@ -102,7 +102,7 @@ struct ConfigurationTests {
         try write("socket: {mode: \"0666\"}\nroles: {default: none}\n", to: config)
         let daemon = try ChildProcess(
             builtExecutable("homed"),
-            ["--in-memory", "--demo", "--no-simulator", "--socket", socket, "--config", config, "--log-level", "info"])
+            ["--in-memory", "--demo", "--no-simulator", "--socket", socket, "--config", config])
         defer {
             daemon.signal(SIGKILL)
             daemon.wait(seconds: 5)
@@ -112,7 +112,14 @@ struct ConfigurationTests {
         #expect(try asOther(socket, "status").status == 7)
 
         try write(
-            "socket: {mode: \"0666\"}\nroles: {users: [\"\(Self.other)\"], default: none}\njournal: {capacity: 9}\n",
+            """
+            socket: {mode: "0666"}
+            roles: {users: ["\(Self.other)"], default: none}
+            journal: {capacity: 9}
+            subscriptions: {queue_limit: 7}
+            log: {level: debug}
+
+            """,
             to: config)
         daemon.signal(SIGHUP)
         var status = try asOther(socket, "status")
@@ -121,6 +128,20 @@ struct ConfigurationTests {
             status = try asOther(socket, "status")
         }
         #expect(status.stdout.contains("user (uid \(Self.other)"), "\(status.stdout) \(status.stderr)")
+
+        // The new default queue limit applies to the next subscription, on a connection opened before or after.
+        let watch = try ChildProcess(builtExecutable("homectl"), ["watch"], environment: ["HOMED_SOCKET": socket])
+        defer {
+            watch.signal(SIGKILL)
+            watch.wait(seconds: 5)
+        }
+        var stats = ""
+        while !stats.contains("queue_limit") && Date() < deadline {
+            usleep(20_000)
+            stats = try run(builtExecutable("homectl"), ["stats", "--json"], environment: ["HOMED_SOCKET": socket])
+                .stdout.filter { !$0.isWhitespace }
+        }
+        #expect(stats.contains("\"queue_limit\":7,"), "\(stats)")
 
         // A file that does not load changes nothing: the roles in force stay.
         try write("roles: {users: [\"\(Self.other)\"\n", to: config)
@@ -133,6 +154,8 @@ struct ConfigurationTests {
         let log = daemon.standardError
         #expect(log.contains("reload: roles: default none → user: uid \(Self.other); default none"), "\(log)")
         #expect(log.contains("reload: journal.capacity: 100000 → 9 (takes effect at the next start)"), "\(log)")
+        #expect(log.contains("reload: subscriptions.queue_limit: 1024 → 7\n"), "\(log)")
+        #expect(log.contains("reload: log.level: info → debug\n"), "\(log)")
         #expect(log.contains("reload refused; the configuration in force is kept"), "\(log)")
     }
 }

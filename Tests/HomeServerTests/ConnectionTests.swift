@@ -350,7 +350,8 @@ struct RouterTests {
         let router = HomeService(
             store: HomeStore(graph: HomeGraph()), registry: ConnectionRegistry(),
             configuration: ServerConfiguration(socketPath: "/unused"),
-            providers: ProviderHub(defaultTimeoutMs: 1_000, pingIntervalMs: 1_000), flushers: LoopFlushers()
+            providers: ProviderHub(limits: LiveLimits(.init(providerTimeoutMs: 1_000)), pingIntervalMs: 1_000),
+            flushers: LoopFlushers()
         ).router()
         #expect(router.methodNames == HomeMethods.schemaMethodNames.sorted())
         let streaming = router.methodNames.filter {
@@ -392,7 +393,8 @@ struct RoleEnforcementTests {
         let router = HomeService(
             store: HomeStore(graph: HomeGraph()), registry: ConnectionRegistry(),
             configuration: ServerConfiguration(socketPath: "/unused"),
-            providers: ProviderHub(defaultTimeoutMs: 1_000, pingIntervalMs: 1_000), flushers: LoopFlushers()
+            providers: ProviderHub(limits: LiveLimits(.init(providerTimeoutMs: 1_000)), pingIntervalMs: 1_000),
+            flushers: LoopFlushers()
         ).router()
         let schema = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Protos/home_v1.proto")

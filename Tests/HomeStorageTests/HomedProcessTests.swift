@@ -258,4 +258,21 @@ struct HomedProcessTests {
         #expect(try bytes(of: database) == before)
         #expect(scratch.listing == ["homed.sqlite"])
     }
+    @Test("a database that is a symbolic link is refused, naming where it points, and nothing is written there")
+    func symbolicLink() throws {
+        let scratch = try Scratch()
+        let elsewhere = scratch.file("other-program.db")
+        try write(Array("someone else's".utf8), to: elsewhere)
+        let link = scratch.file("homed.sqlite")
+        #expect(symlink(elsewhere, link) == 0)
+        let daemon = try Daemon(["--socket", scratch.file("homed.sock"), "--db", link, "--demo"])
+        daemon.process.waitUntilExit()
+        #expect(daemon.process.terminationStatus == 9)
+        #expect(
+            daemon.errors()
+                == "homed: the database \(link) is a symbolic link (to \(elsewhere)); homed opens only the file itself: "
+                + "give --db the real path\n")
+        #expect(try bytes(of: elsewhere) == Array("someone else's".utf8))
+        #expect(scratch.listing == ["homed.sqlite", "other-program.db"])
+    }
 }

@@ -69,11 +69,25 @@ struct JournalLogTests {
     @Test("the factory makes journal handlers or StreamLogHandlers, at the level given")
     func factory() {
         let journal = LogFormat.journal.handlerFactory(level: .debug, environment: [:])("homed")
-        #expect(journal is JournalLogHandler)
+        #expect((journal as? LiveLevelLogHandler)?.inner is JournalLogHandler)
         #expect(journal.logLevel == .debug)
         let human = LogFormat.human.handlerFactory(level: .warning, environment: [:])("homed")
-        #expect(human is StreamLogHandler)
+        #expect((human as? LiveLevelLogHandler)?.inner is StreamLogHandler)
         #expect(human.logLevel == .warning)
         #expect(LogFormat(rawValue: "journal") == .journal)
+    }
+
+    @Test("a live level changes every handler made with it, except one whose logger set its own")
+    func liveLevel() {
+        let live = LiveLogLevel(.info)
+        let factory = LogFormat.journal.handlerFactory(level: live, environment: [:])
+        let first = Logger(label: "first", factory: factory)
+        var second = Logger(label: "second", factory: factory)
+        second.logLevel = .error
+        #expect(first.logLevel == .info)
+        live.level = .debug
+        #expect(first.logLevel == .debug)
+        #expect(Logger(label: "later", factory: factory).logLevel == .debug)
+        #expect(second.logLevel == .error)
     }
 }

@@ -1,13 +1,12 @@
 public import HomeModel
-internal import Synchronization
 
 /// The roles in force: looked up at every call, so that a reload (SIGHUP) applies
 /// to connections already open.
 public final class RoleTable: Sendable {
-    private let policy: Mutex<RolePolicy>
+    private let policy: Locked<RolePolicy>
 
     public init(_ policy: RolePolicy) {
-        self.policy = Mutex(policy)
+        self.policy = Locked(policy)
     }
 
     public var current: RolePolicy { policy.withLock { $0 } }

@@ -1,5 +1,4 @@
 internal import HomeModel
-internal import Synchronization
 
 /// The triggers whose scenes caused the change being published, oldest first.
 /// Set by the engine while it runs a trigger's scenes; empty everywhere else.
@@ -47,7 +46,7 @@ final class AutomationObserver: HomeEventObserver {
         var layoutPending = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let limits: AutomationLimits
     private let inputs: AsyncStream<AutomationInput>.Continuation
 

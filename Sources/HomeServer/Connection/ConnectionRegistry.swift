@@ -1,6 +1,5 @@
 internal import HomeModel
 internal import NIOCore
-internal import Synchronization
 
 /// The open connections: their count for limits and status, and a way to reach all
 /// of them at shutdown.
@@ -14,7 +13,7 @@ final class ConnectionRegistry: Sendable {
         var closing = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Registers a connection; nil when the limit is reached or the server is closing.
     func add(_ channel: any Channel, peer: Peer, limit: Int) -> UInt64? {

@@ -2,7 +2,6 @@ internal import Histogram
 internal import HomeModel
 @_spi(Wire) internal import HomeWire
 internal import NIOCore
-internal import Synchronization
 
 /// The providers the daemon knows: which connection holds each provider id, the
 /// requests sent to them that wait for an answer, and their figures.
@@ -50,18 +49,19 @@ final class ProviderHub: Sendable {
         var figures: [String: Figures] = [:]
     }
 
-    private let state = Mutex(State())
-    let defaultTimeoutMs: UInt32
+    private let state = Locked(State())
+    /// Where the timeout of a call that sets none comes from (a reload changes it).
+    let limits: LiveLimits
     let pingIntervalMs: UInt32
     let pingTimeoutMs: UInt32
     /// A provider may have this many requests waiting for answers; more fail at once.
     let maxInFlight = 4_096
 
     init(
-        defaultTimeoutMs: UInt32, pingIntervalMs: UInt32, pingTimeoutMs: UInt32? = nil,
+        limits: LiveLimits, pingIntervalMs: UInt32, pingTimeoutMs: UInt32? = nil,
         inProcessProviders: Set<String> = [""]
     ) {
-        self.defaultTimeoutMs = defaultTimeoutMs
+        self.limits = limits
         self.pingIntervalMs = pingIntervalMs
         self.pingTimeoutMs = pingTimeoutMs ?? pingIntervalMs * 2
         self.inProcessProviders = inProcessProviders.union([""])
@@ -137,7 +137,7 @@ final class ProviderHub: Sendable {
     func send(
         _ kind: ProviderCommand.Kind, to providerID: String, timeoutMs: UInt32?, on eventLoop: any EventLoop
     ) -> EventLoopFuture<CommandAnswer> {
-        let timeoutMs = max(1, timeoutMs ?? defaultTimeoutMs)
+        let timeoutMs = max(1, timeoutMs ?? limits.providerTimeoutMs)
         let promise = eventLoop.makePromise(of: CommandAnswer.self)
         let sent: Result<(UInt64, Session), HomeError> = state.withLock { state in
             guard let session = state.sessions[providerID] else {

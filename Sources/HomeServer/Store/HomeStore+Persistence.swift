@@ -1,5 +1,4 @@
 public import HomeModel
-internal import Synchronization
 
 extension HomeStore {
     /// Makes a layout commit durable (called by the change, under the lock, before
@@ -42,7 +41,7 @@ extension HomeStore {
 
 /// The characteristics whose values changed since the value log was last folded.
 final class WrittenValues: Sendable {
-    private let ids = Mutex<Set<ObjectID>>([])
+    private let ids = Locked<Set<ObjectID>>([])
 
     func mark(_ id: ObjectID) {
         ids.withLock { _ = $0.insert(id) }

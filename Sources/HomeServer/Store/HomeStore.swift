@@ -1,5 +1,4 @@
 public import HomeModel
-internal import Synchronization
 
 #if canImport(Glibc)
     internal import Glibc
@@ -40,7 +39,7 @@ public final class HomeStore: Sendable {
         var layoutVersion: UInt64 = 0
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     /// - Parameters:
     ///   - graph: the initial home graph.
@@ -53,7 +52,7 @@ public final class HomeStore: Sendable {
         self.startedAtMs = currentTimeMs()
         self.persistence = persistence
         self.writtenValues = persistence == nil ? nil : WrittenValues()
-        self.state = Mutex(State(graph: graph, journal: journal))
+        self.state = Locked(State(graph: graph, journal: journal))
     }
 
     /// Runs `body` under the lock (for the store's extensions in other files).

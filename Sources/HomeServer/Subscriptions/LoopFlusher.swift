@@ -1,5 +1,4 @@
 internal import NIOCore
-internal import Synchronization
 
 /// Collects the subscription sinks of one event loop that have something to send
 /// and flushes them all in one task on that loop.
@@ -21,7 +20,7 @@ final class LoopFlusher: Sendable {
         var taskScheduled = false
     }
 
-    private let pending = Mutex(Pending())
+    private let pending = Locked(Pending())
 
     init(eventLoop: any EventLoop) {
         self.eventLoop = eventLoop
@@ -61,7 +60,7 @@ final class LoopFlusher: Sendable {
 
 /// One `LoopFlusher` per event loop, created on first use.
 final class LoopFlushers: Sendable {
-    private let flushers = Mutex<[ObjectIdentifier: LoopFlusher]>([:])
+    private let flushers = Locked<[ObjectIdentifier: LoopFlusher]>([:])
 
     func flusher(for eventLoop: any EventLoop) -> LoopFlusher {
         flushers.withLock { flushers in

@@ -48,8 +48,8 @@ final class SubscriptionStream: Subscriber {
     private let publishedSeq: PublishedSequence
     /// Called once on the event loop when the stream ends, whichever side ended it.
     private let onEnd: @Sendable () -> Void
-    private let state: Mutex<SubscriptionState>
-    private let timers = Mutex<Timers>(Timers())
+    private let state: Locked<SubscriptionState>
+    private let timers = Locked<Timers>(Timers())
 
     private struct Timers {
         var heartbeat: RepeatedTask?
@@ -75,7 +75,7 @@ final class SubscriptionStream: Subscriber {
         self.flusher = flusher
         self.publishedSeq = publishedSeq
         self.onEnd = onEnd
-        self.state = Mutex(state)
+        self.state = Locked(state)
     }
 
     // MARK: Subscriber
