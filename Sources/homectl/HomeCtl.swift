@@ -37,17 +37,56 @@ extension HomeCtl {
         // with EPIPE and we exit 0 instead of dying of SIGPIPE.
         signal(SIGPIPE, SIG_IGN)
         do {
-            var command = try parseAsRoot()
+            var command = try parseAsRoot(GlobalOptions.movedAfterSubcommand(Array(CommandLine.arguments.dropFirst())))
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
                 try command.run()
             }
         } catch let failure as Failure {
-            Output.error("homectl: \(failure.error.message)")
+            if !failure.shown { Output.error("homectl: \(failure.error.message)") }
             Glibc.exit(Int32(failure.error.code.rawValue))
         } catch {
             exit(withError: error)
         }
+        // Output that could not be written (a full disk, /dev/full) is a failure, not
+        // a success with nothing said; a reader that went away (EPIPE) is not.
+        if let failed = Output.stdoutError {
+            Output.error("homectl: cannot write the output: \(String(cString: strerror(failed)))")
+            Glibc.exit(1)
+        }
+    }
+}
+
+/// Connection options given before the subcommand (`homectl --socket X get …`, as
+/// kubectl and busctl take them) are moved after it, where every subcommand's
+/// `ConnectionOptions` reads them: the argument parser reads a command's options
+/// only after its name.
+enum GlobalOptions {
+    static let withValue: Set<String> = ["--socket", "--timeout"]
+    static let flags: Set<String> = ["--json"]
+
+    static func movedAfterSubcommand(_ arguments: [String]) -> [String] {
+        var moved: [String] = []
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            let name = String(argument.prefix { $0 != "=" })
+            if flags.contains(argument) || (withValue.contains(name) && argument.contains("=")) {
+                moved.append(argument)
+                index += 1
+            } else if withValue.contains(argument) && index + 1 < arguments.count {
+                moved += [argument, arguments[index + 1]]
+                index += 2
+            } else {
+                break
+            }
+        }
+        guard !moved.isEmpty, index < arguments.count else { return arguments }
+        var rest = Array(arguments[index...])
+        // Before a "--", after which everything is a value.
+        let end = rest.firstIndex(of: "--") ?? rest.count
+        rest.insert(contentsOf: moved, at: end)
+        return rest
     }
 }

@@ -3,6 +3,10 @@ internal import HomeClient
 internal import HomeModel
 internal import HomeWire
 
+#if canImport(Glibc)
+    internal import Glibc
+#endif
+
 /// Options every subcommand shares.
 struct ConnectionOptions: ParsableArguments {
     @Option(help: "homed's socket (default: $HOMED_SOCKET, else the daemon's default path).")
@@ -11,12 +15,27 @@ struct ConnectionOptions: ParsableArguments {
     @Flag(help: "Print JSON instead of human-readable text.")
     var json = false
 
+    @Option(
+        help: ArgumentHelp(
+            "Seconds to wait for homed to answer before giving up with exit code 4 (0: wait forever).",
+            valueName: "seconds"))
+    var timeout: Double = 10
+
     @Option(help: .hidden)
     var clientName = "homectl"
 
+    func validate() throws {
+        guard timeout >= 0, timeout.isFinite else {
+            throw ValidationError("--timeout takes a number of seconds, 0 or more, not \(timeout)")
+        }
+    }
+
     /// Runs `body` with a connected client, turning every error into a sentence on
-    /// stderr and the exit code of its status.
+    /// stderr and the exit code of its status. Past --timeout, homectl ends with
+    /// DEADLINE_EXCEEDED's code (4).
     func withClient<T>(_ body: (HomeClient) async throws(HomeError) -> T) async throws -> T {
+        let watchdog = startWatchdog()
+        defer { watchdog?.cancel() }
         let client: HomeClient
         do throws(HomeError) {
             client = try await HomeClient.connect(to: socket, name: clientName)
@@ -34,8 +53,41 @@ struct ConnectionOptions: ParsableArguments {
     }
 }
 
-/// An error shown as "homectl: <message>" with the exit code of its status.
+extension ConnectionOptions {
+    /// The socket homectl uses, and where that choice came from, for messages.
+    var socketPath: String { socket ?? HomeClient.defaultSocketPath() }
+
+    /// Ends the process once --timeout has passed. A socket that accepts and never
+    /// answers (a hung daemon, another program listening) would otherwise hang
+    /// homectl, and the script that runs it, forever; the calls themselves cannot
+    /// be abandoned (a NIO promise does not end with the task), so the process ends.
+    /// Cancel the task once homed has answered.
+    func startWatchdog() -> Task<Void, Never>? {
+        guard timeout > 0 else { return nil }
+        let seconds = timeout
+        let path = socketPath
+        return Task.detached {
+            guard (try? await Task.sleep(for: .seconds(seconds))) != nil else { return }
+            Output.error("homectl: homed on \(path) did not answer within \(seconds.formatted()) s (--timeout)")
+            Glibc.exit(Int32(HomeError.Code.deadlineExceeded.rawValue))
+        }
+    }
+}
+
+extension Double {
+    /// 10 rather than 10.0; 0.5 as it is.
+    func formatted() -> String {
+        self == rounded() && abs(self) < 1e15 ? String(Int64(self)) : String(self)
+    }
+}
+
+/// An error shown as "homectl: <message>" with the exit code of its status, unless
+/// it was already shown (`shown`: the command printed it, item by item).
 struct Failure: Error {
     let error: HomeError
-    init(_ error: HomeError) { self.error = error }
+    let shown: Bool
+    init(_ error: HomeError, shown: Bool = false) {
+        self.error = error
+        self.shown = shown
+    }
 }

@@ -1,5 +1,6 @@
 internal import Foundation
 internal import HomeModel
+internal import Synchronization
 
 #if canImport(Glibc)
     internal import Glibc
@@ -10,28 +11,37 @@ internal import HomeModel
 /// goes through `terminalSafe`: whatever a name holds, no control character reaches
 /// the terminal raw (JSON lines hold none: JSON escapes them).
 enum Output {
-    /// Writes a line to stdout at once. Returns false when the reader is gone.
+    /// Writes a line to stdout at once. Returns false when it could not: the reader
+    /// is gone, or another error, which `stdoutError` keeps for homectl's exit.
     @discardableResult
     static func line(_ text: String) -> Bool {
-        writeAll(1, terminalSafe(text) + "\n")
+        let error = writeAll(1, terminalSafe(text) + "\n")
+        if let error, error != EPIPE { firstStdoutError.withLock { $0 = $0 ?? error } }
+        return error == nil
     }
 
     static func error(_ text: String) {
         _ = writeAll(2, terminalSafe(text) + "\n")
     }
 
-    private static func writeAll(_ fd: Int32, _ text: String) -> Bool {
+    /// The first error writing stdout other than EPIPE (a reader gone is an
+    /// ordinary end), as an errno.
+    static var stdoutError: Int32? { firstStdoutError.withLock { $0 } }
+    private static let firstStdoutError = Mutex<Int32?>(nil)
+
+    /// Writes all of `text`; nil, or the errno of the write that failed.
+    private static func writeAll(_ fd: Int32, _ text: String) -> Int32? {
         var bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
             if written < 0 {
                 if errno == EINTR { continue }
-                return false
+                return errno
             }
             offset += written
         }
-        return true
+        return nil
     }
 
     /// Whether stdout's reader has gone (a pipe whose read end closed).
@@ -201,3 +211,13 @@ func article(_ noun: String) -> String {
 
 /// A name in double quotes, as messages show names.
 func quote(_ text: String) -> String { "\"\(text)\"" }
+
+/// A failed item in `--json` output: {"code": "NOT_FOUND", "status": 5, "message": …},
+/// the status being the daemon's code (and homectl's exit code for it).
+func errorJSON(_ error: HomeError) -> JSON {
+    .object([
+        ("code", .string(error.code.name)),
+        ("status", .int(Int64(error.code.rawValue))),
+        ("message", .string(error.message)),
+    ])
+}

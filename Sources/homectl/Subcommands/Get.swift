@@ -33,7 +33,13 @@ struct Get: AsyncParsableCommand {
             let fullPath = graph.path(of: read.characteristicID) ?? path
             if let error = read.error {
                 failure = failure ?? error
-                Output.error("homectl: \(fullPath): \(error.message)")
+                if !options.json { Output.error("homectl: \(fullPath): \(error.message)") }
+                items.append(
+                    .object([
+                        ("id", .uint(read.characteristicID)),
+                        ("path", .string(fullPath)),
+                        ("error", errorJSON(error)),
+                    ]))
                 continue
             }
             var characteristic = graph.characteristics[read.characteristicID]
@@ -52,6 +58,7 @@ struct Get: AsyncParsableCommand {
         } else {
             for line in Output.table(rows) { Output.line(line) }
         }
-        if let failure { throw Failure(failure) }
+        // Each failed item was shown once, on stderr or in the JSON; the exit code is the first one's.
+        if let failure { throw Failure(failure, shown: true) }
     }
 }

@@ -19,23 +19,38 @@ struct SetValue: AsyncParsableCommand {
     @Argument(help: "The characteristic, by PATH or id.")
     var path: String
 
-    @Argument(help: "The value to write.")
-    var value: String
+    // Every word that is not an option of ours, so that a negative number (-5) is a
+    // value and not an unknown option; exactly one is taken.
+    @Argument(parsing: .allUnrecognized, help: ArgumentHelp("The value to write.", valueName: "value"))
+    var values: [String] = []
+
+    var value: String { values.first ?? "" }
+
+    func validate() throws {
+        guard values.count == 1 else {
+            throw ValidationError(
+                values.isEmpty
+                    ? "Missing expected argument '<value>'"
+                    : "set takes one value, not \(values.count) (\(values.joined(separator: " "))); "
+                        + "quote a value with spaces")
+        }
+    }
 
     func run() async throws {
-        let (graph, result) = try await options.withClient { client throws(HomeError) in
+        let (graph, written, result) = try await options.withClient { client throws(HomeError) in
             let graph = try await client.getHome().graph
             let id = try graph.resolveCharacteristic(path)
             let value = try ValueParser.parse(self.value, for: graph.characteristics[id]!)
-            return (graph, try await client.write(value, to: id))
+            return (graph, value, try await client.write(value, to: id))
         }
         let fullPath = graph.path(of: result.characteristicID) ?? path
         if options.json {
+            // The value as `get --json` shows it: typed, as written.
             Output.line(
                 JSON.object([
                     ("id", .uint(result.characteristicID)),
                     ("path", .string(fullPath)),
-                    ("value", .string(value)),
+                    ("value", written.json),
                     ("seq", .uint(result.seq)),
                 ]).text)
         } else {

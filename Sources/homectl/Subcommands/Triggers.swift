@@ -78,13 +78,15 @@ struct Triggers: AsyncParsableCommand {
         @Option(help: "Event: the characteristic to watch, by PATH or id.")
         var when: String?
 
-        @Option(help: "Event: fire when the value becomes this.")
+        // Unconditional: the word after the option is its value even when it starts
+        // with a dash (--below -5).
+        @Option(parsing: .unconditional, help: "Event: fire when the value becomes this.")
         var equals: String?
 
-        @Option(help: "Event: fire when the value is at or above this number.")
+        @Option(parsing: .unconditional, help: "Event: fire when the value is at or above this number.")
         var above: Double?
 
-        @Option(help: "Event: fire when the value is at or below this number.")
+        @Option(parsing: .unconditional, help: "Event: fire when the value is at or below this number.")
         var below: Double?
 
         @Option(name: .customLong("scene"), help: "A scene the trigger runs; repeatable.")

@@ -143,9 +143,15 @@ struct Watch: AsyncParsableCommand {
         var names: Names?
         var namesConnection = 0
         var printed = 0
+        // --timeout bounds the wait for the daemon's first answer; after that, the
+        // watch lasts as long as it is told (-W) and resumes across restarts.
+        var watchdog = options.startWatchdog()
+        defer { watchdog?.cancel() }
         do {
             var iterator = changes.makeAsyncIterator()
             while let element = try await iterator.next() {
+                watchdog?.cancel()
+                watchdog = nil
                 let message = element.message
                 if names == nil || namesConnection != element.connection {
                     names = Names(graph: try await element.client.getHome().graph)

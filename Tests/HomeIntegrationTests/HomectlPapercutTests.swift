@@ -1,0 +1,123 @@
+import Foundation
+@_spi(Wire) import HomeTesting
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// homectl's papercuts, each as a user meets it: the real homectl against a real
+/// `homed --demo`.
+@Suite("homectl as its users type it", .serialized, .timeLimit(.minutes(2)))
+struct HomectlPapercutTests {
+    @Test("a negative number is a value: set PATH -5, triggers create --below -5")
+    func negativeNumbers() throws {
+        let daemon = try DaemonProcess()
+        // The daemon read -5 as the value: its range check answers, not the argument parser.
+        let set = try daemon.homectl("set", "Living Room/Thermostat/TargetTemperature", "-5")
+        #expect(set.status == 3, "\(set.stderr)")
+        #expect(set.stderr.contains("-5"), "\(set.stderr)")
+        #expect(!set.stderr.contains("Missing expected argument"), "\(set.stderr)")
+        let two = try daemon.homectl("set", "Living Room/Lamp/Brightness", "5", "6")
+        #expect(two.status == 64, "\(two.stderr)")
+        #expect(two.stderr.contains("set takes one value, not 2 (5 6)"), "\(two.stderr)")
+
+        let trigger = try daemon.homectl(
+            "triggers", "create", "Frost", "--when", "Bedroom/Temperature Sensor/CurrentTemperature", "--below", "-5",
+            "--json")
+        #expect(trigger.status == 0, "\(trigger.stderr)")
+        let show = try daemon.homectl("triggers", "--json")
+        #expect(show.stdout.filter { !$0.isWhitespace }.contains("-5"), "\(show.stdout)")
+    }
+
+    @Test("connection options work before the subcommand too")
+    func optionsBeforeSubcommand() throws {
+        let daemon = try DaemonProcess()
+        let get = try run(
+            builtExecutable("homectl"),
+            ["--socket", daemon.socketPath, "--timeout=5", "--json", "get", "Living Room/Lamp/On"])
+        #expect(get.status == 0, "\(get.stderr)")
+        #expect(get.stdout.hasPrefix("[{\"id\":"), "\(get.stdout)")
+        let set = try run(
+            builtExecutable("homectl"), ["--socket=\(daemon.socketPath)", "set", "Living Room/Lamp/Brightness", "-5"])
+        #expect(set.status == 3, "the value after the moved option is still a value: \(set.stderr)")
+    }
+
+    @Test("a socket that accepts and never answers: homectl (watch too) gives up after --timeout with exit code 4")
+    func timeout() throws {
+        let directory = TestServer.makeTemporaryDirectory("homectl-timeout")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/silent.sock"
+        // Listens, never accepts: connecting succeeds (the backlog), no hello ever comes back.
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        #expect(bound == 0)
+        #expect(listen(listener, 8) == 0)
+
+        let result = try run(builtExecutable("homectl"), ["status", "--socket", path, "--timeout", "1"])
+        #expect(result.status == 4, "\(result.stderr)")
+        #expect(result.stderr.contains("homed on \(path) did not answer within 1 s (--timeout)"), "\(result.stderr)")
+        let watch = try run(builtExecutable("homectl"), ["watch", "--socket", path, "--timeout", "0.5"])
+        #expect(watch.status == 4, "\(watch.stderr)")
+        #expect(watch.stderr.contains("did not answer within 0.5 s (--timeout)"), "\(watch.stderr)")
+        let bad = try run(builtExecutable("homectl"), ["status", "--socket", path, "--timeout=-1"])
+        #expect(bad.status == 64)
+        #expect(bad.stderr.contains("--timeout takes a number of seconds, 0 or more, not -1"), "\(bad.stderr)")
+    }
+
+    @Test("output that cannot be written (/dev/full) exits non-zero and says so")
+    func unwritableOutput() throws {
+        let daemon = try DaemonProcess()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: builtExecutable("homectl"))
+        process.arguments = ["show", "Living Room/Lamp"]
+        process.environment = daemon.environment
+        process.standardOutput = FileHandle(forWritingAtPath: "/dev/full")
+        let stderr = Pipe()
+        process.standardError = stderr
+        try process.run()
+        let message = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 1, "\(message)")
+        #expect(message.contains("homectl: cannot write the output: No space left on device"), "\(message)")
+    }
+
+    @Test("get shows a failed item's error once; --json keeps it as an error object; set --json types the value")
+    func failedItemsAndTypedValues() throws {
+        let daemon = try DaemonProcess()
+        let get = try daemon.homectl("get", "Living Room/Lamp/On", "Living Room/Lamp/Identify")
+        #expect(get.status == 3, "\(get.stderr)")
+        #expect(get.stdout.contains("Living Room/Lamp/Lightbulb/On"), "\(get.stdout)")
+        let lines = get.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "\(get.stderr)")
+        #expect(lines.first?.contains("Identify") == true && lines.first?.contains("is not readable") == true)
+
+        let json = try daemon.homectl("get", "Living Room/Lamp/On", "Living Room/Lamp/Identify", "--json")
+        #expect(json.status == 3)
+        #expect(json.stderr.isEmpty, "\(json.stderr)")
+        let items = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
+        #expect(items.count == 2)
+        #expect(items.first?["value"] as? Bool != nil)
+        let error = try #require(items.last?["error"] as? [String: Any])
+        #expect(error["code"] as? String == "INVALID_ARGUMENT")
+        #expect(error["status"] as? Int == 3)
+        #expect((error["message"] as? String)?.contains("is not readable") == true)
+
+        let set = try daemon.homectl("set", "Living Room/Lamp/Brightness", "42", "--json")
+        #expect(set.status == 0, "\(set.stderr)")
+        let written = try #require(try JSONSerialization.jsonObject(with: Data(set.stdout.utf8)) as? [String: Any])
+        #expect(written["value"] as? Int == 42, "\(set.stdout)")
+        let on = try daemon.homectl("set", "Living Room/Lamp/On", "on", "--json")
+        #expect(on.stdout.contains("\"value\":true"), "\(on.stdout)")
+    }
+}
