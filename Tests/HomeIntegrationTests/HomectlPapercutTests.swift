@@ -120,4 +120,40 @@ struct HomectlPapercutTests {
         let on = try daemon.homectl("set", "Living Room/Lamp/On", "on", "--json")
         #expect(on.stdout.contains("\"value\":true"), "\(on.stdout)")
     }
+
+    @Test("watch --snapshot: every snapshot line carries the sequence number the snapshot stands at")
+    func snapshotSequence() throws {
+        let daemon = try DaemonProcess()
+        #expect(try daemon.homectl("set", "Living Room/Lamp/Brightness", "12").status == 0)
+        #expect(try daemon.homectl("set", "Living Room/Lamp/Brightness", "13").status == 0)
+        let watch = try daemon.homectl("watch", "--snapshot", "--accessory", "Living Room/Lamp", "-W", "3")
+        #expect(watch.status == 4, "\(watch.stderr)")
+        let lines = try watch.stdout.split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        let end = try #require(lines.first { $0["kind"] as? String == "snapshot-end" })
+        let seq = try #require(end["seq"] as? Int)
+        #expect(seq >= 2)
+        let snapshot = lines.filter { $0["kind"] as? String == "snapshot" }
+        #expect(snapshot.count >= 2, "the Lamp's On and Brightness at least: \(watch.stdout)")
+        #expect(snapshot.allSatisfy { $0["seq"] as? Int == seq }, "\(watch.stdout)")
+        #expect(snapshot.contains { $0["characteristic"] as? String == "Brightness" && $0["value"] as? Int == 13 })
+        #expect(
+            lines.firstIndex { $0["kind"] as? String == "snapshot-end" }! > lines.lastIndex {
+                $0["kind"] as? String == "snapshot"
+            }!)
+    }
+
+    @Test("a name with a slash, or of digits alone, is refused: no PATH could name it")
+    func unaddressableNames() throws {
+        let daemon = try DaemonProcess()
+        let slash = try daemon.homectl("rooms", "add", "Up/Down")
+        #expect(slash.status == 3, "\(slash.stderr)")
+        #expect(slash.stderr.contains("the room name \"Up/Down\" has a \"/\" at position 3"), "\(slash.stderr)")
+        let digits = try daemon.homectl("rename", "Living Room/Lamp", "2024")
+        #expect(digits.status == 3, "\(digits.stderr)")
+        #expect(digits.stderr.contains("the accessory name \"2024\" is all digits"), "\(digits.stderr)")
+        #expect(try daemon.homectl("rooms", "add", "Room 2024").status == 0)
+        #expect(try daemon.homectl("rooms").stdout.contains("Room 2024"))
+    }
 }

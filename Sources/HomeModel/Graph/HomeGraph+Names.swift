@@ -3,10 +3,24 @@ extension HomeGraph {
     public static let maxNameLength = 64
 
     /// Checks a name a person gave: not blank, no control characters (ESC, newline,
-    /// NUL, …), at most 64 bytes of UTF-8.
+    /// NUL, …), at most 64 bytes of UTF-8; and addressable in a PATH: no "/" (it
+    /// separates the names) and not all digits (a PATH of digits is an id).
     static func validateName(_ name: String, for kind: ObjectKind) throws(HomeError) {
         if name.allSatisfy(\.isWhitespace) {
             throw HomeError(.invalidArgument, "\(kind.nounWithArticle) name cannot be empty")
+        }
+        if let slash = name.firstIndex(of: "/") {
+            throw HomeError(
+                .invalidArgument,
+                "the \(kind.noun) name \(quoted(name)) has a \"/\" at position "
+                    + "\(name.distance(from: name.startIndex, to: slash) + 1); \"/\" separates the names in a path "
+                    + "(Room/Accessory/Characteristic), so no name may hold one")
+        }
+        if name.allSatisfy(\.isASCIIDigit) {
+            throw HomeError(
+                .invalidArgument,
+                "the \(kind.noun) name \(quoted(name)) is all digits; a path of digits is an id, "
+                    + "so a name needs at least one other character")
         }
         for (offset, scalar) in name.unicodeScalars.enumerated() where isControl(scalar) {
             throw HomeError(
@@ -111,6 +125,10 @@ extension Zone: HomeObject {}
 extension ServiceGroup: HomeObject {}
 extension ActionSet: HomeObject {}
 extension Trigger: HomeObject {}
+
+extension Character {
+    fileprivate var isASCIIDigit: Bool { ("0"..."9").contains(self) }
+}
 
 extension String {
     fileprivate func leftPadded(to width: Int) -> String {

@@ -143,6 +143,9 @@ struct Watch: AsyncParsableCommand {
         var names: Names?
         var namesConnection = 0
         var printed = 0
+        // Snapshot pages wait for their snapshot-end marker, whose sequence number
+        // is the one every snapshot line stands at (the pages do not carry it).
+        var pendingSnapshot: [(Characteristic, journal: String)] = []
         // --timeout bounds the wait for the daemon's first answer; after that, the
         // watch lasts as long as it is told (-W) and resumes across restarts.
         var watchdog = options.startWatchdog()
@@ -157,21 +160,25 @@ struct Watch: AsyncParsableCommand {
                     names = Names(graph: try await element.client.getHome().graph)
                     namesConnection = element.connection
                 }
+                if let marker = message.marker, marker.kind == .resync {
+                    if noResync { return .resyncRefused(marker.reason) }
+                    // A resync's fresh snapshot replaces one not yet ended.
+                    pendingSnapshot.removeAll()
+                }
+                pendingSnapshot += message.snapshot.map { ($0, message.journalID) }
                 if let marker = message.marker {
-                    if marker.kind == .resync && noResync {
-                        return .resyncRefused(marker.reason)
+                    if marker.kind == .snapshotEnd {
+                        for (characteristic, journal) in pendingSnapshot {
+                            let line = snapshotLine(characteristic, names: names!, journal: journal, seq: marker.seq)
+                            guard Output.line(line.text) else { return .readerGone }
+                        }
+                        pendingSnapshot.removeAll()
                     }
                     if markers || (marker.kind != .subscribed && marker.kind != .heartbeat) {
                         guard Output.line(markerLine(marker, journal: message.journalID).text) else {
                             return .readerGone
                         }
                     }
-                }
-                for characteristic in message.snapshot {
-                    let line = snapshotLine(
-                        characteristic, names: names!, journal: message.journalID,
-                        seq: iterator.cursor.highestSeq ?? 0)
-                    guard Output.line(line.text) else { return .readerGone }
                 }
                 for event in message.events {
                     if case .layout = event.body, let fresh = try? await element.client.getHome() {
