@@ -156,4 +156,16 @@ struct HomectlPapercutTests {
         #expect(try daemon.homectl("rooms", "add", "Room 2024").status == 0)
         #expect(try daemon.homectl("rooms").stdout.contains("Room 2024"))
     }
+
+    @Test("help texts say what homectl does: triggers run, --home looks names up in every home unless given")
+    func helpTexts() throws {
+        // Help is wrapped to the terminal's width: compare words, not lines.
+        func words(_ text: String) -> String { text.split(whereSeparator: \.isWhitespace).joined(separator: " ") }
+        let triggers = words(try run(builtExecutable("homectl"), ["triggers", "--help"]).stdout)
+        #expect(triggers.contains("The daemon runs enabled triggers"), "\(triggers)")
+        #expect(!triggers.contains("comes later"))
+        let rename = words(try run(builtExecutable("homectl"), ["rooms", "rename", "--help"]).stdout)
+        #expect(
+            rename.contains("where a name is looked up and what a listing shows (default: every home)"), "\(rename)")
+    }
 }

@@ -9,7 +9,7 @@ struct Triggers: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List triggers, or create, enable, disable or remove one.",
         discussion:
-            "TRIGGER is an id, a name, or Home/Trigger. Triggers are stored and served; running them comes later.",
+            "TRIGGER is an id, a name, or Home/Trigger. The daemon runs enabled triggers: a timer at its moment, an event when its characteristic's value matches; each runs its scenes.",
         subcommands: [List.self, Create.self, Enable.self, Disable.self, Remove.self],
         defaultSubcommand: List.self)
 
