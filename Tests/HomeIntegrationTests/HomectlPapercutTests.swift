@@ -168,4 +168,17 @@ struct HomectlPapercutTests {
         #expect(
             rename.contains("where a name is looked up and what a listing shows (default: every home)"), "\(rename)")
     }
+
+    @Test("an accessory's name alone works wherever an accessory is taken: get Lamp/On, watch --accessory Lamp")
+    func bareAccessoryNames() throws {
+        let daemon = try DaemonProcess()
+        let get = try daemon.homectl("get", "Lamp/On", "--json")
+        #expect(get.status == 0, "\(get.stderr)")
+        #expect(get.stdout.contains("\"path\":\"Demo Home/Living Room/Lamp/Lightbulb/On\""), "\(get.stdout)")
+        let watch = try daemon.homectl("watch", "--accessory", "Lamp", "--snapshot", "-W", "2")
+        #expect(watch.status == 4, "\(watch.stderr)")
+        let snapshot = watch.stdout.split(separator: "\n").filter { $0.contains("\"kind\":\"snapshot\"") }
+        #expect(!snapshot.isEmpty, "\(watch.stdout)")
+        #expect(snapshot.allSatisfy { $0.contains("\"accessory\":\"Lamp\"") }, "\(watch.stdout)")
+    }
 }

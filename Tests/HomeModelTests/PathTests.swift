@@ -210,4 +210,21 @@ struct PathTests {
                 == "Demo Home/Living Room/Lamp/Lightbulb/Brightness")
         #expect(graph.path(of: 9999) == nil)
     }
+
+    @Test("a characteristic's path may start with an accessory's name alone, when it names one accessory")
+    func bareAccessoryName() throws {
+        let on = try graph.resolve(path: "Living Room/Lamp/On")
+        #expect(try graph.resolveCharacteristic("Lamp/On") == on)
+        #expect(try graph.resolveCharacteristic("lamp/Lightbulb/On") == on)
+        // Past the accessory, the accessory's own message: which characteristics it has.
+        #expect(throws: HomeError.self) { try graph.resolveCharacteristic("Lamp/Onn") }
+        do {
+            _ = try graph.resolveCharacteristic("Lamp/Onn")
+        } catch {
+            #expect(error.message.contains("Onn"), "\(error.message)")
+            #expect(!error.message.contains("no room named"), "\(error.message)")
+        }
+        // A word that is no accessory's name keeps the path's own error.
+        #expect(throws: HomeError.self) { try graph.resolveCharacteristic("Attic/Lamp/On") }
+    }
 }

@@ -209,9 +209,20 @@ extension HomeGraph {
     /// "Demo Home" for a home id, for output.
     public func homeName(_ id: ObjectID) -> String { homes[id]?.name ?? "?" }
 
-    /// Resolves a PATH that must name a characteristic.
+    /// Resolves a PATH that must name a characteristic. Besides the PATH forms of
+    /// `resolve(path:)`, it may start with an accessory's name alone (`Lamp/On`)
+    /// when no room or home has that name and it names one accessory of all homes.
     public func resolveCharacteristic(_ path: String) throws(HomeError) -> ObjectID {
-        let id = try resolve(path: path)
+        let id: ObjectID
+        do throws(HomeError) {
+            id = try resolve(path: path)
+        } catch {
+            guard let slash = path.firstIndex(of: "/"),
+                let accessoryID = try? resolveAccessory(String(path[..<slash])),
+                let accessoryPath = self.path(of: accessoryID)
+            else { throw error }
+            id = try resolve(path: accessoryPath + path[slash...])
+        }
         guard characteristics[id] != nil else {
             let what = kind(of: id).map { String(describing: $0) } ?? "object"
             throw HomeError(

@@ -200,12 +200,17 @@ struct Watch: AsyncParsableCommand {
     }
 
     private func filter(in graph: HomeGraph) throws(HomeError) -> SubscriptionFilter {
-        func ids(_ paths: [String]) throws(HomeError) -> [ObjectID] {
-            try paths.map { path throws(HomeError) in try graph.resolve(path: path) }
+        // Each option by its kind's own rules: an accessory may be named alone (Lamp),
+        // a room without its home, a service by its accessory.
+        func ids(_ texts: [String], _ resolve: (String) throws(HomeError) -> ObjectID) throws(HomeError) -> [ObjectID] {
+            try texts.map { text throws(HomeError) in try resolve(text) }
         }
         return SubscriptionFilter(
-            homeIDs: try ids(homes), roomIDs: try ids(rooms), zoneIDs: try ids(zones),
-            accessoryIDs: try ids(accessories), serviceIDs: try ids(services),
+            homeIDs: try ids(homes) { text throws(HomeError) in try graph.resolveHome(text) },
+            roomIDs: try ids(rooms) { text throws(HomeError) in try graph.resolveRoom(text) },
+            zoneIDs: try ids(zones) { text throws(HomeError) in try graph.resolveNamed(text, .zone) },
+            accessoryIDs: try ids(accessories) { text throws(HomeError) in try graph.resolveAccessory(text) },
+            serviceIDs: try ids(services) { text throws(HomeError) in try graph.resolveService(text) },
             characteristicIDs: try characteristics.map { path throws(HomeError) in try graph.resolveCharacteristic(path)
             },
             characteristicTypes: types, kinds: kinds.compactMap(EventKind.init(rawValue:)))
