@@ -110,7 +110,10 @@ final class ClientHandler: ChannelInboundHandler {
         do throws(HomeError) {
             frame = try WireFrame(decoding: unwrapInboundIn(data))
         } catch {
-            shutDown(HomeError(.internal, "homed sent an unreadable frame: \(error.message)"))
+            shutDown(
+                hello != nil
+                    ? Self.notHomed(error.message)
+                    : HomeError(.internal, "homed sent an unreadable frame: \(error.message)"))
             context.close(promise: nil)
             return
         }
@@ -184,8 +187,20 @@ final class ClientHandler: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        shutDown(HomeError(.unavailable, "connection to homed failed: \(error)"))
+        let detail = (error as? HomeError)?.message ?? "\(error)"
+        // Before the hello's reply, bytes that are no frame of ours (an oversized
+        // "length", say) mean another program answers on the socket.
+        shutDown(
+            hello != nil ? Self.notHomed(detail) : HomeError(.unavailable, "connection to homed failed: \(detail)"))
         context.close(promise: nil)
+    }
+
+    /// The start of the message for a socket whose answer is not homed's;
+    /// `HomeClient.connect` puts the socket's path before it.
+    static let notHomedMessage = "the program listening there does not speak homed's protocol"
+
+    private static func notHomed(_ detail: String) -> HomeError {
+        HomeError(.unavailable, "\(notHomedMessage) (\(detail))")
     }
 
     /// Fails every waiting call with `error`.

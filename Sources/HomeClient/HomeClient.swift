@@ -82,6 +82,9 @@ public final class HomeClient: Sendable {
             let handler = try await handlerPromise.futureResult.get()
             let reply = try await helloPromise.futureResult.get()
             return HomeClient(hello: reply, socketPath: path, channel: channel, handler: handler)
+        } catch let error as HomeError where error.message.hasPrefix(ClientHandler.notHomedMessage) {
+            try? await channel.close()
+            throw HomeError(error.code, "\(path) is not homed's socket: \(error.message)")
         } catch {
             try? await channel.close()
             throw (error as? HomeError) ?? HomeError(.unavailable, "hello to homed on \(path) failed: \(error)")

@@ -181,4 +181,50 @@ struct HomectlPapercutTests {
         #expect(!snapshot.isEmpty, "\(watch.stdout)")
         #expect(snapshot.allSatisfy { $0.contains("\"accessory\":\"Lamp\"") }, "\(watch.stdout)")
     }
+
+    @Test("connection errors say where the socket path came from; a socket that is not homed's says so")
+    func connectionErrors() throws {
+        let directory = TestServer.makeTemporaryDirectory("homectl-foreign")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let missing = directory + "/missing.sock"
+        let byFlag = try run(builtExecutable("homectl"), ["status", "--socket", missing])
+        #expect(byFlag.status == 14)
+        #expect(
+            byFlag.stderr.contains("the socket path is from --socket; start homed with `homed`"), "\(byFlag.stderr)")
+        let byEnvironment = try run(builtExecutable("homectl"), ["watch"], environment: ["HOMED_SOCKET": missing])
+        #expect(byEnvironment.status == 14)
+        #expect(byEnvironment.stderr.contains("the socket path is from HOMED_SOCKET"), "\(byEnvironment.stderr)")
+
+        // Another program on the socket: it answers the hello with a line of text.
+        let path = directory + "/foreign.sock"
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        #expect(bound == 0)
+        #expect(listen(listener, 8) == 0)
+        let answered = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let connection = accept(listener, nil, nil)
+            let reply = Array("HTTP/1.1 400 Bad Request\r\n\r\n".utf8)
+            _ = reply.withUnsafeBytes { write(connection, $0.baseAddress, $0.count) }
+            answered.wait()
+            close(connection)
+        }
+        let foreign = try run(builtExecutable("homectl"), ["status", "--socket", path, "--timeout", "5"])
+        answered.signal()
+        #expect(foreign.status == 14, "\(foreign.stderr)")
+        #expect(
+            foreign.stderr.contains(
+                "\(path) is not homed's socket: the program listening there does not speak homed's protocol"),
+            "\(foreign.stderr)")
+    }
 }

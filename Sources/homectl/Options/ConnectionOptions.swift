@@ -1,4 +1,5 @@
 internal import ArgumentParser
+internal import Foundation
 internal import HomeClient
 internal import HomeModel
 internal import HomeWire
@@ -40,7 +41,7 @@ struct ConnectionOptions: ParsableArguments {
         do throws(HomeError) {
             client = try await HomeClient.connect(to: socket, name: clientName)
         } catch {
-            throw Failure(error)
+            throw Failure(explained(error))
         }
         do throws(HomeError) {
             let result = try await body(client)
@@ -54,8 +55,23 @@ struct ConnectionOptions: ParsableArguments {
 }
 
 extension ConnectionOptions {
-    /// The socket homectl uses, and where that choice came from, for messages.
+    /// The socket homectl uses.
     var socketPath: String { socket ?? HomeClient.defaultSocketPath() }
+
+    /// A connection error with where the socket's path came from (a path from a
+    /// forgotten HOMED_SOCKET is a common surprise) and, when nothing listens, how
+    /// to start homed.
+    func explained(_ error: HomeError) -> HomeError {
+        guard error.code == .unavailable else { return error }
+        let source =
+            socket != nil
+            ? "--socket"
+            : ProcessInfo.processInfo.environment["HOMED_SOCKET"] != nil ? "HOMED_SOCKET" : "the default for this user"
+        let start =
+            error.message.contains("no daemon is listening")
+            ? "; start homed with `homed`, or `systemctl start homed` for the system service" : ""
+        return HomeError(error.code, error.message + " (the socket path is from \(source)\(start))")
+    }
 
     /// Ends the process once --timeout has passed. A socket that accepts and never
     /// answers (a hung daemon, another program listening) would otherwise hang

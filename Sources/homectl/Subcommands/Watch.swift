@@ -121,7 +121,7 @@ struct Watch: AsyncParsableCommand {
             Output.error("homectl: resync required (\(reason)) and --no-resync was given")
             throw ExitCode(15)
         case .failed(let error):
-            throw Failure(error)
+            throw Failure(options.explained(error))
         }
     }
 
