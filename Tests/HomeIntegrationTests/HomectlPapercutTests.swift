@@ -155,6 +155,9 @@ struct HomectlPapercutTests {
         #expect(digits.stderr.contains("the accessory name \"2024\" is all digits"), "\(digits.stderr)")
         #expect(try daemon.homectl("rooms", "add", "Room 2024").status == 0)
         #expect(try daemon.homectl("rooms").stdout.contains("Room 2024"))
+        let empty = try daemon.homectl("get", "Room 2024/Lamp/On")
+        #expect(
+            empty.stderr.contains("room \"Room 2024\" has no accessory named \"Lamp\"; it has none"), "\(empty.stderr)")
     }
 
     @Test("help texts say what homectl does: triggers run, --home looks names up in every home unless given")
@@ -226,5 +229,97 @@ struct HomectlPapercutTests {
             foreign.stderr.contains(
                 "\(path) is not homed's socket: the program listening there does not speak homed's protocol"),
             "\(foreign.stderr)")
+    }
+
+    @Test("scenes run: a failed action's error is shown once; --json keeps it as an error object")
+    func sceneFailures() throws {
+        let daemon = try DaemonProcess()
+        // A provider's lamp, whose provider then dies: writing it fails.
+        let file = daemon.directory + "/bench.yaml"
+        try """
+        provider: bench-sim
+        home: Demo Home
+        rooms: [Garage]
+        accessories:
+          - key: lamp-1
+            name: Workbench Lamp
+            room: Garage
+            category: lightbulb
+            services:
+              - type: Lightbulb
+                characteristics: {On: false, Brightness: 20}
+        """.write(toFile: file, atomically: true, encoding: .utf8)
+        let simulator = try ChildProcess(
+            builtExecutable("homed-sim"), [file, "--socket", daemon.socketPath, "--log-level", "warning"])
+        let deadline = Date().addingTimeInterval(15)
+        while try daemon.homectl("get", "Workbench Lamp/On").status != 0 && Date() < deadline { usleep(20_000) }
+        #expect(try daemon.homectl("scenes", "create", "Dim").status == 0)
+        let action = try daemon.homectl("scenes", "add-action", "Dim", "Garage/Workbench Lamp/Brightness", "30")
+        #expect(action.status == 0, "\(action.stderr)")
+        simulator.signal(SIGKILL)
+        simulator.wait()
+
+        var text = try daemon.homectl("scenes", "run", "Dim")
+        while text.status == 0 && Date() < deadline {
+            usleep(20_000)
+            text = try daemon.homectl("scenes", "run", "Dim")
+        }
+        #expect(text.status != 0)
+        #expect(text.stdout.contains("0 of 1 actions applied"), "\(text.stdout)")
+        let errors = text.stderr.split(separator: "\n")
+        #expect(errors.count == 1 && errors[0].contains("Brightness"), "\(text.stderr)")
+
+        let json = try daemon.homectl("scenes", "run", "Dim", "--json")
+        #expect(json.status == text.status)
+        #expect(json.stderr.isEmpty, "\(json.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let results = try #require(object["results"] as? [[String: Any]])
+        let error = try #require(results.first?["error"] as? [String: Any], "\(json.stdout)")
+        #expect(error["status"] as? Int == Int(json.status))
+        #expect(error["code"] is String && error["message"] is String)
+    }
+
+    @Test("watch on a terminal writes lines for people; with --json, or piped, JSON lines")
+    func watchForPeople() throws {
+        let daemon = try DaemonProcess()
+        #expect(try daemon.homectl("set", "Living Room/Lamp/Brightness", "33").status == 0)
+        // `script` gives homectl a terminal for its stdout.
+        func onTerminal(_ arguments: String) throws -> String {
+            try run(
+                "/usr/bin/script", ["-qfec", "\(builtExecutable("homectl")) \(arguments)", "/dev/null"],
+                environment: daemon.environment
+            ).stdout.replacingOccurrences(of: "\r", with: "")
+        }
+        let text = try onTerminal("watch --snapshot --accessory Lamp -W 2")
+        #expect(text.contains("now           Living Room/Lamp/Brightness = 33%\n"), "\(text)")
+        #expect(text.contains("-- the state above is at seq "), "\(text)")
+        #expect(!text.contains("{"), "\(text)")
+        let json = try onTerminal("watch --snapshot --accessory Lamp -W 2 --json")
+        let first = try #require(json.split(separator: "\n").first)
+        #expect(first.hasPrefix("{\"seq\":"), "\(json)")
+        let piped = try daemon.homectl("watch", "--snapshot", "--accessory", "Lamp", "-W", "2")
+        #expect(piped.stdout.hasPrefix("{\"seq\":"), "\(piped.stdout)")
+
+        // An event: the time, the place, the value with its unit, who made it.
+        let watch = try ChildProcess(
+            "/usr/bin/script", ["-qfec", "\(builtExecutable("homectl")) watch -C 1 --accessory Lamp", "/dev/null"],
+            environment: daemon.environment)
+        defer {
+            watch.signal(SIGKILL)
+            watch.wait(seconds: 5)
+        }
+        let deadline = Date().addingTimeInterval(15)
+        // Until the watch has subscribed, a write goes unseen: write (a new value
+        // each time, or there is no change) until it ends.
+        var brightness = 40
+        while watch.process.isRunning && Date() < deadline {
+            #expect(try daemon.homectl("set", "Living Room/Lamp/Brightness", String(brightness)).status == 0)
+            brightness += 1
+            usleep(100_000)
+        }
+        if watch.process.isRunning { watch.signal(SIGKILL) }
+        let line = watch.standardOutputToEnd.replacingOccurrences(of: "\r", with: "")
+        #expect(line.contains("  Living Room/Lamp/Brightness = 4"), "\(line)")
+        #expect(line.contains("%  (by homectl, connection "), "\(line)")
     }
 }

@@ -135,8 +135,8 @@ extension HomeGraph {
         guard let accessory = named.first else {
             throw PathFailure(
                 1, .notFound,
-                "room \(quoted(room.name)) has no accessory named \(quoted(part)); its accessories are "
-                    + Self.list(inRoom.map(\.name)))
+                "room \(quoted(room.name)) has no accessory named \(quoted(part)); "
+                    + (inRoom.isEmpty ? "it has none" : "its accessories are " + Self.list(inRoom.map(\.name))))
         }
         if named.count > 1 {
             throw PathFailure(

@@ -52,7 +52,7 @@ public struct HomeGraph: Sendable, Equatable {
             table.reserveCapacity(objects.count)
             for object in objects {
                 guard seen.insert(object.id).inserted else {
-                    throw HomeError(.dataLoss, "id \(object.id) is used twice (again by a \(kind.noun))")
+                    throw HomeError(.dataLoss, "id \(object.id) is used twice (again by \(kind.nounWithArticle))")
                 }
                 table[object.id] = object
             }

@@ -195,7 +195,7 @@ struct Scenes: AsyncParsableCommand {
                                         ("characteristic_id", .uint(result.characteristicID)),
                                         ("path", .string(graph.path(of: result.characteristicID) ?? "")),
                                         ("seq", .uint(result.seq)),
-                                        ("error", result.error.map { .string($0.message) } ?? .null),
+                                        ("error", result.error.map(errorJSON) ?? .null),
                                     ])
                                 })
                         ),
@@ -210,7 +210,8 @@ struct Scenes: AsyncParsableCommand {
                     )
                 }
             }
-            if let first = failed.first?.error { throw Failure(first) }
+            // Each failure was shown once, on stderr or in the JSON; the exit code is the first one's.
+            if let first = failed.first?.error { throw Failure(first, shown: true) }
         }
     }
 }

@@ -7,14 +7,17 @@ internal import HomeWire
     internal import Glibc
 #endif
 
-/// `homectl watch`: every change as one JSON object per line, flushed per event.
-/// The line schema is documented in README.md ("homectl watch output").
+/// `homectl watch`: every change as one line, flushed per event: for a person on
+/// a terminal, JSON objects (schema in README.md, "homectl watch output") when
+/// piped or with --json.
 struct Watch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Stream changes as JSON lines.",
+        abstract: "Stream changes: lines for people on a terminal, JSON lines when piped or with --json.",
         discussion: """
-            One JSON object per line, flushed as each event arrives; see README.md for the schema. \
-            Exits 0 when the reader of its output goes away or -C events were written, 4 when -W \
+            One line per event, flushed as it arrives. On a terminal: the time, the place, the value \
+            with its unit and who changed it. Piped, or with --json: one JSON object per line; see \
+            README.md for the schema. When the daemon comes back after going away, a note on stderr \
+            says from which sequence number the watch resumed. Exits 0 when the reader of its output goes away or -C events were written, 4 when -W \
             seconds pass, 15 when it must resync and --no-resync was given. Reconnects and resumes \
             when the daemon restarts.
             """)
@@ -140,6 +143,8 @@ struct Watch: AsyncParsableCommand {
                 filter: try filter(in: home.graph), snapshot: snapshot, excludeOwn: excludeOwn,
                 policy: policy, heartbeatMs: heartbeatMs, minIntervalMs: minIntervalMs)
         }
+        // Lines for a person when stdout is a terminal and JSON was not asked for.
+        let forPeople = !options.json && isatty(1) == 1
         var names: Names?
         var namesConnection = 0
         var printed = 0
@@ -157,6 +162,9 @@ struct Watch: AsyncParsableCommand {
                 watchdog = nil
                 let message = element.message
                 if names == nil || namesConnection != element.connection {
+                    if names != nil {
+                        Output.error("homectl: reconnected to homed; the watch resumes where it stood")
+                    }
                     names = Names(graph: try await element.client.getHome().graph)
                     namesConnection = element.connection
                 }
@@ -169,24 +177,30 @@ struct Watch: AsyncParsableCommand {
                 if let marker = message.marker {
                     if marker.kind == .snapshotEnd {
                         for (characteristic, journal) in pendingSnapshot {
-                            let line = snapshotLine(characteristic, names: names!, journal: journal, seq: marker.seq)
-                            guard Output.line(line.text) else { return .readerGone }
+                            let line =
+                                forPeople
+                                ? WatchText.snapshot(characteristic, names: names!)
+                                : snapshotLine(characteristic, names: names!, journal: journal, seq: marker.seq).text
+                            guard Output.line(line) else { return .readerGone }
                         }
                         pendingSnapshot.removeAll()
                     }
                     if markers || (marker.kind != .subscribed && marker.kind != .heartbeat) {
-                        guard Output.line(markerLine(marker, journal: message.journalID).text) else {
-                            return .readerGone
-                        }
+                        let line =
+                            forPeople ? WatchText.marker(marker) : markerLine(marker, journal: message.journalID).text
+                        guard Output.line(line) else { return .readerGone }
                     }
                 }
                 for event in message.events {
                     if case .layout = event.body, let fresh = try? await element.client.getHome() {
                         names = Names(graph: fresh.graph)
                     }
-                    let line = eventLine(
-                        event, names: names!, journal: message.journalID, ownConnection: element.client.connectionID)
-                    guard Output.line(line.text) else { return .readerGone }
+                    let own = element.client.connectionID
+                    let line =
+                        forPeople
+                        ? WatchText.event(event, names: names!, ownConnection: own)
+                        : eventLine(event, names: names!, journal: message.journalID, ownConnection: own).text
+                    guard Output.line(line) else { return .readerGone }
                     printed += 1
                     if let count, printed >= count { return .done }
                 }
