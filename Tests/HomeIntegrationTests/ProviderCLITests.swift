@@ -20,7 +20,11 @@ struct ProviderCLITests {
     @Test("providers lists the simulator with its accessories; stats shows its requests")
     func providers() throws {
         let daemon = try DaemonProcess(arguments: ["--demo", "--in-memory", "--simulator-interval-ms", "100"])
-        let listed = try eventually(daemon, ["providers", "--json"]) { $0.contains("\"connected\":true") }
+        // Connected, and done registering: its accessories are reachable (while the
+        // registration is under way, those the home already had are listed unreachable).
+        let listed = try eventually(daemon, ["providers", "--json"]) {
+            $0.contains("\"connected\":true") && !$0.contains("\"reachable\":false")
+        }
         #expect(listed.contains("\"provider\":\"simulator\""))
         #expect(listed.contains("\"key\":\"HMD-0007\""))
         let table = try daemon.homectl("providers")
@@ -70,7 +74,11 @@ struct ProviderCLITests {
         """.write(toFile: file, atomically: true, encoding: .utf8)
         let simulator = try ChildProcess(
             builtExecutable("homed-sim"), [file, "--socket", daemon.socketPath, "--log-level", "warning"])
-        let listed = try eventually(daemon, ["providers", "--json"]) { $0.contains("\"connected\":true") }
+        // Connected, and done registering: its accessories are reachable (while the
+        // registration is under way, those the home already had are listed unreachable).
+        let listed = try eventually(daemon, ["providers", "--json"]) {
+            $0.contains("\"connected\":true") && !$0.contains("\"reachable\":false")
+        }
         #expect(listed.contains("\"provider\":\"shed\""))
         let fresh = try daemon.homectl("get", "--fresh", "Shed/Shed Lamp/Brightness")
         #expect(fresh.status == 0, "\(fresh.stderr)")
