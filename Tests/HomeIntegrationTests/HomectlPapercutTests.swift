@@ -49,20 +49,8 @@ struct HomectlPapercutTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/silent.sock"
         // Listens, never accepts: connecting succeeds (the backlog), no hello ever comes back.
-        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let listener = try #require(Self.listeningSocket(at: path))
         defer { close(listener) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        #expect(bound == 0)
-        #expect(listen(listener, 8) == 0)
 
         let result = try run(builtExecutable("homectl"), ["status", "--socket", path, "--timeout", "1"])
         #expect(result.status == 4, "\(result.stderr)")
@@ -200,20 +188,8 @@ struct HomectlPapercutTests {
 
         // Another program on the socket: it answers the hello with a line of text.
         let path = directory + "/foreign.sock"
-        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let listener = try #require(Self.listeningSocket(at: path))
         defer { close(listener) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        #expect(bound == 0)
-        #expect(listen(listener, 8) == 0)
         let answered = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             let connection = accept(listener, nil, nil)
@@ -321,5 +297,26 @@ struct HomectlPapercutTests {
         let line = watch.standardOutputToEnd.replacingOccurrences(of: "\r", with: "")
         #expect(line.contains("  Living Room/Lamp/Brightness = 4"), "\(line)")
         #expect(line.contains("%  (by homectl, connection "), "\(line)")
+    }
+
+    /// A Unix socket listening at `path` that nobody accepts on (the test decides):
+    /// another program's socket, as homectl meets it.
+    static func listeningSocket(at path: String) -> Int32? {
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard listener >= 0, bound == 0, listen(listener, 8) == 0 else {
+            if listener >= 0 { close(listener) }
+            return nil
+        }
+        return listener
     }
 }
