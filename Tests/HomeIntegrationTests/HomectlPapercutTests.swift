@@ -302,19 +302,9 @@ struct HomectlPapercutTests {
     /// A Unix socket listening at `path` that nobody accepts on (the test decides):
     /// another program's socket, as homectl meets it.
     static func listeningSocket(at path: String) -> Int32? {
-        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard listener >= 0, bound == 0, listen(listener, 8) == 0 else {
-            if listener >= 0 { close(listener) }
+        guard let listener = boundUnixSocket(at: path, type: Int32(SOCK_STREAM.rawValue)) else { return nil }
+        guard listen(listener, 8) == 0 else {
+            close(listener)
             return nil
         }
         return listener

@@ -172,18 +172,10 @@ private final class DatagramSocket {
     let fd: Int32
 
     init(path: String) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-            for (index, byte) in path.utf8.enumerated() { buffer[index] = byte }
+        guard let fd = boundUnixSocket(at: path, type: Int32(SOCK_DGRAM.rawValue)) else {
+            throw RawError("bind \(path): \(errno)")
         }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard bound == 0 else { throw RawError("bind \(path): \(errno)") }
+        self.fd = fd
     }
 
     deinit { close(fd) }
