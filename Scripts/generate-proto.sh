@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates everything made from Protos/: the protoc-c output, the Swift half
 # of the bridge (Scripts/generate-swift-wire.py) and the descriptor set the
-# Python client loads. Run after every change to Protos/.
+# Python client loads. The protoc-c output serves the daemon and the C client
+# library (Clients/c) alike. Run after every change to Protos/.
 #   Scripts/generate-proto.sh          regenerate in place
 #   Scripts/generate-proto.sh --check  fail if the committed files differ
 set -euo pipefail

@@ -35,6 +35,9 @@ swift test --skip-build --filter "$stress"
 echo "== Python client against a real homed"
 HOMED_BIN="$PWD/.build/debug/homed" python3 -m pytest -q Clients/python Clients/providers/sysfs
 
+echo "== C client library (Clients/c: make check, with AddressSanitizer and UBSan)"
+make -s -C Clients/c check HOMED_BIN="$PWD/.build/debug/homed"
+
 # A short smoke run of the fuzzer over the frame decoder, the envelope and every
 # method (Fuzz/README.md); its own release build with AddressSanitizer.
 echo "== fuzzing smoke (Scripts/fuzz.sh 60)"
