@@ -4,61 +4,26 @@ demultiplexes frames by call id and answers the daemon's pings."""
 from __future__ import annotations
 
 import itertools
-import os
 import queue
 import socket
 import threading
 import time
 from typing import Dict, Optional
 
-from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 
 from . import proto as pb
+from .errors import DaemonNotRunning, HomedError, error_for
 from .framing import DEFAULT_MAX_FRAME_SIZE, FrameDecoder, FrameTooLarge, encode_frame
+from .paging import HomePages
+from .paths import default_socket_path, nothing_listens, resolve_socket_path
 
 PROTOCOL_VERSION = 1
 
 
-class HomedError(Exception):
-    """A call (or the connection) ended with a non-OK status."""
-
-    def __init__(self, code: int, message: str):
-        self.code = int(code)
-        self.message = message
-        super().__init__(f"{pb.status_name(self.code)}: {message}")
-
-    @property
-    def code_name(self) -> str:
-        return pb.status_name(self.code)
-
-
-def default_socket_path() -> str:
-    """DESIGN §3: $HOMED_SOCKET, else $XDG_RUNTIME_DIR/homed/homed.sock, else
-    /run/homed/homed.sock as root, else /tmp/homed-$UID/homed.sock."""
-    env = os.environ.get("HOMED_SOCKET")
-    if env:
-        return env
-    xdg = os.environ.get("XDG_RUNTIME_DIR")
-    if xdg:
-        return os.path.join(xdg, "homed", "homed.sock")
-    if os.geteuid() == 0:
-        return "/run/homed/homed.sock"
-    return f"/tmp/homed-{os.getuid()}/homed.sock"
-
-
-def _serialize(request, request_class) -> bytes:
-    if request is None:
-        return b""
-    if isinstance(request, (bytes, bytearray)):
-        return bytes(request)
-    if isinstance(request, dict):
-        if request_class is None:
-            raise TypeError("a dict request needs a method the schema declares")
-        return json_format.ParseDict(request, request_class()).SerializeToString()
-    if request_class is not None and request.DESCRIPTOR.full_name != request_class.DESCRIPTOR.full_name:
-        raise TypeError(f"expected {request_class.DESCRIPTOR.full_name}, got {request.DESCRIPTOR.full_name}")
-    return request.SerializeToString()
+# Older code imports HomedError, default_socket_path and _serialize from here.
+_serialize = pb.serialize_request
+__all__ = ["Client", "Subscription", "HomedError", "default_socket_path", "PROTOCOL_VERSION"]
 
 
 class _Call:
@@ -104,12 +69,19 @@ class Client:
         """Connect and say hello (``path`` defaults to default_socket_path()).
         ``timeout`` bounds the connect and the hello; ``call_timeout`` is the
         default deadline of calls. Raises HomedError when the daemon refuses the
-        hello (e.g. FAILED_PRECONDITION for an unsupported version) and OSError
-        when nothing listens at ``path``."""
+        hello (e.g. FAILED_PRECONDITION for an unsupported version),
+        DaemonNotRunning (an Unavailable, and an OSError) when nothing listens
+        at ``path``, and OSError for other connect failures."""
+        path, source = resolve_socket_path(path)
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             sock.settimeout(timeout)
-            sock.connect(path or default_socket_path())
+            sock.connect(path)
+        except OSError as error:
+            sock.close()
+            if nothing_listens(error):
+                raise DaemonNotRunning(path, source, error) from None
+            raise
         except BaseException:
             sock.close()
             raise
@@ -143,16 +115,16 @@ class Client:
         while True:
             data = self._sock.recv(65536)
             if not data:
-                raise HomedError(pb.UNAVAILABLE, "the daemon closed the connection during the hello")
+                raise error_for(pb.UNAVAILABLE, "the daemon closed the connection during the hello")
             bodies = self._decoder.feed(data)
             if bodies:
                 break
         reply = pb.Frame.FromString(bodies[0])
         kind = reply.WhichOneof("kind")
         if kind == "status":
-            raise HomedError(reply.status.code, reply.status.message)
+            raise error_for(reply.status.code, reply.status.message)
         if kind != "hello_reply":
-            raise HomedError(pb.INTERNAL, f"expected a hello reply, got {kind or 'an empty frame'}")
+            raise error_for(pb.INTERNAL, f"expected a hello reply, got {kind or 'an empty frame'}")
         self.hello_reply = reply.hello_reply
         if reply.hello_reply.max_frame_size:
             self.max_frame_size = reply.hello_reply.max_frame_size
@@ -175,7 +147,7 @@ class Client:
             if self._closed:
                 return
             self._closed = True
-            self._error = HomedError(pb.UNAVAILABLE, "the client closed the connection")
+            self._error = error_for(pb.UNAVAILABLE, "the client closed the connection")
         try:
             self._sock.shutdown(socket.SHUT_RDWR)
         except OSError:
@@ -194,7 +166,7 @@ class Client:
     # -- reading ----------------------------------------------------------------
 
     def _read_loop(self, first_bodies):
-        error = HomedError(pb.UNAVAILABLE, "the daemon closed the connection")
+        error = error_for(pb.UNAVAILABLE, "the daemon closed the connection")
         try:
             for body in first_bodies:
                 self._dispatch(body)
@@ -205,11 +177,11 @@ class Client:
                 for body in self._decoder.feed(data):
                     self._dispatch(body)
         except FrameTooLarge as e:
-            error = HomedError(pb.RESOURCE_EXHAUSTED, str(e))
+            error = error_for(pb.RESOURCE_EXHAUSTED, str(e))
         except DecodeError as e:
-            error = HomedError(pb.INTERNAL, f"undecodable frame from the daemon: {e}")
+            error = error_for(pb.INTERNAL, f"undecodable frame from the daemon: {e}")
         except OSError as e:
-            error = HomedError(pb.UNAVAILABLE, f"connection error: {e}")
+            error = error_for(pb.UNAVAILABLE, f"connection error: {e}")
         with self._lock:
             if self._error is None:  # a status on call 0 is the better reason
                 self._error = error
@@ -240,7 +212,7 @@ class Client:
                 self.go_away = frame.go_away
             elif kind == "status":  # about the connection: the reason, if it closes next
                 with self._lock:
-                    self._error = HomedError(frame.status.code, frame.status.message)
+                    self._error = error_for(frame.status.code, frame.status.message)
             return
         with self._lock:
             call = self._calls.get(frame.call_id)
@@ -256,8 +228,8 @@ class Client:
     def _closed_error(self) -> HomedError:
         error = self._error
         if error is None:
-            return HomedError(pb.UNAVAILABLE, "the connection is closed")
-        return HomedError(error.code, error.message)
+            return error_for(pb.UNAVAILABLE, "the connection is closed")
+        return error_for(error.code, error.message)
 
     def _fail_all(self, error: HomedError) -> None:
         with self._lock:
@@ -266,7 +238,7 @@ class Client:
             pings = list(self._pings.values())
             self._pings.clear()
         for call in calls:
-            call.items.put(("error", HomedError(error.code, error.message)))
+            call.items.put(("error", error_for(error.code, error.message)))
         for event in pings:
             event.set()
 
@@ -275,7 +247,7 @@ class Client:
     def _send(self, frame) -> None:
         data = frame.SerializeToString()
         if len(data) > self.max_frame_size:
-            raise HomedError(pb.RESOURCE_EXHAUSTED,
+            raise error_for(pb.RESOURCE_EXHAUSTED,
                              f"frame of {len(data)} bytes exceeds the maximum of {self.max_frame_size}")
         with self._send_lock:
             if self._closed:
@@ -283,11 +255,11 @@ class Client:
             try:
                 self._sock.sendall(encode_frame(data))
             except OSError as e:
-                raise HomedError(pb.UNAVAILABLE, f"connection error: {e}") from e
+                raise error_for(pb.UNAVAILABLE, f"connection error: {e}") from e
 
     def _open(self, method: str, request: bytes, timeout: Optional[float]) -> _Call:
         if self.go_away is not None:
-            raise HomedError(pb.UNAVAILABLE, f"the daemon is shutting down: {self.go_away.reason}")
+            raise error_for(pb.UNAVAILABLE, f"the daemon is shutting down: {self.go_away.reason}")
         with self._lock:
             if self._closed:
                 raise self._closed_error()
@@ -338,12 +310,12 @@ class Client:
                 self._cancel(call)
                 with self._lock:
                     self._calls.pop(call.call_id, None)
-                raise HomedError(pb.DEADLINE_EXCEEDED, f"{call.method}: no answer within {timeout} s") from None
+                raise error_for(pb.DEADLINE_EXCEEDED, f"{call.method}: no answer within {timeout} s") from None
             if item[0] == "message":
                 payloads.append(item[1])
             elif item[0] == "status":
                 if item[1] != pb.OK:
-                    raise HomedError(item[1], item[2])
+                    raise error_for(item[1], item[2])
                 return payloads
             else:
                 raise item[1]
@@ -352,18 +324,26 @@ class Client:
         """A unary call: ``method`` is "GetHome" or "home.v1.HomeService/GetHome";
         ``request`` a message, a dict (JSON field names), raw bytes or None.
         Returns the response message (bytes for a method the schema does not
-        declare) or raises HomedError(code, message)."""
+        declare) or raises the HomedError of the status (``NotFound``, …)."""
         types = pb.method_types(method)
         request_class, response_class = (types[0], types[1]) if types else (None, None)
         payloads = self.call_raw(method, _serialize(request, request_class), timeout)
         if len(payloads) != 1:
-            raise HomedError(pb.INTERNAL, f"{pb.full_method_name(method)}: expected one response message, got {len(payloads)}")
+            raise error_for(pb.INTERNAL, f"{pb.full_method_name(method)}: expected one response message, got {len(payloads)}")
         return response_class.FromString(payloads[0]) if response_class else payloads[0]
 
-    def subscribe(self, request=None) -> "Subscription":
+    def stream(self, method: str, request=None, timeout: Optional[float] = None) -> "Subscription":
+        """Open a server-streaming call (``Subscribe``, ``OpenProvider``); iterate
+        the result for its response messages. ``timeout`` is how long the stream
+        may live (None: until cancelled); it ends with DEADLINE_EXCEEDED then."""
+        types = pb.method_types(method)
+        request_class, response_class = (types[0], types[1]) if types else (None, None)
+        call = self._open(pb.full_method_name(method), _serialize(request, request_class), timeout)
+        return Subscription(self, call, response_class)
+
+    def subscribe(self, request=None, timeout: Optional[float] = None) -> "Subscription":
         """Open a Subscribe stream; iterate the result for SubscribeResponse messages."""
-        body = _serialize(request, pb.SubscribeRequest)
-        return Subscription(self, self._open(pb.full_method_name("Subscribe"), body, None))
+        return self.stream("Subscribe", request if request is not None else pb.SubscribeRequest(), timeout)
 
     def ping(self, timeout: float = 5.0) -> float:
         """Ping the daemon; returns the round trip in seconds."""
@@ -378,7 +358,7 @@ class Client:
         if not event.wait(timeout):
             with self._lock:
                 self._pings.pop(nonce, None)
-            raise HomedError(pb.DEADLINE_EXCEEDED, f"no pong within {timeout} s")
+            raise error_for(pb.DEADLINE_EXCEEDED, f"no pong within {timeout} s")
         if self._closed:
             raise self._closed_error()
         return time.monotonic() - start
@@ -389,32 +369,16 @@ class Client:
         asked in pages of ``page_size`` accessories (0: in one response, refused
         when larger than a frame), all cut from one snapshot, and put together
         here. A page refused as too large is asked for again, half as large."""
-        token = ""
-        home = None
+        pages = HomePages(home_id, page_size)
         while True:
             try:
-                page = self.call("GetHome", pb.GetHomeRequest(home_id=home_id, page_size=page_size, page_token=token),
-                                 timeout)
+                page = self.call("GetHome", pages.request(), timeout)
             except HomedError as error:
-                if error.code == pb.RESOURCE_EXHAUSTED and page_size > 1:
-                    page_size //= 2
+                if error.code == pb.RESOURCE_EXHAUSTED and pages.shrink():
                     continue
                 raise
-            if home is None:
-                home = page  # the first page: every home with all its tables
-            else:
-                if (page.seq, page.journal_id) != (home.seq, home.journal_id):
-                    raise HomedError(pb.INVALID_ARGUMENT, f"a GetHome page at seq {page.seq} follows pages at seq {home.seq}")
-                homes = {h.id: h for h in home.homes}
-                for part in page.homes:
-                    if part.id not in homes:
-                        raise HomedError(pb.INVALID_ARGUMENT,
-                                         f"a GetHome page names home {part.id}, which the first page did not")
-                    homes[part.id].accessories.extend(part.accessories)
-            token = page.next_page_token
-            if not token:
-                home.next_page_token = ""
-                return home
+            if pages.add(page):
+                return pages.home
 
     def get_status(self, timeout: Optional[float] = None):
         return self.call("GetStatus", pb.GetStatusRequest(), timeout)
@@ -433,13 +397,16 @@ class Client:
 
 
 class Subscription:
-    """A Subscribe stream. Iterating yields SubscribeResponse messages and ends
+    """A server stream (Subscribe, or any method opened with ``Client.stream``).
+    Iterating yields its messages (SubscribeResponse for Subscribe) and ends
     when the daemon ends the stream with OK, or with CANCELLED after cancel();
     any other status raises HomedError."""
 
-    def __init__(self, client: Client, call: _Call):
+    def __init__(self, client: Client, call: _Call, message_class=None):
         self._client = client
         self._call = call
+        # The method's response type (bytes for a method the schema does not declare).
+        self._message_class = message_class if message_class is not None else pb.SubscribeResponse
         self._cancelled = False
         self._done = False
 
@@ -457,12 +424,12 @@ class Subscription:
         except queue.Empty:
             raise TimeoutError(f"no stream message within {timeout} s") from None
         if item[0] == "message":
-            return pb.SubscribeResponse.FromString(item[1])
+            return self._message_class.FromString(item[1]) if self._message_class else item[1]
         self._done = True
         if item[0] == "status":
             if item[1] == pb.OK or (item[1] == pb.CANCELLED and self._cancelled):
                 return None
-            raise HomedError(item[1], item[2])
+            raise error_for(item[1], item[2])
         if self._cancelled:
             return None
         raise item[1]

@@ -84,3 +84,21 @@ def method_types(method: str):
     # streaming services), so streaming is known by name as well.
     streaming = bool(getattr(desc, "server_streaming", False)) or name == "Subscribe"
     return _message_class(desc.input_type), _message_class(desc.output_type), streaming
+
+
+def serialize_request(request, request_class=None) -> bytes:
+    """A request as bytes: a message of ``request_class`` (checked, when given),
+    a dict in the message's JSON form (needs ``request_class``), raw bytes, or
+    None (an empty request)."""
+    if request is None:
+        return b""
+    if isinstance(request, (bytes, bytearray)):
+        return bytes(request)
+    if isinstance(request, dict):
+        if request_class is None:
+            raise TypeError("a dict request needs a method the schema declares")
+        from google.protobuf import json_format
+        return json_format.ParseDict(request, request_class()).SerializeToString()
+    if request_class is not None and request.DESCRIPTOR.full_name != request_class.DESCRIPTOR.full_name:
+        raise TypeError(f"expected {request_class.DESCRIPTOR.full_name}, got {request.DESCRIPTOR.full_name}")
+    return request.SerializeToString()

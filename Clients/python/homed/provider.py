@@ -82,7 +82,8 @@ from typing import Callable, Dict, Iterable, List, Mapping, NamedTuple, Optional
 from google.protobuf import json_format
 
 from . import proto as pb
-from .client import Client, HomedError
+from .client import Client
+from .errors import HomedError, error_for
 
 __all__ = [
     "Provider", "Ref", "INFORMATION_SERVICE", "to_value", "from_value", "accessory_message", "status_of",
@@ -649,15 +650,15 @@ class Provider:
         try:
             item = session.call.items.get(timeout=self.call_timeout)
         except queue.Empty:
-            raise HomedError(pb.DEADLINE_EXCEEDED, "OpenProvider: no answer from the daemon") from None
+            raise error_for(pb.DEADLINE_EXCEEDED, "OpenProvider: no answer from the daemon") from None
         if item[0] == "message":
             command = pb.ProviderCommand.FromString(item[1])
             if command.WhichOneof("command") == "opened":
                 return command.opened
-            raise HomedError(pb.INTERNAL, f"OpenProvider: the first command is {command.WhichOneof('command')}, "
+            raise error_for(pb.INTERNAL, f"OpenProvider: the first command is {command.WhichOneof('command')}, "
                                           "not opened")
         if item[0] == "status":
-            error = HomedError(item[1] if item[1] != pb.OK else pb.UNAVAILABLE,
+            error = error_for(item[1] if item[1] != pb.OK else pb.UNAVAILABLE,
                                item[2] or "the daemon ended the command stream at once")
             error.permanent = error.code in (pb.INVALID_ARGUMENT, pb.ALREADY_EXISTS)
             error.held = error.code == pb.ALREADY_EXISTS
@@ -671,7 +672,7 @@ class Provider:
                 item = session.call.items.get()
                 if item[0] != "message":
                     if item[0] == "status":
-                        session.reason = HomedError(item[1], item[2])
+                        session.reason = error_for(item[1], item[2])
                     else:
                         session.reason = item[1]
                     return
@@ -1024,7 +1025,7 @@ class Provider:
     def _connected_session(self) -> _Session:
         session = self._session
         if session is None or session.ended.is_set():
-            raise HomedError(pb.UNAVAILABLE, f"provider {self.provider_id!r} is not connected to homed")
+            raise error_for(pb.UNAVAILABLE, f"provider {self.provider_id!r} is not connected to homed")
         return session
 
     def report(self, values: ValuesArg) -> int:
@@ -1043,11 +1044,11 @@ class Provider:
                 ref = Ref(*ref)
                 cid = self._ids.get(ref)
                 if cid is None:
-                    raise HomedError(pb.NOT_FOUND, f"provider {self.provider_id!r} registered no characteristic {ref}")
+                    raise error_for(pb.NOT_FOUND, f"provider {self.provider_id!r} registered no characteristic {ref}")
                 try:
                     converted = to_value(value, self._formats.get(cid, pb.FORMAT_UNSPECIFIED))
                 except (TypeError, ValueError) as error:
-                    raise HomedError(pb.INVALID_ARGUMENT, f"{ref}: {error}") from None
+                    raise error_for(pb.INVALID_ARGUMENT, f"{ref}: {error}") from None
                 report.values.add(characteristic_id=cid, value=converted)
         return self._send_report(session, report)
 
@@ -1057,7 +1058,7 @@ class Provider:
         session = self._connected_session()
         accessory_id = self.accessory_id(accessory_key)
         if accessory_id is None:
-            raise HomedError(pb.NOT_FOUND,
+            raise error_for(pb.NOT_FOUND,
                              f"provider {self.provider_id!r} registered no accessory with key {accessory_key!r}")
         report = pb.ValueReport()
         report.reachability.add(accessory_id=accessory_id, reachable=bool(reachable))
@@ -1068,7 +1069,7 @@ class Provider:
         for rejected in response.rejected:
             if rejected.code != pb.OK:
                 ref = self.ref_of(rejected.characteristic_id)
-                raise HomedError(rejected.code, f"{ref}: {rejected.message}" if ref else rejected.message)
+                raise error_for(rejected.code, f"{ref}: {rejected.message}" if ref else rejected.message)
         return response.seq
 
 
