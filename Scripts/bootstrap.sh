@@ -2,12 +2,12 @@
 # Installs what building and testing homed needs on a fresh Debian machine, when
 # missing: protobuf-c (runtime + protoc-c), SQLite and libsystemd headers, systemd's
 # systemd-socket-activate and util-linux's setpriv (the service and roles tests run
-# them), gcc and make for the C client library, and for the Python client's tests
-# the protobuf and pytest packages.
+# them), gcc, make and jansson for the C client library and its tests, and for the
+# Python client's tests the protobuf and pytest packages.
 set -euo pipefail
 
 need=()
-for pkg in libprotobuf-c-dev protobuf-c-compiler libsqlite3-dev libsystemd-dev pkg-config systemd util-linux gcc make; do
+for pkg in libprotobuf-c-dev protobuf-c-compiler libsqlite3-dev libsystemd-dev pkg-config systemd util-linux gcc make libjansson-dev; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if ((${#need[@]})); then

@@ -32,6 +32,9 @@ swift test --skip-build --skip "$stress"
 echo "== swift test (the stress trials)"
 swift test --skip-build --filter "$stress"
 
+# The conformance list, Tests/Conformance/scenarios.json, runs in all three
+# clients: ConformanceTests (swift test above), test_conformance.py (pytest) and
+# conformance.c (make check).
 echo "== Python client against a real homed"
 HOMED_BIN="$PWD/.build/debug/homed" python3 -m pytest -q Clients/python Clients/providers/sysfs
 

@@ -45,11 +45,18 @@ public final class HomeClient: Sendable {
 
     /// Connects and says hello.
     ///
+    /// - Parameters:
+    ///   - protocolVersion: The version the hello announces; another than this
+    ///     library's is for testing the daemon's refusal.
+    ///   - maxFrameSize: The largest frame this client accepts, 0 for the daemon's
+    ///     limit; the hello reply's `maxFrameSize` is what binds both sides.
     /// - Throws: `.unavailable` with a sentence naming the socket when nothing
     ///   listens there; the daemon's error when it refuses the hello.
     public static func connect(
         to socketPath: String? = nil,
         name: String,
+        protocolVersion: UInt32 = homeProtocolVersion,
+        maxFrameSize: UInt32 = 0,
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) async throws(HomeError) -> HomeClient {
         let path = socketPath ?? defaultSocketPath()
@@ -63,7 +70,13 @@ public final class HomeClient: Sendable {
                     channel.eventLoop.makeCompletedFuture {
                         let handler = ClientHandler(
                             hello: helloPromise,
-                            helloFrame: WireFrame(callID: 0, body: .hello(Hello(clientName: name))).encoded())
+                            helloFrame: WireFrame(
+                                callID: 0,
+                                body: .hello(
+                                    Hello(
+                                        protocolVersion: protocolVersion, clientName: name,
+                                        maxFrameSize: maxFrameSize))
+                            ).encoded())
                         try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder()))
                         try channel.pipeline.syncOperations.addHandler(handler)
                         handlerPromise.succeed(NIOLoopBound(handler, eventLoop: channel.eventLoop))
@@ -201,8 +214,9 @@ public final class HomeClient: Sendable {
     }
 
     /// Opens a subscription. The stream lives as long as it is iterated; ending the
-    /// iteration (or its task) cancels the call on the wire.
-    public func subscribe(_ request: SubscribeRequest) -> HomeSubscription {
+    /// iteration (or its task) cancels the call on the wire. With `timeoutMs`, the
+    /// daemon ends it with DEADLINE_EXCEEDED once that long has passed.
+    public func subscribe(_ request: SubscribeRequest, timeoutMs: UInt32? = nil) -> HomeSubscription {
         let callID = makeCallID()
         let handler = self.handler
         let producer = NIOThrowingAsyncSequenceProducer.makeSequence(
@@ -212,7 +226,7 @@ public final class HomeClient: Sendable {
                 lowWatermark: 8, highWatermark: 32),
             finishOnDeinit: true,
             delegate: SubscriptionDelegate(callID: callID, handler: handler))
-        let open = CallOpen(method: HomeMethods.subscribe.name, request: request.encoded())
+        let open = CallOpen(method: HomeMethods.subscribe.name, request: request.encoded(), timeoutMs: timeoutMs)
         let source = producer.source
         channel.eventLoop.execute { handler.value.startStream(callID: callID, open: open, source: source) }
         return HomeSubscription(callID: callID, base: producer.sequence)

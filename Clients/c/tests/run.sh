@@ -1,8 +1,8 @@
 #!/bin/sh
 # Runs the C client's tests (built by `make check` with AddressSanitizer and
 # UBSan): the framing and cursor alone, the client against a misbehaving fake
-# server, then against a real homed started here (HOMED_BIN) — its tests and
-# homewatch, whose lines must equal `homectl watch`'s for the same event — and
+# server, then against a real homed started here (HOMED_BIN) — its tests, the
+# conformance list (on a homed of its own) and homewatch, whose lines must equal `homectl watch`'s for the same event — and
 # finally `make install` into a temporary prefix, building a program against
 # the installed library with pkg-config.
 set -eu
@@ -46,6 +46,9 @@ done
 
 echo "-- test_daemon"
 "$BUILD/asan/test_daemon"
+
+echo "-- the conformance list (Tests/Conformance/scenarios.json)"
+"$BUILD/asan/conformance" ../../Tests/Conformance/scenarios.json "$HOMED_BIN"
 
 echo "-- homewatch and homectl watch print the same line"
 "$BUILD/asan/homewatch" --markers -n 1 >"$work/homewatch.out" 2>"$work/homewatch.err" &
