@@ -8,11 +8,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
 import pytest
 
-from conftest import CLIENT_DIR
 
+# Not from conftest: pytest may have another conftest module loaded (Clients/providers).
+CLIENT_DIR = Path(__file__).resolve().parents[1]
 INSTALL_TIMEOUT = 240  # seconds: a wheel build (and, with build isolation, fetching its backend)
 
 
