@@ -159,6 +159,8 @@ let package = Package(
             dependencies: [
                 "HomeClient", "HomeModel",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                // -o yaml: the same objects as -o json, written by a YAML library.
+                .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: strict
         ),

@@ -37,7 +37,9 @@ extension HomeCtl {
         // with EPIPE and we exit 0 instead of dying of SIGPIPE.
         signal(SIGPIPE, SIG_IGN)
         do {
-            var command = try parseAsRoot(GlobalOptions.movedAfterSubcommand(Array(CommandLine.arguments.dropFirst())))
+            // The async parse: completions of names ask the daemon (LiveCompletion).
+            var command = try await asyncParseAsRoot(
+                GlobalOptions.movedAfterSubcommand(Array(CommandLine.arguments.dropFirst())))
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
@@ -63,8 +65,8 @@ extension HomeCtl {
 /// `ConnectionOptions` reads them: the argument parser reads a command's options
 /// only after its name.
 enum GlobalOptions {
-    static let withValue: Set<String> = ["--socket", "--timeout"]
-    static let flags: Set<String> = ["--json"]
+    static let withValue: Set<String> = ["--socket", "--timeout", "--output", "-o"]
+    static let flags: Set<String> = ["--json", "--no-headers"]
 
     static func movedAfterSubcommand(_ arguments: [String]) -> [String] {
         var moved: [String] = []

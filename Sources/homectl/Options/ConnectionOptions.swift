@@ -13,8 +13,18 @@ struct ConnectionOptions: ParsableArguments {
     @Option(help: "homed's socket (default: $HOMED_SOCKET, else the daemon's default path).")
     var socket: String?
 
-    @Flag(help: "Print JSON instead of human-readable text.")
-    var json = false
+    @Flag(name: .customLong("json"), help: "Print JSON instead of text for people (the same as -o json).")
+    var jsonFlag = false
+
+    @Option(
+        name: [.short, .customLong("output")],
+        help: ArgumentHelp(
+            "How to print: text (for people), json, yaml; list commands also table and wide (more columns).",
+            valueName: "format"))
+    var output: OutputFormat = .text
+
+    @Flag(help: "With -o table or -o wide: no header line.")
+    var noHeaders = false
 
     @Option(
         help: ArgumentHelp(
@@ -25,7 +35,16 @@ struct ConnectionOptions: ParsableArguments {
     @Option(help: .hidden)
     var clientName = "homectl"
 
+    /// The output format: --json is -o json.
+    var format: OutputFormat { jsonFlag ? .json : output }
+
+    /// JSON or YAML rather than text: what every `if options.json` prints.
+    var json: Bool { format.isStructured }
+
     func validate() throws {
+        if jsonFlag && output != .text && output != .json {
+            throw ValidationError("--json and -o \(output.rawValue) ask for two formats; give one")
+        }
         guard timeout >= 0, timeout.isFinite else {
             throw ValidationError("--timeout takes a number of seconds, 0 or more, not \(timeout)")
         }

@@ -15,9 +15,9 @@ struct AppliedChange {
     var connectionID: UInt64
 
     /// Human lines (one per event, or "nothing changed"), or one JSON object.
-    func print(json: Bool) {
-        if json {
-            Output.line(
+    func print(_ options: ConnectionOptions) {
+        if options.json {
+            Output.structured(
                 JSON.object([
                     ("seq", .uint(response.seq)),
                     ("created_id", response.createdID == 0 ? .null : .uint(response.createdID)),
@@ -29,7 +29,7 @@ struct AppliedChange {
                                     $0, names: Names(graph: before), journal: journalID, ownConnection: connectionID)
                             })
                     ),
-                ]).text)
+                ]), options)
             return
         }
         if response.events.isEmpty {
@@ -77,7 +77,7 @@ extension ConnectionOptions {
                 before: graph, response: response, journalID: client.hello.journalID,
                 connectionID: client.connectionID)
         }
-        applied.print(json: json)
+        applied.print(self)
     }
 
     /// The whole home graph, for listings.

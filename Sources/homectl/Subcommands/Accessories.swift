@@ -4,7 +4,13 @@ internal import HomeModel
 internal import HomeWire
 
 struct Accessories: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List accessories, grouped by room or by category.")
+    static let configuration = CommandConfiguration(
+        abstract: "List accessories with their state, grouped by room or by category.",
+        discussion: """
+            Each accessory's state is its primary service's: On or Off (with the brightness \
+            of a light), a temperature, Secured, Closed… -o table or -o wide lists them one \
+            per line with columns, -o json or -o yaml as objects.
+            """)
 
     enum Grouping: String, ExpressibleByArgument, CaseIterable {
         case room, category
@@ -17,29 +23,33 @@ struct Accessories: AsyncParsableCommand {
 
     func run() async throws {
         let graph = try await options.withClient { client throws(HomeError) in try await client.getHome().graph }
-        if options.json {
-            var accessories: [JSON] = []
-            for home in graph.orderedHomes {
-                for accessory in home.accessoryIDs.compactMap({ graph.accessories[$0] }) {
-                    accessories.append(
-                        .object([
-                            ("id", .uint(accessory.id)),
-                            ("name", .string(accessory.name)),
-                            ("home_id", .uint(home.id)),
-                            ("home", .string(home.name)),
-                            ("room_id", .uint(accessory.roomID)),
-                            ("room", .string(graph.rooms[accessory.roomID]?.name ?? "")),
-                            ("category", .string(String(describing: accessory.category))),
-                            ("manufacturer", .string(accessory.manufacturer)),
-                            ("model", .string(accessory.model)),
-                            ("reachable", .bool(accessory.isReachable)),
-                            ("provider", .string(accessory.provider)),
-                        ]))
-                }
+        var accessories: [JSON] = []
+        for home in graph.orderedHomes {
+            for accessory in home.accessoryIDs.compactMap({ graph.accessories[$0] }) {
+                accessories.append(
+                    .object([
+                        ("id", .uint(accessory.id)),
+                        ("name", .string(accessory.name)),
+                        ("home_id", .uint(home.id)),
+                        ("home", .string(home.name)),
+                        ("room_id", .uint(accessory.roomID)),
+                        ("room", .string(graph.rooms[accessory.roomID]?.name ?? "")),
+                        ("category", .string(String(describing: accessory.category))),
+                        ("state", .string(graph.primaryState(of: accessory))),
+                        ("manufacturer", .string(accessory.manufacturer)),
+                        ("model", .string(accessory.model)),
+                        ("reachable", .bool(accessory.isReachable)),
+                        ("provider", .string(accessory.provider)),
+                    ]))
             }
-            Output.line(JSON.array(accessories).text)
-            return
         }
+        let columns = [
+            Column("NAME", "name"), Column("ROOM", "room"), Column("CATEGORY", "category"),
+            Column("STATE", "state"), Column("REACHABLE", "reachable"), Column("ID", "id", wide: true),
+            Column("HOME", "home", wide: true), Column("MANUFACTURER", "manufacturer", wide: true),
+            Column("MODEL", "model", wide: true), Column("PROVIDER", "provider", wide: true),
+        ]
+        if Output.list(accessories, columns: columns, options) { return }
         let homes = graph.orderedHomes
         for home in homes {
             if homes.count > 1 { Output.line("# \(home.name)") }
@@ -63,7 +73,7 @@ struct Accessories: AsyncParsableCommand {
                     [
                         accessory.name,
                         by == .room ? accessory.category.displayName : graph.rooms[accessory.roomID]?.name ?? "",
-                        accessory.isReachable ? "reachable" : "unreachable",
+                        accessory.isReachable ? graph.primaryState(of: accessory) : "unreachable",
                         "id \(accessory.id)",
                     ]
                 }

@@ -5,7 +5,7 @@ internal import HomeWire
 
 struct Get: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Read characteristic values.",
+        abstract: "Read characteristic values, or all of an accessory's.",
         discussion: "Values come from the daemon's cache unless --fresh asks the accessory.")
 
     @OptionGroup var options: ConnectionOptions
@@ -13,7 +13,11 @@ struct Get: AsyncParsableCommand {
     @Flag(help: "Ask the accessory for a fresh value instead of the daemon's cache.")
     var fresh = false
 
-    @Argument(help: "Characteristics, by PATH or id.")
+    @Argument(
+        help: ArgumentHelp(
+            "Characteristics, by PATH or id; an accessory (Lamp, Room/Accessory or its id) for all of its readable ones.",
+            valueName: "path"),
+        completion: .homeNames(.characteristicOrAccessory))
     var paths: [String]
 
     func validate() throws {
@@ -21,16 +25,17 @@ struct Get: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let (graph, response) = try await options.withClient { client throws(HomeError) in
+        let (graph, targets, response) = try await options.withClient { client throws(HomeError) in
             let graph = try await client.getHome().graph
-            let ids = try paths.map { path throws(HomeError) in try graph.resolveCharacteristic(path) }
-            return (graph, try await client.read(ids, fresh: fresh))
+            var targets: [ObjectID] = []
+            for path in paths { targets += try Self.characteristics(named: path, in: graph) }
+            return (graph, targets, try await client.read(targets, fresh: fresh))
         }
         var failure: HomeError?
         var rows: [[String]] = []
         var items: [JSON] = []
-        for (path, read) in zip(paths, response.reads) {
-            let fullPath = graph.path(of: read.characteristicID) ?? path
+        for (id, read) in zip(targets, response.reads) {
+            let fullPath = graph.path(of: read.characteristicID) ?? String(id)
             if let error = read.error {
                 failure = failure ?? error
                 if !options.json { Output.error("homectl: \(fullPath): \(error.message)") }
@@ -54,11 +59,31 @@ struct Get: AsyncParsableCommand {
                 ]))
         }
         if options.json {
-            Output.line(JSON.array(items).text)
+            Output.structured(.array(items), options)
         } else {
             for line in Output.table(rows) { Output.line(line) }
         }
         // Each failed item was shown once, on stderr or in the JSON; the exit code is the first one's.
         if let failure { throw Failure(failure, shown: true) }
+    }
+
+    /// A characteristic's id, or every readable characteristic of an accessory (in
+    /// the order of its services), so that `get Lamp` reads the whole lamp.
+    static func characteristics(named path: String, in graph: HomeGraph) throws(HomeError) -> [ObjectID] {
+        let notACharacteristic: HomeError
+        do {
+            return [try graph.resolveCharacteristic(path)]
+        } catch {
+            notACharacteristic = error
+        }
+        guard let accessoryID = try? graph.resolveAccessory(path), let accessory = graph.accessories[accessoryID] else {
+            throw notACharacteristic
+        }
+        let readable = accessory.serviceIDs.compactMap { graph.services[$0] }.flatMap(\.characteristicIDs)
+            .filter { graph.characteristics[$0]?.properties.readable == true }
+        guard !readable.isEmpty else {
+            throw HomeError(.invalidArgument, "accessory \(quote(accessory.name)) has no readable characteristic")
+        }
+        return readable
     }
 }

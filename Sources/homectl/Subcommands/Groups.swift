@@ -24,24 +24,27 @@ struct Groups: AsyncParsableCommand {
             let graph = try await options.fetchGraph()
             let homes: [Home]
             do throws(HomeError) { homes = try graph.listedHomes(home.home) } catch { throw Failure(error) }
-            if options.json {
-                Output.line(
-                    JSON.array(
-                        homes.flatMap { home in
-                            home.serviceGroupIDs.compactMap { graph.serviceGroups[$0] }.map { group in
-                                JSON.object([
-                                    ("id", .uint(group.id)),
-                                    ("name", .string(group.name)),
-                                    ("home_id", .uint(home.id)),
-                                    ("home", .string(home.name)),
-                                    ("service_ids", .array(group.serviceIDs.map { .uint($0) })),
-                                    ("services", .array(group.serviceIDs.map { .string(graph.path(of: $0) ?? "") })),
-                                ])
-                            }
-                        }
-                    ).text)
-                return
-            }
+            let items: [JSON] =
+                homes.flatMap { home in
+                    home.serviceGroupIDs.compactMap { graph.serviceGroups[$0] }.map { group in
+                        JSON.object([
+                            ("id", .uint(group.id)),
+                            ("name", .string(group.name)),
+                            ("home_id", .uint(home.id)),
+                            ("home", .string(home.name)),
+                            ("service_ids", .array(group.serviceIDs.map { .uint($0) })),
+                            ("services", .array(group.serviceIDs.map { .string(graph.path(of: $0) ?? "") })),
+                        ])
+                    }
+                }
+            let columns = [
+                Column("NAME", "name"),
+                Column("HOME", "home"),
+                Column("SERVICES", "services"),
+                Column("ID", "id", wide: true),
+                Column("SERVICE IDS", "service_ids", wide: true),
+            ]
+            if Output.list(items, columns: columns, options) { return }
             for home in homes {
                 if homes.count > 1 || self.home.home != nil { Output.line("# \(home.name)") }
                 let groups = home.serviceGroupIDs.compactMap { graph.serviceGroups[$0] }

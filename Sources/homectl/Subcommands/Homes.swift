@@ -17,26 +17,33 @@ struct Homes: AsyncParsableCommand {
 
         func run() async throws {
             let graph = try await options.fetchGraph()
-            if options.json {
-                Output.line(
-                    JSON.array(
-                        graph.orderedHomes.map { home in
-                            .object([
-                                ("id", .uint(home.id)),
-                                ("name", .string(home.name)),
-                                ("primary", .bool(home.isPrimary)),
-                                ("default_room_id", .uint(home.defaultRoomID)),
-                                ("rooms", .uint(UInt64(home.roomIDs.count))),
-                                ("zones", .uint(UInt64(home.zoneIDs.count))),
-                                ("accessories", .uint(UInt64(home.accessoryIDs.count))),
-                                ("service_groups", .uint(UInt64(home.serviceGroupIDs.count))),
-                                ("action_sets", .uint(UInt64(home.actionSetIDs.count))),
-                                ("triggers", .uint(UInt64(home.triggerIDs.count))),
-                            ])
-                        }
-                    ).text)
-                return
-            }
+            let items: [JSON] =
+                graph.orderedHomes.map { home in
+                    .object([
+                        ("id", .uint(home.id)),
+                        ("name", .string(home.name)),
+                        ("primary", .bool(home.isPrimary)),
+                        ("default_room_id", .uint(home.defaultRoomID)),
+                        ("rooms", .uint(UInt64(home.roomIDs.count))),
+                        ("zones", .uint(UInt64(home.zoneIDs.count))),
+                        ("accessories", .uint(UInt64(home.accessoryIDs.count))),
+                        ("service_groups", .uint(UInt64(home.serviceGroupIDs.count))),
+                        ("action_sets", .uint(UInt64(home.actionSetIDs.count))),
+                        ("triggers", .uint(UInt64(home.triggerIDs.count))),
+                    ])
+                }
+            let columns = [
+                Column("NAME", "name"),
+                Column("PRIMARY", "primary"),
+                Column("ROOMS", "rooms"),
+                Column("ACCESSORIES", "accessories"),
+                Column("SCENES", "action_sets"),
+                Column("TRIGGERS", "triggers"),
+                Column("ID", "id", wide: true),
+                Column("ZONES", "zones", wide: true),
+                Column("GROUPS", "service_groups", wide: true),
+            ]
+            if Output.list(items, columns: columns, options) { return }
             if graph.homes.isEmpty {
                 Output.line("no homes; add one with: homectl homes add NAME")
                 return

@@ -18,10 +18,12 @@ struct Providers: AsyncParsableCommand {
         let (providers, graph) = try await options.withClient { client throws(HomeError) in
             (try await client.listProviders(), try await client.getHome().graph)
         }
-        if options.json {
-            Output.line(JSON.array(providers.map { Self.json($0, graph: graph) }).text)
-            return
-        }
+        let columns = [
+            Column("PROVIDER", "provider"), Column("CONNECTED", "connected"), Column("CONN", "connection_id"),
+            Column("CLIENT", "client"), Column("LAST SEEN", "last_seen"), Column("IN FLIGHT", "requests_in_flight"),
+            Column("REQUESTS", "requests", wide: true), Column("TIMEOUTS", "timeouts", wide: true),
+        ]
+        if Output.list(providers.map { Self.json($0, graph: graph) }, columns: columns, options) { return }
         if providers.isEmpty {
             Output.line("no providers have registered accessories")
             return

@@ -33,25 +33,29 @@ struct Rooms: AsyncParsableCommand {
                 (graph.homes[room.homeID]?.accessoryIDs ?? []).compactMap { graph.accessories[$0] }
                     .filter { $0.roomID == room.id }
             }
-            if options.json {
-                Output.line(
-                    JSON.array(
-                        homes.flatMap { home in
-                            home.roomIDs.compactMap { graph.rooms[$0] }.map { room in
-                                JSON.object([
-                                    ("id", .uint(room.id)),
-                                    ("name", .string(room.name)),
-                                    ("home_id", .uint(home.id)),
-                                    ("home", .string(home.name)),
-                                    ("default", .bool(room.id == home.defaultRoomID)),
-                                    ("accessory_ids", .array(accessories(in: room).map { .uint($0.id) })),
-                                    ("zone_ids", .array(zones(of: room).map { .uint($0.id) })),
-                                ])
-                            }
-                        }
-                    ).text)
-                return
-            }
+            let items: [JSON] =
+                homes.flatMap { home in
+                    home.roomIDs.compactMap { graph.rooms[$0] }.map { room in
+                        JSON.object([
+                            ("id", .uint(room.id)),
+                            ("name", .string(room.name)),
+                            ("home_id", .uint(home.id)),
+                            ("home", .string(home.name)),
+                            ("default", .bool(room.id == home.defaultRoomID)),
+                            ("accessory_ids", .array(accessories(in: room).map { .uint($0.id) })),
+                            ("zone_ids", .array(zones(of: room).map { .uint($0.id) })),
+                        ])
+                    }
+                }
+            let columns = [
+                Column("NAME", "name"),
+                Column("HOME", "home"),
+                Column("DEFAULT", "default"),
+                Column("ACCESSORIES", "accessory_ids"),
+                Column("ID", "id", wide: true),
+                Column("ZONES", "zone_ids", wide: true),
+            ]
+            if Output.list(items, columns: columns, options) { return }
             for home in homes {
                 if homes.count > 1 || self.home.home != nil { Output.line("# \(home.name)") }
                 let rows = home.roomIDs.compactMap { graph.rooms[$0] }.map { room in

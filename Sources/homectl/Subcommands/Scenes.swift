@@ -25,34 +25,36 @@ struct Scenes: AsyncParsableCommand {
             let graph = try await options.fetchGraph()
             let homes: [Home]
             do throws(HomeError) { homes = try graph.listedHomes(home.home) } catch { throw Failure(error) }
-            if options.json {
-                Output.line(
-                    JSON.array(
-                        homes.flatMap { home in
-                            home.actionSetIDs.compactMap { graph.actionSets[$0] }.map { scene in
-                                JSON.object([
-                                    ("id", .uint(scene.id)),
-                                    ("name", .string(scene.name)),
-                                    ("kind", .string(scene.kind.rawValue)),
-                                    ("home_id", .uint(home.id)),
-                                    ("home", .string(home.name)),
-                                    (
-                                        "actions",
-                                        .array(
-                                            scene.actions.map { action in
-                                                .object([
-                                                    ("characteristic_id", .uint(action.characteristicID)),
-                                                    ("path", .string(graph.path(of: action.characteristicID) ?? "")),
-                                                    ("value", action.value.json),
-                                                ])
-                                            })
-                                    ),
-                                ])
-                            }
-                        }
-                    ).text)
-                return
-            }
+            let items: [JSON] =
+                homes.flatMap { home in
+                    home.actionSetIDs.compactMap { graph.actionSets[$0] }.map { scene in
+                        JSON.object([
+                            ("id", .uint(scene.id)),
+                            ("name", .string(scene.name)),
+                            ("kind", .string(scene.kind.rawValue)),
+                            ("home_id", .uint(home.id)),
+                            ("home", .string(home.name)),
+                            (
+                                "actions",
+                                .array(
+                                    scene.actions.map { action in
+                                        .object([
+                                            ("characteristic_id", .uint(action.characteristicID)),
+                                            ("path", .string(graph.path(of: action.characteristicID) ?? "")),
+                                            ("value", action.value.json),
+                                        ])
+                                    })
+                            ),
+                        ])
+                    }
+                }
+            let columns = [
+                Column("NAME", "name"),
+                Column("KIND", "kind"),
+                Column("HOME", "home"),
+                Column("ID", "id", wide: true),
+            ]
+            if Output.list(items, columns: columns, options) { return }
             for home in homes {
                 if homes.count > 1 || self.home.home != nil { Output.line("# \(home.name)") }
                 let scenes = home.actionSetIDs.compactMap { graph.actionSets[$0] }
@@ -111,10 +113,10 @@ struct Scenes: AsyncParsableCommand {
 
         @OptionGroup var options: ConnectionOptions
 
-        @Argument(help: "The scene.")
+        @Argument(help: "The scene.", completion: .homeNames(.scene))
         var scene: String
 
-        @Argument(help: "The characteristic, by PATH or id.")
+        @Argument(help: "The characteristic, by PATH or id.", completion: .homeNames(.characteristic))
         var path: String
 
         @Argument(help: "The value to write.")
@@ -137,10 +139,10 @@ struct Scenes: AsyncParsableCommand {
 
         @OptionGroup var options: ConnectionOptions
 
-        @Argument(help: "The scene.")
+        @Argument(help: "The scene.", completion: .homeNames(.scene))
         var scene: String
 
-        @Argument(help: "The characteristic, by PATH or id.")
+        @Argument(help: "The characteristic, by PATH or id.", completion: .homeNames(.characteristic))
         var path: String
 
         func run() async throws {
@@ -158,7 +160,7 @@ struct Scenes: AsyncParsableCommand {
 
         @OptionGroup var options: ConnectionOptions
 
-        @Argument(help: "The scene.")
+        @Argument(help: "The scene.", completion: .homeNames(.scene))
         var scene: String
 
         func run() async throws {
@@ -174,7 +176,7 @@ struct Scenes: AsyncParsableCommand {
 
         @OptionGroup var options: ConnectionOptions
 
-        @Argument(help: "The scene.")
+        @Argument(help: "The scene.", completion: .homeNames(.scene))
         var scene: String
 
         func run() async throws {
@@ -184,7 +186,7 @@ struct Scenes: AsyncParsableCommand {
             }
             let failed = response.results.filter { $0.error != nil }
             if options.json {
-                Output.line(
+                Output.structured(
                     JSON.object([
                         ("seq", .uint(response.seq)),
                         (
@@ -199,7 +201,7 @@ struct Scenes: AsyncParsableCommand {
                                     ])
                                 })
                         ),
-                    ]).text)
+                    ]), options)
             } else {
                 Output.line(
                     "ran \(scene): \(response.results.count - failed.count) of \(response.results.count) actions applied (seq \(response.seq))"

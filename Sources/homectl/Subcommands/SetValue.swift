@@ -16,7 +16,7 @@ struct SetValue: AsyncParsableCommand {
 
     @OptionGroup var options: ConnectionOptions
 
-    @Argument(help: "The characteristic, by PATH or id.")
+    @Argument(help: "The characteristic, by PATH or id.", completion: .homeNames(.characteristic))
     var path: String
 
     // Every word that is not an option of ours, so that a negative number (-5) is a
@@ -46,13 +46,13 @@ struct SetValue: AsyncParsableCommand {
         let fullPath = graph.path(of: result.characteristicID) ?? path
         if options.json {
             // The value as `get --json` shows it: typed, as written.
-            Output.line(
+            Output.structured(
                 JSON.object([
                     ("id", .uint(result.characteristicID)),
                     ("path", .string(fullPath)),
                     ("value", written.json),
                     ("seq", .uint(result.seq)),
-                ]).text)
+                ]), options)
         } else {
             Output.line(
                 result.seq == 0 ? "\(fullPath) = \(value) (unchanged)" : "\(fullPath) = \(value) (seq \(result.seq))")

@@ -12,7 +12,7 @@ struct Show: AsyncParsableCommand {
 
     @OptionGroup var options: ConnectionOptions
 
-    @Argument(help: "The accessory.")
+    @Argument(help: "The accessory.", completion: .homeNames(.accessory))
     var accessory: String
 
     func run() async throws {
@@ -22,7 +22,7 @@ struct Show: AsyncParsableCommand {
         }
         let shown = graph.accessories[id]!
         if options.json {
-            Output.line(Self.json(shown, in: graph).text)
+            Output.structured(Self.json(shown, in: graph), options)
         } else {
             for line in Self.lines(shown, in: graph) { Output.line(line) }
         }

@@ -70,7 +70,7 @@ struct Sim: AsyncParsableCommand {
             return (name, result.seq)
         }
         if options.json {
-            Output.line(JSON.object([("accessory", .string(name)), ("seq", .uint(seq))]).text)
+            Output.structured(JSON.object([("accessory", .string(name)), ("seq", .uint(seq))]), options)
         } else {
             Output.line("\(name): \(what) (seq \(seq))")
         }

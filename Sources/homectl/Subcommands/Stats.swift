@@ -14,7 +14,7 @@ struct Stats: AsyncParsableCommand {
             (try await client.stats(), try await client.listProviders())
         }
         if options.json {
-            Output.line(
+            Output.structured(
                 JSON.object([
                     ("seq", .uint(stats.seq)),
                     (
@@ -63,7 +63,7 @@ struct Stats: AsyncParsableCommand {
                                 ])
                             })
                     ),
-                ]).text)
+                ]), options)
             return
         }
         var rows = [

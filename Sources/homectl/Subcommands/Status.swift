@@ -11,7 +11,7 @@ struct Status: AsyncParsableCommand {
     func run() async throws {
         let status = try await options.withClient { client throws(HomeError) in try await client.status() }
         if options.json {
-            Output.line(
+            Output.structured(
                 JSON.object([
                     ("server_version", .string(status.serverVersion)),
                     ("protocol_version", .uint(UInt64(status.protocolVersion))),
@@ -27,7 +27,7 @@ struct Status: AsyncParsableCommand {
                     ("uid", .uint(UInt64(status.callerUID))),
                     ("pid", .int(Int64(status.callerPID))),
                     ("role", status.role.map { .string($0.name) } ?? .null),
-                ]).text)
+                ]), options)
             return
         }
         for line in Output.table([

@@ -23,15 +23,21 @@ struct Triggers: AsyncParsableCommand {
             let graph = try await options.fetchGraph()
             let homes: [Home]
             do throws(HomeError) { homes = try graph.listedHomes(home.home) } catch { throw Failure(error) }
-            if options.json {
-                Output.line(
-                    JSON.array(
-                        homes.flatMap { home in
-                            home.triggerIDs.compactMap { graph.triggers[$0] }.map { Triggers.json($0, in: graph) }
-                        }
-                    ).text)
-                return
-            }
+            let items: [JSON] =
+                homes.flatMap { home in
+                    home.triggerIDs.compactMap { graph.triggers[$0] }.map { Triggers.json($0, in: graph) }
+                }
+            let columns = [
+                Column("NAME", "name"),
+                Column("ENABLED", "enabled"),
+                Column("KIND", "kind"),
+                Column("HOME", "home"),
+                Column("ID", "id", wide: true),
+                Column("PATH", "path", wide: true),
+                Column("FIRE DATE", "fire_date", wide: true),
+                Column("RECURRENCE", "recurrence", wide: true),
+            ]
+            if Output.list(items, columns: columns, options) { return }
             for home in homes {
                 if homes.count > 1 || self.home.home != nil { Output.line("# \(home.name)") }
                 let triggers = home.triggerIDs.compactMap { graph.triggers[$0] }
@@ -161,7 +167,7 @@ struct Triggers: AsyncParsableCommand {
 
         @OptionGroup var options: ConnectionOptions
 
-        @Argument(help: "The trigger.")
+        @Argument(help: "The trigger.", completion: .homeNames(.trigger))
         var trigger: String
 
         func run() async throws {
@@ -176,7 +182,7 @@ struct Triggers: AsyncParsableCommand {
 
         @OptionGroup var options: ConnectionOptions
 
-        @Argument(help: "The trigger.")
+        @Argument(help: "The trigger.", completion: .homeNames(.trigger))
         var trigger: String
 
         func run() async throws {
@@ -191,7 +197,7 @@ struct Triggers: AsyncParsableCommand {
 
         @OptionGroup var options: ConnectionOptions
 
-        @Argument(help: "The trigger.")
+        @Argument(help: "The trigger.", completion: .homeNames(.trigger))
         var trigger: String
 
         func run() async throws {

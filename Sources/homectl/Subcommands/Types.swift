@@ -38,7 +38,12 @@ struct Types: AsyncParsableCommand {
                 throw Failure(HomeError(.notFound, "no type is named " + names.map(quote).joined(separator: " or ")))
             }
         }
+        if options.format == .yaml {
+            Output.structured(.array(characteristicTypes.map(Self.json) + serviceTypes.map(Self.json)), options)
+            return
+        }
         if options.json {
+            // One object per line: the catalog is long, and a script reads it line by line.
             for type in characteristicTypes { Output.line(Self.json(type).text) }
             for type in serviceTypes { Output.line(Self.json(type).text) }
             return

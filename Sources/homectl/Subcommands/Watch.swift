@@ -26,15 +26,20 @@ struct Watch: AsyncParsableCommand {
 
     @Option(name: .customLong("home"), help: "Only this home (PATH or id); repeatable.")
     var homes: [String] = []
-    @Option(name: .customLong("room"), help: "Only accessories in this room; repeatable.")
+    @Option(
+        name: .customLong("room"), help: "Only accessories in this room; repeatable.", completion: .homeNames(.room))
     var rooms: [String] = []
     @Option(name: .customLong("zone"), help: "Only accessories in rooms of this zone; repeatable.")
     var zones: [String] = []
-    @Option(name: .customLong("accessory"), help: "Only this accessory; repeatable.")
+    @Option(
+        name: .customLong("accessory"), help: "Only this accessory; repeatable.",
+        completion: .homeNames(.accessory))
     var accessories: [String] = []
     @Option(name: .customLong("service"), help: "Only this service; repeatable.")
     var services: [String] = []
-    @Option(name: .customLong("characteristic"), help: "Only this characteristic; repeatable.")
+    @Option(
+        name: .customLong("characteristic"), help: "Only this characteristic; repeatable.",
+        completion: .homeNames(.characteristic))
     var characteristics: [String] = []
     @Option(name: .customLong("type"), help: "Only characteristics of this type (name or UUID); repeatable.")
     var types: [String] = []
@@ -69,6 +74,10 @@ struct Watch: AsyncParsableCommand {
     var minIntervalMs: UInt32 = 0
 
     func validate() throws {
+        if options.format != .text && options.format != .json {
+            throw ValidationError(
+                "watch prints lines for people or JSON lines (-o json), not -o \(options.format.rawValue)")
+        }
         if let count, count <= 0 { throw ValidationError("-C takes a positive count, not \(count)") }
         if let timeout, !(timeout > 0) {
             throw ValidationError("-W takes a positive number of seconds, not \(timeout)")

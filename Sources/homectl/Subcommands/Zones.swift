@@ -21,24 +21,27 @@ struct Zones: AsyncParsableCommand {
             let graph = try await options.fetchGraph()
             let homes: [Home]
             do throws(HomeError) { homes = try graph.listedHomes(home.home) } catch { throw Failure(error) }
-            if options.json {
-                Output.line(
-                    JSON.array(
-                        homes.flatMap { home in
-                            home.zoneIDs.compactMap { graph.zones[$0] }.map { zone in
-                                JSON.object([
-                                    ("id", .uint(zone.id)),
-                                    ("name", .string(zone.name)),
-                                    ("home_id", .uint(home.id)),
-                                    ("home", .string(home.name)),
-                                    ("room_ids", .array(zone.roomIDs.map { .uint($0) })),
-                                    ("rooms", .array(zone.roomIDs.map { .string(graph.rooms[$0]?.name ?? "") })),
-                                ])
-                            }
-                        }
-                    ).text)
-                return
-            }
+            let items: [JSON] =
+                homes.flatMap { home in
+                    home.zoneIDs.compactMap { graph.zones[$0] }.map { zone in
+                        JSON.object([
+                            ("id", .uint(zone.id)),
+                            ("name", .string(zone.name)),
+                            ("home_id", .uint(home.id)),
+                            ("home", .string(home.name)),
+                            ("room_ids", .array(zone.roomIDs.map { .uint($0) })),
+                            ("rooms", .array(zone.roomIDs.map { .string(graph.rooms[$0]?.name ?? "") })),
+                        ])
+                    }
+                }
+            let columns = [
+                Column("NAME", "name"),
+                Column("HOME", "home"),
+                Column("ROOMS", "rooms"),
+                Column("ID", "id", wide: true),
+                Column("ROOM IDS", "room_ids", wide: true),
+            ]
+            if Output.list(items, columns: columns, options) { return }
             for home in homes {
                 if homes.count > 1 || self.home.home != nil { Output.line("# \(home.name)") }
                 let zones = home.zoneIDs.compactMap { graph.zones[$0] }

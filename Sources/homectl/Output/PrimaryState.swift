@@ -1,0 +1,53 @@
+internal import HomeModel
+
+extension HomeGraph {
+    /// What a person wants to know of an accessory at a glance, from its primary
+    /// service (else its first one): "On, 40%", "Off", "21.5 °C", "Secured",
+    /// "Closed". "-" when it has nothing to show (a doorbell's button press is an
+    /// event, not a state).
+    func primaryState(of accessory: Accessory) -> String {
+        let services = accessory.serviceIDs.compactMap { self.services[$0] }
+            .filter { $0.type.name != "AccessoryInformation" && !$0.isHidden }
+        guard let service = services.first(where: \.isPrimary) ?? services.first else { return "-" }
+        let characteristics = service.characteristicIDs.compactMap { self.characteristics[$0] }
+            .filter { $0.properties.readable && $0.value != nil }
+        func named(_ name: String) -> Characteristic? { characteristics.first { $0.type.name == name } }
+        guard
+            let main = Self.stateTypes.lazy.compactMap(named).first
+                ?? characteristics.first(where: { $0.type.name != "Name" })
+        else { return "-" }
+        var state = Self.stateText(main)
+        // A light that is on: how bright.
+        if main.type.name == "On", main.value == .bool(true), let brightness = named("Brightness") {
+            state += ", " + brightness.displayValue
+        }
+        return state
+    }
+
+    /// The characteristics that say a service's state, most telling first.
+    private static let stateTypes = [
+        "On", "Active", "CurrentTemperature", "LockCurrentState", "CurrentDoorState", "CurrentPosition",
+        "SecuritySystemCurrentState", "ContactSensorState", "MotionDetected", "OccupancyDetected", "LeakDetected",
+        "SmokeDetected", "CarbonMonoxideDetected", "CurrentRelativeHumidity", "CurrentAmbientLightLevel",
+        "AirQuality",
+    ]
+
+    /// "On"/"Off" for On; an enumerated value by its catalog name ("Secured");
+    /// any other value with its unit.
+    private static func stateText(_ characteristic: Characteristic) -> String {
+        switch characteristic.value {
+        case .bool(let on) where characteristic.type.name == "On":
+            return on ? "On" : "Off"
+        case .bool(let value):
+            return "\(characteristic.type.name): \(value ? "yes" : "no")"
+        case .int(let number):
+            return HAPCatalog.characteristic(uuid: characteristic.type.uuid)?.name(ofValidValue: number)
+                ?? characteristic.displayValue
+        case .uint(let number) where number <= UInt64(Int64.max):
+            return HAPCatalog.characteristic(uuid: characteristic.type.uuid)?.name(ofValidValue: Int64(number))
+                ?? characteristic.displayValue
+        default:
+            return characteristic.displayValue
+        }
+    }
+}
