@@ -71,9 +71,7 @@ from __future__ import annotations
 
 import collections
 import copy
-import errno
 import logging
-import math
 import queue
 import threading
 import time
@@ -81,9 +79,11 @@ from typing import Callable, Dict, Iterable, List, Mapping, NamedTuple, Optional
 
 from google.protobuf import json_format
 
+from . import answers
 from . import proto as pb
 from .client import Client
 from .errors import HomedError, error_for
+from .values import _set_status, from_value, status_of, to_value  # noqa: F401 - part of this module's API
 
 __all__ = [
     "Provider", "Ref", "INFORMATION_SERVICE", "to_value", "from_value", "accessory_message", "status_of",
@@ -96,12 +96,6 @@ INFORMATION_SERVICE = "AccessoryInformation"
 
 #: RegisterAccessories carries at most this many accessories per call.
 MAX_ACCESSORIES_PER_CALL = 1000
-
-_UINT_MAX = {
-    pb.FORMAT_UINT8: 0xFF, pb.FORMAT_UINT16: 0xFFFF, pb.FORMAT_UINT32: 0xFFFFFFFF,
-    pb.FORMAT_UINT64: 0xFFFFFFFFFFFFFFFF,
-}
-_DATA_FORMATS = (pb.FORMAT_TLV8, pb.FORMAT_DATA)
 
 # Codes for which a refused OpenProvider or RegisterAccessories is not retried:
 # retrying the same request would be refused the same way.
@@ -117,96 +111,6 @@ class Ref(NamedTuple):
 
     def __str__(self) -> str:
         return f"{self.accessory_key}/{self.service}/{self.characteristic}"
-
-
-# -- values -------------------------------------------------------------------
-
-def _integral(value, what: str) -> int:
-    if isinstance(value, bool):
-        return int(value)
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-        return int(value)
-    raise TypeError(f"{what} takes an integer, not {value!r}")
-
-
-def _format_name(fmt: int) -> str:
-    for name, number in pb.ENUMS["Format"].items():
-        if number == fmt:
-            return name[len("FORMAT_"):].lower()
-    return str(fmt)
-
-
-def to_value(value, fmt: int = pb.FORMAT_UNSPECIFIED):
-    """A Python value as a ``pb.Value`` of the characteristic format ``fmt``
-    (``pb.FORMAT_*``). FORMAT_UNSPECIFIED picks the kind from the Python type
-    (``int`` travels as ``int_value``, which the daemon accepts for every numeric
-    format). A ``pb.Value`` is returned as it is. Raises TypeError or ValueError
-    for a value the format cannot take."""
-    if isinstance(value, pb.Value):
-        return value
-    if value is None:
-        raise TypeError("None is not a value")
-    if fmt == pb.FORMAT_BOOL:
-        if isinstance(value, bool):
-            return pb.Value(bool_value=value)
-        number = _integral(value, "a bool characteristic")
-        if number not in (0, 1):
-            raise ValueError(f"a bool characteristic takes True, False, 0 or 1, not {value!r}")
-        return pb.Value(bool_value=bool(number))
-    if fmt in _UINT_MAX:
-        number = _integral(value, "an unsigned characteristic")
-        if not 0 <= number <= _UINT_MAX[fmt]:
-            raise ValueError(f"{number} is outside 0…{_UINT_MAX[fmt]} of {_format_name(fmt)}")
-        return pb.Value(uint_value=number)
-    if fmt == pb.FORMAT_INT:
-        number = _integral(value, "an int characteristic")
-        if not -2 ** 31 <= number < 2 ** 31:
-            raise ValueError(f"{number} is outside the 32-bit range of an int characteristic")
-        return pb.Value(int_value=number)
-    if fmt == pb.FORMAT_FLOAT:
-        if isinstance(value, (bool, str, bytes, bytearray)) or not isinstance(value, (int, float)):
-            raise TypeError(f"a float characteristic takes a number, not {value!r}")
-        return pb.Value(float_value=float(value))
-    if fmt == pb.FORMAT_STRING:
-        if not isinstance(value, str):
-            raise TypeError(f"a string characteristic takes a str, not {value!r}")
-        return pb.Value(string_value=value)
-    if fmt in _DATA_FORMATS:
-        if not isinstance(value, (bytes, bytearray, memoryview)):
-            raise TypeError(f"a data characteristic takes bytes, not {value!r}")
-        return pb.Value(data_value=bytes(value))
-    # No format known: by the Python type.
-    if isinstance(value, bool):
-        return pb.Value(bool_value=value)
-    if isinstance(value, int):
-        if value >= 2 ** 63:
-            return pb.Value(uint_value=value)
-        return pb.Value(int_value=value)
-    if isinstance(value, float):
-        return pb.Value(float_value=value)
-    if isinstance(value, str):
-        return pb.Value(string_value=value)
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return pb.Value(data_value=bytes(value))
-    raise TypeError(f"{value!r} is not a value (bool, int, float, str or bytes)")
-
-
-def from_value(value, fmt: int = pb.FORMAT_UNSPECIFIED):
-    """A ``pb.Value`` as a Python value of the format ``fmt``: bool, int, float,
-    str or bytes (None for an empty Value)."""
-    kind = value.WhichOneof("kind")
-    if kind is None:
-        return None
-    raw = getattr(value, kind)
-    if fmt == pb.FORMAT_BOOL and kind in ("bool_value", "int_value", "uint_value"):
-        return bool(raw)
-    if (fmt in _UINT_MAX or fmt == pb.FORMAT_INT) and kind in ("bool_value", "int_value", "uint_value"):
-        return int(raw)
-    if fmt == pb.FORMAT_FLOAT and kind in ("int_value", "uint_value", "float_value"):
-        return float(raw)
-    return raw
 
 
 def _enum_number(enum: str, prefix: str, value):
@@ -264,50 +168,6 @@ def accessory_message(accessory) -> "pb.ProvidedAccessory":
 
 
 # -- errors -------------------------------------------------------------------
-
-_ERRNO_CODES = {
-    errno.EINVAL: pb.INVALID_ARGUMENT, errno.ERANGE: pb.OUT_OF_RANGE, errno.ENOSPC: pb.RESOURCE_EXHAUSTED,
-    errno.EROFS: pb.FAILED_PRECONDITION, errno.ENOTSUP: pb.UNIMPLEMENTED,
-}
-
-
-def status_of(error) -> Tuple[int, str]:
-    """(code, message) for what a handler gave as an error: a HomedError, an
-    exception (PermissionError → PERMISSION_DENIED, FileNotFoundError →
-    NOT_FOUND, TimeoutError → DEADLINE_EXCEEDED, an OSError with errno EINVAL →
-    INVALID_ARGUMENT, ERANGE → OUT_OF_RANGE, ENOSPC → RESOURCE_EXHAUSTED, EROFS →
-    FAILED_PRECONDITION, ENOTSUP → UNIMPLEMENTED, any other → UNAVAILABLE,
-    ValueError/TypeError → INVALID_ARGUMENT, else INTERNAL), a (code, message)
-    pair, a code, or a message (UNKNOWN)."""
-    if isinstance(error, HomedError):
-        return error.code, error.message
-    if isinstance(error, BaseException):
-        text = str(error) or type(error).__name__
-        if isinstance(error, OSError) and error.strerror:  # without the "[Errno 13]"
-            text = f"{error.strerror}: {error.filename}" if error.filename else error.strerror
-        if isinstance(error, PermissionError):
-            return pb.PERMISSION_DENIED, text
-        if isinstance(error, FileNotFoundError):
-            return pb.NOT_FOUND, text
-        if isinstance(error, TimeoutError):
-            return pb.DEADLINE_EXCEEDED, text
-        if isinstance(error, OSError):
-            return _ERRNO_CODES.get(error.errno, pb.UNAVAILABLE), text
-        if isinstance(error, (ValueError, TypeError)):
-            return pb.INVALID_ARGUMENT, text
-        return pb.INTERNAL, f"{type(error).__name__}: {text}"
-    if isinstance(error, tuple) and len(error) == 2:
-        return int(error[0]), str(error[1])
-    if isinstance(error, int) and not isinstance(error, bool):
-        return error, pb.status_name(error)
-    return pb.UNKNOWN, str(error)
-
-
-def _set_status(item, error) -> None:
-    code, message = status_of(error)
-    item.code = code if code != pb.OK else pb.UNKNOWN
-    item.message = message
-
 
 # -- the provider -------------------------------------------------------------
 
@@ -736,77 +596,29 @@ class Provider:
             return [self._refs.get(i) for i in ids]
 
     def _read_answer(self, command, deadline: float):
-        answer = pb.CommandAnswer(request_id=command.request_id)
-        ids = list(command.read.characteristic_ids)
         if self.on_read is None:
-            answer.code = pb.UNIMPLEMENTED
-            answer.message = f"provider {self.provider_id!r} does not read its devices"
-            return answer
-        refs = self._resolve(ids, deadline)
-        asked = list(dict.fromkeys(ref for ref in refs if ref is not None))
+            return answers.no_reader(command, self.provider_id)
+        refs = self._resolve(command.read.characteristic_ids, deadline)
+        asked = answers.asked(refs)
         try:
-            values = self.on_read(asked) if asked else {}
-            values = {} if values is None else values
+            values = (self.on_read(asked) if asked else None) or {}
         except Exception as error:  # noqa: BLE001 - the handler's failure is the answer
-            _set_status(answer, error)
-            return answer
-        for cid, ref in zip(ids, refs):
-            read = answer.reads.add(characteristic_id=cid)
-            if ref is None:
-                read.code = pb.NOT_FOUND
-                read.message = f"provider {self.provider_id!r} registered no characteristic with id {cid}"
-                continue
-            if ref not in values:
-                read.code = pb.NOT_FOUND
-                read.message = f"provider {self.provider_id!r} has no value for {ref}"
-                continue
-            value = values[ref]
-            if isinstance(value, BaseException):
-                _set_status(read, value)
-                continue
-            try:
-                read.value.CopyFrom(to_value(value, self._formats.get(cid, pb.FORMAT_UNSPECIFIED)))
-            except (TypeError, ValueError) as error:
-                read.ClearField("value")
-                read.code = pb.INTERNAL
-                read.message = f"provider {self.provider_id!r} read {value!r} for {ref}: {error}"
-        return answer
+            return answers.handler_failed(command, error)
+        return answers.read_answer(command, self.provider_id, refs, values, self._formats)
 
     def _write_answer(self, command, deadline: float):
-        answer = pb.CommandAnswer(request_id=command.request_id)
-        writes = list(command.write.writes)
-        atomic = command.write.atomic
         if self.on_write is None:
-            answer.code = pb.UNIMPLEMENTED
-            answer.message = f"provider {self.provider_id!r} takes no writes"
-            return answer
-        refs = self._resolve((w.characteristic_id for w in writes), deadline)
-        unknown = [w.characteristic_id for w, ref in zip(writes, refs) if ref is None]
-        if unknown and atomic:
-            answer.code = pb.NOT_FOUND
-            answer.message = (f"provider {self.provider_id!r} registered no characteristic with id "
-                              f"{', '.join(map(str, unknown))}; nothing of this atomic write was applied")
-            return answer
-        values: Dict[Ref, object] = {}
-        for write, ref in zip(writes, refs):
-            if ref is not None:
-                values[ref] = from_value(write.value, self._formats.get(write.characteristic_id, pb.FORMAT_UNSPECIFIED))
-        failed: Mapping = {}
-        if values:
-            try:
-                failed = self.on_write(values, atomic) or {}
-            except Exception as error:  # noqa: BLE001 - the handler's failure is the answer
-                _set_status(answer, error)
-                return answer
-        for write, ref in zip(writes, refs):
-            result = answer.writes.add(characteristic_id=write.characteristic_id)
-            if ref is None:
-                result.code = pb.NOT_FOUND
-                result.message = (f"provider {self.provider_id!r} registered no characteristic with id "
-                                  f"{write.characteristic_id}")
-            elif ref in failed and failed[ref] is not None:
-                _set_status(result, failed[ref])
-        return answer
+            return answers.no_writer(command, self.provider_id)
+        refs = self._resolve((w.characteristic_id for w in command.write.writes), deadline)
+        refusal = answers.atomic_write_refusal(command, self.provider_id, refs)
+        if refusal is not None:
+            return refusal
+        values = answers.write_values(command, refs, self._formats)
+        try:
+            failed = self.on_write(values, command.write.atomic) if values else None
+        except Exception as error:  # noqa: BLE001 - the handler's failure is the answer
+            return answers.handler_failed(command, error)
+        return answers.write_answer(command, self.provider_id, refs, failed)
 
     # -- registration -----------------------------------------------------------
 

@@ -37,11 +37,12 @@ import logging
 import time
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set
 
+from .. import answers
 from .. import proto as pb
 from ..errors import DeadlineExceeded, HomedError, Internal, InvalidArgument, NotFound, Unavailable, error_for
 from ..provider import (
     _PERMANENT, MAX_ACCESSORIES_PER_CALL, Ref, _references, _set_status, _without_values, accessory_message,
-    from_value, to_value,
+    to_value,
 )
 from .client import Client
 from .stream import Stream
@@ -414,77 +415,29 @@ class Provider:
         return [self._refs.get(i) for i in ids]
 
     async def _read_answer(self, command, deadline: float):
-        answer = pb.CommandAnswer(request_id=command.request_id)
-        ids = list(command.read.characteristic_ids)
         if self.on_read is None:
-            answer.code = pb.UNIMPLEMENTED
-            answer.message = f"provider {self.provider_id!r} does not read its devices"
-            return answer
-        refs = await self._resolve(ids, deadline)
-        asked = list(dict.fromkeys(ref for ref in refs if ref is not None))
+            return answers.no_reader(command, self.provider_id)
+        refs = await self._resolve(command.read.characteristic_ids, deadline)
+        asked = answers.asked(refs)
         try:
-            values = await _maybe_await(self.on_read(asked)) if asked else {}
-            values = {} if values is None else values
+            values = (await _maybe_await(self.on_read(asked)) if asked else None) or {}
         except Exception as error:  # noqa: BLE001 - the handler's failure is the answer
-            _set_status(answer, error)
-            return answer
-        for cid, ref in zip(ids, refs):
-            read = answer.reads.add(characteristic_id=cid)
-            if ref is None:
-                read.code = pb.NOT_FOUND
-                read.message = f"provider {self.provider_id!r} registered no characteristic with id {cid}"
-                continue
-            if ref not in values:
-                read.code = pb.NOT_FOUND
-                read.message = f"provider {self.provider_id!r} has no value for {ref}"
-                continue
-            value = values[ref]
-            if isinstance(value, BaseException):
-                _set_status(read, value)
-                continue
-            try:
-                read.value.CopyFrom(to_value(value, self._formats.get(cid, pb.FORMAT_UNSPECIFIED)))
-            except (TypeError, ValueError) as error:
-                read.ClearField("value")
-                read.code = pb.INTERNAL
-                read.message = f"provider {self.provider_id!r} read {value!r} for {ref}: {error}"
-        return answer
+            return answers.handler_failed(command, error)
+        return answers.read_answer(command, self.provider_id, refs, values, self._formats)
 
     async def _write_answer(self, command, deadline: float):
-        answer = pb.CommandAnswer(request_id=command.request_id)
-        writes = list(command.write.writes)
-        atomic = command.write.atomic
         if self.on_write is None:
-            answer.code = pb.UNIMPLEMENTED
-            answer.message = f"provider {self.provider_id!r} takes no writes"
-            return answer
-        refs = await self._resolve((w.characteristic_id for w in writes), deadline)
-        unknown = [w.characteristic_id for w, ref in zip(writes, refs) if ref is None]
-        if unknown and atomic:
-            answer.code = pb.NOT_FOUND
-            answer.message = (f"provider {self.provider_id!r} registered no characteristic with id "
-                              f"{', '.join(map(str, unknown))}; nothing of this atomic write was applied")
-            return answer
-        values: Dict[Ref, object] = {}
-        for write, ref in zip(writes, refs):
-            if ref is not None:
-                values[ref] = from_value(write.value, self._formats.get(write.characteristic_id, pb.FORMAT_UNSPECIFIED))
-        failed: Mapping = {}
-        if values:
-            try:
-                failed = await _maybe_await(self.on_write(values, atomic)) or {}
-            except Exception as error:  # noqa: BLE001 - the handler's failure is the answer
-                _set_status(answer, error)
-                return answer
-        for write, ref in zip(writes, refs):
-            result = answer.writes.add(characteristic_id=write.characteristic_id)
-            if ref is None:
-                result.code = pb.NOT_FOUND
-                result.message = (f"provider {self.provider_id!r} registered no characteristic with id "
-                                  f"{write.characteristic_id}")
-            elif ref in failed and failed[ref] is not None:
-                _set_status(result, failed[ref])
-        return answer
+            return answers.no_writer(command, self.provider_id)
+        refs = await self._resolve((w.characteristic_id for w in command.write.writes), deadline)
+        refusal = answers.atomic_write_refusal(command, self.provider_id, refs)
+        if refusal is not None:
+            return refusal
+        values = answers.write_values(command, refs, self._formats)
+        try:
+            failed = await _maybe_await(self.on_write(values, command.write.atomic)) if values else None
+        except Exception as error:  # noqa: BLE001 - the handler's failure is the answer
+            return answers.handler_failed(command, error)
+        return answers.write_answer(command, self.provider_id, refs, failed)
 
     # -- registration -------------------------------------------------------------
 
