@@ -169,8 +169,15 @@ class Scenario:
 
     def op_write(self, step):
         client = self.clients[step["client"]]
-        response = client.call("WriteCharacteristics", self.write_request(client, step))
-        self.check_items(response.results, step["items"], "write")
+        request = self.write_request(client, step)
+        error = response = None
+        try:
+            response = client.call("WriteCharacteristics", request)
+        except HomedError as e:
+            error = e
+        self.check_code(error, step.get("expect", "OK"), "write")
+        if response is not None:
+            self.check_items(response.results, step.get("items", []), "write")
 
     def op_write_begin(self, step):
         client = self.clients[step["client"]]
