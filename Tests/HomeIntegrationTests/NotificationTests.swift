@@ -418,12 +418,24 @@ struct NotificationTests {
     func heartbeat() async throws {
         try await withTestServer { server in
             let client = try await server.connect()
-            var iterator = client.subscribe(SubscribeRequest(heartbeatMs: 50)).makeAsyncIterator()
+            var iterator = client.subscribe(SubscribeRequest(heartbeatMs: 100)).makeAsyncIterator()
             let markers = try await Self.collect(&iterator) { _, markers in
                 markers.filter { $0.kind == .heartbeat }.count >= 2
             }.markers
             #expect(markers.first?.kind == .subscribed)
             #expect(markers.filter { $0.kind == .heartbeat }.allSatisfy { $0.seq == server.store.lastSeq })
+            await client.close()
+        }
+    }
+
+    @Test("a heartbeat faster than every 100 ms is refused, saying the minimum")
+    func heartbeatTooFast() async throws {
+        try await withTestServer { server in
+            let client = try await server.connect()
+            var iterator = client.subscribe(SubscribeRequest(heartbeatMs: 1)).makeAsyncIterator()
+            let error = await #expect(throws: HomeError.self) { _ = try await iterator.next() }
+            #expect(error?.code == .invalidArgument)
+            #expect(error?.message == "heartbeat_ms 1 is below the minimum of 100 ms (0: no heartbeat)")
             await client.close()
         }
     }

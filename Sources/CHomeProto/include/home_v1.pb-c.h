@@ -1192,7 +1192,8 @@ struct  Home__V1__SubscribeRequest
    */
   uint32_t queue_limit;
   /*
-   * Send a heartbeat when nothing was sent for this long; 0 = none.
+   * Send a heartbeat when nothing was sent for this long; 0 = none. At least 100
+   * (less is INVALID_ARGUMENT).
    */
   uint32_t heartbeat_ms;
   /*

@@ -3,6 +3,9 @@ internal import HomeWire
 internal import NIOCore
 
 extension HomeService {
+    /// The shortest heartbeat interval a subscription may ask for.
+    static let minimumHeartbeatMs: UInt32 = 100
+
     /// Opens a subscription stream on the call's connection.
     func subscribe(_ request: SubscribeRequest, context: CallContext) throws(HomeError) -> any ServerStreamCall {
         let limit = request.queueLimit == 0 ? configuration.defaultQueueLimit : Int(request.queueLimit)
@@ -10,6 +13,14 @@ extension HomeService {
             throw HomeError(
                 .invalidArgument,
                 "queue_limit \(request.queueLimit) exceeds the daemon's maximum of \(configuration.maxQueueLimit)")
+        }
+        // A heartbeat is a timer per subscription: one every millisecond would keep the
+        // event loop busy for nothing.
+        guard request.heartbeatMs == 0 || request.heartbeatMs >= Self.minimumHeartbeatMs else {
+            throw HomeError(
+                .invalidArgument,
+                "heartbeat_ms \(request.heartbeatMs) is below the minimum of \(Self.minimumHeartbeatMs) ms "
+                    + "(0: no heartbeat)")
         }
         let bytes = limit * configuration.queueBytesPerEvent
         let session = context.session.value

@@ -375,7 +375,8 @@ extension Proto {
         /// (1024), at most 16384. The queue is also full at 256 bytes per event of
         /// this limit; one connection's queues hold at most 16 MiB together.
         let queueLimit: UInt32
-        /// Send a heartbeat when nothing was sent for this long; 0 = none.
+        /// Send a heartbeat when nothing was sent for this long; 0 = none. At least 100
+        /// (less is INVALID_ARGUMENT).
         let heartbeatMs: UInt32
         /// At most one value event per characteristic per interval; 0 = no limit.
         let minIntervalMs: UInt32
