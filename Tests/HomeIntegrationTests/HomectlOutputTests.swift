@@ -24,6 +24,10 @@ struct HomectlOutputTests {
         #expect(wideLines.count == 6, "no header: \(wide.stdout)")
         #expect(wideLines.contains { $0.hasPrefix("Lamp ") && $0.contains("Simulated Color Bulb") }, "\(wide.stdout)")
 
+        let rooms = try daemon.homectl("rooms", "-o", "table")
+        let hallway = try #require(rooms.stdout.split(separator: "\n").first { $0.hasPrefix("Hallway ") })
+        #expect(hallway.contains("Front Door Lock,Doorbell"), "\(rooms.stdout)")
+
         let json = try daemon.homectl("rooms", "-o", "json")
         let alias = try daemon.homectl("rooms", "--json")
         #expect(json.status == 0 && json.stdout == alias.stdout, "\(json.stdout) vs \(alias.stdout)")

@@ -43,6 +43,7 @@ struct Rooms: AsyncParsableCommand {
                             ("home", .string(home.name)),
                             ("default", .bool(room.id == home.defaultRoomID)),
                             ("accessory_ids", .array(accessories(in: room).map { .uint($0.id) })),
+                            ("accessories", .array(accessories(in: room).map { .string($0.name) })),
                             ("zone_ids", .array(zones(of: room).map { .uint($0.id) })),
                         ])
                     }
@@ -51,8 +52,9 @@ struct Rooms: AsyncParsableCommand {
                 Column("NAME", "name"),
                 Column("HOME", "home"),
                 Column("DEFAULT", "default"),
-                Column("ACCESSORIES", "accessory_ids"),
+                Column("ACCESSORIES", "accessories"),
                 Column("ID", "id", wide: true),
+                Column("ACCESSORY IDS", "accessory_ids", wide: true),
                 Column("ZONES", "zone_ids", wide: true),
             ]
             if Output.list(items, columns: columns, options) { return }
