@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -831,6 +832,8 @@ static pid_t start_daemon(const char *binary, const json_t *arguments, const cha
     snprintf(log, sizeof log, "%s.log", path);
     pid_t pid = fork();
     if (pid == 0) {
+        /* The daemon goes with this runner, even one that crashes. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
         unsetenv("HOMED_SOCKET");
         /* Its log goes to a file beside the socket, printed if a scenario fails. */
         if (!freopen(log, "w", stdout) || dup2(fileno(stdout), 2) < 0) _exit(126);
