@@ -9,11 +9,24 @@ public struct Origin: Hashable, Sendable {
     public var connectionID: UInt64
     /// Client name, provider name, automation (trigger) name, "simulator".
     public var name: String
+    /// For an automation's change: the triggers whose scenes led to it, oldest
+    /// first. It travels with the change itself — through a provider's
+    /// confirmation too — so that the loop guard sees it wherever the change is
+    /// committed. The daemon's own bookkeeping: never on the wire.
+    package var triggerChain: [ObjectID]
 
     public init(kind: Kind, connectionID: UInt64 = 0, name: String = "") {
         self.kind = kind
         self.connectionID = connectionID
         self.name = name
+        self.triggerChain = []
+    }
+
+    /// An automation's origin: a trigger's name and the cascade that ran it.
+    package static func automation(name: String, triggerChain: [ObjectID]) -> Origin {
+        var origin = Origin(kind: .automation, name: name)
+        origin.triggerChain = triggerChain
+        return origin
     }
 
     public static let daemon = Origin(kind: .daemon, name: "homed")

@@ -268,6 +268,84 @@ struct AutomationTests {
     }
 }
 
+/// A lamp served by a provider process: its writes are applied only once the provider confirms them.
+private let providerLampFile = """
+    provider: loop-sim
+    home: Demo Home
+    rooms: [Porch]
+    tick_ms: 1000
+    accessories:
+      - key: lamp-1
+        name: Porch Lamp
+        room: Porch
+        category: lightbulb
+        services:
+          - type: Lightbulb
+            characteristics: {On: false, Brightness: 20, Hue: 0}
+    """
+
+@Suite("automation through a provider process", .timeLimit(.minutes(1)))
+struct AutomationThroughProviderTests {
+    @Test(
+        "two triggers that undo each other's scene on a provider's lamp fire once each: the cascade travels with the change through the provider's confirmation"
+    )
+    func cascadeStopsThroughProvider() async throws {
+        let daemon = try DaemonProcess(arguments: ["--demo", "--no-simulator", "--in-memory"])
+        let file = daemon.directory + "/loop.yaml"
+        try providerLampFile.write(toFile: file, atomically: true, encoding: .utf8)
+        let provider = try ChildProcess(
+            builtExecutable("homed-sim"), [file, "--socket", daemon.socketPath, "--log-level", "warning"])
+        let client = try await HomeClient.connect(to: daemon.socketPath, name: "writer")
+        let graph = try await withTimeout(10, "the provider's registration") {
+            while true {
+                let graph = try await client.getHome().graph
+                if let lamp = graph.accessories.values.first(where: { $0.provider == "loop-sim" }), lamp.isReachable {
+                    return graph
+                }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        let homeID = try #require(graph.primaryHomeID)
+        let on = graph.id("Porch/Porch Lamp/On")
+        let hue = graph.id("Porch/Porch Lamp/Hue")
+        func scene(_ name: String, _ value: Bool) async throws -> ObjectID {
+            let scene = try await client.addActionSet(name: name, homeID: homeID).createdID
+            try await client.addAction(characteristicID: on, value: .bool(value), toActionSet: scene)
+            return scene
+        }
+        func watchOn(_ name: String, _ value: Bool, runs scene: ObjectID) async throws -> ObjectID {
+            try await client.addTrigger(
+                name: name, homeID: homeID,
+                kind: .event(characteristicID: on, value: .bool(value), rangeMin: nil, rangeMax: nil, conditions: []),
+                actionSetIDs: [scene]
+            ).createdID
+        }
+        let turnOff = try await scene("Off", false)
+        let turnOn = try await scene("On", true)
+        let undoOn = try await watchOn("Undo on", true, runs: turnOff)
+        let undoOff = try await watchOn("Undo off", false, runs: turnOn)
+        let sentinel = Sentinel(
+            client: client, hue: hue,
+            trigger: try await client.addTrigger(
+                name: "Sentinel", homeID: homeID,
+                kind: .event(characteristicID: hue, value: nil, rangeMin: nil, rangeMax: nil, conditions: [])
+            ).createdID)
+        var log = try await EventLog(client)
+
+        _ = try await client.write(.bool(true), to: on)
+        let loop = try await log.events { $0.body == .actionSetExecuted(turnOn) }
+        // The scene's change was confirmed by the provider before the scene counted as run,
+        // so whatever it fired is already queued before the sentinel's firing.
+        let after = try await log.events(through: sentinel)
+        #expect((loop + after).firings == [undoOn, undoOff, sentinel.trigger])
+        let automated = loop.filter { $0.origin.kind == .automation }
+        #expect(!automated.isEmpty && automated.allSatisfy { $0.origin.triggerChain.isEmpty }, "never on the wire")
+        await client.close()
+        provider.signal(SIGTERM)
+        _ = provider.wait()
+    }
+}
+
 // MARK: - Support
 
 /// Runs an automation engine on a fresh test server for the length of `body`.

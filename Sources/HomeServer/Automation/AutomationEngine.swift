@@ -139,25 +139,23 @@ public struct AutomationEngine: Service {
     }
 
     /// Fires a trigger: publishes "trigger fired", then runs its action sets, with
-    /// the cascade that led here in the task-local context so that the changes its
-    /// scenes make cannot fire it again.
+    /// the cascade that led here in their origin so that the changes its scenes
+    /// make cannot fire it again.
     private func fire(_ triggerID: ObjectID, chain: [ObjectID], cause: String) {
         // It may have been disabled or removed since it matched.
         guard let trigger = store.snapshot().graph.triggers[triggerID], trigger.isEnabled else {
             logger.debug("trigger gone or disabled before it fired", metadata: ["trigger": "\(triggerID)"])
             return
         }
-        let origin = Origin(kind: .automation, name: trigger.name)
+        let origin = Origin.automation(name: trigger.name, triggerChain: chain + [triggerID])
         let seq = store.recordTriggerFired(triggerID, origin: origin)
         logger.info(
             "trigger fired",
             metadata: [
                 "trigger": "\(triggerID)", "name": "\(trigger.name)", "seq": "\(seq)", "cause": "\(cause)",
             ])
-        AutomationContext.$chain.withValue(chain + [triggerID]) {
-            for actionSetID in trigger.actionSetIDs {
-                run(actionSetID, of: triggerID, origin: origin)
-            }
+        for actionSetID in trigger.actionSetIDs {
+            run(actionSetID, of: triggerID, origin: origin)
         }
     }
 

@@ -4,12 +4,13 @@
 /// - **Cascade**: a change made by a trigger's scenes never fires that trigger
 ///   again, nor any trigger already in the chain that led to it (T1's scene fires
 ///   T2, whose scene cannot fire T1 or T2); and a chain stops after
-///   `maxCascadeDepth` triggers. This stops every loop that runs through the
-///   daemon alone.
+///   `maxCascadeDepth` triggers. The chain travels in the origin of the changes
+///   the scenes make, so this holds for a write a provider confirms later just as
+///   for one the daemon applies at once.
 /// - **Rate**: an event trigger fires at most `maxFirings` times in any
 ///   `rateWindowMs`; later matches in the window are dropped and logged once. This
-///   bounds loops that pass through something outside (a provider answering a
-///   scene's write with a change that fires the trigger again).
+///   bounds loops that pass through something outside that reports as itself (a
+///   provider answering a scene's write with a further change of its own).
 public struct AutomationLimits: Sendable, Hashable {
     /// How many times an event trigger may fire within `rateWindowMs`.
     public var maxFirings: Int

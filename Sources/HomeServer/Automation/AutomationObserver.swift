@@ -1,11 +1,5 @@
 internal import HomeModel
 
-/// The triggers whose scenes caused the change being published, oldest first.
-/// Set by the engine while it runs a trigger's scenes; empty everywhere else.
-enum AutomationContext {
-    @TaskLocal static var chain: [ObjectID] = []
-}
-
 /// What the observer hands the engine's loop.
 enum AutomationInput: Sendable, Hashable {
     /// An event trigger matched: fire it. `chain` is the cascade that caused the change.
@@ -93,7 +87,9 @@ final class AutomationObserver: HomeEventObserver {
             where rule.fires(from: old, to: change.value, occurrence: occurrence)
                 && rule.conditionsHold(in: graph)
             {
-                let chain = event.origin.kind == .automation ? AutomationContext.chain : []
+                // The cascade travels in the change's origin, so it is known however
+                // the change was committed (at once, or on a provider's confirmation).
+                let chain = event.origin.kind == .automation ? event.origin.triggerChain : []
                 if let reason = Self.guardStops(
                     rule.triggerID, chain: chain, at: event.timeMs, limits: limits,
                     state: &state)
