@@ -47,7 +47,7 @@ final class EmbeddedConnection {
                 return promise.futureResult
             })
         let streams = self.streams
-        router.register(Self.stream, role: .viewer) { _, context in
+        router.register(Self.stream, role: .viewer) { _, context, _ in
             let stream = TestStream(callID: context.callID, ended: context.streamEnded, log: streams)
             streams.opened.append(context.callID)
             return stream

@@ -179,41 +179,32 @@ struct StreamMessageEncoderTests {
                             value: .data([UInt8](repeating: 7, count: bytes)))))))
     }
 
-    static func frames(_ buffer: ByteBuffer) throws -> [WireFrame] {
-        var buffer = buffer
-        var decoder = FrameDecoder()
-        var frames: [WireFrame] = []
-        while let body = try decoder.decode(buffer: &buffer) { frames.append(try WireFrame(decoding: body)) }
-        return frames
-    }
-
     @Test("a run of events too large for one frame is split; every event arrives once, in order")
     func splitsRuns() throws {
-        let encoder = StreamMessageEncoder(callID: 5, journalID: "j", frameSize: 10_000)
-        var out = ByteBuffer()
-        try encoder.encode((1...40).map { Self.event($0, bytes: 1_000) }, resumeAfter: nil, into: &out)
-        let frames = try Self.frames(out)
-        #expect(frames.count > 1)
+        let encoder = StreamMessageEncoder(journalID: "j")
+        let writer = RecordingWriter(callID: 5, frameSize: 10_000)
+        try encoder.encode((1...40).map { Self.event($0, bytes: 1_000) }, resumeAfter: nil, to: writer)
+        writer.flush()
+        #expect(writer.payloads.count > 1)
         var seqs: [UInt64] = []
-        for frame in frames {
-            #expect(frame.encoded().readableBytes - 4 <= 10_000)
-            guard case .message(let bytes) = frame.body else {
-                Issue.record("\(frame)")
-                continue
-            }
-            seqs += try SubscribeResponse(wire: bytes).events.map(\.seq)
+        for payload in writer.payloads {
+            #expect(WireFrame.messageFrameLength(callID: 5, payloadLength: payload.readableBytes) <= 10_000)
+            seqs += try SubscribeResponse(wire: Array(payload.readableBytesView)).events.map(\.seq)
         }
         #expect(seqs == Array(1...40))
     }
 
     @Test("one event larger than the frame size is an error naming it")
     func oversizedEvent() {
-        let encoder = StreamMessageEncoder(callID: 5, journalID: "j", frameSize: 10_000)
-        var out = ByteBuffer()
+        let encoder = StreamMessageEncoder(journalID: "j")
+        let writer = RecordingWriter(callID: 5, frameSize: 10_000)
         let error = #expect(throws: HomeError.self) {
-            try encoder.encode([Self.event(1, bytes: 100), Self.event(2, bytes: 20_000)], resumeAfter: nil, into: &out)
+            try encoder.encode(
+                [Self.event(1, bytes: 100), Self.event(2, bytes: 20_000)], resumeAfter: nil, to: writer)
         }
         #expect(error?.code == .resourceExhausted)
         #expect(error?.message.contains("event 2 takes") == true)
+        writer.flush()
+        #expect(writer.payloads.count == 1, "the event before it was written")
     }
 }

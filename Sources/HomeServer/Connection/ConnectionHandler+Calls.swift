@@ -67,7 +67,9 @@ extension ConnectionHandler {
                 }
             case .serverStreaming(let handler):
                 try machine.checkStreamLimit()
-                let stream = try handler(open.request, callContext)
+                let writer = CallWriter(
+                    callID: callID, frameSize: machine.frameSize, connection: self, eventLoop: context.eventLoop)
+                let stream = try handler(open.request, callContext, writer)
                 machine.opened(callID, .stream(stream))
                 registry.update(connectionID, openStreams: machine.openStreamCount)
                 armDeadline(context, callID: callID, timeoutMs: open.timeoutMs, method: open.method)
@@ -84,8 +86,7 @@ extension ConnectionHandler {
         let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
         return CallContext(
             callID: callID, connectionID: connectionID, clientName: machine.clientName, peer: peer, role: role,
-            channel: context.channel,
-            frameSize: machine.frameSize,
+            eventLoop: context.eventLoop,
             deadline: timeoutMs.map { .now() + .milliseconds(Int64($0)) },
             session: NIOLoopBound(session, eventLoop: context.eventLoop),
             openStream: { loopBound.value.machine.stream($0) },
@@ -121,7 +122,7 @@ extension ConnectionHandler {
     /// Writes a unary response and its OK status as one buffer, unless the response
     /// would not fit in the frame size this connection negotiated.
     private func reply(_ context: ChannelHandlerContext, callID: UInt64, payload: ByteBuffer) throws(HomeError) {
-        guard WireFrame.messageFrameLength(callID: callID, payloadLength: payload.readableBytes) <= machine.frameSize
+        guard Self.messageFrameFits(callID: callID, payloadBytes: payload.readableBytes, frameSize: machine.frameSize)
         else {
             throw HomeError(
                 .resourceExhausted,
@@ -133,9 +134,5 @@ extension ConnectionHandler {
         WireFrame.encodeMessage(callID: callID, payload: payload, into: &out)
         WireFrame.encodeOKStatus(callID: callID, into: &out)
         context.write(wrapOutboundOut(out), promise: nil)
-    }
-
-    func write(_ context: ChannelHandlerContext, _ frame: WireFrame) {
-        context.write(wrapOutboundOut(frame.encoded()), promise: nil)
     }
 }

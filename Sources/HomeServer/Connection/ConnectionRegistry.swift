@@ -46,12 +46,24 @@ final class ConnectionRegistry: Sendable {
     }
 
     /// Every open connection with its client's name, its peer and open stream count.
-    func connections() -> [(id: UInt64, name: String, peer: Peer, openStreams: Int, channel: any Channel)] {
+    func connections() -> [Connection] {
         state.withLock { state in
             state.channels.keys.sorted().map { id in
                 (id, state.names[id] ?? "", state.peers[id]!, state.openStreams[id] ?? 0, state.channels[id]!)
             }
         }
+    }
+
+    /// What `connections()` tells of one connection.
+    typealias Connection = (id: UInt64, name: String, peer: Peer, openStreams: Int, channel: any Channel)
+
+    /// The bytes each of these connections has written that its socket has not yet
+    /// taken, in their order, each read on its own event loop (0 for one that closed).
+    func pendingBytes(of connections: [Connection], on eventLoop: any EventLoop) -> EventLoopFuture<[UInt64]> {
+        let pending = connections.map { connection in
+            connection.channel.getOption(ChannelOptions.bufferedWritableBytes).map { UInt64($0) }.recover { _ in 0 }
+        }
+        return EventLoopFuture.whenAllSucceed(pending, on: eventLoop)
     }
 
     var count: Int { state.withLock { $0.channels.count } }

@@ -9,11 +9,16 @@ internal import NIOCore
 /// the provider cancels or closes its connection (or its process dies, which
 /// closes it), or a liveness ping goes unanswered. Its accessories then become
 /// unreachable, and its waiting requests fail with UNAVAILABLE.
+///
+/// Commands go out through the call's writer: one that does not fit in a frame
+/// of the provider's connection fails its request with RESOURCE_EXHAUSTED, and
+/// while the provider's socket takes no more they wait here, in order (as many as
+/// the hub lets wait for answers), until it does.
 final class ProviderCommandStream {
     let providerID: String
     let callID: UInt64
     let connectionID: UInt64
-    private let channel: any Channel
+    private let writer: any StreamCallWriter
     private let hub: ProviderHub
     private let store: HomeStore
     /// Reports to the connection that the stream ended by itself.
@@ -21,15 +26,17 @@ final class ProviderCommandStream {
     private var ended = false
     private var pings: RepeatedTask?
     private var pingOutstanding = false
+    /// Commands waiting for the socket to take writes again.
+    private var backlog = CircularBuffer<ProviderCommand>()
 
     init(
-        providerID: String, callID: UInt64, connectionID: UInt64, channel: any Channel, hub: ProviderHub,
-        store: HomeStore, onEnd: @escaping () -> Void
+        providerID: String, connectionID: UInt64, writer: any StreamCallWriter, hub: ProviderHub, store: HomeStore,
+        onEnd: @escaping () -> Void
     ) {
         self.providerID = providerID
-        self.callID = callID
+        self.callID = writer.callID
         self.connectionID = connectionID
-        self.channel = channel
+        self.writer = writer
         self.hub = hub
         self.store = store
         self.onEnd = onEnd
@@ -41,19 +48,39 @@ final class ProviderCommandStream {
             providerID: providerID, pingIntervalMs: hub.pingIntervalMs, knownKeys: knownKeys)
         send(ProviderCommand(requestID: 0, timeoutMs: 0, kind: .opened(opened)))
         let interval = TimeAmount.milliseconds(Int64(hub.pingIntervalMs))
-        let loopBound = NIOLoopBound(self, eventLoop: channel.eventLoop)
-        pings = channel.eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { _ in
+        let loopBound = NIOLoopBound(self, eventLoop: writer.eventLoop)
+        pings = writer.eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { _ in
             loopBound.value.ping()
         }
     }
 
+    /// Sends a command now, or after the ones waiting for the socket.
     func send(_ command: ProviderCommand) {
-        guard !ended, channel.isActive else { return }
-        var payload = channel.allocator.buffer(capacity: 64)
-        command.encode(into: &payload)
-        var out = channel.allocator.buffer(capacity: payload.readableBytes + 24)
-        WireFrame.encodeMessage(callID: callID, payload: payload, into: &out)
-        channel.writeAndFlush(out, promise: nil)
+        guard !ended, writer.isOpen else { return }
+        backlog.append(command)
+        drain()
+    }
+
+    /// Writes waiting commands while the socket takes them.
+    private func drain() {
+        var wrote = false
+        while writer.isWritable, let command = backlog.popFirst() {
+            var payload = writer.allocator.buffer(capacity: 64)
+            command.encode(into: &payload)
+            do throws(HomeError) {
+                try writer.write(payload)
+                wrote = true
+            } catch {
+                hub.reject(
+                    command.requestID,
+                    HomeError(
+                        error.code,
+                        "the command for request \(command.requestID) takes \(payload.readableBytes) bytes, more "
+                            + "than a frame of provider \"\(providerID)\"'s connection holds (\(writer.frameSize) "
+                            + "bytes); nothing was sent to it"))
+            }
+        }
+        if wrote { writer.flush() }
     }
 
     /// One liveness ping, unless the last one is still waiting: an unanswered one
@@ -62,8 +89,8 @@ final class ProviderCommandStream {
         guard !ended, !pingOutstanding else { return }
         pingOutstanding = true
         let timeoutMs = hub.pingTimeoutMs
-        let loopBound = NIOLoopBound(self, eventLoop: channel.eventLoop)
-        hub.send(.ping, to: providerID, timeoutMs: timeoutMs, on: channel.eventLoop).whenComplete { result in
+        let loopBound = NIOLoopBound(self, eventLoop: writer.eventLoop)
+        hub.send(.ping, to: providerID, timeoutMs: timeoutMs, on: writer.eventLoop).whenComplete { result in
             let stream = loopBound.value
             stream.pingOutstanding = false
             guard case .failure(let error as HomeError) = result, error.code == .deadlineExceeded else { return }
@@ -79,6 +106,7 @@ final class ProviderCommandStream {
     private func endSession(reason: String) -> Bool {
         guard !ended else { return false }
         ended = true
+        backlog.removeAll()
         pings?.cancel()
         pings = nil
         if hub.close(providerID: providerID, stream: self, reason: reason) {
@@ -97,11 +125,11 @@ extension ProviderCommandStream: ServerStreamCall {
 
     func finish(with error: HomeError?) {
         guard endSession(reason: error?.message ?? "the daemon ended its stream") else { return }
-        if channel.isActive {
-            channel.writeAndFlush(WireFrame(callID: callID, body: .status(error)).encoded(), promise: nil)
-        }
+        writer.finish(with: error)
         onEnd()
     }
 
-    func resumeWriting() {}
+    func resumeWriting() {
+        drain()
+    }
 }

@@ -195,6 +195,18 @@ final class ProviderHub: Sendable {
                 "provider \"\(pending?.providerID ?? "")\" did not answer request \(requestID) within \(timeoutMs) ms"))
     }
 
+    /// Fails a request that could not be sent to its provider (its command does not
+    /// fit in a frame of the provider's connection).
+    func reject(_ requestID: UInt64, _ error: HomeError) {
+        let pending: Pending? = state.withLock { state in
+            guard let pending = state.pending.removeValue(forKey: requestID) else { return nil }
+            if !pending.isPing { state.figures[pending.providerID]?.inFlight -= 1 }
+            return pending
+        }
+        pending?.timeout.cancel()
+        pending?.promise.fail(error)
+    }
+
     /// A provider's answer: completes its request, unless it timed out or is not
     /// this connection's (then it is dropped).
     ///

@@ -10,10 +10,8 @@ struct CallContext: Sendable {
     /// Who makes the call, and the role it has for it.
     let peer: Peer
     let role: Role
-    let channel: any Channel
-    /// The frame size negotiated by this connection's hello: no response or stream
-    /// message may be larger.
-    let frameSize: Int
+    /// The connection's event loop, where the handler runs and its futures complete.
+    let eventLoop: any EventLoop
     /// When the call must be over, if the client set `timeout_ms`.
     let deadline: NIODeadline?
     /// The state this connection keeps for the service (GetHome paging).
@@ -22,8 +20,6 @@ struct CallContext: Sendable {
     let openStream: @Sendable (UInt64) -> (any ServerStreamCall)?
     /// A stream reports here that it ended by itself (exactly once).
     let streamEnded: @Sendable (UInt64) -> Void
-
-    var eventLoop: any EventLoop { channel.eventLoop }
 
     /// Who makes the call, as the origin of the changes it causes.
     var origin: Origin { Origin(kind: .client, connectionID: connectionID, name: clientName) }

@@ -12,8 +12,9 @@ struct HomeRouter: Sendable {
         case unary(@Sendable (_ request: [UInt8], CallContext) throws(HomeError) -> ByteBuffer)
         /// Answers later, on the connection's event loop.
         case deferredUnary(@Sendable (_ request: [UInt8], CallContext) -> EventLoopFuture<ByteBuffer>)
-        /// Opens a stream that sends messages until it ends.
-        case serverStreaming(@Sendable (_ request: [UInt8], CallContext) throws(HomeError) -> any ServerStreamCall)
+        /// Opens a stream that sends messages through the call's writer until it ends.
+        case serverStreaming(
+            @Sendable (_ request: [UInt8], CallContext, CallWriter) throws(HomeError) -> any ServerStreamCall)
     }
 
     /// A method's handler and the role a caller needs to have it run.
@@ -38,7 +39,7 @@ struct HomeRouter: Sendable {
     ) {
         let route = Route.unary { bytes, context throws(HomeError) in
             let response = try handler(try Request(wire: bytes), context)
-            var buffer = context.channel.allocator.buffer(capacity: 64)
+            var buffer = ByteBufferAllocator().buffer(capacity: 64)
             response.encode(into: &buffer)
             return buffer
         }
@@ -66,15 +67,16 @@ struct HomeRouter: Sendable {
         routes[method.name] = Entry(role: role, route: route)
     }
 
-    /// Registers a server-streaming handler: it starts the stream and returns it.
+    /// Registers a server-streaming handler: it starts the stream, which writes
+    /// through the call's writer, and returns it.
     mutating func register<Request, Response>(
         _ method: ServerStreamingMethod<Request, Response>, role: Role,
-        _ handler: @escaping @Sendable (Request, CallContext) throws(HomeError) -> any ServerStreamCall
+        _ handler: @escaping @Sendable (Request, CallContext, CallWriter) throws(HomeError) -> any ServerStreamCall
     ) {
         routes[method.name] = Entry(
             role: role,
-            route: .serverStreaming { bytes, context throws(HomeError) in
-                try handler(try Request(wire: bytes), context)
+            route: .serverStreaming { bytes, context, writer throws(HomeError) in
+                try handler(try Request(wire: bytes), context, writer)
             })
     }
 }

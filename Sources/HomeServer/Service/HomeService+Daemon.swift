@@ -31,10 +31,7 @@ extension HomeService {
         let subscriptions = store.subscriptionStatistics()
         let connections = registry.connections()
         let roles = configuration.roles
-        let pending = connections.map { connection in
-            connection.channel.getOption(ChannelOptions.bufferedWritableBytes).map { UInt64($0) }.recover { _ in 0 }
-        }
-        return EventLoopFuture.whenAllSucceed(pending, on: context.eventLoop).map { pendingBytes in
+        return registry.pendingBytes(of: connections, on: context.eventLoop).map { pendingBytes in
             let stats = zip(connections, pendingBytes).map { connection, pending in
                 ConnectionStats(
                     connectionID: connection.id, clientName: connection.name, openCalls: UInt32(connection.openStreams),

@@ -5,7 +5,7 @@ internal import NIOCore
 // The provider calls: a provider opens its command stream, registers its
 // accessories, answers commands and reports its own changes.
 extension HomeService {
-    func openProvider(_ request: OpenProviderRequest, context: CallContext) throws(HomeError)
+    func openProvider(_ request: OpenProviderRequest, context: CallContext, writer: CallWriter) throws(HomeError)
         -> any ServerStreamCall
     {
         try ProviderNames.validateProviderID(request.providerID)
@@ -20,8 +20,8 @@ extension HomeService {
                 "this connection already serves provider \"\(held.providerID)\"; one provider per connection")
         }
         let stream = ProviderCommandStream(
-            providerID: request.providerID, callID: context.callID, connectionID: context.connectionID,
-            channel: context.channel, hub: providers, store: store
+            providerID: request.providerID, connectionID: context.connectionID, writer: writer, hub: providers,
+            store: store
         ) { [streamEnded = context.streamEnded, callID = context.callID] in streamEnded(callID) }
         try providers.open(
             ProviderHub.Session(

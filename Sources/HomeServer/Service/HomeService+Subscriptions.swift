@@ -7,7 +7,9 @@ extension HomeService {
     static let minimumHeartbeatMs: UInt32 = 100
 
     /// Opens a subscription stream on the call's connection.
-    func subscribe(_ request: SubscribeRequest, context: CallContext) throws(HomeError) -> any ServerStreamCall {
+    func subscribe(_ request: SubscribeRequest, context: CallContext, writer: CallWriter) throws(HomeError)
+        -> any ServerStreamCall
+    {
         let limit = request.queueLimit == 0 ? configuration.defaultQueueLimit : Int(request.queueLimit)
         guard limit <= configuration.maxQueueLimit else {
             throw HomeError(
@@ -42,9 +44,8 @@ extension HomeService {
         let flusher = flushers.flusher(for: context.eventLoop)
         let stream = try store.subscribe(request.filter, start: start) { id, scope in
             SubscriptionStream(
-                subscriptionID: id, callID: context.callID, state: SubscriptionState(scope: scope, options: options),
-                journalID: store.journalID, journalField: journalField, channel: context.channel,
-                frameSize: context.frameSize, flusher: flusher,
+                subscriptionID: id, state: SubscriptionState(scope: scope, options: options),
+                journalID: store.journalID, journalField: journalField, writer: writer, flusher: flusher,
                 publishedSeq: store.publishedSeq
             ) {
                 store.unsubscribe(id)

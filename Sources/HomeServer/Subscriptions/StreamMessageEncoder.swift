@@ -2,13 +2,11 @@ internal import HomeModel
 @_spi(Wire) internal import HomeWire
 internal import NIOCore
 
-/// Encodes a subscription's items as `message` frames of its call: consecutive
-/// events share one `SubscribeResponse`, markers and snapshot pages go one per
-/// message, and no frame is larger than the connection's negotiated frame size.
+/// Encodes a subscription's items as messages of its call: consecutive events
+/// share one `SubscribeResponse`, markers and snapshot pages go one per message,
+/// and no message is larger than the call's writer takes in one frame.
 struct StreamMessageEncoder {
-    let callID: UInt64
     let journalID: String
-    let frameSize: Int
     /// `SubscribeResponse { journal_id }` packed once: the head of every message of
     /// events the publisher packed.
     private let journalField: ByteBuffer
@@ -18,20 +16,18 @@ struct StreamMessageEncoder {
 
     /// - Parameter journalField: `SubscribeResponse.journalField(journalID)`, made
     ///   once for every stream of the daemon rather than once per subscription.
-    init(callID: UInt64, journalID: String, journalField: ByteBuffer? = nil, frameSize: Int) {
-        self.callID = callID
+    init(journalID: String, journalField: ByteBuffer? = nil) {
         self.journalID = journalID
-        self.frameSize = frameSize
         self.journalField = journalField ?? SubscribeResponse.journalField(journalID)
     }
 
-    /// Appends the frames for `items` to `out`. A run of events or a snapshot page
-    /// too large for a frame is split; a single event that alone is too large is an
-    /// error naming it (the stream must end: the event cannot be delivered).
+    /// Writes the messages for `items`. A run of events or a snapshot page too large
+    /// for a frame is split; a single event that alone is too large is an error
+    /// naming it (the stream must end: the event cannot be delivered).
     ///
     /// - Parameter resumeAfter: added to every message of events (see
     ///   `SubscriptionState.nextBatch`).
-    func encode(_ items: [SinkItem], resumeAfter: UInt64?, into out: inout ByteBuffer) throws(HomeError) {
+    func encode(_ items: [SinkItem], resumeAfter: UInt64?, to writer: some StreamCallWriter) throws(HomeError) {
         var queue = items[...]
         var maxRun = Self.maxEventsPerMessage
         var payload = ByteBuffer()
@@ -47,7 +43,7 @@ struct StreamMessageEncoder {
                 SubscribeResponse.encode(
                     journalID: journalID, events: [], snapshot: page[...], marker: nil, into: &payload)
             }
-            if WireFrame.messageFrameLength(callID: callID, payloadLength: payload.readableBytes) > frameSize {
+            if !writer.fits(payloadBytes: payload.readableBytes) {
                 if case .snapshotPage(let page) = first, page.count > 1 {
                     let half = page.count / 2
                     queue =
@@ -62,11 +58,10 @@ struct StreamMessageEncoder {
                     if case .event(let queued) = first { "event \(queued.event.seq)" } else { "a message" }
                 throw HomeError(
                     .resourceExhausted,
-                    "\(what) takes \(payload.readableBytes) bytes, more than the frame "
-                        + "size of \(frameSize) bytes this connection negotiated; subscribe on a connection "
-                        + "with a larger max_frame_size")
+                    "\(what) takes \(payload.readableBytes) bytes, more than a frame of the size this "
+                        + "connection negotiated holds; subscribe on a connection with a larger max_frame_size")
             }
-            WireFrame.encodeMessage(callID: callID, payload: payload, into: &out)
+            try writer.write(payload)
             queue = queue.dropFirst(taken)
             maxRun = Self.maxEventsPerMessage
         }

@@ -29,7 +29,7 @@ protocol Subscriber: AnyObject, Sendable {
     var statistics: SubscriptionStats { get }
 }
 
-/// One server-streaming subscription's writer: it owns the channel, the timers and
+/// One server-streaming subscription: it owns its call's writer, the timers and
 /// the encoding, and sends what its `SubscriptionState` decides.
 ///
 /// The publisher offers under the store's lock and never waits; `flush()` — the
@@ -40,7 +40,7 @@ final class SubscriptionStream: Subscriber {
     let subscriptionID: UInt64
     let callID: UInt64
     let connectionID: UInt64
-    private let channel: any Channel
+    private let writer: any StreamCallWriter
     private let encoder: StreamMessageEncoder
     /// Batches this stream's flushes with the other streams of its event loop.
     let flusher: LoopFlusher
@@ -61,17 +61,15 @@ final class SubscriptionStream: Subscriber {
     static let batchSize = 256
 
     init(
-        subscriptionID: UInt64, callID: UInt64, state: SubscriptionState, journalID: String, journalField: ByteBuffer,
-        channel: any Channel, frameSize: Int, flusher: LoopFlusher, publishedSeq: PublishedSequence,
+        subscriptionID: UInt64, state: SubscriptionState, journalID: String, journalField: ByteBuffer,
+        writer: any StreamCallWriter, flusher: LoopFlusher, publishedSeq: PublishedSequence,
         onEnd: @escaping @Sendable () -> Void
     ) {
         self.subscriptionID = subscriptionID
-        self.callID = callID
+        self.callID = writer.callID
         self.connectionID = state.options.connectionID
-        self.channel = channel
-        self.encoder = StreamMessageEncoder(
-            callID: callID, journalID: journalID, journalField: journalField,
-            frameSize: frameSize)
+        self.writer = writer
+        self.encoder = StreamMessageEncoder(journalID: journalID, journalField: journalField)
         self.flusher = flusher
         self.publishedSeq = publishedSeq
         self.onEnd = onEnd
@@ -85,10 +83,10 @@ final class SubscriptionStream: Subscriber {
             state.start(with: items)
             return state.options.heartbeatMs
         }
-        channel.eventLoop.execute { self.flush() }
+        writer.eventLoop.execute { self.flush() }
         guard heartbeatMs > 0 else { return }
         let interval = TimeAmount.milliseconds(heartbeatMs)
-        let task = channel.eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { [weak self] _ in
+        let task = writer.eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { [weak self] _ in
             self?.heartbeatIfQuiet()
         }
         timers.withLock { $0.heartbeat = task }
@@ -130,10 +128,10 @@ final class SubscriptionStream: Subscriber {
     /// takes this lock for every event it offers, so each acquisition here can make
     /// it wait).
     func flush() {
-        channel.eventLoop.preconditionInEventLoop()
+        writer.eventLoop.preconditionInEventLoop()
         var wroteAnything = false
-        defer { if wroteAnything { channel.flush() } }
-        while channel.isActive && channel.isWritable {
+        defer { if wroteAnything { writer.flush() } }
+        while writer.isWritable {
             let (batch, more) = state.withLock { state in
                 (state.nextBatch(max: Self.batchSize, nowMs: currentTimeMs()), state.hasMore)
             }
@@ -150,15 +148,13 @@ final class SubscriptionStream: Subscriber {
                             + "events overflowed and its policy is disconnect"))
                 return
             case .items(let items, let resumeAfter):
-                var out = channel.allocator.buffer(capacity: 256)
                 do throws(HomeError) {
-                    try encoder.encode(items, resumeAfter: resumeAfter, into: &out)
+                    try encoder.encode(items, resumeAfter: resumeAfter, to: writer)
                 } catch {
-                    channel.write(out, promise: nil)
+                    // What was written before the event that cannot go goes first.
                     end(with: error)
                     return
                 }
-                channel.write(out, promise: nil)
                 wroteAnything = true
             }
             if !more { break }
@@ -174,7 +170,7 @@ final class SubscriptionStream: Subscriber {
             return !timers.heldFlushScheduled
         }
         guard schedule else { return }
-        channel.eventLoop.scheduleTask(in: .milliseconds(delay)) { [weak self] in
+        writer.eventLoop.scheduleTask(in: .milliseconds(delay)) { [weak self] in
             guard let self else { return }
             self.timers.withLock { $0.heldFlushScheduled = false }
             self.flush()
@@ -194,19 +190,18 @@ final class SubscriptionStream: Subscriber {
             state.recordSent(items, nowMs: now)
             return items
         }
-        guard let items, channel.isActive else { return }
-        var out = channel.allocator.buffer(capacity: 64)
-        try? encoder.encode(items, resumeAfter: nil, into: &out)
-        channel.writeAndFlush(out, promise: nil)
+        guard let items, writer.isOpen else { return }
+        try? encoder.encode(items, resumeAfter: nil, to: writer)
+        writer.flush()
     }
 
     // MARK: Ending
 
     /// Ends the stream from the daemon's side with a status (nil = OK).
     func end(with error: HomeError?) {
-        channel.eventLoop.preconditionInEventLoop()
+        writer.eventLoop.preconditionInEventLoop()
         guard stop() else { return }
-        channel.writeAndFlush(WireFrame(callID: callID, body: .status(error)).encoded(), promise: nil)
+        writer.finish(with: error)
         onEnd()
     }
 
