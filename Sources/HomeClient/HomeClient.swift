@@ -60,12 +60,44 @@ public final class HomeClient: Sendable {
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) async throws(HomeError) -> HomeClient {
         let path = socketPath ?? defaultSocketPath()
+        return try await connect(
+            name: name, protocolVersion: protocolVersion, maxFrameSize: maxFrameSize, group: group,
+            describedAs: path
+        ) { bootstrap in
+            bootstrap.connect(unixDomainSocketPath: path)
+        }
+    }
+
+    /// Connects over a socket already connected to homed — the descriptor
+    /// `HomeServer.connectInProcess()` returns, or one a parent process passed —
+    /// and says hello. The client owns the descriptor from then on (`close()` closes it).
+    ///
+    /// - Throws: the daemon's error when it refuses the hello; UNAVAILABLE when the
+    ///   descriptor is not a connected socket.
+    public static func connect(
+        connectedSocket descriptor: Int32,
+        name: String,
+        maxFrameSize: UInt32 = 0,
+        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) async throws(HomeError) -> HomeClient {
+        try await connect(
+            name: name, protocolVersion: homeProtocolVersion, maxFrameSize: maxFrameSize, group: group,
+            describedAs: "an in-process connection"
+        ) { bootstrap in
+            bootstrap.withConnectedSocket(descriptor)
+        }
+    }
+
+    private static func connect(
+        name: String, protocolVersion: UInt32, maxFrameSize: UInt32, group: any EventLoopGroup,
+        describedAs path: String, _ open: (ClientBootstrap) -> EventLoopFuture<any Channel>
+    ) async throws(HomeError) -> HomeClient {
         let eventLoop = group.next()
         let helloPromise = eventLoop.makePromise(of: HelloReply.self)
         let handlerPromise = eventLoop.makePromise(of: NIOLoopBound<ClientHandler>.self)
         let channel: any Channel
         do {
-            channel = try await ClientBootstrap(group: eventLoop)
+            let bootstrap = ClientBootstrap(group: eventLoop)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         let handler = ClientHandler(
@@ -82,8 +114,7 @@ public final class HomeClient: Sendable {
                         handlerPromise.succeed(NIOLoopBound(handler, eventLoop: channel.eventLoop))
                     }
                 }
-                .connect(unixDomainSocketPath: path)
-                .get()
+            channel = try await open(bootstrap).get()
         } catch {
             helloPromise.fail(error)
             handlerPromise.fail(error)

@@ -50,8 +50,11 @@ public final class HomeProvider: Sendable {
         @Sendable ([CharacteristicRef: CharacteristicValue], _ atomic: Bool) async throws -> [CharacteristicRef:
         HomeError]
 
+    /// Opens a connection to the daemon, given the client name to say hello with.
+    public typealias Connector = @Sendable (_ name: String) async throws -> HomeClient
+
     public let id: String
-    let socketPath: String?
+    let connector: Connector
     let clientName: String
     let readHandler: ReadHandler?
     let writeHandler: WriteHandler?
@@ -71,13 +74,17 @@ public final class HomeProvider: Sendable {
     private let state: Mutex<State>
 
     /// - Parameters:
+    ///   - socketPath: the daemon's socket; nil for `HomeClient.defaultSocketPath()`.
+    ///   - connector: how to connect instead of the socket path: a provider inside
+    ///     the daemon's process connects in-process (`HomeServer.connectInProcess()`).
     ///   - homeID: the home new accessories go to; nil for the primary home.
     public init(
-        id: String, socketPath: String? = nil, clientName: String? = nil, homeID: ObjectID? = nil,
-        accessories: [ProvidedAccessory], read: ReadHandler? = nil, write: WriteHandler? = nil
+        id: String, socketPath: String? = nil, connector: Connector? = nil, clientName: String? = nil,
+        homeID: ObjectID? = nil, accessories: [ProvidedAccessory], read: ReadHandler? = nil,
+        write: WriteHandler? = nil
     ) {
         self.id = id
-        self.socketPath = socketPath
+        self.connector = connector ?? { name in try await HomeClient.connect(to: socketPath, name: name) }
         self.clientName = clientName ?? "provider \(id)"
         self.readHandler = read
         self.writeHandler = write
@@ -110,7 +117,7 @@ public final class HomeProvider: Sendable {
     }
 
     private func serveOnce() async throws {
-        let client = try await HomeClient.connect(to: socketPath, name: clientName)
+        let client = try await connector(clientName)
         defer { client.closeSoon() }
         var commands = client.openProvider(id).makeAsyncIterator()
         guard case .opened? = try await commands.next()?.kind else {

@@ -23,6 +23,9 @@ public final class HomeServer: Service, Sendable {
     private let serverChannel = Locked<(any Channel)?>(nil)
     /// Connected providers and the requests waiting for their answers.
     let providers: ProviderHub
+    /// Every method, served alike to connections accepted on the socket and to
+    /// in-process ones.
+    private let router: HomeRouter
     /// Where reads and writes of values go: what the automation engine writes through.
     public var values: ValueRouter { ValueRouter(store: store, providers: providers) }
 
@@ -34,9 +37,19 @@ public final class HomeServer: Service, Sendable {
         self.configuration = configuration
         self.logger = logger
         self.group = group
-        self.providers = ProviderHub(
+        let providers = ProviderHub(
             limits: configuration.limits, pingIntervalMs: configuration.providerPingIntervalMs,
             pingTimeoutMs: configuration.providerPingTimeoutMs, inProcessProviders: configuration.inProcessProviders)
+        self.providers = providers
+        self.router = HomeService(
+            store: store, registry: registry, configuration: configuration, providers: providers,
+            flushers: LoopFlushers()
+        ).router()
+        // A provider's accessories are reachable only while it is connected: none is
+        // yet. Before any connection, in-process ones included, can register again.
+        for provider in store.providerAccessories(excluding: providers.inProcessProviders).keys {
+            store.setProviderReachable(false, provider: provider, origin: Origin(kind: .daemon, name: "homed"))
+        }
     }
 
     /// Checks that `socketPath` can be served: it fits a socket address, its
@@ -48,30 +61,16 @@ public final class HomeServer: Service, Sendable {
         try SocketPath.checkAvailable(socketPath)
     }
 
-    /// Binds the socket and starts accepting connections.
+    /// Binds the socket and starts accepting connections, once
+    /// `ServerConfiguration.beforeListening` (if any) has returned: in-process
+    /// connections are served from the start.
     public func start() async throws {
         if configuration.listeningSocket == nil { try SocketPath.prepare(configuration.socketPath) }
-        let registry = self.registry
-        let configuration = self.configuration
-        let logger = self.logger
-        let journalID = store.journalID
-        // A provider's accessories are reachable only while it is connected: none is yet.
-        for provider in store.providerAccessories(excluding: providers.inProcessProviders).keys {
-            store.setProviderReachable(false, provider: provider, origin: Origin(kind: .daemon, name: "homed"))
-        }
-        let router = makeRouter()
+        if let beforeListening = configuration.beforeListening { await beforeListening() }
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
-            .childChannelOption(.writeBufferWaterMark, value: .init(low: 256 * 1024, high: 1024 * 1024))
-            .childChannelInitializer { channel in
-                // Who connected, before the first byte is read: every call's role comes from it.
-                PeerLookup.peer(of: channel).flatMapThrowing { peer in
-                    try channel.pipeline.syncOperations.addHandler(
-                        ConnectionHandler(
-                            router: router, registry: registry, configuration: configuration,
-                            journalID: journalID, peer: peer, logger: logger))
-                }
-            }
+            .childChannelOption(.writeBufferWaterMark, value: Self.writeBufferWaterMark)
+            .childChannelInitializer { [self] channel in serve(channel) }
         let channel: any Channel
         if let socket = configuration.listeningSocket {
             channel = try await bootstrap.withBoundSocket(socket).get()
@@ -103,12 +102,49 @@ public final class HomeServer: Service, Sendable {
         return channel
     }
 
-    /// Every method of `HomeService` over this server's store, registry and providers.
-    private func makeRouter() -> HomeRouter {
-        HomeService(
-            store: store, registry: registry, configuration: configuration, providers: providers,
-            flushers: LoopFlushers()
-        ).router()
+    /// How much a connection may have written that its socket has not taken before
+    /// its streams wait (and how little before they carry on).
+    private static let writeBufferWaterMark = ChannelOptions.Types.WriteBufferWaterMark(
+        low: 256 * 1024, high: 1024 * 1024)
+
+    /// Serves one connection: who is at the other end, before the first byte is
+    /// read (every call's role comes from it), then the connection's handler.
+    private func serve(_ channel: any Channel) -> EventLoopFuture<Void> {
+        let (router, registry, configuration, logger, journalID) = (
+            router, registry, configuration, logger, store.journalID
+        )
+        return PeerLookup.peer(of: channel).flatMapThrowing { peer in
+            try channel.pipeline.syncOperations.addHandler(
+                ConnectionHandler(
+                    router: router, registry: registry, configuration: configuration,
+                    journalID: journalID, peer: peer, logger: logger))
+        }
+    }
+
+    /// A connection to this server with no socket file: one end of a socket pair is
+    /// served exactly as an accepted connection is (the same pipeline, limits and
+    /// roles; the peer is this process), and the other end is returned for
+    /// `HomeClient.connect(connectedSocket:name:)`, which owns it from then on.
+    /// It works before `start()` and whatever the listening socket's state: the
+    /// daemon's own providers (the demo's simulator) use it.
+    ///
+    /// The corresponding C function is `socketpair`.
+    public func connectInProcess() async throws -> Int32 {
+        var ends: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else {
+            throw HomeError(.unavailable, "cannot make an in-process connection: socketpair failed (errno \(errno))")
+        }
+        do {
+            _ = try await ClientBootstrap(group: group)
+                .channelOption(.writeBufferWaterMark, value: Self.writeBufferWaterMark)
+                .channelInitializer { [self] channel in serve(channel) }
+                .withConnectedSocket(ends[0])
+                .get()
+        } catch {
+            close(ends[1])
+            throw error
+        }
+        return ends[1]
     }
 
     /// The handler `start()` gives each accepted connection, over the same service,
@@ -117,7 +153,7 @@ public final class HomeServer: Service, Sendable {
     /// bound and `start()`'s other steps are not taken.
     @_spi(Fuzzing) public func makeConnectionHandler() -> any ChannelHandler {
         ConnectionHandler(
-            router: makeRouter(), registry: registry, configuration: configuration, journalID: store.journalID,
+            router: router, registry: registry, configuration: configuration, journalID: store.journalID,
             peer: PeerLookup.thisProcess(), logger: logger)
     }
 

@@ -17,6 +17,10 @@ public struct ServerConfiguration: Sendable {
     /// `socketPath`: its file belongs to whoever made it, and is neither checked,
     /// moved nor removed.
     public var listeningSocket: Int32?
+    /// Awaited by `HomeServer.start()` before it accepts connections on the socket
+    /// (in-process ones are served already): `homed --demo` waits here for its
+    /// simulator to register, so that no client ever finds the demo unreachable.
+    public var beforeListening: (@Sendable () async -> Void)?
     /// Called once the server accepts connections, and when it begins to stop.
     public var onListening: (@Sendable () -> Void)?
     public var onStopping: (@Sendable () -> Void)?

@@ -6,20 +6,52 @@ public import ServiceLifecycle
 internal import Synchronization
 
 /// Runs a simulation file as an accessory provider of a daemon: it speaks the
-/// provider API over the socket like any provider (in-process in `homed --demo`,
-/// or as its own process with `homed-sim`), so it is also a living test of it.
+/// provider API like any provider — over an in-process connection in `homed
+/// --demo`, over the socket as its own process with `homed-sim` — so it is also a
+/// living test of it.
 ///
 /// Before registering, it makes the file's home and rooms where missing and takes
 /// over the values the daemon last knew of its accessories, so that a restart
 /// carries on from where the home was rather than from the file's values.
 public struct SimulatorProvider: Service {
     let file: SimulationFile
-    let socketPath: String
+    /// Where it connects: a socket path, or "in-process".
+    let place: String
+    let connector: HomeProvider.Connector
+    /// Called after each registration of the file's accessories.
+    let onRegistered: @Sendable () -> Void
     let logger: Logger
 
+    /// A simulator that connects to the daemon listening on `socketPath`.
     public init(file: SimulationFile, socketPath: String, logger: Logger) {
+        self.init(
+            file: file, place: socketPath,
+            connector: { name in try await HomeClient.connect(to: socketPath, name: name) },
+            logger: logger)
+    }
+
+    /// A simulator inside the daemon: each connection it makes is a descriptor
+    /// `connectedSocket` returns (`HomeServer.connectInProcess()`), and it says
+    /// when it has registered.
+    public init(
+        file: SimulationFile, connectedSocket: @escaping @Sendable () async throws -> Int32,
+        onRegistered: @escaping @Sendable () -> Void = {}, logger: Logger
+    ) {
+        self.init(
+            file: file, place: "in-process",
+            connector: { name in try await HomeClient.connect(connectedSocket: try await connectedSocket(), name: name)
+            },
+            onRegistered: onRegistered, logger: logger)
+    }
+
+    private init(
+        file: SimulationFile, place: String, connector: @escaping HomeProvider.Connector,
+        onRegistered: @escaping @Sendable () -> Void = {}, logger: Logger
+    ) {
         self.file = file
-        self.socketPath = socketPath
+        self.place = place
+        self.connector = connector
+        self.onRegistered = onRegistered
         self.logger = logger
     }
 
@@ -44,7 +76,7 @@ public struct SimulatorProvider: Service {
         // The write handler reports through the provider it belongs to, made below.
         let providerBox = Shared<HomeProvider?>(nil)
         let provider = HomeProvider(
-            id: file.provider, socketPath: socketPath, clientName: "simulator (\(file.provider))", homeID: homeID,
+            id: file.provider, connector: connector, clientName: "simulator (\(file.provider))", homeID: homeID,
             accessories: accessories,
             read: { refs in
                 state.withLock { engine in
@@ -70,6 +102,10 @@ public struct SimulatorProvider: Service {
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
                 group.addTask { try? await provider.run() }
+                group.addTask { [onRegistered] in
+                    await provider.waitForRegistration()
+                    onRegistered()
+                }
                 group.addTask {
                     var random = SystemRandomNumberGenerator()
                     while !Task.isCancelled {
@@ -119,8 +155,8 @@ public struct SimulatorProvider: Service {
         while true {
             let attempt: Result<HomeClient, HomeError>
             do {
-                attempt = .success(try await HomeClient.connect(to: socketPath, name: "simulator setup"))
-            } catch {
+                attempt = .success(try await connector("simulator setup"))
+            } catch let error as HomeError {
                 attempt = .failure(error)
             }
             switch attempt {
@@ -180,6 +216,6 @@ final class Shared<Value: Sendable>: Sendable {
 
 extension SimulatorProvider: CustomStringConvertible {
     public var description: String {
-        "SimulatorProvider(\(file.provider), \(file.accessories.count) accessories, \(socketPath))"
+        "SimulatorProvider(\(file.provider), \(file.accessories.count) accessories, \(place))"
     }
 }

@@ -45,8 +45,23 @@ public struct TestServer: Sendable {
         return TestServer(server: server, socketPath: socketPath, directory: directory)
     }
 
-    public func connect(name: String = "test") async throws -> HomeClient {
-        try await HomeClient.connect(to: socketPath, name: name)
+    /// How a test reaches the server: the two ways a client can, which a test may
+    /// take as its arguments to run once each way.
+    public enum Transport: String, Sendable, CaseIterable {
+        /// Over the Unix socket, as another process would.
+        case live
+        /// Over an in-process connection (`HomeServer.connectInProcess()`): the same
+        /// pipeline, no socket file.
+        case inProcess
+    }
+
+    public func connect(name: String = "test", via transport: Transport = .live) async throws -> HomeClient {
+        switch transport {
+        case .live:
+            try await HomeClient.connect(to: socketPath, name: name)
+        case .inProcess:
+            try await HomeClient.connect(connectedSocket: try await server.connectInProcess(), name: name)
+        }
     }
 
     public func stop() async {

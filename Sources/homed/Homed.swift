@@ -207,25 +207,40 @@ struct Homed: AsyncParsableCommand {
         let notifier = SystemdNotifier(logger: logger)
         configuration.onListening = { _ = notifier.ready(status: "serving \(socketPath)") }
         configuration.onStopping = { _ = notifier.stopping() }
-        var simulator: SimulatorProvider?
+        var simulation: SimulationFile?
         if demo && !noSimulator {
             do throws(HomeError) {
                 var file: SimulationFile
-                if let simulation {
-                    file = try SimulationFile.load(path: simulation)
+                if let path = self.simulation {
+                    file = try SimulationFile.load(path: path)
                 } else {
                     file = try SimulationFile.demo()
                 }
                 if let simulatorIntervalMs { file.tickMs = simulatorIntervalMs }
-                simulator = SimulatorProvider(file: file, socketPath: socketPath, logger: logger)
-                // Its accessories are served by the simulator, over the socket like any provider's.
+                // Its accessories are served by the simulator, a provider like any other.
                 configuration.inProcessProviders.remove(file.provider)
+                simulation = file
             } catch {
                 FileHandleStderr.write("homed: \(error.message)\n")
                 throw ExitCode(Int32(error.code.rawValue))
             }
         }
+        // The demo's simulator connects in-process and registers before the socket
+        // accepts anyone, so that no client ever finds the demo unreachable.
+        let (registered, registration) = AsyncStream.makeStream(of: Void.self)
+        if simulation != nil {
+            configuration.beforeListening = {
+                if await !Self.firstSignal(of: registered, withinSeconds: 10) {
+                    logger.warning("the simulator did not register within 10 s; serving the socket without it")
+                }
+            }
+        }
         let server = HomeServer(store: store, configuration: configuration, logger: logger)
+        let simulator = simulation.map { file in
+            SimulatorProvider(
+                file: file, connectedSocket: { try await server.connectInProcess() },
+                onRegistered: { registration.finish() }, logger: logger)
+        }
 
         // The value log's folding comes first so that it stops last, leaving the file folded.
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
@@ -264,6 +279,25 @@ struct Homed: AsyncParsableCommand {
         } catch let error as ServiceGroupError {
             FileHandleStderr.write("homed: \(error)\n")
             throw ExitCode.failure
+        }
+    }
+}
+
+extension Homed {
+    /// Whether `signals` yields or finishes within the time: false when it is over first.
+    static func firstSignal(of signals: AsyncStream<Void>, withinSeconds seconds: Int) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for await _ in signals { break }
+                return !Task.isCancelled
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(seconds))
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
         }
     }
 }

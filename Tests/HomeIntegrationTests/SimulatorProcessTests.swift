@@ -86,6 +86,27 @@ struct SimulatorProcessTests {
     }
 
     @Test(
+        "homed --demo accepts its first client only once its in-process simulator has registered: every accessory reachable, a write acknowledged at once"
+    )
+    func demoReadyBeforeListening() async throws {
+        // Three fresh daemons: the first call races the simulator's registration if anything does.
+        for _ in 0..<3 {
+            let daemon = try DaemonProcess(arguments: ["--demo", "--in-memory"])
+            let client = try await HomeClient.connect(to: daemon.socketPath, name: "first")
+            let accessories = try await client.listAccessories().accessories
+            #expect(accessories.count == 12)
+            #expect(accessories.filter { !$0.isReachable }.map(\.name) == [])
+            let graph = try await client.getHome().graph
+            let write = try await client.write(.bool(false), to: graph.id("Living Room/Lamp/On"))
+            #expect(write.seq > 0)
+            let providers = try await client.call(HomeMethods.listProviders, ListProvidersRequest()).providers
+            #expect(providers.map(\.providerID) == ["simulator"])
+            #expect(providers.first?.clientName == "simulator (simulator)")
+            await client.close()
+        }
+    }
+
+    @Test(
         "homed-sim as its own process: killed with SIGKILL its accessories are unreachable within a second; restarted, the same ids are back"
     )
     func killedSimulator() async throws {
