@@ -121,3 +121,87 @@ struct ProviderStreamTests {
         #expect(throws: HomeError.self) { try after.wait() }
     }
 }
+
+/// The write path: a value router over a store whose demo accessories are served by
+/// provider "simulator", connected through a recording writer.
+private struct WritePathFixture {
+    let session: ProviderSessionFixture
+    let router: ValueRouter
+    let graph: HomeGraph
+    let origin = Origin(kind: .client, connectionID: 8, name: "writer")
+
+    init() throws {
+        session = try ProviderSessionFixture(providerID: DemoHome.provider)
+        router = ValueRouter(store: session.store, providers: session.hub)
+        graph = session.store.snapshot().graph
+    }
+
+    func write(_ path: String, _ value: CharacteristicValue) throws -> EventLoopFuture<WriteOutcome> {
+        let future = router.write(
+            [CharacteristicWrite(characteristicID: try graph.resolve(path: path), value: value)], origin: origin,
+            timeoutMs: 60_000, on: session.loop)
+        session.loop.run()
+        return future
+    }
+
+    /// Confirms the last write command the provider was sent, every item of it.
+    func confirmLastWrite() throws {
+        let command = try #require(try session.commands().last)
+        guard case .write(let writes, _) = command.kind else {
+            Issue.record("the last command is not a write: \(command)")
+            return
+        }
+        let answer = CommandAnswer(
+            requestID: command.requestID, writes: writes.map { WriteResult(characteristicID: $0.characteristicID) })
+        #expect(session.hub.answer(answer, fromConnection: 3))
+        session.loop.run()
+    }
+}
+
+@Suite("the write path through a provider, on a recording writer")
+struct WritePathTests {
+    @Test("a provider's write is sent once, applied only when it confirms, and acknowledged with its event's seq")
+    func appliedOnConfirmation() throws {
+        let fixture = try WritePathFixture()
+        let brightness = try fixture.graph.resolve(path: "Living Room/Lamp/Brightness")
+        let before = fixture.session.store.lastSeq
+        let outcome = try fixture.write("Living Room/Lamp/Brightness", .int(33))
+        #expect(try fixture.session.commands().filter { if case .write = $0.kind { true } else { false } }.count == 1)
+        #expect(fixture.session.store.read([brightness]).reads.first?.value != .int(33), "not before it confirms")
+        try fixture.confirmLastWrite()
+        let result = try outcome.wait()
+        #expect(result.results.map(\.error) == [nil])
+        #expect(result.seq == before + 1)
+        #expect(fixture.session.store.read([brightness]).reads.first?.value == .int(33))
+    }
+
+    @Test("a confirmation for an accessory removed while the provider was answering commits nothing: NOT_FOUND")
+    func layoutChangedUnderConfirmation() throws {
+        let fixture = try WritePathFixture()
+        let outcome = try fixture.write("Living Room/Lamp/Brightness", .int(33))
+        let lamp = try fixture.graph.resolve(path: "Living Room/Lamp")
+        try fixture.session.store.changeLayout(.remove(id: lamp), origin: fixture.origin)
+        let seq = fixture.session.store.lastSeq
+        try fixture.confirmLastWrite()
+        let result = try outcome.wait()
+        #expect(result.results.first?.error?.code == .notFound)
+        #expect(fixture.session.store.lastSeq == seq, "nothing was published")
+    }
+
+    @Test("a provider that refuses a write fails it with its error, and nothing changes")
+    func refused() throws {
+        let fixture = try WritePathFixture()
+        let outcome = try fixture.write("Living Room/Lamp/On", .bool(false))
+        let command = try #require(try fixture.session.commands().last)
+        let id = try fixture.graph.resolve(path: "Living Room/Lamp/On")
+        #expect(
+            fixture.session.hub.answer(
+                CommandAnswer(
+                    requestID: command.requestID,
+                    writes: [WriteResult(characteristicID: id, error: HomeError(.unavailable, "bulb offline"))]),
+                fromConnection: 3))
+        fixture.session.loop.run()
+        #expect(try outcome.wait().results.first?.error == HomeError(.unavailable, "bulb offline"))
+        #expect(fixture.session.store.read([id]).reads.first?.value == .bool(true))
+    }
+}

@@ -93,148 +93,96 @@ public struct ValueRouter: Sendable {
         }
     }
 
-    /// Validates writes and applies them: a provider's characteristic through its
-    /// provider (acknowledged once it confirms, or at once when optimistic), the
-    /// daemon's own at once. An atomic batch must target one provider.
-    func write(_ request: WriteCharacteristicsRequest, origin: Origin, timeoutMs: UInt32?, on eventLoop: any EventLoop)
-        -> EventLoopFuture<WriteOutcome>
+    /// Plans writes from one snapshot (`WritePlan`), then carries the plan out: the
+    /// daemon's own characteristics (and those a provider declared optimistic) are
+    /// applied at once in one commit; every provider is sent its part, and what it
+    /// confirms is committed as it answers. An atomic batch must target one provider.
+    func write(
+        _ writes: [CharacteristicWrite], atomic: Bool = false, validateOnly: Bool = false, origin: Origin,
+        timeoutMs: UInt32?, on eventLoop: any EventLoop
+    ) -> EventLoopFuture<WriteOutcome> {
+        let plan: WritePlan
+        do throws(HomeError) {
+            plan = try self.plan(writes, atomic: atomic, validateOnly: validateOnly)
+        } catch {
+            return eventLoop.makeFailedFuture(error)
+        }
+        return carryOut(plan, writes: writes, origin: origin, timeoutMs: timeoutMs, on: eventLoop)
+    }
+
+    /// Plans writes from a snapshot that ends with this call: a copy of the graph
+    /// still alive when the plan is committed would make the commit copy the
+    /// graph's tables.
+    private func plan(_ writes: [CharacteristicWrite], atomic: Bool, validateOnly: Bool) throws(HomeError)
+        -> WritePlan
     {
-        let graph = store.snapshot().graph
-        var byProvider: [String: [Int]] = [:]
-        for (position, write) in request.writes.enumerated() {
-            if let provider = remoteProvider(of: write.characteristicID, in: graph) {
-                byProvider[provider, default: []].append(position)
-            }
-        }
-        if byProvider.isEmpty || request.validateOnly {
+        let (graph, layoutVersion) = store.planningSnapshot()
+        return try WritePlan(
+            writes, atomic: atomic, validateOnly: validateOnly, in: graph, layoutVersion: layoutVersion,
+            provider: remoteProvider(of:), optimistic: providers.optimistic)
+    }
+
+    /// Applies a plan's local part, sends each provider its part, and commits each
+    /// confirmation when it comes.
+    private func carryOut(
+        _ plan: WritePlan, writes: [CharacteristicWrite], origin: Origin, timeoutMs: UInt32?,
+        on eventLoop: any EventLoop
+    ) -> EventLoopFuture<WriteOutcome> {
+        let store = self.store
+        let local = store.commit(plan.local, plannedAt: plan.layoutVersion, atomic: plan.atomic, origin: origin)
+        guard !plan.providers.isEmpty else {
             return eventLoop.makeSucceededFuture(
-                store.write(request.writes, atomic: request.atomic, validateOnly: request.validateOnly, origin: origin))
+                WriteOutcome(
+                    results: plan.results(applying: local.results, writes: writes),
+                    seq: plan.local.isEmpty ? store.lastSeq : local.seq))
         }
-        let remote = Set(byProvider.values.joined())
-        // Unknown ids are nobody's: they fail on their own (NOT_FOUND) in validation.
-        let daemonOwn = request.writes.indices.contains {
-            !remote.contains($0) && graph.characteristics[request.writes[$0].characteristicID] != nil
-        }
-        if request.atomic && (byProvider.count > 1 || daemonOwn) {
-            let owners = byProvider.keys.sorted().map { "\"\($0)\"" } + (daemonOwn ? ["the daemon itself"] : [])
-            return eventLoop.makeFailedFuture(
-                HomeError(
-                    .failedPrecondition,
-                    "an atomic batch must write the characteristics of one provider, which applies all or "
-                        + "none; this one spans \(owners.joined(separator: " and ")); nothing was written"))
-        }
-
-        // Everything is validated first: an invalid write never reaches a provider.
-        let validation = store.write(request.writes, atomic: request.atomic, validateOnly: true, origin: origin)
-        var results = validation.results
-        if request.atomic && results.contains(where: { $0.error != nil }) {
-            results = results.map { result in
-                result.error != nil
-                    ? result
-                    : WriteResult(
-                        characteristicID: result.characteristicID,
-                        error: HomeError(.aborted, "not applied: another write of this atomic batch was invalid"))
-            }
-            return eventLoop.makeSucceededFuture(WriteOutcome(results: results, seq: validation.seq))
-        }
-        let isValid = results.map { $0.error == nil }
-
-        // The daemon's own characteristics are written at once.
-        let local = request.writes.indices.filter { !remote.contains($0) && isValid[$0] }
-        apply(local, of: request.writes, origin: origin, into: &results)
-
-        // Optimistic ones at once too; the provider hears of them all the same.
-        var waiting: [(positions: [Int], answer: EventLoopFuture<CommandAnswer>)] = []
-        for (provider, positions) in byProvider.sorted(by: { $0.key < $1.key }) {
-            let valid = positions.filter { isValid[$0] }
-            guard !valid.isEmpty else { continue }
-            // An atomic batch waits for the provider's verdict on all of it: nothing optimistic.
-            let optimistic = request.atomic ? [] : providers.optimistic(provider)
-            let now = valid.filter { optimistic.contains(request.writes[$0].characteristicID) }
-            apply(now, of: request.writes, origin: origin, into: &results)
+        let confirmations = plan.providers.map { part -> EventLoopFuture<(results: [Int: WriteResult], seq: UInt64)> in
             // The provider gets each value as the daemon stores it (normalized to the format).
-            let writes = valid.map { position in
-                let write = request.writes[position]
-                let normalized =
-                    (try? graph.checkWrite(write.value, to: write.characteristicID, enforceWritable: true))??.value
-                return CharacteristicWrite(characteristicID: write.characteristicID, value: normalized ?? write.value)
+            let values = part.items.map {
+                CharacteristicWrite(characteristicID: $0.characteristicID, value: $0.checked.value)
             }
             let answer = providers.send(
-                .write(writes, atomic: request.atomic), to: provider, timeoutMs: timeoutMs, on: eventLoop)
-            let confirmed = valid.filter { !optimistic.contains(request.writes[$0].characteristicID) }
-            if !confirmed.isEmpty { waiting.append((valid, answer)) }
-        }
-        guard !waiting.isEmpty else {
-            return eventLoop.makeSucceededFuture(WriteOutcome(results: results, seq: store.lastSeq))
-        }
-        let store = self.store
-        let optimisticByPosition = Set(
-            byProvider.flatMap { provider, positions in
-                let optimistic = request.atomic ? [] : providers.optimistic(provider)
-                return positions.filter { optimistic.contains(request.writes[$0].characteristicID) }
-            })
-        let resultsSoFar = results
-        let asked = waiting.map(\.positions)
-        return EventLoopFuture.whenAllComplete(waiting.map(\.answer), on: eventLoop).map { answers in
-            // What the providers confirmed is applied, and acknowledged with its event's number.
-            var results = resultsSoFar
-            var confirmed: [Int] = []
-            for (positions, result) in zip(asked, answers) {
-                for position in positions where !optimisticByPosition.contains(position) {
-                    let id = request.writes[position].characteristicID
-                    switch Self.confirmation(of: id, result: result) {
-                    case nil: confirmed.append(position)
-                    case let error?: results[position] = WriteResult(characteristicID: id, error: error)
+                .write(values, atomic: plan.atomic), to: part.providerID, timeoutMs: timeoutMs, on: eventLoop)
+            return answer.map { Result<CommandAnswer, any Error>.success($0) }
+                .recover { Result<CommandAnswer, any Error>.failure($0) }
+                .map { answer in
+                    let verdicts = WritePlan.verdicts(for: part, answer: answer, atomic: plan.atomic)
+                    let confirmed = part.confirmed.filter { verdicts[$0.characteristicID] == .some(nil) }
+                    var outcome = store.commit(
+                        confirmed, plannedAt: plan.layoutVersion, atomic: plan.atomic, origin: origin)
+                    for item in part.confirmed {
+                        if case .some(.some(let error)) = verdicts[item.characteristicID] {
+                            outcome.results[item.position] = WriteResult(
+                                characteristicID: item.characteristicID, error: error)
+                        }
                     }
+                    return outcome
                 }
+        }
+        let localSeq = plan.local.isEmpty ? 0 : local.seq
+        return EventLoopFuture.whenAllSucceed(confirmations, on: eventLoop).map { outcomes in
+            var applied = local.results
+            var seq = localSeq
+            for outcome in outcomes {
+                applied.merge(outcome.results) { _, confirmed in confirmed }
+                seq = max(seq, outcome.seq)
             }
-            // All or nothing: a provider that confirmed only part of an atomic batch gets none of it applied.
-            if request.atomic && confirmed.count < asked.joined().count {
-                for position in confirmed {
-                    results[position] = WriteResult(
-                        characteristicID: request.writes[position].characteristicID,
-                        error: HomeError(
-                            .aborted, "not applied: the provider refused another write of this atomic batch"))
-                }
-                return WriteOutcome(results: results, seq: store.lastSeq)
-            }
-            let writes = confirmed.map { request.writes[$0] }
-            let outcome = store.write(writes, origin: origin)
-            for (position, result) in zip(confirmed, outcome.results) { results[position] = result }
-            return WriteOutcome(results: results, seq: outcome.seq)
+            return WriteOutcome(
+                results: plan.results(applying: applied, writes: writes), seq: seq == 0 ? store.lastSeq : seq)
         }
     }
 
-    /// Applies the writes at these positions in the daemon, filling their results.
-    private func apply(
-        _ positions: [Int], of writes: [CharacteristicWrite], origin: Origin, into results: inout [WriteResult]
-    ) {
-        guard !positions.isEmpty else { return }
-        let outcome = store.write(positions.map { writes[$0] }, origin: origin)
-        for (position, result) in zip(positions, outcome.results) { results[position] = result }
-    }
-
-    /// nil when the provider confirmed the write of this characteristic; else why not.
-    private static func confirmation(of id: ObjectID, result: Result<CommandAnswer, any Error>) -> HomeError? {
-        switch result {
-        case .failure(let error as HomeError): return error
-        case .failure: return HomeError(.internal, "the provider's answer could not be read")
-        case .success(let answer):
-            if let error = answer.error { return error }
-            guard let item = answer.writes.first(where: { $0.characteristicID == id }) else {
-                return HomeError(.internal, "the provider answered without a result for characteristic \(id)")
-            }
-            return item.error
-        }
+    /// The provider that serves an accessory, when it is not served in-process.
+    private func remoteProvider(of accessory: Accessory) -> String? {
+        providers.inProcessProviders.contains(accessory.provider) ? nil : accessory.provider
     }
 
     /// The provider that serves a characteristic, when it is not served in-process.
     private func remoteProvider(of characteristicID: ObjectID, in graph: HomeGraph) -> String? {
         guard let characteristic = graph.characteristics[characteristicID],
-            let accessory = graph.accessories[characteristic.accessoryID],
-            !providers.inProcessProviders.contains(accessory.provider)
+            let accessory = graph.accessories[characteristic.accessoryID]
         else { return nil }
-        return accessory.provider
+        return remoteProvider(of: accessory)
     }
 
     /// Runs a scene: its actions are written as one non-atomic batch (through the
@@ -243,12 +191,14 @@ public struct ValueRouter: Sendable {
     func executeActionSet(_ actionSetID: ObjectID, origin: Origin, timeoutMs: UInt32?, on eventLoop: any EventLoop)
         -> EventLoopFuture<WriteOutcome>
     {
-        let graph = store.snapshot().graph
-        guard let actionSet = graph.actionSets[actionSetID] else {
-            return eventLoop.makeFailedFuture(HomeError(.notFound, "no action set with id \(actionSetID)"))
+        let writes: [CharacteristicWrite]
+        let plan: WritePlan?
+        do throws(HomeError) {
+            (writes, plan) = try sceneWrites(actionSetID)
+        } catch {
+            return eventLoop.makeFailedFuture(error)
         }
-        let throughProviders = actionSet.actions.contains { remoteProvider(of: $0.characteristicID, in: graph) != nil }
-        guard throughProviders else {
+        guard let plan else {
             // All in the daemon: one commit, as a scene has always been.
             do throws(HomeError) {
                 return eventLoop.makeSucceededFuture(try store.executeActionSet(actionSetID, origin: origin))
@@ -256,14 +206,32 @@ public struct ValueRouter: Sendable {
                 return eventLoop.makeFailedFuture(error)
             }
         }
+        let store = self.store
+        return carryOut(plan, writes: writes, origin: origin, timeoutMs: timeoutMs, on: eventLoop).map { outcome in
+            let seq = store.recordActionSetExecuted(actionSetID, origin: origin)
+            return WriteOutcome(results: outcome.results, seq: seq)
+        }
+    }
+
+    /// A scene's actions as writes, planned from the snapshot they were read from;
+    /// no plan when none of them goes through a provider.
+    ///
+    /// - Throws: NOT_FOUND when there is no such action set.
+    private func sceneWrites(_ actionSetID: ObjectID) throws(HomeError) -> ([CharacteristicWrite], WritePlan?) {
+        let (graph, layoutVersion) = store.planningSnapshot()
+        guard let actionSet = graph.actionSets[actionSetID] else {
+            throw HomeError(.notFound, "no action set with id \(actionSetID)")
+        }
+        guard actionSet.actions.contains(where: { remoteProvider(of: $0.characteristicID, in: graph) != nil }) else {
+            return ([], nil)
+        }
         let writes = actionSet.actions.map {
             CharacteristicWrite(characteristicID: $0.characteristicID, value: $0.value)
         }
-        let store = self.store
-        return write(WriteCharacteristicsRequest(writes: writes), origin: origin, timeoutMs: timeoutMs, on: eventLoop)
-            .map { outcome in
-                let seq = store.recordActionSetExecuted(actionSetID, origin: origin)
-                return WriteOutcome(results: outcome.results, seq: seq)
-            }
+        // Not atomic: a scene's failed action is reported and the others still run.
+        let plan = try WritePlan(
+            writes, atomic: false, validateOnly: false, in: graph, layoutVersion: layoutVersion,
+            provider: remoteProvider(of:), optimistic: providers.optimistic)
+        return (writes, plan)
     }
 }

@@ -15,8 +15,10 @@ extension HomeService {
     func writeCharacteristics(_ request: WriteCharacteristicsRequest, context: CallContext)
         -> EventLoopFuture<WriteCharacteristicsResponse>
     {
-        values.write(request, origin: context.origin, timeoutMs: remainingMs(context), on: context.eventLoop)
-            .map { WriteCharacteristicsResponse(results: $0.results, seq: $0.seq) }
+        values.write(
+            request.writes, atomic: request.atomic, validateOnly: request.validateOnly, origin: context.origin,
+            timeoutMs: remainingMs(context), on: context.eventLoop
+        ).map { WriteCharacteristicsResponse(results: $0.results, seq: $0.seq) }
     }
 
     func executeActionSet(_ request: ExecuteActionSetRequest, context: CallContext)

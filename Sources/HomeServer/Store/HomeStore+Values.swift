@@ -87,7 +87,7 @@ extension HomeStore {
 
     /// One write checked against the graph, with the precise error when it is not
     /// valid (naming what the id is when it is not a characteristic).
-    private static func check(
+    static func check(
         _ write: CharacteristicWrite, in graph: HomeGraph,
         enforceWritable: Bool
     ) -> Result<CheckedWrite, HomeError> {

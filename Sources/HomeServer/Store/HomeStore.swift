@@ -95,6 +95,8 @@ public final class HomeStore: Sendable {
         let firstSeq: UInt64
         /// The commit's time: its events' time, and the time of the values it stores.
         let nowMs: Int64
+        /// The layout `graph` has when the change begins (`State.layoutVersion`).
+        let layoutVersion: UInt64
         fileprivate(set) var events: [PendingEvent] = []
         /// For a `.values` commit with persistence: each stored value's previous
         /// state, in order, so that the commit can be undone if the value log
@@ -165,11 +167,14 @@ public final class HomeStore: Sendable {
             case .values:
                 // Moved out and back rather than copied, so that editing it in place
                 // does not copy its tables.
-                transaction = Transaction(graph: HomeGraph(), before: nil, firstSeq: firstSeq, nowMs: now)
+                transaction = Transaction(
+                    graph: HomeGraph(), before: nil, firstSeq: firstSeq, nowMs: now, layoutVersion: state.layoutVersion)
                 if persistence != nil { transaction.undo = [] }
                 swap(&transaction.graph, &state.graph)
             case .layout:
-                transaction = Transaction(graph: state.graph, before: state.graph, firstSeq: firstSeq, nowMs: now)
+                transaction = Transaction(
+                    graph: state.graph, before: state.graph, firstSeq: firstSeq, nowMs: now,
+                    layoutVersion: state.layoutVersion)
             }
             let result: Result
             do throws(Failure) {

@@ -1,0 +1,50 @@
+internal import HomeModel
+
+// Writes planned outside the lock (`WritePlan`): one lock to take the snapshot they
+// are planned from, one per commit of what they decided.
+extension HomeStore {
+    /// A copy of the graph and the layout it has, to plan writes from.
+    func planningSnapshot() -> (graph: HomeGraph, layoutVersion: UInt64) {
+        withState { ($0.graph, $0.layoutVersion) }
+    }
+
+    /// Commits planned writes in one commit, each as it was checked when planned —
+    /// unless the layout changed since (`layoutVersion`): then each is checked
+    /// again, so that a provider's confirmation never lands on a characteristic
+    /// that was removed or whose metadata changed under it.
+    ///
+    /// - Parameter atomic: all or none: when a write checked again fails, none is
+    ///   applied and the others fail with ABORTED.
+    /// - Returns: each write's result by its position in the batch, and the
+    ///   daemon's sequence number once they took effect.
+    func commit(_ items: [WritePlan.Item], plannedAt layoutVersion: UInt64, atomic: Bool = false, origin: Origin)
+        -> (results: [Int: WriteResult], seq: UInt64)
+    {
+        guard !items.isEmpty else { return ([:], lastSeq) }
+        let committed = commit(.values, origin: origin) { transaction -> [WriteResult] in
+            let unchanged = transaction.layoutVersion == layoutVersion
+            let checked: [Result<CheckedWrite, HomeError>] = items.map { item in
+                unchanged
+                    ? .success(item.checked)
+                    : Self.check(
+                        CharacteristicWrite(characteristicID: item.characteristicID, value: item.requested),
+                        in: transaction.graph, enforceWritable: true)
+            }
+            let anyFailed = checked.contains { if case .failure = $0 { true } else { false } }
+            return zip(items, checked).map { item, checked in
+                switch checked {
+                case .success(let checked) where !(atomic && anyFailed):
+                    return transaction.store(checked, to: item.characteristicID)
+                case .success:
+                    return WriteResult(
+                        characteristicID: item.characteristicID,
+                        error: HomeError(.aborted, "not applied: another write of this atomic batch was invalid"))
+                case .failure(let error):
+                    return WriteResult(characteristicID: item.characteristicID, error: error)
+                }
+            }
+        }
+        let results = Self.failApplied(committed.result, committed.saveFailure)
+        return (Dictionary(uniqueKeysWithValues: zip(items.map(\.position), results)), committed.lastSeq)
+    }
+}
