@@ -9,7 +9,7 @@ internal import Yams
 /// database: {path: /var/lib/homed/homed.sqlite, fold_interval_ms: 500}
 /// journal: {capacity: 100000}
 /// subscriptions: {queue_limit: 1024}
-/// providers: {timeout_ms: 5000, ping_interval_ms: 300, ping_timeout_ms: 600}
+/// providers: {timeout_ms: 5000, ping_interval_ms: 300, ping_timeout_ms: 600, startup_grace_ms: 10000}
 /// roles: {admins: [alice], users: ["@homed"], viewers: [], default: user}
 /// log: {level: info, format: auto}
 /// ```
@@ -56,7 +56,7 @@ public struct ConfigFile: Equatable, Sendable {
         "journal.capacity": .integer,
         "subscriptions.queue_limit": .integer,
         "providers.timeout_ms": .integer, "providers.ping_interval_ms": .integer,
-        "providers.ping_timeout_ms": .integer,
+        "providers.ping_timeout_ms": .integer, "providers.startup_grace_ms": .integer,
         "roles.admins": .list, "roles.users": .list, "roles.viewers": .list, "roles.default": .string,
         "log.level": .string, "log.format": .string,
     ]

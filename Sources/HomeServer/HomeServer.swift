@@ -46,10 +46,12 @@ public final class HomeServer: Service, Sendable {
             flushers: LoopFlushers()
         ).router()
         // A provider's accessories are reachable only while it is connected: none is
-        // yet. Before any connection, in-process ones included, can register again.
-        for provider in store.providerAccessories(excluding: providers.inProcessProviders).keys {
-            store.setProviderReachable(false, provider: provider, origin: Origin(kind: .daemon, name: "homed"))
-        }
+        // yet, and each gets its unreachable event. Before any connection, in-process
+        // ones included, can register again.
+        let known = store.providerAccessories(excluding: providers.inProcessProviders)
+        store.markUnreachable(known.values.flatMap { $0 }, origin: Origin(kind: .daemon, name: "homed"))
+        providers.awaitReturn(
+            of: Set(known.keys), graceMs: configuration.providerStartupGraceMs, on: group.next())
     }
 
     /// Checks that `socketPath` can be served: it fits a socket address, its

@@ -69,6 +69,11 @@ public struct ServerConfiguration: Sendable {
     /// unreachable within the sum (a closed connection makes them so at once).
     public var providerPingIntervalMs: UInt32 = 300
     public var providerPingTimeoutMs: UInt32 = 600
+    /// For this long after the server is made, a request to a provider known from
+    /// before (its accessories are in the graph) that has not come back yet waits for
+    /// it, up to the request's deadline, rather than failing UNAVAILABLE at once:
+    /// providers are services of their own that start after homed. 0: no waiting.
+    public var providerStartupGraceMs: UInt32 = 10_000
     /// Providers whose accessories the daemon serves itself, with no provider
     /// process: writes apply at once and no connection may take their ids. By
     /// default the demo home's "simulator", for a demo with no simulator running;

@@ -20,6 +20,7 @@ struct DaemonSettings {
     var providerTimeoutMs: Int
     var providerPingIntervalMs: Int
     var providerPingTimeoutMs: Int
+    var providerStartupGraceMs: Int
     var logLevel: Logger.Level
     var logFormat: LogFormat
     var access: AccessSettings
@@ -63,11 +64,16 @@ extension Homed {
     /// or the file's line and key.
     func settings(file: ConfigFile?) throws(HomeError) -> DaemonSettings {
         func positive(
-            _ flag: Int?, _ flagName: String, _ key: String, default value: Int, atMost limit: Int = .max
+            _ flag: Int?, _ flagName: String, _ key: String, default value: Int, atMost limit: Int = .max,
+            zeroAllowed: Bool = false
         ) throws(HomeError) -> Int {
             let (chosen, source) =
                 flag.map { ($0, flagName) } ?? file?.integer(key).map { ($0, file!.source(key)) } ?? (value, "")
-            guard chosen > 0 else { throw HomeError(.invalidArgument, "\(source) must be positive, not \(chosen)") }
+            guard chosen > 0 || (zeroAllowed && chosen == 0) else {
+                throw HomeError(
+                    .invalidArgument,
+                    "\(source) must be \(zeroAllowed ? "0 or more" : "positive"), not \(chosen)")
+            }
             guard chosen <= limit else {
                 throw HomeError(.invalidArgument, "\(source) may be at most \(limit), not \(chosen)")
             }
@@ -100,6 +106,9 @@ extension Homed {
                 providerPingIntervalMs, "--provider-ping-interval-ms", "providers.ping_interval_ms", default: 300),
             providerPingTimeoutMs: try positive(
                 providerPingTimeoutMs, "--provider-ping-timeout-ms", "providers.ping_timeout_ms", default: 600),
+            providerStartupGraceMs: try positive(
+                providerStartupGraceMs, "--provider-startup-grace-ms", "providers.startup_grace_ms", default: 10_000,
+                zeroAllowed: true),
             logLevel: try named(
                 logLevel, "--log-level", "log.level", default: .info, parse: { Logger.Level(rawValue: $0) },
                 expected: "trace, debug, info, notice, warning, error or critical"),
@@ -149,6 +158,7 @@ extension Homed {
         compare("providers.timeout_ms", current.providerTimeoutMs, next.providerTimeoutMs, live: true)
         compare("providers.ping_interval_ms", current.providerPingIntervalMs, next.providerPingIntervalMs)
         compare("providers.ping_timeout_ms", current.providerPingTimeoutMs, next.providerPingTimeoutMs)
+        compare("providers.startup_grace_ms", current.providerStartupGraceMs, next.providerStartupGraceMs)
         compare("log.level", current.logLevel, next.logLevel, live: true)
         compare("log.format", current.logFormat, next.logFormat)
         live.roles.replace(with: next.access.roles)

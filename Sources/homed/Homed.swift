@@ -114,6 +114,12 @@ struct Homed: AsyncParsableCommand {
     @Option(help: "Milliseconds a provider has to answer a ping before its session ends (default 600).")
     var providerPingTimeoutMs: Int?
 
+    @Option(
+        help:
+            "Milliseconds after start during which a request to a provider known from before that has not come back yet waits for it, up to the request's deadline (default 10000; 0: fail at once)."
+    )
+    var providerStartupGraceMs: Int?
+
     @Option(help: "Log level: trace, debug, info (default), notice, warning, error, critical.")
     var logLevel: String?
 
@@ -200,6 +206,7 @@ struct Homed: AsyncParsableCommand {
         configuration.providerTimeoutMs = UInt32(clamping: settings.providerTimeoutMs)
         configuration.providerPingIntervalMs = UInt32(clamping: settings.providerPingIntervalMs)
         configuration.providerPingTimeoutMs = UInt32(clamping: settings.providerPingTimeoutMs)
+        configuration.providerStartupGraceMs = UInt32(clamping: settings.providerStartupGraceMs)
         configuration.socketMode = access.socketMode
         configuration.socketGroup = access.socketGroup
         configuration.roles = RoleTable(access.roles)

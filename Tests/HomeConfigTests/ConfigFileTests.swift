@@ -16,7 +16,7 @@ struct ConfigFileTests {
             database: {path: /var/lib/homed/homed.sqlite, fold_interval_ms: 250}
             journal: {capacity: 5000}
             subscriptions: {queue_limit: 64}
-            providers: {timeout_ms: 2000, ping_interval_ms: 100, ping_timeout_ms: 200}
+            providers: {timeout_ms: 2000, ping_interval_ms: 100, ping_timeout_ms: 200, startup_grace_ms: 0}
             roles:
               admins: [alice, "@wheel"]
               users: "@homed"
@@ -28,6 +28,7 @@ struct ConfigFileTests {
         #expect(file.string("socket.mode") == "0660")
         #expect(file.integer("database.fold_interval_ms") == 250)
         #expect(file.integer("providers.ping_timeout_ms") == 200)
+        #expect(file.integer("providers.startup_grace_ms") == 0)
         #expect(file.list("roles.admins") == ["alice", "@wheel"])
         #expect(file.list("roles.users") == ["@homed"])
         #expect(file.list("roles.viewers") == [])

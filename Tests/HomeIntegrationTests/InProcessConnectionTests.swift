@@ -9,6 +9,13 @@ import Testing
 
 @Suite("in-process connections and live ones", .timeLimit(.minutes(1)))
 struct InProcessConnectionTests {
+    /// As `TestServer`'s: a loaded machine must not fail a test on the hello timeout.
+    static func generous(_ configuration: ServerConfiguration) -> ServerConfiguration {
+        var configuration = configuration
+        configuration.helloTimeoutMs = 60_000
+        return configuration
+    }
+
     @Test(
         "a write is acknowledged with its seq and a subscriber on another connection sees it, either way",
         arguments: TestServer.Transport.allCases)
@@ -49,10 +56,44 @@ struct InProcessConnectionTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let server = HomeServer(
             store: HomeStore(graph: DemoHome.make(nowMs: 1_700_000_000_000)),
-            configuration: ServerConfiguration(socketPath: directory + "/homed.sock"), logger: logger)
+            configuration: Self.generous(ServerConfiguration(socketPath: directory + "/homed.sock")), logger: logger)
         let client = try await HomeClient.connect(connectedSocket: try await server.connectInProcess(), name: "early")
         #expect(try await client.getHome().graph.accessories.count == 6)
         #expect(access(directory + "/homed.sock", F_OK) != 0, "no socket file yet")
+        await client.close()
+    }
+}
+
+@Suite("a daemon's start with providers known from before", .timeLimit(.minutes(1)))
+struct ProviderStartTests {
+    @Test(
+        "every accessory of a provider that has not come back gets its unreachable event at start, also one stored unreachable"
+    )
+    func everyAccessoryAnnounced() async throws {
+        var graph = DemoHome.make(nowMs: 1_700_000_000_000)
+        // Renamed while its provider was away: saved unreachable.
+        let lamp = graph.id("Living Room/Lamp")
+        _ = try graph.setReachable(false, accessoryID: lamp)
+        var logger = Logger(label: "start-test")
+        logger.logLevel = .critical
+        var configuration = InProcessConnectionTests.generous(ServerConfiguration(socketPath: "/unused"))
+        configuration.inProcessProviders = []
+        let server = HomeServer(
+            store: HomeStore(graph: graph), configuration: configuration, logger: logger)
+        let client = try await HomeClient.connect(connectedSocket: try await server.connectInProcess(), name: "watcher")
+        var events = client.subscribe(
+            SubscribeRequest(
+                filter: SubscriptionFilter(kinds: [.reachabilityChanged]), sinceSeq: 0,
+                journalID: client.hello.journalID)
+        ).makeAsyncIterator()
+        var unreachable: [ObjectID] = []
+        while unreachable.count < graph.accessories.count, let message = try await events.next() {
+            for event in message.events {
+                if case .reachability(let id, false) = event.body { unreachable.append(id) }
+            }
+        }
+        #expect(Set(unreachable) == Set(graph.accessories.keys))
+        #expect(unreachable.contains(lamp))
         await client.close()
     }
 }

@@ -205,3 +205,74 @@ struct WritePathTests {
         #expect(fixture.session.store.read([id]).reads.first?.value == .bool(true))
     }
 }
+
+@Suite("providers known from before the daemon started")
+struct ProviderStartupGraceTests {
+    /// A hub waiting for provider "lamps", which has not come back yet.
+    private static func waitingHub(loop: EmbeddedEventLoop, graceMs: UInt32 = 10_000) -> ProviderHub {
+        let hub = ProviderHub(limits: LiveLimits(), pingIntervalMs: 600_000)
+        hub.awaitReturn(of: ["lamps"], graceMs: graceMs, on: loop)
+        return hub
+    }
+
+    @Test("within the grace, a request to a known provider waits for it and is sent once it has registered")
+    func waitsForReturn() throws {
+        let loop = EmbeddedEventLoop()
+        let hub = Self.waitingHub(loop: loop)
+        let read = hub.send(.read(characteristicIDs: [4]), to: "lamps", timeoutMs: 5_000, on: loop)
+        loop.run()
+        let writer = RecordingWriter(loop: loop)
+        let stream = ProviderCommandStream(
+            providerID: "lamps", connectionID: 3, writer: writer, hub: hub,
+            store: HomeStore(graph: DemoHome.make(nowMs: 1_700_000_000_000)), onEnd: {})
+        try hub.open(
+            ProviderHub.Session(
+                providerID: "lamps", connectionID: 3, clientName: "lamps",
+                stream: NIOLoopBound(stream, eventLoop: loop),
+                eventLoop: loop))
+        stream.start(knownKeys: [])
+        hub.sendParked(to: "lamps")
+        loop.run()
+        let commands = try writer.payloads.map { try ProviderCommand(wire: Array($0.readableBytesView)) }
+        #expect(commands.last?.kind == .read(characteristicIDs: [4]))
+        let requestID = try #require(commands.last?.requestID)
+        #expect(hub.answer(CommandAnswer(requestID: requestID), fromConnection: 3))
+        #expect(try read.wait().requestID == requestID)
+    }
+
+    @Test("a request still waiting at its deadline fails DEADLINE_EXCEEDED, saying the provider has not come back")
+    func deadlineWhileWaiting() {
+        let loop = EmbeddedEventLoop()
+        let hub = Self.waitingHub(loop: loop)
+        let read = hub.send(.read(characteristicIDs: [4]), to: "lamps", timeoutMs: 200, on: loop)
+        loop.advanceTime(by: .milliseconds(200))
+        let error = #expect(throws: HomeError.self) { try read.wait() }
+        #expect(error?.code == .deadlineExceeded)
+        #expect(error?.message.contains("has not come back since the daemon started") == true)
+    }
+
+    @Test("at the grace's end, waiting requests fail UNAVAILABLE, and later ones fail at once")
+    func graceEnds() {
+        let loop = EmbeddedEventLoop()
+        let hub = Self.waitingHub(loop: loop, graceMs: 1_000)
+        let read = hub.send(.read(characteristicIDs: [4]), to: "lamps", timeoutMs: 60_000, on: loop)
+        loop.advanceTime(by: .milliseconds(1_000))
+        let error = #expect(throws: HomeError.self) { try read.wait() }
+        #expect(error?.code == .unavailable)
+        #expect(error?.message.contains("within 1000 ms of the daemon's start") == true)
+        let later = hub.send(.read(characteristicIDs: [4]), to: "lamps", timeoutMs: 60_000, on: loop)
+        loop.run()
+        #expect(throws: HomeError.self) { try later.wait() }
+        #expect(hub.infos(known: [:]).first { $0.providerID == "lamps" }?.requestsInFlight ?? 0 == 0)
+    }
+
+    @Test("a provider that was never known is not waited for")
+    func unknownProvider() {
+        let loop = EmbeddedEventLoop()
+        let hub = Self.waitingHub(loop: loop)
+        let read = hub.send(.read(characteristicIDs: [4]), to: "plugs", timeoutMs: 60_000, on: loop)
+        loop.run()
+        let error = #expect(throws: HomeError.self) { try read.wait() }
+        #expect(error?.code == .unavailable)
+    }
+}

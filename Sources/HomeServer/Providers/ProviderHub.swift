@@ -47,6 +47,11 @@ final class ProviderHub: Sendable {
         var pending: [UInt64: Pending] = [:]
         var nextRequestID: UInt64 = 1
         var figures: [String: Figures] = [:]
+        /// Providers known from before the daemon started that have not come back
+        /// yet, while the start-up grace lasts: requests to them wait (see `awaitReturn`).
+        var returning: Set<String> = []
+        /// Commands for those providers, in order, sent when they open their stream.
+        var parked: [String: [ProviderCommand]] = [:]
     }
 
     private let state = Locked(State())
@@ -69,6 +74,44 @@ final class ProviderHub: Sendable {
 
     // MARK: Sessions
 
+    /// Providers start as services of their own after homed: for `graceMs` after the
+    /// daemon starts, a request to one of these (known from before) that has not
+    /// come back yet waits for it, up to its own deadline, instead of failing at
+    /// once; at the grace's end, the ones still waiting fail with UNAVAILABLE.
+    func awaitReturn(of providerIDs: Set<String>, graceMs: UInt32, on eventLoop: any EventLoop) {
+        guard graceMs > 0, !providerIDs.isEmpty else { return }
+        state.withLock { $0.returning.formUnion(providerIDs.subtracting(inProcessProviders)) }
+        eventLoop.scheduleTask(in: .milliseconds(Int64(graceMs))) { [weak self] in
+            self?.endGrace(afterMs: graceMs)
+        }
+    }
+
+    /// The start-up grace is over: requests still waiting for a provider fail.
+    private func endGrace(afterMs graceMs: UInt32) {
+        let failed: [Pending] = state.withLock { state in
+            let waiting = state.returning
+            state.returning = []
+            state.parked = [:]
+            let ids = state.pending.filter {
+                waiting.contains($0.value.providerID) && state.sessions[$0.value.providerID] == nil
+            }
+            .map(\.key)
+            return ids.compactMap { id in
+                guard let pending = state.pending.removeValue(forKey: id) else { return nil }
+                if !pending.isPing { state.figures[pending.providerID]?.inFlight -= 1 }
+                return pending
+            }
+        }
+        for pending in failed {
+            pending.timeout.cancel()
+            pending.promise.fail(
+                HomeError(
+                    .unavailable,
+                    "provider \"\(pending.providerID)\" has not come back within \(graceMs) ms of the daemon's "
+                        + "start; its accessories are unreachable until it does"))
+        }
+    }
+
     /// Gives the provider id to a connection's command stream.
     ///
     /// - Throws: ALREADY_EXISTS when another connection holds it.
@@ -82,6 +125,24 @@ final class ProviderHub: Sendable {
             }
             state.sessions[session.providerID] = session
             state.figures[session.providerID, default: Figures()].lastSeenMs = currentTimeMs()
+        }
+    }
+
+    /// Sends a provider that has just opened its stream the commands that waited
+    /// for it during the start-up grace, in order (after its opened message).
+    func sendParked(to providerID: String) {
+        let delivery: (Session, [ProviderCommand])? = state.withLock { state in
+            state.returning.remove(providerID)
+            guard let session = state.sessions[providerID],
+                let commands = state.parked.removeValue(forKey: providerID)
+            else { return nil }
+            // Those whose request ended meanwhile (their deadline) are not sent.
+            return (session, commands.filter { state.pending[$0.requestID] != nil })
+        }
+        guard let (session, commands) = delivery, !commands.isEmpty else { return }
+        let stream = session.stream
+        session.eventLoop.execute {
+            for command in commands { stream.value.send(command) }
         }
     }
 
@@ -139,8 +200,9 @@ final class ProviderHub: Sendable {
     ) -> EventLoopFuture<CommandAnswer> {
         let timeoutMs = max(1, timeoutMs ?? limits.providerTimeoutMs)
         let promise = eventLoop.makePromise(of: CommandAnswer.self)
-        let sent: Result<(UInt64, Session), HomeError> = state.withLock { state in
-            guard let session = state.sessions[providerID] else {
+        let sent: Result<(UInt64, Session?), HomeError> = state.withLock { state in
+            let session = state.sessions[providerID]
+            guard session != nil || state.returning.contains(providerID) else {
                 return .failure(
                     HomeError(
                         .unavailable,
@@ -167,32 +229,43 @@ final class ProviderHub: Sendable {
             }
             state.pending[requestID] = Pending(
                 providerID: providerID, promise: promise, startedNs: monotonicNs(), timeout: timeout, isPing: isPing)
+            if session == nil {
+                // Known, not back yet, within the start-up grace: sent when it opens.
+                state.parked[providerID, default: []].append(
+                    ProviderCommand(requestID: requestID, timeoutMs: timeoutMs, kind: kind))
+            }
             return .success((requestID, session))
         }
         switch sent {
         case .failure(let error):
             promise.fail(error)
-        case .success(let (requestID, session)):
+        case .success(let (requestID, session?)):
             let command = ProviderCommand(requestID: requestID, timeoutMs: timeoutMs, kind: kind)
             let stream = session.stream
             session.eventLoop.execute { stream.value.send(command) }
+        case .success((_, nil)):
+            break
         }
         return promise.futureResult
     }
 
     private func expire(_ requestID: UInt64, timeoutMs: UInt32) {
-        let pending: Pending? = state.withLock { state in
+        let expired: (Pending, connected: Bool)? = state.withLock { state in
             guard let pending = state.pending.removeValue(forKey: requestID) else { return nil }
             if !pending.isPing {
                 state.figures[pending.providerID]?.inFlight -= 1
                 state.figures[pending.providerID]?.timeouts += 1
             }
-            return pending
+            return (pending, state.sessions[pending.providerID] != nil)
         }
-        pending?.promise.fail(
+        guard let (pending, connected) = expired else { return }
+        pending.promise.fail(
             HomeError(
                 .deadlineExceeded,
-                "provider \"\(pending?.providerID ?? "")\" did not answer request \(requestID) within \(timeoutMs) ms"))
+                connected
+                    ? "provider \"\(pending.providerID)\" did not answer request \(requestID) within \(timeoutMs) ms"
+                    : "provider \"\(pending.providerID)\" has not come back since the daemon started; request "
+                        + "\(requestID) waited \(timeoutMs) ms for it"))
     }
 
     /// Fails a request that could not be sent to its provider (its command does not

@@ -51,6 +51,8 @@ extension HomeService {
             registration.optimisticCharacteristicIDs,
             removing: registered.subtracting(registration.optimisticCharacteristicIDs),
             providerID: session.providerID)
+        // Requests that waited for it since the daemon started go now.
+        providers.sendParked(to: session.providerID)
         // The values it did not give are read from it, after this response: what
         // changed while it was away is published once, as its report.
         if !registration.unreadCharacteristicIDs.isEmpty {
