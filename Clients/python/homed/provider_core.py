@@ -1,0 +1,409 @@
+"""The state of an accessory provider, with no I/O: which accessories it
+serves, what the daemon has registered (:class:`~homed.refs.RefTable`), what
+was removed while disconnected, the counters, the first command of a session,
+the registrations to make, the commands to handle, the reports to send, and
+when to connect again.
+
+``homed.provider.Provider`` (threads) and ``homed.aio.Provider`` (asyncio) are
+drivers over one :class:`ProviderCore` each: they make the calls and wait the
+waits this module plans, so every decision is made once, here. Nothing here
+locks: the threaded driver holds its lock while it uses the core."""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import logging
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence
+
+from . import proto as pb
+from .accessories import accessory_message, without_values
+from .commands import Job
+from .errors import HomedError, Internal, InvalidArgument, NotFound, Unavailable, error_for
+from .framing import DEFAULT_MAX_FRAME_SIZE
+from .refs import Ref, RefTable
+from .registration import RegistrationPlan
+from .values import to_value
+
+__all__ = ["ProviderCore", "ProviderBase", "Session", "Reconnecting", "opened_of", "open_refused"]
+
+log = logging.getLogger("homed.provider")
+
+
+def opened_of(command):
+    """The ``ProviderOpened`` of a session's first command (None: the stream
+    ended at once); raises when the stream began otherwise."""
+    if command is None:
+        raise Unavailable("the daemon ended the command stream at once")
+    kind = command.WhichOneof("command")
+    if kind != "opened":
+        raise Internal(f"OpenProvider: the first command is {kind}, not opened")
+    return command.opened
+
+
+def open_refused(error: HomedError) -> HomedError:
+    """Marks an OpenProvider refusal: ``permanent`` (retrying cannot help) and
+    ``held`` (another connection holds the id: see :class:`Reconnecting`)."""
+    error.permanent = error.code in (pb.INVALID_ARGUMENT, pb.ALREADY_EXISTS)
+    error.held = error.code == pb.ALREADY_EXISTS
+    return error
+
+
+class Reconnecting:
+    """When to connect again: after ``min_backoff`` seconds, doubling to
+    ``max_backoff``, back to the minimum once a connection registered; and
+    whether an error ends the provider. ALREADY_EXISTS (another connection
+    holds the id) is retried for ``takeover_wait`` seconds, long enough for a
+    hung earlier instance to lose its session by missing a ping."""
+
+    def __init__(self, min_backoff: float, max_backoff: float, takeover_wait: float, provider_id: str = ""):
+        self.min_backoff = min_backoff
+        self.max_backoff = max_backoff
+        self.takeover_wait = takeover_wait
+        self.provider_id = provider_id
+        self.backoff = min_backoff
+        self._held_since: Optional[float] = None
+
+    def served(self, registered: bool) -> None:
+        """A connection ended without an error; ``registered``: it registered."""
+        self._held_since = None
+        if registered:
+            self.backoff = self.min_backoff
+
+    def failed(self, error: BaseException, now: float) -> bool:
+        """A connection failed with ``error`` at ``now``: True when it ends the
+        provider (a HomedError marked permanent), False to connect again."""
+        if not isinstance(error, HomedError):
+            log.debug("provider %s: cannot connect: %s", self.provider_id, error)
+            return False
+        if getattr(error, "held", False):
+            if self._held_since is None:
+                self._held_since = now
+            if now - self._held_since < self.takeover_wait:
+                error.permanent = False
+                log.warning("provider %s: %s; trying again", self.provider_id, error.message)
+        if getattr(error, "permanent", False):
+            return True
+        log.info("provider %s: %s", self.provider_id, error)
+        return False
+
+    def wait(self) -> float:
+        """How long to wait before the next connection (and doubles the next wait)."""
+        wait = self.backoff
+        self.backoff = min(self.backoff * 2, self.max_backoff)
+        return wait
+
+
+class ProviderCore:
+    """What a provider knows and decides (see the module's docstring)."""
+
+    def __init__(self, provider_id: str, accessories: Sequence = (), home_id: int = 0):
+        self.provider_id = provider_id
+        self.home_id = home_id
+        self.accessories: "collections.OrderedDict[str, object]" = collections.OrderedDict()
+        for accessory in accessories:
+            message = accessory_message(accessory)
+            if message.key in self.accessories:
+                raise ValueError(f"accessory key {message.key!r} is given twice")
+            self.accessories[message.key] = message
+        self.table = RefTable()
+        #: Keys removed while not connected: removed at the next registration.
+        self.removed: set = set()
+        #: Keys registered with their values at least once.
+        self.sent_keys: set = set()
+        #: The keys the daemon knew from this provider when the stream last opened.
+        self.known_keys: List[str] = []
+        #: The daemon's ping interval (ms), from the last ``opened``.
+        self.ping_interval_ms = 0
+        #: Registrations under way: a command naming ids not known yet waits for them.
+        self.registering = 0
+        #: Registrations that succeeded.
+        self.registrations = 0
+        self.counters: "collections.Counter[str]" = collections.Counter()
+
+    # -- counters ---------------------------------------------------------------
+
+    def count(self, name: str) -> None:
+        self.counters[name] += 1
+
+    @property
+    def stats(self) -> Dict[str, int]:
+        """``pings``, ``reads``, ``writes`` (commands answered), ``late`` (commands
+        skipped because their deadline had passed), ``answers_dropped`` (answers
+        the daemon no longer waited for), ``registrations``, ``sessions``,
+        ``reconnects``."""
+        stats = dict(self.counters)
+        stats["registrations"] = self.registrations
+        return stats
+
+    # -- a session --------------------------------------------------------------
+
+    def opened(self, command):
+        """Takes in a session's first command (see :func:`opened_of`)."""
+        opened = opened_of(command)
+        self.known_keys = list(opened.known_keys)
+        self.ping_interval_ms = opened.ping_interval_ms
+        self.count("sessions")
+        return opened
+
+    def plan(self, accessories: Sequence, remove_keys: Sequence[str] = (), max_frame_size: int = 0):
+        return RegistrationPlan(self.home_id, accessories, remove_keys,
+                                max_frame_size or DEFAULT_MAX_FRAME_SIZE, self.provider_id)
+
+    def session_plan(self, reads: bool, max_frame_size: int) -> RegistrationPlan:
+        """Every accessory, for a new session, with the keys removed while
+        disconnected that the daemon knows. ``reads``: the provider has a read
+        handler, so values already sent once are left out and read afresh
+        instead (the daemon then publishes only what changed while away)."""
+        known = set(self.known_keys)
+        removed = sorted(k for k in self.removed if k in known)
+        accessories = list(self.accessories.values())
+        if reads:
+            accessories = [without_values(a) if a.key in self.sent_keys else a for a in accessories]
+        plan = self.plan(accessories, removed, max_frame_size)
+        plan.session = True
+        return plan
+
+    def installed(self, batch, response) -> None:
+        """One call of a plan succeeded: the tables learn its ids."""
+        self.table.install(batch.accessories, response, batch.forget)
+
+    def registered(self, plan: RegistrationPlan) -> None:
+        """Every call of a plan succeeded."""
+        if plan.session:
+            self.removed.clear()  # the others were not known to the daemon
+        self.sent_keys.update(a.key for a in plan.accessories)
+        self.registrations += 1
+
+    # -- changing the set -------------------------------------------------------
+
+    def stage_update(self, accessories: Iterable) -> tuple:
+        """Adds or replaces accessories; returns (the messages, the set before,
+        for :meth:`restore` when the daemon refuses them)."""
+        messages = [accessory_message(a) for a in accessories]
+        previous = collections.OrderedDict(self.accessories)
+        for message in messages:
+            self.accessories[message.key] = message
+            self.removed.discard(message.key)
+        return messages, previous
+
+    def restore(self, previous) -> None:
+        self.accessories = previous
+
+    def stage_remove(self, keys: Iterable[str], connected: bool) -> List[str]:
+        """Removes accessories from the set; returns the keys to remove from the
+        daemon now (none when not connected: then at the next registration)."""
+        keys = list(keys)
+        for key in keys:
+            self.accessories.pop(key, None)
+        if not connected:
+            self.removed.update(keys)
+            return []
+        return [k for k in keys if k in self.table.accessory_ids]
+
+    # -- commands ---------------------------------------------------------------
+
+    def job(self, command, received_at: float) -> Job:
+        return Job(command, self.provider_id, received_at)
+
+    def refs_wait(self, job: Job, now: float) -> float:
+        """How long to wait before looking up the command's Refs: while a
+        registration is under way it may yet name ids not known now, until the
+        command's deadline. 0: look them up now (``table.refs_of(job.ids)``)."""
+        if not self.registering or self.table.knows_all(job.ids):
+            return 0.0
+        return max(0.0, job.wait_until - now)
+
+    def begin(self, job: Job, has_handler: bool, now: float):
+        """:meth:`Job.begin` with the Refs known now; a late command is counted
+        (``late``) and logged at debug."""
+        answer = job.begin(self.table.refs_of(job.ids), self.table.formats, has_handler, now)
+        if job.late:
+            self._skipped(job, now)
+        return answer
+
+    def _skipped(self, job: Job, now: float) -> None:
+        self.count("late")
+        log.debug("provider %s: %s %d skipped: its %d ms had passed %.0f ms before it could be handled",
+                  self.provider_id, job.kind, job.request_id, job.command.timeout_ms,
+                  (now - job.deadline) * 1000.0 if job.deadline is not None else 0.0)
+
+    def answered(self, job: Job, response) -> None:
+        """An answer was sent; ``response``: the AnswerCommandResponse (None when
+        the connection was gone)."""
+        self.count(job.kind + "s")
+        if response is not None and not response.accepted:
+            self.count("answers_dropped")
+            log.warning("provider %s: the daemon dropped the answer to %s %d (it came after its %d ms)",
+                        self.provider_id, job.kind, job.request_id, job.command.timeout_ms)
+
+    # -- reports ----------------------------------------------------------------
+
+    def value_report(self, values) -> "pb.ValueReport":
+        """The ReportValues request for ``{ref: value}`` or ``[(ref, value), …]``.
+        Raises NotFound for a ref not registered, InvalidArgument for a value
+        its format cannot take."""
+        pairs = list(values.items()) if isinstance(values, Mapping) else list(values)
+        report = pb.ValueReport()
+        for ref, value in pairs:
+            ref = Ref(*ref)
+            cid = self.table.ids.get(ref)
+            if cid is None:
+                raise NotFound(f"provider {self.provider_id!r} registered no characteristic {ref}")
+            try:
+                converted = to_value(value, self.table.format_of(cid))
+            except (TypeError, ValueError) as error:
+                raise InvalidArgument(f"{ref}: {error}") from None
+            report.values.add(characteristic_id=cid, value=converted)
+        return report
+
+    def reachability_report(self, accessory_key: str, reachable: bool) -> "pb.ValueReport":
+        accessory_id = self.table.accessory_ids.get(accessory_key)
+        if accessory_id is None:
+            raise NotFound(f"provider {self.provider_id!r} registered no accessory with key {accessory_key!r}")
+        report = pb.ValueReport()
+        report.reachability.add(accessory_id=accessory_id, reachable=bool(reachable))
+        return report
+
+    def report_seq(self, response) -> int:
+        """The seq of a ReportValues response; raises the first refusal in it."""
+        for rejected in response.rejected:
+            if rejected.code != pb.OK:
+                ref = self.table.refs.get(rejected.characteristic_id)
+                raise error_for(rejected.code, f"{ref}: {rejected.message}" if ref else rejected.message)
+        return response.seq
+
+    def not_connected(self) -> HomedError:
+        return Unavailable(f"provider {self.provider_id!r} is not connected to homed")
+
+
+
+class Session:
+    """One connection's command stream, as a driver holds it: ``ended`` is the
+    driver's Event (threading's or asyncio's), set when the stream ends, and
+    ``reason`` the error it ended with."""
+
+    def __init__(self, client, stream, ended):
+        self.client = client
+        self.stream = stream
+        self.ended = ended
+        self.reason: Optional[HomedError] = None
+
+
+class ProviderBase:
+    """What both providers hold and tell of themselves: their settings and the
+    views of their core. The drivers set ``_session`` (a :class:`Session`
+    once registered) and ``_error``, and ``_guard`` to their lock when other
+    threads change the core."""
+
+    _session: Optional[Session] = None
+    _error: Optional[BaseException] = None
+    _guard = contextlib.nullcontext()
+
+    def __init__(self, provider_id: str, accessories: Sequence, on_read, on_write, socket_path: Optional[str],
+                 client_name: Optional[str], home_id: int, on_registered, call_timeout: float,
+                 min_backoff: float, max_backoff: float, max_frame_size: int, takeover_wait: float):
+        self.provider_id = provider_id
+        self.on_read = on_read
+        self.on_write = on_write
+        self.socket_path = socket_path
+        self.client_name = client_name or f"provider {provider_id}"
+        self.on_registered = on_registered
+        self.call_timeout = call_timeout
+        self.min_backoff = min_backoff
+        self.max_backoff = max_backoff
+        self.max_frame_size = max_frame_size
+        self.takeover_wait = takeover_wait
+        self._core = ProviderCore(provider_id, accessories, home_id)
+
+    def _reconnecting(self) -> Reconnecting:
+        return Reconnecting(self.min_backoff, self.max_backoff, self.takeover_wait, self.provider_id)
+
+    def _handler(self, job: Job):
+        """The handler of a read or write command (None when there is none)."""
+        return self.on_read if job.kind == "read" else self.on_write
+
+    @property
+    def home_id(self) -> int:
+        """The home new accessories go to (0: the primary home)."""
+        return self._core.home_id
+
+    @home_id.setter
+    def home_id(self, home_id: int) -> None:
+        self._core.home_id = home_id
+
+    @property
+    def known_keys(self) -> List[str]:
+        """The keys the daemon knew from this provider when the stream last opened."""
+        return self._core.known_keys
+
+    @property
+    def ping_interval_ms(self) -> int:
+        """The daemon's ping interval (ms), from the last ``opened``."""
+        return self._core.ping_interval_ms
+
+    @property
+    def error(self) -> Optional[BaseException]:
+        """Why :meth:`run` ended, if it ended with an error."""
+        return self._error
+
+    @property
+    def connected(self) -> bool:
+        """True while registered on a live connection."""
+        session = self._session
+        return session is not None and not session.ended.is_set()
+
+    def _connected_session(self):
+        session = self._session
+        if session is None or session.ended.is_set():
+            raise self._core.not_connected()
+        return session
+
+    @property
+    def registrations(self) -> int:
+        """How many registrations succeeded (each reconnection adds one, and each update)."""
+        return self._core.registrations
+
+    @property
+    def stats(self) -> Dict[str, int]:
+        """Counters: ``pings``, ``reads``, ``writes`` (commands answered),
+        ``late`` (commands whose deadline passed before they could be handled:
+        not handled), ``answers_dropped`` (answers the daemon no longer waited
+        for), ``registrations``, ``sessions``, ``reconnects``."""
+        with self._guard:
+            return self._core.stats
+
+    def _count(self, name: str) -> None:
+        with self._guard:
+            self._core.count(name)
+
+    @property
+    def accessories(self) -> List[object]:
+        """The accessories as they are registered now (copies)."""
+        with self._guard:
+            return [accessory_message(a) for a in self._core.accessories.values()]
+
+    @property
+    def refs(self) -> List[Ref]:
+        """Every characteristic registered, as refs."""
+        with self._guard:
+            return list(self._core.table.ids)
+
+    def id_of(self, ref) -> Optional[int]:
+        """The daemon's id of a characteristic, once registered."""
+        with self._guard:
+            return self._core.table.ids.get(Ref(*ref))
+
+    def ref_of(self, characteristic_id: int) -> Optional[Ref]:
+        with self._guard:
+            return self._core.table.refs.get(characteristic_id)
+
+    def accessory_id(self, key: str) -> Optional[int]:
+        """The daemon's id of an accessory, once registered."""
+        with self._guard:
+            return self._core.table.accessory_ids.get(key)
+
+    def characteristic(self, ref):
+        """The ``pb.Characteristic`` as last registered (format, range, …), or None."""
+        with self._guard:
+            return self._core.table.characteristic(ref)
