@@ -26,7 +26,7 @@ from typing import List, Mapping, Optional, Sequence
 
 from . import answers
 from . import proto as pb
-from .values import _set_status
+from .values import set_status
 
 __all__ = ["Job", "DEFAULT_WAIT"]
 
@@ -119,5 +119,5 @@ class Job:
         """The answer when handling the command failed outside the handler (a
         bug): never leave the daemon waiting."""
         answer = pb.CommandAnswer(request_id=self.request_id)
-        _set_status(answer, error)
+        set_status(answer, error)
         return answer
