@@ -461,50 +461,35 @@ class Provider(ProviderBase):
             self._core.registering -= 1
             self._changed.notify_all()
 
-    def _connected_client(self) -> Optional[Client]:
-        """The registered connection, counted as registering; None when not connected."""
-        with self._lock:
-            session = self._session if self.connected else None
-            if session is not None:
-                self._core.registering += 1
-            return None if session is None else session.client
-
     def update(self, accessories: Sequence) -> Optional[object]:
         """Adds accessories, or replaces those with the same keys, now (when
         connected) and at every later registration. Returns the
         RegisterAccessoriesResponse, or None when not connected (they are
         registered when it connects). Raises HomedError when the daemon refuses
         them (and then keeps the previous set)."""
-        with self._register_lock:
-            with self._lock:
-                messages, previous = self._core.stage_update(accessories)
-                client = self._connected_client()
-            if client is None:
-                return None
-            try:
-                plan = self._core.plan(messages, (), client.max_frame_size)
-                return self._register(client, plan)
-            except HomedError:
-                with self._lock:
-                    self._core.restore(previous)
-                raise
-            finally:
-                self._registration_over()
+        return self._change(self._core.stage_update, accessories)
 
     def remove(self, keys: Iterable[str]) -> Optional[object]:
         """Removes these accessories (with whatever referred to them in the home:
         scenes' actions, groups' services). When not connected, they are removed
         at the next registration. Returns the response, or None when not
         connected."""
+        return self._change(self._core.stage_remove, keys)
+
+    def _change(self, stage, items) -> Optional[object]:
         with self._register_lock:
             with self._lock:
-                known = self._core.stage_remove(keys, self.connected)
-                client = self._connected_client() if known else None
+                change = stage(items, self.connected)
+                client = self._change_client(change)
             if client is None:
                 return None
             try:
-                plan = self._core.plan([], known, client.max_frame_size)
-                return self._register(client, plan)
+                return self._register(client, self._core.plan(change.accessories, change.remove_keys,
+                                                              client.max_frame_size))
+            except HomedError:
+                with self._lock:
+                    self._core.undo(change)
+                raise
             finally:
                 self._registration_over()
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import logging
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence
+from typing import Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence
 
 from . import proto as pb
 from .accessories import accessory_message, without_values
@@ -25,7 +25,7 @@ from .refs import Ref, RefTable
 from .registration import RegistrationPlan
 from .values import to_value
 
-__all__ = ["ProviderCore", "ProviderBase", "Session", "Reconnecting", "opened_of", "open_refused"]
+__all__ = ["ProviderCore", "ProviderBase", "Session", "Change", "Reconnecting", "opened_of", "open_refused"]
 
 log = logging.getLogger("homed.provider")
 
@@ -47,6 +47,18 @@ def open_refused(error: HomedError) -> HomedError:
     error.permanent = error.code in (pb.INVALID_ARGUMENT, pb.ALREADY_EXISTS)
     error.held = error.code == pb.ALREADY_EXISTS
     return error
+
+
+class Change(NamedTuple):
+    """A change of the set of accessories, made in the core: what to register
+    and remove now, if anything."""
+
+    accessories: List[object]
+    remove_keys: List[str]
+    #: True when the daemon is to be told now (connected, and something to tell).
+    now: bool
+    #: The set before, restored when the daemon refuses an update.
+    previous: Optional[object]
 
 
 class Reconnecting:
@@ -177,29 +189,32 @@ class ProviderCore:
 
     # -- changing the set -------------------------------------------------------
 
-    def stage_update(self, accessories: Iterable) -> tuple:
-        """Adds or replaces accessories; returns (the messages, the set before,
-        for :meth:`restore` when the daemon refuses them)."""
+    def stage_update(self, accessories: Iterable, connected: bool) -> "Change":
+        """Adds accessories, or replaces those with the same keys; to register
+        now when connected (else at the next registration)."""
         messages = [accessory_message(a) for a in accessories]
         previous = collections.OrderedDict(self.accessories)
         for message in messages:
             self.accessories[message.key] = message
             self.removed.discard(message.key)
-        return messages, previous
+        return Change(messages, [], connected, previous)
 
-    def restore(self, previous) -> None:
-        self.accessories = previous
-
-    def stage_remove(self, keys: Iterable[str], connected: bool) -> List[str]:
-        """Removes accessories from the set; returns the keys to remove from the
-        daemon now (none when not connected: then at the next registration)."""
+    def stage_remove(self, keys: Iterable[str], connected: bool) -> "Change":
+        """Removes accessories from the set; from the daemon now when connected
+        and it has them, else at the next registration."""
         keys = list(keys)
         for key in keys:
             self.accessories.pop(key, None)
         if not connected:
             self.removed.update(keys)
-            return []
-        return [k for k in keys if k in self.table.accessory_ids]
+            return Change([], [], False, None)
+        known = [k for k in keys if k in self.table.accessory_ids]
+        return Change([], known, bool(known), None)
+
+    def undo(self, change: "Change") -> None:
+        """The daemon refused a change: the set is as it was before it."""
+        if change.previous is not None:
+            self.accessories = change.previous
 
     # -- commands ---------------------------------------------------------------
 
@@ -318,6 +333,17 @@ class ProviderBase:
 
     def _reconnecting(self) -> Reconnecting:
         return Reconnecting(self.min_backoff, self.max_backoff, self.takeover_wait, self.provider_id)
+
+    def _change_client(self, change: Change):
+        """The connection to tell a change to, counted as a registration under
+        way (see ``_registration_over``); None when it waits for the next
+        registration."""
+        with self._guard:
+            session = self._session if change.now and self.connected else None
+            if session is None:
+                return None
+            self._core.registering += 1
+            return session.client
 
     def _handler(self, job: Job):
         """The handler of a read or write command (None when there is none)."""

@@ -85,10 +85,22 @@ def test_values_already_sent_are_left_out_when_the_provider_reads():
 
 def test_keys_removed_while_away_are_removed_at_the_next_session_if_the_daemon_knows_them():
     core = core_with_lamp()
-    assert core.stage_remove(["lamp-1", "ghost"], connected=False) == []
+    assert not core.stage_remove(["lamp-1", "ghost"], connected=False).now
     core.known_keys = ["lamp-1"]
     batch = core.session_plan(reads=True, max_frame_size=0).next_batch()
     assert list(batch.request.remove_keys) == ["lamp-1"] and batch.accessories == []
+
+
+def test_a_change_is_told_now_only_when_connected_and_an_update_the_daemon_refuses_is_undone():
+    core = core_with_lamp()
+    change = core.stage_update([{"key": "fan", "name": "Fan", "category": "FAN"}], connected=True)
+    assert change.now and [a.key for a in change.accessories] == ["fan"]
+    assert list(core.accessories) == ["lamp-1", "fan"]
+    core.undo(change)
+    assert list(core.accessories) == ["lamp-1"]
+    removal = core.stage_remove(["lamp-1", "ghost"], connected=True)
+    assert removal.now and removal.remove_keys == ["lamp-1"] and not core.removed  # ghost: unknown to the daemon
+    assert not core.stage_remove(["ghost"], connected=True).now
 
 
 # -- commands: late ones are not handled --------------------------------------------

@@ -361,46 +361,32 @@ class Provider(ProviderBase):
         self._core.registering -= 1
         self._changed()
 
-    def _connected_client(self) -> Optional[Client]:
-        """The registered connection, counted as registering; None when not connected."""
-        session = self._session if self.connected else None
-        if session is not None:
-            self._core.registering += 1
-        return None if session is None else session.client
-
     async def update(self, accessories: Sequence) -> Optional[object]:
         """Adds accessories, or replaces those with the same keys, now (when
         connected) and at every later registration. Returns the
         RegisterAccessoriesResponse, or None when not connected. Raises
         HomedError when the daemon refuses them (and then keeps the previous set)."""
-        self._loop_objects()
-        async with self._register_lock:
-            messages, previous = self._core.stage_update(accessories)
-            client = self._connected_client()
-            if client is None:
-                return None
-            try:
-                plan = self._core.plan(messages, (), client.max_frame_size)
-                return await self._register(client, plan)
-            except HomedError:
-                self._core.restore(previous)
-                raise
-            finally:
-                self._registration_over()
+        return await self._change(self._core.stage_update, accessories)
 
     async def remove(self, keys: Iterable[str]) -> Optional[object]:
         """Removes these accessories (and what referred to them in the home).
         When not connected, they are removed at the next registration. Returns
         the response, or None when not connected."""
+        return await self._change(self._core.stage_remove, keys)
+
+    async def _change(self, stage, items) -> Optional[object]:
         self._loop_objects()
         async with self._register_lock:
-            known = self._core.stage_remove(keys, self.connected)
-            client = self._connected_client() if known else None
+            change = stage(items, self.connected)
+            client = self._change_client(change)
             if client is None:
                 return None
             try:
-                plan = self._core.plan([], known, client.max_frame_size)
-                return await self._register(client, plan)
+                return await self._register(client, self._core.plan(change.accessories, change.remove_keys,
+                                                                    client.max_frame_size))
+            except HomedError:
+                self._core.undo(change)
+                raise
             finally:
                 self._registration_over()
 
