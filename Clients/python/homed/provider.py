@@ -426,15 +426,15 @@ class Provider(ProviderBase):
                 plan = self._core.session_plan(self.on_read is not None, session.client.max_frame_size)
                 self._core.registering += 1
             try:
-                self._register(session.client, plan)
-                with self._lock:
-                    self._session = session
+                self._register(session.client, plan, session)
             finally:
                 self._registration_over()
 
-    def _register(self, client: Client, plan: RegistrationPlan):
+    def _register(self, client: Client, plan: RegistrationPlan, session: Optional[Session] = None):
         """Makes the calls of a registration plan; returns one response with
-        every accessory (and the last seq)."""
+        every accessory (and the last seq). ``session``: the session a new
+        connection registers for, connected before the registration counts
+        (whoever sees the count may report at once)."""
         for batch in iter(plan.next_batch, None):
             try:
                 response = client.call("RegisterAccessories", batch.request, timeout=self.call_timeout)
@@ -452,6 +452,8 @@ class Provider(ProviderBase):
                 except Exception:  # noqa: BLE001 - a callback's bug must not end the provider
                     log.exception("provider %s: on_registered failed", self.provider_id)
         with self._lock:
+            if session is not None:
+                self._session = session
             self._core.registered(plan)
         return plan.response()
 

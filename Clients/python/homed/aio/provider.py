@@ -330,14 +330,14 @@ class Provider(ProviderBase):
             plan = self._core.session_plan(self.on_read is not None, session.client.max_frame_size)
             self._core.registering += 1
             try:
-                await self._register(session.client, plan)
-                self._session = session
+                await self._register(session.client, plan, session)
             finally:
                 self._registration_over()
 
-    async def _register(self, client: Client, plan: RegistrationPlan):
+    async def _register(self, client: Client, plan: RegistrationPlan, session: Optional[Session] = None):
         """Makes the calls of a registration plan; returns one response with
-        every accessory (and the last seq)."""
+        every accessory (and the last seq). ``session``: the session a new
+        connection registers for, connected before the registration counts."""
         for batch in iter(plan.next_batch, None):
             try:
                 response = await client.call("RegisterAccessories", batch.request, timeout=self.call_timeout)
@@ -353,6 +353,8 @@ class Provider(ProviderBase):
                     await _maybe_await(self.on_registered(response))
                 except Exception:  # noqa: BLE001 - a callback's bug must not end the provider
                     log.exception("provider %s: on_registered failed", self.provider_id)
+        if session is not None:
+            self._session = session
         self._core.registered(plan)
         return plan.response()
 
