@@ -72,8 +72,8 @@ would drop the answer (counted as ``late`` in :attr:`Provider.stats`).
 **Layers.** This module is the threaded driver: it does the I/O and the
 waiting. What to register, the reference tables, the answers and every other
 decision are in :mod:`homed.provider_core` (with :mod:`homed.registration`,
-:mod:`homed.commands`, :mod:`homed.refs`), which ``homed.aio.Provider`` drives
-too.
+:mod:`homed.commands`, :mod:`homed.refs`, and :mod:`homed.provider_base` for
+what both providers show of it), which ``homed.aio.Provider`` drives too.
 """
 
 from __future__ import annotations
@@ -89,7 +89,8 @@ from .accessories import accessory_message
 from .client import Client
 from .commands import Job
 from .errors import DeadlineExceeded, HomedError
-from .provider_core import ProviderBase, Session, open_refused
+from .provider_base import ProviderBase, Session
+from .provider_core import open_refused
 from .refs import INFORMATION_SERVICE, Ref
 from .registration import MAX_ACCESSORIES_PER_CALL, RegistrationPlan
 from .values import _set_status, from_value, status_of, to_value  # noqa: F401 - part of this module's API

@@ -45,7 +45,8 @@ from typing import Callable, Iterable, Optional, Sequence, Set
 from .. import proto as pb
 from ..commands import Job
 from ..errors import DeadlineExceeded, HomedError
-from ..provider_core import ProviderBase, Session, open_refused
+from ..provider_base import ProviderBase, Session
+from ..provider_core import open_refused
 from ..registration import RegistrationPlan
 from .client import Client
 
