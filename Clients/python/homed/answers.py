@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Dict, List, Mapping, Optional, Sequence
 
 from . import proto as pb
-from .values import _set_status, from_value, to_value
+from .values import from_value, set_status, to_value
 
 
 def unanswerable(command, code: int, message: str):
@@ -22,7 +22,7 @@ def unanswerable(command, code: int, message: str):
 def handler_failed(command, error):
     """The handler raised: its error is the answer to the whole command."""
     answer = pb.CommandAnswer(request_id=command.request_id)
-    _set_status(answer, error)
+    set_status(answer, error)
     return answer
 
 
@@ -51,7 +51,7 @@ def read_answer(command, provider_id: str, refs: Sequence, values: Mapping, form
             continue
         value = values[ref]
         if isinstance(value, BaseException):
-            _set_status(read, value)
+            set_status(read, value)
             continue
         try:
             read.value.CopyFrom(to_value(value, formats.get(cid, pb.FORMAT_UNSPECIFIED)))
@@ -93,7 +93,7 @@ def write_answer(command, provider_id: str, refs: Sequence, failed: Optional[Map
             result.code = pb.NOT_FOUND
             result.message = f"provider {provider_id!r} registered no characteristic with id {write.characteristic_id}"
         elif ref in failed and failed[ref] is not None:
-            _set_status(result, failed[ref])
+            set_status(result, failed[ref])
     return answer
 
 

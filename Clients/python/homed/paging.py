@@ -3,21 +3,19 @@ depend on how a call is made, so that the synchronous and the asyncio clients
 share it.
 
     pages = HomePages(home_id, page_size)
-    while True:
+    request = pages.request()
+    while request is not None:
         try:
-            page = client.call("GetHome", pages.request())
-        except ResourceExhausted:
-            if pages.shrink():
-                continue
-            raise
-        if pages.add(page):
-            return pages.home
+            request = pages.take(client.call("GetHome", request))
+        except HomedError as error:
+            request = pages.refused(error)  # the same page, smaller; or raises
+    return pages.home
 """
 
 from __future__ import annotations
 
 from . import proto as pb
-from .errors import InvalidArgument
+from .errors import HomedError, InvalidArgument
 
 
 class HomePages:
@@ -43,6 +41,19 @@ class HomePages:
             return False
         self.page_size //= 2
         return True
+
+    def take(self, page):
+        """Takes in one page; returns the request for the next, None once the
+        last has come (then ``home`` is whole)."""
+        return None if self.add(page) else self.request()
+
+    def refused(self, error: HomedError):
+        """A page was refused with ``error``: the request to make instead (half
+        as large, after RESOURCE_EXHAUSTED: larger than a frame). Raises
+        ``error`` when asking again cannot help."""
+        if error.code == pb.RESOURCE_EXHAUSTED and self.shrink():
+            return self.request()
+        raise error
 
     def add(self, page) -> bool:
         """Takes in one page; True once the last has come (then ``home`` is whole)."""

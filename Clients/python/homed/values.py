@@ -145,7 +145,12 @@ def status_of(error) -> Tuple[int, str]:
     return pb.UNKNOWN, str(error)
 
 
-def _set_status(item, error) -> None:
+def set_status(item, error) -> None:
+    """Sets ``code`` and ``message`` of an answer or one of its items from a
+    handler's error (see :func:`status_of`); never OK."""
     code, message = status_of(error)
     item.code = code if code != pb.OK else pb.UNKNOWN
     item.message = message
+
+
+_set_status = set_status  # the name it had

@@ -388,6 +388,48 @@ def test_a_late_answer_is_dropped_and_changes_nothing(homed_db, processes, clien
     assert provider_info(client, "pyfix").timeouts >= 1
 
 
+def test_a_command_whose_deadline_passed_while_it_waited_for_a_worker_is_not_handled(homed_db, client):
+    # One worker, stuck for a second on the first read: the second read's
+    # deadline passes while it waits, so its handler must not run at all.
+    handled = []
+
+    def on_read(refs):
+        handled.append([tuple(r) for r in refs])
+        time.sleep(1.0)
+        return {ref: (ref.characteristic == "On" or 40) for ref in refs}
+
+    lamp = {"key": "lamp-1", "name": "Desk Lamp", "category": "LIGHTBULB", "services": [
+        {"type": "Lightbulb", "characteristics": [{"type": "On", "value": False},
+                                                  {"type": "Brightness", "value": 40}]}]}
+    provider = Provider("pylate", [lamp], on_read=on_read, socket_path=homed_db.socket_path, workers=1).start()
+    try:
+        assert provider.wait_registered(timeout=10), provider.error
+        on, brightness = provider.id_of(("lamp-1", "Lightbulb", "On")), provider.id_of(
+            ("lamp-1", "Lightbulb", "Brightness"))
+        codes = []
+
+        def fresh_read(cid):
+            try:
+                codes.append(client.read([cid], fresh=True, timeout=0.4).reads[0].code)
+            except HomedError as error:
+                codes.append(error.code)
+
+        first = threading.Thread(target=fresh_read, args=(on,))
+        first.start()
+        time.sleep(0.1)
+        fresh_read(brightness)
+        first.join()
+        assert codes == [pb.DEADLINE_EXCEEDED, pb.DEADLINE_EXCEEDED]
+        deadline = time.monotonic() + 5
+        while provider.stats.get("late", 0) < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        stats = provider.stats
+        assert stats.get("late") == 1 and stats.get("reads") == 1, stats
+        assert handled == [[("lamp-1", "Lightbulb", "On")]]
+    finally:
+        provider.stop()
+
+
 def test_two_providers_registering_the_same_key_get_their_own_accessories(homed_db, processes, client):
     alpha, registered_alpha = start_provider(homed_db, processes, provider_id="alpha", spec=[LAMP])
     beta, registered_beta = start_provider(homed_db, processes, provider_id="beta", spec=[LAMP])

@@ -25,27 +25,30 @@ once; each read and write runs its handler in a task of its own, so a slow
 device never makes the provider look dead, and handlers may run concurrently
 with each other and with :meth:`Provider.report`. Handlers may be coroutine
 functions or plain functions (a plain one runs on the event loop: keep it
-quick). :meth:`Provider.stop` cancels the handlers still running.
+quick). A read or write whose deadline has passed before its handler could
+start is not handled (``late`` in :attr:`Provider.stats`). :meth:`Provider.stop`
+cancels the handlers still running.
+
+This module is only the asyncio driver: the decisions are
+:class:`homed.provider_core.ProviderCore`'s, which the threaded provider drives
+too.
 """
 
 from __future__ import annotations
 
 import asyncio
-import collections
 import inspect
 import logging
 import time
-from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set
+from typing import Callable, Iterable, Optional, Sequence, Set
 
-from .. import answers
 from .. import proto as pb
-from ..errors import DeadlineExceeded, HomedError, Internal, InvalidArgument, NotFound, Unavailable, error_for
-from ..provider import (
-    _PERMANENT, MAX_ACCESSORIES_PER_CALL, Ref, _references, _set_status, _without_values, accessory_message,
-    to_value,
-)
+from ..commands import Job
+from ..errors import DeadlineExceeded, HomedError
+from ..provider_base import ProviderBase, Session
+from ..provider_core import open_refused
+from ..registration import RegistrationPlan
 from .client import Client
-from .stream import Stream
 
 __all__ = ["Provider"]
 
@@ -54,16 +57,6 @@ log = logging.getLogger("homed.aio.provider")
 
 async def _maybe_await(value):
     return await value if inspect.isawaitable(value) else value
-
-
-class _Session:
-    """One connection's command stream."""
-
-    def __init__(self, client: Client, stream: Stream):
-        self.client = client
-        self.stream = stream
-        self.ended = asyncio.Event()
-        self.reason: Optional[HomedError] = None
 
 
 class _Changes:
@@ -84,7 +77,7 @@ class _Changes:
             pass
 
 
-class Provider:
+class Provider(ProviderBase):
     """An accessory provider on asyncio (see the module's docstring, and
     :class:`homed.provider.Provider` for every parameter). ``on_read(refs)``
     and ``on_write(values, atomic)`` may be coroutine functions.
@@ -97,46 +90,14 @@ class Provider:
                  client_name: Optional[str] = None, *, home_id: int = 0, on_registered: Optional[Callable] = None,
                  call_timeout: float = 10.0, min_backoff: float = 0.1, max_backoff: float = 5.0,
                  max_frame_size: int = 0, takeover_wait: float = 3.0):
-        self.provider_id = provider_id
-        self.on_read = on_read
-        self.on_write = on_write
-        self.socket_path = socket_path
-        self.client_name = client_name or f"provider {provider_id}"
-        self.home_id = home_id
-        self.on_registered = on_registered
-        self.call_timeout = call_timeout
-        self.min_backoff = min_backoff
-        self.max_backoff = max_backoff
-        self.max_frame_size = max_frame_size
-        self.takeover_wait = takeover_wait
-        #: The keys the daemon knew from this provider when the stream last opened.
-        self.known_keys: List[str] = []
-        #: The daemon's ping interval (ms), from the last ``opened``.
-        self.ping_interval_ms = 0
-
-        self._accessories: "collections.OrderedDict[str, object]" = collections.OrderedDict()
-        for accessory in accessories:
-            message = accessory_message(accessory)
-            if message.key in self._accessories:
-                raise ValueError(f"accessory key {message.key!r} is given twice")
-            self._accessories[message.key] = message
-        self._removed: set = set()  # removed while not connected: removed at the next registration
-        self._ids: Dict[Ref, int] = {}
-        self._refs: Dict[int, Ref] = {}
-        self._formats: Dict[int, int] = {}
-        self._characteristics: Dict[int, object] = {}
-        self._accessory_ids: Dict[str, int] = {}
-        self._key_ids: Dict[str, List[int]] = {}
-        self._session: Optional[_Session] = None  # set once registered
+        super().__init__(provider_id, accessories, on_read, on_write, socket_path, client_name, home_id,
+                         on_registered, call_timeout, min_backoff, max_backoff, max_frame_size, takeover_wait)
+        self._session: Optional[Session] = None  # set once registered
         self._client: Optional[Client] = None  # the current connection, registered or not
-        self._registering = 0
-        self._registrations = 0
-        self._sent_keys: set = set()
         self._error: Optional[BaseException] = None
         self._running = False
         self._task: Optional["asyncio.Task[None]"] = None
         self._handlers: Set["asyncio.Task[None]"] = set()
-        self._stats = collections.Counter()
         # Made in the provider's event loop, on first use (Python < 3.10 binds
         # them to a loop when they are made).
         self._stop_event: Optional[asyncio.Event] = None
@@ -166,34 +127,20 @@ class Provider:
             raise RuntimeError(f"provider {self.provider_id!r} is already running")
         self._running = True
         self._error = None
-        backoff = self.min_backoff
-        held_since = None  # when OpenProvider was first refused with ALREADY_EXISTS
+        policy = self._reconnecting()
         try:
             while not self._stop_event.is_set():
-                registered = False
                 try:
-                    registered = await self._serve_once()
-                    held_since = None
-                except HomedError as error:
-                    if getattr(error, "held", False):
-                        held_since = held_since if held_since is not None else time.monotonic()
-                        if time.monotonic() - held_since < self.takeover_wait:
-                            error.permanent = False
-                            log.warning("provider %s: %s; trying again", self.provider_id, error.message)
-                    if getattr(error, "permanent", False):
+                    policy.served(await self._serve_once())
+                except (HomedError, OSError) as error:
+                    if policy.failed(error, time.monotonic()):
                         self._error = error
                         raise
-                    log.info("provider %s: %s", self.provider_id, error)
-                except OSError as error:
-                    log.debug("provider %s: cannot connect: %s", self.provider_id, error)
                 if self._stop_event.is_set():
                     break
-                if registered:
-                    backoff = self.min_backoff
                 self._count("reconnects")
-                if await self._stopped_within(backoff):
+                if await self._stopped_within(policy.wait()):
                     break
-                backoff = min(backoff * 2, self.max_backoff)
         finally:
             self._running = False
             self._cancel_handlers()
@@ -251,39 +198,12 @@ class Provider:
     async def __aexit__(self, *exc) -> None:
         await self.stop()
 
-    @property
-    def error(self) -> Optional[BaseException]:
-        """Why :meth:`run` ended, if it ended with an error."""
-        return self._error
-
-    @property
-    def connected(self) -> bool:
-        """True while registered on a live connection."""
-        session = self._session
-        return session is not None and not session.ended.is_set()
-
-    @property
-    def registrations(self) -> int:
-        """How many registrations succeeded (each reconnection adds one, and each update)."""
-        return self._registrations
-
-    @property
-    def stats(self) -> Dict[str, int]:
-        """Counters: ``pings``, ``reads``, ``writes`` (commands answered),
-        ``answers_dropped``, ``registrations``, ``sessions``, ``reconnects``."""
-        stats = dict(self._stats)
-        stats["registrations"] = self._registrations
-        return stats
-
-    def _count(self, name: str) -> None:
-        self._stats[name] += 1
-
     async def wait_registered(self, timeout: Optional[float] = None, count: int = 1) -> bool:
         """Waits until ``count`` registrations have succeeded; False on timeout,
         or at once when :meth:`run` ended (see :attr:`error`)."""
         self._loop_objects()
         deadline = None if timeout is None else time.monotonic() + timeout
-        while self._registrations < count:
+        while self._core.registrations < count:
             if self._error is not None or (self._task is not None and self._task.done()):
                 return False
             remaining = None if deadline is None else deadline - time.monotonic()
@@ -306,15 +226,12 @@ class Provider:
             if self._stop_event.is_set():
                 return False
             stream = client.stream("OpenProvider", pb.OpenProviderRequest(provider_id=self.provider_id))
-            session = _Session(client, stream)
-            opened = await self._first_command(session)
-            self.known_keys = list(opened.known_keys)
-            self.ping_interval_ms = opened.ping_interval_ms
-            self._count("sessions")
+            session = Session(client, stream, asyncio.Event())
+            await self._first_command(session)
             commands = asyncio.ensure_future(self._serve_commands(session))
             await self._register_session(session)
             registered = True
-            log.info("provider %s: registered %d accessories", self.provider_id, len(self._accessories))
+            log.info("provider %s: registered %d accessories", self.provider_id, len(self._core.accessories))
             stopping = asyncio.ensure_future(self._stop_event.wait())
             try:
                 await asyncio.wait([commands, stopping], return_when=asyncio.FIRST_COMPLETED)
@@ -333,22 +250,16 @@ class Provider:
             self._changed()
         return registered
 
-    async def _first_command(self, session: _Session):
+    async def _first_command(self, session: Session) -> None:
         try:
             command = await session.stream.get(timeout=self.call_timeout)
         except TimeoutError:
             raise DeadlineExceeded("OpenProvider: no answer from the daemon") from None
         except HomedError as error:
-            error.permanent = error.code in (pb.INVALID_ARGUMENT, pb.ALREADY_EXISTS)
-            error.held = error.code == pb.ALREADY_EXISTS
-            raise
-        if command is None:
-            raise Unavailable("the daemon ended the command stream at once")
-        if command.WhichOneof("command") != "opened":
-            raise Internal(f"OpenProvider: the first command is {command.WhichOneof('command')}, not opened")
-        return command.opened
+            raise open_refused(error)
+        self._core.opened(command)
 
-    async def _serve_commands(self, session: _Session) -> None:
+    async def _serve_commands(self, session: Session) -> None:
         """The command loop: pings answered here, at once; reads and writes in tasks."""
         try:
             async for command in session.stream:
@@ -357,7 +268,8 @@ class Provider:
                     self._answer_now(session, pb.CommandAnswer(request_id=command.request_id))
                     self._count("pings")
                 elif kind in ("read", "write"):
-                    task = asyncio.ensure_future(self._handle(session, command))
+                    job = Job(command, self.provider_id, received_at=time.monotonic())
+                    task = asyncio.ensure_future(self._handle(session, job))
                     self._handlers.add(task)
                     task.add_done_callback(self._handlers.discard)
         except HomedError as error:
@@ -366,14 +278,14 @@ class Provider:
             session.ended.set()
             self._changed()
 
-    def _answer_now(self, session: _Session, answer) -> None:
+    def _answer_now(self, session: Session, answer) -> None:
         """Sends an answer without waiting for its response (a ping's)."""
         try:
             session.client.open_call("AnswerCommand", answer.SerializeToString(), self.call_timeout)
         except HomedError as error:
             log.debug("provider %s: answer to request %d not sent: %s", self.provider_id, answer.request_id, error)
 
-    async def _answer(self, session: _Session, answer):
+    async def _answer(self, session: Session, answer):
         """Sends an answer; returns the AnswerCommandResponse (None when the
         connection is gone)."""
         try:
@@ -382,264 +294,106 @@ class Provider:
             log.debug("provider %s: answer to request %d not sent: %s", self.provider_id, answer.request_id, error)
             return None
 
-    async def _handle(self, session: _Session, command) -> None:
-        kind = command.WhichOneof("command")
-        deadline = time.monotonic() + (command.timeout_ms or 5000) / 1000.0
+    async def _handle(self, session: Session, job: Job) -> None:
+        """One read or write, in a task: not at all once its deadline has
+        passed, else with its handler, and answered."""
+        handler = self._handler(job)
         try:
-            if kind == "read":
-                answer = await self._read_answer(command, deadline)
-            else:
-                answer = await self._write_answer(command, deadline)
+            while True:  # a registration under way may yet name the command's ids
+                wait = self._core.refs_wait(job, time.monotonic())
+                if wait <= 0:
+                    break
+                await self._changes.wait(wait)
+            answer = self._core.begin(job, handler is not None, time.monotonic())
+            if job.late:
+                return
+            if answer is None:
+                try:
+                    answer = job.finish(await _maybe_await(handler(*job.args)))
+                except asyncio.CancelledError:
+                    raise
+                except Exception as error:  # noqa: BLE001 - the handler's failure is the answer
+                    answer = job.failed(error)
         except asyncio.CancelledError:
             raise
         except Exception as error:  # noqa: BLE001 - never leave a command unanswered
-            log.exception("provider %s: %s command %d failed", self.provider_id, kind, command.request_id)
-            answer = pb.CommandAnswer(request_id=command.request_id)
-            _set_status(answer, error)
-        response = await self._answer(session, answer)
-        self._stats[kind + "s"] += 1
-        if response is not None and not response.accepted:
-            self._stats["answers_dropped"] += 1
-            log.warning("provider %s: the daemon dropped the answer to %s %d (it came after its %d ms)",
-                        self.provider_id, kind, command.request_id, command.timeout_ms)
-
-    async def _resolve(self, ids: Iterable[int], deadline: float) -> List[Optional[Ref]]:
-        """The refs of these ids; waits (until the deadline) for a registration in
-        flight to name ids it does not know yet."""
-        ids = list(ids)
-        while self._registering and any(i not in self._refs for i in ids):
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
-            await self._changes.wait(remaining)
-        return [self._refs.get(i) for i in ids]
-
-    async def _read_answer(self, command, deadline: float):
-        if self.on_read is None:
-            return answers.no_reader(command, self.provider_id)
-        refs = await self._resolve(command.read.characteristic_ids, deadline)
-        asked = answers.asked(refs)
-        try:
-            values = (await _maybe_await(self.on_read(asked)) if asked else None) or {}
-        except Exception as error:  # noqa: BLE001 - the handler's failure is the answer
-            return answers.handler_failed(command, error)
-        return answers.read_answer(command, self.provider_id, refs, values, self._formats)
-
-    async def _write_answer(self, command, deadline: float):
-        if self.on_write is None:
-            return answers.no_writer(command, self.provider_id)
-        refs = await self._resolve((w.characteristic_id for w in command.write.writes), deadline)
-        refusal = answers.atomic_write_refusal(command, self.provider_id, refs)
-        if refusal is not None:
-            return refusal
-        values = answers.write_values(command, refs, self._formats)
-        try:
-            failed = await _maybe_await(self.on_write(values, command.write.atomic)) if values else None
-        except Exception as error:  # noqa: BLE001 - the handler's failure is the answer
-            return answers.handler_failed(command, error)
-        return answers.write_answer(command, self.provider_id, refs, failed)
+            log.exception("provider %s: %s command %d failed", self.provider_id, job.kind, job.request_id)
+            answer = job.crashed(error)
+        self._core.answered(job, await self._answer(session, answer))
 
     # -- registration -------------------------------------------------------------
 
-    def _registration_request(self, accessories, remove_keys=()):
-        request = pb.RegisterAccessoriesRequest(home_id=self.home_id)
-        request.accessories.extend(accessories)
-        request.remove_keys.extend(remove_keys)
-        return request
-
-    async def _register_session(self, session: _Session) -> None:
+    async def _register_session(self, session: Session) -> None:
         """Registers every accessory on a new connection (values left out after
         the first time when on_read can tell the current ones), and removes the
         keys removed while disconnected that the daemon knows."""
         async with self._register_lock:
-            accessories = list(self._accessories.values())
-            known = set(self.known_keys)
-            removed = sorted(k for k in self._removed if k in known)
-            if self.on_read is not None:
-                accessories = [_without_values(a) if a.key in self._sent_keys else a for a in accessories]
-            self._registering += 1
+            plan = self._core.session_plan(self.on_read is not None, session.client.max_frame_size)
+            self._core.registering += 1
             try:
-                await self._register(session.client, accessories, removed)
-                self._removed.clear()  # the others were not known to the daemon
-                self._sent_keys.update(a.key for a in accessories)
-                self._session = session
-                self._registered()
+                await self._register(session.client, plan, session)
             finally:
-                self._registering -= 1
-                self._changed()
+                self._registration_over()
 
-    async def _register(self, client: Client, accessories, remove_keys=()):
-        """Registers in as many calls as it takes: at most 1 000 accessories per
-        call, bridges first, each call's request and response within the frame
-        size. Returns one response with every accessory (and the last seq)."""
-        accessories = list(accessories)
-        if len(accessories) > MAX_ACCESSORIES_PER_CALL:
-            bridges = {a.bridge_key for a in accessories if a.bridge_key}
-            accessories = [a for a in accessories if a.key in bridges] + \
-                [a for a in accessories if a.key not in bridges]
-        responses: list = []
-        for start in range(0, max(1, len(accessories)), MAX_ACCESSORIES_PER_CALL):
-            await self._register_batch(client, accessories[start:start + MAX_ACCESSORIES_PER_CALL],
-                                       remove_keys if start == 0 else (), responses)
-        merged = pb.RegisterAccessoriesResponse()
-        for response in responses:
-            merged.accessories.extend(response.accessories)
-            merged.seq = max(merged.seq, response.seq)
-        return merged
-
-    async def _register_batch(self, client: Client, accessories, remove_keys, responses) -> None:
-        if len(accessories) > 1:
-            size = self._registration_request(accessories, remove_keys).ByteSize()
-            if size + 1024 > client.max_frame_size:  # the request alone would not fit a frame
-                half = len(accessories) // 2
-                await self._register_batch(client, accessories[:half], remove_keys, responses)
-                await self._register_batch(client, accessories[half:], (), responses)
-                return
-        try:
-            responses.append(await self._register_call(client, accessories, remove_keys))
-        except HomedError as error:
-            if error.code != pb.RESOURCE_EXHAUSTED or len(accessories) <= 1:
-                raise
-            # The response did not fit a frame, but the registration took effect:
-            # register the same again in halves to learn the ids.
-            half = len(accessories) // 2
-            await self._register_batch(client, accessories[:half], (), responses)
-            await self._register_batch(client, accessories[half:], (), responses)
-
-    async def _register_call(self, client: Client, accessories, remove_keys):
-        try:
-            response = await client.call("RegisterAccessories",
-                                         self._registration_request(accessories, remove_keys),
-                                         timeout=self.call_timeout)
-        except HomedError as error:
-            error.permanent = error.code in _PERMANENT
-            raise
-        self._install(accessories, response, remove_keys)
-        if self.on_registered is not None:
+    async def _register(self, client: Client, plan: RegistrationPlan, session: Optional[Session] = None):
+        """Makes the calls of a registration plan; returns one response with
+        every accessory (and the last seq). ``session``: the session a new
+        connection registers for, connected before the registration counts."""
+        for batch in iter(plan.next_batch, None):
             try:
-                await _maybe_await(self.on_registered(response))
-            except Exception:  # noqa: BLE001 - a callback's bug must not end the provider
-                log.exception("provider %s: on_registered failed", self.provider_id)
-        return response
+                response = await client.call("RegisterAccessories", batch.request, timeout=self.call_timeout)
+            except HomedError as error:
+                if plan.retry(batch, error):
+                    continue
+                raise
+            plan.done(batch, response)
+            self._core.installed(batch, response)
+            self._changed()
+            if self.on_registered is not None:
+                try:
+                    await _maybe_await(self.on_registered(response))
+                except Exception:  # noqa: BLE001 - a callback's bug must not end the provider
+                    log.exception("provider %s: on_registered failed", self.provider_id)
+        if session is not None:
+            self._session = session
+        self._core.registered(plan)
+        return plan.response()
 
-    def _install(self, accessories, response, removed=()) -> None:
-        for key in removed:
-            self._forget(key)
-        by_key = {a.key: a for a in accessories}
-        for position, accessory in enumerate(response.accessories):
-            key = accessory.provider_key or (accessories[position].key if position < len(accessories) else "")
-            self._forget(key)
-            self._accessory_ids[key] = accessory.id
-            references = _references(accessory, by_key.get(key))
-            self._key_ids[key] = list(references)
-            for cid, (ref, characteristic) in references.items():
-                self._ids[ref] = cid
-                self._refs[cid] = ref
-                self._formats[cid] = characteristic.metadata.format
-                self._characteristics[cid] = characteristic
+    def _registration_over(self) -> None:
+        """A registration is over (done or failed): wake whoever waits on it."""
+        self._core.registering -= 1
         self._changed()
-
-    def _registered(self) -> None:
-        self._registrations += 1
-        self._changed()
-
-    def _forget(self, key: str) -> None:
-        self._accessory_ids.pop(key, None)
-        for cid in self._key_ids.pop(key, ()):
-            ref = self._refs.pop(cid, None)
-            if ref is not None and self._ids.get(ref) == cid:
-                del self._ids[ref]
-            self._formats.pop(cid, None)
-            self._characteristics.pop(cid, None)
 
     async def update(self, accessories: Sequence) -> Optional[object]:
         """Adds accessories, or replaces those with the same keys, now (when
         connected) and at every later registration. Returns the
         RegisterAccessoriesResponse, or None when not connected. Raises
         HomedError when the daemon refuses them (and then keeps the previous set)."""
-        self._loop_objects()
-        messages = [accessory_message(a) for a in accessories]
-        async with self._register_lock:
-            previous = collections.OrderedDict(self._accessories)
-            for message in messages:
-                self._accessories[message.key] = message
-                self._removed.discard(message.key)
-            session = self._session if self.connected else None
-            if session is None:
-                return None
-            self._registering += 1
-            try:
-                response = await self._register(session.client, messages)
-                self._sent_keys.update(m.key for m in messages)
-                self._registered()
-                return response
-            except HomedError:
-                self._accessories = previous
-                raise
-            finally:
-                self._registering -= 1
-                self._changed()
+        return await self._change(self._core.stage_update, accessories)
 
     async def remove(self, keys: Iterable[str]) -> Optional[object]:
         """Removes these accessories (and what referred to them in the home).
         When not connected, they are removed at the next registration. Returns
         the response, or None when not connected."""
+        return await self._change(self._core.stage_remove, keys)
+
+    async def _change(self, stage, items) -> Optional[object]:
         self._loop_objects()
-        keys = list(keys)
         async with self._register_lock:
-            for key in keys:
-                self._accessories.pop(key, None)
-            session = self._session if self.connected else None
-            if session is None:
-                self._removed.update(keys)
+            change = stage(items, self.connected)
+            client = self._change_client(change)
+            if client is None:
                 return None
-            known = [k for k in keys if k in self._accessory_ids]
-            if not known:
-                return None
-            self._registering += 1
             try:
-                response = await self._register(session.client, [], known)
-                self._registered()
-                return response
+                return await self._register(client, self._core.plan(change.accessories, change.remove_keys,
+                                                                    client.max_frame_size))
+            except HomedError:
+                self._core.undo(change)
+                raise
             finally:
-                self._registering -= 1
-                self._changed()
-
-    # -- names and ids --------------------------------------------------------------
-
-    @property
-    def accessories(self) -> List[object]:
-        """The accessories as they are registered now (copies)."""
-        return [accessory_message(a) for a in self._accessories.values()]
-
-    @property
-    def refs(self) -> List[Ref]:
-        """Every characteristic registered, as refs."""
-        return list(self._ids)
-
-    def id_of(self, ref) -> Optional[int]:
-        """The daemon's id of a characteristic, once registered."""
-        return self._ids.get(Ref(*ref))
-
-    def ref_of(self, characteristic_id: int) -> Optional[Ref]:
-        return self._refs.get(characteristic_id)
-
-    def accessory_id(self, key: str) -> Optional[int]:
-        """The daemon's id of an accessory, once registered."""
-        return self._accessory_ids.get(key)
-
-    def characteristic(self, ref):
-        """The ``pb.Characteristic`` as last registered (format, range, …), or None."""
-        cid = self._ids.get(Ref(*ref))
-        return None if cid is None else self._characteristics.get(cid)
+                self._registration_over()
 
     # -- changes from the devices ---------------------------------------------------
-
-    def _connected_session(self) -> _Session:
-        session = self._session
-        if session is None or session.ended.is_set():
-            raise Unavailable(f"provider {self.provider_id!r} is not connected to homed")
-        return session
 
     async def report(self, values) -> int:
         """Reports values the devices now hold, in one call: ``{ref: value}``, or
@@ -648,34 +402,13 @@ class Provider:
         registered, InvalidArgument for a value its format cannot take, or the
         first value the daemon refused (the others are applied)."""
         session = self._connected_session()
-        pairs = list(values.items()) if isinstance(values, Mapping) else list(values)
-        report = pb.ValueReport()
-        for ref, value in pairs:
-            ref = Ref(*ref)
-            cid = self._ids.get(ref)
-            if cid is None:
-                raise NotFound(f"provider {self.provider_id!r} registered no characteristic {ref}")
-            try:
-                converted = to_value(value, self._formats.get(cid, pb.FORMAT_UNSPECIFIED))
-            except (TypeError, ValueError) as error:
-                raise InvalidArgument(f"{ref}: {error}") from None
-            report.values.add(characteristic_id=cid, value=converted)
-        return await self._send_report(session, report)
+        return await self._send_report(session, self._core.value_report(values))
 
     async def set_reachable(self, accessory_key: str, reachable: bool) -> int:
         """Says whether one of its devices answers. Returns the daemon's sequence number."""
         session = self._connected_session()
-        accessory_id = self.accessory_id(accessory_key)
-        if accessory_id is None:
-            raise NotFound(f"provider {self.provider_id!r} registered no accessory with key {accessory_key!r}")
-        report = pb.ValueReport()
-        report.reachability.add(accessory_id=accessory_id, reachable=bool(reachable))
-        return await self._send_report(session, report)
+        return await self._send_report(session, self._core.reachability_report(accessory_key, reachable))
 
-    async def _send_report(self, session: _Session, report) -> int:
+    async def _send_report(self, session: Session, report) -> int:
         response = await session.client.call("ReportValues", report, timeout=self.call_timeout)
-        for rejected in response.rejected:
-            if rejected.code != pb.OK:
-                ref = self.ref_of(rejected.characteristic_id)
-                raise error_for(rejected.code, f"{ref}: {rejected.message}" if ref else rejected.message)
-        return response.seq
+        return self._core.report_seq(response)

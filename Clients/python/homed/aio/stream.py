@@ -6,8 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Optional
 
-from .. import proto as pb
-from ..errors import error_for
+from ..client_core import StreamEnd
 
 __all__ = ["Stream", "Subscription"]
 
@@ -23,9 +22,7 @@ class Stream:
     def __init__(self, client, call, response_class=None):
         self._client = client
         self._call = call
-        self._response_class = response_class
-        self._cancelled = False
-        self._done = False
+        self._end = StreamEnd(response_class)
 
     @property
     def call_id(self) -> int:
@@ -39,13 +36,13 @@ class Stream:
     @property
     def done(self) -> bool:
         """True once the stream has ended (its status, or the connection's end, was taken)."""
-        return self._done
+        return self._end.done
 
     async def get(self, timeout: Optional[float] = None):
         """The next message; None once the stream has ended normally. Raises
         TimeoutError when nothing comes within ``timeout`` seconds (the stream
         goes on)."""
-        if self._done:
+        if self._end.done:
             return None
         if timeout is None:
             item = await self._call.items.get()
@@ -54,16 +51,7 @@ class Stream:
                 item = await asyncio.wait_for(self._call.items.get(), timeout)
             except asyncio.TimeoutError:
                 raise TimeoutError(f"no stream message within {timeout} s") from None
-        if item[0] == "message":
-            return self._response_class.FromString(item[1]) if self._response_class else item[1]
-        self._done = True
-        if item[0] == "status":
-            if item[1] == pb.OK or (item[1] == pb.CANCELLED and self._cancelled):
-                return None
-            raise error_for(item[1], item[2])
-        if self._cancelled:
-            return None
-        raise item[1]
+        return self._end.message(item)
 
     def __aiter__(self) -> "Stream":
         return self
@@ -77,8 +65,7 @@ class Stream:
     def cancel(self) -> None:
         """Asks the daemon to end the stream; iterating then stops after the
         messages already on their way."""
-        if not self._done and not self._cancelled:
-            self._cancelled = True
+        if self._end.cancel():
             self._client.cancel_call(self._call)
 
     async def aclose(self) -> None:
