@@ -34,10 +34,9 @@ extension HomeGraph {
 
     /// A home's accessories grouped by room, for output.
     ///
-    /// Rooms come in the home's order, which starts with the default room, as
-    /// HomeKit clients list `[roomForEntireHome()] + rooms` (Apple's HMCatalog); rooms
-    /// without accessories are included, with none. Within a room, accessories are
-    /// by name.
+    /// Rooms come in the home's order, which starts with the default room (the room
+    /// for the entire home, then the rooms as they were added); rooms without
+    /// accessories are included, with none. Within a room, accessories are by name.
     public func accessoriesByRoom(homeID: ObjectID) throws(HomeError) -> [(room: Room, accessories: [Accessory])] {
         let home = try requireHome(homeID)
         var byRoom: [ObjectID: [Accessory]] = [:]

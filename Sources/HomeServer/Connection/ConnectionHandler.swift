@@ -34,17 +34,17 @@ final class ConnectionHandler: ChannelDuplexHandler {
     private(set) var frames: NIOSingleStepByteToMessageProcessor<FrameDecoder>
     let session = ConnectionSession()
     var connectionID: UInt64 = 0
-    private var helloTimeout: Scheduled<Void>?
+    var helloTimeout: Scheduled<Void>?
     /// Runs while part of a frame is buffered: a client that starts a frame must finish it.
-    private var partialFrameTimeout: Scheduled<Void>?
+    var partialFrameTimeout: Scheduled<Void>?
     var deadlines: [UInt64: Scheduled<Void>] = [:]
     /// Liveness: whether a frame came since the last keepalive check, and the
     /// nonce of a ping still unanswered.
-    private var keepalive: RepeatedTask?
+    var keepalive: RepeatedTask?
     /// The connection failed and its close is lingering (see `fail`).
-    private var failed = false
-    private var heardSinceCheck = false
-    private var unansweredPing: UInt64?
+    var failed = false
+    var heardSinceCheck = false
+    var unansweredPing: UInt64?
     var context: ChannelHandlerContext?
 
     init(
@@ -99,31 +99,6 @@ final class ConnectionHandler: ChannelDuplexHandler {
         context.fireChannelActive()
     }
 
-    /// Pings a connection with open calls that was silent for a whole interval, and
-    /// closes it when it stays silent for another: a client that stopped reading
-    /// must not pin its streams' memory forever. Idle connections with no open call
-    /// (a blocking client between calls) cost nothing and are left alone.
-    private func checkLiveness() {
-        guard let context, machine.phase != .awaitingHello else { return }
-        if heardSinceCheck || machine.calls.isEmpty {
-            heardSinceCheck = false
-            unansweredPing = nil
-            return
-        }
-        if let nonce = unansweredPing {
-            fail(
-                context,
-                HomeError(
-                    .deadlineExceeded,
-                    "no answer to the daemon's ping \(nonce) within "
-                        + "\(configuration.keepaliveIntervalMs) ms; closing the connection"))
-            return
-        }
-        let nonce = UInt64.random(in: 1...UInt64.max)
-        unansweredPing = nonce
-        context.writeAndFlush(wrapOutboundOut(WireFrame(callID: 0, body: .ping(nonce: nonce)).encoded()), promise: nil)
-    }
-
     func channelInactive(context: ChannelHandlerContext) {
         helloTimeout?.cancel()
         partialFrameTimeout?.cancel()
@@ -141,25 +116,6 @@ final class ConnectionHandler: ChannelDuplexHandler {
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         logger.debug("connection error: \(error)")
         context.close(promise: nil)
-    }
-
-    /// Answers on call 0 and closes: the connection itself is unusable.
-    /// Ends the connection with a status on call 0. The close lingers: only the
-    /// output is shut at once, and what the client still sends is read and dropped
-    /// until it closes too (or a second passes), because closing a socket with
-    /// unread input resets it and the client would lose the status.
-    func fail(_ context: ChannelHandlerContext, _ error: HomeError) {
-        guard !failed else { return }
-        failed = true
-        logger.info("closing connection: \(error)")
-        let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(WireFrame(callID: 0, body: .status(error)).encoded()))
-            .whenComplete { _ in
-                let shutOutput = channel.eventLoop.makePromise(of: Void.self)
-                shutOutput.futureResult.whenFailure { _ in channel.close(promise: nil) }
-                channel.close(mode: .output, promise: shutOutput)
-                channel.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
-            }
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
@@ -212,28 +168,6 @@ final class ConnectionHandler: ChannelDuplexHandler {
             frames = NIOSingleStepByteToMessageProcessor(FrameDecoder(maxFrameSize: configuration.maxFrameSize))
         }
         watchPartialFrame(context)
-    }
-
-    /// A frame begun must be finished within `frameTimeoutMs`; a client that sends
-    /// half a frame and stops is closed with DEADLINE_EXCEEDED, not held forever.
-    private func watchPartialFrame(_ context: ChannelHandlerContext) {
-        guard frames.unprocessedBytes > 0 else {
-            partialFrameTimeout?.cancel()
-            partialFrameTimeout = nil
-            return
-        }
-        guard partialFrameTimeout == nil else { return }
-        let timeout = configuration.frameTimeoutMs
-        partialFrameTimeout = context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(timeout)) {
-            [weak self] in
-            guard let self, let context = self.context, self.frames.unprocessedBytes > 0 else { return }
-            self.fail(
-                context,
-                HomeError(
-                    .deadlineExceeded,
-                    "a frame was left incomplete for \(timeout) ms "
-                        + "(\(self.frames.unprocessedBytes) bytes received)"))
-        }
     }
 
     private func receive(_ context: ChannelHandlerContext, _ body: ByteBuffer) {
@@ -289,17 +223,4 @@ final class ConnectionHandler: ChannelDuplexHandler {
         }
     }
 
-    // MARK: Shutdown
-
-    private func goAway(_ context: ChannelHandlerContext, reason: String) {
-        guard let (lastCallID, streams) = machine.goAway() else { return }
-        write(context, WireFrame(callID: 0, body: .goAway(reason: reason, lastCallID: lastCallID)))
-        for stream in streams {
-            stream.finish(with: HomeError(.unavailable, "the daemon is shutting down: \(reason)"))
-        }
-        let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(ByteBuffer())).whenComplete { _ in
-            channel.close(promise: nil)
-        }
-    }
 }

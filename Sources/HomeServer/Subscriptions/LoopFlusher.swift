@@ -6,10 +6,12 @@ internal import NIOCore
 /// A change fanned out to a thousand subscribers then costs one task (and at most
 /// one cross-thread wakeup) per event loop, not one per subscriber, and no
 /// per-change allocation: the pending list is double-buffered and keeps its
-/// capacity. A sink is listed again only after it has flushed (its own
-/// `wakeScheduled` flag), so the list stays within the loop's subscriptions (a
-/// sink flushed directly in between may appear twice; its second flush finds
-/// nothing to send). Flushers live as long as the store: one per event loop.
+/// capacity. A sink is listed again only once a flush has begun taking its events
+/// (its state's `wakeScheduled` flag, which `SubscriptionState.nextBatch` clears),
+/// so the list stays within the loop's subscriptions (a sink flushed directly in
+/// between, by `resumeWriting` or a held value's timer, may appear twice; its
+/// second flush finds nothing to send). Flushers live as long as the store: one
+/// per event loop.
 final class LoopFlusher: Sendable {
     let eventLoop: any EventLoop
 

@@ -136,7 +136,7 @@ struct SubscriptionState {
     }
 
     /// Takes the next batch to send, at most `max` queued events, counting them as
-    /// sent (they are handed to the channel right after).
+    /// sent (they are handed to the call's writer right after).
     mutating func nextBatch(max: Int, nowMs: Int64) -> Batch {
         wakeScheduled = false
         if ended { return .nothing }

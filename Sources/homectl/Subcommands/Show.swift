@@ -4,7 +4,8 @@ internal import HomeModel
 internal import HomeWire
 
 /// `homectl show ACCESSORY`: one accessory's service and characteristic tree, with
-/// properties, metadata and values (what Apple's AccessoryFinder sample shows).
+/// each characteristic's properties, metadata and value: everything a person needs
+/// to write a value that is accepted.
 struct Show: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show an accessory's services and characteristics, with their properties, metadata and values.",
