@@ -7763,7 +7763,7 @@ const ProtobufCMessageDescriptor home__v1__write_characteristics_request__descri
   (ProtobufCMessageInit) home__v1__write_characteristics_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor home__v1__write_result__field_descriptors[4] =
+static const ProtobufCFieldDescriptor home__v1__write_result__field_descriptors[5] =
 {
   {
     "characteristic_id",
@@ -7813,8 +7813,21 @@ static const ProtobufCFieldDescriptor home__v1__write_result__field_descriptors[
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "accessory_id",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__WriteResult, accessory_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned home__v1__write_result__field_indices_by_name[] = {
+  4,   /* field[4] = accessory_id */
   0,   /* field[0] = characteristic_id */
   1,   /* field[1] = code */
   2,   /* field[2] = message */
@@ -7823,7 +7836,7 @@ static const unsigned home__v1__write_result__field_indices_by_name[] = {
 static const ProtobufCIntRange home__v1__write_result__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 4 }
+  { 0, 5 }
 };
 const ProtobufCMessageDescriptor home__v1__write_result__descriptor =
 {
@@ -7833,7 +7846,7 @@ const ProtobufCMessageDescriptor home__v1__write_result__descriptor =
   "Home__V1__WriteResult",
   "home.v1",
   sizeof(Home__V1__WriteResult),
-  4,
+  5,
   home__v1__write_result__field_descriptors,
   home__v1__write_result__field_indices_by_name,
   1,  home__v1__write_result__number_ranges,

@@ -359,6 +359,13 @@ struct ProviderTests {
                     report.rejected.first?.error?.message
                         == "characteristic \(on) belongs to accessory \(provider.accessoryID(ofKey: "lamp")!) of provider \"acme\", not of \"other2\""
                 )
+                // Nor its reachability: the refusal names the accessory, as characteristic 0.
+                let lampID = try #require(provider.accessoryID(ofKey: "lamp"))
+                let reachability = try await secondClient.report(
+                    ValueReport(reachability: [ReachabilityReport(accessoryID: lampID, reachable: false)]))
+                #expect(reachability.rejected.first?.error?.code == .permissionDenied)
+                #expect(reachability.rejected.first?.characteristicID == 0)
+                #expect(reachability.rejected.first?.accessoryID == lampID)
                 task.cancel()
 
                 // An atomic batch spanning the provider and the daemon's own accessories.

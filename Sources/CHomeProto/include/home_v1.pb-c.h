@@ -1119,10 +1119,15 @@ struct  Home__V1__WriteResult
    * value did not change, or the write failed).
    */
   uint64_t seq;
+  /*
+   * In ValueReportResponse.rejected, for a refused reachability report: the
+   * accessory it named (characteristic_id is then 0). 0 everywhere else.
+   */
+  uint64_t accessory_id;
 };
 #define HOME__V1__WRITE_RESULT__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&home__v1__write_result__descriptor) \
-    , 0, HOME__V1__STATUS_CODE__OK, (char *)protobuf_c_empty_string, 0 }
+    , 0, HOME__V1__STATUS_CODE__OK, (char *)protobuf_c_empty_string, 0, 0 }
 
 
 struct  Home__V1__WriteCharacteristicsResponse

@@ -15,10 +15,14 @@ public struct WriteResult: Hashable, Sendable {
     public var error: HomeError?
     /// The sequence number of the value event this write produced; 0 if none.
     public var seq: UInt64
-    public init(characteristicID: ObjectID, error: HomeError? = nil, seq: UInt64 = 0) {
+    /// For a provider's refused reachability report, the accessory it named
+    /// (`characteristicID` is then 0); 0 otherwise.
+    public var accessoryID: ObjectID
+    public init(characteristicID: ObjectID, error: HomeError? = nil, seq: UInt64 = 0, accessoryID: ObjectID = 0) {
         self.characteristicID = characteristicID
         self.error = error
         self.seq = seq
+        self.accessoryID = accessoryID
     }
 }
 

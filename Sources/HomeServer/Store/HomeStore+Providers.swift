@@ -117,12 +117,11 @@ extension HomeStore {
     }
 
     private static func notOwned(accessoryID: ObjectID, provider: String) -> WriteResult {
-        WriteResult(
-            characteristicID: 0,
-            error: HomeError(
-                .permissionDenied,
-                "accessory \(accessoryID) is not one of provider \"\(provider)\"'s; its reachability is not the "
-                    + "provider's to report"))
+        let error = HomeError(
+            .permissionDenied,
+            "accessory \(accessoryID) is not one of provider \"\(provider)\"'s; its reachability is not the "
+                + "provider's to report")
+        return WriteResult(characteristicID: 0, error: error, accessoryID: accessoryID)
     }
 
     /// Sets the reachability of every accessory of a provider (it connected, or

@@ -232,7 +232,7 @@ extension Proto.WriteResult {
     init(_ result: WriteResult) {
         self.init(
             characteristicID: result.characteristicID, code: result.error?.code.wireNumber ?? 0,
-            message: result.error?.message ?? "", seq: result.seq)
+            message: result.error?.message ?? "", seq: result.seq, accessoryID: result.accessoryID)
     }
 }
 
@@ -240,7 +240,7 @@ extension WriteResult {
     init(_ wire: Proto.WriteResult) {
         self.init(
             characteristicID: wire.characteristicID, error: .fromWire(code: wire.code, message: wire.message),
-            seq: wire.seq)
+            seq: wire.seq, accessoryID: wire.accessoryID)
     }
 }
 

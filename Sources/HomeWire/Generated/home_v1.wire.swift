@@ -339,6 +339,9 @@ extension Proto {
         /// The sequence number of the value event this write produced (0 when the
         /// value did not change, or the write failed).
         let seq: UInt64
+        /// In ValueReportResponse.rejected, for a refused reachability report: the
+        /// accessory it named (characteristic_id is then 0). 0 everywhere else.
+        let accessoryID: UInt64
     }
 
     struct WriteCharacteristicsResponse: Sendable {
@@ -2206,6 +2209,7 @@ extension Proto.WriteResult: ProtobufCBridged {
         code = source.code.rawValue
         message = swiftString(source.message)
         seq = source.seq
+        accessoryID = source.accessory_id
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__WriteResult> {
@@ -2215,6 +2219,7 @@ extension Proto.WriteResult: ProtobufCBridged {
         built.pointee.code = Home__V1__StatusCode(rawValue: code)
         if !message.isEmpty { built.pointee.message = arena.cString(message) }
         built.pointee.seq = seq
+        built.pointee.accessory_id = accessoryID
         return built
     }
 }
