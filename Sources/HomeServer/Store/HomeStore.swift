@@ -10,10 +10,14 @@ public import HomeModel
 ///
 /// Every change goes through `commit`, so "apply, number, fan out" is atomic: a
 /// subscriber's snapshot and its stream of changes never overlap or leave a gap.
-/// The lock is held only for in-memory work (and, for layout changes, the save
-/// that makes them durable). An event that several subscribers queue is packed
-/// once, under the lock; every other encoding and every socket write happen later
-/// on each subscriber's event loop, so a publisher never waits for a subscriber.
+/// Besides in-memory work, the lock covers the saves that must be ordered with the
+/// changes they save, so that nothing is published before it is durable and no
+/// change slips between a save and the log it empties: a layout commit's save
+/// (which folds the value log too), a value commit's append to the value log, and
+/// a fold of the log. In-process observers (the automation engine) see each event
+/// under it as well. An event that several subscribers queue is packed once, under
+/// the lock; every other encoding and every socket write happen later on each
+/// subscriber's event loop, so a publisher never waits for a subscriber.
 public final class HomeStore: Sendable {
     public let journalID: String
     /// The last sequence number published, readable without the lock.
