@@ -48,10 +48,15 @@ public final class HomeStore: Sendable {
     /// - Parameters:
     ///   - graph: the initial home graph.
     ///   - journalCapacity: how many recent events are held for resuming clients.
+    ///   - journalByteCapacity: how many bytes of events (their strings and data
+    ///     counted) the journal holds at most, whatever `journalCapacity` says.
     ///   - persistence: where changes are made durable before they are
     ///     acknowledged or published; nil keeps everything in memory.
-    public init(graph: HomeGraph, journalCapacity: Int = 100_000, persistence: (any HomePersistence)? = nil) {
-        let journal = Journal(id: Journal.makeID(), capacity: journalCapacity)
+    public init(
+        graph: HomeGraph, journalCapacity: Int = 100_000, journalByteCapacity: Int = 32 * 1024 * 1024,
+        persistence: (any HomePersistence)? = nil
+    ) {
+        let journal = Journal(id: Journal.makeID(), capacity: journalCapacity, byteCapacity: journalByteCapacity)
         self.journalID = journal.id
         self.startedAtMs = currentTimeMs()
         self.persistence = persistence
