@@ -15,7 +15,9 @@ public import HomeModel
 /// change slips between a save and the log it empties: a layout commit's save
 /// (which folds the value log too), a value commit's append to the value log, and
 /// a fold of the log. In-process observers (the automation engine) see each event
-/// under it as well. An event that several subscribers queue is packed once, under
+/// under it as well. A provider's registration, the largest change, is planned on a
+/// snapshot outside the lock and only installed under it. An event that several
+/// subscribers queue is packed once, under
 /// the lock; every other encoding and every socket write happen later on each
 /// subscriber's event loop, so a publisher never waits for a subscriber.
 public final class HomeStore: Sendable {
@@ -41,6 +43,9 @@ public final class HomeStore: Sendable {
         /// Changes whenever the graph's layout does (never for values or
         /// reachability): subscription filters cache their verdicts per layout.
         var layoutVersion: UInt64 = 0
+        /// Changes with every commit, values included: a change planned on a
+        /// snapshot outside the lock may be installed only while it is unchanged.
+        var graphVersion: UInt64 = 0
     }
 
     private let state: Locked<State>
@@ -104,6 +109,8 @@ public final class HomeStore: Sendable {
         let firstSeq: UInt64
         /// The commit's time: its events' time, and the time of the values it stores.
         let nowMs: Int64
+        /// The store's graph version when the commit began (see `State.graphVersion`).
+        let graphVersion: UInt64
         fileprivate(set) var events: [PendingEvent] = []
         /// For a `.values` commit with persistence: each stored value's previous
         /// state, in order, so that the commit can be undone if the value log
@@ -174,11 +181,14 @@ public final class HomeStore: Sendable {
             case .values:
                 // Moved out and back rather than copied, so that editing it in place
                 // does not copy its tables.
-                transaction = Transaction(graph: HomeGraph(), before: nil, firstSeq: firstSeq, nowMs: now)
+                transaction = Transaction(
+                    graph: HomeGraph(), before: nil, firstSeq: firstSeq, nowMs: now, graphVersion: state.graphVersion)
                 if persistence != nil { transaction.undo = [] }
                 swap(&transaction.graph, &state.graph)
             case .layout:
-                transaction = Transaction(graph: state.graph, before: state.graph, firstSeq: firstSeq, nowMs: now)
+                transaction = Transaction(
+                    graph: state.graph, before: state.graph, firstSeq: firstSeq, nowMs: now,
+                    graphVersion: state.graphVersion)
             }
             let result: Result
             do throws(Failure) {
@@ -191,6 +201,7 @@ public final class HomeStore: Sendable {
             let saveFailure = appendToValueLog(&transaction)
             swap(&transaction.graph, &state.graph)
             if kind == .layout { state.layoutVersion &+= 1 }
+            state.graphVersion &+= 1
             // The graph now stands after every event of this commit.
             let graphSeq = state.journal.lastSeq + UInt64(transaction.events.count)
             for pending in transaction.events {
