@@ -46,8 +46,9 @@ public struct CharacteristicMetadata: Hashable, Sendable {
     public var validValues: [Int64]
     /// Allowed bits for a bit-field characteristic; 0 = not constrained.
     public var validBits: UInt64
-    /// Maximum length in bytes of a string or data value; nil = the HAP default
-    /// (64 for strings, unbounded but frame-limited for data).
+    /// Maximum length in bytes of a string or data value; nil = the default
+    /// (HAP's 64 for strings, the daemon's 64 KiB for data and TLV8: see
+    /// `CharacteristicTypeInfo.defaultDataMaxLength`).
     public var maxLength: Int?
 
     public init(

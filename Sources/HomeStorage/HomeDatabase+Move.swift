@@ -20,6 +20,13 @@ extension HomeDatabase {
         }
         let database = try open(path: source)
         do throws(HomeError) {
+            // VACUUM INTO fills an empty file as it is; one it made itself would follow the umask.
+            try createPrivateFile(destination)
+        } catch {
+            database.close()
+            throw error
+        }
+        do throws(HomeError) {
             try database.withConnection { connection throws(HomeError) in
                 let copy = try connection.prepare("VACUUM INTO ?")
                 copy.bind(1, destination)

@@ -19,10 +19,14 @@ extension HomeDatabase {
         let connection: Connection
         switch try FileHeader.read(path) {
         case .absent:
-            connection = try Connection(
-                path: path, filename: uri(path),
-                flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
-            try lock(connection)
+            try createPrivateFile(path)
+            do throws(HomeError) {
+                connection = try Connection(path: path, filename: uri(path), flags: SQLITE_OPEN_READWRITE)
+                try lock(connection)
+            } catch {
+                unlink(path)
+                throw error
+            }
         case .empty:
             connection = try Connection(path: path, filename: uri(path), flags: SQLITE_OPEN_READWRITE)
             try lock(connection)
@@ -53,6 +57,27 @@ extension HomeDatabase {
             doing: "setting up the connection")
         connection.setCheckpointOnClose(true)
         return HomeDatabase(path: path, connection: connection)
+    }
+
+    /// Creates an empty file that only its owner may read or write, for SQLite to
+    /// make a database of. Left to SQLite, a new file follows the process's umask
+    /// (0644 by default: the home readable by every user), and SQLite gives the
+    /// `-wal` and `-shm` files it makes beside a database the database file's mode,
+    /// so they are 0600 too.
+    ///
+    /// - Throws: `.failedPrecondition` naming the path and the system's reason.
+    static func createPrivateFile(_ path: String) throws(HomeError) {
+        let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw HomeError(.failedPrecondition, "cannot open database \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { Glibc.close(descriptor) }
+        // A umask may have narrowed 0600 further (to 0400, say), and the owner needs both.
+        guard fchmod(descriptor, 0o600) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(path)
+            throw HomeError(.failedPrecondition, "cannot make database \(path) private (mode 0600): \(reason)")
+        }
     }
 
     /// Takes the file for this process alone: exclusive locking mode (which also

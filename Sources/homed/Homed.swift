@@ -33,7 +33,8 @@ struct Homed: AsyncParsableCommand {
             a value the process's death (it is appended to a log, folded into the tables every half \
             second and at shutdown). A database homed cannot use (damaged, from a newer homed, another program's) \
             is refused and left untouched.
-            """)
+            """,
+        version: HomedVersion.current)
 
     @Option(help: "The Unix socket to listen on.")
     var socket: String?

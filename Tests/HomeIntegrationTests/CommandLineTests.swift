@@ -26,6 +26,18 @@ struct CommandLineTests {
         #expect(result.stdout == HomedVersion.current + "\n")
     }
 
+    @Test("homed --version prints the version, exits 0, and starts nothing")
+    func daemonVersion() throws {
+        let directory = TestServer.makeTemporaryDirectory("homed-version")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let socket = directory + "/homed.sock"
+        let result = try run(
+            builtExecutable("homed"), ["--version", "--socket", socket, "--db", directory + "/homed.sqlite"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout == HomedVersion.current + "\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty, "no socket, no database")
+    }
+
     @Test("status, accessories by room and by category, get and set, as text and JSON")
     func basics() throws {
         let daemon = try DaemonProcess()

@@ -31,6 +31,11 @@ private final class DeviceLog: Sendable {
     let reads = Mutex<[[CharacteristicRef]]>([])
 }
 
+/// The errors of the calls a test saw refused.
+private final class Refusals: Sendable {
+    let errors = Mutex<[HomeError]>([])
+}
+
 /// Runs a provider in a task until the body ends.
 private func withProvider<T: Sendable>(
     _ provider: HomeProvider, _ body: () async throws -> T
@@ -154,6 +159,61 @@ struct ProviderTests {
             }
             await writer.close()
             await reader.close()
+        }
+    }
+
+    @Test(
+        "a viewer flooding a slow provider with fresh reads gets its share; another client's write still goes through")
+    func freshReadsCannotStarveWrites() async throws {
+        try await withTestServer { server in
+            let log = DeviceLog()
+            // Reads hang (until the provider stops); writes are answered at once.
+            let provider = HomeProvider(
+                id: "slow-reads", socketPath: server.socketPath, accessories: [lamp()],
+                read: { _ in
+                    try await Task.sleep(for: .seconds(60))
+                    return [:]
+                },
+                write: { values, _ in
+                    log.writes.withLock { $0.append(values) }
+                    return [:]
+                })
+            let viewer = try await server.connect(name: "viewer")
+            let writer = try await server.connect(name: "writer")
+            try await withProvider(provider) {
+                let on = try #require(provider.id(of: onRef))
+                // 1 100 fresh reads from one connection: 1 024 wait, the rest are refused at once.
+                let refused = Refusals()
+                let reads = Task {
+                    await withTaskGroup(of: Void.self) { group in
+                        for _ in 0..<1_100 {
+                            group.addTask {
+                                let response = try? await viewer.call(
+                                    HomeMethods.readCharacteristics,
+                                    ReadCharacteristicsRequest(characteristicIDs: [on], fresh: true), timeoutMs: 60_000)
+                                if let error = response?.reads.first?.error, error.code == .resourceExhausted {
+                                    refused.errors.withLock { $0.append(error) }
+                                }
+                            }
+                        }
+                    }
+                }
+                defer { reads.cancel() }
+                try await withTimeout(30, "the reads past the connection's share to be refused") {
+                    while refused.errors.withLock({ $0.count }) < 76 { try await Task.sleep(for: .milliseconds(20)) }
+                }
+                #expect(
+                    refused.errors.withLock {
+                        $0.first?.message.hasPrefix("connection \(viewer.connectionID) has 1024 requests")
+                    }
+                        == true)
+                let result = try await writer.write(.bool(false), to: on)
+                #expect(result.error == nil, "the write reached the provider and was confirmed")
+                #expect(log.writes.withLock { $0 } == [[onRef: .bool(false)]])
+                #expect(refused.errors.withLock { $0.count } == 76)
+            }
+            await viewer.close()
+            await writer.close()
         }
     }
 

@@ -67,6 +67,61 @@ struct JournalTests {
         #expect(journal.events(after: 9) == nil, "a number from the future is not ours")
     }
 
+    static func bigValue(_ bytes: Int) -> HomeEvent {
+        HomeEvent(
+            timeMs: 0, origin: .daemon,
+            body: .value(
+                ValueChange(
+                    accessoryID: 1, serviceID: 2, characteristicID: 3,
+                    value: .data([UInt8](repeating: 7, count: bytes)))))
+    }
+
+    @Test("large values are held within the byte capacity; a resume past what was freed is refused, never a gap")
+    func byteBound() {
+        // A million bytes at most: 150 values of 64 KiB (9.8 MB) must not all stay.
+        var journal = Journal(id: "j", capacity: 100_000, byteCapacity: 1_000_000)
+        for _ in 0..<150 {
+            var event = Self.bigValue(65_536)
+            journal.append(&event)
+        }
+        let eventSize = Self.bigValue(65_536).approximateSize
+        // At most the capacity, plus the chunk being filled: an eighth of it and one event.
+        #expect(journal.heldBytes <= 1_000_000 + 1_000_000 / 8 + eventSize)
+        #expect(journal.heldBytes >= 1_000_000 - 1_000_000 / 8 - eventSize, "it holds what it may")
+        let first = journal.firstHeldSeq
+        #expect(first > 1 && first < 150)
+        #expect(journal.events(after: 0) == nil, "the first events were freed")
+        #expect(journal.events(after: first - 2) == nil)
+        let held = journal.events(after: first - 1)
+        #expect(held?.map(\.seq) == Array(first...150), "from the first held on: every event, in order")
+        #expect(journal.unheldReason(after: 0).contains("within 1000000 bytes of them; it holds \(first) to 150"))
+    }
+
+    @Test("small events are bounded by count alone: a hundred thousand fit in the default byte capacity")
+    func smallEventsByCount() {
+        var journal = Journal(id: "j", capacity: 100_000)
+        for _ in 0..<100_000 {
+            var event = HomeEvent(
+                timeMs: 0, origin: Origin(kind: .client, connectionID: 7, name: "homectl"),
+                body: .value(ValueChange(accessoryID: 1, serviceID: 2, characteristicID: 3, value: .float(21.5))))
+            journal.append(&event)
+        }
+        #expect(journal.firstHeldSeq == 1)
+        #expect(journal.events(after: 0)?.count == 100_000)
+    }
+
+    @Test("an event larger than the whole byte capacity is still held until the next ones push it out")
+    func eventLargerThanCapacity() {
+        var journal = Journal(id: "j", capacity: 100, byteCapacity: 10_000)
+        var big = Self.bigValue(50_000)
+        journal.append(&big)
+        #expect(journal.events(after: 0)?.map(\.seq) == [1])
+        var next = Self.bigValue(50_000)
+        journal.append(&next)
+        #expect(journal.events(after: 0) == nil)
+        #expect(journal.events(after: 1)?.map(\.seq) == [2])
+    }
+
     @Test("journal ids are fresh each time")
     func ids() {
         #expect(Journal.makeID() != Journal.makeID())

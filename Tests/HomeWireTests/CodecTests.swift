@@ -85,6 +85,34 @@ struct CodecTests {
         #expect(error?.message == "write to characteristic 5 carries no value")
     }
 
+    @Test("a provider's answer with a status code the schema does not declare is INVALID_ARGUMENT naming it")
+    func answerWithUndeclaredCode() {
+        // CommandAnswer { request_id (1): 12, code (4): 999 }
+        let whole = #expect(throws: HomeError.self) { try CommandAnswer(wire: [0x08, 0x0C, 0x20, 0xE7, 0x07]) }
+        #expect(whole?.code == .invalidArgument)
+        #expect(
+            whole?.message
+                == "the answer to request 12: status code 999 is not one the schema defines (StatusCode is 0 to 16)")
+        // CommandAnswer { request_id: 12, writes (3) { characteristic_id (1): 86, code (2): 12345 } }
+        let write = #expect(throws: HomeError.self) {
+            try CommandAnswer(wire: [0x08, 0x0C, 0x1A, 0x05, 0x08, 0x56, 0x10, 0xB9, 0x60])
+        }
+        #expect(write?.code == .invalidArgument)
+        #expect(write?.message.contains("request 12, characteristic 86 of its writes: status code 12345") == true)
+        // CommandAnswer { request_id: 12, reads (2) { characteristic_id (1): 87, code (4): 999 } }
+        let read = #expect(throws: HomeError.self) {
+            try CommandAnswer(wire: [0x08, 0x0C, 0x12, 0x05, 0x08, 0x57, 0x20, 0xE7, 0x07])
+        }
+        #expect(read?.message.contains("request 12, characteristic 87 of its reads: status code 999") == true)
+    }
+
+    @Test("a provider's answer with the last declared status code (UNAUTHENTICATED) is taken")
+    func answerWithDeclaredCode() throws {
+        // CommandAnswer { request_id: 12, code: 16 }
+        let answer = try CommandAnswer(wire: [0x08, 0x0C, 0x20, 0x10])
+        #expect(answer.error?.code == .unauthenticated)
+    }
+
     @Test("requests and responses survive encode and decode")
     func messagesRoundTrip() throws {
         let read = ReadCharacteristicsRequest(characteristicIDs: [1, 2, 300_000], fresh: true)

@@ -560,7 +560,8 @@ struct  Home__V1__CharacteristicMetadata
    */
   uint64_t valid_bits;
   /*
-   * For string/data: the maximum length in bytes; 0 = the default (64 for strings).
+   * For string/data: the maximum length in bytes; 0 = the default (64 for strings,
+   * 65 536 for data and tlv8); at most 4 194 304.
    */
   uint32_t max_length;
   Home__V1__CharacteristicMetadata__MinPresentCase min_present_case;
@@ -1685,7 +1686,8 @@ struct  Home__V1__CharacteristicType
   Home__V1__NamedBit **valid_bits;
   /*
    * The maximum length in bytes where the catalog states one; 0 = not stated
-   * (string values are then limited to HAP's default of 64).
+   * (string values are then limited to HAP's default of 64 bytes, data and tlv8
+   * values to the daemon's 65 536).
    */
   uint32_t max_length;
   /*

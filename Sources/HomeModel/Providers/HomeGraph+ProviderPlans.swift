@@ -231,5 +231,11 @@ extension HomeGraph {
         for bound in [metadata.minValue, metadata.maxValue, metadata.minStep].compactMap({ $0 }) where !bound.isFinite {
             throw HomeError(.invalidArgument, "\(label): \(bound) is not a finite number")
         }
+        if let length = metadata.maxLength, length > CharacteristicTypeInfo.largestMaxLength {
+            throw HomeError(
+                .invalidArgument,
+                "\(label): maximum length \(length) bytes is above the largest the daemon takes, "
+                    + "\(CharacteristicTypeInfo.largestMaxLength) bytes (a value travels in one frame)")
+        }
     }
 }

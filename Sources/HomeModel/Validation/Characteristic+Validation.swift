@@ -103,7 +103,8 @@ private struct ValueCheck {
             }
             return normalized
         case .data(let bytes):
-            if let limit = metadata.maxLength, bytes.count > limit {
+            let limit = metadata.maxLength ?? CharacteristicTypeInfo.defaultDataMaxLength
+            if bytes.count > limit {
                 throw HomeError(
                     .invalidArgument,
                     "\(label): the data \(hexPreview(bytes)) is \(bytes.count) bytes long; "

@@ -32,12 +32,22 @@ final class ProviderHub: Sendable {
         let timeout: Scheduled<Void>
         /// Liveness pings are not counted among the provider's requests and latency.
         let isPing: Bool
+        /// What the request counts against in the provider's budget (nil for a ping).
+        let budgeted: (kind: ProviderBudget.Kind, connectionID: UInt64)?
     }
 
     struct Figures {
         var requests: UInt64 = 0
         var timeouts: UInt64 = 0
-        var inFlight: UInt32 = 0
+        /// The requests waiting for answers, by kind and by the connection that asked.
+        var budget = ProviderBudget()
+        /// How many requests wait.
+        var inFlight: UInt32 { UInt32(clamping: budget.waiting) }
+
+        /// Every request waiting for the provider has failed (its session ended).
+        mutating func forgetWaiting() {
+            budget = ProviderBudget(limits: budget.limits)
+        }
         var lastSeenMs: Int64 = 0
         var latencyUs = Histogram<UInt64>(highestTrackableValue: 600_000_000, numberOfSignificantValueDigits: .two)
     }
@@ -59,8 +69,6 @@ final class ProviderHub: Sendable {
     let limits: LiveLimits
     let pingIntervalMs: UInt32
     let pingTimeoutMs: UInt32
-    /// A provider may have this many requests waiting for answers; more fail at once.
-    let maxInFlight = 4_096
 
     init(
         limits: LiveLimits, pingIntervalMs: UInt32, pingTimeoutMs: UInt32? = nil,
@@ -98,7 +106,9 @@ final class ProviderHub: Sendable {
             .map(\.key)
             return ids.compactMap { id in
                 guard let pending = state.pending.removeValue(forKey: id) else { return nil }
-                if !pending.isPing { state.figures[pending.providerID]?.inFlight -= 1 }
+                if let budgeted = pending.budgeted {
+                    state.figures[pending.providerID]?.budget.release(budgeted.kind, from: budgeted.connectionID)
+                }
                 return pending
             }
         }
@@ -156,7 +166,7 @@ final class ProviderHub: Sendable {
             state.sessions[providerID] = nil
             let ids = state.pending.filter { $0.value.providerID == providerID }.map(\.key)
             let failed = ids.compactMap { state.pending.removeValue(forKey: $0) }
-            state.figures[providerID]?.inFlight = 0
+            state.figures[providerID]?.forgetWaiting()
             state.figures[providerID]?.lastSeenMs = currentTimeMs()
             return failed
         }
@@ -194,9 +204,14 @@ final class ProviderHub: Sendable {
 
     /// Sends a command to a provider; the future completes on `eventLoop` with the
     /// answer, or fails with UNAVAILABLE (not connected, or gone), DEADLINE_EXCEEDED
-    /// (no answer within `timeoutMs`) or RESOURCE_EXHAUSTED (too many waiting).
+    /// (no answer within `timeoutMs`) or RESOURCE_EXHAUSTED (too many waiting: in
+    /// all, of fresh reads, or of `connectionID`'s; see `ProviderBudget`).
+    ///
+    /// - Parameter connectionID: the connection whose call asks (0: the daemon's
+    ///   own, such as a trigger's scene); its requests count against its share.
     func send(
-        _ kind: ProviderCommand.Kind, to providerID: String, timeoutMs: UInt32?, on eventLoop: any EventLoop
+        _ kind: ProviderCommand.Kind, to providerID: String, timeoutMs: UInt32?, on eventLoop: any EventLoop,
+        from connectionID: UInt64 = 0
     ) -> EventLoopFuture<CommandAnswer> {
         let timeoutMs = max(1, timeoutMs ?? limits.providerTimeoutMs)
         let promise = eventLoop.makePromise(of: CommandAnswer.self)
@@ -209,26 +224,30 @@ final class ProviderHub: Sendable {
                         "provider \"\(providerID)\" is not connected; its accessories are unreachable until it is"))
             }
             var figures = state.figures[providerID, default: Figures()]
-            guard Int(figures.inFlight) < maxInFlight else {
-                return .failure(
-                    HomeError(
-                        .resourceExhausted,
-                        "provider \"\(providerID)\" has \(figures.inFlight) requests waiting for answers; "
-                            + "retry when it has answered some"))
+            // Pings are not budgeted: a liveness check must never be refused.
+            let budgeted: (kind: ProviderBudget.Kind, connectionID: UInt64)?
+            switch kind {
+            case .read: budgeted = (.read, connectionID)
+            case .write: budgeted = (.write, connectionID)
+            case .ping, .opened: budgeted = nil
+            }
+            if let budgeted {
+                if let refusal = figures.budget.refusal(of: budgeted.kind, from: connectionID) {
+                    return .failure(figures.budget.error(refusal, provider: providerID, connectionID: connectionID))
+                }
+                figures.budget.take(budgeted.kind, from: connectionID)
             }
             let requestID = state.nextRequestID
             state.nextRequestID += 1
             let isPing = kind == .ping
-            if !isPing {
-                figures.inFlight += 1
-                figures.requests += 1
-            }
+            if !isPing { figures.requests += 1 }
             state.figures[providerID] = figures
             let timeout = eventLoop.scheduleTask(in: .milliseconds(Int64(timeoutMs))) { [weak self] () -> Void in
                 self?.expire(requestID, timeoutMs: timeoutMs)
             }
             state.pending[requestID] = Pending(
-                providerID: providerID, promise: promise, startedNs: monotonicNs(), timeout: timeout, isPing: isPing)
+                providerID: providerID, promise: promise, startedNs: monotonicNs(), timeout: timeout, isPing: isPing,
+                budgeted: budgeted)
             if session == nil {
                 // Known, not back yet, within the start-up grace: sent when it opens.
                 state.parked[providerID, default: []].append(
@@ -252,10 +271,10 @@ final class ProviderHub: Sendable {
     private func expire(_ requestID: UInt64, timeoutMs: UInt32) {
         let expired: (Pending, connected: Bool)? = state.withLock { state in
             guard let pending = state.pending.removeValue(forKey: requestID) else { return nil }
-            if !pending.isPing {
-                state.figures[pending.providerID]?.inFlight -= 1
-                state.figures[pending.providerID]?.timeouts += 1
+            if let budgeted = pending.budgeted {
+                state.figures[pending.providerID]?.budget.release(budgeted.kind, from: budgeted.connectionID)
             }
+            if !pending.isPing { state.figures[pending.providerID]?.timeouts += 1 }
             return (pending, state.sessions[pending.providerID] != nil)
         }
         guard let (pending, connected) = expired else { return }
@@ -273,7 +292,9 @@ final class ProviderHub: Sendable {
     func reject(_ requestID: UInt64, _ error: HomeError) {
         let pending: Pending? = state.withLock { state in
             guard let pending = state.pending.removeValue(forKey: requestID) else { return nil }
-            if !pending.isPing { state.figures[pending.providerID]?.inFlight -= 1 }
+            if let budgeted = pending.budgeted {
+                state.figures[pending.providerID]?.budget.release(budgeted.kind, from: budgeted.connectionID)
+            }
             return pending
         }
         pending?.timeout.cancel()
@@ -292,8 +313,8 @@ final class ProviderHub: Sendable {
             state.pending[answer.requestID] = nil
             var figures = state.figures[pending.providerID, default: Figures()]
             figures.lastSeenMs = currentTimeMs()
+            if let budgeted = pending.budgeted { figures.budget.release(budgeted.kind, from: budgeted.connectionID) }
             if !pending.isPing {
-                figures.inFlight -= 1
                 let elapsedUs = (monotonicNs() &- pending.startedNs) / 1_000
                 figures.latencyUs.record(min(elapsedUs, 600_000_000))
             }

@@ -14,9 +14,10 @@ public struct ValueRouter: Sendable {
 
     /// Reads from the cache; `fresh` asks the providers of providers' characteristics
     /// (their answers become the cache's values, published as their changes).
-    func read(_ characteristicIDs: [ObjectID], fresh: Bool, timeoutMs: UInt32?, on eventLoop: any EventLoop)
-        -> EventLoopFuture<ReadOutcome>
-    {
+    func read(
+        _ characteristicIDs: [ObjectID], fresh: Bool, timeoutMs: UInt32?, on eventLoop: any EventLoop,
+        connectionID: UInt64 = 0
+    ) -> EventLoopFuture<ReadOutcome> {
         let cached = store.read(characteristicIDs)
         guard fresh else { return eventLoop.makeSucceededFuture(cached) }
         // The readable ones (those the cache could read) of providers' accessories.
@@ -31,7 +32,8 @@ public struct ValueRouter: Sendable {
         let store = self.store
         let asked = byProvider.sorted { $0.key < $1.key }
         let answers = asked.map { provider, ids in
-            providers.send(.read(characteristicIDs: ids), to: provider, timeoutMs: timeoutMs, on: eventLoop)
+            providers.send(
+                .read(characteristicIDs: ids), to: provider, timeoutMs: timeoutMs, on: eventLoop, from: connectionID)
         }
         return EventLoopFuture.whenAllComplete(answers, on: eventLoop).map { results in
             var fresh: [ObjectID: CharacteristicRead] = [:]
@@ -142,7 +144,8 @@ public struct ValueRouter: Sendable {
                 CharacteristicWrite(characteristicID: $0.characteristicID, value: $0.checked.value)
             }
             let answer = providers.send(
-                .write(values, atomic: plan.atomic), to: part.providerID, timeoutMs: timeoutMs, on: eventLoop)
+                .write(values, atomic: plan.atomic), to: part.providerID, timeoutMs: timeoutMs, on: eventLoop,
+                from: origin.connectionID)
             return answer.map { Result<CommandAnswer, any Error>.success($0) }
                 .recover { Result<CommandAnswer, any Error>.failure($0) }
                 .map { answer in

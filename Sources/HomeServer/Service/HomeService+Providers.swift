@@ -103,14 +103,17 @@ extension HomeService {
     func refresh(_ ids: [ObjectID], from session: ProviderHub.Session, on eventLoop: any EventLoop) {
         let store = self.store
         let origin = providerOrigin(session)
-        providers.send(.read(characteristicIDs: ids), to: session.providerID, timeoutMs: nil, on: eventLoop)
-            .whenSuccess { answer in
-                let values = answer.reads.compactMap { read in
-                    read.error == nil
-                        ? read.value.map { CharacteristicWrite(characteristicID: read.characteristicID, value: $0) }
-                        : nil
-                }
-                _ = store.report(values, reachability: [], provider: session.providerID, origin: origin)
+        providers.send(
+            .read(characteristicIDs: ids), to: session.providerID, timeoutMs: nil, on: eventLoop,
+            from: session.connectionID
+        )
+        .whenSuccess { answer in
+            let values = answer.reads.compactMap { read in
+                read.error == nil
+                    ? read.value.map { CharacteristicWrite(characteristicID: read.characteristicID, value: $0) }
+                    : nil
             }
+            _ = store.report(values, reachability: [], provider: session.providerID, origin: origin)
+        }
     }
 }

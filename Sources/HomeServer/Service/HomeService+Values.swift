@@ -8,7 +8,8 @@ extension HomeService {
         -> EventLoopFuture<ReadCharacteristicsResponse>
     {
         values.read(
-            request.characteristicIDs, fresh: request.fresh, timeoutMs: remainingMs(context), on: context.eventLoop
+            request.characteristicIDs, fresh: request.fresh, timeoutMs: remainingMs(context), on: context.eventLoop,
+            connectionID: context.connectionID
         ).map { ReadCharacteristicsResponse(reads: $0.reads, seq: $0.seq) }
     }
 

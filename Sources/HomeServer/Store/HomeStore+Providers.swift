@@ -20,13 +20,73 @@ extension HomeStore {
         _ accessories: [ProvidedAccessory], removing removeKeys: [String], provider: String,
         homeID: ObjectID?, origin: Origin
     ) throws(HomeError) -> RegistrationOutcome {
-        let committed = try commit(.layout, origin: origin) {
-            transaction throws(HomeError) -> ProviderRegistration in
-            let registration = try transaction.graph.register(
-                accessories, removing: removeKeys, provider: provider, homeID: homeID, nowMs: transaction.nowMs)
-            for change in registration.changes { transaction.emit(.layout(change)) }
-            try saveLayout(of: transaction)
-            return registration
+        try register(accessories, removing: removeKeys, provider: provider, homeID: homeID, origin: origin) {}
+    }
+
+    /// How many times a registration is planned on a snapshot before it is made
+    /// under the lock instead: a graph that changes faster than a plan is made
+    /// must not keep a provider waiting for ever.
+    static let registrationPlans = 3
+
+    /// Why a planned registration was not installed.
+    private enum PlannedCommitFailure: Error {
+        /// The graph changed after the snapshot the plan was made on.
+        case stale
+        case failed(HomeError)
+    }
+
+    /// `register`, with `willCommit` run between planning and installing each plan
+    /// (tests change the graph there to make a plan stale).
+    ///
+    /// Registering a thousand accessories takes tens of milliseconds: made under
+    /// the lock, it stalled every reader and writer that long. So it is planned on
+    /// a snapshot (the graph is a value), and installed in one short step only if
+    /// no commit came in between; otherwise it is planned again on a new snapshot.
+    /// A model error found on a snapshot is the answer: the call failed as of a
+    /// state the graph was in during the call, and nothing changed.
+    func register(
+        _ accessories: [ProvidedAccessory], removing removeKeys: [String], provider: String,
+        homeID: ObjectID?, origin: Origin, willCommit: () -> Void
+    ) throws(HomeError) -> RegistrationOutcome {
+        var installed: Committed<ProviderRegistration>?
+        for _ in 0..<Self.registrationPlans {
+            let (snapshot, version) = withState { ($0.graph, $0.graphVersion) }
+            var planned = snapshot
+            let registration = try planned.register(
+                accessories, removing: removeKeys, provider: provider, homeID: homeID, nowMs: currentTimeMs())
+            willCommit()
+            do throws(PlannedCommitFailure) {
+                installed = try commit(.layout, origin: origin) {
+                    transaction throws(PlannedCommitFailure) -> ProviderRegistration in
+                    guard transaction.graphVersion == version else { throw .stale }
+                    transaction.graph = planned
+                    for change in registration.changes { transaction.emit(.layout(change)) }
+                    do throws(HomeError) {
+                        try saveLayout(of: transaction)
+                    } catch {
+                        throw .failed(error)
+                    }
+                    return registration
+                }
+                break
+            } catch {
+                switch error {
+                case .stale: continue
+                case .failed(let failure): throw failure
+                }
+            }
+        }
+        let committed: Committed<ProviderRegistration>
+        if let installed {
+            committed = installed
+        } else {
+            committed = try commit(.layout, origin: origin) { transaction throws(HomeError) -> ProviderRegistration in
+                let registration = try transaction.graph.register(
+                    accessories, removing: removeKeys, provider: provider, homeID: homeID, nowMs: transaction.nowMs)
+                for change in registration.changes { transaction.emit(.layout(change)) }
+                try saveLayout(of: transaction)
+                return registration
+            }
         }
         let registration = committed.result
         var reachability: [(ObjectID, Bool)] = []

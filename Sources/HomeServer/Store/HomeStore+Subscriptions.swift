@@ -55,7 +55,7 @@ extension HomeStore {
                         } else if since > lastSeq {
                             "sequence number \(since) was never issued by journal \(state.journal.id), which is at \(lastSeq)"
                         } else {
-                            "events after \(since) are no longer held (journal keeps \(state.journal.capacity))"
+                            state.journal.unheldReason(after: since)
                         }
                     subscriber.start(
                         with: [subscribed]

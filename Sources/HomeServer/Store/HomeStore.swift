@@ -10,10 +10,16 @@ public import HomeModel
 ///
 /// Every change goes through `commit`, so "apply, number, fan out" is atomic: a
 /// subscriber's snapshot and its stream of changes never overlap or leave a gap.
-/// The lock is held only for in-memory work (and, for layout changes, the save
-/// that makes them durable). An event that several subscribers queue is packed
-/// once, under the lock; every other encoding and every socket write happen later
-/// on each subscriber's event loop, so a publisher never waits for a subscriber.
+/// Besides in-memory work, the lock covers the saves that must be ordered with the
+/// changes they save, so that nothing is published before it is durable and no
+/// change slips between a save and the log it empties: a layout commit's save
+/// (which folds the value log too), a value commit's append to the value log, and
+/// a fold of the log. In-process observers (the automation engine) see each event
+/// under it as well. A provider's registration, the largest change, is planned on a
+/// snapshot outside the lock and only installed under it. An event that several
+/// subscribers queue is packed once, under
+/// the lock; every other encoding and every socket write happen later on each
+/// subscriber's event loop, so a publisher never waits for a subscriber.
 public final class HomeStore: Sendable {
     public let journalID: String
     /// The last sequence number published, readable without the lock.
@@ -37,6 +43,9 @@ public final class HomeStore: Sendable {
         /// Changes whenever the graph's layout does (never for values or
         /// reachability): subscription filters cache their verdicts per layout.
         var layoutVersion: UInt64 = 0
+        /// Changes with every commit, values included: a change planned on a
+        /// snapshot outside the lock may be installed only while it is unchanged.
+        var graphVersion: UInt64 = 0
     }
 
     private let state: Locked<State>
@@ -44,10 +53,15 @@ public final class HomeStore: Sendable {
     /// - Parameters:
     ///   - graph: the initial home graph.
     ///   - journalCapacity: how many recent events are held for resuming clients.
+    ///   - journalByteCapacity: how many bytes of events (their strings and data
+    ///     counted) the journal holds at most, whatever `journalCapacity` says.
     ///   - persistence: where changes are made durable before they are
     ///     acknowledged or published; nil keeps everything in memory.
-    public init(graph: HomeGraph, journalCapacity: Int = 100_000, persistence: (any HomePersistence)? = nil) {
-        let journal = Journal(id: Journal.makeID(), capacity: journalCapacity)
+    public init(
+        graph: HomeGraph, journalCapacity: Int = 100_000, journalByteCapacity: Int = 32 * 1024 * 1024,
+        persistence: (any HomePersistence)? = nil
+    ) {
+        let journal = Journal(id: Journal.makeID(), capacity: journalCapacity, byteCapacity: journalByteCapacity)
         self.journalID = journal.id
         self.startedAtMs = currentTimeMs()
         self.persistence = persistence
@@ -97,6 +111,8 @@ public final class HomeStore: Sendable {
         let nowMs: Int64
         /// The layout `graph` has when the change begins (`State.layoutVersion`).
         let layoutVersion: UInt64
+        /// The store's graph version when the commit began (see `State.graphVersion`).
+        let graphVersion: UInt64
         fileprivate(set) var events: [PendingEvent] = []
         /// For a `.values` commit with persistence: each stored value's previous
         /// state, in order, so that the commit can be undone if the value log
@@ -168,13 +184,14 @@ public final class HomeStore: Sendable {
                 // Moved out and back rather than copied, so that editing it in place
                 // does not copy its tables.
                 transaction = Transaction(
-                    graph: HomeGraph(), before: nil, firstSeq: firstSeq, nowMs: now, layoutVersion: state.layoutVersion)
+                    graph: HomeGraph(), before: nil, firstSeq: firstSeq, nowMs: now,
+                    layoutVersion: state.layoutVersion, graphVersion: state.graphVersion)
                 if persistence != nil { transaction.undo = [] }
                 swap(&transaction.graph, &state.graph)
             case .layout:
                 transaction = Transaction(
                     graph: state.graph, before: state.graph, firstSeq: firstSeq, nowMs: now,
-                    layoutVersion: state.layoutVersion)
+                    layoutVersion: state.layoutVersion, graphVersion: state.graphVersion)
             }
             let result: Result
             do throws(Failure) {
@@ -187,6 +204,7 @@ public final class HomeStore: Sendable {
             let saveFailure = appendToValueLog(&transaction)
             swap(&transaction.graph, &state.graph)
             if kind == .layout { state.layoutVersion &+= 1 }
+            state.graphVersion &+= 1
             // The graph now stands after every event of this commit.
             let graphSeq = state.journal.lastSeq + UInt64(transaction.events.count)
             for pending in transaction.events {

@@ -50,9 +50,29 @@ extension CommandAnswer: WireMessage {
 
     @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
         let wire = try Proto.CommandAnswer(serialized: bytes)
+        // A status number the schema does not declare would reach the client as
+        // UNKNOWN, hiding the provider's mistake: it is refused, as any undeclared
+        // enum number is.
+        let request = "the answer to request \(wire.requestID)"
+        try Self.checkCode(wire.code, in: request)
+        for read in wire.reads {
+            try Self.checkCode(read.code, in: "\(request), characteristic \(read.characteristicID) of its reads")
+        }
+        for write in wire.writes {
+            try Self.checkCode(write.code, in: "\(request), characteristic \(write.characteristicID) of its writes")
+        }
         self.init(
             requestID: wire.requestID, reads: wire.reads.map(CharacteristicRead.init),
             writes: wire.writes.map(WriteResult.init), error: .fromWire(code: wire.code, message: wire.message))
+    }
+
+    /// - Throws: INVALID_ARGUMENT naming the number and where it was, when it is
+    ///   not one of the schema's `StatusCode`s.
+    private static func checkCode(_ code: UInt32, in place: String) throws(HomeError) {
+        guard code > 16 else { return }
+        throw HomeError(
+            .invalidArgument,
+            "\(place): status code \(code) is not one the schema defines (StatusCode is 0 to 16)")
     }
 }
 

@@ -81,7 +81,8 @@ extension Proto {
         let validValues: [Int64]
         /// Bit mask of allowed bits for bit-field formats; 0 = not constrained.
         let validBits: UInt64
-        /// For string/data: the maximum length in bytes; 0 = the default (64 for strings).
+        /// For string/data: the maximum length in bytes; 0 = the default (64 for strings,
+        /// 65 536 for data and tlv8); at most 4 194 304.
         let maxLength: UInt32
     }
 
@@ -583,7 +584,8 @@ extension Proto {
         /// By ascending bit; empty = not a bit field.
         let validBits: [Proto.NamedBit]
         /// The maximum length in bytes where the catalog states one; 0 = not stated
-        /// (string values are then limited to HAP's default of 64).
+        /// (string values are then limited to HAP's default of 64 bytes, data and tlv8
+        /// values to the daemon's 65 536).
         let maxLength: UInt32
         /// The value is an occurrence (a button press), not a state.
         let eventOnly: Bool
