@@ -241,11 +241,19 @@ struct ProviderRegistrationTests {
         try graph.checkIntegrity()
     }
 
-    @Test("an empty daemon gets a home for a provider's accessories")
+    @Test(
+        "an empty daemon gets a home for a provider's accessories, announced before them as ChangeLayout announces one")
     func makesHome() throws {
         var graph = HomeGraph()
-        let id = try graph.register([providedLamp()], provider: "p", nowMs: 1).accessoryIDs[0]
+        let registration = try graph.register([providedLamp()], provider: "p", nowMs: 1)
+        let id = registration.accessoryIDs[0]
         #expect(graph.homes.values.map(\.name) == ["Home"])
-        #expect(graph.accessory(id)?.homeID == graph.primaryHomeID)
+        let home = try #require(graph.primaryHomeID)
+        #expect(graph.accessory(id)?.homeID == home)
+        let announced = registration.changes.prefix(3).map { "\($0.action) \($0.object) \($0.objectID)" }
+        let room = try #require(graph.home(home)?.defaultRoomID)
+        #expect(announced == ["added home \(home)", "added room \(room)", "added accessory \(id)"])
+        let again = try graph.register([providedLamp()], provider: "p", nowMs: 2)
+        #expect(!again.changes.contains { $0.object == .home }, "only the call that made it announces it")
     }
 }

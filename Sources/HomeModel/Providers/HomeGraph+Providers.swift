@@ -94,7 +94,9 @@ extension HomeGraph {
                     into: &registration)
                 ids[position] = id
             } else {
-                if homeForNew == nil { homeForNew = try homeForNewAccessories(requestedHomeID) }
+                if homeForNew == nil {
+                    homeForNew = try homeForNewAccessories(requestedHomeID, announcing: &registration.changes)
+                }
                 let id = try add(
                     accessory, plans: plans, provider: provider, homeID: homeForNew!, bridgeID: bridgeID,
                     label: label, nowMs: nowMs, into: &registration)
@@ -106,13 +108,22 @@ extension HomeGraph {
         return registration
     }
 
-    private mutating func homeForNewAccessories(_ requested: ObjectID?) throws(HomeError) -> ObjectID {
+    /// The home new accessories go to. A home made for them (there was none at all)
+    /// is announced as `ChangeLayout` announces one: the home, then its default room.
+    private mutating func homeForNewAccessories(_ requested: ObjectID?, announcing changes: inout [LayoutChange])
+        throws(HomeError) -> ObjectID
+    {
         if let requested {
             _ = try requireHome(requested)
             return requested
         }
         if let primary = primaryHomeID { return primary }
-        return try addHome(name: Self.providerDefaultHomeName)
+        let home = try addHome(name: Self.providerDefaultHomeName)
+        changes += [
+            layoutChange(.added, of: home), self.home(home).flatMap { layoutChange(.added, of: $0.defaultRoomID) },
+        ]
+        .compactMap { $0 }
+        return home
     }
 
     private func resolveBridge(_ accessory: ProvidedAccessory, known: [String: ObjectID], label: String)
