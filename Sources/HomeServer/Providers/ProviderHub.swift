@@ -261,7 +261,13 @@ final class ProviderHub: Sendable {
         case .success(let (requestID, session?)):
             let command = ProviderCommand(requestID: requestID, timeoutMs: timeoutMs, kind: kind)
             let stream = session.stream
-            session.eventLoop.execute { stream.value.send(command) }
+            // On the provider's own loop already (its connection and the caller's share
+            // one): written now rather than a loop turn later.
+            if session.eventLoop.inEventLoop {
+                stream.value.send(command)
+            } else {
+                session.eventLoop.execute { stream.value.send(command) }
+            }
         case .success((_, nil)):
             break
         }
