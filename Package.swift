@@ -28,7 +28,6 @@ let package = Package(
         .library(name: "HomeWire", targets: ["HomeWire"]),
         .library(name: "CHomeProto", targets: ["CHomeProto"]),
         .library(name: "HomeTesting", targets: ["HomeTesting"]),
-        .library(name: "HomeSystemd", targets: ["HomeSystemd"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -157,7 +156,7 @@ let package = Package(
         .executableTarget(
             name: "homectl",
             dependencies: [
-                "HomeClient", "HomeModel",
+                "HomeClient", "HomeModel", "HomeWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 // -o yaml: the same objects as -o json, written by a YAML library.
                 .product(name: "Yams", package: "Yams"),

@@ -138,7 +138,8 @@ public struct ValueRouter: Sendable {
                     results: plan.results(applying: local.results, writes: writes),
                     seq: plan.local.isEmpty ? store.lastSeq : local.seq))
         }
-        let confirmations = plan.providers.map { part -> EventLoopFuture<(results: [Int: WriteResult], seq: UInt64)> in
+        let confirmations = plan.providers.map {
+            part -> EventLoopFuture<(results: [(position: Int, result: WriteResult)], seq: UInt64)> in
             // The provider gets each value as the daemon stores it (normalized to the format).
             let values = part.items.map {
                 CharacteristicWrite(characteristicID: $0.characteristicID, value: $0.checked.value)
@@ -155,8 +156,8 @@ public struct ValueRouter: Sendable {
                         confirmed, plannedAt: plan.layoutVersion, atomic: plan.atomic, origin: origin)
                     for item in part.confirmed {
                         if case .some(.some(let error)) = verdicts[item.characteristicID] {
-                            outcome.results[item.position] = WriteResult(
-                                characteristicID: item.characteristicID, error: error)
+                            outcome.results.append(
+                                (item.position, WriteResult(characteristicID: item.characteristicID, error: error)))
                         }
                     }
                     return outcome
@@ -164,10 +165,11 @@ public struct ValueRouter: Sendable {
         }
         let localSeq = plan.local.isEmpty ? 0 : local.seq
         return EventLoopFuture.whenAllSucceed(confirmations, on: eventLoop).map { outcomes in
+            // Each write has one result: applied here (the daemon's own, optimistic ones) or confirmed.
             var applied = local.results
             var seq = localSeq
             for outcome in outcomes {
-                applied.merge(outcome.results) { _, confirmed in confirmed }
+                applied += outcome.results
                 seq = max(seq, outcome.seq)
             }
             return WriteOutcome(

@@ -53,67 +53,86 @@ struct WritePlan {
     ) throws(HomeError) {
         self.atomic = atomic
         self.layoutVersion = layoutVersion
-        // Whose each write is; unknown ids are nobody's and fail on their own in validation.
-        let owners: [String?] = writes.map { write in
-            graph.characteristics[write.characteristicID].flatMap { characteristic in
-                graph.accessories[characteristic.accessoryID].flatMap(provider)
-            }
+        results = Array(repeating: nil, count: writes.count)
+        // One pass: each write validated (unknown ids fail on their own with
+        // NOT_FOUND) and given its owner. A batch mostly writes a few accessories
+        // many times: the last accessory's owner is remembered.
+        var checked: [(position: Int, checked: CheckedWrite, owner: String?)] = []
+        checked.reserveCapacity(writes.count)
+        var remote = Set<String>()
+        var daemonOwn = false
+        var last: (accessoryID: ObjectID, owner: String?)?
+        func owner(ofAccessory accessoryID: ObjectID) -> String? {
+            if let last, last.accessoryID == accessoryID { return last.owner }
+            let owner = graph.accessories[accessoryID].flatMap(provider)
+            last = (accessoryID, owner)
+            return owner
         }
-        if atomic {
-            let remote = Set(owners.compactMap { $0 })
-            let daemonOwn = writes.indices.contains {
-                owners[$0] == nil && graph.characteristics[writes[$0].characteristicID] != nil
+        for (position, write) in writes.enumerated() {
+            let accessoryID: ObjectID?
+            switch HomeStore.check(write, in: graph, enforceWritable: true) {
+            case .success(let valid):
+                accessoryID = valid.accessoryID
+                checked.append((position, valid, owner(ofAccessory: valid.accessoryID)))
+            case .failure(let error):
+                accessoryID = graph.characteristics[write.characteristicID]?.accessoryID
+                results[position] = WriteResult(characteristicID: write.characteristicID, error: error)
             }
-            if remote.count > 1 || (!remote.isEmpty && daemonOwn) {
-                let names = remote.sorted().map { "\"\($0)\"" } + (daemonOwn ? ["the daemon itself"] : [])
-                throw HomeError(
-                    .failedPrecondition,
-                    "an atomic batch must write the characteristics of one provider, which applies all or "
-                        + "none; this one spans \(names.joined(separator: " and ")); nothing was written")
-            }
+            // Unknown ids are nobody's; an invalid write still counts for its owner.
+            guard let accessoryID else { continue }
+            if let owner = owner(ofAccessory: accessoryID) { remote.insert(owner) } else { daemonOwn = true }
         }
-        let checked = writes.map { HomeStore.check($0, in: graph, enforceWritable: true) }
-        results = zip(writes, checked).map { write, outcome in
-            if case .failure(let error) = outcome {
-                WriteResult(characteristicID: write.characteristicID, error: error)
-            } else {
-                nil
-            }
+        if atomic && (remote.count > 1 || (!remote.isEmpty && daemonOwn)) {
+            let names = remote.sorted().map { "\"\($0)\"" } + (daemonOwn ? ["the daemon itself"] : [])
+            throw HomeError(
+                .failedPrecondition,
+                "an atomic batch must write the characteristics of one provider, which applies all or "
+                    + "none; this one spans \(names.joined(separator: " and ")); nothing was written")
         }
-        let anyInvalid = results.contains { $0 != nil }
+        let anyInvalid = checked.count < writes.count
         if validateOnly || (atomic && anyInvalid) {
             let verdict: HomeError? =
                 validateOnly ? nil : HomeError(.aborted, "not applied: another write of this atomic batch was invalid")
-            results = results.enumerated().map { position, result in
-                result ?? WriteResult(characteristicID: writes[position].characteristicID, error: verdict)
+            for item in checked {
+                results[item.position] = WriteResult(
+                    characteristicID: writes[item.position].characteristicID, error: verdict)
             }
             return
         }
         var byProvider: [String: [Item]] = [:]
-        for (position, outcome) in checked.enumerated() {
-            guard case .success(let checkedWrite) = outcome else { continue }
+        local.reserveCapacity(remote.isEmpty ? checked.count : 0)
+        for (position, checkedWrite, owner) in checked {
             let item = Item(
                 position: position, characteristicID: writes[position].characteristicID,
                 requested: writes[position].value, checked: checkedWrite)
-            if let owner = owners[position] { byProvider[owner, default: []].append(item) } else { local.append(item) }
+            if let owner { byProvider[owner, default: []].append(item) } else { local.append(item) }
         }
+        var anyOptimistic = false
         for (providerID, items) in byProvider.sorted(by: { $0.key < $1.key }) {
             // An atomic batch waits for the provider's verdict on all of it: nothing optimistic.
             let declared = atomic ? [] : optimistic(providerID)
             let part = ProviderPart(
                 providerID: providerID, items: items,
-                optimistic: Set(items.map(\.characteristicID)).intersection(declared))
-            local += items.filter { part.optimistic.contains($0.characteristicID) }
+                optimistic: declared.isEmpty ? [] : Set(items.map(\.characteristicID)).intersection(declared))
+            if !part.optimistic.isEmpty {
+                local += items.filter { part.optimistic.contains($0.characteristicID) }
+                anyOptimistic = true
+            }
             providers.append(part)
         }
-        local.sort { $0.position < $1.position }
+        // Applied in the batch's order, as one commit applies a batch.
+        if anyOptimistic { local.sort { $0.position < $1.position } }
     }
 
-    /// The results once the local writes and the providers' parts are known: the
-    /// decided ones, then `applied` by position.
-    func results(applying applied: [Int: WriteResult], writes: [CharacteristicWrite]) -> [WriteResult] {
-        results.enumerated().map { position, decided in
-            decided ?? applied[position]
+    /// The results once what was applied or confirmed is known: the decided ones,
+    /// then `applied` (results by position).
+    func results(applying applied: [(position: Int, result: WriteResult)], writes: [CharacteristicWrite])
+        -> [WriteResult]
+    {
+        var all = results
+        for (position, result) in applied { all[position] = result }
+        return all.enumerated().map { position, result in
+            result
                 ?? WriteResult(
                     characteristicID: writes[position].characteristicID,
                     error: HomeError(.internal, "write \(position) of the batch was neither applied nor refused"))

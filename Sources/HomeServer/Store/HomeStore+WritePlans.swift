@@ -15,12 +15,12 @@ extension HomeStore {
     ///
     /// - Parameter atomic: all or none: when a write checked again fails, none is
     ///   applied and the others fail with ABORTED.
-    /// - Returns: each write's result by its position in the batch, and the
-    ///   daemon's sequence number once they took effect.
+    /// - Returns: each write's result with its position in the batch, in the
+    ///   items' order, and the daemon's sequence number once they took effect.
     func commit(_ items: [WritePlan.Item], plannedAt layoutVersion: UInt64, atomic: Bool = false, origin: Origin)
-        -> (results: [Int: WriteResult], seq: UInt64)
+        -> (results: [(position: Int, result: WriteResult)], seq: UInt64)
     {
-        guard !items.isEmpty else { return ([:], lastSeq) }
+        guard !items.isEmpty else { return ([], lastSeq) }
         let committed = commit(.values, origin: origin) { transaction -> [WriteResult] in
             let unchanged = transaction.layoutVersion == layoutVersion
             let checked: [Result<CheckedWrite, HomeError>] = items.map { item in
@@ -45,6 +45,6 @@ extension HomeStore {
             }
         }
         let results = Self.failApplied(committed.result, committed.saveFailure)
-        return (Dictionary(uniqueKeysWithValues: zip(items.map(\.position), results)), committed.lastSeq)
+        return (zip(items, results).map { ($0.position, $1) }, committed.lastSeq)
     }
 }
