@@ -48,6 +48,18 @@ struct InProcessConnectionTests {
         }
     }
 
+    @Test(
+        "a connection made once the server has begun to stop is told it is shutting down, not that there are too many")
+    func whileStopping() async throws {
+        let server = try await TestServer.start()
+        await server.stop()
+        let error = await #expect(throws: HomeError.self) {
+            try await HomeClient.connect(connectedSocket: try await server.server.connectInProcess(), name: "late")
+        }
+        #expect(error?.code == .unavailable)
+        #expect(error?.message.contains("shutting down") == true)
+    }
+
     @Test("a server serves in-process connections before it listens on its socket")
     func beforeListening() async throws {
         var logger = Logger(label: "in-process-test")

@@ -76,11 +76,13 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     func channelActive(context: ChannelHandlerContext) {
         guard let id = registry.add(context.channel, peer: peer, limit: configuration.maxConnections) else {
-            fail(
-                context,
-                HomeError(
+            let error =
+                registry.isClosing
+                ? HomeError(.unavailable, "the daemon is shutting down; it takes no new connections")
+                : HomeError(
                     .resourceExhausted,
-                    "too many connections: the daemon accepts at most \(configuration.maxConnections)"))
+                    "too many connections: the daemon accepts at most \(configuration.maxConnections)")
+            fail(context, error)
             return
         }
         connectionID = id

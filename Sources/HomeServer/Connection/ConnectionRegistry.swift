@@ -68,6 +68,9 @@ final class ConnectionRegistry: Sendable {
 
     var count: Int { state.withLock { $0.channels.count } }
 
+    /// The server is closing: it takes no more connections.
+    var isClosing: Bool { state.withLock { $0.closing } }
+
     /// Stops accepting and returns every open connection.
     func beginClosing() -> [any Channel] {
         state.withLock { state in
