@@ -29,7 +29,6 @@ final class ProviderHub: Sendable {
         let providerID: String
         let promise: EventLoopPromise<CommandAnswer>
         let startedNs: UInt64
-        let timeout: Scheduled<Void>
         /// Liveness pings are not counted among the provider's requests and latency.
         let isPing: Bool
         /// What the request counts against in the provider's budget (nil for a ping).
@@ -113,7 +112,6 @@ final class ProviderHub: Sendable {
             }
         }
         for pending in failed {
-            pending.timeout.cancel()
             pending.promise.fail(
                 HomeError(
                     .unavailable,
@@ -172,7 +170,6 @@ final class ProviderHub: Sendable {
         }
         guard let failed else { return false }
         for pending in failed {
-            pending.timeout.cancel()
             pending.promise.fail(
                 HomeError(.unavailable, "provider \"\(providerID)\" went away before answering (\(reason))"))
         }
@@ -245,8 +242,11 @@ final class ProviderHub: Sendable {
             let timeout = eventLoop.scheduleTask(in: .milliseconds(Int64(timeoutMs))) { [weak self] () -> Void in
                 self?.expire(requestID, timeoutMs: timeoutMs)
             }
+            // However the request ends, its timer goes on its own loop: cancelled from
+            // the provider's loop, it would wake this one a second time.
+            promise.futureResult.whenComplete { _ in timeout.cancel() }
             state.pending[requestID] = Pending(
-                providerID: providerID, promise: promise, startedNs: monotonicNs(), timeout: timeout, isPing: isPing,
+                providerID: providerID, promise: promise, startedNs: monotonicNs(), isPing: isPing,
                 budgeted: budgeted)
             if session == nil {
                 // Known, not back yet, within the start-up grace: sent when it opens.
@@ -303,7 +303,6 @@ final class ProviderHub: Sendable {
             }
             return pending
         }
-        pending?.timeout.cancel()
         pending?.promise.fail(error)
     }
 
@@ -328,7 +327,6 @@ final class ProviderHub: Sendable {
             return pending
         }
         guard let pending else { return false }
-        pending.timeout.cancel()
         pending.promise.succeed(answer)
         return true
     }

@@ -147,24 +147,30 @@ public struct ValueRouter: Sendable {
             let answer = providers.send(
                 .write(values, atomic: plan.atomic), to: part.providerID, timeoutMs: timeoutMs, on: eventLoop,
                 from: origin.connectionID)
-            return answer.map { Result<CommandAnswer, any Error>.success($0) }
-                .recover { Result<CommandAnswer, any Error>.failure($0) }
-                .map { answer in
-                    let verdicts = WritePlan.verdicts(for: part, answer: answer, atomic: plan.atomic)
-                    let confirmed = part.confirmed.filter { verdicts[$0.characteristicID] == .some(nil) }
-                    var outcome = store.commit(
-                        confirmed, plannedAt: plan.layoutVersion, atomic: plan.atomic, origin: origin)
-                    for item in part.confirmed {
-                        if case .some(.some(let error)) = verdicts[item.characteristicID] {
-                            outcome.results.append(
-                                (item.position, WriteResult(characteristicID: item.characteristicID, error: error)))
-                        }
+            // One promise, completed where the answer lands (this loop), whatever it says.
+            let confirmation = eventLoop.makePromise(
+                of: (results: [(position: Int, result: WriteResult)], seq: UInt64).self)
+            answer.whenComplete { answer in
+                let verdicts = WritePlan.verdicts(for: part, answer: answer, atomic: plan.atomic)
+                let confirmed = part.confirmed.filter { verdicts[$0.characteristicID] == .some(nil) }
+                var outcome = store.commit(
+                    confirmed, plannedAt: plan.layoutVersion, atomic: plan.atomic, origin: origin)
+                for item in part.confirmed {
+                    if case .some(.some(let error)) = verdicts[item.characteristicID] {
+                        outcome.results.append(
+                            (item.position, WriteResult(characteristicID: item.characteristicID, error: error)))
                     }
-                    return outcome
                 }
+                confirmation.succeed(outcome)
+            }
+            return confirmation.futureResult
         }
         let localSeq = plan.local.isEmpty ? 0 : local.seq
-        return EventLoopFuture.whenAllSucceed(confirmations, on: eventLoop).map { outcomes in
+        // Most writes go to one provider: no gathering then.
+        let outcomes =
+            confirmations.count == 1
+            ? confirmations[0].map { [$0] } : EventLoopFuture.whenAllSucceed(confirmations, on: eventLoop)
+        return outcomes.map { outcomes in
             // Each write has one result: applied here (the daemon's own, optimistic ones) or confirmed.
             var applied = local.results
             var seq = localSeq
