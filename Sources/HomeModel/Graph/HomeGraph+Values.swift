@@ -16,12 +16,13 @@ extension HomeGraph {
     /// check itself).
     ///
     /// - Returns: nil when `id` is no characteristic (`validateWrite` says what it is).
-    /// - Throws: `.invalidArgument` as `Characteristic.validate(_:enforceWritable:)`.
-    public func checkWrite(_ value: CharacteristicValue, to id: ObjectID, enforceWritable: Bool) throws(HomeError)
-        -> CheckedWrite?
-    {
+    /// - Throws: `.invalidArgument` as `Characteristic.validate(_:enforceWritable:source:)`.
+    public func checkWrite(
+        _ value: CharacteristicValue, to id: ObjectID, enforceWritable: Bool, source: ValueSource = .request
+    ) throws(HomeError) -> CheckedWrite? {
         guard let index = characteristics.index(forKey: id) else { return nil }
-        return try characteristics.values[index].checkWrite(value, enforceWritable: enforceWritable, at: index)
+        return try characteristics.values[index].checkWrite(
+            value, enforceWritable: enforceWritable, source: source, at: index)
     }
 
     /// Records whether an accessory can be reached (its provider says so).
@@ -97,11 +98,11 @@ public struct CheckedWrite: Sendable {
 
 extension Characteristic {
     fileprivate func checkWrite(
-        _ value: CharacteristicValue, enforceWritable: Bool,
+        _ value: CharacteristicValue, enforceWritable: Bool, source: ValueSource,
         at index: HomeGraph.CharacteristicIndex
     ) throws(HomeError) -> CheckedWrite {
         CheckedWrite(
-            value: try validate(value, enforceWritable: enforceWritable), accessoryID: accessoryID,
+            value: try validate(value, enforceWritable: enforceWritable, source: source), accessoryID: accessoryID,
             serviceID: serviceID, isOccurrence: isEventOnly, index: index)
     }
 }

@@ -48,7 +48,7 @@ extension HomeGraph {
                     type: info.typeIdentifier, properties: info.permissions, metadata: info.defaultMetadata,
                     value: try value.map { value throws(HomeError) in
                         try Characteristic(id: 0, serviceID: 0, accessoryID: 0, typeInfo: info)
-                            .validate(value, enforceWritable: false, label: "\(label): \(name)")
+                            .validate(value, enforceWritable: false, label: "\(label): \(name)", source: .device)
                     }, valueGiven: value != nil, isOptimistic: false, isEventOnly: info.isEventOnly))
         }
         var plans = [informationPlan]
@@ -151,7 +151,7 @@ extension HomeGraph {
             let probe = Characteristic(
                 id: 0, serviceID: 0, accessoryID: 0, type: plan.type, properties: plan.properties,
                 metadata: plan.metadata)
-            plan.value = try probe.validate(value, enforceWritable: false, label: label)
+            plan.value = try probe.validate(value, enforceWritable: false, label: label, source: .device)
             plan.valueGiven = true
         } else if !plan.isEventOnly && plan.properties.readable {
             plan.value = plan.metadata.defaultValue

@@ -1,3 +1,17 @@
+/// Who states a value, which decides how strictly it is checked against the
+/// characteristic's metadata.
+public enum ValueSource: Sendable, Hashable {
+    /// A client's write, a scene's action, a trigger's value: checked strictly.
+    case request
+    /// A device's reading, through its provider (a report, a registration, the answer
+    /// to a read): a fact, kept as far as the format can hold it. A number off the
+    /// step is rounded to it; one outside the range is kept (a radiator valve's 5 °C
+    /// setpoint under a catalog minimum of 10), clamped only to what the format can
+    /// hold (an integer format's own range). Kinds, valid values and lengths are
+    /// checked as for a request.
+    case device
+}
+
 extension Characteristic {
     /// The catalog entry of this characteristic's type; nil for a custom type.
     public var typeInfo: CharacteristicTypeInfo? { HAPCatalog.characteristic(uuid: type.uuid) }
@@ -29,18 +43,22 @@ extension Characteristic {
     ///   - enforceWritable: False for providers and the simulator, which report
     ///     read-only state such as a current temperature.
     /// - Returns: The normalized value.
-    public func validate(_ value: CharacteristicValue, enforceWritable: Bool = true) throws(HomeError)
-        -> CharacteristicValue
-    {
-        try ValueCheck(characteristic: self, label: nil).validate(value, enforceWritable: enforceWritable)
+    ///   - source: who states it (`ValueSource`): a device's values are kept where
+    ///     a request's would be refused for their step or range.
+    public func validate(
+        _ value: CharacteristicValue, enforceWritable: Bool = true, source: ValueSource = .request
+    ) throws(HomeError) -> CharacteristicValue {
+        try ValueCheck(characteristic: self, label: nil, source: source).validate(
+            value, enforceWritable: enforceWritable)
     }
 
     /// `validate(_:enforceWritable:)` with messages naming the characteristic as
     /// `label` says, for one that does not exist yet (an accessory being added).
-    func validate(_ value: CharacteristicValue, enforceWritable: Bool, label: String) throws(HomeError)
-        -> CharacteristicValue
-    {
-        try ValueCheck(characteristic: self, label: label).validate(value, enforceWritable: enforceWritable)
+    func validate(
+        _ value: CharacteristicValue, enforceWritable: Bool, label: String, source: ValueSource = .request
+    ) throws(HomeError) -> CharacteristicValue {
+        try ValueCheck(characteristic: self, label: label, source: source).validate(
+            value, enforceWritable: enforceWritable)
     }
 }
 
@@ -54,13 +72,15 @@ private struct ValueCheck {
     let type: TypeIdentifier
     let id: ObjectID
     let labelOverride: String?
+    let source: ValueSource
 
-    init(characteristic: Characteristic, label: String?) {
+    init(characteristic: Characteristic, label: String?, source: ValueSource) {
         properties = characteristic.properties
         metadata = characteristic.metadata
         type = characteristic.type
         id = characteristic.id
         labelOverride = label
+        self.source = source
     }
 
     var label: String { labelOverride ?? "characteristic \(id) (\(type.name))" }
@@ -74,22 +94,24 @@ private struct ValueCheck {
             throw HomeError(.invalidArgument, "\(label) is read-only; cannot write \(value.shortDescription)")
         }
         let format = metadata.format
-        guard let normalized = format.normalized(value) else {
+        guard let normalized = format.normalized(value) ?? deviceClamped(value) else {
             throw typeError(value)
         }
         switch normalized {
         case .bool:
             return normalized
         case .int(let number):
-            try checkInteger(number, shown: normalized.shortDescription)
-            return normalized
+            let number = source == .device ? onStep(number) : number
+            try checkInteger(number, shown: CharacteristicValue.int(number).shortDescription)
+            return .int(number)
         case .uint(let number):
+            let number = source == .device ? onStep(number) : number
             if let small = Int64(exactly: number) {
-                try checkInteger(small, shown: normalized.shortDescription)
+                try checkInteger(small, shown: CharacteristicValue.uint(number).shortDescription)
             } else {
-                try checkInteger(normalized.integerValue ?? 0, shown: normalized.shortDescription)
+                try checkInteger(Int128(number), shown: CharacteristicValue.uint(number).shortDescription)
             }
-            return normalized
+            return .uint(number)
         case .float(let number):
             return .float(try checkFloat(number))
         case .string(let text):
@@ -117,6 +139,29 @@ private struct ValueCheck {
             }
             return normalized
         }
+    }
+
+    /// A device's integer outside its integer format's own range, clamped into it;
+    /// nil for anything else (and for a request).
+    private func deviceClamped(_ value: CharacteristicValue) -> CharacteristicValue? {
+        guard source == .device, let range = metadata.format.integerRange else { return nil }
+        let number: Int128
+        switch value {
+        case .int(let int): number = Int128(int)
+        case .uint(let uint): number = Int128(uint)
+        default: return nil
+        }
+        return metadata.format.normalized(.int(Int64(clamping: min(max(number, range.lowerBound), range.upperBound))))
+            ?? metadata.format.normalized(.uint(UInt64(clamping: min(max(number, range.lowerBound), range.upperBound))))
+    }
+
+    /// A device's integer rounded to the nearest step (half away from the base);
+    /// itself when there is no step or it is on one.
+    private func onStep<Number: FixedWidthInteger>(_ number: Number) -> Number {
+        guard let step = metadata.minStep, step > 0 else { return number }
+        let base = metadata.minValue ?? 0
+        let rounded = Characteristic.nearestStep(Double(number), step: step, base: base)
+        return Number(exactly: rounded.rounded()) ?? number
     }
 
     /// The error for a value the format cannot take at all: the wrong kind, an
@@ -205,6 +250,7 @@ private struct ValueCheck {
         let shown = { formatNumber(number) }
         try checkRange(number, shown: shown())
         guard let step = metadata.minStep, step > 0 else { return number }
+        if source == .device { return Characteristic.nearestStep(number, step: step, base: metadata.minValue ?? 0) }
         guard let snapped = Characteristic.snap(number, step: step, base: metadata.minValue ?? 0) else {
             throw stepError(shown())
         }
@@ -212,6 +258,8 @@ private struct ValueCheck {
     }
 
     private func checkRange(_ number: Double, shown: @autoclosure () -> String) throws(HomeError) {
+        // A device's reading is a fact: its range is what the device has.
+        guard source == .request else { return }
         if let minimum = metadata.minValue, number < minimum {
             throw HomeError(.invalidArgument, "\(label): \(shown()) is below the minimum \(formatNumber(minimum))")
         }
@@ -247,6 +295,13 @@ extension Characteristic {
             snapped = (snapped * scale).rounded() / scale
         }
         return snapped
+    }
+
+    /// The step value nearest `number`, however far it is: what a device's reading
+    /// off the step becomes (humidity 51.92 with a step of 1 → 52).
+    static func nearestStep(_ number: Double, step: Double, base: Double) -> Double {
+        let steps = ((number - base) / step).rounded()
+        return snap(base + steps * step, step: step, base: base) ?? base + steps * step
     }
 
     /// How many decimals a catalog number has (0.1 → 1, 0.0001 → 4, 5 → 0), up to 9.

@@ -136,7 +136,7 @@ extension HomeStore {
                 do throws(HomeError) {
                     guard
                         let checked = try transaction.graph.checkWrite(
-                            write.value, to: write.characteristicID, enforceWritable: false)
+                            write.value, to: write.characteristicID, enforceWritable: false, source: .device)
                     else {
                         throw HomeError(.notFound, "no characteristic with id \(write.characteristicID)")
                     }
