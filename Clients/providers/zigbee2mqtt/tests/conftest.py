@@ -1,0 +1,129 @@
+"""The Zigbee2MQTT provider's tests: a real mosquitto on a free loopback port,
+a fake Zigbee2MQTT coordinator (tests/coordinator.py) on it, a real homed
+(Clients/python/tests/homed_testkit.py) and the provider as a real process."""
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+PROVIDER_DIR = HERE.parent
+REPO = PROVIDER_DIR.parents[2]
+for path in (REPO / "Clients" / "python" / "tests", REPO / "Clients" / "python", PROVIDER_DIR, HERE):
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def listening(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+class Mosquitto:
+    """Debian's mosquitto on 127.0.0.1:<port>, started, killed (SIGKILL) and
+    started again on the same port by pid."""
+
+    def __init__(self, directory: str, port: int, extra: str = ""):
+        self.directory = directory
+        self.port = port
+        self.conf = os.path.join(directory, "mosquitto.conf")
+        self.log_path = os.path.join(directory, "mosquitto.log")
+        with open(self.conf, "w") as f:
+            f.write(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n{extra}")
+        self.proc = None
+
+    def start(self) -> "Mosquitto":
+        from homed_testkit import die_with_parent
+        binary = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
+        if not os.access(binary, os.X_OK):
+            pytest.fail("no mosquitto: run Scripts/bootstrap.sh --python (apt-get install mosquitto)")
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen([binary, "-c", self.conf], stdout=log, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
+        deadline = time.monotonic() + 10
+        while not listening(self.port):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"mosquitto did not listen on {self.port}\n{self.log()}")
+            time.sleep(0.02)
+        return self
+
+    def kill(self) -> None:
+        from homed_testkit import kill_pid
+        kill_pid(self.proc)
+
+    def log(self) -> str:
+        try:
+            return Path(self.log_path).read_text(errors="replace")[-3000:]
+        except OSError:
+            return ""
+
+    @property
+    def url(self) -> str:
+        return f"mqtt://127.0.0.1:{self.port}"
+
+
+@pytest.fixture
+def workdir():
+    tmp = tempfile.mkdtemp(prefix="homed-z2m-", dir="/tmp")
+    try:
+        yield tmp
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@pytest.fixture
+def broker(workdir):
+    server = Mosquitto(workdir, free_port())
+    try:
+        yield server.start()
+    finally:
+        server.kill()
+
+
+@pytest.fixture
+def homed(workdir):
+    """A homed (no demo, in memory), killed at teardown."""
+    from homed_testkit import HomedProcess, require_binary
+    daemon = HomedProcess(require_binary(), workdir, in_memory=True)
+    try:
+        daemon.start()
+        yield daemon
+    finally:
+        daemon.kill()
+
+
+@pytest.fixture
+def coordinator(broker):
+    from coordinator import FakeCoordinator
+    fake = FakeCoordinator(broker.port)
+    try:
+        yield fake.start()
+    finally:
+        fake.stop()
+
+
+@pytest.fixture
+def processes():
+    """Provider processes the test started: each still running at teardown is killed by pid."""
+    started = []
+    try:
+        yield started
+    finally:
+        for process in started:
+            process.cleanup()
