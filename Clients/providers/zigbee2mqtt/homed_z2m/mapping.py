@@ -74,6 +74,8 @@ class Binding:
         """(value, clamped) from a state message, or (MISSING, False)."""
         if self.props and not any(p in state for p in self.props):
             return MISSING, False
+        if not self.props and state:
+            return MISSING, False  # a constant: given once, from decode({})
         try:
             value = self.decode(state)
         except (TypeError, ValueError, KeyError, ZeroDivisionError):
@@ -83,8 +85,10 @@ class Binding:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return value, False
         low, high, step = self.bounds
+        if low is None and high is None and step is None:
+            return value, False
         fitted, clamped = fit(float(value), low, high, step)
-        if isinstance(value, int) or (step is not None and step >= 1):
+        if step is not None and step >= 1:
             fitted = int(round(fitted))
         return fitted, clamped
 
@@ -111,7 +115,8 @@ class DeviceMap:
 
     def decode(self, state: dict) -> Tuple[Dict[Ref, Any], List[Ref]]:
         """({ref: value} for every characteristic the state message speaks of,
-        [refs whose value was clamped])."""
+        [refs whose value was clamped]). `decode({})` gives the constants (a
+        cover's PositionState without "moving", a battery's ChargingState)."""
         values, clamped = {}, []
         for ref, binding in self.bindings.items():
             if binding.event:

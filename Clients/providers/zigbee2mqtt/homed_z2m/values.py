@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import colorsys
 import math
+import unicodedata
 from typing import Optional, Tuple
 
 __all__ = ["fit", "scale", "unscale", "xy_to_hs", "valid_name"]
@@ -72,10 +73,12 @@ def xy_to_hs(x: float, y: float) -> Tuple[float, float]:
 
 
 def valid_name(name: str, fallback: str) -> str:
-    """A name the daemon takes: no '/', not blank, at most 64 bytes of UTF-8.
+    """A name the daemon takes: no '/' and no control characters, not blank,
+    at most 64 bytes of UTF-8.
     Zigbee2MQTT's friendly names may hold '/' (it groups topics); the original
     stays in the logs and the accessory's key is the IEEE address anyway."""
-    name = " ".join(str(name).replace("/", " ").split()) or fallback
+    text = "".join(" " if ch == "/" or unicodedata.category(ch).startswith("C") else ch for ch in str(name))
+    name = " ".join(text.split()) or fallback
     data = name.encode()
     if len(data) > NAME_LIMIT:
         name = data[:NAME_LIMIT].decode(errors="ignore").rstrip()
