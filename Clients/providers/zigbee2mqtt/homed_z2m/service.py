@@ -85,6 +85,7 @@ class Zigbee2MqttProvider:
         self.maps: Dict[str, DeviceMap] = {}  # by IEEE address
         self.names: Dict[str, str] = {}  # friendly name -> IEEE address
         self.devices_known = False  # a valid bridge/devices was read
+        self.reread = False  # (re)connected to the broker: ask every device for its state
         self.cache: Dict[Ref, Any] = {}
         self.device_online: Dict[str, bool] = {}
         self.bridge_online: Optional[bool] = None
@@ -134,6 +135,9 @@ class Zigbee2MqttProvider:
                  self.settings.base)
         with self.lock:
             self.broker_connected = True
+            # What changed while away is unknown: the retained bridge/devices
+            # that follows re-reads every device (_on_devices).
+            self.reread = True
         client.subscribe(self.settings.base + "/#", qos=1)
         self.wake.set()
 
@@ -203,7 +207,9 @@ class Zigbee2MqttProvider:
                 if old is not None and old.friendly_name != dm.friendly_name:
                     log.info("device %s renamed in Zigbee2MQTT: %r -> %r (its name in homed stays)", ieee,
                              old.friendly_name, dm.friendly_name)
-            new = [ieee for ieee in maps if ieee not in before or before[ieee].accessory != maps[ieee].accessory]
+            new = [ieee for ieee in maps if ieee not in before or before[ieee].accessory != maps[ieee].accessory
+                   or self.reread]
+            self.reread = False
             for ieee in before:
                 if ieee not in maps:
                     self.echo.cancel_device(ieee)

@@ -164,6 +164,8 @@ def test_broker_killed_and_restarted(homed, broker, coordinator, processes):
         events = EventLog(homed.socket_path)
         events.wait_subscribed()
         try:
+            with coordinator.cond:
+                coordinator.received.clear()
             broker.kill()
             for key in SUPPORTED:
                 events.wait_for(is_reachability(found[key].id, False), timeout=15)
@@ -173,7 +175,13 @@ def test_broker_killed_and_restarted(homed, broker, coordinator, processes):
             for key in SUPPORTED:
                 events.wait_for(is_reachability(found[key].id, True), timeout=20)
             wait_value(client, on, True, timeout=10, process=provider)
-            # Exactly what changed: one value event for On, none for an unchanged switch.
+            events.wait_for(is_value(on))
+            # Exactly what changed: one value event for On, none for an unchanged
+            # switch. (A later change, reported after every re-read, is the marker.)
+            assert coordinator.wait_received("zigbee2mqtt/Fan relay/get", timeout=10) == {"state": ""}
+            porch = ids_of(found[devices.ieee(5)])[("light", "On")]
+            coordinator.change("Porch light", {"state": "ON"})
+            events.wait_for(is_value(porch))
             fan = ids_of(found[devices.ieee(10)])[("switch", "On")]
             assert len(events.matching(is_value(on))) == 1
             assert events.matching(is_value(fan)) == []
