@@ -90,6 +90,7 @@ class Zigbee2MqttProvider:
         self.device_online: Dict[str, bool] = {}
         self.bridge_online: Optional[bool] = None
         self.broker_connected = False
+        self.connections = 0  # successful connections to the broker
         self.state_seq: Dict[str, int] = {}
         # What homed has
         self.registered: Dict[str, str] = {}  # ieee -> signature
@@ -120,6 +121,7 @@ class Zigbee2MqttProvider:
         client.reconnect_delay_set(1, 5)
         client.on_connect = self._on_connect
         client.on_disconnect = self._on_disconnect
+        client.on_connect_fail = self._on_connect_fail
         client.on_message = self._on_message
         return client
 
@@ -128,18 +130,26 @@ class Zigbee2MqttProvider:
 
     def _on_connect(self, client, userdata, flags, reason, properties=None):
         if reason.is_failure:
-            log.error("broker %s:%d refused the connection: %s (trying again)", self.settings.host,
-                      self.settings.port, reason)
+            self._once(("refused", self.connections, str(reason)), logging.ERROR,
+                       "broker %s:%d refused the connection: %s (check --credentials; trying again)",
+                       self.settings.host, self.settings.port, reason)
             return
         log.info("connected to the broker %s:%d; subscribing to %s/#", self.settings.host, self.settings.port,
                  self.settings.base)
         with self.lock:
             self.broker_connected = True
+            self.connections += 1
             # What changed while away is unknown: the retained bridge/devices
             # that follows re-reads every device (_on_devices).
             self.reread = True
         client.subscribe(self.settings.base + "/#", qos=1)
         self.wake.set()
+
+    def _on_connect_fail(self, client, userdata):
+        # paho tries again by itself (1 s, doubling to 5 s); said once per outage.
+        self._once(("unreachable-broker", self.connections), logging.WARNING,
+                   "cannot connect to the broker %s:%d (trying again every few seconds)", self.settings.host,
+                   self.settings.port)
 
     def _on_disconnect(self, client, userdata, flags, reason, properties=None):
         with self.lock:

@@ -45,8 +45,15 @@ class Mosquitto:
         self.conf = os.path.join(directory, "mosquitto.conf")
         self.log_path = os.path.join(directory, "mosquitto.log")
         with open(self.conf, "w") as f:
-            f.write(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n{extra}")
+            f.write(self.settings(port, "allow_anonymous true\n" + extra))
         self.proc = None
+
+    @staticmethod
+    def settings(port: int, extra: str) -> str:
+        # As root, mosquitto would switch to the user "mosquitto", who cannot
+        # read the test's temporary files (a password file).
+        user = "user root\n" if os.geteuid() == 0 else ""
+        return f"listener {port} 127.0.0.1\npersistence false\n{user}{extra}"
 
     def start(self) -> "Mosquitto":
         from homed_testkit import die_with_parent

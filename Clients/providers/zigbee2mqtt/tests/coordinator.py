@@ -60,7 +60,7 @@ def _merge(into: dict, part: dict) -> None:
 
 
 class FakeCoordinator:
-    def __init__(self, port: int, base: str = BASE):
+    def __init__(self, port: int, base: str = BASE, username: Optional[str] = None, password: Optional[str] = None):
         self.port = port
         self.base = base
         self.devices: List[dict] = catalog.bridge_devices()
@@ -71,6 +71,8 @@ class FakeCoordinator:
         self.connected = threading.Event()
         self.client = mqtt.Client(callback_api_version=mqtt.CallbackAPIVersion.VERSION2, client_id="fake-z2m")
         self.client.reconnect_delay_set(1, 1)
+        if username is not None:
+            self.client.username_pw_set(username, password)
         self.client.will_set(f"{base}/bridge/state", json.dumps({"state": "offline"}), qos=1, retain=True)
         self.client.on_connect = self._on_connect
         self.client.on_disconnect = lambda *a: self.connected.clear()
