@@ -182,6 +182,11 @@ class Zigbee2MqttProvider:
         devices, error = parse_json(payload)
         if error is None and not isinstance(devices, list):
             error = f"a JSON {type(devices).__name__}, not a list of devices"
+        if error is None and not devices:
+            # Zigbee2MQTT always lists its coordinator: an empty list is a broken
+            # publisher, and taking it at its word would remove every accessory
+            # (with the rooms and scenes users gave them).
+            error = "an empty list (not even the coordinator)"
         if error is not None:
             log.error("%s: %s; keeping the devices known before", topic, error)
             return

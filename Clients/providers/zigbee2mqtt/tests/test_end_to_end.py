@@ -257,3 +257,29 @@ def test_join_rename_reinterview_and_leave(homed, coordinator, processes):
         wait_for(lambda: [s.type_name for s in accessories(client)[devices.ieee(10)].services][1:] == ["Lightbulb"],
                  what="the re-interviewed device's Lightbulb", process=provider)
         assert accessories(client)[devices.ieee(10)].id == fan.id
+
+
+def test_homed_restarted_and_the_provider_stopped(homed, coordinator, processes):
+    provider, client, found = ready(homed, coordinator, processes)
+    hue = ids_of(found[devices.ieee(2)])
+    wait_value(client, hue[("light", "Brightness")], 100, process=provider)
+    client.close()
+    homed.restart()  # in memory: the provider registers everything anew, values read from the devices
+    with homed.client() as client:
+        found = wait_accessories(client, SUPPORTED, provider, timeout=20)
+        hue = ids_of(found[devices.ieee(2)])
+        wait_value(client, hue[("light", "Brightness")], 100, process=provider)
+        assert write(client, hue[("light", "On")], pb.Value(bool_value=True)) == (0, "")
+        provider.proc.terminate()
+        assert provider.proc.wait(10) == 0
+        wait_accessories(client, SUPPORTED, None, reachable=False)
+
+
+def test_an_empty_device_list_removes_nothing(homed, coordinator, processes):
+    provider, client, found = ready(homed, coordinator, processes)
+    with client:
+        coordinator.publish_devices([])
+        wait_log(provider, "zigbee2mqtt/bridge/devices: an empty list (not even the coordinator); keeping")
+        coordinator.publish_devices(devices.bridge_devices())  # a marker: handled after the empty list
+        wait_log(provider, "zigbee2mqtt/bridge/devices: 31 devices, 27 mapped", count=2)
+        assert set(accessories(client)) == SUPPORTED
