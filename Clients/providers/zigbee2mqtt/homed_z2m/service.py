@@ -100,6 +100,9 @@ class Zigbee2MqttProvider:
         self.known_removed = False
         # To tell homed
         self.outbox: Dict[Ref, Any] = {}
+        self.write_returns = 0  # on_write calls returned (each answered right after)
+        #: (write_returns, release time, {ref: echoed}): told once that write is answered
+        self.deferred: List[Tuple[int, float, Dict[Ref, Any]]] = []
         self.events: List[Tuple[Ref, int]] = []
         # Said once
         self.logged: Set[Any] = set()
@@ -351,6 +354,7 @@ class Zigbee2MqttProvider:
 
     def on_write(self, values: Dict[Ref, Any], atomic: bool):
         failed: Dict[Ref, Any] = {}
+        rounded: Dict[Ref, Any] = {}  # echoed within tolerance, but not the value written
         waiting = []
         by_device: Dict[str, Dict[Ref, Any]] = {}
         for ref, value in values.items():
@@ -384,16 +388,22 @@ class Zigbee2MqttProvider:
                 failed[ref] = (pb.DEADLINE_EXCEEDED,
                                f"device {dm.friendly_name!r} ({dm.ieee}) did not echo {ref.characteristic} = {value} "
                                f"within {self.settings.write_timeout:g} s of {topic}")
-            with self.lock:
-                for ref, echoed in pending.echoed.items():
-                    if echoed != values[ref]:  # the device's own rounding: told after the acknowledgement
-                        self.outbox[ref] = echoed
+            for ref, echoed in pending.echoed.items():
+                if echoed != values[ref]:
+                    rounded[ref] = echoed
         if failed:
             log.info("writes not confirmed: %s", "; ".join(str(f[1]) if isinstance(f, tuple) else str(f)
                                                              for f in failed.values()))
+        with self.lock:
+            # The daemon applies the written values when it gets this answer,
+            # which the provider sends once we return: the device's own
+            # rounding (21.3 set, 21.5 echoed) is reported after that.
+            self.write_returns += 1
+            if rounded:
+                self.deferred.append((self.write_returns, time.monotonic() + DEFERRED_WAIT, rounded))
+        self.wake.set()
         if atomic and failed:
             raise error_for(*next(iter(failed.values())))
-        self.wake.set()
         return failed
 
     # -- telling homed ---------------------------------------------------------------
@@ -419,7 +429,14 @@ class Zigbee2MqttProvider:
                 self.reported_reach[ieee] = reachable
             except HomedError as error:
                 log.info("reachability of %s not told: %s", ieee, error)
+        answered = self.provider.stats.get("writes", 0)
         with self.lock:
+            now = time.monotonic()
+            for item in list(self.deferred):
+                if answered >= item[0] or now >= item[1]:
+                    self.deferred.remove(item)
+                    for ref, value in item[2].items():
+                        self.outbox.setdefault(ref, value)
             outbox = {r: v for r, v in self.outbox.items() if r.accessory_key in self.registered}
             self.outbox = {r: v for r, v in self.outbox.items() if r.accessory_key not in self.registered}
             events = [(r, v) for r, v in self.events if r.accessory_key in self.registered]
@@ -490,7 +507,7 @@ class Zigbee2MqttProvider:
 
     def _sync_loop(self) -> None:
         while not self.stopping.is_set():
-            self.wake.wait(0.5)
+            self.wake.wait(0.05 if self.deferred else 0.5)
             self.wake.clear()
             if self.stopping.is_set():
                 return
@@ -522,6 +539,9 @@ class Zigbee2MqttProvider:
 
 
 _NONE = object()
+#: At the latest this long after a write returned, its device's rounding is told
+#: (its answer counted or not: a write answered without the handler counts too).
+DEFERRED_WAIT = 2.0
 
 
 def _quiet_actions(dm: DeviceMap) -> Set[str]:

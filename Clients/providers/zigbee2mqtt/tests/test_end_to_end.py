@@ -82,6 +82,8 @@ def test_a_write_goes_to_set_and_is_acknowledged_by_the_echo(homed, coordinator,
             radiator = ids_of(found[devices.ieee(14)])
             assert write(client, radiator[("thermostat", "TargetTemperature")], pb.Value(float_value=21.3)) == (0, "")
             assert coordinator.wait_received("zigbee2mqtt/Radiator/set") == {"occupied_heating_setpoint": 21.5}
+            # Acknowledged, and then homed holds the value the device echoed.
+            wait_value(client, radiator[("thermostat", "TargetTemperature")], pytest.approx(21.5), process=provider)
             lock = ids_of(found[devices.ieee(13)])
             assert write(client, lock[("lock", "LockTargetState")], pb.Value(uint_value=0)) == (0, "")
             assert coordinator.wait_received("zigbee2mqtt/Front door/set") == {"state": "UNLOCK"}
