@@ -3,7 +3,8 @@
 # missing: protobuf-c (runtime + protoc-c), SQLite and libsystemd headers, systemd's
 # systemd-socket-activate and util-linux's setpriv (the service and roles tests run
 # them), gcc, make and jansson for the C client library and its tests, and for the
-# Python client's tests the protobuf and pytest packages.
+# Python client's tests the protobuf and pytest packages; with --python also Debian's
+# mosquitto and the paho-mqtt package (the Zigbee2MQTT provider and its tests).
 set -euo pipefail
 
 need=()
@@ -22,5 +23,18 @@ if [[ "${1:-}" == "--python" ]]; then
   python3 -c "import google.protobuf, pytest" 2>/dev/null || {
     echo "bootstrap: installing protobuf and pytest for the Python client" >&2
     python3 -m pip install -q protobuf pytest
+  }
+  # The Zigbee2MQTT provider's tests run a real broker. Installing mosquitto
+  # enables its system service, but nothing listens until a test starts one.
+  dpkg -s mosquitto >/dev/null 2>&1 || {
+    echo "bootstrap: installing mosquitto for the Zigbee2MQTT provider's tests" >&2
+    sudo_cmd=""
+    [[ $(id -u) -ne 0 ]] && sudo_cmd="sudo"
+    $sudo_cmd apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq mosquitto >/dev/null
+  }
+  python3 -c "import paho.mqtt" 2>/dev/null || {
+    echo "bootstrap: installing paho-mqtt for the Zigbee2MQTT provider" >&2
+    python3 -m pip install -q "paho-mqtt>=2"
   }
 fi

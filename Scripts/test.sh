@@ -36,7 +36,8 @@ swift test --skip-build --filter "$stress"
 # clients: ConformanceTests (swift test above), test_conformance.py (pytest) and
 # conformance.c (make check).
 echo "== Python client against a real homed"
-HOMED_BIN="$PWD/.build/debug/homed" python3 -m pytest -q Clients/python Clients/providers/sysfs
+HOMED_BIN="$PWD/.build/debug/homed" python3 -m pytest -q Clients/python Clients/providers/sysfs \
+  Clients/providers/zigbee2mqtt
 
 echo "== C client library (Clients/c: make check, with AddressSanitizer and UBSan)"
 make -s -C Clients/c check HOMED_BIN="$PWD/.build/debug/homed"

@@ -1,0 +1,548 @@
+"""The provider: Zigbee2MQTT over MQTT (paho-mqtt, threaded) on one side,
+homed (homed.provider.Provider, threaded) on the other.
+
+Three kinds of threads meet here, all under `self.lock`:
+- paho's network thread delivers MQTT messages (`_on_message`): it decodes
+  them, updates the value cache, confirms echoed writes and queues what to
+  tell homed — it never calls homed itself, so a slow daemon never stalls MQTT;
+- the provider's workers run `on_read` / `on_write` (they publish /get and
+  /set and wait for the device's answer);
+- the sync thread (`_sync_loop`) tells homed what was queued: registrations
+  (new, changed, left devices), reachability, values and button events.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+import time
+from typing import Any, Dict, List, Optional, Set, Tuple
+from urllib.parse import urlparse
+
+import paho.mqtt.client as mqtt
+
+from homed import HomedError, pb
+from homed.errors import error_for
+from homed.provider import Provider, Ref
+
+from .bridge import Topic, classify, online_of, parse_json
+from .echo import EchoMatcher
+from .mapping import DeviceMap, Unsupported, map_device
+
+log = logging.getLogger("homed-zigbee2mqtt")
+
+__all__ = ["Zigbee2MqttProvider", "Settings", "read_credentials"]
+
+
+class Settings:
+    def __init__(self, broker: str = "mqtt://127.0.0.1:1883", base: str = "zigbee2mqtt",
+                 username: Optional[str] = None, password: Optional[str] = None,
+                 socket_path: Optional[str] = None, provider_id: str = "zigbee2mqtt",
+                 write_timeout: float = 4.5, read_timeout: float = 2.0, client_id: Optional[str] = None):
+        url = urlparse(broker if "://" in broker else "mqtt://" + broker)
+        if url.scheme not in ("mqtt", "mqtts"):
+            raise ValueError(f"broker URL {broker!r}: the scheme is mqtt:// or mqtts://")
+        self.tls = url.scheme == "mqtts"
+        self.host = url.hostname or "127.0.0.1"
+        self.port = url.port or (8883 if self.tls else 1883)
+        self.base = base.strip("/")
+        self.username, self.password = username, password
+        self.socket_path = socket_path
+        self.provider_id = provider_id
+        self.write_timeout = write_timeout
+        self.read_timeout = read_timeout
+        self.client_id = client_id or f"homed-{provider_id}"
+
+
+def read_credentials(path: str) -> Tuple[Optional[str], Optional[str]]:
+    """`username=…` and `password=…` lines (a file, so that they are never on
+    a command line, where every user of the machine can read them)."""
+    found: Dict[str, str] = {}
+    with open(path, "r") as f:
+        for line in f:
+            line = line.strip()
+            if not line or line.startswith("#") or "=" not in line:
+                continue
+            key, value = line.split("=", 1)
+            found[key.strip().lower()] = value.strip()
+    return found.get("username"), found.get("password")
+
+
+ACCESSORY_INDEX = re.compile(r"^accessory (\d+) ")
+
+
+class Zigbee2MqttProvider:
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.lock = threading.RLock()
+        self.changed = threading.Condition(self.lock)  # a state message arrived (reads wait on it)
+        self.wake = threading.Event()
+        self.stopping = threading.Event()
+        self.echo = EchoMatcher()
+        # What Zigbee2MQTT says
+        self.maps: Dict[str, DeviceMap] = {}  # by IEEE address
+        self.names: Dict[str, str] = {}  # friendly name -> IEEE address
+        self.devices_known = False  # a valid bridge/devices was read
+        self.reread = False  # (re)connected to the broker: ask every device for its state
+        self.cache: Dict[Ref, Any] = {}
+        self.device_online: Dict[str, bool] = {}
+        self.bridge_online: Optional[bool] = None
+        self.broker_connected = False
+        self.connections = 0  # successful connections to the broker
+        self.state_seq: Dict[str, int] = {}
+        # What homed has
+        self.registered: Dict[str, str] = {}  # ieee -> signature
+        self.refused: Dict[str, str] = {}  # ieee -> the signature homed refused (not asked again)
+        self.reported_reach: Dict[str, bool] = {}
+        self.registrations_seen = -1
+        self.known_removed = False
+        # To tell homed
+        self.outbox: Dict[Ref, Any] = {}
+        self.write_returns = 0  # on_write calls returned (each answered right after)
+        #: (write_returns, release time, {ref: echoed}): told once that write is answered
+        self.deferred: List[Tuple[int, float, Dict[Ref, Any]]] = []
+        self.events: List[Tuple[Ref, int]] = []
+        # Said once
+        self.logged: Set[Any] = set()
+        self.provider = Provider(settings.provider_id, [], on_read=self.on_read, on_write=self.on_write,
+                                 socket_path=settings.socket_path,
+                                 client_name=f"homed-zigbee2mqtt ({settings.provider_id})")
+        self.mqtt = self._make_client()
+        self.sync_thread = threading.Thread(target=self._sync_loop, name="z2m-sync", daemon=True)
+
+    # -- MQTT --------------------------------------------------------------------
+
+    def _make_client(self) -> mqtt.Client:
+        client = mqtt.Client(callback_api_version=mqtt.CallbackAPIVersion.VERSION2,
+                             client_id=self.settings.client_id, clean_session=True)
+        if self.settings.username is not None:
+            client.username_pw_set(self.settings.username, self.settings.password)
+        if self.settings.tls:
+            client.tls_set()
+        client.reconnect_delay_set(1, 5)
+        client.on_connect = self._on_connect
+        client.on_disconnect = self._on_disconnect
+        client.on_connect_fail = self._on_connect_fail
+        client.on_message = self._on_message
+        return client
+
+    def _topic(self, friendly: str, suffix: str = "") -> str:
+        return f"{self.settings.base}/{friendly}{suffix}"
+
+    def _on_connect(self, client, userdata, flags, reason, properties=None):
+        if reason.is_failure:
+            self._once(("refused", self.connections, str(reason)), logging.ERROR,
+                       "broker %s:%d refused the connection: %s (check --credentials; trying again)",
+                       self.settings.host, self.settings.port, reason)
+            return
+        log.info("connected to the broker %s:%d; subscribing to %s/#", self.settings.host, self.settings.port,
+                 self.settings.base)
+        with self.lock:
+            self.broker_connected = True
+            self.connections += 1
+            # What changed while away is unknown: the retained bridge/devices
+            # that follows re-reads every device (_on_devices).
+            self.reread = True
+        client.subscribe(self.settings.base + "/#", qos=1)
+        self.wake.set()
+
+    def _on_connect_fail(self, client, userdata):
+        # paho tries again by itself (1 s, doubling to 5 s); said once per outage.
+        self._once(("unreachable-broker", self.connections), logging.WARNING,
+                   "cannot connect to the broker %s:%d (trying again every few seconds)", self.settings.host,
+                   self.settings.port)
+
+    def _on_disconnect(self, client, userdata, flags, reason, properties=None):
+        with self.lock:
+            was = self.broker_connected
+            self.broker_connected = False
+        if was and not self.stopping.is_set():
+            log.warning("lost the broker %s:%d (%s): every device is unreachable until it is back",
+                        self.settings.host, self.settings.port, reason)
+        self.wake.set()
+
+    def _on_message(self, client, userdata, message):
+        try:
+            self._handle(message.topic, message.payload, message.retain)
+        except Exception:  # noqa: BLE001 - one bad message must not end the MQTT thread
+            log.exception("%s: message not handled", message.topic)
+
+    def _handle(self, topic: str, payload: bytes, retained: bool) -> None:
+        with self.lock:
+            kind, name = classify(self.settings.base, topic, self.names)
+        if kind == Topic.DEVICES:
+            self._on_devices(topic, payload)
+        elif kind == Topic.BRIDGE_STATE:
+            self._on_bridge_state(topic, payload)
+        elif kind == Topic.AVAILABILITY:
+            self._on_availability(topic, name, payload)
+        elif kind == Topic.STATE:
+            self._on_state(topic, name, payload)
+
+    def _on_devices(self, topic: str, payload: bytes) -> None:
+        devices, error = parse_json(payload)
+        if error is None and not isinstance(devices, list):
+            error = f"a JSON {type(devices).__name__}, not a list of devices"
+        if error is None and not devices:
+            # Zigbee2MQTT always lists its coordinator: an empty list is a broken
+            # publisher, and taking it at its word would remove every accessory
+            # (with the rooms and scenes users gave them).
+            error = "an empty list (not even the coordinator)"
+        if error is not None:
+            log.error("%s: %s; keeping the devices known before", topic, error)
+            return
+        maps: Dict[str, DeviceMap] = {}
+        for index, device in enumerate(devices):
+            label = device.get("friendly_name") if isinstance(device, dict) else None
+            label = label or (device.get("ieee_address") if isinstance(device, dict) else None) or f"device {index}"
+            try:
+                dm = map_device(device)
+            except Unsupported as why:
+                if isinstance(device, dict) and device.get("type") == "Coordinator":
+                    continue
+                log.warning("%s: device %r (%s) not registered: %s", topic, label,
+                            device.get("ieee_address") if isinstance(device, dict) else "?", why)
+                continue
+            if dm.ieee in maps:
+                log.warning("%s: device %r: IEEE address %s listed twice; keeping the first", topic, label, dm.ieee)
+                continue
+            for unknown in dm.unknown:
+                log.warning("%s: device %r (%s): exposes %s, which this provider does not map; left out",
+                            topic, dm.friendly_name, dm.ieee, unknown)
+            for ignored in dm.ignored:
+                log.debug("device %r (%s): %s not mapped", dm.friendly_name, dm.ieee, ignored)
+            maps[dm.ieee] = dm
+        with self.lock:
+            before = self.maps
+            self.maps = maps
+            self.names = {dm.friendly_name: ieee for ieee, dm in maps.items()}
+            self.devices_known = True
+            for ieee, dm in maps.items():
+                self.cache.update(dm.decode({})[0])  # constants (a stopped cover, °C)
+                old = before.get(ieee)
+                if old is not None and old.friendly_name != dm.friendly_name:
+                    log.info("device %s renamed in Zigbee2MQTT: %r -> %r (its name in homed stays)", ieee,
+                             old.friendly_name, dm.friendly_name)
+            new = [ieee for ieee in maps if ieee not in before or before[ieee].accessory != maps[ieee].accessory
+                   or self.reread]
+            self.reread = False
+            for ieee in before:
+                if ieee not in maps:
+                    self.echo.cancel_device(ieee)
+        log.info("%s: %d devices, %d mapped", topic, len(devices), len(maps))
+        for ieee in new:
+            self._get(maps[ieee])
+        self.wake.set()
+
+    def _get(self, dm: DeviceMap) -> None:
+        """Asks the device for the properties it can be asked for (its state is
+        not retained): it answers with a state message."""
+        props = dm.gettable
+        if props and self.broker_connected:
+            self.mqtt.publish(self._topic(dm.friendly_name, "/get"), json.dumps({p: "" for p in props}), qos=0)
+
+    def _on_bridge_state(self, topic: str, payload: bytes) -> None:
+        online = online_of(payload)
+        if online is None:
+            log.error("%s: %r is neither online nor offline; ignored", topic, payload[:80])
+            return
+        with self.lock:
+            was = self.bridge_online
+            self.bridge_online = online
+            maps = list(self.maps.values())
+        if was != online:
+            log.info("Zigbee2MQTT is %s", "online" if online else "offline: every device is unreachable")
+        if online and was is False:
+            for dm in maps:
+                self._get(dm)
+        self.wake.set()
+
+    def _on_availability(self, topic: str, name: str, payload: bytes) -> None:
+        online = online_of(payload)
+        with self.lock:
+            ieee = self.names.get(name)
+        if ieee is None:
+            self._once(("unknown-topic", topic), logging.INFO, "%s: availability of no known device", topic)
+            return
+        if online is None:
+            log.error("%s: availability %r is neither online nor offline; ignored", topic, payload[:80])
+            return
+        with self.lock:
+            was = self.device_online.get(ieee)
+            self.device_online[ieee] = online
+            dm = self.maps.get(ieee)
+        if online and was is False and dm is not None:
+            self._get(dm)
+        self.wake.set()
+
+    def _on_state(self, topic: str, name: str, payload: bytes) -> None:
+        with self.lock:
+            ieee = self.names.get(name)
+            dm = self.maps.get(ieee) if ieee else None
+        if dm is None:
+            if self.devices_known:
+                self._once(("unknown-topic", topic), logging.WARNING, "%s: a message for no known device; ignored",
+                           topic)
+            return
+        state, error = parse_json(payload)
+        if error is None and not isinstance(state, dict):
+            error = f"a JSON {type(state).__name__}, not an object"
+        if error is not None:
+            log.error("%s: device %r (%s): state %s; ignored", topic, dm.friendly_name, ieee, error)
+            return
+        decoded, clamped = dm.decode(state)
+        for ref in clamped:
+            self._once(("clamped", ref), logging.WARNING,
+                       "%s: device %r (%s): %s out of range in %s; clamped to %s (said once)", topic,
+                       dm.friendly_name, ieee, ref.characteristic, json.dumps(state)[:200], decoded[ref])
+        confirmed = self.echo.observe(ieee, decoded)
+        events = dm.events(state)
+        action = state.get("action")
+        if isinstance(action, str) and action and not events and action not in _quiet_actions(dm):
+            log.info("%s: device %r: action %r has no button", topic, dm.friendly_name, action)
+        with self.lock:
+            for ref, value in decoded.items():
+                old = self.cache.get(ref, _NONE)
+                if ref not in confirmed and (old != value or type(old) is not type(value)):
+                    self.outbox[ref] = value
+                self.cache[ref] = value
+            self.events.extend(events)
+            self.state_seq[ieee] = self.state_seq.get(ieee, 0) + 1
+            self.changed.notify_all()
+        self.wake.set()
+
+    def _once(self, key, level: int, message: str, *args) -> None:
+        with self.lock:
+            if key in self.logged:
+                return
+            self.logged.add(key)
+        log.log(level, message, *args)
+
+    # -- homed's requests ----------------------------------------------------------
+
+    def on_read(self, refs: List[Ref]) -> Dict[Ref, Any]:
+        by_device: Dict[str, List[Ref]] = {}
+        for ref in refs:
+            by_device.setdefault(ref.accessory_key, []).append(ref)
+        waits = []
+        with self.lock:
+            connected = self.broker_connected
+            for ieee, wanted in by_device.items():
+                dm = self.maps.get(ieee)
+                if dm is None:
+                    continue
+                props = sorted({p for r in wanted if r in dm.bindings for p in dm.bindings[r].gettable})
+                if props and connected:
+                    waits.append((ieee, self.state_seq.get(ieee, 0)))
+                    self.mqtt.publish(self._topic(dm.friendly_name, "/get"), json.dumps({p: "" for p in props}))
+        deadline = time.monotonic() + self.settings.read_timeout
+        with self.lock:
+            for ieee, seq in waits:
+                self.changed.wait_for(lambda: self.state_seq.get(ieee, 0) > seq, max(0.0, deadline - time.monotonic()))
+            out: Dict[Ref, Any] = {}
+            for ref in refs:
+                if ref in self.cache:
+                    out[ref] = self.cache[ref]
+                else:
+                    dm = self.maps.get(ref.accessory_key)
+                    name = dm.friendly_name if dm else ref.accessory_key
+                    out[ref] = error_for(pb.UNAVAILABLE, f"device {name!r} ({ref.accessory_key}) has not reported "
+                                                         f"{ref.characteristic} yet")
+            return out
+
+    def on_write(self, values: Dict[Ref, Any], atomic: bool):
+        failed: Dict[Ref, Any] = {}
+        rounded: Dict[Ref, Any] = {}  # echoed within tolerance, but not the value written
+        waiting = []
+        by_device: Dict[str, Dict[Ref, Any]] = {}
+        for ref, value in values.items():
+            by_device.setdefault(ref.accessory_key, {})[ref] = value
+        with self.lock:
+            connected = self.broker_connected
+            for ieee, writes in by_device.items():
+                dm = self.maps.get(ieee)
+                if dm is None:
+                    failed.update({r: (pb.NOT_FOUND, f"device {ieee} is not in Zigbee2MQTT's list") for r in writes})
+                    continue
+                try:
+                    payload = dm.payload(writes, self.cache)
+                except KeyError as error:
+                    failed.update({r: (pb.PERMISSION_DENIED, f"{ieee}: {error} takes no writes") for r in writes})
+                    continue
+                if not connected:
+                    failed.update({r: (pb.UNAVAILABLE, f"device {dm.friendly_name!r}: the broker is not connected")
+                                   for r in writes})
+                    continue
+                tolerances = {r: dm.bindings[r].tolerance for r in writes}
+                pending = self.echo.add(ieee, writes, tolerances)
+                topic = self._topic(dm.friendly_name, "/set")
+                self.mqtt.publish(topic, json.dumps(payload), qos=1)
+                log.debug("%s: %s", topic, json.dumps(payload))
+                waiting.append((dm, topic, pending))
+        deadline = time.monotonic() + self.settings.write_timeout
+        for dm, topic, pending in waiting:
+            self.echo.wait(pending, max(0.0, deadline - time.monotonic()))
+            for ref, value in pending.waiting.items():
+                failed[ref] = (pb.DEADLINE_EXCEEDED,
+                               f"device {dm.friendly_name!r} ({dm.ieee}) did not echo {ref.characteristic} = {value} "
+                               f"within {self.settings.write_timeout:g} s of {topic}")
+            for ref, echoed in pending.echoed.items():
+                if echoed != values[ref]:
+                    rounded[ref] = echoed
+        if failed:
+            log.info("writes not confirmed: %s", "; ".join(str(f[1]) if isinstance(f, tuple) else str(f)
+                                                             for f in failed.values()))
+        with self.lock:
+            # The daemon applies the written values when it gets this answer,
+            # which the provider sends once we return: the device's own
+            # rounding (21.3 set, 21.5 echoed) is reported after that.
+            self.write_returns += 1
+            if rounded:
+                self.deferred.append((self.write_returns, time.monotonic() + DEFERRED_WAIT, rounded))
+        self.wake.set()
+        if atomic and failed:
+            raise error_for(*next(iter(failed.values())))
+        return failed
+
+    # -- telling homed ---------------------------------------------------------------
+
+    def reachable(self, ieee: str) -> bool:
+        return self.broker_connected and self.bridge_online is not False and self.device_online.get(ieee) is not False
+
+    def sync_once(self) -> None:
+        if not self.provider.connected:
+            return
+        if self.provider.registrations != self.registrations_seen:
+            # Registered again (homed restarted): every accessory came back reachable.
+            with self.lock:
+                self.registrations_seen = self.provider.registrations
+                self.reported_reach = {ieee: True for ieee in self.registered}
+        self._sync_registrations()
+        with self.lock:
+            reach = {ieee: self.reachable(ieee) for ieee in self.registered}
+            changes = {ieee: r for ieee, r in reach.items() if self.reported_reach.get(ieee) != r}
+        for ieee, reachable in sorted(changes.items(), key=lambda c: c[1]):  # back first, then gone
+            try:
+                self.provider.set_reachable(ieee, reachable)
+                self.reported_reach[ieee] = reachable
+            except HomedError as error:
+                log.info("reachability of %s not told: %s", ieee, error)
+        answered = self.provider.stats.get("writes", 0)
+        with self.lock:
+            now = time.monotonic()
+            for item in list(self.deferred):
+                if answered >= item[0] or now >= item[1]:
+                    self.deferred.remove(item)
+                    for ref, value in item[2].items():
+                        self.outbox.setdefault(ref, value)
+            outbox = {r: v for r, v in self.outbox.items() if r.accessory_key in self.registered}
+            self.outbox = {r: v for r, v in self.outbox.items() if r.accessory_key not in self.registered}
+            events = [(r, v) for r, v in self.events if r.accessory_key in self.registered]
+            self.events = []
+        items = list(outbox.items()) + events
+        if items:
+            try:
+                self.provider.report(items)
+            except HomedError as error:
+                log.warning("report of %d values refused: %s", len(items), error)
+
+    def _sync_registrations(self) -> None:
+        with self.lock:
+            if not self.devices_known:
+                return
+            maps = dict(self.maps)
+            todo = []
+            for ieee, dm in maps.items():
+                signature = json.dumps(dm.accessory, sort_keys=True)
+                if self.registered.get(ieee) != signature and self.refused.get(ieee) != signature:
+                    todo.append((dm, signature, self._with_values(dm)))
+            gone = [ieee for ieee in self.registered if ieee not in maps]
+            if not self.known_removed:
+                gone += [k for k in self.provider.known_keys if k not in maps and k not in gone]
+        if gone:
+            try:
+                self.provider.remove(gone)
+                log.info("removed %d devices that left Zigbee2MQTT: %s", len(gone), ", ".join(gone))
+            except HomedError as error:
+                log.warning("removing %s: %s", ", ".join(gone), error)
+            with self.lock:
+                for ieee in gone:
+                    self.registered.pop(ieee, None)
+                    self.reported_reach.pop(ieee, None)
+        self.known_removed = True
+        while todo:
+            try:
+                self.provider.update([a for _, _, a in todo])
+            except HomedError as error:
+                match = ACCESSORY_INDEX.match(error.message or "")
+                if error.code != pb.INVALID_ARGUMENT:
+                    log.warning("registration of %d devices failed: %s (trying again)", len(todo), error)
+                    return
+                index = int(match.group(1)) - 1 if match and 0 < int(match.group(1)) <= len(todo) else 0
+                dm, signature, _ = todo.pop(index)
+                log.error("device %r (%s): homed refused its registration: %s; registering the others",
+                          dm.friendly_name, dm.ieee, error.message)
+                with self.lock:
+                    self.refused[dm.ieee] = signature
+                continue
+            with self.lock:
+                for dm, signature, _ in todo:
+                    new = dm.ieee not in self.registered
+                    self.registered[dm.ieee] = signature
+                    self.reported_reach[dm.ieee] = True
+                    log.info("device %r (%s) %s", dm.friendly_name, dm.ieee,
+                             "registered" if new else "registered again")
+            return
+
+    def _with_values(self, dm: DeviceMap) -> dict:
+        accessory = json.loads(json.dumps(dm.accessory))
+        for service in accessory["services"]:
+            for characteristic in service["characteristics"]:
+                ref = Ref(dm.ieee, service["key"], characteristic.get("type_name") or characteristic["type"])
+                if ref in self.cache and "value" not in characteristic:
+                    characteristic["value"] = self.cache[ref]
+        return accessory
+
+    def _sync_loop(self) -> None:
+        while not self.stopping.is_set():
+            self.wake.wait(0.05 if self.deferred else 0.5)
+            self.wake.clear()
+            if self.stopping.is_set():
+                return
+            try:
+                self.sync_once()
+            except Exception:  # noqa: BLE001 - the loop must go on
+                log.exception("sync failed")
+
+    # -- running ---------------------------------------------------------------------
+
+    def run(self) -> None:
+        log.info("broker %s:%d, base topic %r, provider id %r", self.settings.host, self.settings.port,
+                 self.settings.base, self.settings.provider_id)
+        self.mqtt.connect_async(self.settings.host, self.settings.port, keepalive=10)
+        self.mqtt.loop_start()
+        self.sync_thread.start()
+        try:
+            self.provider.run()
+        finally:
+            self.stopping.set()
+            self.wake.set()
+            self.mqtt.disconnect()
+            self.mqtt.loop_stop()
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.wake.set()
+        self.provider.stop()
+
+
+_NONE = object()
+#: At the latest this long after a write returned, its device's rounding is told
+#: (its answer counted or not: a write answered without the handler counts too).
+DEFERRED_WAIT = 2.0
+
+
+def _quiet_actions(dm: DeviceMap) -> Set[str]:
+    return {i.split(" ", 1)[1] for i in dm.ignored if i.startswith("action ")}

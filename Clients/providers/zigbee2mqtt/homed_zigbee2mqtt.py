@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""homed-zigbee2mqtt: Zigbee2MQTT's devices as homed accessories (see README.md).
+
+    homed_zigbee2mqtt.py [--broker mqtt://127.0.0.1:1883] [--base-topic zigbee2mqtt]
+                         [--credentials FILE] [--socket PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+try:
+    import homed  # noqa: F401
+except ImportError:  # run from a checkout: Clients/python beside Clients/providers
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+sys.path.insert(0, HERE)
+
+from homed import HomedError  # noqa: E402
+from homed_z2m.service import Settings, Zigbee2MqttProvider, read_credentials  # noqa: E402
+
+log = logging.getLogger("homed-zigbee2mqtt")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description="Brings Zigbee2MQTT's devices into homed.")
+    parser.add_argument("--broker", default="mqtt://127.0.0.1:1883", help="mqtt://HOST:PORT or mqtts://HOST:PORT")
+    parser.add_argument("--base-topic", default="zigbee2mqtt", help="Zigbee2MQTT's base topic (default: zigbee2mqtt)")
+    parser.add_argument("--credentials", metavar="FILE",
+                        help="a file with username=… and password=… lines (never on the command line)")
+    parser.add_argument("--socket", help="homed's socket (default: $HOMED_SOCKET, else the usual places)")
+    parser.add_argument("--provider-id", default="zigbee2mqtt")
+    parser.add_argument("--write-timeout", type=float, default=4.5, metavar="SECONDS",
+                        help="how long a write waits for the device's echo (default 4.5, under homed's 5)")
+    parser.add_argument("--read-timeout", type=float, default=2.0, metavar="SECONDS",
+                        help="how long a read waits for the device's answer to /get (default 2)")
+    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=getattr(logging, args.log_level.upper()), format="%(levelname)s %(name)s: %(message)s")
+    username = password = None
+    if args.credentials:
+        try:
+            username, password = read_credentials(args.credentials)
+        except OSError as error:
+            log.error("credentials file %s: %s", args.credentials, error.strerror or error)
+            return 2
+    try:
+        settings = Settings(args.broker, args.base_topic, username, password, args.socket, args.provider_id,
+                            args.write_timeout, args.read_timeout)
+    except ValueError as error:
+        parser.error(str(error))
+    provider = Zigbee2MqttProvider(settings)
+
+    def on_signal(signum, frame):
+        provider.stopping.set()
+        provider.provider.stop()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    try:
+        provider.run()
+    except HomedError as error:
+        log.error("homed refused provider %r: %s", args.provider_id, error)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
