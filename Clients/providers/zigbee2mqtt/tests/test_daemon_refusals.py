@@ -1,7 +1,8 @@
-"""What today's daemon refuses (issue #23 item 2), pinned: the provider keeps
-the refused accessory out and registers the others. Runs the provider in this
-process (to give it an accessory the mapping does not make today) against a
-real homed and a real mosquitto."""
+"""What the daemon refuses of what devices bring, pinned: the provider keeps a
+refused accessory out and registers the others; a device's values the daemon
+keeps, a name with "/" it refuses. Runs the provider in this process (to give it
+an accessory the mapping does not make today) against a real homed and a real
+mosquitto."""
 
 import logging
 import threading
@@ -13,7 +14,7 @@ from homed import pb
 from homed_z2m import service
 from homed_z2m.mapping import map_device
 from test_end_to_end import SUPPORTED
-from z2m_helpers import accessories, wait_accessories, wait_for
+from z2m_helpers import accessories, value_of, wait_accessories, wait_for
 
 CT_BULB = devices.ieee(1)
 REFUSAL = ('accessory 1 (key "0x00124b0000000001"), service 1 ("Lightbulb"), characteristic 3 ("ColorTemperature"): '
@@ -63,23 +64,39 @@ def test_a_refused_accessory_is_left_out_and_the_others_registered(homed, in_pro
         assert in_process.refused.keys() == {CT_BULB}
 
 
-def test_what_the_daemon_refuses_today(homed):
-    """The values and names the provider fits before registering, refused by
-    today's daemon when sent as the devices give them (issue #23 item 2)."""
+def test_device_values_are_kept_and_names_still_refused(homed):
+    """A device's values are facts to the daemon: a humidity off the step is
+    rounded to it and 0 lux under the catalog's minimum is kept; a name with "/"
+    is still refused, so the provider fits names itself."""
     from homed.provider import Provider
     from homed import HomedError
-    cases = {
+    kept = {
         "humidity": ({"type": "HumiditySensor", "characteristics": [{"type": "CurrentRelativeHumidity",
                                                                      "value": 51.92}]}, "Bedroom climate",
-                     '51.92 is not a multiple of the step 1 from the minimum 0'),
+                     ("HumiditySensor", "CurrentRelativeHumidity"), 52.0),
         "lux": ({"type": "LightSensor", "characteristics": [{"type": "CurrentAmbientLightLevel", "value": 0.0}]},
-                "Hall motion", "0 is below the minimum 0.0001"),
-        "slash": ({"type": "Switch", "characteristics": [{"type": "On", "value": True}]}, "kitchen/ceiling",
-                  'the accessory name "kitchen/ceiling" has a "/" at position 8'),
+                "Hall motion", ("LightSensor", "CurrentAmbientLightLevel"), 0.0),
     }
-    for key, (svc, name, expected) in cases.items():
-        provider = Provider(f"probe-{key}", [{"key": key, "name": name, "category": "SENSOR", "services": [svc]}],
-                            socket_path=homed.socket_path, takeover_wait=0.1)
-        with pytest.raises(HomedError) as caught:
-            provider.run()
-        assert caught.value.code == pb.INVALID_ARGUMENT and expected in caught.value.message, caught.value.message
+    with homed.client() as client:
+        for key, (svc, name, (service_type, characteristic), expected) in kept.items():
+            provider = Provider(f"probe-{key}", [{"key": key, "name": name, "category": "SENSOR",
+                                                  "services": [svc]}],
+                                socket_path=homed.socket_path, takeover_wait=0.1)
+            thread = threading.Thread(target=provider.run, daemon=True)
+            thread.start()
+            try:
+                assert provider.wait_registered(timeout=10)
+                cid = provider.id_of((key, service_type, characteristic))
+                assert cid is not None
+                assert value_of(client, cid) == expected
+            finally:
+                provider.stop()
+                thread.join(10)
+    provider = Provider("probe-slash", [{"key": "slash", "name": "kitchen/ceiling", "category": "SWITCH",
+                                         "services": [{"type": "Switch", "characteristics": [
+                                             {"type": "On", "value": True}]}]}],
+                        socket_path=homed.socket_path, takeover_wait=0.1)
+    with pytest.raises(HomedError) as caught:
+        provider.run()
+    assert caught.value.code == pb.INVALID_ARGUMENT
+    assert 'the accessory name "kitchen/ceiling" has a "/" at position 8' in caught.value.message
