@@ -103,6 +103,14 @@ public struct ValueRouter: Sendable {
         _ writes: [CharacteristicWrite], atomic: Bool = false, validateOnly: Bool = false, origin: Origin,
         timeoutMs: UInt32?, on eventLoop: any EventLoop
     ) -> EventLoopFuture<WriteOutcome> {
+        // The daemon's own characteristics alone (most writes of most homes): no
+        // plan to carry out, one commit.
+        if let outcome = store.writeIfDaemonOwned(
+            writes, atomic: atomic, validateOnly: validateOnly, origin: origin,
+            isRemote: { remoteProvider(of: $0) != nil })
+        {
+            return eventLoop.makeSucceededFuture(outcome)
+        }
         let plan: WritePlan
         do throws(HomeError) {
             plan = try self.plan(writes, atomic: atomic, validateOnly: validateOnly)

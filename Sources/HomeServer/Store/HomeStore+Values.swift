@@ -42,37 +42,45 @@ extension HomeStore {
         origin: Origin, enforceWritable: Bool = true
     ) -> WriteOutcome {
         let committed = commit(.values, origin: origin) { transaction -> [WriteResult] in
-            // Validate everything first, so an atomic batch fails whole and a
-            // validate-only batch changes nothing.
-            let graph = transaction.graph
-            let validated = writes.map { write -> Result<CheckedWrite, HomeError> in
-                Self.check(write, in: graph, enforceWritable: enforceWritable)
-            }
-            let anyFailed = validated.contains { if case .failure = $0 { true } else { false } }
-            if validateOnly || (atomic && anyFailed) {
-                return zip(writes, validated).map { write, outcome in
-                    if case .failure(let error) = outcome {
-                        return WriteResult(characteristicID: write.characteristicID, error: error)
-                    }
-                    let error =
-                        validateOnly
-                        ? nil : HomeError(.aborted, "not applied: another write of this atomic batch was invalid")
-                    return WriteResult(characteristicID: write.characteristicID, error: error)
-                }
-            }
-            var results: [WriteResult] = []
-            results.reserveCapacity(writes.count)
-            for (write, outcome) in zip(writes, validated) {
-                switch outcome {
-                case .failure(let error):
-                    results.append(WriteResult(characteristicID: write.characteristicID, error: error))
-                case .success(let checked):
-                    results.append(transaction.store(checked, to: write.characteristicID))
-                }
-            }
-            return results
+            Self.apply(
+                writes, atomic: atomic, validateOnly: validateOnly, enforceWritable: enforceWritable, in: &transaction)
         }
         return WriteOutcome(results: Self.failApplied(committed.result, committed.saveFailure), seq: committed.lastSeq)
+    }
+
+    /// Validates a batch in a transaction and applies it: everything is checked
+    /// first, so an atomic batch fails whole and a validate-only batch changes nothing.
+    static func apply(
+        _ writes: [CharacteristicWrite], atomic: Bool, validateOnly: Bool, enforceWritable: Bool,
+        in transaction: inout Transaction
+    ) -> [WriteResult] {
+        let graph = transaction.graph
+        let validated = writes.map { write -> Result<CheckedWrite, HomeError> in
+            Self.check(write, in: graph, enforceWritable: enforceWritable)
+        }
+        let anyFailed = validated.contains { if case .failure = $0 { true } else { false } }
+        if validateOnly || (atomic && anyFailed) {
+            return zip(writes, validated).map { write, outcome in
+                if case .failure(let error) = outcome {
+                    return WriteResult(characteristicID: write.characteristicID, error: error)
+                }
+                let error =
+                    validateOnly
+                    ? nil : HomeError(.aborted, "not applied: another write of this atomic batch was invalid")
+                return WriteResult(characteristicID: write.characteristicID, error: error)
+            }
+        }
+        var results: [WriteResult] = []
+        results.reserveCapacity(writes.count)
+        for (write, outcome) in zip(writes, validated) {
+            switch outcome {
+            case .failure(let error):
+                results.append(WriteResult(characteristicID: write.characteristicID, error: error))
+            case .success(let checked):
+                results.append(transaction.store(checked, to: write.characteristicID))
+            }
+        }
+        return results
     }
 
     /// The results of a commit whose values could not be saved: every write it

@@ -3,6 +3,30 @@ internal import HomeModel
 // Writes planned outside the lock (`WritePlan`): one lock to take the snapshot they
 // are planned from, one per commit of what they decided.
 extension HomeStore {
+    /// Applies a batch at once when none of it is a provider's (`isRemote`): one
+    /// lock, validated and applied in one commit, as a batch of the daemon's own
+    /// characteristics has always been. Nil, with nothing changed, when some of it
+    /// is a provider's: that batch is planned (`WritePlan`).
+    func writeIfDaemonOwned(
+        _ writes: [CharacteristicWrite], atomic: Bool, validateOnly: Bool, origin: Origin,
+        isRemote: (Accessory) -> Bool
+    ) -> WriteOutcome? {
+        let committed = commit(.values, origin: origin) { transaction -> [WriteResult]? in
+            var lastLocal: ObjectID?
+            for write in writes {
+                guard let accessoryID = transaction.graph.characteristics[write.characteristicID]?.accessoryID,
+                    accessoryID != lastLocal
+                else { continue }
+                if let accessory = transaction.graph.accessories[accessoryID], isRemote(accessory) { return nil }
+                lastLocal = accessoryID
+            }
+            return Self.apply(
+                writes, atomic: atomic, validateOnly: validateOnly, enforceWritable: true, in: &transaction)
+        }
+        guard let results = committed.result else { return nil }
+        return WriteOutcome(results: Self.failApplied(results, committed.saveFailure), seq: committed.lastSeq)
+    }
+
     /// A copy of the graph and the layout it has, to plan writes from.
     func planningSnapshot() -> (graph: HomeGraph, layoutVersion: UInt64) {
         withState { ($0.graph, $0.layoutVersion) }
