@@ -29,7 +29,6 @@ import glob
 import json
 import logging
 import os
-import signal
 import sys
 import threading
 from typing import Dict, List, Mapping, Optional
@@ -40,7 +39,7 @@ except ImportError:  # run from a checkout: Clients/python beside Clients/provid
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
 from homed import HomedError  # noqa: E402
-from homed.provider import Provider, Ref  # noqa: E402
+from homed.provider import Provider, Ref, run_until_signalled  # noqa: E402
 
 log = logging.getLogger("homed-sysfs")
 
@@ -527,18 +526,11 @@ def main(argv=None) -> int:
     provider = SysfsProvider(args.sysfs_root, args.socket, args.poll_interval, args.provider_id, args.low_battery)
     log.info("%d devices under %s", len(provider.devices), args.sysfs_root)
 
-    def on_signal(signum, frame):
+    def stop():
         provider.stopping.set()
-        provider.provider.stop()  # on this (the run) thread: it only asks
+        provider.provider.stop()
 
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    try:
-        provider.run()
-    except HomedError as error:
-        log.error("homed refused provider %r: %s", args.provider_id, error)
-        return 2
-    return 0
+    return run_until_signalled(provider.run, stop, args.provider_id, log)
 
 
 if __name__ == "__main__":

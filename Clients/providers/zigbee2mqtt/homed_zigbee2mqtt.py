@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import signal
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -20,7 +19,7 @@ except ImportError:  # run from a checkout: Clients/python beside Clients/provid
     sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 sys.path.insert(0, HERE)
 
-from homed import HomedError  # noqa: E402
+from homed.provider import run_until_signalled  # noqa: E402
 from homed_z2m.service import Settings, Zigbee2MqttProvider, read_credentials  # noqa: E402
 
 log = logging.getLogger("homed-zigbee2mqtt")
@@ -55,18 +54,11 @@ def main(argv=None) -> int:
         parser.error(str(error))
     provider = Zigbee2MqttProvider(settings)
 
-    def on_signal(signum, frame):
+    def stop():
         provider.stopping.set()
         provider.provider.stop()
 
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    try:
-        provider.run()
-    except HomedError as error:
-        log.error("homed refused provider %r: %s", args.provider_id, error)
-        return 2
-    return 0
+    return run_until_signalled(provider.run, stop, args.provider_id, log)
 
 
 if __name__ == "__main__":

@@ -80,6 +80,7 @@ from __future__ import annotations
 
 import logging
 import queue
+import signal
 import threading
 import time
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
@@ -97,7 +98,7 @@ from .values import _set_status, from_value, status_of, to_value  # noqa: F401 -
 
 __all__ = [
     "Provider", "Ref", "INFORMATION_SERVICE", "to_value", "from_value", "accessory_message", "status_of",
-    "MAX_ACCESSORIES_PER_CALL",
+    "MAX_ACCESSORIES_PER_CALL", "run_until_signalled",
 ]
 
 log = logging.getLogger("homed.provider")
@@ -523,3 +524,25 @@ class Provider(ProviderBase):
         response = session.client.call("ReportValues", report, timeout=self.call_timeout)
         with self._lock:
             return self._core.report_seq(response)
+
+
+def run_until_signalled(run: Callable[[], None], stop: Callable[[], None], provider_id: str,
+                        logger: Optional[logging.Logger] = None) -> int:
+    """Runs a provider program's loop until SIGTERM or SIGINT, as a service unit
+    expects of it. `run` serves until `stop` is called (from the signal handler,
+    on the thread that runs `run`: it must only ask).
+
+    Returns the exit status the provider's unit expects: 0 once stopped, 2 when
+    homed refused the provider for good (its id held by another connection, a
+    registration it cannot take); the refusal is logged."""
+    def on_signal(signum, frame):
+        stop()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    try:
+        run()
+    except HomedError as error:
+        (logger or log).error("homed refused provider %r: %s", provider_id, error)
+        return 2
+    return 0
