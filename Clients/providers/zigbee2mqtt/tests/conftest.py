@@ -2,9 +2,7 @@
 a fake Zigbee2MQTT coordinator (tests/coordinator.py) on it, a real homed
 (Clients/python/tests/homed_testkit.py) and the provider as a real process."""
 
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -16,38 +14,7 @@ for path in (REPO / "Clients" / "python" / "tests", REPO / "Clients" / "python",
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-
-from z2m_broker import Mosquitto, free_port  # noqa: E402
-
-
-@pytest.fixture
-def workdir():
-    tmp = tempfile.mkdtemp(prefix="homed-z2m-", dir="/tmp")
-    try:
-        yield tmp
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
-@pytest.fixture
-def broker(workdir):
-    server = Mosquitto(workdir, free_port())
-    try:
-        yield server.start()
-    finally:
-        server.kill()
-
-
-@pytest.fixture
-def homed(workdir):
-    """A homed (no demo, in memory), killed at teardown."""
-    from homed_testkit import HomedProcess, require_binary
-    daemon = HomedProcess(require_binary(), workdir, in_memory=True)
-    try:
-        daemon.start()
-        yield daemon
-    finally:
-        daemon.kill()
+from provider_fixtures import broker, homed, processes, workdir  # noqa: E402,F401
 
 
 @pytest.fixture
@@ -58,14 +25,3 @@ def coordinator(broker):
         yield fake.start()
     finally:
         fake.stop()
-
-
-@pytest.fixture
-def processes():
-    """Provider processes the test started: each still running at teardown is killed by pid."""
-    started = []
-    try:
-        yield started
-    finally:
-        for process in started:
-            process.cleanup()

@@ -4,7 +4,7 @@ and the provider connects by itself once it can."""
 import os
 import subprocess
 
-from z2m_broker import Mosquitto, free_port
+from mqtt_broker import Mosquitto, free_port
 from coordinator import FakeCoordinator
 from test_end_to_end import SUPPORTED
 from z2m_helpers import start_provider, wait_accessories, wait_log

@@ -3,11 +3,11 @@ homed holds of its accessories. Every wait is bounded."""
 
 import os
 import sys
-import time
 from pathlib import Path
 
 from homed import pb
 from homed_testkit import ProviderProcess, plain
+from provider_testkit import wait_for, wait_log  # noqa: F401 (the tests import them from here too)
 
 PROGRAM = str(Path(__file__).resolve().parents[1] / "homed_zigbee2mqtt.py")
 PROVIDER = "zigbee2mqtt"
@@ -21,34 +21,9 @@ def start_provider(homed, broker_url, processes, *extra, write_timeout=1.5):
     return process.start()
 
 
-def wait_log(process, text, timeout=10.0, count=1):
-    """Waits until the provider's log holds `text` (at least `count` times)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        log = Path(process.log_path).read_text(errors="replace")
-        if log.count(text) >= count:
-            return log
-        if process.proc.poll() is not None:
-            raise AssertionError(f"the provider exited with {process.proc.returncode} before {text!r}\n{log[-3000:]}")
-        if time.monotonic() > deadline:
-            raise AssertionError(f"no {text!r} in the provider's log within {timeout} s\n{log[-3000:]}")
-        time.sleep(0.05)
-
-
 def accessories(client):
     return {a.provider_key: a for a in client.call("ListAccessories", pb.ListAccessoriesRequest()).accessories
             if a.provider == PROVIDER}
-
-
-def wait_for(condition, timeout=10.0, what="the condition", process=None):
-    deadline = time.monotonic() + timeout
-    while True:
-        result = condition()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} not within {timeout} s" + (f"\n{process.log()}" if process else ""))
-        time.sleep(0.05)
 
 
 def wait_accessories(client, keys, process, timeout=15.0, reachable=True):

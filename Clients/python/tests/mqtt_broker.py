@@ -1,4 +1,5 @@
-"""Debian's mosquitto as a test's broker, on a free loopback port."""
+"""Debian's mosquitto as a test's broker, on a free loopback port (shared by every
+MQTT provider's and bridge's tests)."""
 
 import os
 import shutil
