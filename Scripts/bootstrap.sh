@@ -37,4 +37,10 @@ if [[ "${1:-}" == "--python" ]]; then
     echo "bootstrap: installing paho-mqtt for the Zigbee2MQTT provider" >&2
     python3 -m pip install -q "paho-mqtt>=2"
   }
+  # The HomeKit bridge (HAP-python) and the HomeKit provider (aiohomekit) are each
+  # tested against the other library, on loopback.
+  python3 -c "import pyhap, aiohomekit" 2>/dev/null || {
+    echo "bootstrap: installing HAP-python and aiohomekit for the HomeKit bridge and provider" >&2
+    python3 -m pip install -q "HAP-python[QRCode]>=5.0.0" "aiohomekit>=4.0.1"
+  }
 fi
