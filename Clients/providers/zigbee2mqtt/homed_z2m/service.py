@@ -19,11 +19,11 @@ import re
 import threading
 import time
 from typing import Any, Dict, List, Optional, Set, Tuple
-from urllib.parse import urlparse
 
 import paho.mqtt.client as mqtt
 
 from homed import HomedError, pb
+from homed.broker import BrokerAddress, read_credentials
 from homed.errors import error_for
 from homed.provider import Provider, Ref
 
@@ -41,12 +41,8 @@ class Settings:
                  username: Optional[str] = None, password: Optional[str] = None,
                  socket_path: Optional[str] = None, provider_id: str = "zigbee2mqtt",
                  write_timeout: float = 4.5, read_timeout: float = 2.0, client_id: Optional[str] = None):
-        url = urlparse(broker if "://" in broker else "mqtt://" + broker)
-        if url.scheme not in ("mqtt", "mqtts"):
-            raise ValueError(f"broker URL {broker!r}: the scheme is mqtt:// or mqtts://")
-        self.tls = url.scheme == "mqtts"
-        self.host = url.hostname or "127.0.0.1"
-        self.port = url.port or (8883 if self.tls else 1883)
+        address = BrokerAddress(broker)
+        self.tls, self.host, self.port = address.tls, address.host, address.port
         self.base = base.strip("/")
         self.username, self.password = username, password
         self.socket_path = socket_path
@@ -54,20 +50,6 @@ class Settings:
         self.write_timeout = write_timeout
         self.read_timeout = read_timeout
         self.client_id = client_id or f"homed-{provider_id}"
-
-
-def read_credentials(path: str) -> Tuple[Optional[str], Optional[str]]:
-    """`username=…` and `password=…` lines (a file, so that they are never on
-    a command line, where every user of the machine can read them)."""
-    found: Dict[str, str] = {}
-    with open(path, "r") as f:
-        for line in f:
-            line = line.strip()
-            if not line or line.startswith("#") or "=" not in line:
-                continue
-            key, value = line.split("=", 1)
-            found[key.strip().lower()] = value.strip()
-    return found.get("username"), found.get("password")
 
 
 ACCESSORY_INDEX = re.compile(r"^accessory (\d+) ")
