@@ -86,7 +86,7 @@ struct CLILayoutTests {
         }
     }
 
-    @Test("types --json prints one object per type: 149 characteristic and 44 service types")
+    @Test("types --json prints one object per type: 153 characteristic and 44 service types")
     func typesJSON() async throws {
         try await withTestServer(configure: { $0.helloTimeoutMs = 60_000 }) { server in
             let result = try homectl(server, "types", "--json")
@@ -95,7 +95,7 @@ struct CLILayoutTests {
             #expect(objects.count == 193)
             let characteristics = objects.filter { $0["kind"] as? String == "characteristic" }
             let services = objects.filter { $0["kind"] as? String == "service" }
-            #expect(characteristics.count == 149)
+            #expect(characteristics.count == 153)
             #expect(services.count == 44)
             #expect(
                 Set(characteristics.compactMap { $0["uuid"] as? String })
