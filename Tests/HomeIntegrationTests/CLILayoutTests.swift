@@ -92,7 +92,7 @@ struct CLILayoutTests {
             let result = try homectl(server, "types", "--json")
             #expect(result.status == 0, "\(result.stderr)")
             let objects = try result.stdout.split(separator: "\n").map { try jsonObject(String($0)) }
-            #expect(objects.count == 193)
+            #expect(objects.count == 197)
             let characteristics = objects.filter { $0["kind"] as? String == "characteristic" }
             let services = objects.filter { $0["kind"] as? String == "service" }
             #expect(characteristics.count == 153)
