@@ -219,7 +219,7 @@ struct Triggers: AsyncParsableCommand {
             let path = graph.path(of: characteristicID) ?? "characteristic \(characteristicID)"
             var text: String
             switch (value, rangeMin, rangeMax) {
-            case (let value?, _, _): text = "when \(path) = \(value)"
+            case (let value?, _, _): text = "when \(path) = \(graph.shown(value, of: characteristicID))"
             case (nil, let low?, let high?): text = "when \(path) in \(number(low))…\(number(high))"
             case (nil, let low?, nil): text = "when \(path) ≥ \(number(low))"
             case (nil, nil, let high?): text = "when \(path) ≤ \(number(high))"
@@ -228,7 +228,9 @@ struct Triggers: AsyncParsableCommand {
             for condition in conditions {
                 let conditionPath =
                     graph.path(of: condition.characteristicID) ?? "characteristic \(condition.characteristicID)"
-                text += " if \(conditionPath) \(condition.comparison.rawValue) \(condition.value)"
+                text +=
+                    " if \(conditionPath) \(condition.comparison.rawValue) "
+                    + graph.shown(condition.value, of: condition.characteristicID)
             }
             return text
         }
