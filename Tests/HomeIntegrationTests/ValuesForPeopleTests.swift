@@ -59,7 +59,8 @@ struct ValuesForPeopleTests {
             listed.contains("when Demo Home/Kitchen/Back Door/ContactSensor/ContactSensorState = Open"), "\(listed)")
 
         let text = try ChildProcess(
-            builtExecutable("homectl"), ["watch", "-o", "text", "--kind", "value", "--accessory", "Garage/Garage Door"],
+            builtExecutable("homectl"),
+            ["watch", "-o", "text", "--kind", "value", "--accessory", "Garage/Garage Door"],
             environment: daemon.environment)
         let json = try ChildProcess(builtExecutable("homectl"), ["watch"], environment: daemon.environment)
         defer {
