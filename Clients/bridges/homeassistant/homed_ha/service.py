@@ -58,6 +58,7 @@ class Bridge:
         self.by_char: Dict[int, List[Entity]] = {}
         self.color_mode: Dict[str, str] = {}  # light object id -> the colour mode set last
         self.homed_live = False
+        self.cursor: Optional[StreamCursor] = None  # where the subscription stands, across connections
         # The broker's side: what we published (topic -> payload) and the configs it holds for our node
         self.published: Dict[str, bytes] = {}
         self.config_states: Dict[str, Tuple[str, int]] = {}  # config topic -> (state topic, accessory id)
@@ -216,7 +217,6 @@ class Bridge:
     def _follow(self) -> None:
         """Follows homed until stopped: connect, load or resume, apply events;
         when the connection is lost, again after 0.1 s doubling to 2 s."""
-        cursor: Optional[StreamCursor] = None
         backoff = 0.1
         while not self.stopping.is_set():
             try:
@@ -229,7 +229,7 @@ class Bridge:
             self.logged.discard(("homed-down",))
             try:
                 with client:
-                    cursor = self._session(client, cursor)
+                    self._session(client)
                     backoff = 0.1
             except (HomedError, OSError) as error:
                 if not self.stopping.is_set():
@@ -249,10 +249,12 @@ class Bridge:
                 with self.lock:
                     self._sync(force=True)
 
-    def _session(self, client: Client, cursor: Optional[StreamCursor]) -> StreamCursor:
-        if cursor is None:
+    def _session(self, client: Client) -> None:
+        if self.cursor is None:
+            # The first connection: the home as GetHome has it, then the events after it.
             self._load(client, full=True)
-            cursor = StreamCursor(self.home.journal_id, self.home.seq)
+            self.cursor = StreamCursor(self.home.journal_id, self.home.seq)
+        cursor = self.cursor
         request = cursor.resume(pb.SubscribeRequest(policy=pb.SLOW_COALESCE, queue_limit=16384))
         resyncing = False
         with client.subscribe(request) as stream:
@@ -287,7 +289,6 @@ class Bridge:
                     self._load(client, full=True, keep_values=True)
                 if events:
                     self._apply(client, events)
-        return cursor
 
     def _set_live(self, live: bool) -> None:
         with self.lock:
