@@ -62,7 +62,10 @@ class HomeAssistantPeer:
             for topic, payload in self.retained.items():
                 parts = topic.split("/")
                 if topic.startswith(self.prefix + "/") and len(parts) == 5 and parts[4] == "config" and payload:
-                    found[(parts[1], parts[3])] = json.loads(payload)
+                    try:
+                        found[(parts[1], parts[3])] = json.loads(payload)
+                    except ValueError:  # garbage a test put there
+                        continue
             return found
 
     def json(self, topic):

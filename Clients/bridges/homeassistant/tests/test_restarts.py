@@ -37,6 +37,7 @@ def test_the_bridge_killed_and_restarted_publishes_what_changed_and_removes_what
         bridge = start_bridge(homed, broker.url, processes, log_name="bridge-2.log")
         ha.wait_payload(lamp_state, {"state": "ON"})
         ha.wait_payload(leak_config, b"")
+        ha.wait_payload(leak_state, b"")
         ha.wait_payload("homed/bridge/state", b"online")
         log = wait_log(bridge, f"{leak_config}: no such entity in homed now; its config removed")
         assert "Traceback" not in log
