@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import logging
 import queue
+import re
 import threading
 import time
 from typing import Dict, List, Optional, Set, Tuple
@@ -40,6 +41,7 @@ log = logging.getLogger("homed-mqtt")
 __all__ = ["Bridge"]
 
 ONLINE, OFFLINE = b"online", b"offline"
+OBJECT_ID = re.compile(r"^a(\d+)_s\d+")
 COLOR_ROLES = {"hue": "hs", "saturation": "hs", "color_temp": "color_temp"}
 
 
@@ -185,17 +187,21 @@ class Bridge:
             self._remove_stale(topic, payload)
 
     def _remove_stale(self, topic: str, payload: Optional[bytes]) -> None:
-        try:
-            config = json.loads(payload) if payload else {}
-        except ValueError:
-            log.warning("%s: retained garbage on our config topic (%r); removed", topic, payload[:80])
-            config = {}
+        """Empties a config of our node that no exported entity has, with the
+        state and availability topics it used (ours by construction)."""
+        if payload:
+            try:
+                json.loads(payload)
+            except ValueError:
+                log.warning("%s: retained garbage on our config topic (%r); removed", topic, payload[:80])
         log.info("%s: no such entity in homed now; its config removed", topic)
         self._publish(topic, b"", qos=1)
         self.broker_configs.discard(topic)
-        state = config.get("state_topic") if isinstance(config, dict) else None
-        if isinstance(state, str) and state.startswith(self.settings.base_topic + "/"):
-            self._publish(state, b"")
+        object_id = topic.split("/")[-2]
+        self._publish(f"{self.settings.base_topic}/{object_id}/state", b"")
+        match = OBJECT_ID.match(object_id)
+        if match and int(match.group(1)) not in {e.accessory_id for e in self.entities.values()}:
+            self._publish(self.topics.availability(int(match.group(1))), b"")
 
     def _publish(self, topic: str, payload: bytes, qos: int = 0, retain: bool = True, force: bool = True) -> None:
         """Publishes (retained) unless the broker already has this from us. While

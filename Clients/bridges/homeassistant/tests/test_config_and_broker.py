@@ -47,7 +47,7 @@ def test_a_config_file_chooses_topics_and_what_is_exported(homed, broker, workdi
         assert f"accessory 'Motion' ({found['motion'].id}) not exported: it is excluded by name or id" in log
         plug = peer.configs()[("switch", object_id(found["plug"], "Outlet"))]
         assert plug["command_topic"].startswith("house/") and plug["unique_id"].startswith("house-1_")
-        assert read_retained(broker.port, "house/bridge/state") == {"house/bridge/state": b"online"}
+        peer.wait_payload("house/bridge/state", b"online")
         peer.stop()
     finally:
         zigbee.stop()

@@ -7,7 +7,7 @@ from homed.provider import Ref
 from provider_testkit import wait_for, wait_log
 
 from ha_peer import read_retained
-from home_source import EXPECTED, Devices, accessory_ids, make_home, object_id, start_bridge
+from home_source import ACCESSORIES, EXPECTED, Devices, accessory_ids, make_home, object_id, start_bridge
 
 
 def setup(homed, broker, ha, processes):
@@ -38,11 +38,13 @@ def test_the_bridge_killed_and_restarted_publishes_what_changed_and_removes_what
         ha.wait_payload(lamp_state, {"state": "ON"})
         ha.wait_payload(leak_config, b"")
         ha.wait_payload(leak_state, b"")
+        ha.wait_payload(f"homed/{found['leak'].id}/availability", b"")
         ha.wait_payload("homed/bridge/state", b"online")
         log = wait_log(bridge, f"{leak_config}: no such entity in homed now; its config removed")
         assert "Traceback" not in log
         retained = read_retained(broker.port, "#")
         assert leak_config not in retained and leak_state not in retained
+        assert f"homed/{found['leak'].id}/availability" not in retained
         assert json.loads(retained[lamp_state])["state"] == "ON"
         assert len([t for t in retained if t.startswith("homeassistant/")]) == len(EXPECTED) - 1
     finally:
@@ -64,8 +66,7 @@ def test_homed_restarted_on_its_database_resumes_with_nothing_lost(stored_homed,
             devices.values[Ref("lamp", "Lightbulb", "On")] = True
             devices.values[Ref("lamp", "Lightbulb", "Brightness")] = 70
         homed.start()
-        assert devices.provider.wait_registered(15)
-        ha.wait_payload(lamp_state, {"state": "ON", "brightness": 178})
+        ha.wait_payload(lamp_state, {"state": "ON", "brightness": 178}, timeout=20)
         ha.wait_payload("homed/bridge/state", b"online")
         # Resumed or resynced (as homed's journal allows), nothing was lost.
         assert "lost homed" in bridge.log()
@@ -94,10 +95,10 @@ def test_a_new_homed_resyncs_and_leaves_nothing_stale(homed, broker, ha, process
         homed.start()
         with homed.client() as client:
             make_home(client, rooms=("Hall",))
-        assert devices.provider.wait_registered(15)
         log = wait_log(bridge, "homed resync")
         with homed.client() as client:
-            now = accessory_ids(client, "devices")
+            now = wait_for(lambda: (lambda found: found if len(found) == len(ACCESSORIES) else None)(accessory_ids(client, "devices")),
+                           15, "the provider registered again in the new homed", bridge)
         lamp_state = f"homed/{object_id(now['lamp'], 'Lightbulb')}/state"
         ha.wait_payload(lamp_state, {"state": "ON"})
         ha.wait_payload("homed/bridge/state", b"online")
