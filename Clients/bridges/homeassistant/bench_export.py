@@ -35,6 +35,7 @@ sys.path[:0] = [os.path.join(HERE, "..", "..", "python"), os.path.join(HERE, "..
 
 import paho.mqtt.client as mqtt  # noqa: E402
 
+from homed import pb  # noqa: E402
 from homed.provider import Provider, Ref  # noqa: E402
 from homed_testkit import HomedProcess, ProviderProcess, kill_pid  # noqa: E402
 from mqtt_broker import Mosquitto, free_port  # noqa: E402
@@ -61,7 +62,7 @@ def main() -> int:
         if not provider.wait_registered(30):
             raise SystemExit(f"the provider was not registered: {provider.error}")
         with homed.client() as client:
-            ids = {a.provider_key: a for a in client.call("ListAccessories", __import__("homed").pb.ListAccessoriesRequest()).accessories}
+            ids = {a.provider_key: a for a in client.call("ListAccessories", pb.ListAccessoriesRequest()).accessories}
         topic_of = {}
         for key, a in ids.items():
             service = next(s for s in a.services if s.type_name == "TemperatureSensor")

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import configparser
 import re
-from typing import Iterable, List, Optional, Sequence
+from typing import List, Optional, Sequence
 
 from homed.broker import BrokerAddress, read_credentials
 
@@ -122,6 +122,3 @@ def load(config_path: Optional[str] = None, flags: Optional[dict] = None) -> Set
     socket_path = values.pop("socket", None)
     return Settings(username=username, password=password, socket_path=socket_path, **values)
 
-
-def matches(names: Iterable[str], wanted: set) -> bool:
-    return any(str(name).casefold() in wanted for name in names)

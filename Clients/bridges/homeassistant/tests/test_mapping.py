@@ -113,8 +113,8 @@ def test_every_service_kind_has_a_valid_config_and_state():
         service(12, "Outlet", char(13, "On", writable=True), char(14, "OutletInUse"), name="Socket"),
         service(20, "WindowCovering", char(21, "CurrentPosition", "uint8"), char(22, "TargetPosition", "uint8", True),
                 char(23, "PositionState", "uint8")),
-        service(30, "GarageDoorOpener", char(31, "CurrentDoorState", "uint8"), char(32, "TargetDoorState", "uint8", True),
-                char(33, "ObstructionDetected")),
+        service(30, "GarageDoorOpener", char(31, "CurrentDoorState", "uint8"),
+                char(32, "TargetDoorState", "uint8", True), char(33, "ObstructionDetected")),
         service(40, "Thermostat", char(41, "CurrentHeatingCoolingState", "uint8"),
                 char(42, "TargetHeatingCoolingState", "uint8", True, valid_values=[0, 1]),
                 char(43, "CurrentTemperature", "float"), char(44, "TargetTemperature", "float", True, min=5, max=30,
@@ -149,8 +149,8 @@ def test_every_service_kind_has_a_valid_config_and_state():
         "a7_s50": {"value": 40.0}, "a7_s52": {"value": 800.0}, "a7_s60": {"state": "ON"}, "a7_s70": None,
         "a7_s80_level": {"value": 15}, "a7_s80_low": {"state": "ON"}}
     climate = by_object["a7_s40"].config
-    assert (climate["modes"], climate["min_temp"], climate["max_temp"], climate["temp_step"]) == (["off", "heat"], 5, 30,
-                                                                                                  0.5)
+    assert (climate["modes"], climate["min_temp"], climate["max_temp"], climate["temp_step"]) == \
+        (["off", "heat"], 5, 30, 0.5)
     assert by_object["a7_s70"].config["event_types"] == ["single"]
     assert event_payload(by_object["a7_s70"], 0) == b'{"event_type":"single"}'
     assert event_payload(by_object["a7_s70"], 2) is None  # a long press this doorbell does not have
@@ -257,7 +257,8 @@ def test_the_checker_refuses_invalid_configs_of_other_components():
     assert any("needs event_types" in p for p in ha_checker.problems("event", dict(base, state_topic="t")))
     assert any("unit '%' is not one of" in p for p in ha_checker.problems(
         "sensor", dict(base, state_topic="t", device_class="temperature", unit_of_measurement="%")))
-    assert any("modes ['heat', 'boost']" in p for p in ha_checker.problems("climate", dict(base, modes=["heat", "boost"])))
+    assert any("modes ['heat', 'boost']" in p
+               for p in ha_checker.problems("climate", dict(base, modes=["heat", "boost"])))
     assert any("a lock needs command_topic" in p for p in ha_checker.problems("lock", dict(base, state_topic="t")))
     assert any("device_class 'lamp'" in p for p in ha_checker.problems(
         "binary_sensor", dict(base, state_topic="t", device_class="lamp")))

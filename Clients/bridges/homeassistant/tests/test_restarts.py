@@ -97,8 +97,10 @@ def test_a_new_homed_resyncs_and_leaves_nothing_stale(homed, broker, ha, process
             make_home(client, rooms=("Hall",))
         log = wait_log(bridge, "homed resync")
         with homed.client() as client:
-            now = wait_for(lambda: (lambda found: found if len(found) == len(ACCESSORIES) else None)(accessory_ids(client, "devices")),
-                           15, "the provider registered again in the new homed", bridge)
+            def registered():
+                found = accessory_ids(client, "devices")
+                return found if len(found) == len(ACCESSORIES) else None
+            now = wait_for(registered, 15, "the provider registered again in the new homed", bridge)
         lamp_state = f"homed/{object_id(now['lamp'], 'Lightbulb')}/state"
         ha.wait_payload(lamp_state, {"state": "ON"})
         ha.wait_payload("homed/bridge/state", b"online")
