@@ -297,11 +297,11 @@ def entities_for(accessory: AccessoryView, settings) -> Tuple[List[Entity], List
             continue
         build = BUILDERS.get(service.type_name)
         if build is None:
-            skipped.append(f"service {service.type_name} ({service.id}): no Home Assistant component for it")
+            skipped.append(f"service {service.type_name} ({service.id}) left out: no Home Assistant component for it")
             continue
         try:
             entities.extend(build(builder, service))
         except KeyError as missing:
             # A provider's service without a characteristic the mapping needs.
-            skipped.append(f"service {service.type_name} ({service.id}): it has no {missing.args[0]}")
+            skipped.append(f"service {service.type_name} ({service.id}) left out: it has no {missing.args[0]}")
     return entities, skipped

@@ -339,7 +339,7 @@ class Bridge:
                 continue
             found, skipped = entities_for(accessory, self.settings)
             for reason in skipped:
-                self._once(("skipped", accessory.id, reason), logging.INFO, "accessory %r (%d): %s left out",
+                self._once(("skipped", accessory.id, reason), logging.INFO, "accessory %r (%d): %s",
                            accessory.name, accessory.id, reason)
             for entity in found:
                 entities[entity.object_id] = entity

@@ -128,8 +128,8 @@ def test_every_service_kind_has_a_valid_config_and_state():
         service(95, "TemperatureSensor"),  # a provider's service without its characteristic
     )
     entities, skipped = entities_for(a, SETTINGS)
-    assert skipped == ["service Fanv2 (90): no Home Assistant component for it",
-                       "service TemperatureSensor (95): it has no CurrentTemperature"]
+    assert skipped == ["service Fanv2 (90) left out: no Home Assistant component for it",
+                       "service TemperatureSensor (95) left out: it has no CurrentTemperature"]
     by_object = {e.object_id: e for e in entities}
     assert [(e.component, e.object_id) for e in entities] == [
         ("switch", "a7_s10"), ("switch", "a7_s12"), ("cover", "a7_s20"), ("cover", "a7_s30"), ("climate", "a7_s40"),

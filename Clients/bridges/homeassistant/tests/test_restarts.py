@@ -2,6 +2,7 @@
 made while one was away is on the broker after) and nothing stale is left."""
 
 import json
+import os
 
 from homed.provider import Ref
 from provider_testkit import wait_for, wait_log
@@ -139,4 +140,37 @@ def test_mosquitto_killed_and_restarted_gets_every_retained_message_again(homed,
         assert retained["homed/bridge/state"] == b"online"
         assert retained[f"homed/{found['lamp'].id}/availability"] == b"online"
     finally:
+        devices.stop()
+
+
+def test_a_dropped_connection_resumes_and_delivers_what_happened_meanwhile(homed, broker, ha, processes):
+    """homed lives on while the bridge's connection is down: the subscription
+    resumes from the cursor (no resync), and a button press made meanwhile — which
+    no snapshot could bring back — still reaches Home Assistant, once."""
+    from socket_proxy import SocketProxy
+    with homed.client() as client:
+        make_home(client)
+    devices = Devices(homed.socket_path).start()
+    proxy = SocketProxy(os.path.join(homed.directory, "proxy.sock"), homed.socket_path).start()
+    try:
+        bridge = start_bridge(homed, broker.url, processes, "--socket", proxy.path)
+        ha.wait(lambda: len(ha.configs()) >= len(EXPECTED), "every discovery config")
+        ha.wait_payload("homed/bridge/state", b"online")
+        with homed.client() as client:
+            found = accessory_ids(client, "devices")
+        remote_state = f"homed/{object_id(found['remote'], 'StatelessProgrammableSwitch')}/state"
+        lamp_state = f"homed/{object_id(found['lamp'], 'Lightbulb')}/state"
+        proxy.cut()
+        wait_log(bridge, "lost homed")
+        mark = ha.mark()
+        devices.report("remote", "StatelessProgrammableSwitch", "ProgrammableSwitchEvent", 0)
+        devices.report("lamp", "Lightbulb", "Brightness", 10)
+        proxy.restore()
+        ha.wait_payload(lamp_state, {"brightness": 26})
+        ha.wait(lambda: ha.since(mark, remote_state), "the press made while the connection was down")
+        assert ha.since(mark, remote_state) == [(remote_state, b'{"event_type":"single"}', False)]
+        log = bridge.log()
+        assert "homed resync" not in log and log.count("home loaded") == 1  # resumed, not reloaded
+    finally:
+        proxy.close()
         devices.stop()
