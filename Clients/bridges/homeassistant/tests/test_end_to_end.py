@@ -33,6 +33,7 @@ def exported_ready(homed, broker, ha, processes, *extra, count=len(EXPECTED)):
     bridge = start_bridge(homed, broker.url, processes, *extra)
     ha.wait(lambda: len(ha.configs()) >= count, f"{count} discovery configs")
     wait_log(bridge, "home loaded")
+    ha.wait_payload("homed/bridge/state", b"online")  # following homed's events
     return bridge
 
 

@@ -17,6 +17,7 @@ def setup(homed, broker, ha, processes):
     devices = Devices(homed.socket_path).start()
     bridge = start_bridge(homed, broker.url, processes)
     ha.wait(lambda: len(ha.configs()) >= len(EXPECTED), "every discovery config")
+    ha.wait_payload("homed/bridge/state", b"online")  # following homed's events
     with homed.client() as client:
         found = accessory_ids(client, "devices")
     return devices, bridge, found
@@ -173,4 +174,18 @@ def test_a_dropped_connection_resumes_and_delivers_what_happened_meanwhile(homed
         assert "homed resync" not in log and log.count("home loaded") == 1  # resumed, not reloaded
     finally:
         proxy.close()
+        devices.stop()
+
+
+def test_a_stopped_bridge_says_offline_and_exits_0(homed, broker, ha, processes):
+    devices, bridge, found = setup(homed, broker, ha, processes)
+    try:
+        bridge.proc.terminate()  # SIGTERM, as systemd stops it
+        assert bridge.proc.wait(10) == 0
+        # A clean disconnect sends no last will: the bridge said it itself.
+        ha.wait_payload("homed/bridge/state", b"offline")
+        assert "stopped" in bridge.log()
+        # Its configs stay (Home Assistant keeps the entities, unavailable).
+        assert len(read_retained(broker.port, "homeassistant/#")) == len(EXPECTED)
+    finally:
         devices.stop()
