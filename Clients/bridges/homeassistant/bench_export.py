@@ -46,6 +46,7 @@ def main() -> int:
     parser.add_argument("--rate", type=int, default=10000, help="changes per second made through homed")
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--sensors", type=int, default=100)
+    parser.add_argument("--profile", metavar="FILE", help="run the bridge under cProfile, its stats to FILE")
     args = parser.parse_args()
     binary = os.environ.get("HOMED_BIN", os.path.join(HERE, "..", "..", "..", ".build", "debug", "homed"))
     work = tempfile.mkdtemp(prefix="homed-bench-ha-")
@@ -85,8 +86,10 @@ def main() -> int:
         sub.connect("127.0.0.1", broker.port)
         sub.loop_start()
         ready.wait(10)
-        bridge = ProviderProcess([sys.executable, os.path.join(HERE, "homed_mqtt.py"), "--socket", homed.socket_path,
-                                  "--broker", broker.url, "--log-level", "warning"], os.path.join(work, "bridge.log"))
+        profile = ["-m", "cProfile", "-o", os.path.abspath(args.profile)] if args.profile else []
+        bridge = ProviderProcess([sys.executable, *profile, os.path.join(HERE, "homed_mqtt.py"), "--socket",
+                                  homed.socket_path, "--broker", broker.url, "--log-level", "warning"],
+                                 os.path.join(work, "bridge.log"))
         bridge.start()
         deadline = time.monotonic() + 20
         while len({k for _, k, _ in arrivals}) < args.sensors:
@@ -143,6 +146,11 @@ def main() -> int:
         return 0 if len(done) == args.sensors else 1
     finally:
         if bridge is not None:
+            bridge.proc.terminate()  # a clean stop (and the profile written)
+            try:
+                bridge.proc.wait(10)
+            except Exception:  # noqa: BLE001 - killed below
+                pass
             bridge.cleanup()
         if provider is not None:
             provider.stop()
