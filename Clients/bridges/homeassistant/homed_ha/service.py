@@ -28,7 +28,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import paho.mqtt.client as mqtt
 
-from homed import Client, HomedError, pb
+from homed import Client, HomedError, Unavailable, pb
 from homed.cursor import StreamCursor
 
 from .discovery import Entity, config_topic, entities_for, exported
@@ -61,6 +61,7 @@ class Bridge:
         self.color_mode: Dict[str, str] = {}  # light object id -> the colour mode set last
         self.homed_live = False
         self.cursor: Optional[StreamCursor] = None  # where the subscription stands, across connections
+        self.followed = False  # this connection's subscription delivered something
         # The broker's side: what we published (topic -> payload) and the configs it holds for our node
         self.published: Dict[str, bytes] = {}
         self.config_states: Dict[str, Tuple[str, int]] = {}  # config topic -> (state topic, accessory id)
@@ -233,15 +234,22 @@ class Bridge:
                 backoff = min(2.0, backoff * 2)
                 continue
             self.logged.discard(("homed-down",))
+            self.followed = False
             try:
                 with client:
                     self._session(client)
-                    backoff = 0.1
             except (HomedError, OSError) as error:
                 if not self.stopping.is_set():
-                    log.warning("lost homed (%s): resuming where the stream stood", error)
+                    # Said once per kind of failure until a subscription works again
+                    # (a refusal that lasts, PERMISSION_DENIED say, must not fill the log).
+                    self._once(("lost", str(error)), logging.WARNING,
+                               "lost homed (%s): resuming where the stream stood", error)
+            if self.followed:
+                backoff = 0.1
+                self.logged = {key for key in self.logged if key[0] != "lost"}
             self._set_live(False)
             self._wait(backoff)
+            backoff = min(2.0, backoff * 2)
 
     def _wait(self, seconds: float) -> None:
         """Sleeps, serving the broker's republish requests meanwhile."""
@@ -264,7 +272,6 @@ class Bridge:
         request = cursor.resume(pb.SubscribeRequest(policy=pb.SLOW_COALESCE, queue_limit=16384))
         resyncing = False
         with client.subscribe(request) as stream:
-            self._set_live(True)
             while not self.stopping.is_set():
                 if self.republish.is_set():
                     self.republish.clear()
@@ -276,6 +283,11 @@ class Bridge:
                     continue
                 if message is None:
                     raise HomedError.from_status(pb.UNAVAILABLE, "the subscription ended")
+                if not self.followed:
+                    # homed took the subscription: the entities are live again, and
+                    # the next loss is retried after 0.1 s again.
+                    self.followed = True
+                    self._set_live(True)
                 events = cursor.accept(message)
                 kind = message.marker.kind if message.HasField("marker") else pb.MARKER_NONE
                 if kind == pb.MARKER_RESYNC:
@@ -452,12 +464,15 @@ class Bridge:
                     client = Client.connect(self.settings.socket_path, client_name=self.client_name,
                                             call_timeout=10)
                 response = client.write(writes)
-            except (HomedError, OSError) as error:
+            except (Unavailable, OSError) as error:
                 log.error("%s: entity %s: the write could not reach homed (%s); dropped", topic, entity.label,
                           error)
                 if client is not None:
                     client.close()
                 client = None
+                continue
+            except HomedError as error:  # the call refused whole (a role without writes, say)
+                log.error("%s: entity %s: homed refused the write: %s", topic, entity.label, error)
                 continue
             for result in response.results:
                 if result.code != pb.OK:
