@@ -61,8 +61,12 @@ def test_homed_restarted_on_its_database_resumes_with_nothing_lost(stored_homed,
         plug_state = f"homed/{object_id(found['plug'], 'Outlet')}/state"
         ha.wait_payload(lamp_state, {"state": "OFF", "brightness": 102})
         homed.kill()
-        # homed gone: the bridge says its entities are not live.
+        # homed gone: the bridge says its entities are not live, and a command is dropped, said so.
         ha.wait_payload("homed/bridge/state", b"offline")
+        plug_set = f"homed/{object_id(found['plug'], 'Outlet')}/set"
+        ha.publish(plug_set, "ON")
+        wait_log(bridge, f"{plug_set}: entity 'Kettle Plug' (accessory {found['plug'].id}) switch "
+                         f"{object_id(found['plug'], 'Outlet')}: the write could not reach homed")
         # The device changes while homed is away (nobody is told); homed re-reads it on return.
         with devices.lock:
             devices.values[Ref("lamp", "Lightbulb", "On")] = True
@@ -72,9 +76,11 @@ def test_homed_restarted_on_its_database_resumes_with_nothing_lost(stored_homed,
         ha.wait_payload("homed/bridge/state", b"online")
         # Resumed or resynced (as homed's journal allows), nothing was lost.
         assert "lost homed" in bridge.log()
-        # Changes after the restart flow as before.
+        # Changes and commands after the restart flow as before.
         devices.report("plug", "Outlet", "On", True)
         ha.wait_payload(plug_state, {"state": "ON"})
+        ha.publish(f"homed/{object_id(found['lamp'], 'Lightbulb')}/set", '{"state": "OFF"}')
+        ha.wait_payload(lamp_state, {"state": "OFF"})
         retained = read_retained(broker.port, "homeassistant/#")
         assert len(retained) == len(EXPECTED)  # the same entities: ids survive homed's restart
         assert "Traceback" not in bridge.log()
