@@ -237,3 +237,44 @@ def test_home_assistant_coming_online_gets_every_config_again(homed, broker, ha,
     ha.publish("homeassistant/status", "online")
     ha.wait(lambda: all(ha.count(t) > before[t] for t in topics), "every config published again")
     wait_log(bridge, "Home Assistant is online (homeassistant/status)")
+
+
+def catalog_has(client, service, characteristic):
+    types = client.call("ListTypes", pb.ListTypesRequest())
+    found = next((s for s in types.service_types if s.name == service), None)
+    return found is not None and characteristic in list(found.required_characteristics) + list(
+        found.optional_characteristics)
+
+
+CT_LIGHT = [{"key": "ct-bulb", "name": "Desk Bulb", "category": "LIGHTBULB", "room": "Kitchen",
+             "services": [{"type": "Lightbulb", "characteristics": [
+                 {"type": "On", "value": True}, {"type": "Brightness", "value": 100},
+                 {"type": "Hue", "value": 0.0}, {"type": "Saturation", "value": 0.0},
+                 {"type": "ColorTemperature", "value": 370, "metadata": {"min_value": 153, "max_value": 454}}]}]}]
+
+
+def test_a_colour_temperature_light_switches_between_its_colour_modes(homed, broker, ha, processes):
+    with homed.client() as client:
+        make_home(client)
+        if not catalog_has(client, "Lightbulb", "ColorTemperature"):
+            # homed before 9099a1f (issue #23 item 2): its Lightbulb refuses ColorTemperature.
+            # test_mapping.py covers the mapping without a daemon.
+            pytest.skip("this homed's catalog has no ColorTemperature on Lightbulb")
+    devices = Devices(homed.socket_path, "ct", CT_LIGHT).start()
+    try:
+        exported_ready(homed, broker, ha, processes, count=1)
+        with homed.client() as client:
+            bulb = accessory_ids(client, "ct")["ct-bulb"]
+        obj = object_id(bulb, "Lightbulb")
+        config = ha.configs()[("light", obj)]
+        assert ha_checker.problems("light", config) == []
+        assert (config["supported_color_modes"], config["min_mireds"], config["max_mireds"]) == \
+            (["hs", "color_temp"], 153, 454)
+        ha.publish(f"homed/{obj}/set", json.dumps({"state": "ON", "color_temp": 250}))
+        ha.wait_payload(f"homed/{obj}/state", {"color_mode": "color_temp", "color_temp": 250})
+        with homed.client() as client:
+            assert value(client, char_id(bulb, "Lightbulb", "ColorTemperature")) == 250
+        ha.publish(f"homed/{obj}/set", json.dumps({"color": {"h": 30, "s": 90}}))
+        ha.wait_payload(f"homed/{obj}/state", {"color_mode": "hs", "color": {"h": 30.0, "s": 90.0}})
+    finally:
+        devices.stop()
