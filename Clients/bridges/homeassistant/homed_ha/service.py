@@ -9,8 +9,9 @@ Threads, all meeting under `self.lock`:
 - paho's network thread (`_on_message`) records the configs the broker holds
   for our node (stale ones are removed), notes Home Assistant's birth message
   and queues commands — it never calls homed, so a slow homed never stalls MQTT;
-- the command thread (`_commands`) turns commands into homed writes on a
-  connection of its own, named after the bridge (the writes' origin).
+- the command thread (commands.py) turns commands into homed writes on a
+  connection of its own, named after the bridge (the writes' origin); it reads
+  the entities and values through `_plan`, under the lock.
 
 The broker may forget retained messages (a restart without persistence): on
 every connection to it, every config, availability and state is published again.
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import json
 import logging
-import queue
 import re
 import threading
 import time
@@ -28,12 +28,13 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import paho.mqtt.client as mqtt
 
-from homed import Client, HomedError, Unavailable, pb
+from homed import Client, HomedError, pb
 from homed.cursor import StreamCursor
 
+from .commands import CommandWriter, plan
 from .discovery import Entity, config_topic, entities_for, exported
 from .model import Home, home_from, plain
-from .payloads import BadCommand, event_payload, state_of, state_payload, writes_for
+from .payloads import event_payload, state_of, state_payload
 from .topics import Topics
 
 log = logging.getLogger("homed-mqtt")
@@ -69,8 +70,8 @@ class Bridge:
         self.mqtt_connected = False
         self.republish = threading.Event()  # (re)connected to the broker, or Home Assistant came online
         self.logged: Set[object] = set()
-        self.commands: "queue.Queue" = queue.Queue(maxsize=10000)
-        self.stats = {"events": 0, "states": 0, "commands": 0}
+        self.commands = CommandWriter(settings.socket_path, self.client_name, self._plan)
+        self.stats = {"events": 0, "states": 0}
         self.mqtt = self._make_mqtt()
 
     # -- running ------------------------------------------------------------------
@@ -82,8 +83,7 @@ class Bridge:
                  s.discovery_prefix, s.base_topic, s.node_id)
         self.mqtt.connect_async(s.host, s.port, keepalive=30)
         self.mqtt.loop_start()
-        workers = threading.Thread(target=self._commands, name="homed-mqtt-commands", daemon=True)
-        workers.start()
+        self.commands.start()
         try:
             self._follow()
         finally:
@@ -103,7 +103,7 @@ class Bridge:
             pass
         self.mqtt.disconnect()
         self.mqtt.loop_stop()
-        self.commands.put(None)
+        self.commands.stop()
         log.info("stopped")
 
     # -- MQTT ----------------------------------------------------------------------
@@ -170,10 +170,7 @@ class Bridge:
             return
         command = self.topics.command(topic)
         if command is not None:
-            try:
-                self.commands.put_nowait((topic, command[0], command[1], payload))
-            except queue.Full:
-                log.error("%s: command %r dropped: 10000 commands are waiting for homed", topic, payload[:80])
+            self.commands.submit(topic, command[0], command[1], payload)
 
     def _on_config(self, topic: str, payload: bytes) -> None:
         """A config the broker holds (or just got) for our node: one we do not
@@ -438,49 +435,10 @@ class Bridge:
 
     # -- commands ------------------------------------------------------------------
 
-    def _commands(self) -> None:
-        client: Optional[Client] = None
-        while True:
-            item = self.commands.get()
-            if item is None:
-                break
-            topic, object_id, field, payload = item
-            self.stats["commands"] += 1
-            with self.lock:
-                entity = self.entities.get(object_id)
-                if entity is None:
-                    log.warning("%s: no entity %r is exported (payload %r); nothing written", topic, object_id,
-                                payload[:80])
-                    continue
-                try:
-                    writes = writes_for(entity, field, payload, self.values)
-                except BadCommand as why:
-                    log.error("%s: entity %s: bad command %r: %s; nothing written", topic, entity.label,
-                              payload[:80], why)
-                    continue
-                names = {char.id: role for role, char in entity.chars.items()}
-            try:
-                if client is None:
-                    client = Client.connect(self.settings.socket_path, client_name=self.client_name,
-                                            call_timeout=10)
-                response = client.write(writes)
-            except (Unavailable, OSError) as error:
-                log.error("%s: entity %s: the write could not reach homed (%s); dropped", topic, entity.label,
-                          error)
-                if client is not None:
-                    client.close()
-                client = None
-                continue
-            except HomedError as error:  # the call refused whole (a role without writes, say)
-                log.error("%s: entity %s: homed refused the write: %s", topic, entity.label, error)
-                continue
-            for result in response.results:
-                if result.code != pb.OK:
-                    log.error("%s: entity %s: homed refused %s (characteristic %d) = %s: %s: %s", topic,
-                              entity.label, names.get(result.characteristic_id, "?"), result.characteristic_id,
-                              _text(writes[result.characteristic_id]), pb_code_name(result.code), result.message)
-        if client is not None:
-            client.close()
+    def _plan(self, topic: str, object_id: str, field: str, payload: bytes):
+        """The command writer's view of an entity (under the lock): what to write."""
+        with self.lock:
+            return plan(self.entities.get(object_id), topic, object_id, field, payload, self.values)
 
     def _once(self, key, level, message, *args) -> None:
         if key in self.logged:
@@ -488,14 +446,3 @@ class Bridge:
         self.logged.add(key)
         log.log(level, message, *args)
 
-
-_CODE_NAMES = {number: name for name, number in pb.ENUMS["StatusCode"].items()}
-
-
-def pb_code_name(code: int) -> str:
-    return _CODE_NAMES.get(code, str(code))
-
-
-def _text(value) -> str:
-    v = plain(value)
-    return json.dumps(v) if not isinstance(v, bytes) else repr(v)
