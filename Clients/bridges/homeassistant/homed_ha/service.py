@@ -66,7 +66,7 @@ class Bridge:
         # The broker's side: what we published (topic -> payload) and the configs it holds for our node
         self.published: Dict[str, bytes] = {}
         self.config_states: Dict[str, Tuple[str, int]] = {}  # config topic -> (state topic, accessory id)
-        self.broker_configs: Set[str] = set()
+        self.broker_configs: Dict[str, bytes] = {}  # topic -> payload
         self.mqtt_connected = False
         self.republish = threading.Event()  # (re)connected to the broker, or Home Assistant came online
         self.logged: Set[object] = set()
@@ -155,21 +155,28 @@ class Bridge:
 
     def _on_message(self, client, userdata, message):
         try:
-            self._handle(message.topic, message.payload)
+            self._handle(message.topic, message.payload, message.retain)
         except Exception:  # noqa: BLE001 - one bad message must not end the MQTT thread
             log.exception("%s: message not handled", message.topic)
 
-    def _handle(self, topic: str, payload: bytes) -> None:
+    def _handle(self, topic: str, payload: bytes, retained: bool = False) -> None:
         if topic == self.topics.ha_status:
             if payload.strip() == ONLINE:
                 log.info("Home Assistant is online (%s): publishing every config again", topic)
                 self.republish.set()
+            elif payload.strip() != OFFLINE:
+                log.debug("%s: %r is neither online nor offline; ignored", topic, payload[:80])
             return
         if self.topics.is_our_config(topic):
             self._on_config(topic, payload)
             return
         command = self.topics.command(topic)
         if command is not None:
+            if retained:
+                # Kept by the broker, it would be done again at every start of the bridge.
+                log.warning("%s: retained command %r ignored (a command is published without retain)", topic,
+                            payload[:80])
+                return
             self.commands.submit(topic, command[0], command[1], payload)
 
     def _on_config(self, topic: str, payload: bytes) -> None:
@@ -177,9 +184,9 @@ class Bridge:
         publish is stale (an accessory removed while the bridge was away)."""
         with self.lock:
             if not payload:
-                self.broker_configs.discard(topic)
+                self.broker_configs.pop(topic, None)
                 return
-            self.broker_configs.add(topic)
+            self.broker_configs[topic] = payload
             if self.home is None or topic in self.published:
                 return
             self._remove_stale(topic, payload)
@@ -194,7 +201,7 @@ class Bridge:
                 log.warning("%s: retained garbage on our config topic (%r); removed", topic, payload[:80])
         log.info("%s: no such entity in homed now; its config removed", topic)
         self._publish(topic, b"", qos=1)
-        self.broker_configs.discard(topic)
+        self.broker_configs.pop(topic, None)
         object_id = topic.split("/")[-2]
         self._publish(f"{self.settings.base_topic}/{object_id}/state", b"")
         match = OBJECT_ID.match(object_id)
@@ -333,8 +340,8 @@ class Bridge:
             self._rebuild()
             self._sync(force=full)
             # Configs the broker held before we knew the home
-            for topic in sorted(self.broker_configs - set(self.published)):
-                self._remove_stale(topic, None)
+            for topic in sorted(set(self.broker_configs) - set(self.published)):
+                self._remove_stale(topic, self.broker_configs[topic])
         log.info("home loaded: %d accessories, %d exported as %d entities (seq %d)", len(home.accessories),
                  len({e.accessory_id for e in self.entities.values()}), len(self.entities), home.seq)
 
@@ -385,7 +392,7 @@ class Bridge:
             state, aid = self.config_states.pop(topic)
             log.info("%s: removed (the service or accessory is gone from homed, or no longer exported)", topic)
             self._publish(topic, b"", qos=1)
-            self.broker_configs.discard(topic)
+            self.broker_configs.pop(topic, None)
             self._publish(state, b"")
             if aid not in accessories:
                 self._publish(self.topics.availability(aid), b"")
