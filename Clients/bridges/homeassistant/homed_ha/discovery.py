@@ -25,8 +25,10 @@ from .model import AccessoryView, Char, Service
 __all__ = ["Entity", "Skipped", "entities_for", "exported", "config_topic", "ORIGIN", "VERSION"]
 
 VERSION = "1.0.0"
-ORIGIN = {"name": "homed-mqtt", "sw_version": VERSION,
-          "support_url": "https://github.com/homed/homed/tree/main/Clients/bridges/homeassistant"}
+# Home Assistant shows the origin in an entity's MQTT info. The project names no
+# public address anywhere yet: this is where the bridge's README would be.
+SUPPORT_URL = "https://github.com/homed/homed/tree/main/Clients/bridges/homeassistant"
+ORIGIN = {"name": "homed-mqtt", "sw_version": VERSION, "support_url": SUPPORT_URL}
 
 
 @dataclass
