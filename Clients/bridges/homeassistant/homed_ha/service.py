@@ -42,6 +42,8 @@ log = logging.getLogger("homed-mqtt")
 __all__ = ["Bridge"]
 
 ONLINE, OFFLINE = b"online", b"offline"
+LAYOUT_PAUSE = 0.05  # seconds without a message that end a run of layout changes
+LAYOUT_DELAY_MAX = 1.0  # the longest a layout change waits for its run to end
 OBJECT_ID = re.compile(r"^a(\d+)_s\d+")
 COLOR_ROLES = {"hue": "hs", "saturation": "hs", "color_temp": "color_temp"}
 
@@ -275,15 +277,25 @@ class Bridge:
         cursor = self.cursor
         request = cursor.resume(pb.SubscribeRequest(policy=pb.SLOW_COALESCE, queue_limit=16384))
         resyncing = False
+        # Layout changes come in runs (a provider registering a thousand accessories):
+        # the home is loaded again once the stream pauses, or a second after the first.
+        layout_since: Optional[float] = None
         with client.subscribe(request) as stream:
             while not self.stopping.is_set():
                 if self.republish.is_set():
                     self.republish.clear()
                     with self.lock:
                         self._sync(force=True)
+                if layout_since is not None and time.monotonic() - layout_since >= LAYOUT_DELAY_MAX:
+                    layout_since = None
+                    self._load(client, full=False)
                 try:
-                    message = stream.get(0.1)
+                    message = stream.get(LAYOUT_PAUSE if layout_since is not None else 0.1)
                 except TimeoutError:
+                    if layout_since is not None:
+                        # Names, rooms, services added or removed: the configs follow.
+                        layout_since = None
+                        self._load(client, full=False)
                     continue
                 if message is None:
                     raise HomedError.from_status(pb.UNAVAILABLE, "the subscription ended")
@@ -308,9 +320,10 @@ class Bridge:
                                 self.values[char.id] = plain(char.value)
                 if kind == pb.MARKER_SNAPSHOT_END and resyncing:
                     resyncing = False
+                    layout_since = None
                     self._load(client, full=True, keep_values=True)
-                if events:
-                    self._apply(client, events)
+                if events and self._apply(events) and layout_since is None:
+                    layout_since = time.monotonic()
 
     def _set_live(self, live: bool) -> None:
         with self.lock:
@@ -405,7 +418,8 @@ class Bridge:
             self._publish(entity.state_topic, state_payload(state), force=force)
             self.stats["states"] += 1
 
-    def _apply(self, client: Client, events) -> None:
+    def _apply(self, events) -> bool:
+        """Values and reachability to the broker; True when the layout changed."""
         layout = False
         with self.lock:
             touched: Dict[str, Entity] = {}
@@ -436,9 +450,7 @@ class Bridge:
                     layout = True
             for entity in touched.values():
                 self._publish_state(entity, force=False)
-        if layout:
-            # Names, rooms, services added or removed: the configs follow.
-            self._load(client, full=False)
+        return layout
 
     # -- commands ------------------------------------------------------------------
 
