@@ -239,13 +239,6 @@ def test_home_assistant_coming_online_gets_every_config_again(homed, broker, ha,
     wait_log(bridge, "Home Assistant is online (homeassistant/status)")
 
 
-def catalog_has(client, service, characteristic):
-    types = client.call("ListTypes", pb.ListTypesRequest())
-    found = next((s for s in types.service_types if s.name == service), None)
-    return found is not None and characteristic in list(found.required_characteristics) + list(
-        found.optional_characteristics)
-
-
 CT_LIGHT = [{"key": "ct-bulb", "name": "Desk Bulb", "category": "LIGHTBULB", "room": "Kitchen",
              "services": [{"type": "Lightbulb", "characteristics": [
                  {"type": "On", "value": True}, {"type": "Brightness", "value": 100},
@@ -256,10 +249,6 @@ CT_LIGHT = [{"key": "ct-bulb", "name": "Desk Bulb", "category": "LIGHTBULB", "ro
 def test_a_colour_temperature_light_switches_between_its_colour_modes(homed, broker, ha, processes):
     with homed.client() as client:
         make_home(client)
-        if not catalog_has(client, "Lightbulb", "ColorTemperature"):
-            # homed before 9099a1f (issue #23 item 2): its Lightbulb refuses ColorTemperature.
-            # test_mapping.py covers the mapping without a daemon.
-            pytest.skip("this homed's catalog has no ColorTemperature on Lightbulb")
     devices = Devices(homed.socket_path, "ct", CT_LIGHT).start()
     try:
         exported_ready(homed, broker, ha, processes, count=1)
