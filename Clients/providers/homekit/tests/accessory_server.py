@@ -14,7 +14,8 @@ number (c#) when the database's hash changes.
 stdout: one JSON object per line: {"event": "ready"}, {"event": "set", "aid",
 "iid", "value"} for each value a controller wrote. stdin: JSON commands
 {"set": [aid, "Characteristic", value]} (a change on the accessory's side,
-notified to subscribed controllers) and {"press": [aid, value]}.
+notified to subscribed controllers) and {"press": [aid, value, …]} (presses
+of a StatelessProgrammableSwitch, one EVENT message each).
 
 The gadget's custom "Gadget level" refuses writes by value, for the tests of
 HAP errors: 13 → -70410 (invalid value), 19 → -70402 (the setter fails:
@@ -172,9 +173,14 @@ def main():
                         if char.display_name == name:
                             char.set_value(value)
             if "press" in command:
-                aid, value = command["press"]
-                accessories[aid].get_service("StatelessProgrammableSwitch").get_characteristic(
-                    "ProgrammableSwitchEvent").set_value(value)
+                # Presses [aid, value, value, …], 20 ms apart: HAP-python keeps one
+                # event per characteristic until it sends (in the next loop
+                # iteration), so presses within one iteration would be one EVENT.
+                aid, *values = command["press"]
+                char = accessories[aid].get_service("StatelessProgrammableSwitch").get_characteristic(
+                    "ProgrammableSwitchEvent")
+                for n, value in enumerate(values):
+                    driver.loop.call_later(0.02 * n, char.set_value, value)
 
         threading.Thread(target=commands, daemon=True).start()
         driver.add_job(lambda: emit(event="ready", port=args.port, config=driver.state.config_version))
