@@ -90,6 +90,7 @@ async def pair(host: str, port: int, code: str, store: Store, timeout: float = 3
         check_pin_format(code)
     except MalformedPinError as error:
         raise PairingFailed(explain(error, where)) from None
+    await _reachable(host, port, min(timeout, 10.0), where)
     ctrl = controller()
     discovery = IpDiscovery(ctrl, _description(host, port))
     try:
@@ -114,6 +115,17 @@ async def pair(host: str, port: int, code: str, store: Store, timeout: float = 3
     finally:
         await pairing.close()
     return record
+
+
+async def _reachable(host: str, port: int, timeout: float, where: str) -> None:
+    """Fails at once when nothing listens there (aiohomekit would retry with a
+    backoff until the timeout, saying only that it timed out)."""
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
+    except Exception as error:  # noqa: BLE001
+        raise PairingFailed(f"cannot reach {where}: {getattr(error, 'strerror', None) or error or 'timed out'} "
+                            f"(nothing was paired)") from None
+    writer.close()
 
 
 async def _forget(pairing: IpPairing, data: dict, where: str) -> None:
