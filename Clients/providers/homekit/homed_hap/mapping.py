@@ -197,7 +197,7 @@ def _map_accessory(result: DeviceMap, accessory: dict, catalog: Catalog, bridged
 def _category(message, aid: int, bridged: bool, device_category: int) -> int:
     if bridged and aid == 1:
         return pb.CATEGORY_BRIDGE
-    if not bridged and device_category in pb.AccessoryCategory.values() and device_category != 0:
+    if not bridged and device_category in pb.ENUMS["AccessoryCategory"].values() and device_category != 0:
         return device_category
     for service in message.services:
         if service.type in CATEGORY_BY_SERVICE:
@@ -340,10 +340,8 @@ def _custom_characteristic(result: DeviceMap, characteristic: dict, uuid: str, w
         result.notes.append(f"{where}: custom characteristic {uuid} (iid {c_iid}) has format "
                             f"{characteristic.get('format')!r}, which homed does not know; left out")
         return None
-    if "-" not in str(characteristic.get("type", "")) and uuid.endswith("-0000-1000-8000-0026BB765291"):
-        # An Apple type the daemon's catalog lacks (a newer HAP type): still a
-        # custom type to homed, under its full UUID.
-        pass
+    # (An Apple type the daemon's catalog lacks, a newer HAP type, is a custom
+    # type to homed too, under its full UUID.)
     base = names.name_or(characteristic.get("description"), f"Custom {uuid[:8]}")
     type_name, n = base, 2
     while type_name in seen:
