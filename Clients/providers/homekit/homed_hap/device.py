@@ -78,6 +78,7 @@ class DeviceLink:
         self._queue: "asyncio.Queue" = asyncio.Queue()
         self._tasks: List[asyncio.Task] = []
         self._resyncing: Optional[asyncio.Task] = None
+        self._resync_wanted: Optional[str] = None
         self._closed = False
         self.pairing.dispatcher_connect_config_changed(self.config_changed)
         for note in self.map.notes:
@@ -154,9 +155,17 @@ class DeviceLink:
     # -- re-reading -----------------------------------------------------------------------
 
     def resync(self, why: str) -> None:
-        if self._resyncing is not None and not self._resyncing.done():
-            self._resyncing.cancel()
-        self._resyncing = asyncio.ensure_future(self._resync(why))
+        """Reads the database again, now or right after the reading under way.
+        (Never by cancelling one: a request cancelled in flight makes aiohomekit
+        drop the session, its encryption counters being out of step.)"""
+        self._resync_wanted = why
+        if self._resyncing is None or self._resyncing.done():
+            self._resyncing = asyncio.ensure_future(self._resync_loop())
+
+    async def _resync_loop(self) -> None:
+        while self._resync_wanted is not None:
+            why, self._resync_wanted = self._resync_wanted, None
+            await self._resync(why)
 
     async def _resync(self, why: str) -> None:
         try:

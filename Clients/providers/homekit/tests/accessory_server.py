@@ -15,7 +15,8 @@ stdout: one JSON object per line: {"event": "ready"}, {"event": "set", "aid",
 "iid", "value"} for each value a controller wrote. stdin: JSON commands
 {"set": [aid, "Characteristic", value]} (a change on the accessory's side,
 notified to subscribed controllers) and {"press": [aid, value, …]} (presses
-of a StatelessProgrammableSwitch, one EVENT message each).
+of a StatelessProgrammableSwitch, one EVENT message each), {"grow": true} (an
+outlet, aid 8, added while running, and c# bumped: {"event": "grown", "config"}).
 
 The gadget's custom "Gadget level" refuses writes by value, for the tests of
 HAP errors: 13 → -70410 (invalid value), 19 → -70402 (the setter fails:
@@ -77,8 +78,16 @@ class Driver(AccessoryDriver):
         return super().set_characteristics(chars_query, client_addr)
 
 
+class ReadyBridge(Bridge):
+    """Says "ready" once the driver runs it: after its HAP server listens."""
+
+    async def run(self):
+        emit(event="ready", config=self.driver.state.config_version)
+        await super().run()
+
+
 def build(driver, layout):
-    bridge = Bridge(driver, "Test bridge")
+    bridge = ReadyBridge(driver, "Test bridge")
     bridge.set_info_service(firmware_revision="1.0.0", manufacturer="homed tests", model="Bridge", serial_number="B-1")
     accessories = {}
 
@@ -172,6 +181,18 @@ def main():
                     for char in service.characteristics:
                         if char.display_name == name:
                             char.set_value(value)
+            if "grow" in command:
+                # The database changes while controllers stay connected: an outlet
+                # added, the configuration number bumped (and advertised, were
+                # mDNS not stubbed), as a firmware update without a restart does.
+                outlet = Accessory(driver, "Late outlet", aid=8)
+                service = outlet.add_preload_service("Outlet")
+                service.configure_char("On", value=False)
+                service.configure_char("OutletInUse", value=False)
+                driver.accessory.add_accessory(outlet)
+                accessories[8] = outlet
+                driver.config_changed()
+                emit(event="grown", config=driver.state.config_version)
             if "press" in command:
                 # Presses [aid, value, value, …], 20 ms apart: HAP-python keeps one
                 # event per characteristic until it sends (in the next loop
@@ -183,7 +204,6 @@ def main():
                     driver.loop.call_later(0.02 * n, char.set_value, value)
 
         threading.Thread(target=commands, daemon=True).start()
-        driver.add_job(lambda: emit(event="ready", port=args.port, config=driver.state.config_version))
         driver.start()
 
 
