@@ -153,17 +153,43 @@ async def unpair(record: Record, store: Store, timeout: float = 15.0) -> Optiona
     return warning
 
 
+class Mdns:
+    """aiohomekit's IP controller on zeroconf: a browser of _hap._tcp (which
+    aiohomekit expects its caller to run) and the controller following it."""
+
+    def __init__(self):
+        self.zeroconf = None
+        self.browser = None
+        self.controller = None
+
+    async def start(self) -> "Mdns":
+        from aiohomekit.zeroconf import HAP_TYPE_TCP, ZeroconfServiceListener
+        from zeroconf.asyncio import AsyncServiceBrowser, AsyncZeroconf
+        try:
+            self.zeroconf = AsyncZeroconf()
+            self.browser = AsyncServiceBrowser(self.zeroconf.zeroconf, [HAP_TYPE_TCP],
+                                               listener=ZeroconfServiceListener())
+            self.controller = IpController(char_cache=CharacteristicCacheMemory(), zeroconf_instance=self.zeroconf)
+            await self.controller.async_start()
+        except BaseException:
+            await self.close()
+            raise
+        return self
+
+    async def close(self) -> None:
+        if self.controller is not None and hasattr(self.controller, "_browser"):
+            await self.controller.async_stop()
+        if self.browser is not None:
+            await self.browser.async_cancel()
+        if self.zeroconf is not None:
+            await self.zeroconf.async_close()
+
+
 async def discover(seconds: float) -> List[HomeKitService]:
     """HAP-IP accessories that zeroconf (mDNS) sees within `seconds`."""
-    from zeroconf.asyncio import AsyncZeroconf
-    azc = AsyncZeroconf()
-    ctrl = IpController(char_cache=CharacteristicCacheMemory(), zeroconf_instance=azc)
+    mdns = await Mdns().start()
     try:
-        await ctrl.async_start()
         await asyncio.sleep(seconds)
-        return [d.description for d in ctrl.discoveries.values()]
+        return [d.description for d in mdns.controller.discoveries.values()]
     finally:
-        try:
-            await ctrl.async_stop()
-        finally:
-            await azc.async_close()
+        await mdns.close()

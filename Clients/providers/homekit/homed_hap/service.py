@@ -20,7 +20,7 @@ from homed.refs import Ref
 from .catalog import Catalog
 from .device import DeviceLink
 from .mapping import Binding
-from .pairing import controller
+from .pairing import Mdns, controller
 from .store import Store
 
 log = logging.getLogger("homed-homekit")
@@ -45,7 +45,7 @@ class HomeKitProvider:
         self.provider: Optional[homed.aio.Provider] = None
         self.catalog: Optional[Catalog] = None
         self.stopping = asyncio.Event()
-        self._zeroconf = None
+        self._mdns = None
         self._controller = None
         self.refused_for_good: Optional[BaseException] = None
 
@@ -80,9 +80,8 @@ class HomeKitProvider:
             for link in list(self.links.values()):
                 await link.close()
             await self.provider.stop()
-            if self._controller is not None and self._zeroconf is not None:
-                await self._controller.async_stop()
-                await self._zeroconf.async_close()
+            if self._mdns is not None:
+                await self._mdns.close()
 
     async def _wait_registered(self) -> bool:
         while not self.stopping.is_set():
@@ -115,18 +114,12 @@ class HomeKitProvider:
         follows the devices' addresses and configuration numbers (c#)."""
         if not self.settings.mdns:
             return controller()
-        from aiohomekit.characteristic_cache import CharacteristicCacheMemory
-        from aiohomekit.controller.ip.controller import IpController
-        from zeroconf.asyncio import AsyncZeroconf
         try:
-            self._zeroconf = AsyncZeroconf()
-            ctrl = IpController(char_cache=CharacteristicCacheMemory(), zeroconf_instance=self._zeroconf)
-            await ctrl.async_start()
-            return ctrl
+            self._mdns = await Mdns().start()
+            return self._mdns.controller
         except Exception as error:  # noqa: BLE001 - mDNS is a help, not a need
             log.warning("mDNS unavailable (%s): addresses and configuration changes are followed only on "
                         "reconnection", error)
-            self._zeroconf = None
             return controller()
 
     def _add_link(self, record) -> DeviceLink:

@@ -191,3 +191,28 @@ def test_sigterm_makes_the_accessories_unreachable_and_exits_0(paired):
     paired.provider.proc.send_signal(signal.SIGTERM)
     assert paired.provider.proc.wait(10) == 0
     wait_accessories(paired.client, KEYS, None, reachable=False)
+
+
+def test_a_hung_accessory_fails_the_write_with_deadline_exceeded_and_is_followed_back(paired):
+    import os
+    brightness = paired.ids(2)[("Lightbulb", "Brightness")]
+    lamp = paired.found[key(2)].id
+    events = EventLog(paired.homed.socket_path)
+    events.wait_subscribed()
+    os.kill(paired.accessory.process.pid, signal.SIGSTOP)
+    try:
+        result = paired.client.write({brightness: pb.Value(int_value=20)}, timeout=10).results[0]
+        assert result.code == pb.DEADLINE_EXCEEDED
+        assert result.message == ("'Desk lamp' (aa:bb:cc:dd:ee:01/2) Lightbulb.Brightness (aid 2, iid 10): device "
+                                  f"aa:bb:cc:dd:ee:01 at {paired.accessory.address} did not confirm the write "
+                                  "within 3 s")
+        assert value_of(paired.client, brightness) == 40
+        # aiohomekit drops a session with a request unanswered (its counters are out of step).
+        events.wait_for(is_reachability(lamp, False), timeout=10)
+    finally:
+        os.kill(paired.accessory.process.pid, signal.SIGCONT)
+    try:
+        events.wait_for(is_reachability(lamp, True), timeout=20)
+        assert paired.client.write({brightness: pb.Value(int_value=21)}).results[0].code == 0
+    finally:
+        events.close()
