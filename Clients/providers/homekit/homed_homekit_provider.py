@@ -63,8 +63,7 @@ def cmd_pair(args) -> int:
     except pairing.PairingFailed as error:
         log.error("%s", error)
         return 1
-    names = [a for a in record.database]
-    print(json.dumps({"paired": record.device_id, "address": f"{host}:{port}", "accessories": len(names),
+    print(json.dumps({"paired": record.device_id, "address": f"{host}:{port}", "accessories": len(record.database),
                       "file": store.path(record.device_id)}))
     return 0
 

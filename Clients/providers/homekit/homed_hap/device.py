@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from aiohomekit.controller.ip.connection import SecureHomeKitConnection
 from aiohomekit.controller.ip.pairing import IpPairing

@@ -227,7 +227,7 @@ def _map_service(result: DeviceMap, service: dict, service_type, catalog: Catalo
                                     f"{service_type.name} takes; left out")
                 continue
             if uuid == NAME:
-                provided.name = names.name_or(characteristic.get("value"), "") if characteristic.get("value") else ""
+                provided.name = names.valid_or_empty(characteristic.get("value"))
             made = _catalog_characteristic(result, characteristic, catalog_type, f"{where}.{catalog_type.name}")
         else:
             made = _custom_characteristic(result, characteristic, uuid, f"{where}", seen)

@@ -40,3 +40,9 @@ def accessory_key(device_id: str, aid: int) -> str:
 def service_key(iid: int) -> str:
     """A service's key: its iid, which HAP keeps stable across restarts."""
     return f"iid{iid}"
+
+
+def valid_or_empty(text) -> str:
+    """A name homed accepts, or "" (for a service: the accessory's name)."""
+    name = clean(text or "")
+    return "" if not name or name.isdigit() else name

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from dataclasses import dataclass
-from typing import Dict, List, Optional
+from typing import Dict, Optional, Tuple
 
 import homed
 import homed.aio
@@ -47,6 +48,7 @@ class HomeKitProvider:
         self.stopping = asyncio.Event()
         self._mdns = None
         self._controller = None
+        self._seen: Optional[int] = None  # the pairing directory's mtime at the last look
         self.refused_for_good: Optional[BaseException] = None
 
     # -- running --------------------------------------------------------------------
@@ -142,7 +144,15 @@ class HomeKitProvider:
                 log.error("removing %s failed: %s", ", ".join(stale), error)
 
     async def _rescan(self) -> None:
-        """Pairings added or removed (by `pair` and `unpair`) since the last look."""
+        """Pairings added or removed (by `pair` and `unpair`) since the last look
+        (the files are read only when the directory changed)."""
+        try:
+            stamp = os.stat(self.store.directory).st_mtime_ns
+        except FileNotFoundError:
+            stamp = None
+        if stamp is not None and stamp == self._seen:
+            return
+        self._seen = stamp
         records = {r.device_id: r for r in self.store.load_all()}
         for device_id in sorted(set(records) - set(self.links)):
             log.info("new pairing: %s", device_id)
@@ -197,7 +207,7 @@ class HomeKitProvider:
 
     # -- homed's reads and writes -----------------------------------------------------------
 
-    def _group(self, refs) -> (Dict[str, Dict[Binding, object]], Dict[Ref, object]):
+    def _group(self, refs) -> Tuple[Dict[str, Dict[Binding, object]], Dict[Ref, object]]:
         groups: Dict[str, Dict[Binding, object]] = {}
         missing: Dict[Ref, object] = {}
         for ref, value in refs:

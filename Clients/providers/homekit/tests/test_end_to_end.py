@@ -47,6 +47,10 @@ def test_homectl_set_and_get_reach_the_accessory_and_accessory_changes_are_event
     assert paired.accessory.expect_set("Brightness", 70)  # the accessory itself took it
     result = homectl(paired.homed, "get", "Desk lamp/Brightness")
     assert "70%" in result.stdout
+    # AccessoryInformation is homed's; its Identify still reaches the device.
+    result = homectl(paired.homed, "set", "Desk lamp/Identify", "true")
+    assert result.returncode == 0, result.stderr
+    paired.accessory.expect_set("Identify", True)
     brightness = paired.ids(2)[("Lightbulb", "Brightness")]
     events = EventLog(paired.homed.socket_path)
     events.wait_subscribed()
