@@ -6,7 +6,7 @@ custom characteristic (and a custom service, which homed cannot take).
 
     accessory_server.py --port P --state FILE [--pincode 031-45-154] [--layout 1|2]
 
-mDNS is stubbed (the tests need no multicast); the pairing is kept in --state,
+mDNS is stubbed (the tests need no multicast) unless --mdns; the pairing is kept in --state,
 so a restarted server is the same paired accessory. Layout 2 adds an outlet
 (aid 7) and a Brightness to nothing else: HAP-python bumps its configuration
 number (c#) when the database's hash changes.
@@ -143,8 +143,10 @@ def main():
     parser.add_argument("--pincode", default="031-45-154")
     parser.add_argument("--layout", type=int, default=1)
     parser.add_argument("--mac", default="AA:BB:CC:DD:EE:01")
+    parser.add_argument("--mdns", action="store_true", help="advertise for real (zeroconf), not stubbed")
     args = parser.parse_args()
-    with mock.patch("pyhap.accessory_driver.AsyncZeroconf", _NoMdns):
+    import contextlib
+    with contextlib.nullcontext() if args.mdns else mock.patch("pyhap.accessory_driver.AsyncZeroconf", _NoMdns):
         driver = Driver(port=args.port, address="127.0.0.1", persist_file=args.state,
                         pincode=args.pincode.encode(), mac=args.mac)
         bridge, accessories, level = build(driver, args.layout)

@@ -37,10 +37,12 @@ class Accessory:
     """The HAP-python accessory process: started, killed (SIGKILL, by pid),
     started again on the same pairing state, maybe with another layout."""
 
-    def __init__(self, workdir, processes, port=None):
+    def __init__(self, workdir, processes, port=None, mac=None, mdns=False):
         self.workdir = workdir
         self.processes = processes
         self.port = port or free_port()
+        self.mac = mac or DEVICE.upper()
+        self.mdns = mdns
         self.state = os.path.join(workdir, "accessory.state")
         self.process = None
         self.runs = 0
@@ -52,7 +54,7 @@ class Accessory:
     def start(self, layout=1):
         self.runs += 1
         argv = [sys.executable, SERVER, "--port", str(self.port), "--state", self.state, "--pincode", CODE,
-                "--layout", str(layout)]
+                "--layout", str(layout), "--mac", self.mac] + (["--mdns"] if self.mdns else [])
         self.process = ProviderProcess(argv, os.path.join(self.workdir, f"accessory-{self.runs}.log"))
         self.processes.append(self.process)
         self.process.start()
@@ -84,9 +86,11 @@ def mode(path):
     return stat.S_IMODE(os.stat(path).st_mode)
 
 
-def start_provider(homed, state_dir, processes, *extra, name="provider"):
-    argv = [sys.executable, PROGRAM, "run", "--state-dir", state_dir, "--socket", homed.socket_path, "--no-mdns",
+def start_provider(homed, state_dir, processes, *extra, name="provider", mdns=False):
+    argv = [sys.executable, PROGRAM, "run", "--state-dir", state_dir, "--socket", homed.socket_path,
             "--write-timeout", "3", "--read-timeout", "3", "--log-level", "debug", *extra]
+    if not mdns:
+        argv.append("--no-mdns")
     process = ProviderProcess(argv, os.path.join(homed.directory, f"{name}.log"))
     processes.append(process)
     return process.start()
