@@ -307,4 +307,7 @@ class DeviceLink:
                 continue
             self.values[(binding.aid, binding.iid)] = value
             out[binding] = value
+        failed = [e.message for e in out.values() if isinstance(e, homed.HomedError)]
+        if failed:
+            log.warning("%s: read failed: %s", self.name, "; ".join(failed))
         return out

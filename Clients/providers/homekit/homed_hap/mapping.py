@@ -130,10 +130,27 @@ def map_device(device_id: str, database: Sequence[dict], catalog: Catalog,
     "accessories" list of GET /accessories; ``device_category``: the mDNS
     record's ``ci`` when known (0 otherwise), used for a device that is not a bridge."""
     result = DeviceMap(device_id.lower())
-    bridged = len(database) > 1
+    entries = []
+    for index, accessory in enumerate(database if isinstance(database, list) else []):
+        try:
+            entries.append((int(accessory["aid"]), accessory))
+        except (KeyError, TypeError, ValueError):
+            result.notes.append(f"accessory entry {index + 1} of {result.device_id} has no aid; left out")
+    bridged = len(entries) > 1
     bridge_key = names.accessory_key(device_id, 1) if bridged else ""
-    for accessory in sorted(database, key=lambda a: int(a.get("aid", 0))):
-        _map_accessory(result, accessory, catalog, bridged, bridge_key, device_category)
+    for aid, accessory in sorted(entries, key=lambda entry: entry[0]):
+        mark = (len(result.templates), len(result.slots), dict(result.bindings), dict(result.by_ref),
+                dict(result.values))
+        try:
+            _map_accessory(result, accessory, catalog, bridged, bridge_key, device_category)
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            # A malformed entry (an iid that is no number, a service that is no
+            # object): that accessory is left out whole, the others are not.
+            del result.templates[mark[0]:]
+            del result.slots[mark[1]:]
+            result.bindings, result.by_ref, result.values = mark[2], mark[3], mark[4]
+            result.notes.append(f"accessory {aid} of {result.device_id} is malformed in its database "
+                                f"({type(error).__name__}: {error}); left out")
     return result
 
 

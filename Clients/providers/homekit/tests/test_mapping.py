@@ -178,6 +178,20 @@ def test_registrations_carry_the_values_known_and_never_a_press():
     assert map_device(DEVICE, changed, CATALOG).layout() == mapped.layout()
 
 
+def test_a_malformed_accessory_is_left_out_whole_and_the_others_are_mapped():
+    broken = database()
+    broken[2]["services"][1]["characteristics"][0]["iid"] = "nine"
+    broken.append({"services": []})
+    mapped = map_device(DEVICE, broken, CATALOG)
+    assert mapped.keys == ["aa:bb:cc:00:00:0f/1", "aa:bb:cc:00:00:0f/2"]
+    assert not any(b.aid == 3 for b in mapped.bindings.values())
+    assert {s.binding.aid for s in mapped.slots} == {2}
+    notes = "\n".join(mapped.notes)
+    assert "accessory 3 of aa:bb:cc:00:00:0f is malformed in its database (ValueError: " in notes
+    assert "accessory entry 4 of aa:bb:cc:00:00:0f has no aid; left out" in notes
+    assert map_device(DEVICE, {"not": "a list"}, CATALOG).templates == []
+
+
 def test_hap_statuses_become_homed_codes():
     assert hapvalues.status_of_hap(-70402)[0] == pb.UNAVAILABLE
     assert hapvalues.status_of_hap(-70410) == (pb.INVALID_ARGUMENT, "the accessory refused the value (invalid "
