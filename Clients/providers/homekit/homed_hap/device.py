@@ -173,8 +173,10 @@ class DeviceLink:
                                               self.read_timeout * 2)
         except asyncio.CancelledError:
             raise
-        except Exception as error:  # noqa: BLE001 - the next connection tries again
+        except Exception as error:  # noqa: BLE001 - tried again while connected, and at the next connection
             log.warning("%s: its accessory database could not be read (%s: %s)", self.name, why, error)
+            if not self._closed and self.pairing.is_connected:
+                asyncio.get_running_loop().call_later(2.0, self.resync, f"{why}, again")
             return
         new = map_device(self.device_id, database, self.catalog, self.record.category)
         changed = new.layout() != self.map.layout()
