@@ -139,16 +139,22 @@ async def _forget(pairing: IpPairing, data: dict, where: str) -> None:
 async def unpair(record: Record, store: Store, timeout: float = 15.0) -> Optional[str]:
     """Removes the pairing from the accessory, then the file. Returns a warning
     when the accessory could not be told (the file is removed all the same)."""
-    ctrl = controller()
-    pairing = IpPairing(ctrl, record.pairing)
+    where = f"the accessory {record.device_id} at {record.address}"
     warning = None
     try:
-        await asyncio.wait_for(pairing.remove_pairing(record.pairing["iOSPairingId"]), timeout)
-    except Exception as error:  # noqa: BLE001
-        warning = (f"the accessory {record.device_id} at {record.address} could not be told ({explain(error, 'it')});"
-                   f" it may still list this controller: reset it before pairing it again")
-    finally:
-        await pairing.close()
+        host, port = str(record.pairing.get("AccessoryIP")), int(record.pairing.get("AccessoryPort"))
+        await _reachable(host, port, min(timeout, 5.0), where)
+    except (PairingFailed, TypeError, ValueError) as error:
+        warning = f"{error}; it may still list this controller: reset it before pairing it again"
+    if warning is None:
+        pairing = IpPairing(controller(), record.pairing)
+        try:
+            await asyncio.wait_for(pairing.remove_pairing(record.pairing["iOSPairingId"]), timeout)
+        except Exception as error:  # noqa: BLE001
+            warning = (f"{where} could not be told ({explain(error, 'it')}); it may still list this controller: "
+                       f"reset it before pairing it again")
+        finally:
+            await pairing.close()
     store.remove(record.device_id)
     return warning
 

@@ -123,3 +123,16 @@ def test_a_restarted_provider_registers_its_devices_at_once_and_drops_what_is_no
         provider = start_provider(homed, setup.state_dir, processes, name="provider-3")
         wait_for(lambda: not accessories(client), 15, "the accessories of a device no longer paired removed",
                  provider)
+
+
+def test_unpairing_an_accessory_that_is_not_there_removes_the_file_and_says_what_is_left(accessory, workdir):
+    state = os.path.join(workdir, "state")
+    assert run_cli(state, "pair", accessory.address, stdin=CODE + "\n").returncode == 0
+    accessory.kill()
+    result = run_cli(state, "unpair", DEVICE)
+    assert result.returncode == 0
+    assert f"cannot reach the accessory {DEVICE} at {accessory.address}" in result.stderr
+    assert "it may still list this controller: reset it before pairing it again" in result.stderr
+    assert pairing_files(state) == []
+    result = run_cli(state, "unpair", DEVICE)
+    assert result.returncode == 1 and f"no pairing with {DEVICE}" in result.stderr
