@@ -115,6 +115,9 @@ class DeviceLink:
     def lost(self, exception) -> None:
         if self._closed:
             return
+        if not self.reachable:  # a reconnection attempt that failed: homed knows already
+            log.debug("%s: connection attempt ended (%s)", self.name, exception or "closed by the accessory")
+            return
         log.warning("%s: connection lost (%s); its accessories are unreachable until it answers again",
                     self.name, exception or "closed by the accessory")
         self.reachable = False
