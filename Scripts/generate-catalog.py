@@ -2,7 +2,9 @@
 """Generates the HAP catalog Swift source from the HAP reference JSON.
 
 Reads Tests/Fixtures/hap/characteristics.json and services.json (HAP-python's
-machine-readable catalog) and writes Sources/HomeModel/Catalog/HAPCatalog+Generated.swift.
+machine-readable catalog) with apple-additions.json merged over them (what Apple's
+own service metadata lists and HAP-python's catalog omits, such as Lightbulb's
+ColorTemperature), and writes Sources/HomeModel/Catalog/HAPCatalog+Generated.swift.
 The output is committed and deterministic: the same JSON always gives the same bytes.
 
     Scripts/generate-catalog.py          regenerate in place
@@ -127,9 +129,32 @@ def service_entry(name, spec, characteristics):
     ])
 
 
+def merge_additions(characteristics, services, additions):
+    """Adds Apple's characteristics and optional characteristics that the base
+    catalog lacks. Strict both ways, so that the file stays a list of true omissions:
+    an addition the base already has, or one naming a service or characteristic that
+    does not exist, fails the run."""
+    for name, spec in additions["characteristics"].items():
+        if name in characteristics:
+            fail(f"apple-additions.json adds characteristic {name}, which the catalog already has")
+        characteristics[name] = spec
+    for service, names in additions["optional"].items():
+        if service not in services:
+            fail(f"apple-additions.json names service {service}, which the catalog lacks")
+        spec = services[service]
+        present = set(spec.get("RequiredCharacteristics", [])) | set(spec.get("OptionalCharacteristics", []))
+        for name in names:
+            if name not in characteristics:
+                fail(f"apple-additions.json: {service} lists {name}, which is no characteristic")
+            if name in present:
+                fail(f"apple-additions.json: {service} already has {name}")
+        spec["OptionalCharacteristics"] = spec.get("OptionalCharacteristics", []) + names
+
+
 def generate():
     characteristics = json.loads((HAP / "characteristics.json").read_text(encoding="utf-8"))
     services = json.loads((HAP / "services.json").read_text(encoding="utf-8"))
+    merge_additions(characteristics, services, json.loads((HAP / "apple-additions.json").read_text(encoding="utf-8")))
     missing = EVENT_ONLY - set(characteristics)
     if missing:
         fail(f"EVENT_ONLY names unknown characteristics {sorted(missing)}")

@@ -201,8 +201,10 @@ struct Homed: AsyncParsableCommand {
             database?.close()
             withExtendedLifetime(instanceLock) {}
         }
-        let store = HomeStore(graph: graph, journalCapacity: settings.journalCapacity, persistence: database)
+        let store = HomeStore(
+            graph: graph, journalCapacity: settings.journalCapacity, persistence: database, logger: logger)
         var configuration = ServerConfiguration(socketPath: socketPath)
+        configuration.databasePath = paths.database?.path ?? ""
         configuration.defaultQueueLimit = settings.queueLimit
         configuration.providerTimeoutMs = UInt32(clamping: settings.providerTimeoutMs)
         configuration.providerPingIntervalMs = UInt32(clamping: settings.providerPingIntervalMs)

@@ -86,16 +86,16 @@ struct CLILayoutTests {
         }
     }
 
-    @Test("types --json prints one object per type: 149 characteristic and 44 service types")
+    @Test("types --json prints one object per type: 153 characteristic and 44 service types")
     func typesJSON() async throws {
         try await withTestServer(configure: { $0.helloTimeoutMs = 60_000 }) { server in
             let result = try homectl(server, "types", "--json")
             #expect(result.status == 0, "\(result.stderr)")
             let objects = try result.stdout.split(separator: "\n").map { try jsonObject(String($0)) }
-            #expect(objects.count == 193)
+            #expect(objects.count == 197)
             let characteristics = objects.filter { $0["kind"] as? String == "characteristic" }
             let services = objects.filter { $0["kind"] as? String == "service" }
-            #expect(characteristics.count == 149)
+            #expect(characteristics.count == 153)
             #expect(services.count == 44)
             #expect(
                 Set(characteristics.compactMap { $0["uuid"] as? String })

@@ -508,13 +508,13 @@ struct LayoutCallTests {
         }
     }
 
-    @Test("ListTypes returns the 149 characteristic and 44 service types of the HAP catalog")
+    @Test("ListTypes returns the 153 characteristic and 44 service types of the HAP catalog")
     func listTypes() async throws {
         try await withLayoutServer { server in
             let client = try await server.connect()
             defer { Task { await client.close() } }
             let catalog = try await client.listTypes()
-            #expect(catalog.characteristicTypes.count == 149)
+            #expect(catalog.characteristicTypes.count == 153)
             #expect(catalog.serviceTypes.count == 44)
             #expect(catalog.characteristicTypes.map(\.uuid) == HAPCatalog.characteristicTypes.map(\.uuid))
             #expect(catalog.serviceTypes == HAPCatalog.serviceTypes)

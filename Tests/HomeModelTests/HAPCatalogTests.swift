@@ -4,16 +4,27 @@ import Testing
 
 @Suite("HAP catalog")
 struct HAPCatalogTests {
-    @Test("the catalog holds exactly the 149 characteristic and 44 service types of the HAP JSON")
+    @Test("the catalog holds exactly the 153 characteristic and 44 service types of the HAP JSON and Apple's additions")
     func counts() throws {
         let characteristics = try HAPFixture.characteristics()
         let services = try HAPFixture.services()
-        #expect(characteristics.count == 149)
+        #expect(characteristics.count == 153)
         #expect(services.count == 44)
         #expect(Set(HAPCatalog.characteristicTypes.map(\.name)) == Set(characteristics.keys))
         #expect(Set(HAPCatalog.serviceTypes.map(\.name)) == Set(services.keys))
         #expect(HAPCatalog.characteristicTypes.map(\.name) == characteristics.keys.sorted())
         #expect(HAPCatalog.serviceTypes.map(\.name) == services.keys.sorted())
+    }
+
+    @Test("Apple's optional characteristics the base JSON omits are in: a Lightbulb takes ColorTemperature")
+    func appleAdditions() throws {
+        let lightbulb = try #require(HAPCatalog.service(named: "Lightbulb"))
+        #expect(lightbulb.optionalCharacteristics.contains("ColorTemperature"))
+        #expect(
+            HAPCatalog.service(named: "AccessoryInformation")?.optionalCharacteristics.contains("SoftwareRevision")
+                == true)
+        let temperature = try #require(HAPCatalog.characteristic(named: "ColorTemperature"))
+        #expect(temperature.minValue == 140 && temperature.maxValue == 500)
     }
 
     @Test("the JSON uses no key the generator does not map")
@@ -110,7 +121,7 @@ struct HAPCatalogTests {
         #expect(HAPCatalog.service("television speaker")?.name == "TelevisionSpeaker")
         #expect(HAPCatalog.characteristic("Brightnes") == nil)
         // No two names collide once case and spaces are ignored.
-        #expect(Set(HAPCatalog.characteristicTypes.map { HAPCatalog.lookupKey($0.name) }).count == 149)
+        #expect(Set(HAPCatalog.characteristicTypes.map { HAPCatalog.lookupKey($0.name) }).count == 153)
         #expect(Set(HAPCatalog.serviceTypes.map { HAPCatalog.lookupKey($0.name) }).count == 44)
     }
 

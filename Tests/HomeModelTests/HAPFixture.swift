@@ -1,7 +1,8 @@
 import Foundation
 
 /// The HAP reference JSON in `Tests/Fixtures/hap`, found relative to this file so the
-/// tests run from any checkout.
+/// tests run from any checkout, with `apple-additions.json` merged over it as
+/// Scripts/generate-catalog.py merges it.
 enum HAPFixture {
     static let directory = URL(fileURLWithPath: #filePath)
         .resolvingSymlinksInPath()  // a package that links Tests/HomeModelTests in from elsewhere
@@ -36,12 +37,27 @@ enum HAPFixture {
         try Data(contentsOf: directory.appendingPathComponent(file))
     }
 
+    /// What Apple's metadata lists and the base JSON omits.
+    struct Additions: Decodable {
+        var characteristics: [String: Characteristic]
+        var optional: [String: [String]]
+    }
+
+    static func additions() throws -> Additions {
+        try JSONDecoder().decode(Additions.self, from: data("apple-additions.json"))
+    }
+
     static func characteristics() throws -> [String: Characteristic] {
-        try JSONDecoder().decode([String: Characteristic].self, from: data("characteristics.json"))
+        let base = try JSONDecoder().decode([String: Characteristic].self, from: data("characteristics.json"))
+        return base.merging(try additions().characteristics) { old, _ in old }
     }
 
     static func services() throws -> [String: Service] {
-        try JSONDecoder().decode([String: Service].self, from: data("services.json"))
+        var services = try JSONDecoder().decode([String: Service].self, from: data("services.json"))
+        for (name, added) in try additions().optional {
+            services[name]?.OptionalCharacteristics += added
+        }
+        return services
     }
 
     /// Every key used by any entry of a JSON file, so a test can notice a key the catalog ignores.

@@ -231,6 +231,40 @@ struct ProviderRegistrationTests {
         ) { _ = try $0.register([], removing: ["ghost"], provider: "p", nowMs: 1) }
     }
 
+    @Test("a provider may widen a catalog range to what its device has, within what the format holds")
+    func widenedRange() throws {
+        var (graph, _, _, _) = try smallHome()
+        // A bulb that goes warmer than the catalog's 500 mireds, on Apple's optional
+        // ColorTemperature (not in the base catalog, added from Apple's metadata).
+        var bulb = providedLamp(key: "warm-bulb")
+        bulb.services[0].characteristics.append(
+            ProvidedCharacteristic(
+                type: "ColorTemperature",
+                metadata: CharacteristicMetadata(format: .uint32, minValue: 153, maxValue: 555),
+                value: .uint(550)))
+        let registration = try graph.register([bulb], provider: "zigbee", nowMs: 1)
+        let lamp = try #require(registration.accessoryIDs.first.flatMap { graph.accessory($0) })
+        let lightbulb = try #require(lamp.serviceIDs.compactMap { graph.services[$0] }.last)
+        let temperature = try #require(
+            lightbulb.characteristicIDs.compactMap { graph.characteristics[$0] }.first {
+                $0.type.name == "ColorTemperature"
+            })
+        #expect(temperature.metadata.minValue == 153 && temperature.metadata.maxValue == 555)
+        #expect(temperature.value == .uint(550))
+
+        var impossible = providedLamp(key: "impossible")
+        impossible.services[0].characteristics.append(
+            ProvidedCharacteristic(
+                type: "Brightness", metadata: CharacteristicMetadata(format: .int, minValue: 0, maxValue: 1e12)))
+        expectFailure(
+            graph,
+            HomeError(
+                .invalidArgument,
+                "accessory 1 (key \"impossible\"), service 1 (\"Lightbulb\"), characteristic 2 (\"Brightness\"): "
+                    + "maximum 1000000000000.0 is outside what format int holds (-2147483648...2147483647)")
+        ) { _ = try $0.register([impossible], provider: "p", nowMs: 1) }
+    }
+
     @Test("removing a key removes its accessory with what referred to it")
     func remove() throws {
         var (graph, _, _, _) = try smallHome()

@@ -305,3 +305,23 @@ def test_an_id_held_elsewhere_is_retried_for_the_takeover_wait_then_ends_the_pro
     assert policy.failed(held(), now=13.0)
     assert not policy.failed(error_for(pb.UNAVAILABLE, "restarting"), now=14.0)
     assert not policy.failed(ConnectionRefusedError(), now=14.0)
+
+
+def test_a_refusal_for_want_of_the_admin_role_or_of_the_socket_ends_the_provider_and_names_the_fix():
+    """Neither is mended by retrying: the provider ends (exit status 2 in a
+    program on run_until_signalled) with the way to get the role or the group."""
+    from homed.errors import SocketNotPermitted
+    denied = open_refused(error_for(pb.PERMISSION_DENIED, "home.v1.HomeService/OpenProvider needs the admin role; "
+                                                          "the caller (uid 1000, pid 9) has the user role"))
+    assert denied.permanent
+    assert denied.message.endswith("; serving accessories needs the admin role: run the provider as the homed user "
+                                   "(User=homed in its unit) or add its user under roles.admins in homed's "
+                                   "configuration, then `systemctl reload homed`")
+    policy = Reconnecting(0.1, 5.0, takeover_wait=3.0)
+    assert policy.failed(denied, 0.0) is True
+    socket_error = SocketNotPermitted("/nonexistent/homed.sock", PermissionError(13, "Permission denied"))
+    assert isinstance(socket_error, PermissionError) and socket_error.code == pb.PERMISSION_DENIED
+    assert policy.failed(socket_error, 0.0) is True
+    assert "may not open homed's socket" in socket_error.message
+    # A daemon that is not there yet is retried.
+    assert policy.failed(ConnectionRefusedError(111, "Connection refused"), 0.0) is False

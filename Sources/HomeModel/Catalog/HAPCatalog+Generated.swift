@@ -3,7 +3,7 @@
 // swift-format-ignore-file
 
 extension HAPCatalog {
-    /// Every standard HAP characteristic type (149), sorted by name.
+    /// Every standard HAP characteristic type (153), sorted by name.
     public static let characteristicTypes: [CharacteristicTypeInfo] = [
         CharacteristicTypeInfo(
             uuid: "000000A6-0000-1000-8000-0026BB765291", name: "AccessoryFlags", format: .uint32,
@@ -59,6 +59,13 @@ extension HAPCatalog {
             permissions: CharacteristicProperties(readable: true, writable: false, supportsEventNotification: true, writeResponse: false),
             unit: .none, minValue: nil, maxValue: nil, minStep: nil,
             validValues: [(name: "Unknown", value: 0), (name: "Excellent", value: 1), (name: "Good", value: 2), (name: "Fair", value: 3), (name: "Inferior", value: 4), (name: "Poor", value: 5)],
+            validBits: [], maxLength: nil, isEventOnly: false
+        ),
+        CharacteristicTypeInfo(
+            uuid: "000000A4-0000-1000-8000-0026BB765291", name: "AppMatchingIdentifier", format: .tlv8,
+            permissions: CharacteristicProperties(readable: true, writable: false, supportsEventNotification: false, writeResponse: false),
+            unit: .none, minValue: nil, maxValue: nil, minStep: nil,
+            validValues: [],
             validBits: [], maxLength: nil, isEventOnly: false
         ),
         CharacteristicTypeInfo(
@@ -552,6 +559,13 @@ extension HAPCatalog {
             validBits: [], maxLength: nil, isEventOnly: false
         ),
         CharacteristicTypeInfo(
+            uuid: "00000232-0000-1000-8000-0026BB765291", name: "OperatingStateResponse", format: .tlv8,
+            permissions: CharacteristicProperties(readable: true, writable: false, supportsEventNotification: true, writeResponse: false),
+            unit: .none, minValue: nil, maxValue: nil, minStep: nil,
+            validValues: [],
+            validBits: [], maxLength: nil, isEventOnly: false
+        ),
+        CharacteristicTypeInfo(
             uuid: "0000011C-0000-1000-8000-0026BB765291", name: "OpticalZoom", format: .float,
             permissions: CharacteristicProperties(readable: true, writable: true, supportsEventNotification: true, writeResponse: false),
             unit: .none, minValue: nil, maxValue: nil, minStep: nil,
@@ -633,6 +647,13 @@ extension HAPCatalog {
             permissions: CharacteristicProperties(readable: false, writable: true, supportsEventNotification: false, writeResponse: false),
             unit: .none, minValue: nil, maxValue: nil, minStep: nil,
             validValues: [(name: "Show", value: 0), (name: "Hide", value: 1)],
+            validBits: [], maxLength: nil, isEventOnly: false
+        ),
+        CharacteristicTypeInfo(
+            uuid: "00000220-0000-1000-8000-0026BB765291", name: "ProductData", format: .data,
+            permissions: CharacteristicProperties(readable: true, writable: false, supportsEventNotification: false, writeResponse: false),
+            unit: .none, minValue: nil, maxValue: nil, minStep: nil,
+            validValues: [],
             validBits: [], maxLength: nil, isEventOnly: false
         ),
         CharacteristicTypeInfo(
@@ -787,6 +808,13 @@ extension HAPCatalog {
             permissions: CharacteristicProperties(readable: true, writable: false, supportsEventNotification: true, writeResponse: false),
             unit: .none, minValue: nil, maxValue: nil, minStep: nil,
             validValues: [(name: "SmokeNotDetected", value: 0), (name: "SmokeDetected", value: 1)],
+            validBits: [], maxLength: nil, isEventOnly: false
+        ),
+        CharacteristicTypeInfo(
+            uuid: "00000054-0000-1000-8000-0026BB765291", name: "SoftwareRevision", format: .string,
+            permissions: CharacteristicProperties(readable: true, writable: false, supportsEventNotification: false, writeResponse: false),
+            unit: .none, minValue: nil, maxValue: nil, minStep: nil,
+            validValues: [],
             validBits: [], maxLength: nil, isEventOnly: false
         ),
         CharacteristicTypeInfo(
@@ -1055,7 +1083,7 @@ extension HAPCatalog {
         ServiceTypeInfo(
             uuid: "0000003E-0000-1000-8000-0026BB765291", name: "AccessoryInformation",
             requiredCharacteristics: ["Identify", "Manufacturer", "Model", "Name", "SerialNumber", "FirmwareRevision"],
-            optionalCharacteristics: ["HardwareRevision", "AccessoryFlags", "HardwareFinish"]
+            optionalCharacteristics: ["HardwareRevision", "AccessoryFlags", "HardwareFinish", "AppMatchingIdentifier", "ConfiguredName", "ProductData", "SoftwareRevision"]
         ),
         ServiceTypeInfo(
             uuid: "000000BB-0000-1000-8000-0026BB765291", name: "AirPurifier",
@@ -1075,7 +1103,7 @@ extension HAPCatalog {
         ServiceTypeInfo(
             uuid: "00000110-0000-1000-8000-0026BB765291", name: "CameraRTPStreamManagement",
             requiredCharacteristics: ["SupportedVideoStreamConfiguration", "SupportedAudioStreamConfiguration", "SupportedRTPConfiguration", "SelectedRTPStreamConfiguration", "StreamingStatus", "SetupEndpoints"],
-            optionalCharacteristics: ["Name"]
+            optionalCharacteristics: ["Name", "Active"]
         ),
         ServiceTypeInfo(
             uuid: "00000097-0000-1000-8000-0026BB765291", name: "CarbonDioxideSensor",
@@ -1100,7 +1128,7 @@ extension HAPCatalog {
         ServiceTypeInfo(
             uuid: "00000121-0000-1000-8000-0026BB765291", name: "Doorbell",
             requiredCharacteristics: ["ProgrammableSwitchEvent"],
-            optionalCharacteristics: ["Brightness", "Volume", "Name"]
+            optionalCharacteristics: ["Brightness", "Volume", "Name", "Mute", "OperatingStateResponse"]
         ),
         ServiceTypeInfo(
             uuid: "00000040-0000-1000-8000-0026BB765291", name: "Fan",
@@ -1165,7 +1193,7 @@ extension HAPCatalog {
         ServiceTypeInfo(
             uuid: "00000043-0000-1000-8000-0026BB765291", name: "Lightbulb",
             requiredCharacteristics: ["On"],
-            optionalCharacteristics: ["Brightness", "Hue", "Saturation", "Name", "ActiveTransitionCount", "TransitionControl", "SupportedTransitionConfiguration"]
+            optionalCharacteristics: ["Brightness", "Hue", "Saturation", "Name", "ActiveTransitionCount", "TransitionControl", "SupportedTransitionConfiguration", "ColorTemperature"]
         ),
         ServiceTypeInfo(
             uuid: "00000044-0000-1000-8000-0026BB765291", name: "LockManagement",
@@ -1225,7 +1253,7 @@ extension HAPCatalog {
         ServiceTypeInfo(
             uuid: "00000113-0000-1000-8000-0026BB765291", name: "Speaker",
             requiredCharacteristics: ["Mute"],
-            optionalCharacteristics: ["Name", "Volume"]
+            optionalCharacteristics: ["Name", "Volume", "Active"]
         ),
         ServiceTypeInfo(
             uuid: "00000089-0000-1000-8000-0026BB765291", name: "StatelessProgrammableSwitch",
@@ -1240,7 +1268,7 @@ extension HAPCatalog {
         ServiceTypeInfo(
             uuid: "000000D8-0000-1000-8000-0026BB765291", name: "Television",
             requiredCharacteristics: ["Active", "ActiveIdentifier", "ConfiguredName", "SleepDiscoveryMode"],
-            optionalCharacteristics: ["Brightness", "ClosedCaptions", "DisplayOrder", "CurrentMediaState", "TargetMediaState", "PictureMode", "PowerModeSelection", "RemoteKey"]
+            optionalCharacteristics: ["Brightness", "ClosedCaptions", "DisplayOrder", "CurrentMediaState", "TargetMediaState", "PictureMode", "PowerModeSelection", "RemoteKey", "Name"]
         ),
         ServiceTypeInfo(
             uuid: "00000113-0000-1000-8000-0026BB765291", name: "TelevisionSpeaker",

@@ -197,11 +197,18 @@ extension HomeGraph {
             )
         }
         try checkRange(metadata, label: label)
-        if let low = catalog.minValue, let min = metadata.minValue, min < low {
-            throw HomeError(.invalidArgument, "\(label): minimum \(min) is below the catalog's \(low)")
-        }
-        if let high = catalog.maxValue, let max = metadata.maxValue, max > high {
-            throw HomeError(.invalidArgument, "\(label): maximum \(max) is above the catalog's \(high)")
+        // The catalog's range is a default, not a law: a radiator valve really goes
+        // down to 5 °C, a bulb to 153 mireds. A provider may narrow it or widen it to
+        // what its device has, as far as the format can hold.
+        if let range = metadata.format.integerRange {
+            for (bound, what) in [(metadata.minValue, "minimum"), (metadata.maxValue, "maximum")] {
+                if let bound, !range.contains(Int128(exactly: bound.rounded()) ?? Int128.max) {
+                    throw HomeError(
+                        .invalidArgument,
+                        "\(label): \(what) \(bound) is outside what format \(metadata.format.rawValue) holds "
+                            + "(\(range.lowerBound)...\(range.upperBound))")
+                }
+            }
         }
         metadata.minValue = metadata.minValue ?? catalog.minValue
         metadata.maxValue = metadata.maxValue ?? catalog.maxValue

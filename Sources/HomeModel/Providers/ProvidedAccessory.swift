@@ -77,8 +77,9 @@ public struct ProvidedCharacteristic: Hashable, Sendable {
     /// A catalog type: nil for the catalog's permissions; given, it may drop
     /// permissions (and set hidden) but not add one. A custom type: required.
     public var properties: CharacteristicProperties?
-    /// A catalog type: nil for the catalog's metadata; given, it narrows the range
-    /// and keeps the catalog's format and unit. A custom type: required.
+    /// A catalog type: nil for the catalog's metadata; given, it narrows or widens the
+    /// range (within what the format holds) and keeps the catalog's format and unit.
+    /// A custom type: required.
     public var metadata: CharacteristicMetadata?
     /// The current value, when the provider knows it.
     public var value: CharacteristicValue?

@@ -117,6 +117,7 @@ extension HomeStore {
         _ values: [CharacteristicWrite], reachability: [(ObjectID, Bool)], origin: Origin, owner: String? = nil
     ) -> (seq: UInt64, rejected: [WriteResult]) {
         if values.isEmpty && reachability.isEmpty { return (lastSeq, []) }
+        var adjusted: [AdjustedDeviceValues.Adjustment] = []
         let committed = commit(.values, origin: origin) { transaction -> [WriteResult] in
             var rejected: [WriteResult] = []
             func owned(_ accessoryID: ObjectID) -> Bool {
@@ -148,6 +149,10 @@ extension HomeStore {
                                 + (holder.isEmpty ? "no provider" : "provider \"\(holder)\"") + ", not of \"\(owner)\"")
                     }
                     _ = transaction.store(checked, to: write.characteristicID)
+                    if AdjustedDeviceValues.isAdjusted(reported: write.value, kept: checked.value) {
+                        adjusted.append(
+                            .init(characteristicID: write.characteristicID, reported: write.value, kept: checked.value))
+                    }
                 } catch {
                     rejected.append(WriteResult(characteristicID: write.characteristicID, error: error))
                 }
@@ -163,6 +168,7 @@ extension HomeStore {
             }
             return rejected
         }
+        adjustedDeviceValues.note(adjusted, provider: owner)
         if let saveFailure = committed.saveFailure {
             // Nothing of it was applied but reachability: every value is refused.
             let refused = HomeError(

@@ -1,4 +1,5 @@
 public import HomeModel
+public import Logging
 
 #if canImport(Glibc)
     internal import Glibc
@@ -28,6 +29,8 @@ public final class HomeStore: Sendable {
     let persistence: (any HomePersistence)?
     /// Characteristics changed since the value log was last folded; nil without persistence.
     let writtenValues: WrittenValues?
+    /// Device values kept in another form than reported, logged once each.
+    let adjustedDeviceValues: AdjustedDeviceValues
 
     struct State {
         var graph: HomeGraph
@@ -57,15 +60,18 @@ public final class HomeStore: Sendable {
     ///     counted) the journal holds at most, whatever `journalCapacity` says.
     ///   - persistence: where changes are made durable before they are
     ///     acknowledged or published; nil keeps everything in memory.
+    ///   - logger: where the store says what it did on its own (a device value it
+    ///     rounded to the step, once per characteristic).
     public init(
         graph: HomeGraph, journalCapacity: Int = 100_000, journalByteCapacity: Int = 32 * 1024 * 1024,
-        persistence: (any HomePersistence)? = nil
+        persistence: (any HomePersistence)? = nil, logger: Logger = Logger(label: "homed")
     ) {
         let journal = Journal(id: Journal.makeID(), capacity: journalCapacity, byteCapacity: journalByteCapacity)
         self.journalID = journal.id
         self.startedAtMs = currentTimeMs()
         self.persistence = persistence
         self.writtenValues = persistence == nil ? nil : WrittenValues()
+        self.adjustedDeviceValues = AdjustedDeviceValues(logger: logger)
         self.state = Locked(State(graph: graph, journal: journal))
     }
 

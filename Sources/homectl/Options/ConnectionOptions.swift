@@ -68,7 +68,7 @@ struct ConnectionOptions: ParsableArguments {
             return result
         } catch {
             await client.close()
-            throw Failure(error)
+            throw Failure(AccessExplanation.roleDenied(error, socketPath: socketPath) ?? error)
         }
     }
 }
@@ -81,6 +81,10 @@ extension ConnectionOptions {
     /// forgotten HOMED_SOCKET is a common surprise) and, when nothing listens, how
     /// to start homed.
     func explained(_ error: HomeError) -> HomeError {
+        if error.code == .permissionDenied {
+            return AccessExplanation.roleDenied(error, socketPath: socketPath)
+                ?? AccessExplanation.socketDenied(error, path: socketPath)
+        }
         guard error.code == .unavailable else { return error }
         let source =
             socket != nil

@@ -31,6 +31,7 @@ CATALOG: Dict[str, Tuple[Optional[float], Optional[float], Optional[float]]] = {
     "CurrentTemperature": (-273.1, 1000, 0.1), "TargetTemperature": (10, 38, 0.1),
     "CurrentRelativeHumidity": (0, 100, 1), "CurrentAmbientLightLevel": (0.0001, 100000, None),
     "CarbonDioxideLevel": (0, 100000, None), "BatteryLevel": (0, 100, 1),
+    "ColorTemperature": (140, 500, 1),
 }
 
 #: A custom characteristic for air pressure (HAP has none): a UUID of this
@@ -191,13 +192,21 @@ def _num(value):
     return value
 
 
-def _narrowed(name: str, low=None, high=None, step=None) -> Tuple[Tuple, Optional[dict]]:
-    """The catalog's bounds narrowed to the device's (bounds, metadata or None)."""
+def _device_range(name: str, low=None, high=None) -> Tuple[Tuple, Optional[dict]]:
+    """The catalog's bounds replaced by the device's own range where it gives one
+    (bounds, metadata or None). The daemon takes a range narrower or wider than
+    the catalog's (a valve's 5 °C setpoint, a bulb's 153..555 mireds), so the
+    device's is declared as it is; a range that is not one (min above max) is
+    ignored and the catalog's kept."""
     c_low, c_high, c_step = CATALOG[name]
+    numbers = [v if isinstance(v, (int, float)) and not isinstance(v, bool) else None for v in (low, high)]
+    low, high = numbers
+    if low is not None and high is not None and low > high:
+        return (c_low, c_high, c_step), None
     meta = {}
-    if isinstance(low, (int, float)) and c_low is not None and low > c_low and (c_high is None or low < c_high):
+    if low is not None and low != c_low:
         c_low = meta["min_value"] = float(low)
-    if isinstance(high, (int, float)) and c_high is not None and high < c_high and high > c_low:
+    if high is not None and high != c_high:
         c_high = meta["max_value"] = float(high)
     return (c_low, c_high, c_step), (meta or None)
 
@@ -262,7 +271,7 @@ def _on_binding(state_f: dict) -> dict:
                 encode=lambda v: {prop: on if v else off}, gettable=_gettable(state_f))
 
 
-def _light(b: _Builder, expose: dict, looks_like_plug: bool, log_ignored: List[str]) -> None:
+def _light(b: _Builder, expose: dict, looks_like_plug: bool) -> None:
     feats = _features(expose)
     state_f = feats.get("state")
     if not state_f or not state_f.get("property"):
@@ -300,11 +309,16 @@ def _light(b: _Builder, expose: dict, looks_like_plug: bool, log_ignored: List[s
             props=(cprop,), decode=lambda s: (hs(s) or (None, MISSING))[1],
             encode=lambda v: {cprop: {"saturation": v}}, bounds=CATALOG["Saturation"], tolerance=2,
             gettable=_gettable(color)), writable=writable)
-    if "color_temp" in feats:
-        # TODO(issue #23 item 2): the daemon's catalog has no ColorTemperature in
-        # Lightbulb yet (a registration with it is refused). Once it has, bind
-        # ColorTemperature here in mireds, narrowed to the bulb's value_min..value_max.
-        log_ignored.append(f"color_temp{_suffix(expose)} (ColorTemperature is not in the daemon's Lightbulb yet)")
+    temperature = feats.get("color_temp")
+    if temperature and temperature.get("property"):
+        # Mireds on both sides, in the bulb's own range (often wider than HAP's
+        # 140..500: the daemon takes it as the bulb declares it).
+        tprop = temperature["property"]
+        bounds, meta = _device_range("ColorTemperature", temperature.get("value_min"), temperature.get("value_max"))
+        b.bind(service, "ColorTemperature", dict(
+            props=(tprop,), decode=lambda s: _num(s[tprop]), encode=lambda v: {tprop: int(round(v))},
+            bounds=bounds, tolerance=1, gettable=_gettable(temperature)), meta=meta,
+            writable=_settable(temperature))
 
 
 def _switch(b: _Builder, expose: dict, looks_like_plug: bool, power_prop: Optional[str]) -> None:
@@ -401,7 +415,7 @@ def _climate(b: _Builder, expose: dict) -> None:
     b.bind(service, "CurrentTemperature", dict(props=(lprop,), decode=lambda s: _num(s[lprop]),
                                                bounds=CATALOG["CurrentTemperature"], gettable=_gettable(local)))
     sprop = setpoint["property"]
-    bounds, meta = _narrowed("TargetTemperature", setpoint.get("value_min"), setpoint.get("value_max"))
+    bounds, meta = _device_range("TargetTemperature", setpoint.get("value_min"), setpoint.get("value_max"))
     dstep = setpoint.get("value_step") if isinstance(setpoint.get("value_step"), (int, float)) else 0.5
 
     def to_setpoint(v):
@@ -633,7 +647,7 @@ def map_device(device: dict) -> DeviceMap:
         mark = (len(b.services), set(b.bindings), len(b.sensor_keys), {k: list(v) for k, v in b.actions.items()})
         try:
             if etype == "light":
-                _light(b, expose, looks_like_plug, ignored)
+                _light(b, expose, looks_like_plug)
             elif etype == "switch":
                 _switch(b, expose, looks_like_plug, has_power)
             elif etype == "cover":

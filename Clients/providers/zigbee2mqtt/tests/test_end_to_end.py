@@ -28,7 +28,7 @@ def test_every_supported_device_is_registered_by_ieee_address(homed, broker, coo
         wait_value(client, ids[("light", "Brightness")], 100, process=provider)
         assert value_of(client, ids[("light", "On")]) is False
         assert coordinator.wait_received("zigbee2mqtt/Living Hue/get") == {"state": "", "brightness": "",
-                                                                           "color": ""}
+                                                                           "color": "", "color_temp": ""}
         radiator = ids_of(found[devices.ieee(14)])
         wait_value(client, radiator[("thermostat", "CurrentTemperature")], pytest.approx(19.4), process=provider)
         # A fresh read asks the device again.

@@ -43,7 +43,7 @@ def test_every_documented_device_maps_and_the_unsupported_ones_say_why():
 
 def test_lights_scale_brightness_to_percent_and_colour_to_hue_and_saturation():
     hue = mapped(2)
-    assert layout(hue) == [("Lightbulb", "light", ["On", "Brightness", "Hue", "Saturation"])]
+    assert layout(hue) == [("Lightbulb", "light", ["On", "Brightness", "Hue", "Saturation", "ColorTemperature"])]
     values, clamped = hue.decode({"state": "ON", "brightness": 127, "color": {"x": 0.1355, "y": 0.0399}})
     assert values[ref(2, "light", "On")] is True and values[ref(2, "light", "Brightness")] == 50
     assert abs(values[ref(2, "light", "Hue")] - 240) <= 2 and values[ref(2, "light", "Saturation")] >= 95
@@ -60,15 +60,19 @@ def test_lights_scale_brightness_to_percent_and_colour_to_hue_and_saturation():
     assert layout(mapped(5)) == [("Lightbulb", "light", ["On"])]
 
 
-def test_color_temperature_is_left_out_until_the_catalog_has_it():
-    """Known limitation (issue #23 item 2): the daemon's Lightbulb has no
-    ColorTemperature, so a bulb's color_temp is not mapped today. This pins
-    today's behaviour; once the catalog has it, ColorTemperature (mireds,
-    narrowed to the bulb's 250..454) joins the Lightbulb and this test changes."""
+def test_color_temperature_in_mireds_with_the_bulbs_own_range():
+    """color_temp is ColorTemperature in mireds, declared with the bulb's own
+    range whether narrower (250..454) or wider (153..555) than HAP's 140..500."""
     bulb = mapped(1)
-    assert layout(bulb) == [("Lightbulb", "light", ["On", "Brightness"])]
-    assert any(i.startswith("color_temp") and "ColorTemperature" in i for i in bulb.ignored)
-    assert all(r.characteristic != "ColorTemperature" for r in bulb.bindings)
+    assert layout(bulb) == [("Lightbulb", "light", ["On", "Brightness", "ColorTemperature"])]
+    declared = bulb.accessory["services"][0]["characteristics"][2]
+    assert declared == {"type": "ColorTemperature", "metadata": {"min_value": 250.0, "max_value": 454.0}}
+    assert bulb.decode({"color_temp": 300})[0][ref(1, "light", "ColorTemperature")] == 300
+    assert bulb.payload({ref(1, "light", "ColorTemperature"): 370}) == {"color_temp": 370}
+    assert not any(i.startswith("color_temp") for i in bulb.ignored)
+    wide = map_device(devices.device(99, "wide range", "GL-C-008", "Gledopto", "a white-spectrum strip",
+                                     [{"type": "light", "features": [devices.state(), devices.color_temp(153, 555)]}]))
+    assert wide.accessory["services"][0]["characteristics"][1]["metadata"] == {"min_value": 153.0, "max_value": 555.0}
 
 
 def test_switches_outlets_and_one_service_per_endpoint():
@@ -111,12 +115,12 @@ def test_lock_target_current_and_jammed():
     assert lock.payload({target: 1}) == {"state": "LOCK"}
 
 
-def test_thermostat_narrows_the_setpoint_and_modes_to_the_device():
+def test_thermostat_declares_the_devices_setpoint_range_and_modes():
     radiator = mapped(14)
     service = radiator.accessory["services"][0]
     by_type = {c["type"]: c for c in service["characteristics"]}
-    # The device's 5..30 narrowed within the catalog's 10..38: 10..30.
-    assert by_type["TargetTemperature"]["metadata"] == {"max_value": 30.0}
+    # The valve's own 5..30, though the catalog's is 10..38: a 5 °C frost setting is real.
+    assert by_type["TargetTemperature"]["metadata"] == {"min_value": 5.0, "max_value": 30.0}
     assert by_type["TargetHeatingCoolingState"]["metadata"] == {"valid_values": [0, 1, 3]}
     assert by_type["TemperatureDisplayUnits"]["properties"] == {"readable": True, "supports_event_notification": True}
     values, _ = radiator.decode(INITIAL["Radiator"])

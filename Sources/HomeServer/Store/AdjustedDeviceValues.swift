@@ -1,0 +1,39 @@
+internal import HomeModel
+internal import Logging
+
+/// Notes a device value the daemon kept in another form than reported (rounded to
+/// the characteristic's step, or clamped to what its format holds): once per
+/// characteristic for the daemon's lifetime, so that a sensor that always reports
+/// 51.92 % against a step of 1 says so once in the log, not at every reading.
+final class AdjustedDeviceValues: Sendable {
+    private let noted = Locked<Set<ObjectID>>([])
+    private let logger: Logger
+
+    init(logger: Logger) {
+        self.logger = logger
+    }
+
+    struct Adjustment {
+        var characteristicID: ObjectID
+        var reported: CharacteristicValue
+        var kept: CharacteristicValue
+    }
+
+    /// Whether `kept` is `reported` in another form than a change of kind
+    /// (an int reported for a uint8 is not an adjustment).
+    static func isAdjusted(reported: CharacteristicValue, kept: CharacteristicValue) -> Bool {
+        guard let before = reported.numericValue, let after = kept.numericValue else { return false }
+        return before != after
+    }
+
+    /// Logs each adjustment whose characteristic has not been noted before.
+    func note(_ adjustments: [Adjustment], provider: String?) {
+        guard !adjustments.isEmpty else { return }
+        let first = noted.withLock { noted in adjustments.filter { noted.insert($0.characteristicID).inserted } }
+        for adjustment in first {
+            logger.notice(
+                "characteristic \(adjustment.characteristicID): the device reported \(adjustment.reported.shortDescription); kept \(adjustment.kept.shortDescription) (on the characteristic's step, within what its format holds); said once per characteristic",
+                metadata: provider.map { ["provider": "\($0)"] } ?? [:])
+        }
+    }
+}
