@@ -216,7 +216,9 @@ class ProviderCore:
         if not connected:
             self.removed.update(keys)
             return Change([], [], False, None)
-        known = [k for k in keys if k in self.table.accessory_ids]
+        # The daemon has them when this session registered them, or when its
+        # `opened` listed them (registered in an earlier session, not in this one).
+        known = [k for k in keys if k in self.table.accessory_ids or k in self.known_keys]
         return Change([], known, bool(known), None)
 
     def undo(self, change: "Change") -> None:

@@ -105,6 +105,13 @@ def test_a_change_is_told_now_only_when_connected_and_an_update_the_daemon_refus
 
 # -- commands: late ones are not handled --------------------------------------------
 
+def test_a_key_the_daemon_listed_at_opening_is_removed_now_though_this_session_never_registered_it():
+    core = ProviderCore("desk", [])
+    core.known_keys = ["old-1"]  # registered in an earlier session only
+    removal = core.stage_remove(["old-1", "ghost"], connected=True)
+    assert removal.now and removal.remove_keys == ["old-1"]
+
+
 def test_a_command_whose_deadline_passed_is_skipped_and_counted():
     core = core_with_lamp()
     job = core.job(command(read=[10], timeout_ms=500), received_at=100.0)
