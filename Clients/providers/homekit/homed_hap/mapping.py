@@ -291,10 +291,18 @@ def _perms(characteristic: dict):
                                        write_response="wr" in perms)
 
 
+#: What an integer format holds: a device's range beyond it is cut.
+FORMAT_BOUNDS = {
+    pb.FORMAT_UINT8: (0, 2 ** 8 - 1), pb.FORMAT_UINT16: (0, 2 ** 16 - 1), pb.FORMAT_UINT32: (0, 2 ** 32 - 1),
+    pb.FORMAT_UINT64: (0, 2 ** 64 - 1), pb.FORMAT_INT: (-2 ** 31, 2 ** 31 - 1),
+}
+
+
 def _catalog_characteristic(result: DeviceMap, characteristic: dict, catalog_type, where: str):
-    """A catalog characteristic with the device's narrowing: permissions it
-    drops, its range, step, valid values and maximum length. Wider than the
-    catalog is cut to the catalog's, with a note."""
+    """A catalog characteristic with the device's own metadata: permissions it
+    drops, its range (narrower or wider than the catalog's, within the format),
+    step, valid values and maximum length. A permission the catalog lacks is
+    dropped, with a note."""
     made = pb.ProvidedCharacteristic(type=catalog_type.name)
     device = _perms(characteristic)
     allowed = catalog_type.permissions
@@ -312,13 +320,14 @@ def _catalog_characteristic(result: DeviceMap, characteristic: dict, catalog_typ
     narrowed = False
     low = hapvalues.number(characteristic.get("minValue"))
     high = hapvalues.number(characteristic.get("maxValue"))
-    if low is not None and catalog_type.HasField("min_value") and low < catalog_type.min_value:
-        result.notes.append(f"{where}: minimum {low:g} is below the catalog's {catalog_type.min_value:g}; "
-                            f"the catalog's kept")
+    # The device's range is its own, narrower or wider than the catalog's (homed
+    # takes both); only what the format cannot hold is cut.
+    format_low, format_high = FORMAT_BOUNDS.get(catalog_type.format, (None, None))
+    if low is not None and format_low is not None and low < format_low:
+        result.notes.append(f"{where}: minimum {low:g} is below what its format holds; the catalog's kept")
         low = None
-    if high is not None and catalog_type.HasField("max_value") and high > catalog_type.max_value:
-        result.notes.append(f"{where}: maximum {high:g} is above the catalog's {catalog_type.max_value:g}; "
-                            f"the catalog's kept")
+    if high is not None and format_high is not None and high > format_high:
+        result.notes.append(f"{where}: maximum {high:g} is above what its format holds; the catalog's kept")
         high = None
     if low is not None and high is not None and low > high:
         result.notes.append(f"{where}: minimum {low:g} above maximum {high:g}; the catalog's range kept")

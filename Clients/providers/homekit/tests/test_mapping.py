@@ -114,17 +114,17 @@ def test_keys_are_the_device_id_and_aid_and_services_are_keyed_by_iid():
     assert alone.category == pb.CATEGORY_OUTLET and alone.bridge_key == ""
 
 
-def test_catalog_types_narrow_the_catalog_and_what_is_wider_is_cut_and_said():
+def test_catalog_types_take_the_devices_own_range_and_drop_what_the_catalog_does_not_allow():
     mapped = map_device(DEVICE, database(), CATALOG)
     on, brightness, name = mapped.templates[1].services[0].characteristics[:3]
     assert on.type == "On" and on.properties.readable and not on.properties.writable  # the device dropped pw
     assert brightness.type == "Brightness" and not brightness.HasField("properties")  # the catalog's
-    assert not brightness.metadata.HasField("min_value") and brightness.metadata.max_value == 80
+    # Its own -10..80, though the catalog's is 0..100: homed takes a wider range too.
+    assert brightness.metadata.min_value == -10 and brightness.metadata.max_value == 80
     assert not brightness.metadata.HasField("step_value")  # the catalog's own step: nothing to narrow
     assert name.type == "Name"
     notes = "\n".join(mapped.notes)
-    assert "'Desk lamp' (aa:bb:cc:00:00:0f/2) Lightbulb (iid 8).Brightness: minimum -10 is below the catalog's 0; " \
-           "the catalog's kept" in notes
+    assert "Brightness: minimum" not in notes
     assert "Lightbulb (iid 8): characteristic CurrentTemperature (iid 12) is not one homed's Lightbulb takes; " \
            "left out" in notes
     assert (2, 12) not in mapped.bindings
