@@ -79,7 +79,7 @@ struct Homes: AsyncParsableCommand {
 
         @OptionGroup var options: ConnectionOptions
 
-        @Argument(help: "The home, by name or id.")
+        @Argument(help: "The home, by name or id.", completion: .homeNames(.home))
         var home: String
 
         @Argument(help: "Its new name.")
@@ -100,7 +100,7 @@ struct Homes: AsyncParsableCommand {
         @OptionGroup var options: ConnectionOptions
         @OptionGroup var confirmation: Confirmation
 
-        @Argument(help: "The home, by name or id.")
+        @Argument(help: "The home, by name or id.", completion: .homeNames(.home))
         var home: String
 
         func run() async throws {
@@ -126,7 +126,7 @@ struct Homes: AsyncParsableCommand {
 
         @OptionGroup var options: ConnectionOptions
 
-        @Argument(help: "The home, by name or id.")
+        @Argument(help: "The home, by name or id.", completion: .homeNames(.home))
         var home: String
 
         func run() async throws {

@@ -21,7 +21,9 @@ struct Remove: AsyncParsableCommand {
     @OptionGroup var options: ConnectionOptions
     @OptionGroup var confirmation: Confirmation
 
-    @Argument(help: "The accessory: a path (\"Living Room/Lamp\"), its name alone, or its id.")
+    @Argument(
+        help: "The accessory: a path (\"Living Room/Lamp\"), its name alone, or its id.",
+        completion: .homeNames(.accessory))
     var accessory: String
 
     func run() async throws {

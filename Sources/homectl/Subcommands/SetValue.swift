@@ -21,7 +21,9 @@ struct SetValue: AsyncParsableCommand {
 
     // Every word that is not an option of ours, so that a negative number (-5) is a
     // value and not an unknown option; exactly one is taken.
-    @Argument(parsing: .allUnrecognized, help: ArgumentHelp("The value to write.", valueName: "value"))
+    @Argument(
+        parsing: .allUnrecognized, help: ArgumentHelp("The value to write.", valueName: "value"),
+        completion: .homeNames(.valueOf(option: nil)))
     var values: [String] = []
 
     var value: String { values.first ?? "" }
