@@ -115,7 +115,9 @@ class Binding:
             raise RenderError(f"{value!r} is not a finite number")
         low, high, step = self.bounds
         if low is None and high is None and step is None:
-            return (int(round(number)) if self.integer else number), False
+            if isinstance(value, int) or self.integer:  # an enumeration's number stays an integer
+                return int(round(number)), False
+            return number, False
         fitted, clamped = fit(number, low, high, step)
         return (int(round(fitted)) if self.integer else fitted), clamped
 
