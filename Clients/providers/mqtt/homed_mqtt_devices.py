@@ -40,6 +40,9 @@ def main(argv=None) -> int:
                         help="how long a write waits for the state topic's echo (default 4.5, under homed's 5)")
     parser.add_argument("--settle", type=float, default=0.3, metavar="SECONDS",
                         help="how long a device's configs must be still before it is registered (default 0.3)")
+    parser.add_argument("--forget-after", type=float, default=10.0, metavar="SECONDS",
+                        help="after (re)connecting, entities whose retained config has not come again once no "
+                             "config has come for this long are removed (default 10)")
     parser.add_argument("--client-id", help="the MQTT client id (default: homed-<provider id>)")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     args = parser.parse_args(argv)
@@ -53,7 +56,8 @@ def main(argv=None) -> int:
             return 2
     try:
         settings = Settings(args.broker, args.prefix, username, password, args.socket, args.provider_id,
-                            args.write_timeout, args.settle, args.client_id)
+                            args.write_timeout, args.settle, args.client_id,
+                            args.forget_after)
     except ValueError as error:
         parser.error(str(error))
     provider = MqttDevicesProvider(settings)

@@ -657,7 +657,7 @@ def _climate(e: _Entity) -> None:
     m_state, m_command = e.topic("mode_state_topic"), e.topic("mode_command_topic", command=True)
     if modes and (m_state or m_command):
         names = {}
-        for mode in modes:
+        for mode in sorted(modes, key=lambda m: m != "auto"):
             names.setdefault(HVAC_MODES[mode], mode)  # auto before heat_cool for 3, when both
         table = {m: HVAC_MODES[m] for m in modes}
         read = _states(e.template("mode_state_template"), {**table, "dry": MISSING, "fan_only": MISSING})

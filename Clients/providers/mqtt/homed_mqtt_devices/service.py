@@ -52,7 +52,7 @@ class Settings:
     def __init__(self, broker: str = "mqtt://127.0.0.1:1883", prefix: str = "homeassistant",
                  username: Optional[str] = None, password: Optional[str] = None,
                  socket_path: Optional[str] = None, provider_id: str = "mqtt", write_timeout: float = 4.5,
-                 settle: float = 0.3, client_id: Optional[str] = None):
+                 settle: float = 0.3, client_id: Optional[str] = None, forget_after: float = 10.0):
         address = BrokerAddress(broker)
         self.tls, self.host, self.port = address.tls, address.host, address.port
         self.prefix = prefix.strip("/")
@@ -63,6 +63,7 @@ class Settings:
         self.provider_id = provider_id
         self.write_timeout = write_timeout
         self.settle = settle
+        self.forget_after = forget_after
         self.client_id = client_id or f"homed-{provider_id}"
 
 
@@ -110,6 +111,8 @@ class MqttDevicesProvider:
         self.configs_complete = False  # this connection's retained configs are all in
         self.configs_read = False  # once, ever: the first registration may go
         self.seen_since_connect: Set[str] = set()
+        self.last_config_at = 0.0  # when a config last came (forgetting waits for them to stop)
+        self.forgotten = False  # this connection's unannounced entities were forgotten
         # What homed has
         self.registered: Dict[str, str] = {}  # key -> signature
         self.refused: Dict[str, str] = {}  # key -> the signature homed refused
@@ -157,6 +160,7 @@ class MqttDevicesProvider:
             self.broker_connected = True
             self.connections += 1
             self.configs_complete = False
+            self.forgotten = False
             self.seen_since_connect = set()
             topics = [f"{prefix}/+/+/config", f"{prefix}/+/+/+/config", self.marker_topic]
             # A new session: every topic the entities read, again (their retained
@@ -228,7 +232,6 @@ class MqttDevicesProvider:
             self.markers_seen = max(self.markers_seen, number)
             if number >= self.connect_marker and not self.configs_complete and self.broker_connected:
                 self.configs_complete = True
-                self._forget_unannounced()
                 if not self.configs_read:
                     log.info("read %d discovery configs: %d entities mapped on %d devices", len(self.configs),
                              len(self.entities), len(self.devices))
@@ -236,8 +239,11 @@ class MqttDevicesProvider:
         self.wake.set()
 
     def _forget_unannounced(self) -> None:
-        """Every retained config came again after a (re)connection: entities
-        whose config did not are gone (the device cleared it meanwhile)."""
+        """Every retained config came again after a (re)connection, and none
+        has come for `forget_after` seconds (devices re-announcing themselves
+        to a broker that lost them): entities whose config did not come are
+        gone (the device cleared it meanwhile)."""
+        self.forgotten = True
         if not self.seen_since_connect:
             if self.configs:
                 self._once(("no-configs", self.connections), logging.WARNING,
@@ -263,6 +269,7 @@ class MqttDevicesProvider:
         with self.lock:
             changed: Set[str] = set()
             announced = set()
+            self.last_config_at = time.monotonic()
             for item in config.announcements:
                 announced.add(item.discovery_id)
                 self.seen_since_connect.add(item.discovery_id)
@@ -554,7 +561,14 @@ class MqttDevicesProvider:
         return (self.markers_seen >= self.ready_after.get(key, 0)
                 or now - self.marker_sent_at > BARRIER_TIMEOUT)
 
+    def _quiet(self, now: float) -> bool:
+        """This connection's configs are in and none has come for a while."""
+        return self.configs_complete and now - self.last_config_at >= self.settings.forget_after
+
     def sync_once(self) -> None:
+        with self.lock:
+            if not self.forgotten and self._quiet(time.monotonic()):
+                self._forget_unannounced()
         self._flush_subscriptions()
         if not self.provider.connected:
             return
@@ -604,7 +618,7 @@ class MqttDevicesProvider:
                     todo.append((dm, signature, self._with_values(dm)))
             gone = [key for key in self.registered if key not in self.devices
                     and now - self.changed_at.get(key, 0.0) >= self.settings.settle]
-            if not self.known_removed and self.configs_complete:
+            if not self.known_removed and self._quiet(now):
                 if self.configs:
                     gone += [k for k in self.provider.known_keys if k not in self.devices and k not in gone]
                 self.known_removed = True
@@ -653,8 +667,9 @@ class MqttDevicesProvider:
 
     def _sync_loop(self) -> None:
         while not self.stopping.is_set():
-            busy = (self.deferred or self.unflushed
-                    or time.monotonic() - self.last_change < self.settings.settle + BARRIER_TIMEOUT)
+            now = time.monotonic()
+            busy = (self.deferred or self.unflushed or now - self.last_change < self.settings.settle + BARRIER_TIMEOUT
+                    or (not self.forgotten and self.configs_complete))
             self.wake.wait(0.05 if busy else 0.5)
             self.wake.clear()
             if self.stopping.is_set():
