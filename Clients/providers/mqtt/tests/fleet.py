@@ -14,7 +14,7 @@ from typing import Dict, List, Optional
 
 import paho.mqtt.client as mqtt
 
-import devices as catalog
+import discovered_devices as catalog
 
 
 class Fleet:

@@ -1,6 +1,6 @@
 """The no-I/O layers: abbreviations, templates, config topics, entities as HAP
 services, devices as accessories, echoes. The configs are the fleet's
-(tests/devices.py), as the firmware sends them."""
+(tests/discovered_devices.py), as the firmware sends them."""
 
 import json
 
@@ -14,7 +14,7 @@ from homed_mqtt_devices.discovery import read_config
 from homed_mqtt_devices.echo import EchoMatcher
 from homed_mqtt_devices.templates import MISSING, RenderError, Unsupported, compile_template
 
-import devices
+import discovered_devices as devices
 
 P = "homeassistant"
 
