@@ -162,6 +162,7 @@ def assemble(key: str, entities: List[EntityMap]) -> Optional[DeviceMap]:
     battery = next((s for s in services if s["type"] == "BatteryService"), None)
     for entity in ordered:
         for attachment in entity.attachments:
+            ctype = attachment.characteristic.get("type_name") or attachment.characteristic["type"]
             if attachment.kind == "low_battery" and battery is not None:
                 targets = [battery]
             elif attachment.kind == "pressure":
@@ -169,11 +170,9 @@ def assemble(key: str, entities: List[EntityMap]) -> Optional[DeviceMap]:
             else:
                 targets = [by_key[k] for k in sensor_keys]
             if not targets:
-                dropped.append((entity.uid, f"{attachment.characteristic.get('type_name') or attachment.characteristic['type']} "
-                                            "has no sensor service of its device to go on"))
+                dropped.append((entity.uid, f"{ctype} has no sensor service of its device to go on"))
                 continue
             for service in targets:
-                ctype = attachment.characteristic.get("type_name") or attachment.characteristic["type"]
                 ref = Ref(key, service["key"], ctype)
                 if ref in bindings and service is battery:
                     # The battery's own StatusLowBattery (from its level) gives way to the device's battery_low.

@@ -19,7 +19,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from homed.refs import Ref
 
-from .bindings import UNKNOWN_STATES, Availability, AvailabilitySource, Binding, Command, Message
+from .bindings import UNKNOWN_STATES, Availability, AvailabilitySource, Binding, Message
 from .discovery import device_key_of, scalar_text
 from .templates import MISSING, RenderError, Template, Unsupported, as_text, command_format, compile_template
 from .values import (from_celsius, hs_to_rgb, hs_to_xy, rgb_to_hs, to_celsius, to_hpa, valid_name, xy_to_hs)
@@ -468,6 +468,11 @@ def _binary_sensor(e: _Entity) -> None:
     e.ignore("off_delay", "expire_after")
 
 
+#: The highest PM2.5 and PM10 levels (µg/m³) of AirQuality Excellent, Good, Fair, Inferior; above: Poor.
+PM25_BANDS = (12, 35, 55, 150)
+PM10_BANDS = (54, 154, 254, 354)
+
+
 def _air_quality(level: float, bands: Tuple[float, ...]) -> int:
     return next((i + 1 for i, top in enumerate(bands) if level <= top), 5)
 
@@ -499,9 +504,9 @@ def _sensor(e: _Entity) -> None:
         sensor("CarbonMonoxideSensor", "CarbonMonoxideLevel",
                derived=("CarbonMonoxideDetected", lambda v: 1 if v > CO_ABNORMAL_PPM else 0))
     elif dc == "pm25":
-        sensor("AirQualitySensor", "PM2.5Density", derived=("AirQuality", lambda v: _air_quality(v, (12, 35, 55, 150))))
+        sensor("AirQualitySensor", "PM2.5Density", derived=("AirQuality", lambda v: _air_quality(v, PM25_BANDS)))
     elif dc == "pm10":
-        sensor("AirQualitySensor", "PM10Density", derived=("AirQuality", lambda v: _air_quality(v, (54, 154, 254, 354))))
+        sensor("AirQualitySensor", "PM10Density", derived=("AirQuality", lambda v: _air_quality(v, PM10_BANDS)))
     elif dc == "battery":
         service = e.service("BatteryService")
         read = _number(template)
@@ -545,8 +550,9 @@ def _cover(e: _Entity) -> None:
     # PositionState first: the position characteristics read it (a message that
     # says "stopped" and where is read in that order).
     if state:
+        moving = {"opening": 1, "closing": 0}
         e.bind(service, "PositionState", topic=state, acks=refs["TargetPosition"], ack_values=(0, 1),
-               read=lambda m, c: MISSING if (s := read_state(m, c)) is MISSING else {"opening": 1, "closing": 0}.get(s, 2))
+               read=lambda m, c: MISSING if (s := read_state(m, c)) is MISSING else moving.get(s, 2))
     else:
         e.bind(service, "PositionState", constant=2)
 
@@ -628,14 +634,13 @@ def _climate(e: _Entity) -> None:
     temperature_fmt, mode_fmt = e.command("temperature_command_template"), e.command("mode_command_template")
     unit = e.config.get("temperature_unit") if e.config.get("temperature_unit") in ("C", "F") else "C"
     service = e.service("Thermostat")
-    key = service["key"]
     current = e.topic("current_temperature_topic")
     e.bind(service, "CurrentTemperature", topic=current,
            read=_number(e.template("current_temperature_template"), lambda v: to_celsius(v, unit)) if current else None)
     # Target temperature: the device's range within the catalog's, on its step.
     low = to_celsius(e.number("min_temp", 7 if unit == "C" else 44.6), unit)
     high = to_celsius(e.number("max_temp", 35 if unit == "C" else 95), unit)
-    step = e.number("temp_step", 1 if unit == "C" else 1)
+    step = e.number("temp_step", 1)
     c_low, c_high, c_step = CATALOG["TargetTemperature"]
     meta = {}
     if c_low < low < c_high:
@@ -661,9 +666,9 @@ def _climate(e: _Entity) -> None:
             names.setdefault(HVAC_MODES[mode], mode)  # auto before heat_cool for 3, when both
         table = {m: HVAC_MODES[m] for m in modes}
         read = _states(e.template("mode_state_template"), {**table, "dry": MISSING, "fan_only": MISSING})
+        write = (lambda v, cur: [(m_command, mode_fmt(names[int(v)]))]) if m_command else None
         e.bind(service, "TargetHeatingCoolingState", meta={"valid_values": sorted(names)}, topic=m_state,
-               read=read if m_state else None, write=(lambda v, cur: [(m_command, mode_fmt(names[int(v)]))]) if m_command
-               else None, optimistic=e.optimistic or not m_state)
+               read=read if m_state else None, write=write, optimistic=e.optimistic or not m_state)
     else:  # no mode to read or choose: heating
         e.bind(service, "TargetHeatingCoolingState", meta={"valid_values": [1]}, constant=1, readonly=True)
     action = e.topic("action_topic")

@@ -258,7 +258,8 @@ KITCHEN = Device(
         "o": {"name": "bla2mqtt", "sw": "2.1", "url": "https://bla2mqtt.example.com/support"},
         "cmps": {
             "temp": {"p": "sensor", "dev_cla": "temperature", "unit_of_meas": "°C",
-                     "val_tpl": "{{ value_json.temperature | float }}", "uniq_id": "kitchen_temp", "name": "Temperature"},
+                     "val_tpl": "{{ value_json.temperature | float }}", "uniq_id": "kitchen_temp",
+                     "name": "Temperature"},
             "hum": {"p": "sensor", "dev_cla": "humidity", "unit_of_meas": "%",
                     "val_tpl": "{{ value_json['humidity'] | int }}", "uniq_id": "kitchen_hum", "name": "Humidity"},
             "relay": {"p": "switch", "cmd_t": "kitchen-multi/relay/set", "val_tpl": "{{ value_json.relay }}",

@@ -225,14 +225,15 @@ def test_empty_configs_remove_entities_and_then_the_accessory(homed, broker, fle
         config = json.loads(json.dumps(config))
         del config["cmps"]["motion"]
         fleet.raw(topic, json.dumps(config), retain=True)
-        wait_for(lambda: "OccupancySensor" not in [s.type_name for s in accessories(client)["kitchen-multi-01"].services],
-                 what="the kitchen without its presence sensor", process=provider)
+        kitchen_services = lambda: [s.type_name for s in accessories(client)["kitchen-multi-01"].services]  # noqa: E731
+        wait_for(lambda: "OccupancySensor" not in kitchen_services(), what="the kitchen without its presence sensor",
+                 process=provider)
         # The last entity of a device goes: so does the accessory.
         for topic in devices.WEATHER.configs:
             fleet.raw(topic, "", retain=True)
         wait_for(lambda: "weather-01" not in accessories(client), what="the weather station removed",
                  process=provider)
-        fleet.raw(f"homeassistant/device/kitchen-multi/config", "", retain=True)
+        fleet.raw("homeassistant/device/kitchen-multi/config", "", retain=True)
         wait_for(lambda: "kitchen-multi-01" not in accessories(client), what="the kitchen removed", process=provider)
         assert set(accessories(client)) == KEYS - {"weather-01", "kitchen-multi-01"}
 

@@ -60,7 +60,8 @@ def feed(dm, topic, payload, cache):
 
 
 def kinds(dm):
-    return [(s["type"], [c.get("type_name") or c["type"] for c in s["characteristics"]]) for s in dm.accessory["services"]]
+    return [(s["type"], [c.get("type_name") or c["type"] for c in s["characteristics"]])
+            for s in dm.accessory["services"]]
 
 
 # -- abbreviations and topics ---------------------------------------------------------------
