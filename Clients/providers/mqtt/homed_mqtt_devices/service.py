@@ -117,6 +117,7 @@ class MqttDevicesProvider:
         self.registered: Dict[str, str] = {}  # key -> signature
         self.refused: Dict[str, str] = {}  # key -> the signature homed refused
         self.reported_reach: Dict[str, bool] = {}
+        self.registered_reach: Dict[str, bool] = {}  # key -> reachable as last registered
         self.registrations_seen = -1
         self.known_removed = False
         # To tell homed
@@ -423,7 +424,7 @@ class MqttDevicesProvider:
                                    "%s: device %s, entity %s: availability %s; ignored", topic, dm.key,
                                    entity.uid, error)
                     if said is None:
-                        self._once(("neither", entity.uid, topic, payload), logging.WARNING,
+                        self._once(("neither", entity.uid, topic, payload[:40]), logging.WARNING,
                                    "%s: device %s, entity %s: availability %r is neither %r nor %r; ignored",
                                    topic, dm.key, entity.uid, payload[:80], source.available, source.not_available)
                         continue
@@ -573,10 +574,11 @@ class MqttDevicesProvider:
         if not self.provider.connected:
             return
         if self.provider.registrations != self.registrations_seen:
-            # Registered again (homed restarted): every accessory came back reachable.
+            # Registered again (homed restarted): every accessory came back as it
+            # was registered (reachable, or not for a device offline then).
             with self.lock:
                 self.registrations_seen = self.provider.registrations
-                self.reported_reach = {key: True for key in self.registered}
+                self.reported_reach = {key: self.registered_reach.get(key, True) for key in self.registered}
         self._sync_registrations()
         with self.lock:
             reach = {key: self.reachable(key) for key in self.registered}
@@ -615,7 +617,10 @@ class MqttDevicesProvider:
                     continue
                 signature = json.dumps(dm.accessory, sort_keys=True)
                 if self.registered.get(key) != signature and self.refused.get(key) != signature:
-                    todo.append((dm, signature, self._with_values(dm)))
+                    accessory = self._with_values(dm)
+                    # A device offline now is registered so, rather than reachable for a moment.
+                    accessory["unreachable"] = not self.reachable(key)
+                    todo.append((dm, signature, accessory))
             gone = [key for key in self.registered if key not in self.devices
                     and now - self.changed_at.get(key, 0.0) >= self.settings.settle]
             if not self.known_removed and self._quiet(now):
@@ -632,6 +637,7 @@ class MqttDevicesProvider:
                 for key in gone:
                     self.registered.pop(key, None)
                     self.reported_reach.pop(key, None)
+                    self.registered_reach.pop(key, None)
         while todo:
             try:
                 self.provider.update([a for _, _, a in todo])
@@ -648,10 +654,10 @@ class MqttDevicesProvider:
                     self.refused[dm.key] = signature
                 continue
             with self.lock:
-                for dm, signature, _ in todo:
+                for dm, signature, accessory in todo:
                     new = dm.key not in self.registered
                     self.registered[dm.key] = signature
-                    self.reported_reach[dm.key] = True
+                    self.reported_reach[dm.key] = self.registered_reach[dm.key] = not accessory["unreachable"]
                     log.info("device %r (%s) %s: %s", dm.name, dm.key, "registered" if new else "registered again",
                              ", ".join(s["type"] for s in dm.accessory["services"]))
             return

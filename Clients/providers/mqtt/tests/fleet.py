@@ -18,7 +18,8 @@ import discovered_devices as catalog
 
 
 class Fleet:
-    def __init__(self, port: int, fleet: Optional[List[catalog.Device]] = None):
+    def __init__(self, port: int, fleet: Optional[List[catalog.Device]] = None, username: Optional[str] = None,
+                 password: Optional[str] = None):
         self.port = port
         self.devices = list(fleet if fleet is not None else catalog.DEVICES)
         self.states: Dict[str, dict] = {d.name: copy.deepcopy(d.initial) for d in self.devices}
@@ -30,6 +31,8 @@ class Fleet:
         self.commands = {topic: device for device in self.devices for topic in device.commands}
         self.client = mqtt.Client(callback_api_version=mqtt.CallbackAPIVersion.VERSION2, client_id="fake-fleet")
         self.client.reconnect_delay_set(1, 1)
+        if username is not None:
+            self.client.username_pw_set(username, password)
         # One connection stands for every device: its will takes the first
         # availability topic offline (the tests take the others offline by hand).
         first = next(d for d in self.devices if d.availability)

@@ -182,11 +182,16 @@ def test_every_template_form_reads_its_value(homed, broker, fleet, processes):
 
 
 def test_availability_offline_and_online(homed, broker, fleet, processes):
-    provider, client, found = ready(homed, broker, processes)
-    with client:
+    fleet.raw("hall-dimmer/status", "offline", retain=True)  # offline before the provider starts
+    provider = start_provider(homed, broker.url, processes)
+    with homed.client() as client:
+        wait_accessories(client, KEYS - {"a4cf12aa0002"}, provider)
+        found = wait_accessories(client, {"a4cf12aa0002"}, provider, reachable=False)
         events = EventLog(homed.socket_path)
         events.wait_subscribed()
         try:
+            fleet.raw("hall-dimmer/status", "online", retain=True)
+            events.wait_for(is_reachability(found["a4cf12aa0002"].id, True))
             fleet.raw("tasmota_A1B2C3/tele/LWT", "Offline", retain=True)
             events.wait_for(is_reachability(found["A1B2C3"].id, False))
             assert all(a.reachable for k, a in accessories(client).items() if k != "A1B2C3")

@@ -356,3 +356,47 @@ def test_echoes_and_acknowledgements_confirm_writes():
     assert matcher.wait(pending, 0) and pending.echoed == {on: True, target: 70}
     late = matcher.add("d", {on: False}, {on: 0})
     assert not matcher.wait(late, 0.01) and late.waiting == {on: False}
+
+
+def test_a_default_schema_light_as_tasmota_announces_a_dimmer():
+    e = entity(f"{P}/light/D1_LI_1/config", {
+        "~": "tasmota_D1/", "name": "Hall dimmer", "uniq_id": "D1_LI_1", "cmd_t": "~cmnd/POWER",
+        "stat_t": "~tele/STATE", "val_tpl": "{{value_json.POWER}}", "stat_val_tpl": "{{value_json.POWER}}",
+        "bri_cmd_t": "~cmnd/Dimmer", "bri_stat_t": "~tele/STATE", "bri_scl": 100, "on_cmd_type": "brightness",
+        "bri_val_tpl": "{{value_json.Dimmer}}", "hs_cmd_t": "~cmnd/HSBColor", "hs_stat_t": "~tele/HS",
+        "rgb_cmd_t": "~cmnd/Color2", "dev": {"ids": ["D1"]}})
+    dm = assemble("D1", [e])
+    ref = lambda c: Ref("D1", "D1_LI_1", c)  # noqa: E731
+    assert kinds(dm) == [("Lightbulb", ["On", "Brightness", "Hue", "Saturation"])]
+    assert "rgb_command_topic" in e.ignored
+    cache = {}
+    feed(dm, "tasmota_D1/tele/STATE", '{"POWER": "ON", "Dimmer": 37}', cache)
+    feed(dm, "tasmota_D1/tele/HS", "120,55", cache)
+    assert (cache[ref("On")], cache[ref("Brightness")], cache[ref("Hue")], cache[ref("Saturation")]) == (
+        True, 37, 120.0, 55.0)
+    # on_command_type brightness: turned on by its brightness; the others on their own topics.
+    assert [c for c, _ in dm.commands({ref("On"): True}, cache)] == [("tasmota_D1/cmnd/Dimmer", "37")]
+    assert [c for c, _ in dm.commands({ref("On"): False}, cache)] == [("tasmota_D1/cmnd/POWER", "OFF")]
+    assert [c for c, _ in dm.commands({ref("Saturation"): 80}, cache)] == [("tasmota_D1/cmnd/HSBColor", "120,80")]
+
+
+def test_a_battery_binary_sensor_is_the_low_battery_of_the_battery_service_or_of_the_sensors():
+    door = entity(f"{P}/binary_sensor/d/config", {"stat_t": "d", "dev_cla": "door", "uniq_id": "door",
+                                                  "dev": {"ids": "dev"}})
+    low = entity(f"{P}/binary_sensor/l/config", {"stat_t": "l", "dev_cla": "battery", "uniq_id": "low",
+                                                 "dev": {"ids": "dev"}})
+    level = entity(f"{P}/sensor/b/config", {"stat_t": "b", "dev_cla": "battery", "uniq_id": "level",
+                                            "dev": {"ids": "dev"}})
+    dm = assemble("dev", [door, low, level])
+    assert kinds(dm) == [("ContactSensor", ["ContactSensorState"]),
+                         ("BatteryService", ["BatteryLevel", "ChargingState", "StatusLowBattery"])]
+    cache = {}
+    feed(dm, "b", "5", cache)  # low by its level, but the device says when it is low
+    feed(dm, "l", "OFF", cache)
+    assert cache[Ref("dev", "level", "StatusLowBattery")] == 0 and cache[Ref("dev", "level", "BatteryLevel")] == 5
+    # Without a battery level: on the sensor services.
+    dm = assemble("dev", [door, low])
+    assert kinds(dm) == [("ContactSensor", ["ContactSensorState", "StatusLowBattery"])]
+    assert feed(dm, "l", "ON", {}) == {Ref("dev", "door", "StatusLowBattery"): 1}
+    # Alone, it has no service to go on: the device has nothing to register.
+    assert assemble("dev", [low]) is None
