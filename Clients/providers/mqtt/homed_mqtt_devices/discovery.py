@@ -55,6 +55,8 @@ class ConfigMessage:
     error: Optional[str] = None
     #: A message skipped on purpose (homed's own export), for the debug log.
     skipped: Optional[str] = None
+    #: The discovery id of the topic (a device config's components are under it, after '#').
+    source: Optional[str] = None
 
 
 def parse_json(payload: bytes):
@@ -86,7 +88,14 @@ def read_config(prefix: str, topic: str, payload: bytes) -> Optional[ConfigMessa
     component, node_id, object_id = match.group("component", "node_id", "object_id")
     base_id = rest[:-len("/config")]
     if component == "device":
-        return _device_config(base_id, payload)
+        message = _device_config(base_id, payload)
+    else:
+        message = _single_config(base_id, component, payload)
+    message.source = base_id
+    return message
+
+
+def _single_config(base_id: str, component: str, payload: bytes) -> ConfigMessage:
     if not payload:
         return ConfigMessage([Announcement(base_id, component, None)])
     config, error = parse_json(payload)

@@ -263,6 +263,9 @@ class MqttDevicesProvider:
     def _on_config(self, topic: str, config) -> None:
         if config.error is not None:
             log.warning("%s: %s", topic, config.error)
+            with self.lock:  # what the topic announced before stays, as said
+                self.seen_since_connect.update(d for d in self.configs if config.source is not None and (
+                    d == config.source or d.startswith(config.source + "#")))
             return
         if config.skipped is not None:
             log.debug("%s: %s", topic, config.skipped)
