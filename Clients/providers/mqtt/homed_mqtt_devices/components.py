@@ -103,6 +103,15 @@ class EntityMap:
         return list(dict.fromkeys(out))
 
 
+def _subscribable(key: str, topic: str) -> str:
+    """A topic filter the broker takes ('+' and '#' stand alone, '#' last), or Refused."""
+    levels = topic.split("/")
+    if any(("+" in level and level != "+") or ("#" in level and level != "#") for level in levels) \
+            or "#" in levels[:-1] or "\0" in topic:
+        raise Refused(f"{key} {topic!r} is not a topic to subscribe to ('+' and '#' stand alone, '#' last)")
+    return topic
+
+
 class _Entity:
     """Reads one config and collects what it maps to."""
 
@@ -150,7 +159,7 @@ class _Entity:
             raise Refused(f"{key} is a {type(value).__name__}, not a topic")
         if command and ("+" in value or "#" in value):
             raise Refused(f"{key} {value!r} has a wildcard; a command goes to one topic")
-        return value
+        return _subscribable(key, value)
 
     def template(self, key: str) -> Optional[Template]:
         source = self.config.get(key)
@@ -715,7 +724,8 @@ def _availability(e: _Entity) -> Availability:
                                   f"does not read: {why}") from None
             on = scalar_text(item["payload_available"]) if "payload_available" in item else default_on
             off = scalar_text(item["payload_not_available"]) if "payload_not_available" in item else default_off
-            sources.append(AvailabilitySource(item["topic"], on, off, template))
+            topic = _subscribable(f"availability entry {index + 1}'s topic", item["topic"])
+            sources.append(AvailabilitySource(topic, on, off, template))
     return Availability(sources, mode)
 
 

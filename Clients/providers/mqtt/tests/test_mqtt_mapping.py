@@ -240,6 +240,8 @@ def test_sensor_units_are_hap_units():
     (f"{P}/switch/x/config", {"cmd_t": "c", "cmd_tpl": "{{ 1 if value == 'ON' else 0 }}"}, "command_template"),
     (f"{P}/switch/x/config", {"cmd_t": "c/+/x"}, "has a wildcard"),
     (f"{P}/switch/x/config", {"cmd_t": "c", "avty_mode": "most"}, "availability_mode 'most'"),
+    (f"{P}/sensor/x/config", {"stat_t": "a/#/b", "dev_cla": "humidity"}, "state_topic 'a/#/b' is not a topic to"),
+    (f"{P}/switch/x/config", {"cmd_t": "c", "avty": [{"t": "a+/b"}]}, "availability entry 1's topic 'a+/b' is not"),
 ])
 def test_configs_that_are_refused_say_why(topic, config, why):
     with pytest.raises(Refused, match=why.replace("{", r"\{").replace("}", r"\}").replace("*", r"\*")
