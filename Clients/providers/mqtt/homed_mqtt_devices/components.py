@@ -34,9 +34,9 @@ CATALOG: Dict[str, Tuple[Optional[float], Optional[float], Optional[float]]] = {
     "CurrentTemperature": (-273.1, 1000, 0.1), "TargetTemperature": (10, 38, 0.1),
     "CurrentRelativeHumidity": (0, 100, 1), "CurrentAmbientLightLevel": (0.0001, 100000, None),
     "CarbonDioxideLevel": (0, 100000, None), "CarbonMonoxideLevel": (0, 100, None), "BatteryLevel": (0, 100, 1),
-    "PM2.5Density": (0, 1000, 1), "PM10Density": (0, 1000, 1),
+    "PM2.5Density": (0, 1000, 1), "PM10Density": (0, 1000, 1), "ColorTemperature": (140, 500, 1),
 }
-INTEGER = {"Brightness", "Hue", "Saturation", "CurrentPosition", "TargetPosition", "BatteryLevel"}
+INTEGER = {"Brightness", "Hue", "Saturation", "CurrentPosition", "TargetPosition", "BatteryLevel", "ColorTemperature"}
 
 #: Air pressure has no HAP type: a custom characteristic, the same UUID as the
 #: Zigbee2MQTT provider's, so clients know one type of it (hPa).
@@ -208,7 +208,9 @@ class _Entity:
              **kwargs) -> Binding:
         binding = Binding(ref=Ref(self.device_key, service["key"], ctype), entity=self.uid, **kwargs)
         if ctype in CATALOG and binding.bounds == (None, None, None):
-            binding.bounds = CATALOG[ctype]
+            low, high, step = CATALOG[ctype]
+            meta_ = meta or {}  # the device's own range, when it declares one
+            binding.bounds = (meta_.get("min_value", low), meta_.get("max_value", high), step)
         binding.integer = binding.integer or ctype in INTEGER
         entry: dict = {"type": ctype}
         if meta:
@@ -374,8 +376,17 @@ def _light_default(e: _Entity) -> None:
         for index, ctype in enumerate(("Hue", "Saturation")):
             e.bind(service, ctype, topic=hs_state, read=hs(index) if hs_state else None, write=write_hs, tolerance=2,
                    optimistic=e.optimistic or not hs_state)
+    ct_command = e.topic("color_temp_command_topic", command=True)
+    if ct_command:
+        ct_fmt = e.command("color_temp_command_template")
+        ct_state = e.topic("color_temp_state_topic")
+        to_mireds, from_mireds, meta = _colour_temperature(e)
+        e.bind(service, "ColorTemperature", meta=meta, topic=ct_state,
+               read=_number(e.template("color_temp_value_template"), to_mireds) if ct_state else None,
+               write=lambda v, cur: [(ct_command, ct_fmt(_text(from_mireds(v))))], tolerance=1,
+               optimistic=e.optimistic or not ct_state)
     e.ignore("rgb_command_topic", "rgbw_command_topic", "rgbww_command_topic", "xy_command_topic",
-             "color_temp_command_topic", "effect_command_topic", "white_command_topic")
+             "effect_command_topic", "white_command_topic")
 
 
 def _light_json(e: _Entity) -> None:
@@ -435,8 +446,27 @@ def _light_json(e: _Entity) -> None:
         for index, ctype in enumerate(("Hue", "Saturation")):
             e.bind(service, ctype, topic=state, read=field_of("color", lambda v, i=index: hs_of(v)[i])
                    if state else None, write=write_colour, tolerance=2, optimistic=optimistic)
-    if "color_temp" in modes:
-        e.ignored.append("color_temp (ColorTemperature is not in the daemon's Lightbulb yet)")
+    if "color_temp" in modes or e.config.get("color_temp") is True:
+        to_mireds, from_mireds, meta = _colour_temperature(e)
+        e.bind(service, "ColorTemperature", meta=meta, topic=state, tolerance=1, optimistic=optimistic,
+               read=field_of("color_temp", lambda v: to_mireds(_num(v))) if state else None,
+               write=lambda v, cur: [(command, {"color_temp": from_mireds(v)})])
+
+
+def _colour_temperature(e: _Entity):
+    """(device value -> mireds, mireds -> device value, metadata): mireds, or
+    kelvin with `color_temp_kelvin`, in the light's own range (Home Assistant's
+    153–500 mireds, 2000–6535 K by default), which the daemon takes as declared."""
+    if e.config.get("color_temp_kelvin") is True:
+        low_k, high_k = e.number("min_kelvin", 2000), e.number("max_kelvin", 6535)
+        if not 0 < low_k < high_k:
+            raise Refused(f"min_kelvin {low_k:g} and max_kelvin {high_k:g} are not a range of temperatures")
+        meta = {"min_value": float(round(1e6 / high_k)), "max_value": float(round(1e6 / low_k))}
+        return (lambda k: 1e6 / k if k > 0 else MISSING), (lambda m: round(1e6 / m)), meta
+    low, high = e.number("min_mireds", 153), e.number("max_mireds", 500)
+    if not 0 < low < high:
+        raise Refused(f"min_mireds {low:g} and max_mireds {high:g} are not a range of mireds")
+    return (lambda m: m), (lambda m: int(round(m))), {"min_value": low, "max_value": high}
 
 
 # binary_sensor device_class -> (service type, characteristic, value when on, when off)
@@ -650,12 +680,11 @@ def _climate(e: _Entity) -> None:
     low = to_celsius(e.number("min_temp", 7 if unit == "C" else 44.6), unit)
     high = to_celsius(e.number("max_temp", 35 if unit == "C" else 95), unit)
     step = e.number("temp_step", 1)
-    c_low, c_high, c_step = CATALOG["TargetTemperature"]
-    meta = {}
-    if c_low < low < c_high:
-        c_low = meta["min_value"] = round(low, 1)
-    if c_low < high < c_high:
-        c_high = meta["max_value"] = round(high, 1)
+    if low > high:
+        raise Refused(f"min_temp {low:g} is above max_temp {high:g}")
+    # The device's own range, as it declares it (a valve's 5 °C under the catalog's 10).
+    c_low, c_high, c_step = round(low, 1), round(high, 1), CATALOG["TargetTemperature"][2]
+    meta = {"min_value": c_low, "max_value": c_high}
     t_state, t_command = e.topic("temperature_state_topic"), e.topic("temperature_command_topic", command=True)
 
     def write_setpoint(v, cur):

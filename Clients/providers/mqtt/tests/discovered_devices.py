@@ -93,6 +93,8 @@ def _light_command(state: dict, payload: str) -> None:
         state["brightness"] = command["brightness"]
     if "color" in command:
         state["color"] = command["color"]
+    if "color_temp" in command:
+        state["color_temp"] = command["color_temp"]
 
 
 DESK = Device(
@@ -124,7 +126,7 @@ LIVING = Device(
         "availability_mode": "all",
         "device": {"identifiers": ["zigbee_0x0017880104aabbcc"], "name": "Living bulb", "manufacturer": "Philips",
                    "model": "Hue White and Color Ambiance (9290022166)"}}},
-    {"state": "OFF", "brightness": 254, "color": {"h": 30, "s": 50}},
+    {"state": "OFF", "brightness": 254, "color": {"h": 30, "s": 50}, "color_temp": 370},
     lambda s: [("zigbee/Living bulb", json.dumps({"color_mode": "hs", **s})),
                _json("zigbee/Living bulb/availability", state="online"),
                _json("zigbee/bridge/state", state="online")],

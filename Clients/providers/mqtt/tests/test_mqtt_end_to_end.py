@@ -91,6 +91,11 @@ def test_writes_are_acknowledged_by_the_state_topics_echo(homed, broker, fleet, 
             assert write(client, bulb[("0x0017880104aabbcc_light_zigbee", "Saturation")],
                          pb.Value(float_value=80)) == (0, "")
             assert json.loads(fleet.wait_received("zigbee/Living bulb/set")) == {"color": {"h": 30.0, "s": 80.0}}
+            # Colour temperature, in mireds, in the bulb's range.
+            assert get(homed, "Living bulb/ColorTemperature") == 370
+            code, out, err = homectl(homed, "set", "Default Room/Living bulb/ColorTemperature", "250")
+            assert code == 0, err
+            assert json.loads(fleet.wait_received("zigbee/Living bulb/set")) == {"color_temp": 250}
             # A cover to a position (Shelly's set_position_template); a lock; a thermostat.
             code, out, err = homectl(homed, "set", "Default Room/Bedroom blind/TargetPosition", "70")
             assert code == 0, err
@@ -107,6 +112,9 @@ def test_writes_are_acknowledged_by_the_state_topics_echo(homed, broker, fleet, 
             assert fleet.wait_received("radiator/climate/radiator/target_temperature/command") == "21.5"
             # Acknowledged, and then homed holds what the device echoed (its 0.5 step).
             wait_value(client, radiator[(thermostat, "TargetTemperature")], pytest.approx(21.5), process=provider)
+            # Below the catalog's 10 °C: the radiator's own range starts at 5.
+            assert write(client, radiator[(thermostat, "TargetTemperature")], pb.Value(float_value=6)) == (0, "")
+            assert fleet.wait_received("radiator/climate/radiator/target_temperature/command") == "6"
             assert write(client, radiator[(thermostat, "TargetHeatingCoolingState")], pb.Value(uint_value=0)) == (0, "")
             assert fleet.wait_received("radiator/climate/radiator/mode/command") == "off"
             wait_value(client, radiator[(thermostat, "CurrentHeatingCoolingState")], 0)

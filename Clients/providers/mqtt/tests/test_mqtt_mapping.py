@@ -402,3 +402,32 @@ def test_a_battery_binary_sensor_is_the_low_battery_of_the_battery_service_or_of
     assert feed(dm, "l", "ON", {}) == {Ref("dev", "door", "StatusLowBattery"): 1}
     # Alone, it has no service to go on: the device has nothing to register.
     assert assemble("dev", [low]) is None
+
+
+def test_colour_temperature_in_mireds_or_kelvin_in_the_lights_own_range():
+    living = device_map(devices.LIVING)
+    service = living.accessory["services"][0]
+    [ct] = [c for c in service["characteristics"] if c["type"] == "ColorTemperature"]
+    assert ct["metadata"] == {"min_value": 153, "max_value": 500}  # Home Assistant's default range
+    ref = Ref(living.key, "0x0017880104aabbcc_light_zigbee", "ColorTemperature")
+    assert feed(living, "zigbee/Living bulb", '{"state": "ON", "color_temp": 370}', {})[ref] == 370
+    assert [c for c, _ in living.commands({ref: 250}, {})] == [("zigbee/Living bulb/set", {"color_temp": 250})]
+    # Kelvin, default schema, a range wider than HAP's 140–500 mireds (the daemon takes it as declared).
+    e = entity(f"{P}/light/k/config", {"uniq_id": "k", "cmd_t": "k/set", "clr_temp_cmd_t": "k/ct/set",
+                                       "clr_temp_stat_t": "k/ct", "color_temp_kelvin": True, "min_kelvin": 1800,
+                                       "max_kelvin": 6500})
+    dm = assemble("k", [e])
+    [ct] = [c for c in dm.accessory["services"][0]["characteristics"] if c["type"] == "ColorTemperature"]
+    assert ct["metadata"] == {"min_value": 154.0, "max_value": 556.0}
+    ref = Ref("k", "k", "ColorTemperature")
+    assert feed(dm, "k/ct", "2000", {})[ref] == 500
+    assert feed(dm, "k/ct", "1800", {})[ref] == 556  # warmer than HAP's 500: kept, as declared
+    assert [c for c, _ in dm.commands({ref: 250}, {})] == [("k/ct/set", "4000")]
+
+
+def test_a_thermostat_declares_its_own_setpoint_range():
+    dm = device_map(devices.RADIATOR)
+    [target] = [c for c in dm.accessory["services"][0]["characteristics"] if c["type"] == "TargetTemperature"]
+    assert target["metadata"] == {"min_value": 5, "max_value": 30}
+    ref = Ref(dm.key, "a4cf12aa0004-climate-radiator", "TargetTemperature")
+    assert feed(dm, "radiator/climate/radiator/target_temperature/state", "6.5", {})[ref] == 6.5
