@@ -121,7 +121,7 @@ def test_an_empty_config_removes_and_other_topics_are_not_configs():
     assert read_config(P, f"{P}/switch/x/config", b"").announcements[0].config is None
     assert read_config(P, "tasmota/tele/STATE", b"{}") is None
     assert read_config(P, f"{P}/status", b"online") is None
-    own = read_config(P, f"{P}/switch/x/config", b'{"name": "Lamp", "cmd_t": "a", "o": {"name": "homed"}}')
+    own = read_config(P, f"{P}/switch/x/config", b'{"name": "Lamp", "cmd_t": "a", "o": {"name": "homed-mqtt"}}')
     assert own.skipped and not own.announcements  # homed's own export: no loop
 
 
