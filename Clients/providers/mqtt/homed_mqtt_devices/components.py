@@ -132,7 +132,7 @@ class _Entity:
             raise Refused(f"device identifier {self.device_key[:40]!r}… is over 256 bytes or has control characters")
         name = config.get("name", MISSING)
         device_name = device.get("name") if isinstance(device.get("name"), str) else None
-        if name is None or name is MISSING and device_name:
+        if name is None or (name is MISSING and device_name):
             self.name = None  # named after its device
         else:
             self.name = str(name) if name is not MISSING else f"MQTT {component.replace('_', ' ')}"
