@@ -209,16 +209,18 @@ class ProviderCore:
 
     def stage_remove(self, keys: Iterable[str], connected: bool) -> "Change":
         """Removes accessories from the set; from the daemon now when connected
-        and it has them, else at the next registration."""
+        and it has them (this session's, or known from an earlier one), else at
+        the next registration."""
         keys = list(keys)
         for key in keys:
             self.accessories.pop(key, None)
         if not connected:
             self.removed.update(keys)
             return Change([], [], False, None)
-        # The daemon has them when this session registered them, or when its
-        # `opened` listed them (registered in an earlier session, not in this one).
+        # Known to the daemon: registered in this session, or from an earlier
+        # one (the keys the session opened with: a device gone while away).
         known = [k for k in keys if k in self.table.accessory_ids or k in self.known_keys]
+        self.known_keys = [k for k in self.known_keys if k not in known]
         return Change([], known, bool(known), None)
 
     def undo(self, change: "Change") -> None:

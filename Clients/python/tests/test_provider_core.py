@@ -101,6 +101,12 @@ def test_a_change_is_told_now_only_when_connected_and_an_update_the_daemon_refus
     removal = core.stage_remove(["lamp-1", "ghost"], connected=True)
     assert removal.now and removal.remove_keys == ["lamp-1"] and not core.removed  # ghost: unknown to the daemon
     assert not core.stage_remove(["ghost"], connected=True).now
+    # A key the daemon knew when the session opened, not registered since (a
+    # device that left while the provider was away), is removed now too, once.
+    core.known_keys = ["old-lamp"]
+    removal = core.stage_remove(["old-lamp"], connected=True)
+    assert removal.now and removal.remove_keys == ["old-lamp"] and core.known_keys == []
+    assert not core.stage_remove(["old-lamp"], connected=True).now
 
 
 # -- commands: late ones are not handled --------------------------------------------
