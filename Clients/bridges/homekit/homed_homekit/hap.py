@@ -1,0 +1,398 @@
+"""HAP-python, adapted to serve homed's accessories: one HAP bridge per
+``HapBridge``.
+
+What HAP-python does not do as a bridge of homed must, changed here by subclassing:
+
+- **Writes wait for homed.** HAP-python calls setters synchronously on its event
+  loop; a write through homed waits for the device's confirmation, so the
+  /characteristics PUT is answered from a task (as HAP-python answers camera
+  snapshots), and each item gets the HAP status of homed's answer.
+- **Strict values.** HAP-python coerces a controller's value (clamps it, turns a
+  string into a bool); a wrong type must get -70410 instead.
+- **Events at once, never merged.** HAP-python holds events for 0.5 s and keeps
+  the last value of each characteristic; homed's events are pushed at once, and a
+  second button press is sent, not merged into the first.
+- **Stable ids.** aid and iids come from ids.py, not from counting.
+- **Reads** of an unreachable accessory answer -70402 ("No Response"); reads of
+  characteristics homed does not stream (no ``ev``) ask homed's cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Awaitable, Callable, Dict, List, Optional, Tuple
+from uuid import UUID
+
+from pyhap.accessory import Accessory, Bridge
+from pyhap.accessory_driver import AccessoryDriver
+from pyhap.characteristic import Characteristic
+from pyhap.const import CATEGORY_BRIDGE, STANDALONE_AID
+from pyhap.hap_handler import HAPServerHandler
+from pyhap.hap_protocol import HAPServerProtocol
+from pyhap.hap_server import HAPServer
+from pyhap.iid_manager import IIDManager
+from pyhap.service import Service
+from pyhap.util import from_hap_json, to_hap_json
+
+from . import hapmodel as hm
+
+log = logging.getLogger("homed-homekit")
+
+# write(items) -> one (code, message) per item: homed's answers.
+Writer = Callable[[List[Tuple[int, object]]], Awaitable[List[Tuple[int, str]]]]
+# read(homed ids) -> {homed id: (code, HAP value or None)}
+Reader = Callable[[List[int]], Awaitable[Dict[int, Tuple[int, object]]]]
+
+
+class StableIIDManager(IIDManager):
+    """iids from the persisted table (ids.py), keyed by the object's unique_id."""
+
+    def __init__(self, iids: Dict[str, int]):
+        super().__init__()
+        self.table = iids
+
+    def get_iid_for_obj(self, obj) -> int:
+        return self.table[obj.unique_id]
+
+
+class HomedAccessory(Accessory):
+    """One homed accessory behind the bridge, built from its AccessorySpec."""
+
+    def __init__(self, driver, spec: hm.AccessorySpec, placement):
+        self.spec = spec
+        self.reachable = spec.reachable
+        self.category = spec.category
+        super().__init__(driver, spec.name, aid=placement.aid, iid_manager=StableIIDManager(placement.iids))
+        self.chars: Dict[int, Characteristic] = {}
+        self.char_specs: Dict[int, hm.CharSpec] = {}
+        services = {}
+        for s in spec.services:
+            service = Service(UUID(s.type), s.name, unique_id=s.key)
+            if s.primary:
+                service.is_primary_service = True
+            for c in s.chars:
+                props = {"Format": c.format, "Permissions": list(c.perms), **c.props}
+                char = Characteristic(c.name, UUID(c.type), props, unique_id=c.key)
+                if c.value is not None:
+                    char.value = c.value     # as homed has it: no clamping (a device's value is a fact)
+                service.add_characteristic(char)
+                self.chars[c.homed_id] = char
+                self.char_specs[c.homed_id] = c
+            services[s.key] = service
+            self.add_service(service)
+        for s in spec.services:
+            for key in s.linked_keys:
+                if key in services:
+                    services[s.key].add_linked_service(services[key])
+
+    def add_info_service(self) -> None:
+        """homed's accessories bring their own AccessoryInformation service."""
+
+    @property
+    def available(self) -> bool:
+        return self.reachable
+
+    def label(self, homed_id: int) -> str:
+        c = self.char_specs[homed_id]
+        return (f"{self.spec.name} / {c.name} (aid {self.aid}, iid {self.iid_manager.get_iid(self.chars[homed_id])}; "
+                f"homed characteristic {homed_id})")
+
+
+def apply_value(char: Characteristic, value, sender=None) -> None:
+    """Sets a characteristic's value and pushes it to the controllers subscribed
+    to it: every time for event types (each press is an event), else when it changed."""
+    if char.type_id in _EVENT_UUIDS:
+        char.value = value
+        char.notify(sender)
+        if char.type_id in _ALWAYS_NULL_UUIDS:
+            char.value = None
+    elif char.value != value:
+        char.value = value
+        char.notify(sender)
+
+
+_EVENT_UUIDS = {UUID(u) for u in hm.EVENT_TYPES}
+_ALWAYS_NULL_UUIDS = {UUID(u) for u in hm.ALWAYS_NULL}
+
+
+class BridgeRequestHandler(HAPServerHandler):
+    """Answers /characteristics from tasks, so that they can wait for homed."""
+
+    def handle_get_characteristics(self) -> None:
+        if not self.is_encrypted:
+            return super().handle_get_characteristics()  # refuses as HAP-python does
+        from urllib.parse import parse_qs
+        ids = parse_qs(self.parsed_url.query)["id"][0].split(",")
+        self._answer_later(self.accessory_handler.async_get_characteristics(ids), ok_status=200)
+
+    def handle_set_characteristics(self) -> None:
+        if not self.is_encrypted:
+            return super().handle_set_characteristics()
+        query = from_hap_json(self.request_body.decode("utf-8"))
+        self._answer_later(self.accessory_handler.async_set_characteristics(query, self.client_address),
+                           ok_status=204)
+
+    def _answer_later(self, coro, ok_status: int) -> None:
+        response = self.response
+
+        async def answer() -> bytes:
+            result, failed = await coro
+            if failed:
+                response.status_code, response.reason = 207, "Multi-Status"
+            elif ok_status == 204:
+                response.status_code, response.reason = 204, "No Content"
+                return b""
+            else:
+                response.status_code, response.reason = 200, "OK"
+            response.headers.append(("Content-Type", self.JSON_RESPONSE_TYPE))
+            return to_hap_json(result)
+
+        response.task = asyncio.ensure_future(answer())
+
+
+class BridgeProtocol(HAPServerProtocol):
+    def connection_made(self, transport) -> None:
+        super().connection_made(transport)
+        self.handler = BridgeRequestHandler(self.accessory_driver, self.peername)
+
+
+class BridgeHAPServer(HAPServer):
+    async def async_start(self, loop) -> None:
+        self.loop = loop
+        self.server = await loop.create_server(
+            lambda: BridgeProtocol(loop, self.connections, self.accessory_handler), self._addr_port[0],
+            self._addr_port[1])
+        self.async_cleanup_connections()
+
+
+class BridgeDriver(AccessoryDriver):
+    """AccessoryDriver whose reads, writes and events go through homed."""
+
+    def __init__(self, *, writer: Writer, reader: Reader, **kwargs):
+        super().__init__(**kwargs)
+        self.writer = writer
+        self.reader = reader
+        self.http_server = BridgeHAPServer(self.http_server._addr_port, self)
+
+    def _find(self, aid: int, iid: int):
+        """(accessory, characteristic) for a controller's aid.iid, either None."""
+        if aid == STANDALONE_AID:
+            acc = self.accessory
+        else:
+            acc = self.accessory.accessories.get(aid)
+        obj = acc.iid_manager.get_obj(iid) if acc is not None else None
+        return acc, obj if isinstance(obj, Characteristic) else None
+
+    async def async_get_characteristics(self, char_ids: List[str]):
+        results = []
+        ask: Dict[int, dict] = {}
+        for text in char_ids:
+            aid, iid = (int(i) for i in text.split("."))
+            rep = {"aid": aid, "iid": iid, "status": hm.SUCCESS}
+            results.append(rep)
+            acc, char = self._find(aid, iid)
+            if char is None:
+                rep["status"] = hm.RESOURCE_DOES_NOT_EXIST
+            elif "pr" not in char.properties["Permissions"]:
+                rep["status"] = hm.WRITE_ONLY_CHARACTERISTIC
+            elif not acc.available:
+                rep["status"] = hm.SERVICE_COMMUNICATION_FAILURE
+            elif isinstance(acc, HomedAccessory) and "ev" not in char.properties["Permissions"]:
+                # homed streams only what supports events: the rest is asked.
+                ask[int(char.unique_id[1:])] = rep
+            else:
+                rep["value"] = char.get_value()
+        if ask:
+            try:
+                answers = await self.reader(list(ask))
+            except Exception as error:  # noqa: BLE001 - homed away: "No Response"
+                log.warning("HomeKit read of %d characteristics: homed did not answer (%s)", len(ask), error)
+                answers = {}
+            for homed_id, rep in ask.items():
+                code, value = answers.get(homed_id, (14, None))
+                if code == 0:
+                    rep["value"] = value
+                else:
+                    rep["status"] = hm.hap_status(code)
+        failed = any(r["status"] != hm.SUCCESS for r in results)
+        if not failed:
+            for r in results:
+                del r["status"]
+        return {"characteristics": results}, failed
+
+    async def async_set_characteristics(self, query, client_addr):
+        queries = query["characteristics"]
+        self._notify(queries, client_addr)  # "ev": (un)subscriptions, as HAP-python does
+        expired = False
+        if "pid" in query:
+            expire_time = self.prepared_writes.get(client_addr, {}).pop(query["pid"], None)
+            expired = expire_time is None or time.time() > expire_time  # HAP-python's prepare() uses time.time()
+        results, pending = [], []
+        for q in queries:
+            if "value" not in q:
+                continue
+            aid, iid, value = q["aid"], q["iid"], q["value"]
+            rep = {"aid": aid, "iid": iid, "status": hm.SUCCESS}
+            results.append(rep)
+            acc, char = self._find(aid, iid)
+            if char is None or not isinstance(acc, HomedAccessory):
+                rep["status"] = hm.RESOURCE_DOES_NOT_EXIST if char is None else self._bridge_write(char, value)
+                if char is None:
+                    log.warning("HomeKit write from %s to aid %s iid %s: no such characteristic (HAP %d)",
+                                client_addr, aid, iid, rep["status"])
+                continue
+            homed_id = int(char.unique_id[1:])
+            fmt = char.properties["Format"]
+            if expired:
+                rep["status"] = hm.INVALID_VALUE_IN_REQUEST
+                log.warning("HomeKit timed write to %s from %s came after its time to live (HAP %d)",
+                            acc.label(homed_id), client_addr, rep["status"])
+            elif "pw" not in char.properties["Permissions"]:
+                rep["status"] = hm.READ_ONLY_CHARACTERISTIC
+                log.warning("HomeKit write to %s from %s: it is read-only (HAP %d)",
+                            acc.label(homed_id), client_addr, rep["status"])
+            else:
+                try:
+                    pending.append((rep, acc, char, homed_id, value, hm.from_hap(value, fmt)))
+                except hm.BadValue as error:
+                    rep["status"] = hm.INVALID_VALUE_IN_REQUEST
+                    log.warning("HomeKit write to %s from %s: %s, the format is %s (HAP %d)",
+                                acc.label(homed_id), client_addr, error, fmt, rep["status"])
+        if pending:
+            try:
+                answers = await self.writer([(homed_id, pbv) for _, _, _, homed_id, _, pbv in pending])
+            except Exception as error:  # noqa: BLE001 - homed away: "No Response"
+                answers = [(14, f"homed did not answer: {error}")] * len(pending)
+            for (rep, acc, char, homed_id, value, _), (code, message) in zip(pending, answers):
+                rep["status"] = hm.hap_status(code)
+                if code == 0:
+                    apply_value(char, value, sender=client_addr)
+                else:
+                    log.warning("HomeKit write of %r to %s from %s: homed answered %s (HAP %d)",
+                                value, acc.label(homed_id), client_addr, message, rep["status"])
+        failed = any(r["status"] != hm.SUCCESS for r in results)
+        return {"characteristics": results}, failed
+
+    def _bridge_write(self, char, value) -> int:
+        """The bridge's own characteristics: only Identify is writable."""
+        if "pw" not in char.properties["Permissions"]:
+            return hm.READ_ONLY_CHARACTERISTIC
+        log.info("HomeKit identify of the bridge %s", self.accessory.display_name)
+        return hm.SUCCESS
+
+    def async_send_event(self, topic, data, sender_client_addr, immediate):
+        """Pushes at once; a second event of one characteristic still waiting to
+        go out sends the first before it, so that no press is merged away."""
+        if self.aio_stop_event is None or self.aio_stop_event.is_set():
+            return
+        key = (data["aid"], data["iid"])
+        for client_addr in list(self.topics.get(topic, ())):
+            if sender_client_addr and sender_client_addr == client_addr:
+                continue  # HAP: the controller that wrote a value gets no event of it
+            protocol = self.http_server.connections.get(client_addr)
+            if protocol is None:
+                self.async_subscribe_client_topic(client_addr, topic, False)
+                continue
+            if key in protocol._event_queue:  # HAP-python 5.0's queue keeps one event per characteristic
+                protocol._send_events()
+            protocol.queue_event(data, True)
+
+
+class NoAdvertiser:
+    """Stands for AsyncZeroconf where mDNS is not wanted (tests, --no-advertise)."""
+
+    async def async_register_service(self, *args, **kwargs):
+        return None
+
+    async def async_update_service(self, *args, **kwargs):
+        return None
+
+    async def async_unregister_service(self, *args, **kwargs):
+        return None
+
+    async def async_close(self):
+        return None
+
+
+class HapBridge:
+    """One HAP bridge: its driver, its accessories, homed ids to HAP objects."""
+
+    def __init__(self, index: int, name: str, address: str, port: int, setup: dict, state_file: str,
+                 advertiser, writer: Writer, reader: Reader, listen_address: Optional[str] = None):
+        self.index = index
+        self.driver = BridgeDriver(writer=writer, reader=reader, address=address, port=port,
+                                   listen_address=listen_address, persist_file=state_file,
+                                   pincode=setup["pincode"].encode(), loop=asyncio.get_running_loop(),
+                                   async_zeroconf_instance=advertiser)
+        self.driver.state.setup_id = setup["setup_id"]  # HAP-python makes a new one each start otherwise
+        self.bridge = Bridge(self.driver, name)
+        self.bridge.set_info_service(manufacturer="homed", model="homed HomeKit bridge",
+                                     serial_number=f"homed-bridge-{index}")
+        self.driver.add_accessory(self.bridge)
+        self.by_homed: Dict[int, HomedAccessory] = {}   # homed accessory id -> accessory
+        self.chars: Dict[int, Characteristic] = {}       # homed characteristic id -> characteristic
+        self.started = False
+
+    @property
+    def config_number(self) -> int:
+        return self.driver.state.config_version
+
+    async def start(self) -> None:
+        await self.driver.async_start()
+        self.started = True
+
+    async def stop(self) -> None:
+        if self.started:
+            self.started = False
+            await self.driver.async_stop()
+
+    def set_accessories(self, entries) -> bool:
+        """Makes the bridge show exactly ``entries`` ([(AccessorySpec, Placement)]).
+        An accessory whose structure is unchanged is kept as it is; the others are
+        built again, and a controller subscribed to one of their values that
+        changed gets it. Returns whether the configuration number changed."""
+        new: Dict[int, HomedAccessory] = {}
+        for spec, placement in entries:
+            old = self.by_homed.get(spec.homed_id)
+            if old is not None and old.aid == placement.aid and old.spec.signature() == spec.signature():
+                old.spec = spec
+                old.reachable = spec.reachable
+                for c in (c for s in spec.services for c in s.chars):
+                    if c.value is not None and c.type not in hm.ALWAYS_NULL:
+                        apply_value(old.chars[c.homed_id], c.value)
+                new[spec.homed_id] = old
+                continue
+            accessory = HomedAccessory(self.driver, spec, placement)
+            if old is not None and old.aid == placement.aid:
+                for homed_id, char in accessory.chars.items():
+                    before = old.chars.get(homed_id)
+                    if before is not None and before.value != char.value and char.value is not None:
+                        char.notify()
+            new[spec.homed_id] = accessory
+        self.by_homed = new
+        self.bridge.accessories = {acc.aid: acc for acc in new.values()}
+        self.chars = {hid: char for acc in new.values() for hid, char in acc.chars.items()}
+        # The configuration number follows the structure (HAP-python hashes the
+        # accessory database without values), so a controller fetches it again.
+        if self.driver.state.set_accessories_hash(self.driver.accessories_hash):
+            self.driver.persist()
+            if self.started:
+                self.driver.async_update_advertisement()
+            return True
+        return False
+
+    def apply(self, homed_char_id: int, value) -> None:
+        char = self.chars.get(homed_char_id)
+        if char is not None:
+            apply_value(char, value)
+
+    def set_reachable(self, homed_accessory_id: int, reachable: bool) -> Optional[HomedAccessory]:
+        accessory = self.by_homed.get(homed_accessory_id)
+        if accessory is not None:
+            accessory.reachable = reachable
+        return accessory
+
+
+__all__ = ["HapBridge", "HomedAccessory", "BridgeDriver", "NoAdvertiser", "apply_value", "CATEGORY_BRIDGE"]
