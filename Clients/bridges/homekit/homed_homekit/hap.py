@@ -29,7 +29,7 @@ from pyhap.accessory import Accessory, Bridge
 from pyhap.accessory_driver import AccessoryDriver
 from pyhap.characteristic import Characteristic
 from pyhap.const import CATEGORY_BRIDGE, STANDALONE_AID
-from pyhap.hap_handler import HAPServerHandler
+from pyhap.hap_handler import HAP_TLV_TAGS, HAPServerHandler
 from pyhap.hap_protocol import HAPServerProtocol
 from pyhap.hap_server import HAPServer
 from pyhap.iid_manager import IIDManager
@@ -133,6 +133,18 @@ class BridgeRequestHandler(HAPServerHandler):
         query = from_hap_json(self.request_body.decode("utf-8"))
         self._answer_later(self.accessory_handler.async_set_characteristics(query, self.client_address),
                            ok_status=204)
+
+    def _pairing_two(self, tlv_objects) -> None:
+        super()._pairing_two(tlv_objects)
+        if self.accessory_handler.srp_verifier.verify(tlv_objects[HAP_TLV_TAGS.PASSWORD_PROOF]) is None:
+            log.warning("HomeKit pairing from %s refused: wrong setup code (nothing was paired)", self.client_address)
+
+    def handle_pairing(self) -> None:
+        if self.state.paired:
+            log.warning("HomeKit pairing from %s refused: the bridge %s is already paired (a paired controller adds "
+                        "others, as the Home app's sharing does)", self.client_address,
+                        self.accessory_handler.accessory.display_name)
+        super().handle_pairing()
 
     def _answer_later(self, coro, ok_status: int) -> None:
         response = self.response
@@ -274,6 +286,27 @@ class BridgeDriver(AccessoryDriver):
                                 value, acc.label(homed_id), client_addr, message, rep["status"])
         failed = any(r["status"] != hm.SUCCESS for r in results)
         return {"characteristics": results}, failed
+
+    def unpair(self, client_uuid):
+        """HAP-python forgets the controller but keeps its open sessions; HAP
+        wants them closed (all of them when the last admin goes, which removes
+        every pairing). Closed after this request's answer has gone out."""
+        super().unpair(client_uuid)
+        log.info("HomeKit controller %s unpaired; %d controller(s) remain paired", client_uuid,
+                 len(self.state.paired_clients))
+
+        def close_unpaired():
+            for protocol in list(self.http_server.connections.values()):
+                uuid = protocol.handler.client_uuid if protocol.handler else None
+                if uuid is not None and uuid not in self.state.paired_clients:
+                    protocol.close()
+        self.loop.call_soon(close_unpaired)
+
+    def pair(self, client_username_bytes, client_public, client_permissions) -> bool:
+        result = super().pair(client_username_bytes, client_public, client_permissions)
+        log.info("HomeKit controller %s paired (%s); %d controller(s) paired", client_username_bytes.decode(),
+                 "admin" if ord(client_permissions) & 1 else "user", len(self.state.paired_clients))
+        return result
 
     def _bridge_write(self, char, value) -> int:
         """The bridge's own characteristics: only Identify is writable."""
