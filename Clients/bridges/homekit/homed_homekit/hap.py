@@ -20,6 +20,7 @@ What HAP-python does not do as a bridge of homed must, changed here by subclassi
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import time
 from typing import Awaitable, Callable, Dict, List, Optional, Tuple
@@ -187,6 +188,14 @@ class BridgeDriver(AccessoryDriver):
         self.writer = writer
         self.reader = reader
         self.http_server = BridgeHAPServer(self.http_server._addr_port, self)
+
+    @property
+    def accessories_hash(self):
+        """HAP-python hashes the database without values; names live in values
+        (the Name characteristic), and a rename must bump the configuration
+        number too, so they are hashed with it."""
+        names = sorted((aid, acc.display_name) for aid, acc in getattr(self.accessory, "accessories", {}).items())
+        return hashlib.sha512((AccessoryDriver.accessories_hash.fget(self) + repr(names)).encode()).hexdigest()
 
     def _find(self, aid: int, iid: int):
         """(accessory, characteristic) for a controller's aid.iid, either None."""

@@ -47,6 +47,7 @@ EVENT_TYPES = {PROGRAMMABLE_SWITCH_EVENT, BUTTON_EVENT}
 ALWAYS_NULL = {PROGRAMMABLE_SWITCH_EVENT}
 
 ACCESSORY_INFORMATION = "0000003E-0000-1000-8000-0026BB765291"
+NAME = "00000023-0000-1000-8000-0026BB765291"
 HAP_CATEGORY_OTHER = 1
 
 
@@ -144,6 +145,8 @@ def accessory_spec(accessory) -> AccessorySpec:
             value = to_hap(c.value, fmt) if c.HasField("value") else None
             if c.type.upper() in ALWAYS_NULL:
                 value = None
+            elif s.type == ACCESSORY_INFORMATION and c.type.upper() == NAME:
+                value = accessory.name  # the name a user gave in homed is the one HomeKit shows
             s.chars.append(CharSpec(f"c{c.id}", c.id, c.type.upper(), c.type_name or c.type, fmt,
                                     permissions(c.properties), char_props(c), value))
         spec.services.append(s)

@@ -23,7 +23,7 @@ PROGRAM = str(BRIDGE_DIR / "homed_homekit.py")
 CUSTOM_TYPE = "6A1D0001-0000-4000-8000-686F6D656474"
 
 LAMP = {"key": "lamp", "name": "Desk Lamp", "category": "LIGHTBULB", "manufacturer": "Acme", "room": "Office",
-        "services": [{"type": "Lightbulb", "characteristics": [
+        "services": [{"type": "Lightbulb", "primary": True, "characteristics": [
             {"type": "On", "value": False}, {"type": "Brightness", "value": 40},
             {"type": CUSTOM_TYPE, "type_name": "Warmth",
              "properties": {"readable": True, "writable": True, "supports_event_notification": True},

@@ -104,6 +104,11 @@ class HapController:
     def put(self, items) -> dict:
         return self.run(self.pairing.put_characteristics(list(items)))
 
+    def put_raw(self, body: dict):
+        """A /characteristics PUT as given (aiohomekit's put_characteristics
+        checks ids against its copy of the database first)."""
+        return self.run(self.pairing.connection.put_json("/characteristics", body))
+
     def subscribe(self, ids) -> dict:
         return self.run(self.pairing.subscribe(list(ids)))
 

@@ -54,6 +54,9 @@ def test_an_accessory_keeps_homed_types_properties_and_metadata():
     identify, name = info.chars
     assert identify.perms == ["pw"] and identify.value is None
     assert name.value == "Desk Lamp" and name.props == {"maxLen": 64}
+    renamed = lamp()
+    renamed.name = "Reading Lamp"
+    assert hm.accessory_spec(renamed).services[0].chars[1].value == "Reading Lamp"
     on, brightness, warmth = light.chars
     assert (on.type, on.format, on.perms, on.value) == (f"00000025{APPLE}", "bool", ["pr", "pw", "ev"], True)
     assert brightness.props == {"minValue": 0, "maxValue": 100, "minStep": 1, "unit": "percentage"}
