@@ -21,6 +21,7 @@ from typing import Dict, List, Optional, Tuple
 import homed
 import homed.aio
 from homed import pb
+from homed.cursor import StreamCursor
 
 from . import hapmodel as hm
 from .exposure import Exposure
@@ -33,6 +34,8 @@ log = logging.getLogger("homed-homekit")
 KINDS = [pb.EVENT_VALUE_CHANGED, pb.EVENT_REACHABILITY_CHANGED, pb.EVENT_LAYOUT_CHANGED]
 WRITE_TIMEOUT = 8.0   # under iOS's 10 s for a HAP request
 READ_TIMEOUT = 5.0
+FIRST_BACKOFF = 0.1
+MAX_BACKOFF = 2.0
 
 
 @dataclass
@@ -60,6 +63,7 @@ class HomekitBridgeService:
         self.advertiser = None
         self.rebuilds = 0
         self.needs_rebuild = False
+        self.followed = False
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -72,20 +76,16 @@ class HomekitBridgeService:
             self.advertiser = NoAdvertiser()
         try:
             await self._bridge(0)  # pairing works before homed answers
-            subscription = homed.aio.resuming_subscription(
-                pb.SubscribeRequest(filter=pb.SubscriptionFilter(kinds=KINDS), queue_limit=16384),
-                self.settings.socket, self.settings.client_name)
-            follow = asyncio.ensure_future(self._follow(subscription))
+            follow = asyncio.ensure_future(self._follow_forever())
             stop = asyncio.ensure_future(self.stopping.wait())
             try:
-                done, _ = await asyncio.wait({follow, stop}, return_when=asyncio.FIRST_COMPLETED)
-                if follow in done:
-                    follow.result()  # raises the first connection's failure
+                await asyncio.wait({follow, stop}, return_when=asyncio.FIRST_COMPLETED)
+                if follow.done():
+                    follow.result()  # a failure of the bridge itself: the unit restarts it
             finally:
                 for task in (follow, stop):
                     task.cancel()
                 await asyncio.gather(follow, stop, return_exceptions=True)
-                await subscription.aclose()
         finally:
             for bridge in list(self.bridges.values()):
                 await bridge.stop()
@@ -112,9 +112,41 @@ class HomekitBridgeService:
 
     # -- following homed ---------------------------------------------------
 
+    async def _follow_forever(self) -> None:
+        """A resuming subscription, made again (from where it stood) whenever it
+        ends: homed not running yet, or a reconnection the client library gave
+        up on (a connection reset during the hello, while homed restarts)."""
+        cursor = StreamCursor()
+        backoff, said = FIRST_BACKOFF, None
+        while True:
+            subscription = homed.aio.resuming_subscription(
+                pb.SubscribeRequest(filter=pb.SubscriptionFilter(kinds=KINDS), queue_limit=16384),
+                self.settings.socket, self.settings.client_name, cursor=cursor)
+            try:
+                await self._follow(subscription)
+                error = "the stream ended"
+            except (homed.HomedError, OSError) as failure:
+                error = str(failure)
+            finally:
+                await subscription.aclose()
+            if self.followed:
+                backoff, said = FIRST_BACKOFF, None
+                self.followed = False
+            if error != said:
+                log.warning("cannot follow homed (%s): trying again; meanwhile HomeKit shows No Response", error)
+                said = error
+            self.client = None
+            for bridge in self.bridges.values():
+                for accessory in bridge.by_homed.values():
+                    accessory.reachable = False   # unknown while homed is away: never faked
+            self.needs_rebuild = True             # and read again once it answers
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, MAX_BACKOFF)
+
     async def _follow(self, subscription) -> None:
         connection = 0
         async for element in subscription:
+            self.followed = True
             self.client = element.client
             message = element.message
             if element.connection != connection:

@@ -1,0 +1,62 @@
+"""Restarts of the bridge and of homed: the same aid/iid (HomeKit keys what
+users build on them), pairings kept, and the values the controller sees are
+homed's — nothing lost while one side was away, nothing stale after."""
+
+from bridge_kit import BRIGHTNESS, ON, BridgeProcess, TestDevices, placement, value_of
+from homed_testkit import HomedProcess, require_binary
+from provider_testkit import wait_for
+
+HOST = "127.0.0.1"
+
+
+def layout(controller):
+    """The accessory database without values: what must never move."""
+    return [(a["aid"], [(s["iid"], s["type"], [(c["iid"], c["type"], tuple(c["perms"])) for c in s["characteristics"]])
+                        for s in a["services"]]) for a in controller.accessories()]
+
+
+def test_restarts_keep_aid_iid_and_pairings_and_lose_no_value(workdir, processes, controllers):
+    daemon = HomedProcess(require_binary(), workdir).start()   # on a database: ids survive its restarts
+    devices = TestDevices(daemon.socket_path).start()
+    try:
+        bridge = BridgeProcess(workdir, daemon.socket_path).start(processes)
+        controller = controllers()
+        controller.pair(HOST, bridge.port, bridge.pincode())
+        before = layout(controller)
+        ids_before = bridge.ids()
+        brightness = placement(bridge, devices.accessory_id("lamp"), devices.id_of(BRIGHTNESS))
+        on = placement(bridge, devices.accessory_id("lamp"), devices.id_of(ON))
+
+        # The bridge restarts, and a value changes in homed while it is away.
+        assert bridge.stop() == 0
+        controller.run(controller.pairing.close())
+        devices.provider.report({BRIGHTNESS: 55})
+        bridge.start(processes)
+        assert layout(controller) == before and bridge.ids() == ids_before   # still paired, same ids
+        assert controller.get([brightness])[brightness] == {"value": 55}
+
+        # homed is killed and started again on its database; the lamp is switched
+        # off at the wall while the bridge catches up (a resync: a new journal).
+        # The controller ends with homed's values, the change pushed to it.
+        controller.subscribe([brightness, on])
+        assert controller.put([(*on, True)]) == {}
+        devices.wait_write(ON, True)
+        daemon.kill()
+        daemon.start()
+        assert devices.provider.wait_registered(10, count=2)
+        devices.values[ON] = False
+        devices.provider.report({ON: False})
+        bridge.wait_log("homed could not resume the stream")
+        with daemon.client() as client:
+            assert value_of(client, devices.id_of(ON)) is False
+
+            def agree():
+                got = controller.get([brightness, on])
+                return (got[brightness].get("value") == value_of(client, devices.id_of(BRIGHTNESS))
+                        and got[on].get("value") == value_of(client, devices.id_of(ON)))
+            wait_for(agree, what="the controller's values equal to homed's after its restart")
+        assert controller.wait_values(on)[-1] is False            # and the change was pushed
+        assert layout(controller) == before and bridge.ids() == ids_before
+    finally:
+        devices.stop()
+        daemon.kill()
