@@ -35,7 +35,11 @@ def load_config(path):
         return {}
     import tomllib
     with open(path, "rb") as f:
-        return tomllib.load(f)
+        config = tomllib.load(f)
+    unknown = set(config) - {"name", "address", "port", "expose"}
+    if unknown:
+        raise ValueError(f"unknown keys {', '.join(sorted(unknown))} (it takes name, address, port, [expose])")
+    return config
 
 
 def pairing(args) -> int:
@@ -64,7 +68,10 @@ def run(args) -> int:
     try:
         config = load_config(args.config)
         exposure = Exposure.from_config(config)
-    except (OSError, ValueError) as error:  # tomllib.TOMLDecodeError is a ValueError
+    except OSError as error:
+        log.error("configuration %s: %s", args.config, error.strerror or error)
+        return 2
+    except ValueError as error:  # tomllib.TOMLDecodeError is a ValueError
         log.error("configuration %s: %s", args.config, error)
         return 2
     settings = Settings(state_dir=args.state_dir, socket=args.socket, name=args.name or config.get("name", "homed Bridge"),
@@ -80,6 +87,13 @@ def run(args) -> int:
         try:
             loop.run_until_complete(service.run())
         finally:
+            # zeroconf's last announcements may still be under way: end them
+            # before the loop closes rather than leave them destroyed pending.
+            pending = asyncio.all_tasks(loop)
+            for task in pending:
+                task.cancel()
+            if pending:
+                loop.run_until_complete(asyncio.wait(pending))
             loop.close()
 
     return run_until_signalled(serve, stop, "homekit-bridge", log)

@@ -33,6 +33,8 @@ class Exposure:
     @classmethod
     def from_config(cls, config: dict) -> "Exposure":
         expose = config.get("expose", {}) if config else {}
+        if not isinstance(expose, dict):
+            raise ValueError("expose must be a table: [expose] with rooms, accessories, exclude")
         unknown = set(expose) - {"rooms", "accessories", "exclude"}
         if unknown:
             raise ValueError(f"[expose] has unknown keys: {', '.join(sorted(unknown))} "

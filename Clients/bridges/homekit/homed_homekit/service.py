@@ -34,6 +34,7 @@ log = logging.getLogger("homed-homekit")
 KINDS = [pb.EVENT_VALUE_CHANGED, pb.EVENT_REACHABILITY_CHANGED, pb.EVENT_LAYOUT_CHANGED]
 WRITE_TIMEOUT = 8.0   # under iOS's 10 s for a HAP request
 READ_TIMEOUT = 5.0
+START_WITHOUT_HOMED_AFTER = 10.0
 FIRST_BACKOFF = 0.1
 MAX_BACKOFF = 2.0
 
@@ -75,17 +76,17 @@ class HomekitBridgeService:
         else:
             self.advertiser = NoAdvertiser()
         try:
-            await self._bridge(0)  # pairing works before homed answers
             follow = asyncio.ensure_future(self._follow_forever())
             stop = asyncio.ensure_future(self.stopping.wait())
+            unfilled = asyncio.ensure_future(self._start_unfilled(START_WITHOUT_HOMED_AFTER))
             try:
                 await asyncio.wait({follow, stop}, return_when=asyncio.FIRST_COMPLETED)
                 if follow.done():
                     follow.result()  # a failure of the bridge itself: the unit restarts it
             finally:
-                for task in (follow, stop):
+                for task in (follow, stop, unfilled):
                     task.cancel()
-                await asyncio.gather(follow, stop, return_exceptions=True)
+                await asyncio.gather(follow, stop, unfilled, return_exceptions=True)
         finally:
             for bridge in list(self.bridges.values()):
                 await bridge.stop()
@@ -96,19 +97,29 @@ class HomekitBridgeService:
         if self.stopping is not None:
             self.stopping.set()
 
-    async def _bridge(self, index: int) -> HapBridge:
-        bridge = self.bridges.get(index)
-        if bridge is None:
-            s = self.settings
-            name = s.name if index == 0 else f"{s.name} {index + 1}"
-            bridge = HapBridge(index, name, s.address, s.port + index, self.state.bridge_setup(index),
-                               self.state.bridge_state_file(index), self.advertiser, self._write, self._read)
-            self.bridges[index] = bridge
-            await bridge.start()
-            log.info("HomeKit bridge %r listening on port %d (configuration %d, %s)", name, s.port + index,
-                     bridge.config_number, "paired" if bridge.driver.state.paired else
-                     "not paired: see `homed_homekit.py pairing` for its setup code")
+    def _make_bridge(self, index: int) -> HapBridge:
+        s = self.settings
+        name = s.name if index == 0 else f"{s.name} {index + 1}"
+        bridge = HapBridge(index, name, s.address, s.port + index, self.state.bridge_setup(index),
+                           self.state.bridge_state_file(index), self.advertiser, self._write, self._read)
+        self.bridges[index] = bridge
         return bridge
+
+    async def _start(self, bridge: HapBridge) -> None:
+        await bridge.start()
+        log.info("HomeKit bridge %r listening on port %d (configuration %d, %s)", bridge.bridge.display_name,
+                 bridge.driver.state.port, bridge.config_number, "paired" if bridge.driver.state.paired else
+                 "not paired: see `homed_homekit.py pairing` for its setup code")
+
+    async def _start_unfilled(self, delay: float) -> None:
+        """A bridge is started with its accessories, so that no controller sees
+        it empty under the configuration number of a full one; if homed does not
+        answer for a while, bridge 0 starts all the same (pairing needs it), and
+        the configuration number changes when the accessories come."""
+        await asyncio.sleep(delay)
+        if 0 not in self.bridges:
+            log.warning("homed has not answered within %.0f s: the bridge starts without accessories", delay)
+            await self._start(self._make_bridge(0))
 
     # -- following homed ---------------------------------------------------
 
@@ -189,12 +200,17 @@ class HomekitBridgeService:
             placement = placements[spec.homed_id]
             by_bridge.setdefault(placement.bridge, []).append((spec, placement))
         for index in sorted(by_bridge):
-            if not by_bridge[index] and index not in self.bridges and index != 0:
-                continue
-            bridge = await self._bridge(index)
-            if bridge.set_accessories(by_bridge[index]):
-                log.info("HomeKit bridge %d now shows %d accessories (configuration %d)", index,
-                         len(by_bridge[index]), bridge.config_number)
+            entries = by_bridge[index]
+            bridge = self.bridges.get(index)
+            if bridge is None:
+                if not entries and index != 0:
+                    continue
+                bridge = self._make_bridge(index)
+                bridge.set_accessories(entries)
+                await self._start(bridge)
+            elif bridge.set_accessories(entries):
+                log.info("HomeKit bridge %d now shows %d accessories (configuration %d)", index, len(entries),
+                         bridge.config_number)
         self.home_seq = home.seq
         self.needs_rebuild = False
         self.rebuilds += 1

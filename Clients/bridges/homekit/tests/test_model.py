@@ -175,6 +175,8 @@ def test_exposure_by_room_accessory_and_exclusion():
     assert not minus.shows(a, "Office")
     by_id = Exposure.from_config({"expose": {"exclude": [10]}})
     assert not by_id.shows(a, "Office")
+    with pytest.raises(ValueError, match="must be a table"):
+        Exposure.from_config({"expose": 3})
     with pytest.raises(ValueError, match="unknown keys: room"):
         Exposure.from_config({"expose": {"room": ["Office"]}})
 

@@ -24,6 +24,7 @@ def test_restarts_keep_aid_iid_and_pairings_and_lose_no_value(workdir, processes
         controller.pair(HOST, bridge.port, bridge.pincode())
         before = layout(controller)
         ids_before = bridge.ids()
+        configuration = bridge.hap_state()["config_version"]
         brightness = placement(bridge, devices.accessory_id("lamp"), devices.id_of(BRIGHTNESS))
         on = placement(bridge, devices.accessory_id("lamp"), devices.id_of(ON))
 
@@ -34,6 +35,9 @@ def test_restarts_keep_aid_iid_and_pairings_and_lose_no_value(workdir, processes
         bridge.start(processes)
         assert layout(controller) == before and bridge.ids() == ids_before   # still paired, same ids
         assert controller.get([brightness])[brightness] == {"value": 55}
+        # Nothing changed in the layout: no new configuration number, so
+        # controllers keep their copy of the database.
+        assert bridge.hap_state()["config_version"] == configuration
 
         # homed is killed and started again on its database; the lamp is switched
         # off at the wall while the bridge catches up (a resync: a new journal).
