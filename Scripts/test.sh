@@ -37,7 +37,7 @@ swift test --skip-build --filter "$stress"
 # conformance.c (make check).
 echo "== Python client against a real homed"
 HOMED_BIN="$PWD/.build/debug/homed" python3 -m pytest -q Clients/python Clients/providers/sysfs \
-  Clients/providers/zigbee2mqtt
+  Clients/providers/zigbee2mqtt Clients/bridges/homekit/tests
 
 echo "== C client library (Clients/c: make check, with AddressSanitizer and UBSan)"
 make -s -C Clients/c check HOMED_BIN="$PWD/.build/debug/homed"

@@ -56,6 +56,9 @@ def test_the_accessory_database_has_homed_types_ids_and_metadata(paired, devices
     button_aid, press_iid = at(bridge, devices, PRESS)
     press = by_iid(accessories, button_aid)[0][press_iid]
     assert press["type"] == f"00000073{APPLE}" and press["value"] is None  # a button reads as null
+    # Identify is write-only: a read gets HAP's -70405.
+    identify = next(c["iid"] for c in info["characteristics"] if c["type"] == f"00000014{APPLE}")
+    assert controller.get([(aid, identify)])[(aid, identify)]["status"] == -70405
     # Stable: the same ids in the database and in the persisted table.
     assert bridge.ids()["accessories"][str(devices.accessory_id("lamp"))]["aid"] == aid
 
