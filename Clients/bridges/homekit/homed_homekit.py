@@ -76,7 +76,8 @@ def run(args) -> int:
         return 2
     settings = Settings(state_dir=args.state_dir, socket=args.socket, name=args.name or config.get("name", "homed Bridge"),
                         address=args.address or config.get("address"), port=args.port or config.get("port", 51827),
-                        advertise=not args.no_advertise, exposure=exposure, max_per_bridge=args.max_per_bridge)
+                        advertise=not args.no_advertise, exposure=exposure, max_per_bridge=args.max_per_bridge,
+                        start_unfilled_after=args.start_unfilled_after)
     service = HomekitBridgeService(settings)
     loop = asyncio.new_event_loop()
 
@@ -113,6 +114,7 @@ def main(argv=None) -> int:
     parser.add_argument("--no-advertise", action="store_true",
                         help="do not announce the bridge by mDNS (tests; controllers that know the address)")
     parser.add_argument("--max-per-bridge", type=int, default=HOMEKIT_MAX_PER_BRIDGE, help=argparse.SUPPRESS)
+    parser.add_argument("--start-unfilled-after", type=float, default=10.0, help=argparse.SUPPRESS)
     parser.add_argument("--qr", action="store_true", help="pairing: print the QR code even when not on a terminal")
     parser.add_argument("--no-qr", action="store_true", help="pairing: no QR code")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])

@@ -35,6 +35,7 @@ KINDS = [pb.EVENT_VALUE_CHANGED, pb.EVENT_REACHABILITY_CHANGED, pb.EVENT_LAYOUT_
 WRITE_TIMEOUT = 8.0   # under iOS's 10 s for a HAP request
 READ_TIMEOUT = 5.0
 START_WITHOUT_HOMED_AFTER = 10.0
+HEARTBEAT_MS = 15000    # a quiet home still sends something: a failed read of the home is retried
 FIRST_BACKOFF = 0.1
 MAX_BACKOFF = 2.0
 
@@ -49,6 +50,7 @@ class Settings:
     advertise: bool = True
     exposure: Exposure = field(default_factory=Exposure)
     max_per_bridge: int = HOMEKIT_MAX_PER_BRIDGE
+    start_unfilled_after: float = START_WITHOUT_HOMED_AFTER
     client_name: str = "homekit-bridge"
 
 
@@ -78,7 +80,7 @@ class HomekitBridgeService:
         try:
             follow = asyncio.ensure_future(self._follow_forever())
             stop = asyncio.ensure_future(self.stopping.wait())
-            unfilled = asyncio.ensure_future(self._start_unfilled(START_WITHOUT_HOMED_AFTER))
+            unfilled = asyncio.ensure_future(self._start_unfilled(self.settings.start_unfilled_after))
             try:
                 await asyncio.wait({follow, stop}, return_when=asyncio.FIRST_COMPLETED)
                 if follow.done():
@@ -106,7 +108,12 @@ class HomekitBridgeService:
         return bridge
 
     async def _start(self, bridge: HapBridge) -> None:
-        await bridge.start()
+        try:
+            await bridge.start()
+        except OSError as error:
+            log.error("HomeKit bridge %r cannot listen on %s port %d: %s", bridge.bridge.display_name,
+                      bridge.driver.state.address, bridge.driver.state.port, error.strerror or error)
+            raise
         log.info("HomeKit bridge %r listening on port %d (configuration %d, %s)", bridge.bridge.display_name,
                  bridge.driver.state.port, bridge.config_number, "paired" if bridge.driver.state.paired else
                  "not paired: see `homed_homekit.py pairing` for its setup code")
@@ -131,7 +138,8 @@ class HomekitBridgeService:
         backoff, said = FIRST_BACKOFF, None
         while True:
             subscription = homed.aio.resuming_subscription(
-                pb.SubscribeRequest(filter=pb.SubscriptionFilter(kinds=KINDS), queue_limit=16384),
+                pb.SubscribeRequest(filter=pb.SubscriptionFilter(kinds=KINDS), queue_limit=16384,
+                                   heartbeat_ms=HEARTBEAT_MS),
                 self.settings.socket, self.settings.client_name, cursor=cursor)
             try:
                 await self._follow(subscription)
@@ -170,10 +178,11 @@ class HomekitBridgeService:
                     or any(e.kind == pb.EVENT_LAYOUT_CHANGED and e.seq > self.home_seq for e in message.events)):
                 try:
                     await self.rebuild()
-                except homed.Unavailable as error:
-                    # The connection went while reading the home: the stream
-                    # reconnects, and the home is read again on its next message.
-                    log.warning("reading the home failed (%s): again once homed answers", error)
+                except homed.HomedError as error:
+                    # The connection went while reading the home, say: the stream
+                    # reconnects, and the home is read again on its next message
+                    # (a heartbeat at the latest).
+                    log.warning("reading the home failed (%s): again on homed's next message", error)
                     self.needs_rebuild = True
                     continue
             for event in message.events:

@@ -2,7 +2,7 @@
 users build on them), pairings kept, and the values the controller sees are
 homed's — nothing lost while one side was away, nothing stale after."""
 
-from bridge_kit import BRIGHTNESS, ON, BridgeProcess, TestDevices, placement, value_of
+from bridge_kit import BRIGHTNESS, ON, TEMPERATURE, BridgeProcess, TestDevices, placement, value_of
 from homed_testkit import HomedProcess, require_binary
 from provider_testkit import wait_for
 
@@ -50,7 +50,6 @@ def test_restarts_keep_aid_iid_and_pairings_and_lose_no_value(workdir, processes
         assert devices.provider.wait_registered(10, count=2)
         devices.values[ON] = False
         devices.provider.report({ON: False})
-        bridge.wait_log("homed could not resume the stream")
         with daemon.client() as client:
             assert value_of(client, devices.id_of(ON)) is False
 
@@ -61,6 +60,28 @@ def test_restarts_keep_aid_iid_and_pairings_and_lose_no_value(workdir, processes
             wait_for(agree, what="the controller's values equal to homed's after its restart")
         assert controller.wait_values(on)[-1] is False            # and the change was pushed
         assert layout(controller) == before and bridge.ids() == ids_before
+    finally:
+        devices.stop()
+        daemon.kill()
+
+
+def test_a_bridge_started_before_homed_pairs_and_shows_the_accessories_once_homed_comes(workdir, processes,
+                                                                                        controllers):
+    daemon = HomedProcess(require_binary(), workdir)           # not started yet
+    bridge = BridgeProcess(workdir, daemon.socket_path, extra=["--start-unfilled-after", "0.2"])
+    bridge.start(processes, wait_for="the bridge starts without accessories")
+    bridge.wait_log("listening on port")
+    controller = controllers()
+    controller.pair(HOST, bridge.port, bridge.pincode())
+    assert [a["aid"] for a in controller.accessories()] == [1]
+    empty = bridge.hap_state()["config_version"]
+    daemon.start()
+    devices = TestDevices(daemon.socket_path).start()
+    try:
+        wait_for(lambda: len(controller.accessories()) == 4, what="homed's accessories behind the bridge")
+        assert bridge.hap_state()["config_version"] > empty
+        temperature = placement(bridge, devices.accessory_id("sensor"), devices.id_of(TEMPERATURE))
+        assert controller.get([temperature])[temperature] == {"value": 12.5}
     finally:
         devices.stop()
         daemon.kill()
