@@ -18,6 +18,7 @@ from homed_testkit import ProviderProcess
 from provider_testkit import wait_log
 
 BRIDGE_DIR = Path(__file__).resolve().parent.parent
+REPO = BRIDGE_DIR.parents[2]
 PROGRAM = str(BRIDGE_DIR / "homed_homekit.py")
 
 CUSTOM_TYPE = "6A1D0001-0000-4000-8000-686F6D656474"

@@ -199,3 +199,37 @@ def test_more_accessories_than_a_bridge_takes_are_spread_over_bridges(homed, dev
     aid, iid = at(bridge, devices, TEMPERATURE)
     assert bridge.ids()["accessories"][str(devices.accessory_id("sensor"))]["bridge"] == 1
     assert second.get([(aid, iid)])[(aid, iid)] == {"value": 12.5}
+
+
+def test_a_provider_killed_mid_write_answers_no_response(homed, processes, workdir, controllers):
+    """A real provider process (Clients/python/tests/provider_fixture.py) whose
+    device never confirms, killed with SIGKILL while a controller's write waits."""
+    import asyncio
+    import json
+    import sys
+    from bridge_kit import REPO
+    from homed_testkit import ProviderProcess
+    spec = [{"key": "plug", "name": "Plug", "category": "OUTLET", "services": [{"type": "Outlet", "characteristics": [
+        {"type": "On"}, {"type": "OutletInUse"}]}]}]
+    state = [["plug", "Outlet", "On", False], ["plug", "Outlet", "OutletInUse", False]]
+    for name, data in (("plug.spec.json", spec), ("plug.state.json", state)):
+        with open(os.path.join(workdir, name), "w") as f:
+            json.dump(data, f)
+    fixture = str(REPO / "Clients" / "python" / "tests" / "provider_fixture.py")
+    provider = ProviderProcess([sys.executable, fixture, "--socket", homed.socket_path, "--id", "plugs",
+                                "--spec", os.path.join(workdir, "plug.spec.json"),
+                                "--state", os.path.join(workdir, "plug.state.json"), "--stall-writes"],
+                               os.path.join(workdir, "plugs.log"))
+    processes.append(provider)
+    registered = provider.start().expect("registered", timeout=10)
+    bridge = BridgeProcess(workdir, homed.socket_path).start(processes)
+    controller = controllers()
+    controller.pair(HOST, bridge.port, bridge.pincode())
+    on = placement(bridge, registered["accessories"]["plug"], registered["ids"]["plug|Outlet|On"])
+    pending = asyncio.run_coroutine_threadsafe(controller.pairing.put_characteristics([(*on, True)]), controller.loop)
+    provider.expect("write", timeout=10)     # the device has it, and never answers
+    provider.kill()
+    assert pending.result(15)[on]["status"] == -70402
+    bridge.wait_log("HomeKit write of True to Plug / On")
+    bridge.wait_log("Plug is unreachable: HomeKit shows No Response")
+    assert controller.get([on])[on]["status"] == -70402
