@@ -24,20 +24,23 @@ import hashlib
 import logging
 import time
 from typing import Awaitable, Callable, Dict, List, Optional, Tuple
+from urllib.parse import parse_qs
 from uuid import UUID
 
 from pyhap.accessory import Accessory, Bridge
 from pyhap.accessory_driver import AccessoryDriver
 from pyhap.characteristic import Characteristic
-from pyhap.const import CATEGORY_BRIDGE, STANDALONE_AID
+from pyhap.const import STANDALONE_AID
 from pyhap.hap_handler import HAP_TLV_TAGS, HAPServerHandler
 from pyhap.hap_protocol import HAPServerProtocol
 from pyhap.hap_server import HAPServer
 from pyhap.iid_manager import IIDManager
+from pyhap.params import get_srp_context
 from pyhap.service import Service
 from pyhap.util import from_hap_json, to_hap_json
 
 from . import hapmodel as hm
+from .hapsrp import PaddedSrpServer, PairSetupSteps
 
 log = logging.getLogger("homed-homekit")
 
@@ -118,13 +121,12 @@ _EVENT_UUIDS = {UUID(u) for u in hm.EVENT_TYPES}
 _ALWAYS_NULL_UUIDS = {UUID(u) for u in hm.ALWAYS_NULL}
 
 
-class BridgeRequestHandler(HAPServerHandler):
+class BridgeRequestHandler(PairSetupSteps, HAPServerHandler):
     """Answers /characteristics from tasks, so that they can wait for homed."""
 
     def handle_get_characteristics(self) -> None:
         if not self.is_encrypted:
             return super().handle_get_characteristics()  # refuses as HAP-python does
-        from urllib.parse import parse_qs
         ids = parse_qs(self.parsed_url.query)["id"][0].split(",")
         self._answer_later(self.accessory_handler.async_get_characteristics(ids), ok_status=200)
 
@@ -296,6 +298,11 @@ class BridgeDriver(AccessoryDriver):
         failed = any(r["status"] != hm.SUCCESS for r in results)
         return {"characteristics": results}, failed
 
+    def setup_srp_verifier(self):
+        """HAP-python's, with the padding controllers use (hapsrp.py)."""
+        self.srp_verifier = PaddedSrpServer(get_srp_context(3072, hashlib.sha512, 16), b"Pair-Setup",
+                                            self.state.pincode)
+
     def unpair(self, client_uuid):
         """HAP-python forgets the controller but keeps its open sessions; HAP
         wants them closed (all of them when the last admin goes, which removes
@@ -437,4 +444,4 @@ class HapBridge:
         return accessory
 
 
-__all__ = ["HapBridge", "HomedAccessory", "BridgeDriver", "NoAdvertiser", "apply_value", "CATEGORY_BRIDGE"]
+__all__ = ["HapBridge", "HomedAccessory", "BridgeDriver", "NoAdvertiser", "apply_value"]

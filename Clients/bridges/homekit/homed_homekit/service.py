@@ -113,6 +113,7 @@ class HomekitBridgeService:
         except OSError as error:
             log.error("HomeKit bridge %r cannot listen on %s port %d: %s", bridge.bridge.display_name,
                       bridge.driver.state.address, bridge.driver.state.port, error.strerror or error)
+            self.bridges.pop(bridge.index, None)  # made again, and started, on the next try
             raise
         log.info("HomeKit bridge %r listening on port %d (configuration %d, %s)", bridge.bridge.display_name,
                  bridge.driver.state.port, bridge.config_number, "paired" if bridge.driver.state.paired else

@@ -92,10 +92,25 @@ class TestDevices:
         return self.provider.accessory_id(key)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def free_port(count: int = 1) -> int:
+    """A free loopback port P, with P + 1 … P + count - 1 free too (bridge N
+    listens on P + N)."""
+    while True:
+        with socket.socket() as first:
+            first.bind(("127.0.0.1", 0))
+            port = first.getsockname()[1]
+            others = []
+            try:
+                for n in range(1, count):
+                    other = socket.socket()
+                    others.append(other)
+                    other.bind(("127.0.0.1", port + n))
+                return port
+            except OSError:
+                continue
+            finally:
+                for other in others:
+                    other.close()
 
 
 class BridgeProcess:
@@ -103,7 +118,7 @@ class BridgeProcess:
 
     def __init__(self, workdir: str, socket_path: str, port: int = None, extra=(), state_dir: str = None):
         self.workdir = workdir
-        self.port = port or free_port()
+        self.port = port or free_port(4)
         self.state_dir = state_dir or os.path.join(workdir, "homekit-state")
         self.argv = [sys.executable, PROGRAM, "--state-dir", self.state_dir, "--socket", socket_path,
                      "--address", "127.0.0.1", "--port", str(self.port), "--no-advertise", *extra]

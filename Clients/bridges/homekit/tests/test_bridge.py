@@ -2,14 +2,17 @@
 database, reads, writes and their errors, events, "No Response", layout
 changes, the exposure filter and more accessories than one bridge takes."""
 
+import asyncio
+import json
 import os
+import sys
 
 import pytest
 
-from bridge_kit import (BRIGHTNESS, CUSTOM_TYPE, ON, PRESS, TEMPERATURE, WARMTH, BridgeProcess, TestDevices,
-                        placement, value_of)
+from bridge_kit import (BRIGHTNESS, CUSTOM_TYPE, ON, PRESS, REPO, SENSOR, TEMPERATURE, WARMTH, BridgeProcess,
+                        TestDevices, placement, value_of)
 from homed import pb
-from homed_testkit import EventLog, is_value
+from homed_testkit import EventLog, ProviderProcess, is_value
 from provider_testkit import wait_for
 
 HOST = "127.0.0.1"
@@ -157,7 +160,6 @@ def test_layout_changes_update_the_database_and_its_configuration_number(homed, 
     assert bridge.hap_state()["config_version"] > renamed
     removed = bridge.hap_state()["config_version"]
     # Registered anew it is a new accessory for homed (a new id), so a new aid.
-    from bridge_kit import SENSOR
     devices.provider.update([SENSOR])
     wait_for(lambda: len(controller.accessories()) == 4, what="the sensor back")
     assert bridge.hap_state()["config_version"] > removed
@@ -204,11 +206,6 @@ def test_more_accessories_than_a_bridge_takes_are_spread_over_bridges(homed, dev
 def test_a_provider_killed_mid_write_answers_no_response(homed, processes, workdir, controllers):
     """A real provider process (Clients/python/tests/provider_fixture.py) whose
     device never confirms, killed with SIGKILL while a controller's write waits."""
-    import asyncio
-    import json
-    import sys
-    from bridge_kit import REPO
-    from homed_testkit import ProviderProcess
     spec = [{"key": "plug", "name": "Plug", "category": "OUTLET", "services": [{"type": "Outlet", "characteristics": [
         {"type": "On"}, {"type": "OutletInUse"}]}]}]
     state = [["plug", "Outlet", "On", False], ["plug", "Outlet", "OutletInUse", False]]
