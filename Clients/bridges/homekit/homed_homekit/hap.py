@@ -409,7 +409,8 @@ class HapBridge:
                 old.spec = spec
                 old.reachable = spec.reachable
                 for c in (c for s in spec.services for c in s.chars):
-                    if c.value is not None and c.type not in hm.ALWAYS_NULL:
+                    # A snapshot's value of a button is its last press, not a new one.
+                    if c.value is not None and c.type not in hm.EVENT_TYPES:
                         apply_value(old.chars[c.homed_id], c.value)
                 new[spec.homed_id] = old
                 continue
@@ -417,7 +418,8 @@ class HapBridge:
             if old is not None and old.aid == placement.aid:
                 for homed_id, char in accessory.chars.items():
                     before = old.chars.get(homed_id)
-                    if before is not None and before.value != char.value and char.value is not None:
+                    if (before is not None and before.value != char.value and char.value is not None
+                            and char.type_id not in _EVENT_UUIDS):
                         char.notify()
             new[spec.homed_id] = accessory
         self.by_homed = new
