@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from bridge_kit import (BRIGHTNESS, CUSTOM_TYPE, ON, PRESS, REPO, SENSOR, TEMPERATURE, WARMTH, BridgeProcess,
+from bridge_kit import (BRIGHTNESS, CUSTOM_TYPE, ON, PRESS, REPO, RUNTIME, SENSOR, TEMPERATURE, WARMTH, BridgeProcess,
                         TestDevices, placement, value_of)
 from homed import pb
 from homed_testkit import EventLog, ProviderProcess, is_value
@@ -126,6 +126,16 @@ def test_homed_value_events_reach_the_controller_at_once_and_presses_are_never_m
     for kind in (0, 0, 1, 2, 0):
         devices.provider.report({PRESS: kind})
     assert controller.wait_values(press, count=5) == [0, 0, 1, 2, 0]
+
+
+def test_a_characteristic_without_events_is_read_from_homed(paired, devices):
+    """homed streams only what supports events: the others are asked of homed
+    at each read, so a read is never stale."""
+    bridge, controller = paired
+    runtime = at(bridge, devices, RUNTIME)
+    assert controller.get([runtime])[runtime] == {"value": 0}
+    devices.provider.report({RUNTIME: 3600})
+    assert controller.get([runtime])[runtime] == {"value": 3600}
 
 
 def test_an_accessory_whose_provider_is_gone_answers_no_response(homed, paired, devices):
