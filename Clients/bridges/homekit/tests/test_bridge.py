@@ -122,10 +122,12 @@ def test_homed_value_events_reach_the_controller_at_once_and_presses_are_never_m
     devices.provider.report({BRIGHTNESS: 77, TEMPERATURE: 14.0})
     assert controller.wait_values(brightness) == [77]
     assert controller.wait_values(temperature) == [14.0]
-    # Five presses as fast as the device reports them: five events, in order.
-    for kind in (0, 0, 1, 2, 0):
+    # Five presses in one report (one commit: homed sends them together), then
+    # three more as fast as the device reports them: every one an event, in order.
+    devices.provider.report([(PRESS, 0), (PRESS, 0), (PRESS, 1), (PRESS, 2), (PRESS, 0)])
+    for kind in (1, 1, 0):
         devices.provider.report({PRESS: kind})
-    assert controller.wait_values(press, count=5) == [0, 0, 1, 2, 0]
+    assert controller.wait_values(press, count=8) == [0, 0, 1, 2, 0, 1, 1, 0]
 
 
 def test_a_characteristic_without_events_is_read_from_homed(paired, devices):
