@@ -168,12 +168,23 @@ def main() -> int:
             "via homed (bridge)": measure(via, key, args.n, report),
             "HAP-python direct": measure(plain, (direct.aid, direct.iid), args.n, direct.report),
         }
+        # homed alone (no HAP): a homed client's write until the provider confirmed
+        # it, the floor of the bridge's write path.
+        from homed import pb
+        with daemon.client("bench") as client:
+            alone = []
+            for i in range(args.n):
+                t0 = time.monotonic()
+                client.write({devices.id_of(BRIGHTNESS): pb.Value(int_value=1 + i % 99)})
+                alone.append(time.monotonic() - t0)
         print(f"{args.n} round trips each; milliseconds")
         print(f"{'path':<22} {'write p50':>10} {'write p99':>10} {'event p50':>10} {'event p99':>10}")
         for name, (writes, events) in results.items():
             w50, w99 = percentiles(writes)
             e50, e99 = percentiles(events)
             print(f"{name:<22} {w50:>10.2f} {w99:>10.2f} {e50:>10.2f} {e99:>10.2f}")
+        a50, a99 = percentiles(alone)
+        print(f"{'homed client (no HAP)':<22} {a50:>10.2f} {a99:>10.2f} {'':>10} {'':>10}")
         (vw, ve), (dw, de) = results.values()
         print(f"homed adds at p50: write {percentiles(vw)[0] - percentiles(dw)[0]:.2f} ms, "
               f"event {percentiles(ve)[0] - percentiles(de)[0]:.2f} ms")
