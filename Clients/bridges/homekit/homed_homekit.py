@@ -102,7 +102,8 @@ def run(args) -> int:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="homed's accessories in Apple's Home app (a HomeKit bridge).")
-    parser.add_argument("command", nargs="?", default="run", choices=["run", "pairing"])
+    parser.add_argument("command", nargs="?", default="run", choices=["run", "pairing"],
+                        help="run: serve the bridge (default); pairing: print the setup code, URI and QR code")
     parser.add_argument("--config", metavar="FILE", help="TOML: name, address, port and the [expose] filter")
     parser.add_argument("--state-dir", default=default_state_dir(),
                         help="pairings, setup code, aid/iid (default: $STATE_DIRECTORY, else "
