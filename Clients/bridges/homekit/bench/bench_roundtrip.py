@@ -96,7 +96,7 @@ class DirectAccessory:
         from pyhap.accessory import Accessory
         from pyhap.accessory_driver import AccessoryDriver
         from pyhap.const import CATEGORY_LIGHTBULB
-        from homed_homekit.hap import NoAdvertiser
+        from homed_homekit.driver import NoAdvertiser
         self.port = free_port()
         self.loop = asyncio.new_event_loop()
         self.driver = AccessoryDriver(loop=self.loop, address="127.0.0.1", port=self.port, pincode=b"031-45-154",

@@ -2,6 +2,6 @@
 
 Pure modules (no I/O): ``hapmodel`` (homed's model as HAP's), ``ids`` (stable
 aid/iid), ``exposure`` (which accessories are shown), ``setupcode`` (setup code,
-X-HM:// URI). I/O: ``state`` (the state directory), ``hap`` (HAP-python glue),
-``service`` (following homed).
+X-HM:// URI). On HAP-python: ``accessories``, ``driver``, ``hapsrp``, ``bridge``.
+I/O: ``state`` (the state directory), ``service`` (following homed).
 """

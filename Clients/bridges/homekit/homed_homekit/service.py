@@ -1,5 +1,5 @@
 """The bridge as a service: follows homed with a resuming subscription and
-keeps the HAP bridges (hap.py) showing what homed has.
+keeps the HAP bridges (bridge.py) showing what homed has.
 
 - On the first stream message, after a RESYNC (a restarted homed) and on a layout
   event, the home is read again (GetHome) and the bridges rebuilt from it; value
@@ -25,7 +25,8 @@ from homed.cursor import StreamCursor
 
 from . import hapmodel as hm
 from .exposure import Exposure
-from .hap import HapBridge, NoAdvertiser
+from .bridge import HapBridge
+from .driver import NoAdvertiser
 from .ids import HOMEKIT_MAX_PER_BRIDGE, IdTable
 from .state import StateDir
 

@@ -1,5 +1,5 @@
-"""HAP-python, adapted to serve homed's accessories: one HAP bridge per
-``HapBridge``.
+"""HAP-python's server side, adapted to serve homed's accessories (bridge.py
+makes one driver per HAP bridge).
 
 What HAP-python does not do as a bridge of homed must, changed here by subclassing:
 
@@ -12,7 +12,8 @@ What HAP-python does not do as a bridge of homed must, changed here by subclassi
 - **Events at once, never merged.** HAP-python holds events for 0.5 s and keeps
   the last value of each characteristic; homed's events are pushed at once, and a
   second button press is sent, not merged into the first.
-- **Stable ids.** aid and iids come from ids.py, not from counting.
+- **Pairing** with the padding controllers use (hapsrp.py); the sessions of an
+  unpaired controller closed, as HAP wants.
 - **Reads** of an unreachable accessory answer -70402 ("No Response"); reads of
   characteristics homed does not stream (no ``ev``) ask homed's cache.
 """
@@ -23,23 +24,20 @@ import asyncio
 import hashlib
 import logging
 import time
-from typing import Awaitable, Callable, Dict, List, Optional, Tuple
+from typing import Awaitable, Callable, Dict, List, Tuple
 from urllib.parse import parse_qs
-from uuid import UUID
 
-from pyhap.accessory import Accessory, Bridge
 from pyhap.accessory_driver import AccessoryDriver
 from pyhap.characteristic import Characteristic
 from pyhap.const import STANDALONE_AID
 from pyhap.hap_handler import HAP_TLV_TAGS, HAPServerHandler
 from pyhap.hap_protocol import HAPServerProtocol
 from pyhap.hap_server import HAPServer
-from pyhap.iid_manager import IIDManager
 from pyhap.params import get_srp_context
-from pyhap.service import Service
 from pyhap.util import from_hap_json, to_hap_json
 
 from . import hapmodel as hm
+from .accessories import HomedAccessory, apply_value
 from .hapsrp import PaddedSrpServer, PairSetupSteps
 
 log = logging.getLogger("homed-homekit")
@@ -48,77 +46,6 @@ log = logging.getLogger("homed-homekit")
 Writer = Callable[[List[Tuple[int, object]]], Awaitable[List[Tuple[int, str]]]]
 # read(homed ids) -> {homed id: (code, HAP value or None)}
 Reader = Callable[[List[int]], Awaitable[Dict[int, Tuple[int, object]]]]
-
-
-class StableIIDManager(IIDManager):
-    """iids from the persisted table (ids.py), keyed by the object's unique_id."""
-
-    def __init__(self, iids: Dict[str, int]):
-        super().__init__()
-        self.table = iids
-
-    def get_iid_for_obj(self, obj) -> int:
-        return self.table[obj.unique_id]
-
-
-class HomedAccessory(Accessory):
-    """One homed accessory behind the bridge, built from its AccessorySpec."""
-
-    def __init__(self, driver, spec: hm.AccessorySpec, placement):
-        self.spec = spec
-        self.reachable = spec.reachable
-        self.category = spec.category
-        super().__init__(driver, spec.name, aid=placement.aid, iid_manager=StableIIDManager(placement.iids))
-        self.chars: Dict[int, Characteristic] = {}
-        self.char_specs: Dict[int, hm.CharSpec] = {}
-        services = {}
-        for s in spec.services:
-            service = Service(UUID(s.type), s.name, unique_id=s.key)
-            if s.primary:
-                service.is_primary_service = True
-            for c in s.chars:
-                props = {"Format": c.format, "Permissions": list(c.perms), **c.props}
-                char = Characteristic(c.name, UUID(c.type), props, unique_id=c.key)
-                if c.value is not None:
-                    char.value = c.value     # as homed has it: no clamping (a device's value is a fact)
-                service.add_characteristic(char)
-                self.chars[c.homed_id] = char
-                self.char_specs[c.homed_id] = c
-            services[s.key] = service
-            self.add_service(service)
-        for s in spec.services:
-            for key in s.linked_keys:
-                if key in services:
-                    services[s.key].add_linked_service(services[key])
-
-    def add_info_service(self) -> None:
-        """homed's accessories bring their own AccessoryInformation service."""
-
-    @property
-    def available(self) -> bool:
-        return self.reachable
-
-    def label(self, homed_id: int) -> str:
-        c = self.char_specs[homed_id]
-        return (f"{self.spec.name} / {c.name} (aid {self.aid}, iid {self.iid_manager.get_iid(self.chars[homed_id])}; "
-                f"homed characteristic {homed_id})")
-
-
-def apply_value(char: Characteristic, value, sender=None) -> None:
-    """Sets a characteristic's value and pushes it to the controllers subscribed
-    to it: every time for event types (each press is an event), else when it changed."""
-    if char.type_id in _EVENT_UUIDS:
-        char.value = value
-        char.notify(sender)
-        if char.type_id in _ALWAYS_NULL_UUIDS:
-            char.value = None
-    elif char.value != value:
-        char.value = value
-        char.notify(sender)
-
-
-_EVENT_UUIDS = {UUID(u) for u in hm.EVENT_TYPES}
-_ALWAYS_NULL_UUIDS = {UUID(u) for u in hm.ALWAYS_NULL}
 
 
 class BridgeRequestHandler(PairSetupSteps, HAPServerHandler):
@@ -363,87 +290,3 @@ class NoAdvertiser:
 
     async def async_close(self):
         return None
-
-
-class HapBridge:
-    """One HAP bridge: its driver, its accessories, homed ids to HAP objects."""
-
-    def __init__(self, index: int, name: str, address: str, port: int, setup: dict, state_file: str,
-                 advertiser, writer: Writer, reader: Reader, listen_address: Optional[str] = None):
-        self.index = index
-        self.driver = BridgeDriver(writer=writer, reader=reader, address=address, port=port,
-                                   listen_address=listen_address, persist_file=state_file,
-                                   pincode=setup["pincode"].encode(), loop=asyncio.get_running_loop(),
-                                   async_zeroconf_instance=advertiser)
-        self.driver.state.setup_id = setup["setup_id"]  # HAP-python makes a new one each start otherwise
-        self.bridge = Bridge(self.driver, name)
-        self.bridge.set_info_service(manufacturer="homed", model="homed HomeKit bridge",
-                                     serial_number=f"homed-bridge-{index}")
-        self.driver.add_accessory(self.bridge)
-        self.by_homed: Dict[int, HomedAccessory] = {}   # homed accessory id -> accessory
-        self.chars: Dict[int, Characteristic] = {}       # homed characteristic id -> characteristic
-        self.started = False
-
-    @property
-    def config_number(self) -> int:
-        return self.driver.state.config_version
-
-    async def start(self) -> None:
-        await self.driver.async_start()
-        self.started = True
-
-    async def stop(self) -> None:
-        if self.started:
-            self.started = False
-            await self.driver.async_stop()
-
-    def set_accessories(self, entries) -> bool:
-        """Makes the bridge show exactly ``entries`` ([(AccessorySpec, Placement)]).
-        An accessory whose structure is unchanged is kept as it is; the others are
-        built again, and a controller subscribed to one of their values that
-        changed gets it. Returns whether the configuration number changed."""
-        new: Dict[int, HomedAccessory] = {}
-        for spec, placement in entries:
-            old = self.by_homed.get(spec.homed_id)
-            if old is not None and old.aid == placement.aid and old.spec.signature() == spec.signature():
-                old.spec = spec
-                old.reachable = spec.reachable
-                for c in (c for s in spec.services for c in s.chars):
-                    # A snapshot's value of a button is its last press, not a new one.
-                    if c.value is not None and c.type not in hm.EVENT_TYPES:
-                        apply_value(old.chars[c.homed_id], c.value)
-                new[spec.homed_id] = old
-                continue
-            accessory = HomedAccessory(self.driver, spec, placement)
-            if old is not None and old.aid == placement.aid:
-                for homed_id, char in accessory.chars.items():
-                    before = old.chars.get(homed_id)
-                    if (before is not None and before.value != char.value and char.value is not None
-                            and char.type_id not in _EVENT_UUIDS):
-                        char.notify()
-            new[spec.homed_id] = accessory
-        self.by_homed = new
-        self.bridge.accessories = {acc.aid: acc for acc in new.values()}
-        self.chars = {hid: char for acc in new.values() for hid, char in acc.chars.items()}
-        # The configuration number follows the structure (HAP-python hashes the
-        # accessory database without values), so a controller fetches it again.
-        if self.driver.state.set_accessories_hash(self.driver.accessories_hash):
-            self.driver.persist()
-            if self.started:
-                self.driver.async_update_advertisement()
-            return True
-        return False
-
-    def apply(self, homed_char_id: int, value) -> None:
-        char = self.chars.get(homed_char_id)
-        if char is not None:
-            apply_value(char, value)
-
-    def set_reachable(self, homed_accessory_id: int, reachable: bool) -> Optional[HomedAccessory]:
-        accessory = self.by_homed.get(homed_accessory_id)
-        if accessory is not None:
-            accessory.reachable = reachable
-        return accessory
-
-
-__all__ = ["HapBridge", "HomedAccessory", "BridgeDriver", "NoAdvertiser", "apply_value"]
