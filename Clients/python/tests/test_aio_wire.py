@@ -256,3 +256,38 @@ def test_a_socket_that_is_not_homeds_says_so(greeting):
                 await homed.aio.connect(daemon.path, timeout=WAIT)
             assert f"{daemon.path} is not homed's socket" in raised.value.message
     run(body())
+
+
+def test_a_connection_reset_during_the_hello_is_unavailable():
+    """A daemon restarting between accept and hello resets the connection: that
+    is Unavailable (so a resuming subscription or a provider tries again), not a
+    ConnectionResetError that ends them."""
+    import socket
+    import struct
+    import threading
+
+    directory = tempfile.mkdtemp(prefix="homed-aio-reset-", dir="/tmp")
+    path = os.path.join(directory, "reset.sock")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen(1)
+
+    def reset_the_first():
+        conn, _ = server.accept()
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        conn.close()  # RST, as a killed daemon's socket
+
+    thread = threading.Thread(target=reset_the_first, daemon=True)
+    thread.start()
+
+    async def body():
+        with pytest.raises(homed.Unavailable) as raised:
+            await homed.aio.connect(path, timeout=WAIT)
+        assert f"the connection to {path} closed during the hello" in raised.value.message
+
+    try:
+        run(body())
+    finally:
+        thread.join(5)
+        server.close()
+        shutil.rmtree(directory, ignore_errors=True)

@@ -115,6 +115,13 @@ class Client(ClientBase):
             client._abort()
             raise DeadlineExceeded(f"no answer to the hello from {path} within {timeout} s: is it homed's socket? "
                                    f"(the socket path is from {source})") from None
+        except OSError as error:
+            # The daemon went away between accept and hello (a restart): as
+            # unavailable as a daemon not there, so that whoever reconnects
+            # (ResumingSubscription, a provider) tries again.
+            client._abort()
+            raise Unavailable(f"the connection to {path} closed during the hello ({error.strerror or error}); "
+                              f"is homed restarting?") from None
         except BaseException:
             client._abort()
             raise
