@@ -45,8 +45,14 @@ extension HomeCtl {
         signal(SIGPIPE, SIG_IGN)
         do {
             // The async parse: completions of names ask the daemon (LiveCompletion).
-            var command = try await asyncParseAsRoot(
-                GlobalOptions.movedAfterSubcommand(Array(CommandLine.arguments.dropFirst())))
+            let arguments = GlobalOptions.movedAfterSubcommand(Array(CommandLine.arguments.dropFirst()))
+            if !GlobalOptions.isListCommand(arguments), let format = GlobalOptions.tableFormat(in: arguments) {
+                Output.error(
+                    "homectl: -o \(format) is for the commands that list: homes, rooms, zones, accessories, groups, "
+                        + "scenes, triggers and providers; \(arguments.first ?? "this one") prints text, json or yaml")
+                Glibc.exit(64)
+            }
+            var command = try await asyncParseAsRoot(arguments)
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
@@ -74,6 +80,38 @@ extension HomeCtl {
 enum GlobalOptions {
     static let withValue: Set<String> = ["--socket", "--timeout", "--output", "-o"]
     static let flags: Set<String> = ["--json", "--no-headers"]
+
+    /// The commands that list, and so print `-o table` and `-o wide`: `accessories`,
+    /// and the listing (default) subcommand of homes, rooms, zones, groups, scenes,
+    /// triggers and providers. `arguments` start with the subcommand (global
+    /// options moved after it).
+    static func isListCommand(_ arguments: [String]) -> Bool {
+        guard let command = arguments.first else { return true }  // homectl alone: its help
+        if command == "accessories" || command.hasPrefix("-") || command == "help" { return true }
+        let listing: Set<String> = ["homes", "rooms", "zones", "groups", "scenes", "triggers", "providers"]
+        guard listing.contains(command) else { return false }
+        guard let next = arguments.dropFirst().first else { return true }
+        return next == "list" || next.hasPrefix("-")
+    }
+
+    /// "table" or "wide" when the command line asks for one (-o table, --output=wide).
+    static func tableFormat(in arguments: [String]) -> String? {
+        for (index, argument) in arguments.enumerated() {
+            let value: String?
+            if argument == "-o" || argument == "--output" {
+                value = index + 1 < arguments.count ? arguments[index + 1] : nil
+            } else if argument.hasPrefix("--output=") {
+                value = String(argument.dropFirst("--output=".count))
+            } else if argument.hasPrefix("-o"), argument.count > 2 {
+                value = String(argument.dropFirst(2))
+            } else {
+                value = nil
+            }
+            if let value, value == "table" || value == "wide" { return value }
+            if argument == "--" { return nil }
+        }
+        return nil
+    }
 
     static func movedAfterSubcommand(_ arguments: [String]) -> [String] {
         var moved: [String] = []

@@ -58,7 +58,7 @@ struct ProviderCLITests {
         watch.wait()
         let lamp = try daemon.homectl("sim", "press", "Living Room/Lamp")
         #expect(lamp.status == 9, "\(lamp.stdout) \(lamp.stderr)")
-        #expect(lamp.stderr.contains("has no button to press"))
+        #expect(lamp.stderr.contains("(\"Lamp\") has no button to press"), "\(lamp.stderr)")
     }
 
     @Test("get --fresh asks the provider: with the provider gone, the cache still answers and --fresh says UNAVAILABLE")

@@ -52,6 +52,10 @@ struct RestartTests {
         #expect(lines.first?.contains("\"kind\":\"subscribed\"") == true, "\(lines)")
         #expect(lines.dropFirst().first?.contains("\"kind\":\"resync\"") == true, "\(lines)")
         #expect(lines.contains { $0.contains("\"kind\":\"snapshot\"") && $0.contains("\"characteristic\":\"On\"") })
+        // The note on stderr says what happened: no resume claimed when a resync follows.
+        let note = watch.standardError
+        #expect(note.contains("homectl: reconnected to homed, which could not resume this watch ("), "\(note)")
+        #expect(note.contains("a fresh snapshot follows") && !note.contains("resumes where it stood"), "\(note)")
         #expect(try daemon!.homectl("set", "Living Room/Lamp/On", "off").status == 0)
         let change = watch.readLine(seconds: 15)
         #expect(change?.contains("\"kind\":\"value\"") == true && change?.contains("\"value\":false") == true)

@@ -4,8 +4,8 @@ internal import Yams
 /// `-o FORMAT`: how a command prints. `text` is for people and differs per
 /// command; `json` and `yaml` hold the same objects (the fields `--json` has
 /// always printed); `table` and `wide` are columns of those fields for the list
-/// commands, `wide` with more of them (as kubectl's `-o wide`). Commands that
-/// are no lists print their text for `table` and `wide`.
+/// commands, `wide` with more of them (as kubectl's `-o wide`). Other commands
+/// refuse `table` and `wide` (see `GlobalOptions.isListCommand`).
 enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
     case text, json, yaml, table, wide
 
@@ -13,17 +13,25 @@ enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
     var isStructured: Bool { self == .json || self == .yaml }
 }
 
-/// A column of `-o table` / `-o wide`: a header and the field it shows.
+/// A column of `-o table` / `-o wide`: a header and the field it shows, or what
+/// it says of the item (the words the text output uses: a trigger's condition, a
+/// scene's actions).
 struct Column {
     let header: String
     let field: String
     /// Only with `-o wide`.
     let wide: Bool
+    let render: ((JSON) -> String)?
 
-    init(_ header: String, _ field: String, wide: Bool = false) {
+    init(_ header: String, _ field: String, wide: Bool = false, render: ((JSON) -> String)? = nil) {
         self.header = header
         self.field = field
         self.wide = wide
+        self.render = render
+    }
+
+    func cell(of item: JSON) -> String {
+        render?(item) ?? item[field]?.cell ?? ""
     }
 }
 
@@ -49,7 +57,7 @@ extension Output {
         case .table, .wide:
             let shown = columns.filter { !$0.wide || options.format == .wide }
             var rows = options.noHeaders ? [] : [shown.map(\.header)]
-            for item in items { rows.append(shown.map { item[$0.field]?.cell ?? "" }) }
+            for item in items { rows.append(shown.map { $0.cell(of: item) }) }
             for text in table(rows) { line(text) }
         }
         return true

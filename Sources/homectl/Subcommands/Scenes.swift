@@ -52,7 +52,18 @@ struct Scenes: AsyncParsableCommand {
                 Column("NAME", "name"),
                 Column("KIND", "kind"),
                 Column("HOME", "home"),
+                Column("ACTIONS", "actions") { item in
+                    guard case .uint(let id)? = item["id"], let scene = graph.actionSets[id] else { return "" }
+                    return count(scene.actions.count, "action")
+                },
                 Column("ID", "id", wide: true),
+                Column("WRITES", "actions", wide: true) { item in
+                    guard case .uint(let id)? = item["id"], let scene = graph.actionSets[id] else { return "" }
+                    return scene.actions.map { action in
+                        (graph.path(of: action.characteristicID) ?? "characteristic \(action.characteristicID)")
+                            + " = " + graph.shown(action.value, of: action.characteristicID)
+                    }.joined(separator: "; ")
+                },
             ]
             if Output.list(items, columns: columns, options) { return }
             for home in homes {

@@ -9,9 +9,16 @@ struct SetValue: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "set",
         abstract: "Write a characteristic value.",
+        usage: "homectl set [<options>] <path> <value>",
         discussion: """
             VALUE is read in the characteristic's format: true/false/on/off/1/0 for bool, \
-            an integer or a decimal number, text for strings, base64 for data.
+            an integer or a decimal number, text for strings, base64 for data; an enumerated \
+            characteristic also takes its values' names (Open, Closed; `homectl show PATH` lists them).
+
+            Examples:
+              homectl set "Living Room/Lamp/Brightness" 40
+              homectl set "Garage/Garage Door/TargetDoorState" open
+              homectl set "Living Room/Thermostat/TargetTemperature" 21.5
             """)
 
     @OptionGroup var options: ConnectionOptions
@@ -39,6 +46,12 @@ struct SetValue: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let group = try await options.withClient { client throws(HomeError) -> [ObjectID]? in
+            let graph = try await client.getHome().graph
+            if (try? graph.resolveCharacteristic(path)) != nil { return nil }
+            return try Self.groupCharacteristics(path, in: graph)
+        }
+        if let group { return try await writeGroup(group) }
         let (graph, written, result) = try await options.withClient { client throws(HomeError) in
             let graph = try await client.getHome().graph
             let id = try graph.resolveCharacteristic(path)

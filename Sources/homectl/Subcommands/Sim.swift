@@ -70,6 +70,18 @@ struct Sim: AsyncParsableCommand {
                     "accessory \(accessoryID) (\(quote(name))) is not simulated (its provider is "
                         + (provider.isEmpty ? "none" : quote(provider)) + "): it has no \(control)")
             }
+            if control == "SimulatorPress",
+                !(graph.accessories[accessoryID]?.serviceIDs ?? []).contains(where: { serviceID in
+                    graph.services[serviceID]?.characteristicIDs.contains {
+                        graph.characteristics[$0]?.type.name == "ProgrammableSwitchEvent"
+                    } ?? false
+                })
+            {
+                // Said here, by the name the user knows; the simulator knows only its key.
+                throw HomeError(
+                    .failedPrecondition,
+                    "accessory \(accessoryID) (\(quote(name))) has no button to press (no ProgrammableSwitchEvent)")
+            }
             let result = try await client.write(value, to: controlID)
             return (name, result.seq)
         }

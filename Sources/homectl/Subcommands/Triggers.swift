@@ -36,6 +36,15 @@ struct Triggers: AsyncParsableCommand {
                 Column("PATH", "path", wide: true),
                 Column("FIRE DATE", "fire_date", wide: true),
                 Column("RECURRENCE", "recurrence", wide: true),
+                Column("WHEN", "kind", wide: true) { item in
+                    guard case .uint(let id)? = item["id"], let trigger = graph.triggers[id] else { return "" }
+                    return Triggers.describe(trigger.kind, in: graph)
+                },
+                Column("RUNS", "action_sets", wide: true) { item in
+                    guard case .uint(let id)? = item["id"], let trigger = graph.triggers[id] else { return "" }
+                    let scenes = trigger.actionSetIDs.compactMap { graph.actionSets[$0]?.name }
+                    return scenes.isEmpty ? "nothing" : scenes.joined(separator: ", ")
+                },
             ]
             if Output.list(items, columns: columns, options) { return }
             for home in homes {

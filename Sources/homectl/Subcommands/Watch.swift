@@ -45,8 +45,15 @@ struct Watch: AsyncParsableCommand {
     var types: [String] = []
     @Option(
         name: .customLong("kind"),
-        help: "Only these event kinds: value, reachability, layout, primary-home, action-set, trigger.")
-    var kinds: [String] = []
+        help: ArgumentHelp(
+            "Only these event kinds: value, reachability, layout, primary-home, action-set, trigger; repeatable, "
+                + "or a list (value,reachability).", valueName: "kind"))
+    var kindArguments: [String] = []
+
+    /// --kind's values, a comma-separated list each.
+    var kinds: [String] {
+        kindArguments.flatMap { $0.split(separator: ",") }.map { String($0.filter { !$0.isWhitespace }) }
+    }
 
     @Flag(help: "First print the current state of everything watched (kind \"snapshot\"), then changes.")
     var snapshot = false
@@ -157,6 +164,7 @@ struct Watch: AsyncParsableCommand {
         let forPeople = !options.json && (isatty(1) == 1 || options.textAskedFor)
         var names: Names?
         var namesConnection = 0
+        var reconnected = false
         var printed = 0
         // Snapshot pages wait for their snapshot-end marker, whose sequence number
         // is the one every snapshot line stands at (the pages do not carry it).
@@ -172,11 +180,21 @@ struct Watch: AsyncParsableCommand {
                 watchdog = nil
                 let message = element.message
                 if names == nil || namesConnection != element.connection {
-                    if names != nil {
-                        Output.error("homectl: reconnected to homed; the watch resumes where it stood")
-                    }
+                    reconnected = names != nil
                     names = Names(graph: try await element.client.getHome().graph)
                     namesConnection = element.connection
+                }
+                // After a reconnection, the first message past the subscription's own
+                // markers tells whether the stream resumed or must resync.
+                if reconnected, message.marker.map({ $0.kind != .subscribed && $0.kind != .heartbeat }) ?? true {
+                    reconnected = false
+                    if let marker = message.marker, marker.kind == .resync {
+                        Output.error(
+                            "homectl: reconnected to homed, which could not resume this watch (\(marker.reason)): "
+                                + "a fresh snapshot follows")
+                    } else {
+                        Output.error("homectl: reconnected to homed; the watch resumes where it stood")
+                    }
                 }
                 if let marker = message.marker, marker.kind == .resync {
                     if noResync { return .resyncRefused(marker.reason) }
