@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Regenerates the man pages in Packaging/man/ from the executables' own argument
 # definitions (swift-argument-parser's generate-manual plugin), one page per
-# executable with every subcommand in it. Run after changing an option or a help text.
+# executable with every subcommand in it, finished by Scripts/man-sections.py with the
+# hand-written sections in Packaging/man/sections/. Run after changing an option, a
+# help text or a section.
 #   Scripts/generate-man.sh          regenerate in place
 #   Scripts/generate-man.sh --check  fail if the committed pages differ
 # Builds the debug executables first when they are not built yet.
@@ -30,6 +32,11 @@ for page in "${pages[@]}"; do
     exit 1
   fi
   cp "$dir/$page.1" "$out/$page.1"
+  # The sections people look for (ENVIRONMENT, FILES, EXIT STATUS, EXAMPLES, SEE
+  # ALSO), and homectl's common options once.
+  extra=()
+  [[ $page == homectl ]] && extra=(--common-options)
+  python3 Scripts/man-sections.py "$out/$page.1" "Packaging/man/sections/$page.mdoc" "${extra[@]}"
 done
 
 if [[ "${1:-}" == "--check" ]]; then

@@ -8,8 +8,12 @@ struct Accessories: AsyncParsableCommand {
         abstract: "List accessories with their state, grouped by room or by category.",
         discussion: """
             Each accessory's state is its primary service's: On or Off (with the brightness \
-            of a light), a temperature, Secured, Closed… -o table or -o wide lists them one \
+            of a light), a temperature, Locked, Closed… -o table or -o wide lists them one \
             per line with columns, -o json or -o yaml as objects.
+
+            Examples:
+              homectl accessories --by category
+              homectl accessories -o wide          # with models, providers and ids
             """)
 
     enum Grouping: String, ExpressibleByArgument, CaseIterable {

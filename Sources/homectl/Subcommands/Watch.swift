@@ -17,9 +17,16 @@ struct Watch: AsyncParsableCommand {
             One line per event, flushed as it arrives. On a terminal: the time, the place, the value \
             with its unit and who changed it. Piped, or with --json: one JSON object per line; see \
             README.md for the schema. When the daemon comes back after going away, a note on stderr \
-            says from which sequence number the watch resumed. Exits 0 when the reader of its output goes away or -C events were written, 4 when -W \
-            seconds pass, 15 when it must resync and --no-resync was given. Reconnects and resumes \
-            when the daemon restarts.
+            says whether the watch resumed or must resync. -o text keeps the lines for people in a \
+            pipe. Exits 0 when the reader of its output goes away or -C events were written, 4 when \
+            -W seconds pass, 15 when it must resync and --no-resync was given. Reconnects and \
+            resumes when the daemon restarts.
+
+            Examples:
+              homectl watch --room Kitchen --kind value,reachability
+              homectl watch | jq -c '{accessory, characteristic, value}'
+              homectl watch -o text --accessory "Front Door Lock" | grep Unlocked
+              homectl watch --snapshot -C 1 --characteristic "Living Room/Lamp/On"
             """)
 
     @OptionGroup var options: ConnectionOptions
