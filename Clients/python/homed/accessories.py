@@ -14,16 +14,22 @@ from .values import to_value
 __all__ = ["accessory_message", "without_values", "enum_number"]
 
 
+def _squeezed(name: str) -> str:
+    return "".join(c for c in name.upper() if c not in " _-")
+
+
 def enum_number(enum: str, prefix: str, value):
-    """An enum given as its number, its full name or its name without the prefix
-    ("SENSOR", "sensor", "CATEGORY_SENSOR")."""
+    """An enum given as its number, or its name in any of the spellings homed
+    takes everywhere (homectl, simulation files, JSON): with or without the
+    prefix, any case, words joined by spaces, "-", "_" or nothing ("window
+    covering", "WINDOW_COVERING", "CATEGORY_WINDOW_COVERING", "windowCovering")."""
     if isinstance(value, int):
         return value
     names = pb.ENUMS[enum]
-    name = str(value).strip().upper().replace(" ", "_").replace("-", "_")
-    for candidate in (name, prefix + name):
-        if candidate in names:
-            return names[candidate]
+    wanted = _squeezed(str(value).strip())
+    for name, number in names.items():
+        if wanted in (_squeezed(name), _squeezed(name[len(prefix):]) if name.startswith(prefix) else None):
+            return number
     raise ValueError(f"unknown {enum} {value!r}; one of {', '.join(sorted(names))}")
 
 

@@ -331,3 +331,16 @@ def test_a_refusal_for_want_of_the_admin_role_or_of_the_socket_ends_the_provider
     assert "may not open homed's socket" in socket_error.message
     # A daemon that is not there yet is retried.
     assert policy.failed(ConnectionRefusedError(111, "Connection refused"), 0.0) is False
+
+
+def test_a_category_is_taken_in_every_spelling_homed_takes_elsewhere():
+    """The spellings of homectl's output, simulation files and the schema all name
+    one category (and an unknown one lists the names)."""
+    from homed.accessories import enum_number
+    spellings = ["window covering", "WINDOW_COVERING", "CATEGORY_WINDOW_COVERING", "windowCovering",
+                 "window-covering", "Window Covering"]
+    assert {enum_number("AccessoryCategory", "CATEGORY_", s) for s in spellings} == {pb.CATEGORY_WINDOW_COVERING}
+    assert enum_number("AccessoryCategory", "CATEGORY_", "sensor") == pb.CATEGORY_SENSOR
+    with pytest.raises(ValueError) as raised:
+        enum_number("AccessoryCategory", "CATEGORY_", "toaster")
+    assert "unknown AccessoryCategory 'toaster'" in str(raised.value)
