@@ -51,6 +51,16 @@ struct HomectlSmallThingsTests {
         #expect(triggers.contains("LockCurrentState = Unlocked") && triggers.contains("Evening"), "\(triggers)")
     }
 
+    @Test("renaming an accessory renames its AccessoryInformation Name; its provider registering again keeps it")
+    func renameName() throws {
+        let daemon = try DaemonProcess(arguments: ["--demo", "--in-memory", "--simulator-interval-ms", "600000"])
+        #expect(try daemon.homectl("rename", "Living Room/Lamp", "Reading Lamp").status == 0)
+        let name = try daemon.homectl("get", "Living Room/Reading Lamp/AccessoryInformation/Name").stdout
+        #expect(name.hasSuffix("Reading Lamp\n"), "\(name)")
+        // Name has no event notification (HAP's `pr` only): a subscriber learns the
+        // new name from the layout event (`updated accessory "Reading Lamp"`).
+    }
+
     @Test("watch --kind takes a list (value,reachability)")
     func kindList() throws {
         let daemon = try DaemonProcess()

@@ -242,6 +242,22 @@ struct ProviderRegistrationTests {
         ) { _ = try $0.register([], removing: ["ghost"], provider: "p", nowMs: 1) }
     }
 
+    @Test("a renamed accessory keeps its name in AccessoryInformation when its provider registers it again")
+    func renameSurvivesRegistration() throws {
+        var (graph, _, _, _) = try smallHome()
+        let id = try #require(try graph.register([providedLamp()], provider: "zigbee", nowMs: 1).accessoryIDs.first)
+        let applied = try graph.apply(.rename(id: id, name: "Reading Lamp"), nowMs: 2)
+        let nameChange = applied.events.compactMap { event -> ValueChange? in
+            if case .value(let change) = event { return change }
+            return nil
+        }
+        #expect(nameChange.map(\.value) == [.string("Reading Lamp")])
+        let again = try graph.register([providedLamp()], provider: "zigbee", nowMs: 3)
+        let nameID = try #require(nameChange.first?.characteristicID)
+        #expect(again.reportedValues.first { $0.characteristicID == nameID }?.value == .string("Reading Lamp"))
+        #expect(graph.accessories[id]?.name == "Reading Lamp")
+    }
+
     @Test("a provider may widen a catalog range to what its device has, within what the format holds")
     func widenedRange() throws {
         var (graph, _, _, _) = try smallHome()

@@ -14,8 +14,8 @@ extension HomeGraph {
     }
 
     /// Renames an accessory. Accessory names need not be unique (two rooms may each
-    /// have a "Lamp"); its AccessoryInformation Name characteristic keeps what the
-    /// accessory reported, as in HomeKit.
+    /// have a "Lamp"). Through `apply(.rename)`, its AccessoryInformation Name
+    /// follows (with a value event), and a provider's registrations keep it.
     public mutating func renameAccessory(_ id: ObjectID, to name: String) throws(HomeError) -> [LayoutChange] {
         let accessory = try requireAccessory(id)
         try Self.validateName(name, for: .accessory)

@@ -12,12 +12,20 @@ extension HomeGraph {
     /// - Throws: the graph operation's error (ALREADY_EXISTS, NOT_FOUND naming the
     ///   id, INVALID_ARGUMENT, FAILED_PRECONDITION); the graph is then unchanged
     ///   only if the caller applied it to a copy, as the store does.
-    public mutating func apply(_ operation: LayoutOperation) throws(HomeError)
+    public mutating func apply(_ operation: LayoutOperation, nowMs: Int64 = 0) throws(HomeError)
         -> (events: [HomeEvent.Body], createdID: ObjectID)
     {
         let primaryBefore = primaryHomeID
         let outcome = try LayoutOperations.changes(of: operation, in: &self)
         var events = outcome.changes.map { HomeEvent.Body.layout($0) }
+        // A renamed accessory's AccessoryInformation Name follows its name, so that
+        // what a client reads there (a HomeKit bridge shows it) is the name people
+        // gave it; a value event says so like any other value change.
+        if case .rename(let id, let name) = operation, !outcome.changes.isEmpty,
+            let change = renameInformationName(ofAccessory: id, to: name, nowMs: nowMs)
+        {
+            events.append(.value(change))
+        }
         // Adding the first home, choosing another, or removing the primary one all
         // change which home is primary; subscribers hear it once, after the layout
         // events that caused it.
@@ -133,5 +141,27 @@ private enum LayoutOperations {
         case nil:
             throw HomeError(.notFound, "no object with id \(id) to remove")
         }
+    }
+}
+
+extension HomeGraph {
+    /// Sets an accessory's AccessoryInformation Name to `name`; the change, or nil
+    /// when `id` is no accessory, it has no Name, or the Name is that already.
+    fileprivate mutating func renameInformationName(ofAccessory id: ObjectID, to name: String, nowMs: Int64)
+        -> ValueChange?
+    {
+        guard let accessory = accessories[id] else { return nil }
+        for serviceID in accessory.serviceIDs {
+            guard let service = services[serviceID], service.type.name == "AccessoryInformation" else { continue }
+            for characteristicID in service.characteristicIDs
+            where characteristics[characteristicID]?.type.name == "Name" {
+                guard characteristics[characteristicID]?.value != .string(name) else { return nil }
+                characteristics[characteristicID]?.value = .string(name)
+                characteristics[characteristicID]?.lastUpdatedMs = nowMs
+                return ValueChange(
+                    accessoryID: id, serviceID: serviceID, characteristicID: characteristicID, value: .string(name))
+            }
+        }
+        return nil
     }
 }

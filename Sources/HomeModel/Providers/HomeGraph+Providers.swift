@@ -264,6 +264,7 @@ extension HomeGraph {
                 added.append(id)
                 continue
             }
+            let isInformation = plan.isInformation
             var byType: [String: Characteristic] = [:]
             for id in service.characteristicIDs { if let c = characteristics[id] { byType[c.type.uuid] = c } }
             var characteristicIDs: [ObjectID] = []
@@ -298,8 +299,11 @@ extension HomeGraph {
                     updated.append(characteristic.id)
                 }
                 if plan.valueGiven, let value = plan.value {
+                    // A known accessory keeps the daemon's name (a user may have
+                    // renamed it): its Name is that, not the provider's.
+                    let kept = isInformation && plan.type.name == "Name" ? .string(accessory.name) : value
                     registration.reportedValues.append(
-                        CharacteristicWrite(characteristicID: characteristic.id, value: value))
+                        CharacteristicWrite(characteristicID: characteristic.id, value: kept))
                 }
                 note(plan, id: characteristic.id, into: &registration)
                 characteristicIDs.append(characteristic.id)

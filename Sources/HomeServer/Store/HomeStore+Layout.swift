@@ -11,8 +11,12 @@ extension HomeStore {
     public func changeLayout(_ operation: LayoutOperation, origin: Origin) throws(HomeError) -> LayoutOutcome {
         let committed = try commit(.layout, origin: origin) {
             transaction throws(HomeError) -> (events: [HomeEvent.Body], createdID: ObjectID) in
-            let applied = try transaction.graph.apply(operation)
-            for event in applied.events { transaction.emit(event) }
+            let applied = try transaction.graph.apply(operation, nowMs: transaction.nowMs)
+            for event in applied.events {
+                // A value the operation set (a renamed accessory's Name) is saved with the layout.
+                if case .value(let change) = event { writtenValues?.mark(change.characteristicID) }
+                transaction.emit(event)
+            }
             try saveLayout(of: transaction)
             return applied
         }
