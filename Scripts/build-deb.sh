@@ -62,6 +62,7 @@ arch=$(dpkg-architecture -qDEB_HOST_ARCH)
 mv "$usr/share/zsh/site-functions" "$usr/share/zsh/vendor-completions"
 install -d "$stage/etc/homed"
 mv "$usr/share/doc/homed/homed.yaml" "$stage/etc/homed/homed.yaml" # every key commented out: the defaults
+install -m 644 Packaging/man/homed-sysfs.1 "$usr/share/man/man1/homed-sysfs.1"
 gzip -9n "$usr"/share/man/man1/*.1
 # As dh_strip does for executables; the symbols would triple the package.
 for program in homed homed-ctl homed-sim; do

@@ -92,6 +92,7 @@ expected=(
   "/usr/lib/systemd/user/homed-sysfs.service 644"
   "/usr/lib/sysusers.d/homed.conf 644" "/usr/lib/tmpfiles.d/homed.conf 644"
   "/usr/share/man/man1/homed.1.gz 644" "/usr/share/man/man1/homed-ctl.1.gz 644" "/usr/share/man/man1/homed-sim.1.gz 644"
+  "/usr/share/man/man1/homed-sysfs.1.gz 644"
   "/usr/share/bash-completion/completions/homed-ctl 644" "/usr/share/zsh/vendor-completions/_homed-ctl 644"
   "/usr/share/fish/vendor_completions.d/homed-ctl.fish 644"
   "/usr/share/bash-completion/completions/homed 644" "/usr/share/zsh/vendor-completions/_homed-sim 644"
@@ -162,6 +163,25 @@ PYTHONPATH="$root/usr/lib/python3/dist-packages" python3 -c 'import homed, homed
   || fail "the packaged Python client does not import"
 PYTHONPATH="$root/usr/lib/python3/dist-packages" python3 "$root/usr/bin/homed-sysfs" --help >/dev/null \
   || fail "homed-sysfs --help failed with the packaged client"
+# homed-sysfs.1 is written by hand: every option of its --help must be in it.
+for option in $(PYTHONPATH="$root/usr/lib/python3/dist-packages" python3 "$root/usr/bin/homed-sysfs" --help |
+  grep -o -- '--[a-z][a-z-]*' | sort -u | grep -v -x -- --help); do
+  zcat "$root/usr/share/man/man1/homed-sysfs.1.gz" | grep -q -- "^\.BI\? ${option//-/\\\\-}" \
+    || fail "homed-sysfs.1 does not describe $option"
+done
+# The conffile as shipped (every key commented out) is a configuration homed takes.
+"$root/usr/bin/homed" --config "$root/etc/homed/homed.yaml" --print-paths >/dev/null 2>"$tmp/config.log" \
+  || { cat "$tmp/config.log" >&2; fail "homed refuses the packaged /etc/homed/homed.yaml"; }
+# The stripped programs serve and answer: homed on a socket of its own, homed-ctl asking it.
+socket=$tmp/run/homed.sock
+mkdir -m 700 "$tmp/run"
+"$root/usr/bin/homed" --socket "$socket" --in-memory >"$tmp/homed.log" 2>&1 &
+homed_pid=$!
+for _ in $(seq 100); do [[ -S "$socket" ]] && break; sleep 0.1; done
+"$root/usr/bin/homed-ctl" --socket "$socket" --timeout 10 status >"$tmp/status" 2>&1 || status_failed=yes
+kill "$homed_pid"
+wait "$homed_pid" || true
+[[ -z "${status_failed:-}" ]] || { cat "$tmp/homed.log" "$tmp/status" >&2; fail "the packaged homed-ctl status against the packaged homed failed"; }
 if command -v systemd-analyze >/dev/null; then
   # Verified here, not in the root (which has no systemd): its ExecStart= made the root's.
   mkdir "$tmp/units"
