@@ -169,12 +169,24 @@ put 644 Packaging/tmpfiles.d/homed.conf lib/tmpfiles.d/homed.conf
 # The configuration's every key, commented out: copy it to /etc/homed/homed.yaml.
 put 644 Packaging/config/homed.yaml share/doc/homed/homed.yaml
 
-# An earlier install's entries are kept: a file it put that this one did not (homectl
-# under another name) is still removed by --uninstall. Scripts/uninstall.sh reads it.
+# A file an earlier install put and this one did not (homectl, now homed-ctl beside
+# another program's) is ours by that install's manifest: it goes, or it would still
+# shadow the other homectl. The directories earlier installs made stay listed, for
+# --uninstall (Scripts/uninstall.sh reads the manifest).
+if [[ -f "$manifest" ]]; then
+  while IFS= read -r path; do
+    [[ " ${installed[*]} $manifest_path " == *" $path "* ]] && continue
+    [[ "/$path/" == *"/../"* ]] && die "$manifest: a path leaving $root: '$path'"
+    if [[ -f "$root/$path" || -L "$root/$path" ]]; then
+      rm -f "$root/$path"
+      echo "removed $root/$path (installed before, not now)"
+    fi
+  done < <(sed -n 's/^f //p' "$manifest")
+fi
 make_dir "$(dirname "$manifest_path")"
 {
-  [[ -f "$manifest" ]] && cat "$manifest"
   printf 'f %s\n' "${installed[@]}" "$manifest_path"
+  [[ -f "$manifest" ]] && grep '^d ' "$manifest"
   printf 'd %s\n' "${made_dirs[@]}"
 } | grep -x '[fd] ..*' | awk '!seen[$0]++' >"$tmp/manifest"
 install -m 644 "$tmp/manifest" "$manifest"

@@ -60,6 +60,12 @@ mkdir -p "$prefix/share/bash-completion/completions"
 echo 'complete -F _other other' >"$prefix/share/bash-completion/completions/other"
 Scripts/install.sh --no-build --prefix "$prefix" >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log" >&2; fail "install.sh --no-build failed"; }
 cmp -s "$prefix/bin/homed" "$tmp/prefix/bin/homed" || fail "--no-build did not install the release build's homed"
+# Installed again under another name, the earlier homectl (and its man page and
+# completions) go: the manifest says they were ours.
+Scripts/install.sh --no-build --prefix "$prefix" --homectl-name homed-ctl >"$tmp/install.log" 2>&1 \
+  || { cat "$tmp/install.log" >&2; fail "install.sh --homectl-name homed-ctl failed"; }
+[[ -x "$prefix/bin/homed-ctl" && ! -e "$prefix/bin/homectl" && ! -e "$prefix/share/man/man1/homectl.1" ]] \
+  || fail "reinstalled as homed-ctl, the earlier homectl is still there (or homed-ctl is not)"
 manifest="$prefix/share/homed/install-manifest"
 (cd "$prefix" && find . -type f ! -path ./share/bash-completion/completions/other | sed 's|^\./|f |' | sort) >"$tmp/files"
 grep '^f ' "$manifest" | sort | diff - "$tmp/files" >&2 || fail "the manifest does not list exactly the files installed"
