@@ -55,8 +55,9 @@ sed 's/^/   /' "$tmp/lintian.log"
 root=$tmp/root
 mkdir -p "$root"/var/lib/dpkg/{info,updates,triggers,alternatives} "$root"/etc/alternatives "$root"/usr/bin
 touch "$root"/var/lib/dpkg/{status,available}
-dpkg_root() { # the package's dependencies are not in the empty root: they are forced
-  "${sudo_cmd[@]}" dpkg --root="$root" --force-script-chrootless --force-depends --force-not-root "$@"
+dpkg_root() { # the package's dependencies are not in the empty root: they are forced.
+  # --log: dpkg would log to this machine's /var/log/dpkg.log, not the root's.
+  "${sudo_cmd[@]}" dpkg --root="$root" --log="$tmp/dpkg-history.log" --force-script-chrootless --force-depends "$@"
 }
 installed() { dpkg-query --admindir="$root/var/lib/dpkg" -W -f='${db:Status-Status}' homed 2>/dev/null || true; }
 mode_owner() { stat -c '%a %U:%G' "$root$1"; }
@@ -198,11 +199,12 @@ dpkg_root -i "$tmp/other-homectl.deb" >"$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.
   || fail "/usr/bin/homectl is not the other package's after installing it"
 
 step "remove keeps /var/lib/homed, the conffile and the user; not the other homectl"
-echo "the admin's change" >>"$root/etc/homed/homed.yaml"
-echo database >"$root/var/lib/homed/homed.sqlite"
+# The root's files are root's, /var/lib/homed homed's: written as root.
+echo "the admin's change" | "${sudo_cmd[@]}" tee -a "$root/etc/homed/homed.yaml" >/dev/null
+echo database | "${sudo_cmd[@]}" tee "$root/var/lib/homed/homed.sqlite" >/dev/null
 dpkg_root --remove homed >"$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log" >&2; fail "dpkg --remove failed"; }
 [[ $(installed) == config-files ]] || fail "homed is '$(installed)' after dpkg --remove, not config-files"
-[[ $(cat "$root/var/lib/homed/homed.sqlite") == database ]] || fail "remove did not keep /var/lib/homed/homed.sqlite"
+[[ $("${sudo_cmd[@]}" cat "$root/var/lib/homed/homed.sqlite") == database ]] || fail "remove did not keep /var/lib/homed/homed.sqlite"
 grep -q "the admin's change" "$root/etc/homed/homed.yaml" || fail "remove did not keep the changed conffile"
 grep -q '^homed:' "$root/etc/passwd" || fail "remove took the homed user"
 [[ ! -e "$root/usr/bin/homed" && ! -e "$root/usr/bin/homed-ctl" ]] || fail "remove left homed's programs"
