@@ -35,7 +35,7 @@ while (($#)); do
   esac
 done
 [[ "$compression" =~ ^(xz|gzip|zstd)$ ]] || die "--compression takes xz, gzip or zstd, not '$compression'"
-for tool in dpkg-deb dpkg-shlibdeps dpkg-architecture strip gzip; do
+for tool in dpkg dpkg-deb dpkg-shlibdeps strip gzip; do
   command -v "$tool" >/dev/null || die "$tool not found (Debian packages dpkg-dev and binutils)"
 done
 
@@ -56,7 +56,7 @@ rm "$usr/share/homed/install-manifest" # dpkg keeps its own list of the package'
 
 version=$("$usr/bin/homed" --version)
 [[ "$version" =~ ^[0-9][0-9A-Za-z.+~-]*$ ]] || die "homed --version printed '$version', not a version"
-arch=$(dpkg-architecture -qDEB_HOST_ARCH)
+arch=$(dpkg --print-architecture)
 
 # Where Debian puts what install.sh puts for /usr/local's conventions.
 mv "$usr/share/zsh/site-functions" "$usr/share/zsh/vendor-completions"

@@ -198,6 +198,13 @@ dpkg_root -i "$tmp/other-homectl.deb" >"$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.
 [[ ! -L "$root/usr/bin/homectl" && $(md5sum <"$root/usr/bin/homectl") == "$other_sum" ]] \
   || fail "/usr/bin/homectl is not the other package's after installing it"
 
+step "configured again beside it, homed takes back its offer of the name homectl"
+dpkg_root -i "$deb" >"$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log" >&2; fail "reinstalling homed beside other-homectl failed"; }
+[[ $(md5sum <"$root/usr/bin/homectl") == "$other_sum" ]] || fail "reinstalling homed touched the other package's homectl"
+for link in /usr/share/zsh/vendor-completions/_homectl /usr/share/fish/vendor_completions.d/homectl.fish /etc/alternatives/homectl; do
+  [[ ! -e "$root$link" && ! -L "$root$link" ]] || fail "beside the other homectl, homed still offers $link"
+done
+
 step "remove keeps /var/lib/homed, the conffile and the user; not the other homectl"
 # The root's files are root's, /var/lib/homed homed's: written as root.
 echo "the admin's change" | "${sudo_cmd[@]}" tee -a "$root/etc/homed/homed.yaml" >/dev/null
@@ -217,6 +224,9 @@ dpkg_root -i "$deb" >"$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log" >&2; fail "dp
 [[ $(md5sum <"$root/usr/bin/homectl") == "$other_sum" ]] || fail "installing homed replaced the other package's homectl"
 grep -q "homed-ctl" "$tmp/dpkg.log" || fail "the postinst did not say that homed's homectl is homed-ctl"
 [[ -x "$root/usr/bin/homed-ctl" ]] || fail "no /usr/bin/homed-ctl beside the other homectl"
+for link in /usr/share/zsh/vendor-completions/_homectl /usr/share/fish/vendor_completions.d/homectl.fish /etc/alternatives/homectl; do
+  [[ ! -e "$root$link" && ! -L "$root$link" ]] || fail "beside the other homectl, homed still offers $link"
+done
 
 step "purge removes /var/lib/homed and /etc/homed, and leaves nothing else"
 dpkg_root --purge homed >"$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log" >&2; fail "dpkg --purge failed"; }
