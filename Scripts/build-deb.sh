@@ -6,7 +6,7 @@
 #   --no-build) instead of building them first.
 # --output: where the .deb goes (default .build/deb). Its path is the last line printed.
 # --compression: dpkg-deb's (default xz, Debian's: 50 MB, minutes on two busy cores;
-#   gzip: 70 MB in seconds, which the package test uses).
+#   gzip: 74 MB, minutes sooner, which the package test uses).
 # The tree is Scripts/install.sh --prefix /usr --destdir, laid out as Debian expects
 # (zsh's vendor-completions, gzipped man pages, /etc/homed/homed.yaml a conffile), plus
 # the Python client and homed-sysfs with their units. The maintainer scripts and the
@@ -47,8 +47,8 @@ debian=Packaging/debian
 
 # --- the tree install.sh makes, for /usr -------------------------------------------
 # homectl is homed-ctl in the package: Debian's systemd-homed ships /usr/bin/homectl,
-# and two packages may not ship one path. The postinst offers the name homectl
-# through update-alternatives, which never replaces another package's file.
+# and two packages may not ship one path. The postinst offers the name homectl,
+# while /usr/bin/homectl is free, through update-alternatives.
 Scripts/install.sh --prefix /usr --destdir "$stage" --homectl-name homed-ctl "${install_args[@]}" \
   >"$work/install.log" 2>&1 || { cat "$work/install.log" >&2; die "Scripts/install.sh failed"; }
 usr=$stage/usr
@@ -64,7 +64,7 @@ install -d "$stage/etc/homed"
 mv "$usr/share/doc/homed/homed.yaml" "$stage/etc/homed/homed.yaml" # every key commented out: the defaults
 install -m 644 Packaging/man/homed-sysfs.1 "$usr/share/man/man1/homed-sysfs.1"
 gzip -9n "$usr"/share/man/man1/*.1
-# As dh_strip does for executables; the symbols would triple the package.
+# As dh_strip does for executables: the symbols are a third of each binary.
 for program in homed homed-ctl homed-sim; do
   strip --remove-section=.comment --remove-section=.note "$usr/bin/$program"
 done
