@@ -8386,7 +8386,7 @@ const ProtobufCMessageDescriptor home__v1__get_status_request__descriptor =
   (ProtobufCMessageInit) home__v1__get_status_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor home__v1__get_status_response__field_descriptors[15] =
+static const ProtobufCFieldDescriptor home__v1__get_status_response__field_descriptors[17] =
 {
   {
     "server_version",
@@ -8568,6 +8568,30 @@ static const ProtobufCFieldDescriptor home__v1__get_status_response__field_descr
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "database_path",
+    16,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__GetStatusResponse, database_path),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "daemon_pid",
+    17,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__GetStatusResponse, daemon_pid),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned home__v1__get_status_response__field_indices_by_name[] = {
   9,   /* field[9] = accessories */
@@ -8577,6 +8601,8 @@ static const unsigned home__v1__get_status_response__field_indices_by_name[] = {
   10,   /* field[10] = characteristics */
   2,   /* field[2] = connection_id */
   6,   /* field[6] = connections */
+  16,   /* field[16] = daemon_pid */
+  15,   /* field[15] = database_path */
   8,   /* field[8] = homes */
   3,   /* field[3] = journal_id */
   1,   /* field[1] = protocol_version */
@@ -8589,7 +8615,7 @@ static const unsigned home__v1__get_status_response__field_indices_by_name[] = {
 static const ProtobufCIntRange home__v1__get_status_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 15 }
+  { 0, 17 }
 };
 const ProtobufCMessageDescriptor home__v1__get_status_response__descriptor =
 {
@@ -8599,7 +8625,7 @@ const ProtobufCMessageDescriptor home__v1__get_status_response__descriptor =
   "Home__V1__GetStatusResponse",
   "home.v1",
   sizeof(Home__V1__GetStatusResponse),
-  15,
+  17,
   home__v1__get_status_response__field_descriptors,
   home__v1__get_status_response__field_indices_by_name,
   1,  home__v1__get_status_response__number_ranges,

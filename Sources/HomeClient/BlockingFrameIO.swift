@@ -41,10 +41,10 @@ package struct BlockingFrameIO {
                 }
             } == 0
         guard connected else {
-            let reason = fits ? String(cString: strerror(errno)) : "the path is too long for a Unix socket"
+            let code = fits ? errno : nil
+            let reason = code.map { String(cString: strerror($0)) } ?? "the path is too long for a Unix socket"
             Glibc.close(fd)
-            throw HomeError(
-                .unavailable, "cannot reach homed: no daemon is listening on \(path) (\(reason)); is homed running?")
+            throw HomeClient.connectFailure(path: path, errno: code, reason: reason)
         }
         if let receiveTimeoutSeconds {
             var timeout = timeval(tv_sec: receiveTimeoutSeconds, tv_usec: 0)

@@ -118,9 +118,7 @@ public final class HomeClient: Sendable {
         } catch {
             helloPromise.fail(error)
             handlerPromise.fail(error)
-            throw HomeError(
-                .unavailable,
-                "cannot reach homed: no daemon is listening on \(path) (\(Self.reason(error))); is homed running?")
+            throw Self.connectFailure(path: path, errno: (error as? IOError)?.errnoCode, reason: Self.reason(error))
         }
         do {
             let handler = try await handlerPromise.futureResult.get()
@@ -133,6 +131,18 @@ public final class HomeClient: Sendable {
             try? await channel.close()
             throw (error as? HomeError) ?? HomeError(.unavailable, "hello to homed on \(path) failed: \(error)")
         }
+    }
+
+    /// Why connecting failed: PERMISSION_DENIED when the socket is there but this
+    /// process may not open it (a user outside the socket's group), which no
+    /// restart of homed would mend; else UNAVAILABLE (nothing listens).
+    package static func connectFailure(path: String, errno code: Int32?, reason: String) -> HomeError {
+        if code == EACCES || code == EPERM {
+            return HomeError(
+                .permissionDenied, "permission denied on \(path): this process may not open homed's socket (\(reason))")
+        }
+        return HomeError(
+            .unavailable, "cannot reach homed: no daemon is listening on \(path) (\(reason)); is homed running?")
     }
 
     private static func reason(_ error: any Error) -> String {

@@ -28,6 +28,8 @@ public struct ServerConfiguration: Sendable {
     public var roles = RoleTable(RolePolicy(daemonUID: getuid()))
     public var serverName = "homed"
     public var serverVersion = HomedVersion.current
+    /// The database's path as GetStatus reports it; "" for a daemon in memory.
+    public var databasePath = ""
     /// Largest frame accepted or sent; a hello may negotiate less, never more.
     public var maxFrameSize = defaultMaxFrameSize
     public var maxConnections = 1024

@@ -27,8 +27,15 @@ struct HomeCtl: AsyncParsableCommand {
             Status.self, Stats.self, Homes.self, Rooms.self, Zones.self, Accessories.self, Show.self, Get.self,
             SetValue.self,
             Rename.self, Assign.self, Groups.self, Scenes.self, Triggers.self, Types.self, Watch.self,
-            Providers.self, Sim.self,
+            Providers.self, Remove.self, Sim.self,
         ])
+
+    /// The options every subcommand takes, declared here as well: `homectl --help`
+    /// lists them once, and the shells' completion scripts know that
+    /// `homectl --socket X show <Tab>` completes `show`'s arguments. Given before
+    /// the subcommand, they are moved after it before parsing
+    /// (`GlobalOptions.movedAfterSubcommand`), so the subcommand always has them.
+    @OptionGroup(title: "Options every command takes") var options: ConnectionOptions
 }
 
 extension HomeCtl {

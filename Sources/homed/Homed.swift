@@ -204,6 +204,7 @@ struct Homed: AsyncParsableCommand {
         let store = HomeStore(
             graph: graph, journalCapacity: settings.journalCapacity, persistence: database, logger: logger)
         var configuration = ServerConfiguration(socketPath: socketPath)
+        configuration.databasePath = paths.database?.path ?? ""
         configuration.defaultQueueLimit = settings.queueLimit
         configuration.providerTimeoutMs = UInt32(clamping: settings.providerTimeoutMs)
         configuration.providerPingIntervalMs = UInt32(clamping: settings.providerPingIntervalMs)

@@ -56,7 +56,7 @@ struct CommandLineTests {
 
         let set = try daemon.homectl("set", "Living Room/Lamp/Brightness", "42")
         #expect(set.status == 0)
-        #expect(set.stdout.contains("Brightness = 42 (seq "))
+        #expect(set.stdout.contains("Brightness = 42% (seq "))
         let get = try daemon.homectl("get", "Living Room/Lamp/Brightness", "--json")
         let reads = try JSONSerialization.jsonObject(with: Data(get.stdout.utf8)) as? [[String: Any]]
         #expect(reads?.first?["value"] as? Int == 42)

@@ -94,6 +94,46 @@ struct HomectlOutputTests {
         #expect(nothing.status == 5, "\(nothing.stderr)")
     }
 
+    /// What bash's completion offers for a command line whose last word is being
+    /// completed: the real script from `--generate-completion-script bash`, sourced
+    /// and called as bash calls it.
+    private func bashCompletes(_ daemon: DaemonProcess, _ words: String) throws -> [String] {
+        let script = """
+            source <("$HOMECTL" --generate-completion-script bash)
+            COMP_WORDS=("$HOMECTL" \(words))
+            COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))
+            COMP_LINE="${COMP_WORDS[*]}"; COMP_POINT=${#COMP_LINE}
+            _homectl "$HOMECTL" "${COMP_WORDS[$COMP_CWORD]}" "${COMP_WORDS[$((COMP_CWORD-1))]}"
+            printf '%s\\n' "${COMPREPLY[@]}"
+            """
+        var environment = daemon.environment
+        environment["HOMECTL"] = builtExecutable("homectl")
+        let result = try run("/bin/bash", ["-c", script], environment: environment)
+        return result.stdout.split(separator: "\n").map(String.init)
+    }
+
+    @Test("bash completes after a backslashed space, after global options, rename, assign, scenes, values; once each")
+    func bashCompletion() throws {
+        let daemon = try DaemonProcess()
+        let escaped = try bashCompletes(daemon, #"get 'Living\ Room/'"#)
+        #expect(escaped.contains("Living Room/Lamp") && escaped.contains("Living Room/Lamp/Brightness"), "\(escaped)")
+        let quoted = try bashCompletes(daemon, #"get "'Living Room/La""#)
+        #expect(quoted.contains("Living Room/Lamp"), "\(quoted)")
+        let afterGlobal = try bashCompletes(daemon, "--socket \(daemon.socketPath) --timeout 5 show La")
+        #expect(afterGlobal == ["Lamp"], "\(afterGlobal)")
+        let values = try bashCompletes(daemon, #"set 'Hallway/Front\ Door\ Lock/LockTargetState' ''"#)
+        #expect(values == ["Unlocked", "Locked"], "\(values)")
+        let bool = try bashCompletes(daemon, #"set 'Living\ Room/Lamp/On' ''"#)
+        #expect(bool == ["true", "false"], "\(bool)")
+        let renamable = try bashCompletes(daemon, "rename Liv")
+        #expect(renamable.contains("Living Room") && renamable.contains("Living Room/Lamp"), "\(renamable)")
+        #expect(Set(renamable).count == renamable.count, "each name once: \(renamable)")
+        #expect(try bashCompletes(daemon, "assign Lamp Bed") == ["Bedroom"])
+        #expect(try daemon.homectl("scenes", "create", "Good Night").status == 0)
+        let scenes = try bashCompletes(daemon, "triggers create X --scene Go")
+        #expect(scenes == ["Good Night"], "\(scenes)")
+    }
+
     @Test("completion asks the daemon for PATHs and accessories; nothing, at once, when no daemon answers")
     func completion() throws {
         let daemon = try DaemonProcess()

@@ -10,6 +10,22 @@ import Testing
 /// `homed --demo`.
 @Suite("homectl as its users type it", .serialized, .timeLimit(.minutes(2)))
 struct HomectlPapercutTests {
+    @Test("status shows the database's path and the daemon's pid; in memory says so")
+    func statusShowsDatabaseAndPID() throws {
+        let daemon = try DaemonProcess()
+        let text = try daemon.homectl("status")
+        #expect(text.stdout.contains("database         \(daemon.directory)/homed.sqlite"), "\(text.stdout)")
+        #expect(text.stdout.contains("pid              \(daemon.child.process.processIdentifier)\n"), "\(text.stdout)")
+        let json = try daemon.homectl("status", "--json").stdout
+        #expect(json.contains("\"database\":\"\(daemon.directory)/homed.sqlite\""), "\(json)")
+        #expect(json.contains("\"daemon_pid\":\(daemon.child.process.processIdentifier)"), "\(json)")
+
+        let inMemory = try DaemonProcess(arguments: ["--in-memory", "--demo", "--no-simulator"])
+        #expect(
+            try inMemory.homectl("status").stdout.contains("database         in memory (nothing survives a restart)"))
+        #expect(try inMemory.homectl("status", "--json").stdout.contains("\"database\":null"))
+    }
+
     @Test("a negative number is a value: set PATH -5, triggers create --below -5")
     func negativeNumbers() throws {
         let daemon = try DaemonProcess()

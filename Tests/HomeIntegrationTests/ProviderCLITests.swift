@@ -86,8 +86,14 @@ struct ProviderCLITests {
         simulator.signal(SIGKILL)
         simulator.wait()
         _ = try eventually(daemon, ["providers", "--json"]) { $0.contains("\"connected\":false") }
+        // The cache answers with the last known value, marked so; exit 75 tells a
+        // script the device does not answer (14 would be homed itself).
         let cached = try daemon.homectl("get", "Shed/Shed Lamp/Brightness")
-        #expect(cached.status == 0 && cached.stdout.contains("35%"))
+        #expect(cached.status == 75, "\(cached.stderr)")
+        #expect(cached.stdout.contains("35% (unreachable, last updated "), "\(cached.stdout)")
+        let cachedJSON = try daemon.homectl("get", "Shed/Shed Lamp/Brightness", "--json")
+        #expect(
+            cachedJSON.stdout.contains("\"value\":35,\"value_name\":null,\"reachable\":false"), "\(cachedJSON.stdout)")
         let gone = try daemon.homectl("get", "--fresh", "Shed/Shed Lamp/Brightness")
         #expect(gone.status != 0)
         #expect(gone.stdout.contains("UNAVAILABLE") || gone.stderr.contains("not connected"), "\(gone)")

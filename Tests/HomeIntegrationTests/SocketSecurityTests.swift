@@ -50,10 +50,33 @@ struct SocketSecurityTests {
                 "--reuid", Self.otherUID, "--regid", Self.otherUID, "--clear-groups", builtExecutable("homectl"),
                 "rooms", "add", "Intruder",
             ], environment: ["HOMED_SOCKET": daemon.socketPath])
-        #expect(attempt.status != 0)
+        // Told it is a matter of permission (exit 7, PERMISSION_DENIED), not that no daemon runs (14).
+        #expect(attempt.status == 7, "\(attempt.stderr)")
         #expect(
-            attempt.stderr.contains("Permission denied") || attempt.stderr.contains("permission"), "\(attempt.stderr)")
+            attempt.stderr.contains(
+                "homectl: permission denied on \(daemon.socketPath) (mode 0600, owner root, group root); it admits "
+                    + "only its owner, root; to share it, give it a group and mode 0660"), "\(attempt.stderr)")
         #expect(try !daemon.homectl("rooms").stdout.contains("Intruder"))
+    }
+
+    @Test("a user outside the socket's group is told to join it, with the command", .enabled(if: canSwitchUser))
+    func outsideTheGroup() throws {
+        // A group nobody is not in: the daemon's socket is mode 0660, group "adm"-like gid 4 or root's 0.
+        let daemon = try DaemonProcess(
+            arguments: ["--in-memory", "--demo", "--no-simulator", "--socket-mode", "0660", "--socket-group", "0"])
+        chmod(daemon.directory, 0o755)
+        let attempt = try run(
+            "/usr/bin/setpriv",
+            [
+                "--reuid", Self.otherUID, "--regid", Self.otherUID, "--clear-groups", builtExecutable("homectl"),
+                "status",
+            ],
+            environment: ["HOMED_SOCKET": daemon.socketPath])
+        #expect(attempt.status == 7, "\(attempt.stderr)")
+        #expect(
+            attempt.stderr.contains(
+                "permission denied on \(daemon.socketPath) (mode 0660, owner root, group root); you (nobody, uid 65534) "
+                    + "are not in group root: `sudo usermod -aG root nobody`, then log in again"), "\(attempt.stderr)")
     }
 
     @Test("a socket directory writable by everyone without the sticky bit is refused, and nothing is made in it")

@@ -48,6 +48,24 @@ struct PathTests {
         #expect(graph.room(try graph.resolve(path: "Kitchen"))?.name == "Kitchen")
     }
 
+    @Test("a path that stops short of a characteristic says what it names, with an article, and a path that works")
+    func shortOfACharacteristic() {
+        let lamp = graph.accessories.values.first { $0.name == "Lamp" }!.id
+        #expect(
+            throws: HomeError(
+                .invalidArgument,
+                "Living Room/Lamp is an accessory (id \(lamp)), not a characteristic; add the characteristic's name, "
+                    + "e.g. Living Room/Lamp/On")
+        ) { try graph.resolveCharacteristic("Living Room/Lamp") }
+        let kitchen = graph.rooms.values.first { $0.name == "Kitchen" }!.id
+        #expect(
+            throws: HomeError(
+                .invalidArgument,
+                "Kitchen is a room (id \(kitchen)), not a characteristic; add the characteristic's name, "
+                    + "e.g. Kitchen/Coffee Maker/On")
+        ) { try graph.resolveCharacteristic("Kitchen") }
+    }
+
     @Test("an unknown room names the part and lists the home's rooms")
     func unknownRoom() {
         #expect(

@@ -174,6 +174,17 @@ struct ProviderRegistrationTests {
             )
         ) { _ = try $0.register([good, missingOn], provider: "p", nowMs: 1) }
 
+        var plug = providedLamp(key: "plug")
+        plug.services = [
+            ProvidedService(type: "Outlet", characteristics: [ProvidedCharacteristic(type: "OutletInUse")])
+        ]
+        expectFailure(
+            graph,
+            HomeError(
+                .invalidArgument,
+                "accessory 1 (key \"plug\"), service 1 (\"Outlet\"): an Outlet service requires On, which is missing")
+        ) { _ = try $0.register([plug], provider: "p", nowMs: 1) }
+
         var inverted = providedLamp(key: "inverted")
         inverted.services[0].characteristics.append(
             ProvidedCharacteristic(

@@ -303,6 +303,12 @@ class Led(Device):
             return {}
 
 
+#: What discover() looks for, as the log says it when it finds nothing.
+LOOKED_FOR = ("thermal zones (class/thermal/thermal_zone*/temp), hwmon temperature sensors "
+              "(class/hwmon/hwmon*/temp*_input), batteries (class/power_supply/*/type = Battery, with capacity) "
+              "and LEDs (class/leds/*/brightness and max_brightness)")
+
+
 def discover(root: str, low_battery: int = 10) -> List[Device]:
     """Every device under root (a sysfs tree), in a stable order."""
     devices: List[Device] = []
@@ -519,12 +525,16 @@ def main(argv=None) -> int:
         for device in discover(args.sysfs_root, args.low_battery):
             values = SysfsProvider._safe_read(device) or {}
             out.append(device.accessory(values))
-        json.dump(out, sys.stdout, indent=2)
-        sys.stdout.write("\n")
-        return 0
+        if not out:
+            log.warning("no devices under %s: looked for %s", args.sysfs_root, LOOKED_FOR)
+        return print_json(out)
 
     provider = SysfsProvider(args.sysfs_root, args.socket, args.poll_interval, args.provider_id, args.low_battery)
-    log.info("%d devices under %s", len(provider.devices), args.sysfs_root)
+    if provider.devices:
+        log.info("%d devices under %s", len(provider.devices), args.sysfs_root)
+    else:
+        log.warning("no devices under %s: looked for %s; serving none (a battery or sensor that appears "
+                    "later is not picked up until the provider restarts)", args.sysfs_root, LOOKED_FOR)
 
     def stop():
         provider.stopping.set()
@@ -533,5 +543,21 @@ def main(argv=None) -> int:
     return run_until_signalled(provider.run, stop, args.provider_id, log)
 
 
+def print_json(value) -> int:
+    """Prints `value` as JSON; a reader that went away early (`--list | head`) is
+    an ordinary end, not a BrokenPipeError."""
+    try:
+        json.dump(value, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Python would report the failed flush of stdout at exit: point it at /dev/null.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:  # Ctrl-C before the provider's own handler is in place
+        sys.exit(130)

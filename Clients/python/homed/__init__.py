@@ -30,8 +30,8 @@ from .client import PROTOCOL_VERSION, Client, Subscription
 from .cursor import StreamCursor
 from .errors import (
     Aborted, AlreadyExists, Cancelled, DaemonNotRunning, DataLoss, DeadlineExceeded, FailedPrecondition, HomedError,
-    Internal, InvalidArgument, NotFound, OutOfRange, PermissionDenied, ResourceExhausted, Unauthenticated,
-    Unavailable, Unimplemented, Unknown, error_for,
+    Internal, InvalidArgument, NotFound, OutOfRange, PermissionDenied, ResourceExhausted, SocketNotPermitted,
+    Unauthenticated, Unavailable, Unimplemented, Unknown, error_for,
 )
 from .framing import DEFAULT_MAX_FRAME_SIZE, FrameDecoder, FrameTooLarge, encode_frame
 from .paths import default_socket_path
@@ -42,7 +42,7 @@ __all__ = [
     "DEFAULT_MAX_FRAME_SIZE", "FrameDecoder", "FrameTooLarge", "encode_frame", "Provider", "Ref",
     # typed errors (homed.errors)
     "error_for", "Cancelled", "Unknown", "InvalidArgument", "DeadlineExceeded", "NotFound", "AlreadyExists",
-    "PermissionDenied", "ResourceExhausted", "FailedPrecondition", "Aborted", "OutOfRange", "Unimplemented",
+    "PermissionDenied", "SocketNotPermitted", "ResourceExhausted", "FailedPrecondition", "Aborted", "OutOfRange", "Unimplemented",
     "Internal", "Unavailable", "DataLoss", "Unauthenticated", "DaemonNotRunning",
 ]
 __version__ = "0.1.0"

@@ -18,7 +18,7 @@ from .client_core import (
     DEADLINE_GRACE, PROTOCOL_VERSION, Call, ClientBase, Connection, StreamEnd, read_request, request_of,
     response_of, unary_item, write_request,
 )
-from .errors import DaemonNotRunning, DeadlineExceeded, HomedError, Unavailable
+from .errors import DaemonNotRunning, DeadlineExceeded, HomedError, SocketNotPermitted, Unavailable
 from .paging import HomePages
 from .paths import default_socket_path, nothing_listens, resolve_socket_path
 
@@ -71,6 +71,8 @@ class Client(ClientBase):
             sock.close()
             if nothing_listens(error):
                 raise DaemonNotRunning(path, source, error) from None
+            if isinstance(error, PermissionError):
+                raise SocketNotPermitted(path, error) from None
             raise
         except BaseException:
             sock.close()

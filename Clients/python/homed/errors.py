@@ -133,3 +133,47 @@ class DaemonNotRunning(Unavailable, ConnectionError):
 
     def copy(self) -> "HomedError":
         return Unavailable(self.message)
+
+
+class SocketNotPermitted(PermissionDenied, PermissionError):
+    """The socket is there but this process may not open it (EACCES): a user
+    outside the socket's group. No restart of homed mends it, so a provider
+    ends (exit status 2) rather than retrying. The message says the socket's
+    mode, owner and group and how to join the group.
+
+    It is also a ``PermissionError`` (an ``OSError``), as connecting raised before."""
+
+    def __init__(self, path: str, cause: Optional[OSError] = None):
+        import grp
+        import os
+        import pwd
+        try:
+            info = os.stat(path)
+            owner = _name(pwd.getpwuid, info.st_uid)
+            group = _name(grp.getgrgid, info.st_gid)
+            where = f"{path} (mode {info.st_mode & 0o7777:04o}, owner {owner}, group {group})"
+        except OSError:
+            where, group = path, None
+        me = _name(pwd.getpwuid, os.getuid())
+        if group is None or group.isdigit():
+            fix = "ask its owner for access"
+        else:
+            fix = f"join group {group}: `sudo usermod -aG {group} {me}`, then log in again (or restart the service)"
+        super().__init__(f"permission denied on {where}: you ({me}, uid {os.getuid()}) may not open homed's socket; {fix}")
+        self.path = path
+        self.errno = cause.errno if cause is not None else None
+        self.strerror = cause.strerror if cause is not None else "Permission denied"
+        self.filename = path
+
+    def __str__(self) -> str:
+        return Exception.__str__(self)
+
+    def copy(self) -> "HomedError":
+        return PermissionDenied(self.message)
+
+
+def _name(lookup, number: int) -> str:
+    try:
+        return lookup(number)[0]
+    except KeyError:
+        return str(number)

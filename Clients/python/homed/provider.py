@@ -543,6 +543,6 @@ def run_until_signalled(run: Callable[[], None], stop: Callable[[], None], provi
     try:
         run()
     except HomedError as error:
-        (logger or log).error("homed refused provider %r: %s", provider_id, error)
+        (logger or log).error("homed refused provider %r (%s): %s", provider_id, error.code_name, error.message)
         return 2
     return 0

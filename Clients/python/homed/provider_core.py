@@ -44,7 +44,12 @@ def opened_of(command):
 def open_refused(error: HomedError) -> HomedError:
     """Marks an OpenProvider refusal: ``permanent`` (retrying cannot help) and
     ``held`` (another connection holds the id: see :class:`Reconnecting`)."""
-    error.permanent = error.code in (pb.INVALID_ARGUMENT, pb.ALREADY_EXISTS)
+    # PERMISSION_DENIED: serving accessories needs the admin role, which no retry gives.
+    error.permanent = error.code in (pb.INVALID_ARGUMENT, pb.ALREADY_EXISTS, pb.PERMISSION_DENIED)
+    if error.code == pb.PERMISSION_DENIED and "needs the admin role" in error.message:
+        error.message += ("; serving accessories needs the admin role: run the provider as the homed user "
+                          "(User=homed in its unit) or add its user under roles.admins in homed's configuration, "
+                          "then `systemctl reload homed`")
     error.held = error.code == pb.ALREADY_EXISTS
     return error
 
@@ -85,6 +90,9 @@ class Reconnecting:
     def failed(self, error: BaseException, now: float) -> bool:
         """A connection failed with ``error`` at ``now``: True when it ends the
         provider (a HomedError marked permanent), False to connect again."""
+        if isinstance(error, PermissionError):  # SocketNotPermitted: the socket is not ours to open
+            error.permanent = True
+            return True
         if not isinstance(error, HomedError):
             log.debug("provider %s: cannot connect: %s", self.provider_id, error)
             return False
@@ -201,14 +209,18 @@ class ProviderCore:
 
     def stage_remove(self, keys: Iterable[str], connected: bool) -> "Change":
         """Removes accessories from the set; from the daemon now when connected
-        and it has them, else at the next registration."""
+        and it has them (this session's, or known from an earlier one), else at
+        the next registration."""
         keys = list(keys)
         for key in keys:
             self.accessories.pop(key, None)
         if not connected:
             self.removed.update(keys)
             return Change([], [], False, None)
-        known = [k for k in keys if k in self.table.accessory_ids]
+        # Known to the daemon: registered in this session, or from an earlier
+        # one (the keys the session opened with: a device gone while away).
+        known = [k for k in keys if k in self.table.accessory_ids or k in self.known_keys]
+        self.known_keys = [k for k in self.known_keys if k not in known]
         return Change([], known, bool(known), None)
 
     def undo(self, change: "Change") -> None:

@@ -101,9 +101,22 @@ def test_a_change_is_told_now_only_when_connected_and_an_update_the_daemon_refus
     removal = core.stage_remove(["lamp-1", "ghost"], connected=True)
     assert removal.now and removal.remove_keys == ["lamp-1"] and not core.removed  # ghost: unknown to the daemon
     assert not core.stage_remove(["ghost"], connected=True).now
+    # A key the daemon knew when the session opened, not registered since (a
+    # device that left while the provider was away), is removed now too, once.
+    core.known_keys = ["old-lamp"]
+    removal = core.stage_remove(["old-lamp"], connected=True)
+    assert removal.now and removal.remove_keys == ["old-lamp"] and core.known_keys == []
+    assert not core.stage_remove(["old-lamp"], connected=True).now
 
 
 # -- commands: late ones are not handled --------------------------------------------
+
+def test_a_key_the_daemon_listed_at_opening_is_removed_now_though_this_session_never_registered_it():
+    core = ProviderCore("desk", [])
+    core.known_keys = ["old-1"]  # registered in an earlier session only
+    removal = core.stage_remove(["old-1", "ghost"], connected=True)
+    assert removal.now and removal.remove_keys == ["old-1"]
+
 
 def test_a_command_whose_deadline_passed_is_skipped_and_counted():
     core = core_with_lamp()
@@ -298,3 +311,23 @@ def test_an_id_held_elsewhere_is_retried_for_the_takeover_wait_then_ends_the_pro
     assert policy.failed(held(), now=13.0)
     assert not policy.failed(error_for(pb.UNAVAILABLE, "restarting"), now=14.0)
     assert not policy.failed(ConnectionRefusedError(), now=14.0)
+
+
+def test_a_refusal_for_want_of_the_admin_role_or_of_the_socket_ends_the_provider_and_names_the_fix():
+    """Neither is mended by retrying: the provider ends (exit status 2 in a
+    program on run_until_signalled) with the way to get the role or the group."""
+    from homed.errors import SocketNotPermitted
+    denied = open_refused(error_for(pb.PERMISSION_DENIED, "home.v1.HomeService/OpenProvider needs the admin role; "
+                                                          "the caller (uid 1000, pid 9) has the user role"))
+    assert denied.permanent
+    assert denied.message.endswith("; serving accessories needs the admin role: run the provider as the homed user "
+                                   "(User=homed in its unit) or add its user under roles.admins in homed's "
+                                   "configuration, then `systemctl reload homed`")
+    policy = Reconnecting(0.1, 5.0, takeover_wait=3.0)
+    assert policy.failed(denied, 0.0) is True
+    socket_error = SocketNotPermitted("/nonexistent/homed.sock", PermissionError(13, "Permission denied"))
+    assert isinstance(socket_error, PermissionError) and socket_error.code == pb.PERMISSION_DENIED
+    assert policy.failed(socket_error, 0.0) is True
+    assert "may not open homed's socket" in socket_error.message
+    # A daemon that is not there yet is retried.
+    assert policy.failed(ConnectionRefusedError(111, "Connection refused"), 0.0) is False

@@ -1292,10 +1292,19 @@ struct  Home__V1__GetStatusResponse
   uint32_t caller_uid;
   int32_t caller_pid;
   Home__V1__Role caller_role;
+  /*
+   * Where the daemon keeps the home: the SQLite database's path, "" when it runs
+   * in memory (nothing survives a restart).
+   */
+  char *database_path;
+  /*
+   * The daemon's process id.
+   */
+  int32_t daemon_pid;
 };
 #define HOME__V1__GET_STATUS_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&home__v1__get_status_response__descriptor) \
-    , (char *)protobuf_c_empty_string, 0, 0, (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0, 0, 0, (char *)protobuf_c_empty_string, 0, 0, HOME__V1__ROLE__ROLE_UNSPECIFIED }
+    , (char *)protobuf_c_empty_string, 0, 0, (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0, 0, 0, (char *)protobuf_c_empty_string, 0, 0, HOME__V1__ROLE__ROLE_UNSPECIFIED, (char *)protobuf_c_empty_string, 0 }
 
 
 struct  Home__V1__AddHome

@@ -224,11 +224,36 @@ extension HomeGraph {
             id = try resolve(path: accessoryPath + path[slash...])
         }
         guard characteristics[id] != nil else {
-            let what = kind(of: id).map { String(describing: $0) } ?? "object"
+            let what = kind(of: id)?.nounWithArticle ?? "an object"
+            let example = exampleContinuation(under: id).map { "\(path)/\($0)" } ?? "\(path)/On"
             throw HomeError(
                 .invalidArgument,
-                "\(path) is a \(what) (id \(id)), not a characteristic; add the characteristic's name, e.g. \(path)/On")
+                "\(path) is \(what) (id \(id)), not a characteristic; add the characteristic's name, e.g. \(example)")
         }
         return id
+    }
+
+    /// How a path that stops short of a characteristic could go on: of an
+    /// accessory, its primary (else first) service's first characteristic ("On");
+    /// of a service, its first one; of a room, its first accessory's
+    /// ("Coffee Maker/On"). For the hint of such a path.
+    private func exampleContinuation(under id: ObjectID) -> String? {
+        if let room = rooms[id] {
+            let inRoom = accessories.values.filter { $0.roomID == room.id }.sorted { $0.id < $1.id }
+            for accessory in inRoom {
+                if let rest = exampleContinuation(under: accessory.id) { return "\(accessory.name)/\(rest)" }
+            }
+            return nil
+        }
+        var serviceID = id
+        if let accessory = accessories[id] {
+            let services = accessory.serviceIDs.compactMap { self.services[$0] }
+                .filter { $0.type.name != "AccessoryInformation" }
+            guard let service = services.first(where: \.isPrimary) ?? services.first else { return nil }
+            serviceID = service.id
+        }
+        guard let service = services[serviceID] else { return nil }
+        return service.characteristicIDs.compactMap { characteristics[$0] }
+            .first { $0.type.name != "Name" }?.type.name
     }
 }

@@ -220,3 +220,10 @@ extension ObjectKind {
         }
     }
 }
+
+/// "a Lightbulb", "an Outlet", "an accessory": a name with the article its first
+/// letter asks for (no HAP type name starts with a silent consonant or a "u" said "you").
+func withArticle(_ name: String) -> String {
+    guard let first = name.first?.lowercased() else { return name }
+    return ("aeiou".contains(first) ? "an " : "a ") + name
+}

@@ -101,7 +101,7 @@ extension HomeGraph {
         if !missing.isEmpty {
             throw HomeError(
                 .invalidArgument,
-                "\(label): a \(info.name) service requires \(missing.joined(separator: ", ")), which "
+                "\(label): \(withArticle(info.name)) service requires \(missing.joined(separator: ", ")), which "
                     + (missing.count == 1 ? "is" : "are") + " missing")
         }
         return ProvidedServicePlan(

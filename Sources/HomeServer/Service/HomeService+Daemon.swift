@@ -2,6 +2,10 @@ internal import HomeModel
 internal import HomeWire
 internal import NIOCore
 
+#if canImport(Glibc)
+    internal import Glibc
+#endif
+
 extension HomeService {
     func getStatus(_ request: GetStatusRequest, context: CallContext) -> GetStatusResponse {
         var status = GetStatusResponse()
@@ -18,6 +22,8 @@ extension HomeService {
         status.accessories = UInt32(counts.accessories)
         status.characteristics = UInt32(counts.characteristics)
         status.socketPath = configuration.socketPath
+        status.databasePath = configuration.databasePath
+        status.daemonPID = getpid()
         status.callerUID = context.peer.uid
         status.callerPID = context.peer.pid
         status.role = context.role

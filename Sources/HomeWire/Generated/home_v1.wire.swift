@@ -901,8 +901,13 @@ public struct GetStatusResponse: Hashable, Sendable {
     public var callerPID: Int32 = 0
     /// A `home.v1.Role` number (see `Role`).
     public var callerRole: UInt32 = 0
+    /// Where the daemon keeps the home: the SQLite database's path, "" when it runs
+    /// in memory (nothing survives a restart).
+    public var databasePath: String = ""
+    /// The daemon's process id.
+    public var daemonPID: Int32 = 0
 
-    public init(serverVersion: String = "", protocolVersion: UInt32 = 0, connectionID: UInt64 = 0, journalID: String = "", seq: UInt64 = 0, uptimeMs: Int64 = 0, connections: UInt32 = 0, subscriptions: UInt32 = 0, homes: UInt32 = 0, accessories: UInt32 = 0, characteristics: UInt32 = 0, socketPath: String = "", callerUID: UInt32 = 0, callerPID: Int32 = 0, callerRole: UInt32 = 0) {
+    public init(serverVersion: String = "", protocolVersion: UInt32 = 0, connectionID: UInt64 = 0, journalID: String = "", seq: UInt64 = 0, uptimeMs: Int64 = 0, connections: UInt32 = 0, subscriptions: UInt32 = 0, homes: UInt32 = 0, accessories: UInt32 = 0, characteristics: UInt32 = 0, socketPath: String = "", callerUID: UInt32 = 0, callerPID: Int32 = 0, callerRole: UInt32 = 0, databasePath: String = "", daemonPID: Int32 = 0) {
         self.serverVersion = serverVersion
         self.protocolVersion = protocolVersion
         self.connectionID = connectionID
@@ -918,6 +923,8 @@ public struct GetStatusResponse: Hashable, Sendable {
         self.callerUID = callerUID
         self.callerPID = callerPID
         self.callerRole = callerRole
+        self.databasePath = databasePath
+        self.daemonPID = daemonPID
     }
 }
 
@@ -2442,6 +2449,8 @@ extension GetStatusResponse: ProtobufCBridged {
         callerUID = source.caller_uid
         callerPID = source.caller_pid
         callerRole = source.caller_role.rawValue
+        databasePath = swiftString(source.database_path)
+        daemonPID = source.daemon_pid
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__GetStatusResponse> {
@@ -2462,6 +2471,8 @@ extension GetStatusResponse: ProtobufCBridged {
         built.pointee.caller_uid = callerUID
         built.pointee.caller_pid = callerPID
         built.pointee.caller_role = Home__V1__Role(rawValue: callerRole)
+        if !databasePath.isEmpty { built.pointee.database_path = arena.cString(databasePath) }
+        built.pointee.daemon_pid = daemonPID
         return built
     }
 }

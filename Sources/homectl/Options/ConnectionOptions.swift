@@ -21,7 +21,7 @@ struct ConnectionOptions: ParsableArguments {
         help: ArgumentHelp(
             "How to print: text (for people), json, yaml; list commands also table and wide (more columns).",
             valueName: "format"))
-    var output: OutputFormat = .text
+    var output: OutputFormat?
 
     @Flag(help: "With -o table or -o wide: no header line.")
     var noHeaders = false
@@ -35,14 +35,18 @@ struct ConnectionOptions: ParsableArguments {
     @Option(help: .hidden)
     var clientName = "homectl"
 
-    /// The output format: --json is -o json.
-    var format: OutputFormat { jsonFlag ? .json : output }
+    /// The output format: --json is -o json; text unless told.
+    var format: OutputFormat { jsonFlag ? .json : output ?? .text }
+
+    /// Whether `-o text` was given: text for people even into a pipe (`watch`
+    /// prints JSON into a pipe unless told).
+    var textAskedFor: Bool { output == .text }
 
     /// JSON or YAML rather than text: what every `if options.json` prints.
     var json: Bool { format.isStructured }
 
     func validate() throws {
-        if jsonFlag && output != .text && output != .json {
+        if jsonFlag, let output, output != .text && output != .json {
             throw ValidationError("--json and -o \(output.rawValue) ask for two formats; give one")
         }
         guard timeout >= 0, timeout.isFinite else {
@@ -68,7 +72,7 @@ struct ConnectionOptions: ParsableArguments {
             return result
         } catch {
             await client.close()
-            throw Failure(error)
+            throw Failure(AccessExplanation.roleDenied(error, socketPath: socketPath) ?? error)
         }
     }
 }
@@ -81,6 +85,10 @@ extension ConnectionOptions {
     /// forgotten HOMED_SOCKET is a common surprise) and, when nothing listens, how
     /// to start homed.
     func explained(_ error: HomeError) -> HomeError {
+        if error.code == .permissionDenied {
+            return AccessExplanation.roleDenied(error, socketPath: socketPath)
+                ?? AccessExplanation.socketDenied(error, path: socketPath)
+        }
         guard error.code == .unavailable else { return error }
         let source =
             socket != nil

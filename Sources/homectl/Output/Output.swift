@@ -191,6 +191,7 @@ extension Characteristic {
     /// The value with its unit, for people.
     var displayValue: String {
         guard let value else { return "—" }
+        if let name = valueName { return name }
         let unit: String
         switch metadata.unit {
         case .none: unit = ""

@@ -32,20 +32,14 @@ extension HomeGraph {
         "AirQuality",
     ]
 
-    /// "On"/"Off" for On; an enumerated value by its catalog name ("Secured");
-    /// any other value with its unit.
+    /// "On"/"Off" for On; an enumerated value by its person's name ("Locked",
+    /// "Closed"); any other value with its unit.
     private static func stateText(_ characteristic: Characteristic) -> String {
         switch characteristic.value {
         case .bool(let on) where characteristic.type.name == "On":
             return on ? "On" : "Off"
         case .bool(let value):
             return "\(characteristic.type.name): \(value ? "yes" : "no")"
-        case .int(let number):
-            return HAPCatalog.characteristic(uuid: characteristic.type.uuid)?.name(ofValidValue: number)
-                ?? characteristic.displayValue
-        case .uint(let number) where number <= UInt64(Int64.max):
-            return HAPCatalog.characteristic(uuid: characteristic.type.uuid)?.name(ofValidValue: Int64(number))
-                ?? characteristic.displayValue
         default:
             return characteristic.displayValue
         }

@@ -14,10 +14,10 @@ struct Assign: AsyncParsableCommand {
 
     @OptionGroup var options: ConnectionOptions
 
-    @Argument(help: "The accessory.")
+    @Argument(help: "The accessory.", completion: .homeNames(.accessory))
     var accessory: String
 
-    @Argument(help: "The room to move it to.")
+    @Argument(help: "The room to move it to.", completion: .homeNames(.room))
     var room: String
 
     func run() async throws {

@@ -6,7 +6,16 @@ internal import HomeWire
 struct Get: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Read characteristic values, or all of an accessory's.",
-        discussion: "Values come from the daemon's cache unless --fresh asks the accessory.")
+        discussion: """
+            Values come from the daemon's cache unless --fresh asks the accessory. Enumerated values show \
+            their names (CurrentDoorState: Closing; -o json keeps the number and adds value_name). A value \
+            of an unreachable accessory is its last known one, marked so, and the exit code is then 75 \
+            (14 means homed itself did not answer).
+
+            Examples:
+              homectl get "Living Room/Lamp"                 # every readable value of the lamp
+              homectl get "Garage/Garage Door/CurrentDoorState" -o json
+            """)
 
     @OptionGroup var options: ConnectionOptions
 
@@ -32,6 +41,7 @@ struct Get: AsyncParsableCommand {
             return (graph, targets, try await client.read(targets, fresh: fresh))
         }
         var failure: HomeError?
+        var anyUnreachable = false
         var rows: [[String]] = []
         var items: [JSON] = []
         for (id, read) in zip(targets, response.reads) {
@@ -49,12 +59,22 @@ struct Get: AsyncParsableCommand {
             }
             var characteristic = graph.characteristics[read.characteristicID]
             characteristic?.value = read.value
-            rows.append([fullPath, characteristic?.displayValue ?? read.value?.description ?? "—"])
+            let reachable = characteristic.flatMap { graph.accessories[$0.accessoryID]?.isReachable } ?? true
+            var shown = characteristic?.displayValue ?? read.value?.description ?? "—"
+            if !reachable {
+                anyUnreachable = true
+                shown +=
+                    read.lastUpdatedMs == 0
+                    ? " (unreachable, never read)" : " (unreachable, last updated \(Self.clock(read.lastUpdatedMs)))"
+            }
+            rows.append([fullPath, shown])
             items.append(
                 .object([
                     ("id", .uint(read.characteristicID)),
                     ("path", .string(fullPath)),
                     ("value", read.value?.json ?? .null),
+                    ("value_name", characteristic?.valueName.map { .string($0) } ?? .null),
+                    ("reachable", .bool(reachable)),
                     ("updated", read.lastUpdatedMs == 0 ? .null : .string(isoTime(read.lastUpdatedMs))),
                 ]))
         }
@@ -65,6 +85,17 @@ struct Get: AsyncParsableCommand {
         }
         // Each failed item was shown once, on stderr or in the JSON; the exit code is the first one's.
         if let failure { throw Failure(failure, shown: true) }
+        // The values were shown, but one is only the last known: a script can tell
+        // a device that does not answer (75) from a daemon that does not (14).
+        if anyUnreachable { throw ExitCode(Self.unreachableExitCode) }
+    }
+
+    /// sysexits' EX_TEMPFAIL: try again later.
+    static let unreachableExitCode: Int32 = 75
+
+    /// "02:06:12", local time.
+    static func clock(_ ms: Int64) -> String {
+        String(WatchText.clock(ms).prefix(8))
     }
 
     /// A characteristic's id, or every readable characteristic of an accessory (in

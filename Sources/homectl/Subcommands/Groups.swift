@@ -80,10 +80,10 @@ struct Groups: AsyncParsableCommand {
 
         @OptionGroup var options: ConnectionOptions
 
-        @Argument(help: "The group.")
+        @Argument(help: "The group.", completion: .homeNames(.group))
         var group: String
 
-        @Argument(help: "The service, or an accessory for its primary service.")
+        @Argument(help: "The service, or an accessory for its primary service.", completion: .homeNames(.accessory))
         var service: String
 
         func run() async throws {
@@ -100,10 +100,10 @@ struct Groups: AsyncParsableCommand {
 
         @OptionGroup var options: ConnectionOptions
 
-        @Argument(help: "The group.")
+        @Argument(help: "The group.", completion: .homeNames(.group))
         var group: String
 
-        @Argument(help: "The service, or an accessory for its primary service.")
+        @Argument(help: "The service, or an accessory for its primary service.", completion: .homeNames(.accessory))
         var service: String
 
         func run() async throws {
@@ -120,7 +120,7 @@ struct Groups: AsyncParsableCommand {
 
         @OptionGroup var options: ConnectionOptions
 
-        @Argument(help: "The group.")
+        @Argument(help: "The group.", completion: .homeNames(.group))
         var group: String
 
         func run() async throws {

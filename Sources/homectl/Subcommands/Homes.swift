@@ -79,7 +79,7 @@ struct Homes: AsyncParsableCommand {
 
         @OptionGroup var options: ConnectionOptions
 
-        @Argument(help: "The home, by name or id.")
+        @Argument(help: "The home, by name or id.", completion: .homeNames(.home))
         var home: String
 
         @Argument(help: "Its new name.")
@@ -98,12 +98,26 @@ struct Homes: AsyncParsableCommand {
             discussion: "If it was the primary home, the first remaining home becomes primary.")
 
         @OptionGroup var options: ConnectionOptions
+        @OptionGroup var confirmation: Confirmation
 
-        @Argument(help: "The home, by name or id.")
+        @Argument(help: "The home, by name or id.", completion: .homeNames(.home))
         var home: String
 
         func run() async throws {
-            try await options.applyChange { graph throws(HomeError) in .remove(id: try graph.resolveHome(home)) }
+            try await options.applyConfirmedChange(confirmation) { graph throws(HomeError) in
+                let id = try graph.resolveHome(home)
+                let found = graph.homes[id]!
+                let parts = [
+                    found.roomIDs.count.counted("room", "rooms"),
+                    found.accessoryIDs.count.counted("accessory", "accessories"),
+                    found.actionSetIDs.count.counted("scene", "scenes"),
+                    found.triggerIDs.count.counted("trigger", "triggers"),
+                ]
+                return
+                    "Remove home \"\(found.name)\" (id \(id)) and everything in it: \(parts.joined(separator: ", "))?"
+            } operation: { graph throws(HomeError) in
+                .remove(id: try graph.resolveHome(home))
+            }
         }
     }
 
@@ -112,7 +126,7 @@ struct Homes: AsyncParsableCommand {
 
         @OptionGroup var options: ConnectionOptions
 
-        @Argument(help: "The home, by name or id.")
+        @Argument(help: "The home, by name or id.", completion: .homeNames(.home))
         var home: String
 
         func run() async throws {

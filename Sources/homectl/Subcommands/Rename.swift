@@ -14,7 +14,7 @@ struct Rename: AsyncParsableCommand {
 
     @OptionGroup var options: ConnectionOptions
 
-    @Argument(help: "What to rename.")
+    @Argument(help: "What to rename.", completion: .homeNames(.renamable))
     var path: String
 
     @Argument(help: "Its new name.")

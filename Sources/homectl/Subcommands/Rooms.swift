@@ -96,7 +96,7 @@ struct Rooms: AsyncParsableCommand {
         @OptionGroup var options: ConnectionOptions
         @OptionGroup var home: HomeOption
 
-        @Argument(help: "The room: id, name, or Home/Room.")
+        @Argument(help: "The room: id, name, or Home/Room.", completion: .homeNames(.room))
         var room: String
 
         @Argument(help: "Its new name.")
@@ -117,7 +117,7 @@ struct Rooms: AsyncParsableCommand {
         @OptionGroup var options: ConnectionOptions
         @OptionGroup var home: HomeOption
 
-        @Argument(help: "The room: id, name, or Home/Room.")
+        @Argument(help: "The room: id, name, or Home/Room.", completion: .homeNames(.room))
         var room: String
 
         func run() async throws {

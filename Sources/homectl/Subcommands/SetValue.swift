@@ -21,7 +21,9 @@ struct SetValue: AsyncParsableCommand {
 
     // Every word that is not an option of ours, so that a negative number (-5) is a
     // value and not an unknown option; exactly one is taken.
-    @Argument(parsing: .allUnrecognized, help: ArgumentHelp("The value to write.", valueName: "value"))
+    @Argument(
+        parsing: .allUnrecognized, help: ArgumentHelp("The value to write.", valueName: "value"),
+        completion: .homeNames(.valueOf(option: nil)))
     var values: [String] = []
 
     var value: String { values.first ?? "" }
@@ -54,8 +56,11 @@ struct SetValue: AsyncParsableCommand {
                     ("seq", .uint(result.seq)),
                 ]), options)
         } else {
+            var characteristic = graph.characteristics[result.characteristicID]
+            characteristic?.value = written
+            let shown = characteristic?.displayValue ?? value
             Output.line(
-                result.seq == 0 ? "\(fullPath) = \(value) (unchanged)" : "\(fullPath) = \(value) (seq \(result.seq))")
+                result.seq == 0 ? "\(fullPath) = \(shown) (unchanged)" : "\(fullPath) = \(shown) (seq \(result.seq))")
         }
     }
 }
@@ -76,10 +81,15 @@ enum ValueParser {
         case .uint8, .uint16, .uint32, .uint64:
             if let value = UInt64(text) { return .uint(value) }
             if let value = Int64(text) { return .int(value) }  // negative: let the daemon name the range
-            if let valid = characteristic.typeInfo?.validValues.first(where: {
-                $0.name.lowercased() == text.lowercased()
-            }) {
-                return .uint(UInt64(valid.value))
+            if let valid = ValueNames.value(named: text, for: characteristic), valid >= 0 {
+                return .uint(UInt64(valid))
+            }
+            let names = ValueNames.names(of: characteristic)
+            if !names.isEmpty {
+                throw HomeError(
+                    .invalidArgument,
+                    "\(name) takes one of "
+                        + names.map { "\($0.name) (\($0.value))" }.joined(separator: ", ") + ", not '\(text)'")
             }
             throw HomeError(.invalidArgument, "\(name) takes a whole number, not '\(text)'")
         case .int:

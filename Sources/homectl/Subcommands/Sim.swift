@@ -20,7 +20,9 @@ struct Sim: AsyncParsableCommand {
 
         @OptionGroup var options: ConnectionOptions
 
-        @Argument(help: "The accessory: an id, Room/Accessory, or its name alone when unique.")
+        @Argument(
+            help: "The accessory: an id, Room/Accessory, or its name alone when unique.",
+            completion: .homeNames(.accessory))
         var accessory: String
 
         func run() async throws {
@@ -34,7 +36,9 @@ struct Sim: AsyncParsableCommand {
 
         @OptionGroup var options: ConnectionOptions
 
-        @Argument(help: "The accessory: an id, Room/Accessory, or its name alone when unique.")
+        @Argument(
+            help: "The accessory: an id, Room/Accessory, or its name alone when unique.",
+            completion: .homeNames(.accessory))
         var accessory: String
 
         @Option(name: .customLong("for"), help: "Seconds it stays unreachable.")

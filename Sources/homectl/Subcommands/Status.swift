@@ -16,6 +16,8 @@ struct Status: AsyncParsableCommand {
                     ("server_version", .string(status.serverVersion)),
                     ("protocol_version", .uint(UInt64(status.protocolVersion))),
                     ("socket", .string(status.socketPath)),
+                    ("database", status.databasePath.isEmpty ? .null : .string(status.databasePath)),
+                    ("daemon_pid", .int(Int64(status.daemonPID))),
                     ("journal", .string(status.journalID)),
                     ("seq", .uint(status.seq)),
                     ("uptime_ms", .int(status.uptimeMs)),
@@ -33,6 +35,8 @@ struct Status: AsyncParsableCommand {
         for line in Output.table([
             ["homed", status.serverVersion + " (protocol \(status.protocolVersion))"],
             ["socket", status.socketPath],
+            ["database", status.databasePath.isEmpty ? "in memory (nothing survives a restart)" : status.databasePath],
+            ["pid", String(status.daemonPID)],
             ["journal", status.journalID],
             ["sequence", String(status.seq)],
             ["uptime", "\(status.uptimeMs / 1000) s"],

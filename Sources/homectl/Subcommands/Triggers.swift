@@ -81,12 +81,14 @@ struct Triggers: AsyncParsableCommand {
         @Option(help: "Timer: an IANA time zone such as Europe/Berlin (default: this machine's).")
         var timeZone: String?
 
-        @Option(help: "Event: the characteristic to watch, by PATH or id.")
+        @Option(help: "Event: the characteristic to watch, by PATH or id.", completion: .homeNames(.characteristic))
         var when: String?
 
         // Unconditional: the word after the option is its value even when it starts
         // with a dash (--below -5).
-        @Option(parsing: .unconditional, help: "Event: fire when the value becomes this.")
+        @Option(
+            parsing: .unconditional, help: "Event: fire when the value becomes this.",
+            completion: .homeNames(.valueOf(option: "--when")))
         var equals: String?
 
         @Option(parsing: .unconditional, help: "Event: fire when the value is at or above this number.")
@@ -95,7 +97,8 @@ struct Triggers: AsyncParsableCommand {
         @Option(parsing: .unconditional, help: "Event: fire when the value is at or below this number.")
         var below: Double?
 
-        @Option(name: .customLong("scene"), help: "A scene the trigger runs; repeatable.")
+        @Option(
+            name: .customLong("scene"), help: "A scene the trigger runs; repeatable.", completion: .homeNames(.scene))
         var scenes: [String] = []
 
         @Flag(help: "Create it disabled.")
@@ -219,7 +222,7 @@ struct Triggers: AsyncParsableCommand {
             let path = graph.path(of: characteristicID) ?? "characteristic \(characteristicID)"
             var text: String
             switch (value, rangeMin, rangeMax) {
-            case (let value?, _, _): text = "when \(path) = \(value)"
+            case (let value?, _, _): text = "when \(path) = \(graph.shown(value, of: characteristicID))"
             case (nil, let low?, let high?): text = "when \(path) in \(number(low))…\(number(high))"
             case (nil, let low?, nil): text = "when \(path) ≥ \(number(low))"
             case (nil, nil, let high?): text = "when \(path) ≤ \(number(high))"
@@ -228,7 +231,9 @@ struct Triggers: AsyncParsableCommand {
             for condition in conditions {
                 let conditionPath =
                     graph.path(of: condition.characteristicID) ?? "characteristic \(condition.characteristicID)"
-                text += " if \(conditionPath) \(condition.comparison.rawValue) \(condition.value)"
+                text +=
+                    " if \(conditionPath) \(condition.comparison.rawValue) "
+                    + graph.shown(condition.value, of: condition.characteristicID)
             }
             return text
         }

@@ -152,8 +152,9 @@ struct Watch: AsyncParsableCommand {
                 filter: try filter(in: home.graph), snapshot: snapshot, excludeOwn: excludeOwn,
                 policy: policy, heartbeatMs: heartbeatMs, minIntervalMs: minIntervalMs)
         }
-        // Lines for a person when stdout is a terminal and JSON was not asked for.
-        let forPeople = !options.json && isatty(1) == 1
+        // Lines for a person when stdout is a terminal and JSON was not asked for,
+        // or when -o text says so (into a pipe too: `watch -o text | grep Lamp`).
+        let forPeople = !options.json && (isatty(1) == 1 || options.textAskedFor)
         var names: Names?
         var namesConnection = 0
         var printed = 0
@@ -256,6 +257,13 @@ struct Names {
         ]
     }
 
+    /// An enumerated value's person's name ("Open"), null for any other value.
+    func valueName(_ value: CharacteristicValue, of characteristicID: ObjectID) -> JSON {
+        guard var characteristic = graph.characteristics[characteristicID] else { return .null }
+        characteristic.value = value
+        return characteristic.valueName.map { .string($0) } ?? .null
+    }
+
     func fields(characteristicID: ObjectID, serviceID: ObjectID) -> [(String, JSON)] {
         let service = graph.services[serviceID]
         let characteristic = graph.characteristics[characteristicID]
@@ -281,6 +289,7 @@ func eventLine(_ event: HomeEvent, names: Names, journal: String, ownConnection:
         fields += names.fields(accessoryID: change.accessoryID)
         fields += names.fields(characteristicID: change.characteristicID, serviceID: change.serviceID)
         fields.append(("value", change.value.json))
+        fields.append(("value_name", names.valueName(change.value, of: change.characteristicID)))
         fields.append(("merged", .uint(UInt64(change.merged))))
     case .reachability(let accessoryID, let reachable):
         fields += names.fields(accessoryID: accessoryID)
@@ -298,8 +307,10 @@ func eventLine(_ event: HomeEvent, names: Names, journal: String, ownConnection:
         fields.append(("home_id", .uint(homeID)))
     case .actionSetExecuted(let id):
         fields.append(("action_set_id", .uint(id)))
+        fields.append(("action_set", .string(names.graph.actionSets[id]?.name ?? "")))
     case .triggerFired(let id):
         fields.append(("trigger_id", .uint(id)))
+        fields.append(("trigger", .string(names.graph.triggers[id]?.name ?? "")))
     }
     fields.append(
         (
@@ -324,6 +335,7 @@ func snapshotLine(_ characteristic: Characteristic, names: Names, journal: Strin
     fields += names.fields(accessoryID: characteristic.accessoryID)
     fields += names.fields(characteristicID: characteristic.id, serviceID: characteristic.serviceID)
     fields.append(("value", characteristic.value?.json ?? .null))
+    fields.append(("value_name", characteristic.valueName.map { .string($0) } ?? .null))
     return .object(fields)
 }
 

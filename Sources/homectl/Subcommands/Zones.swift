@@ -79,7 +79,7 @@ struct Zones: AsyncParsableCommand {
 
         @OptionGroup var options: ConnectionOptions
 
-        @Argument(help: "The zone: id, name, or Home/Zone.")
+        @Argument(help: "The zone: id, name, or Home/Zone.", completion: .homeNames(.zone))
         var zone: String
 
         @Argument(help: "Its new name.")
@@ -97,7 +97,7 @@ struct Zones: AsyncParsableCommand {
 
         @OptionGroup var options: ConnectionOptions
 
-        @Argument(help: "The zone: id, name, or Home/Zone.")
+        @Argument(help: "The zone: id, name, or Home/Zone.", completion: .homeNames(.zone))
         var zone: String
 
         func run() async throws {
@@ -111,10 +111,10 @@ struct Zones: AsyncParsableCommand {
 
         @OptionGroup var options: ConnectionOptions
 
-        @Argument(help: "The zone: id, name, or Home/Zone.")
+        @Argument(help: "The zone: id, name, or Home/Zone.", completion: .homeNames(.zone))
         var zone: String
 
-        @Argument(help: "The room, of the zone's home: id or name.")
+        @Argument(help: "The room, of the zone's home: id or name.", completion: .homeNames(.room))
         var room: String
 
         func run() async throws {
@@ -132,10 +132,10 @@ struct Zones: AsyncParsableCommand {
 
         @OptionGroup var options: ConnectionOptions
 
-        @Argument(help: "The zone: id, name, or Home/Zone.")
+        @Argument(help: "The zone: id, name, or Home/Zone.", completion: .homeNames(.zone))
         var zone: String
 
-        @Argument(help: "The room: id or name.")
+        @Argument(help: "The room: id or name.", completion: .homeNames(.room))
         var room: String
 
         func run() async throws {

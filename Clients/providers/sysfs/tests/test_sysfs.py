@@ -273,3 +273,39 @@ def test_a_provider_id_in_use_is_refused_with_exit_status_2(homed, tree, process
     with homed.client("sysfs-test") as client:
         info = {p.provider_id: p for p in client.call("ListProviders", pb.ListProvidersRequest()).providers}
         assert info["sysfs"].connected and len(info["sysfs"].accessory_ids) == len(KEYS)
+
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a socket root may not open needs root without CAP_DAC_OVERRIDE")
+def test_a_socket_it_may_not_open_ends_it_with_status_2_saying_how_to_join(tmp_path):
+    """The provider as root without CAP_DAC_OVERRIDE (so modes bind it), before a
+    socket whose owner bits are empty and whose group it is not in: told how to
+    join the group, once, with exit status 2 (no retrying)."""
+    from homed_testkit import HomedProcess, require_binary
+    import grp
+    group = grp.getgrgid(65534).gr_name
+    daemon = HomedProcess(require_binary(), str(tmp_path), in_memory=True,
+                          extra_args=["--socket-mode", "0060", "--socket-group", "65534"])
+    try:
+        daemon.start()
+        run = subprocess.run([sys.executable, PROGRAM, "--socket", daemon.socket_path, "--sysfs-root", str(tmp_path)],
+                             capture_output=True, text=True, timeout=30, preexec_fn=die_with_parent_as_a_user)
+    finally:
+        daemon.kill()
+    assert run.returncode == 2, run.stderr
+    assert f"permission denied on {daemon.socket_path} (mode 0060, owner root, group {group}): you (root, uid 0) " \
+           f"may not open homed's socket; join group {group}: `sudo usermod -aG {group} root`" in run.stderr, run.stderr
+    assert run.stderr.count("permission denied") == 1 and "Traceback" not in run.stderr
+
+def test_list_into_a_reader_that_goes_away_and_an_empty_tree(tmp_path):
+    build_tree(tmp_path / "full")
+    piped = subprocess.run(["bash", "-c", f"set -o pipefail; {sys.executable} {PROGRAM} --sysfs-root "
+                            f"{tmp_path / 'full'} --list | head -c 1"], capture_output=True, text=True, timeout=30)
+    assert piped.returncode == 0 and piped.stdout == "[", piped.stderr
+    assert piped.stderr == ""  # no BrokenPipeError
+    (tmp_path / "empty").mkdir()
+    empty = subprocess.run([sys.executable, PROGRAM, "--sysfs-root", str(tmp_path / "empty"), "--list"],
+                           capture_output=True, text=True, timeout=30)
+    assert empty.returncode == 0 and json.loads(empty.stdout) == []
+    assert f"no devices under {tmp_path / 'empty'}: looked for thermal zones (class/thermal/thermal_zone*/temp)" \
+        in empty.stderr, empty.stderr

@@ -19,7 +19,7 @@ from ..client_core import (
     DEADLINE_GRACE, PROTOCOL_VERSION, Call, ClientBase, Connection, read_request, request_of, response_of,
     unary_item, write_request,
 )
-from ..errors import DaemonNotRunning, DeadlineExceeded, HomedError, Unavailable
+from ..errors import DaemonNotRunning, DeadlineExceeded, HomedError, SocketNotPermitted, Unavailable
 from ..paging import HomePages
 from ..paths import nothing_listens, resolve_socket_path
 from .stream import Stream
@@ -105,6 +105,8 @@ class Client(ClientBase):
         except OSError as error:
             if nothing_listens(error):
                 raise DaemonNotRunning(path, source, error) from None
+            if isinstance(error, PermissionError):
+                raise SocketNotPermitted(path, error) from None
             raise
         client = cls(reader, writer, client_name, path, call_timeout)
         try:

@@ -1,0 +1,467 @@
+"""The bridge: homed (a resuming subscription, homed.Client + StreamCursor) on
+one side, an MQTT broker (paho-mqtt, threaded) on the other.
+
+Threads, all meeting under `self.lock`:
+- the homed thread (`_follow`) owns the subscription: it loads the home with
+  GetHome, follows events from the GetHome's sequence number, resumes after a
+  lost connection from the cursor (so nothing is missed), and after a RESYNC
+  (a restarted homed) loads everything again; it publishes what changed;
+- paho's network thread (`_on_message`) records the configs the broker holds
+  for our node (stale ones are removed), notes Home Assistant's birth message
+  and queues commands — it never calls homed, so a slow homed never stalls MQTT;
+- the command thread (commands.py) turns commands into homed writes on a
+  connection of its own, named after the bridge (the writes' origin); it reads
+  the entities and values through `_plan`, under the lock.
+
+The broker may forget retained messages (a restart without persistence): on
+every connection to it, every config, availability and state is published again.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+import time
+from typing import Dict, List, Optional, Set, Tuple
+
+import paho.mqtt.client as mqtt
+
+from homed import Client, HomedError, pb
+from homed.cursor import StreamCursor
+
+from .commands import CommandWriter, plan
+from .discovery import Entity, config_topic, entities_for, exported
+from .model import Home, home_from, plain
+from .payloads import event_payload, state_of, state_payload
+from .topics import Topics
+
+log = logging.getLogger("homed-mqtt")
+
+__all__ = ["Bridge"]
+
+ONLINE, OFFLINE = b"online", b"offline"
+LAYOUT_PAUSE = 0.05  # seconds without a message that end a run of layout changes
+LAYOUT_DELAY_MAX = 1.0  # the longest a layout change waits for its run to end
+OBJECT_ID = re.compile(r"^a(\d+)_s\d+")
+COLOR_ROLES = {"hue": "hs", "saturation": "hs", "color_temp": "color_temp"}
+
+
+class Bridge:
+    def __init__(self, settings, client_name: Optional[str] = None):
+        self.settings = settings
+        self.topics = Topics(settings)
+        self.client_name = client_name or f"homed-mqtt ({settings.node_id})"
+        self.lock = threading.RLock()
+        self.stopping = threading.Event()
+        # homed's side
+        self.home: Optional[Home] = None  # None until loaded (then stale configs can be told apart)
+        self.values: Dict[int, object] = {}
+        self.reachable: Dict[int, bool] = {}
+        self.entities: Dict[str, Entity] = {}  # by object id
+        self.by_char: Dict[int, List[Entity]] = {}
+        self.color_mode: Dict[str, str] = {}  # light object id -> the colour mode set last
+        self.homed_live = False
+        self.cursor: Optional[StreamCursor] = None  # where the subscription stands, across connections
+        self.followed = False  # this connection's subscription delivered something
+        # The broker's side: what we published (topic -> payload) and the configs it holds for our node
+        self.published: Dict[str, bytes] = {}
+        self.config_states: Dict[str, Tuple[str, int]] = {}  # config topic -> (state topic, accessory id)
+        self.broker_configs: Dict[str, bytes] = {}  # topic -> payload
+        self.mqtt_connected = False
+        self.republish = threading.Event()  # (re)connected to the broker, or Home Assistant came online
+        self.logged: Set[object] = set()
+        self.commands = CommandWriter(settings.socket_path, self.client_name, self._plan)
+        self.stats = {"events": 0, "states": 0}
+        self.mqtt = self._make_mqtt()
+
+    # -- running ------------------------------------------------------------------
+
+    def run(self) -> None:
+        """Serves until `stop()`."""
+        s = self.settings
+        log.info("exporting homed to %s:%d (discovery prefix %s, base topic %s, node %s)", s.host, s.port,
+                 s.discovery_prefix, s.base_topic, s.node_id)
+        self.mqtt.connect_async(s.host, s.port, keepalive=30)
+        self.mqtt.loop_start()
+        self.commands.start()
+        try:
+            self._follow()
+        finally:
+            self._shutdown()
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.republish.set()
+
+    def _shutdown(self) -> None:
+        # A clean disconnect sends no last will: say offline ourselves.
+        try:
+            info = self.mqtt.publish(self.settings.bridge_state_topic, OFFLINE, qos=1, retain=True)
+            if self.mqtt_connected:
+                info.wait_for_publish(2)
+        except (RuntimeError, ValueError):
+            pass
+        self.mqtt.disconnect()
+        self.mqtt.loop_stop()
+        self.commands.stop()
+        log.info("stopped")
+
+    # -- MQTT ----------------------------------------------------------------------
+
+    def _make_mqtt(self) -> mqtt.Client:
+        s = self.settings
+        client = mqtt.Client(callback_api_version=mqtt.CallbackAPIVersion.VERSION2, client_id=s.client_id,
+                             clean_session=True)
+        if s.username is not None:
+            client.username_pw_set(s.username, s.password)
+        if s.tls:
+            client.tls_set()
+        client.will_set(s.bridge_state_topic, OFFLINE, qos=1, retain=True)
+        client.reconnect_delay_set(1, 5)
+        client.max_queued_messages_set(0)
+        client.on_connect = self._on_connect
+        client.on_connect_fail = self._on_connect_fail
+        client.on_disconnect = self._on_disconnect
+        client.on_message = self._on_message
+        return client
+
+    def _on_connect(self, client, userdata, flags, reason, properties=None):
+        s = self.settings
+        if reason.is_failure:
+            self._once(("refused", str(reason)), logging.ERROR,
+                       "broker %s:%d refused the connection: %s (check the credentials; trying again)",
+                       s.host, s.port, reason)
+            return
+        log.info("connected to the broker %s:%d", s.host, s.port)
+        self.logged.discard(("unreachable-broker",))
+        with self.lock:
+            self.mqtt_connected = True
+        for topic in self.topics.subscriptions():
+            client.subscribe(topic, qos=1)
+        # The broker may have lost every retained message (a restart): all again.
+        self.republish.set()
+
+    def _on_connect_fail(self, client, userdata):
+        self._once(("unreachable-broker",), logging.WARNING,
+                   "cannot connect to the broker %s:%d (trying again every few seconds)", self.settings.host,
+                   self.settings.port)
+
+    def _on_disconnect(self, client, userdata, flags, reason, properties=None):
+        with self.lock:
+            was, self.mqtt_connected = self.mqtt_connected, False
+        if was and not self.stopping.is_set():
+            log.warning("lost the broker %s:%d (%s); connecting again", self.settings.host, self.settings.port,
+                        reason)
+
+    def _on_message(self, client, userdata, message):
+        try:
+            self._handle(message.topic, message.payload, message.retain)
+        except Exception:  # noqa: BLE001 - one bad message must not end the MQTT thread
+            log.exception("%s: message not handled", message.topic)
+
+    def _handle(self, topic: str, payload: bytes, retained: bool = False) -> None:
+        if topic == self.topics.ha_status:
+            if payload.strip() == ONLINE:
+                log.info("Home Assistant is online (%s): publishing every config again", topic)
+                self.republish.set()
+            elif payload.strip() != OFFLINE:
+                log.debug("%s: %r is neither online nor offline; ignored", topic, payload[:80])
+            return
+        if self.topics.is_our_config(topic):
+            self._on_config(topic, payload)
+            return
+        command = self.topics.command(topic)
+        if command is not None:
+            if retained:
+                # Kept by the broker, it would be done again at every start of the bridge.
+                log.warning("%s: retained command %r ignored (a command is published without retain)", topic,
+                            payload[:80])
+                return
+            self.commands.submit(topic, command[0], command[1], payload)
+
+    def _on_config(self, topic: str, payload: bytes) -> None:
+        """A config the broker holds (or just got) for our node: one we do not
+        publish is stale (an accessory removed while the bridge was away)."""
+        with self.lock:
+            if not payload:
+                self.broker_configs.pop(topic, None)
+                return
+            self.broker_configs[topic] = payload
+            if self.home is None or topic in self.published:
+                return
+            self._remove_stale(topic, payload)
+
+    def _remove_stale(self, topic: str, payload: Optional[bytes]) -> None:
+        """Empties a config of our node that no exported entity has, with the
+        state and availability topics it used (ours by construction)."""
+        if payload:
+            try:
+                json.loads(payload)
+            except ValueError:
+                log.warning("%s: retained garbage on our config topic (%r); removed", topic, payload[:80])
+        log.info("%s: no such entity in homed now; its config removed", topic)
+        self._publish(topic, b"", qos=1)
+        self.broker_configs.pop(topic, None)
+        object_id = topic.split("/")[-2]
+        self._publish(f"{self.settings.base_topic}/{object_id}/state", b"")
+        match = OBJECT_ID.match(object_id)
+        if match and int(match.group(1)) not in {e.accessory_id for e in self.entities.values()}:
+            self._publish(self.topics.availability(int(match.group(1))), b"")
+
+    def _publish(self, topic: str, payload: bytes, qos: int = 0, retain: bool = True, force: bool = True) -> None:
+        """Publishes (retained) unless the broker already has this from us. While
+        the broker is away nothing is queued: the reconnection publishes all."""
+        if not force and self.published.get(topic) == payload:
+            return
+        if not retain:
+            pass  # an event: nothing kept
+        elif payload:
+            self.published[topic] = payload
+        else:
+            self.published.pop(topic, None)
+        if not self.mqtt_connected:
+            return
+        self.mqtt.publish(topic, payload, qos=qos, retain=retain)
+
+    # -- homed ---------------------------------------------------------------------
+
+    def _follow(self) -> None:
+        """Follows homed until stopped: connect, load or resume, apply events;
+        when the connection is lost, again after 0.1 s doubling to 2 s."""
+        backoff = 0.1
+        while not self.stopping.is_set():
+            try:
+                client = Client.connect(self.settings.socket_path, client_name=self.client_name, call_timeout=10)
+            except (HomedError, OSError) as error:
+                self._once(("homed-down",), logging.WARNING, "cannot reach homed: %s (trying again)", error)
+                self._wait(backoff)
+                backoff = min(2.0, backoff * 2)
+                continue
+            self.logged.discard(("homed-down",))
+            self.followed = False
+            try:
+                with client:
+                    self._session(client)
+            except (HomedError, OSError) as error:
+                if not self.stopping.is_set():
+                    # Said once per kind of failure until a subscription works again
+                    # (a refusal that lasts, PERMISSION_DENIED say, must not fill the log).
+                    self._once(("lost", str(error)), logging.WARNING,
+                               "lost homed (%s): resuming where the stream stood", error)
+            if self.followed:
+                backoff = 0.1
+                self.logged = {key for key in self.logged if key[0] != "lost"}
+            self._set_live(False)
+            self._wait(backoff)
+            backoff = min(2.0, backoff * 2)
+
+    def _wait(self, seconds: float) -> None:
+        """Sleeps, serving the broker's republish requests meanwhile."""
+        deadline = time.monotonic() + seconds
+        while not self.stopping.is_set():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            if self.republish.wait(min(remaining, 0.1)) and not self.stopping.is_set():
+                self.republish.clear()
+                with self.lock:
+                    self._sync(force=True)
+
+    def _session(self, client: Client) -> None:
+        if self.cursor is None:
+            # The first connection: the home as GetHome has it, then the events after it.
+            self._load(client, full=True)
+            self.cursor = StreamCursor(self.home.journal_id, self.home.seq)
+        cursor = self.cursor
+        request = cursor.resume(pb.SubscribeRequest(policy=pb.SLOW_COALESCE, queue_limit=16384))
+        resyncing = False
+        # Layout changes come in runs (a provider registering a thousand accessories):
+        # the home is loaded again once the stream pauses, or a second after the first.
+        layout_since: Optional[float] = None
+        with client.subscribe(request) as stream:
+            while not self.stopping.is_set():
+                if self.republish.is_set():
+                    self.republish.clear()
+                    with self.lock:
+                        self._sync(force=True)
+                if layout_since is not None and time.monotonic() - layout_since >= LAYOUT_DELAY_MAX:
+                    layout_since = None
+                    self._load(client, full=False)
+                try:
+                    message = stream.get(LAYOUT_PAUSE if layout_since is not None else 0.1)
+                except TimeoutError:
+                    if layout_since is not None:
+                        # Names, rooms, services added or removed: the configs follow.
+                        layout_since = None
+                        self._load(client, full=False)
+                    continue
+                if message is None:
+                    raise HomedError.from_status(pb.UNAVAILABLE, "the subscription ended")
+                if not self.followed:
+                    # homed took the subscription: the entities are live again, and
+                    # the next loss is retried after 0.1 s again.
+                    self.followed = True
+                    self._set_live(True)
+                events = cursor.accept(message)
+                kind = message.marker.kind if message.HasField("marker") else pb.MARKER_NONE
+                if kind == pb.MARKER_RESYNC:
+                    # A restarted homed (a new journal), or events no longer held: the
+                    # snapshot that follows is the truth, then the layout is loaded again.
+                    log.info("homed resync (%s): loading the whole home again", message.marker.reason)
+                    resyncing = True
+                    with self.lock:
+                        self.values.clear()
+                if message.snapshot:
+                    with self.lock:
+                        for char in message.snapshot:
+                            if char.properties.readable:
+                                self.values[char.id] = plain(char.value)
+                if kind == pb.MARKER_SNAPSHOT_END and resyncing:
+                    resyncing = False
+                    layout_since = None
+                    self._load(client, full=True, keep_values=True)
+                if events and self._apply(events) and layout_since is None:
+                    layout_since = time.monotonic()
+
+    def _set_live(self, live: bool) -> None:
+        with self.lock:
+            self.homed_live = live
+            self._publish(self.settings.bridge_state_topic, ONLINE if live else OFFLINE, qos=1, force=False)
+
+    def _load(self, client: Client, full: bool, keep_values: bool = False) -> None:
+        """GetHome, and the broker made to match it. `full`: the values and
+        reachability are taken from it too (at start, after a resync: nothing
+        newer is in flight); else only those of accessories new to the bridge
+        (the stream is already past the GetHome's values or will bring them)."""
+        home = home_from(client.get_home())
+        with self.lock:
+            if full:
+                if keep_values:
+                    for cid, value in home.values.items():
+                        self.values.setdefault(cid, value)
+                else:
+                    self.values = dict(home.values)
+                self.reachable = {aid: a.reachable for aid, a in home.accessories.items()}
+            else:
+                for cid, value in home.values.items():
+                    self.values.setdefault(cid, value)
+                for aid, a in home.accessories.items():
+                    self.reachable.setdefault(aid, a.reachable)
+            self.home = home
+            self._rebuild()
+            self._sync(force=full)
+            # Configs the broker held before we knew the home
+            for topic in sorted(set(self.broker_configs) - set(self.published)):
+                self._remove_stale(topic, self.broker_configs[topic])
+        log.info("home loaded: %d accessories, %d exported as %d entities (seq %d)", len(home.accessories),
+                 len({e.accessory_id for e in self.entities.values()}), len(self.entities), home.seq)
+
+    def _rebuild(self) -> None:
+        entities: Dict[str, Entity] = {}
+        for accessory in self.home.accessories.values():
+            ok, why = exported(accessory, self.settings)
+            if not ok:
+                self._once(("excluded", accessory.id, why), logging.INFO, "accessory %r (%d) not exported: %s",
+                           accessory.name, accessory.id, why)
+                continue
+            found, skipped = entities_for(accessory, self.settings)
+            for reason in skipped:
+                self._once(("skipped", accessory.id, reason), logging.INFO, "accessory %r (%d): %s",
+                           accessory.name, accessory.id, reason)
+            for entity in found:
+                entities[entity.object_id] = entity
+        self.entities = entities
+        self.by_char = {}
+        for entity in entities.values():
+            for char in entity.chars.values():
+                self.by_char.setdefault(char.id, []).append(entity)
+
+    def _config_topic(self, entity: Entity) -> str:
+        return config_topic(self.settings.discovery_prefix, entity.component, self.settings.node_id,
+                            entity.object_id)
+
+    def _sync(self, force: bool) -> None:
+        """The broker made to hold what homed holds (under self.lock)."""
+        self._publish(self.settings.bridge_state_topic, ONLINE if self.homed_live else OFFLINE, qos=1, force=force)
+        if self.home is None:
+            return
+        wanted: Dict[str, Tuple[Entity, bytes]] = {}
+        for entity in self.entities.values():
+            wanted[self._config_topic(entity)] = (entity, state_payload(entity.config))
+        accessories = {e.accessory_id for e in self.entities.values()}
+        for topic, (entity, payload) in wanted.items():
+            self._publish(topic, payload, qos=1, force=force)
+            self.config_states[topic] = (entity.state_topic, entity.accessory_id)
+        for aid in accessories:
+            self._publish(self.topics.availability(aid), ONLINE if self.reachable.get(aid, False) else OFFLINE,
+                          force=force)
+        for entity in self.entities.values():
+            self._publish_state(entity, force)
+        # What is no longer exported: its config emptied (Home Assistant removes
+        # the entity), its state and availability too (nothing stale left).
+        for topic in [t for t in self.config_states if t not in wanted]:
+            state, aid = self.config_states.pop(topic)
+            log.info("%s: removed (the service or accessory is gone from homed, or no longer exported)", topic)
+            self._publish(topic, b"", qos=1)
+            self.broker_configs.pop(topic, None)
+            self._publish(state, b"")
+            if aid not in accessories:
+                self._publish(self.topics.availability(aid), b"")
+
+    def _publish_state(self, entity: Entity, force: bool) -> None:
+        if not entity.retain_state:
+            return
+        state = state_of(entity, self.values, self.color_mode.get(entity.object_id))
+        if state is not None:
+            self._publish(entity.state_topic, state_payload(state), force=force)
+            self.stats["states"] += 1
+
+    def _apply(self, events) -> bool:
+        """Values and reachability to the broker; True when the layout changed."""
+        layout = False
+        with self.lock:
+            touched: Dict[str, Entity] = {}
+            for event in events:
+                self.stats["events"] += 1
+                body = event.WhichOneof("body")
+                if body == "value":
+                    cid = event.value.characteristic_id
+                    value = plain(event.value.value)
+                    self.values[cid] = value
+                    for entity in self.by_char.get(cid, ()):
+                        if entity.kind == "event":
+                            payload = event_payload(entity, value)
+                            if payload is not None:
+                                self._publish(entity.state_topic, payload, retain=False)
+                            continue
+                        for role, char in entity.chars.items():
+                            if char.id == cid and role in COLOR_ROLES:
+                                self.color_mode[entity.object_id] = COLOR_ROLES[role]
+                        touched[entity.object_id] = entity
+                elif body == "reachability":
+                    aid = event.reachability.accessory_id
+                    self.reachable[aid] = event.reachability.reachable
+                    if any(e.accessory_id == aid for e in self.entities.values()):
+                        self._publish(self.topics.availability(aid),
+                                      ONLINE if event.reachability.reachable else OFFLINE, force=False)
+                elif body == "layout":
+                    layout = True
+            for entity in touched.values():
+                self._publish_state(entity, force=False)
+        return layout
+
+    # -- commands ------------------------------------------------------------------
+
+    def _plan(self, topic: str, object_id: str, field: str, payload: bytes):
+        """The command writer's view of an entity (under the lock): what to write."""
+        with self.lock:
+            return plan(self.entities.get(object_id), topic, object_id, field, payload, self.values)
+
+    def _once(self, key, level, message, *args) -> None:
+        if key in self.logged:
+            return
+        self.logged.add(key)
+        log.log(level, message, *args)
+

@@ -1,0 +1,88 @@
+"""homed's accessories as HAP-python accessories: built from their
+AccessorySpec (hapmodel.py) with the persisted iids (ids.py), and values pushed
+to controllers the way homed means them (every press an event)."""
+
+from __future__ import annotations
+
+from typing import Dict
+from uuid import UUID
+
+from pyhap.accessory import Accessory
+from pyhap.characteristic import Characteristic
+from pyhap.iid_manager import IIDManager
+from pyhap.service import Service
+
+from . import hapmodel as hm
+
+
+class StableIIDManager(IIDManager):
+    """iids from the persisted table (ids.py), keyed by the object's unique_id."""
+
+    def __init__(self, iids: Dict[str, int]):
+        super().__init__()
+        self.table = iids
+
+    def get_iid_for_obj(self, obj) -> int:
+        return self.table[obj.unique_id]
+
+
+class HomedAccessory(Accessory):
+    """One homed accessory behind the bridge, built from its AccessorySpec."""
+
+    def __init__(self, driver, spec: hm.AccessorySpec, placement):
+        self.spec = spec
+        self.reachable = spec.reachable
+        self.category = spec.category
+        super().__init__(driver, spec.name, aid=placement.aid, iid_manager=StableIIDManager(placement.iids))
+        self.chars: Dict[int, Characteristic] = {}
+        self.char_specs: Dict[int, hm.CharSpec] = {}
+        services = {}
+        for s in spec.services:
+            service = Service(UUID(s.type), s.name, unique_id=s.key)
+            if s.primary:
+                service.is_primary_service = True
+            for c in s.chars:
+                props = {"Format": c.format, "Permissions": list(c.perms), **c.props}
+                char = Characteristic(c.name, UUID(c.type), props, unique_id=c.key)
+                if c.value is not None:
+                    char.value = c.value     # as homed has it: no clamping (a device's value is a fact)
+                service.add_characteristic(char)
+                self.chars[c.homed_id] = char
+                self.char_specs[c.homed_id] = c
+            services[s.key] = service
+            self.add_service(service)
+        for s in spec.services:
+            for key in s.linked_keys:
+                if key in services:
+                    services[s.key].add_linked_service(services[key])
+
+    def add_info_service(self) -> None:
+        """homed's accessories bring their own AccessoryInformation service."""
+
+    @property
+    def available(self) -> bool:
+        return self.reachable
+
+    def label(self, homed_id: int) -> str:
+        c = self.char_specs[homed_id]
+        return (f"{self.spec.name} / {c.name} (aid {self.aid}, iid {self.iid_manager.get_iid(self.chars[homed_id])}; "
+                f"homed characteristic {homed_id})")
+
+
+EVENT_UUIDS = {UUID(u) for u in hm.EVENT_TYPES}
+ALWAYS_NULL_UUIDS = {UUID(u) for u in hm.ALWAYS_NULL}
+
+
+def apply_value(char: Characteristic, value, sender=None) -> None:
+    """Sets a characteristic's value and pushes it to the controllers subscribed
+    to it: every time for event types (each press is an event), else when it changed."""
+    if char.type_id in EVENT_UUIDS:
+        char.value = value
+        char.notify(sender)
+        if char.type_id in ALWAYS_NULL_UUIDS:
+            char.value = None
+    elif char.value != value:
+        char.value = value
+        char.notify(sender)
+
+

@@ -1,0 +1,269 @@
+"""The bridge as a service: follows homed with a resuming subscription and
+keeps the HAP bridges (bridge.py) showing what homed has.
+
+- On the first stream message, after a RESYNC (a restarted homed) and on a layout
+  event, the home is read again (GetHome) and the bridges rebuilt from it; value
+  and reachability events at or below the home's sequence number are already in
+  it and are skipped, the later ones applied in order. So a restart of homed
+  loses no value and leaves none stale.
+- A controller's write is a homed write on the subscription's own connection
+  (its client name, "homekit-bridge", is the origin homed records); reads of
+  characteristics homed does not stream are asked of homed's cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+import homed
+import homed.aio
+from homed import pb
+from homed.cursor import StreamCursor
+
+from . import hapmodel as hm
+from .exposure import Exposure
+from .bridge import HapBridge
+from .driver import NoAdvertiser
+from .ids import HOMEKIT_MAX_PER_BRIDGE, IdTable
+from .state import StateDir
+
+log = logging.getLogger("homed-homekit")
+
+KINDS = [pb.EVENT_VALUE_CHANGED, pb.EVENT_REACHABILITY_CHANGED, pb.EVENT_LAYOUT_CHANGED]
+WRITE_TIMEOUT = 8.0   # under iOS's 10 s for a HAP request
+READ_TIMEOUT = 5.0
+START_WITHOUT_HOMED_AFTER = 10.0
+HEARTBEAT_MS = 15000    # a quiet home still sends something: a failed read of the home is retried
+FIRST_BACKOFF = 0.1
+MAX_BACKOFF = 2.0
+
+
+@dataclass
+class Settings:
+    state_dir: str
+    socket: Optional[str] = None
+    name: str = "homed Bridge"
+    address: Optional[str] = None           # advertised and listened on; None: the host's address
+    port: int = 51827                       # bridge N listens on port + N
+    advertise: bool = True
+    exposure: Exposure = field(default_factory=Exposure)
+    max_per_bridge: int = HOMEKIT_MAX_PER_BRIDGE
+    start_unfilled_after: float = START_WITHOUT_HOMED_AFTER
+    client_name: str = "homekit-bridge"
+
+
+class HomekitBridgeService:
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.state = StateDir(settings.state_dir)
+        self.ids = IdTable(self.state.load("ids.json"), settings.max_per_bridge)
+        self.bridges: Dict[int, HapBridge] = {}
+        self.home_seq: Optional[int] = None
+        self.client: Optional[homed.aio.Client] = None
+        self.stopping: Optional[asyncio.Event] = None
+        self.advertiser = None
+        self.rebuilds = 0
+        self.needs_rebuild = False
+        self.followed = False
+
+    # -- lifecycle ---------------------------------------------------------
+
+    async def run(self) -> None:
+        self.stopping = asyncio.Event()
+        if self.settings.advertise:
+            from zeroconf.asyncio import AsyncZeroconf
+            self.advertiser = AsyncZeroconf()
+        else:
+            self.advertiser = NoAdvertiser()
+        try:
+            follow = asyncio.ensure_future(self._follow_forever())
+            stop = asyncio.ensure_future(self.stopping.wait())
+            unfilled = asyncio.ensure_future(self._start_unfilled(self.settings.start_unfilled_after))
+            try:
+                await asyncio.wait({follow, stop}, return_when=asyncio.FIRST_COMPLETED)
+                if follow.done():
+                    follow.result()  # a failure of the bridge itself: the unit restarts it
+            finally:
+                for task in (follow, stop, unfilled):
+                    task.cancel()
+                await asyncio.gather(follow, stop, unfilled, return_exceptions=True)
+        finally:
+            for bridge in list(self.bridges.values()):
+                await bridge.stop()
+            if not isinstance(self.advertiser, NoAdvertiser):
+                await self.advertiser.async_close()
+
+    def stop(self) -> None:
+        if self.stopping is not None:
+            self.stopping.set()
+
+    def _make_bridge(self, index: int) -> HapBridge:
+        s = self.settings
+        name = s.name if index == 0 else f"{s.name} {index + 1}"
+        bridge = HapBridge(index, name, s.address, s.port + index, self.state.bridge_setup(index),
+                           self.state.bridge_state_file(index), self.advertiser, self._write, self._read)
+        self.bridges[index] = bridge
+        return bridge
+
+    async def _start(self, bridge: HapBridge) -> None:
+        try:
+            await bridge.start()
+        except OSError as error:
+            log.error("HomeKit bridge %r cannot listen on %s port %d: %s", bridge.bridge.display_name,
+                      bridge.driver.state.address, bridge.driver.state.port, error.strerror or error)
+            self.bridges.pop(bridge.index, None)  # made again, and started, on the next try
+            raise
+        log.info("HomeKit bridge %r listening on port %d (configuration %d, %s)", bridge.bridge.display_name,
+                 bridge.driver.state.port, bridge.config_number, "paired" if bridge.driver.state.paired else
+                 "not paired: see `homed_homekit.py pairing` for its setup code")
+
+    async def _start_unfilled(self, delay: float) -> None:
+        """A bridge is started with its accessories, so that no controller sees
+        it empty under the configuration number of a full one; if homed does not
+        answer for a while, bridge 0 starts all the same (pairing needs it), and
+        the configuration number changes when the accessories come."""
+        await asyncio.sleep(delay)
+        if 0 not in self.bridges:
+            log.warning("homed has not answered within %.0f s: the bridge starts without accessories", delay)
+            await self._start(self._make_bridge(0))
+
+    # -- following homed ---------------------------------------------------
+
+    async def _follow_forever(self) -> None:
+        """A resuming subscription, made again (from where it stood) whenever it
+        ends: homed not running yet, or a reconnection the client library gave
+        up on (a connection reset during the hello, while homed restarts)."""
+        cursor = StreamCursor()
+        backoff, said = FIRST_BACKOFF, None
+        while True:
+            subscription = homed.aio.resuming_subscription(
+                pb.SubscribeRequest(filter=pb.SubscriptionFilter(kinds=KINDS), queue_limit=16384,
+                                   heartbeat_ms=HEARTBEAT_MS),
+                self.settings.socket, self.settings.client_name, cursor=cursor)
+            try:
+                await self._follow(subscription)
+                error = "the stream ended"
+            except (homed.HomedError, OSError) as failure:
+                error = str(failure)
+            finally:
+                await subscription.aclose()
+            if self.followed:
+                backoff, said = FIRST_BACKOFF, None
+                self.followed = False
+            if error != said:
+                log.warning("cannot follow homed (%s): trying again; meanwhile HomeKit shows No Response", error)
+                said = error
+            self.client = None
+            for bridge in self.bridges.values():
+                for accessory in bridge.by_homed.values():
+                    accessory.reachable = False   # unknown while homed is away: never faked
+            self.needs_rebuild = True             # and read again once it answers
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, MAX_BACKOFF)
+
+    async def _follow(self, subscription) -> None:
+        connection = 0
+        async for element in subscription:
+            self.followed = True
+            self.client = element.client
+            message = element.message
+            if element.connection != connection:
+                connection = element.connection
+                log.info("following homed (connection %d)", connection)
+            marker = message.marker.kind if message.HasField("marker") else pb.MARKER_NONE
+            if marker == pb.MARKER_RESYNC:
+                log.info("homed could not resume the stream (%s): reading the home again", message.marker.reason)
+            if (marker == pb.MARKER_RESYNC or self.home_seq is None or self.needs_rebuild
+                    or any(e.kind == pb.EVENT_LAYOUT_CHANGED and e.seq > self.home_seq for e in message.events)):
+                try:
+                    await self.rebuild()
+                except homed.HomedError as error:
+                    # The connection went while reading the home, say: the stream
+                    # reconnects, and the home is read again on its next message
+                    # (a heartbeat at the latest).
+                    log.warning("reading the home failed (%s): again on homed's next message", error)
+                    self.needs_rebuild = True
+                    continue
+            for event in message.events:
+                if event.seq <= self.home_seq:
+                    continue  # already in the home read at home_seq
+                if event.kind == pb.EVENT_VALUE_CHANGED:
+                    self._apply_value(event.value)
+                elif event.kind == pb.EVENT_REACHABILITY_CHANGED:
+                    self._apply_reachability(event.reachability)
+
+    async def rebuild(self) -> None:
+        home = await self.client.get_home()
+        rooms = {room.id: room.name for h in home.homes for room in h.rooms}
+        accessories = [a for h in home.homes for a in h.accessories]
+        exposure = self.settings.exposure
+        specs = [hm.accessory_spec(a) for a in accessories if exposure.shows(a, rooms.get(a.room_id, ""))]
+        gone = self.ids.forget_except(a.id for a in accessories)
+        placements = self.ids.place(specs)
+        if self.ids.changed:
+            self.state.save("ids.json", self.ids.to_dict())
+            self.ids.changed = False
+        by_bridge: Dict[int, List] = {index: [] for index in self.ids.bridges()}
+        for spec in specs:
+            placement = placements[spec.homed_id]
+            by_bridge.setdefault(placement.bridge, []).append((spec, placement))
+        for index in sorted(by_bridge):
+            entries = by_bridge[index]
+            bridge = self.bridges.get(index)
+            if bridge is None:
+                if not entries and index != 0:
+                    continue
+                bridge = self._make_bridge(index)
+                bridge.set_accessories(entries)
+                await self._start(bridge)
+            elif bridge.set_accessories(entries):
+                log.info("HomeKit bridge %d now shows %d accessories (configuration %d)", index, len(entries),
+                         bridge.config_number)
+        self.home_seq = home.seq
+        self.needs_rebuild = False
+        self.rebuilds += 1
+        log.info("home read at seq %d: %d of %d accessories shown%s", home.seq, len(specs), len(accessories),
+                 f"; {len(gone)} gone from homed" if gone else "")
+
+    def _apply_value(self, change) -> None:
+        for bridge in self.bridges.values():
+            char = bridge.chars.get(change.characteristic_id)
+            if char is not None:
+                bridge.apply(change.characteristic_id, hm.to_hap(change.value, char.properties["Format"]))
+                return
+
+    def _apply_reachability(self, change) -> None:
+        for bridge in self.bridges.values():
+            accessory = bridge.set_reachable(change.accessory_id, change.reachable)
+            if accessory is not None:
+                log.info("%s is %s", accessory.spec.name,
+                         "reachable again" if change.reachable else "unreachable: HomeKit shows No Response")
+                return
+
+    # -- what controllers ask ------------------------------------------------
+
+    async def _write(self, items: List[Tuple[int, object]]) -> List[Tuple[int, str]]:
+        client = self.client
+        if client is None:
+            return [(pb.UNAVAILABLE, "homed is not connected")] * len(items)
+        response = await client.write(dict(items), timeout=WRITE_TIMEOUT)
+        by_id = {r.characteristic_id: (r.code, r.message) for r in response.results}
+        return [by_id.get(homed_id, (pb.INTERNAL, "no result")) for homed_id, _ in items]
+
+    async def _read(self, homed_ids: List[int]) -> Dict[int, Tuple[int, object]]:
+        client = self.client
+        if client is None:
+            return {}
+        response = await client.read(homed_ids, timeout=READ_TIMEOUT)
+        answers = {}
+        for read in response.reads:
+            fmt = "data"
+            for bridge in self.bridges.values():
+                char = bridge.chars.get(read.characteristic_id)
+                if char is not None:
+                    fmt = char.properties["Format"]
+            answers[read.characteristic_id] = (read.code, hm.to_hap(read.value, fmt) if read.code == 0 else None)
+        return answers
