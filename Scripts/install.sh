@@ -97,7 +97,8 @@ is_ours() {
   [[ "$file" == "$root/bin/"* && -f "$manifest" ]] && grep -qx "f bin/${file##*/}" "$manifest" && return 0
   version=$(timeout 5 "$file" --version 2>/dev/null) || return 1
   [[ "$version" =~ ^[0-9]+(\.[0-9]+)+$ ]] || return 1
-  timeout 5 "$file" --help 2>/dev/null | grep -q 'homed'
+  # grep reads it all: with -q it could leave first, and pipefail would count the SIGPIPE.
+  timeout 5 "$file" --help 2>/dev/null | grep homed >/dev/null
 }
 other_homectl=""
 if [[ -z "$ctl_name" ]]; then

@@ -31,6 +31,8 @@ sudo_cmd=()
 tmp=$(mktemp -d)
 trap '"${sudo_cmd[@]}" rm -rf "$tmp"' EXIT
 fail() { echo "test-package: FAIL: $*" >&2; exit 1; }
+# No "producer | grep -q" here: grep -q leaves at the first match, the producer dies of
+# SIGPIPE, and with pipefail the match reads as a failure. grep >/dev/null reads all.
 step() { echo "== test-package: $*"; }
 
 step "building the package"
@@ -111,11 +113,11 @@ for entry in "${expected[@]}"; do
 done
 # Two packages may not ship one path: none of these may be in the package itself.
 for path in /usr/bin/homectl /usr/share/man/man1/homectl.1.gz /usr/share/bash-completion/completions/homectl; do
-  ! dpkg-deb --contents "$deb" | grep -q " \.$path\$" || fail "the package ships $path, which systemd-homed ships too"
+  ! dpkg-deb --contents "$deb" | grep " \.$path\$" >/dev/null || fail "the package ships $path, which systemd-homed ships too"
 done
-! dpkg-deb --contents "$deb" | grep -q -e '__pycache__' -e '\.pyc$' -e 'install-manifest' \
+! dpkg-deb --contents "$deb" | grep -e '__pycache__' -e '\.pyc$' -e 'install-manifest' >/dev/null \
   || fail "the package ships byte code or install.sh's manifest"
-dpkg-query --admindir="$root/var/lib/dpkg" -W -f='${Conffiles}\n' homed | grep -q '^ /etc/homed/homed.yaml [0-9a-f]\{32\}$' \
+dpkg-query --admindir="$root/var/lib/dpkg" -W -f='${Conffiles}\n' homed | grep '^ /etc/homed/homed.yaml [0-9a-f]\{32\}$' >/dev/null \
   || fail "/etc/homed/homed.yaml is not a conffile"
 grep -q '^/usr/lib/systemd/system/homed.service$' <(dpkg-query --admindir="$root/var/lib/dpkg" -L homed) \
   || fail "dpkg does not list homed.service as the package's"
@@ -153,10 +155,15 @@ grep -qx "ExecStart=/usr/bin/homed --socket /run/homed/homed.sock --db /var/lib/
 grep -q '^ExecStart=/usr/bin/homed-sysfs ' "$root/usr/lib/systemd/system/homed-sysfs.service" \
   || fail "homed-sysfs.service does not start /usr/bin/homed-sysfs"
 [[ $(head -1 "$root/usr/bin/homed-sysfs") == '#!/usr/bin/python3' ]] || fail "homed-sysfs does not run Debian's python3"
-bash -c "source '$root/usr/share/bash-completion/completions/homed-ctl' && complete -p homed-ctl" >/dev/null \
-  || fail "bash does not load homed-ctl's completion for homed-ctl"
-bash -c "source '$root/usr/share/homed/completions/homectl.bash' && complete -p homectl" >/dev/null \
-  || fail "bash does not load the homectl alternative's completion for homectl"
+completes() { # completes FILE NAME: bash, with FILE loaded, offers "status" for "NAME st<Tab>"
+  bash -c 'source "$1" && complete -p "$2" >/dev/null 2>&1 && function=$(complete -p "$2" | grep -o -- "-F [^ ]*" | cut -c4-) &&
+    COMP_WORDS=("$2" st) COMP_CWORD=1 COMP_LINE="$2 st" COMP_POINT=$((${#2} + 3)) && "$function" "$2" st "$2" &&
+    printf "%s\n" "${COMPREPLY[@]}"' _ "$1" "$2" | grep -x status >/dev/null
+}
+completes "$root/usr/share/bash-completion/completions/homed-ctl" homed-ctl \
+  || fail "bash's completion for homed-ctl does not complete 'homed-ctl st' to status"
+completes "$root/usr/share/homed/completions/homectl.bash" homectl \
+  || fail "the homectl alternative's bash completion does not complete 'homectl st' to status"
 head -1 "$root/usr/share/zsh/vendor-completions/_homed-ctl" | grep -qx '#compdef homed-ctl' || fail "zsh's _homed-ctl is not for homed-ctl"
 # The Python client from where the package puts it (Debian's python3-protobuf, or the
 # one bootstrap installed, is on the path).
@@ -167,7 +174,7 @@ PYTHONPATH="$root/usr/lib/python3/dist-packages" python3 "$root/usr/bin/homed-sy
 # homed-sysfs.1 is written by hand: every option of its --help must be in it.
 for option in $(PYTHONPATH="$root/usr/lib/python3/dist-packages" python3 "$root/usr/bin/homed-sysfs" --help |
   grep -o -- '--[a-z][a-z-]*' | sort -u | grep -v -x -- --help); do
-  zcat "$root/usr/share/man/man1/homed-sysfs.1.gz" | grep -q -- "^\.BI\? ${option//-/\\\\-}" \
+  zcat "$root/usr/share/man/man1/homed-sysfs.1.gz" | grep -- "^\.BI\? ${option//-/\\\\-}" >/dev/null \
     || fail "homed-sysfs.1 does not describe $option"
 done
 # The conffile as shipped (every key commented out) is a configuration homed takes.
