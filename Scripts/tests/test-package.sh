@@ -168,7 +168,7 @@ head -1 "$root/usr/share/zsh/vendor-completions/_homed-ctl" | grep -qx '#compdef
 # The Python client from where the package puts it (Debian's python3-protobuf, or the
 # one bootstrap installed, is on the path).
 PYTHONPATH="$root/usr/lib/python3/dist-packages" python3 -c 'import homed, homed.aio' \
-  || fail "the packaged Python client does not import"
+  || fail "the packaged Python client does not import (it needs protobuf: python3-protobuf, or Scripts/bootstrap.sh --python)"
 PYTHONPATH="$root/usr/lib/python3/dist-packages" python3 "$root/usr/bin/homed-sysfs" --help >/dev/null \
   || fail "homed-sysfs --help failed with the packaged client"
 # homed-sysfs.1 is written by hand: every option of its --help must be in it.
