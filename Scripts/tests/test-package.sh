@@ -4,6 +4,8 @@
 # - every file in its place with its mode, /etc/homed/homed.yaml a conffile;
 # - the postinst made the homed user and group and /var/lib/homed (homed's, 0700),
 #   and enabled nothing; /usr/bin/homectl is homed-ctl through update-alternatives;
+# - the packaged programs run (homed serves, homed-ctl asks it, homed reads the
+#   shipped homed.yaml), bash completes both names, the Python client imports;
 # - another package's homectl (a stand-in for systemd-homed, built here) is never
 #   replaced, whichever is installed first, nor removed with homed;
 # - remove keeps /var/lib/homed, the conffile and the user; purge removes
