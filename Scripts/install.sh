@@ -59,11 +59,15 @@ manifest_path=share/homed/install-manifest
 manifest="$root/$manifest_path"
 
 if [[ $uninstall == yes ]]; then
-  # Units left enabled would point at files that are gone: disabling is the admin's call.
-  if [[ -z "$destdir" ]] && command -v systemctl >/dev/null \
-    && systemctl is-enabled --quiet homed.service homed.socket 2>/dev/null \
-    && [[ -f "$root/lib/systemd/system/homed.service" ]]; then
-    die "homed.service or homed.socket is enabled; first: systemctl disable --now homed.socket homed.service"
+  # Units left enabled would point at files that are gone: disabling is the admin's
+  # call. systemctl enable links each unit by its path, so a link to this prefix's
+  # unit is this install's (a Debian package's homed.service is under /usr/lib).
+  if [[ -z "$destdir" ]]; then
+    for link in /etc/systemd/system/*.wants/homed.service /etc/systemd/system/*.wants/homed.socket; do
+      if [[ -L "$link" && $(readlink "$link") == "$prefix/lib/systemd/system/"* ]]; then
+        die "$link: homed is enabled from $prefix; first: systemctl disable --now homed.socket homed.service"
+      fi
+    done
   fi
   exec Scripts/uninstall.sh "$root" "$manifest_path"
 fi
