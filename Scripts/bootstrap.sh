@@ -4,13 +4,30 @@
 # systemd-socket-activate and util-linux's setpriv (the service and roles tests run
 # them), gcc, make and jansson for the C client library and its tests, and for the
 # Python client's tests the protobuf and pytest packages; with --python also Debian's
-# mosquitto and the paho-mqtt package (the Zigbee2MQTT provider and its tests).
+# mosquitto and the paho-mqtt package (the Zigbee2MQTT provider and its tests); with
+# --package what Scripts/build-deb.sh and its test need: dpkg-dev (dpkg-shlibdeps),
+# binutils (strip) and lintian.
 set -euo pipefail
+
+python=no
+package=no
+for arg in "$@"; do
+  case "$arg" in
+    --python) python=yes ;;
+    --package) package=yes ;;
+    *) echo "bootstrap: unknown argument '$arg' (--python, --package)" >&2; exit 2 ;;
+  esac
+done
 
 need=()
 for pkg in libprotobuf-c-dev protobuf-c-compiler libsqlite3-dev libsystemd-dev pkg-config systemd util-linux gcc make libjansson-dev; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
+if [[ $package == yes ]]; then
+  for pkg in dpkg-dev binutils lintian; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
+  done
+fi
 if ((${#need[@]})); then
   echo "bootstrap: installing ${need[*]}" >&2
   sudo_cmd=""
@@ -19,7 +36,7 @@ if ((${#need[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 
-if [[ "${1:-}" == "--python" ]]; then
+if [[ $python == yes ]]; then
   python3 -c "import google.protobuf, pytest" 2>/dev/null || {
     echo "bootstrap: installing protobuf and pytest for the Python client" >&2
     python3 -m pip install -q protobuf pytest

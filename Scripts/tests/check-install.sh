@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs into temporary directories and checks the tree: every file in its place,
 # the units naming the installed homed and accepted by systemd-analyze verify, the
-# programs and completion scripts working. Needs a release build (Scripts/install.sh
-# makes one: minutes the first time), so Scripts/test.sh does not run it.
+# programs and completion scripts working; --no-build, --uninstall by the manifest,
+# and another program's homectl left alone. Needs a release build (Scripts/install.sh
+# makes one: minutes the first time), so Scripts/test.sh does not run it; CI runs it
+# after Scripts/test.sh (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -21,7 +23,7 @@ expected=(
   share/bash-completion/completions/homed share/zsh/site-functions/_homed share/fish/vendor_completions.d/homed.fish
   lib/systemd/system/homed.service lib/systemd/system/homed.socket
   lib/systemd/user/homed.service lib/systemd/user/homed.socket
-  lib/sysusers.d/homed.conf
+  lib/sysusers.d/homed.conf lib/tmpfiles.d/homed.conf share/homed/install-manifest
 )
 for file in "${expected[@]}"; do [[ -s "$prefix/$file" ]] || fail "missing or empty: $file"; done
 for program in homed homectl homed-sim; do [[ -x "$prefix/bin/$program" ]] || fail "not executable: bin/$program"; done
@@ -50,5 +52,57 @@ Scripts/install.sh --prefix /usr --destdir "$tmp/stage" >"$tmp/install.log" 2>&1
 [[ -x "$tmp/stage/usr/bin/homed" ]] || fail "--destdir: no $tmp/stage/usr/bin/homed"
 grep -q '^ExecStart=/usr/bin/homed ' "$tmp/stage/usr/lib/systemd/system/homed.service" \
   || fail "--destdir: the unit does not name /usr/bin/homed"
+
+# --no-build installs the build above; --uninstall removes exactly what the manifest
+# lists and leaves what others put beside it.
+prefix="$tmp/again"
+mkdir -p "$prefix/share/bash-completion/completions"
+echo 'complete -F _other other' >"$prefix/share/bash-completion/completions/other"
+Scripts/install.sh --no-build --prefix "$prefix" >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log" >&2; fail "install.sh --no-build failed"; }
+cmp -s "$prefix/bin/homed" "$tmp/prefix/bin/homed" || fail "--no-build did not install the release build's homed"
+# Installed again under another name, the earlier homectl (and its man page and
+# completions) go: the manifest says they were ours.
+Scripts/install.sh --no-build --prefix "$prefix" --homectl-name homed-ctl >"$tmp/install.log" 2>&1 \
+  || { cat "$tmp/install.log" >&2; fail "install.sh --homectl-name homed-ctl failed"; }
+[[ -x "$prefix/bin/homed-ctl" && ! -e "$prefix/bin/homectl" && ! -e "$prefix/share/man/man1/homectl.1" ]] \
+  || fail "reinstalled as homed-ctl, the earlier homectl is still there (or homed-ctl is not)"
+manifest="$prefix/share/homed/install-manifest"
+(cd "$prefix" && find . -type f ! -path ./share/bash-completion/completions/other | sed 's|^\./|f |' | sort) >"$tmp/files"
+grep '^f ' "$manifest" | sort | diff - "$tmp/files" >&2 || fail "the manifest does not list exactly the files installed"
+Scripts/install.sh --uninstall --prefix "$prefix" >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log" >&2; fail "install.sh --uninstall failed"; }
+left=$(cd "$prefix" && find . ! -path . ! -path ./share ! -path ./share/bash-completion \
+  ! -path ./share/bash-completion/completions ! -path ./share/bash-completion/completions/other)
+[[ -z "$left" ]] || fail "--uninstall left: $left"
+[[ -f "$prefix/share/bash-completion/completions/other" ]] || fail "--uninstall removed a file install.sh did not put"
+Scripts/install.sh --uninstall --prefix "$prefix" >"$tmp/install.log" 2>&1 && fail "a second --uninstall succeeded with no manifest"
+grep -q "no manifest at $manifest" "$tmp/install.log" || fail "a second --uninstall does not say there is no manifest"
+
+# Another program's homectl (systemd-homed's prints "systemd 252 (…)") stays; homed's
+# goes beside it as homed-ctl, and install.sh says so.
+prefix="$tmp/beside"
+mkdir -p "$prefix/bin"
+printf '#!/bin/sh\necho "systemd 252 (252.39-1~deb12u2)"\n' >"$prefix/bin/homectl"
+chmod 755 "$prefix/bin/homectl"
+cp "$prefix/bin/homectl" "$tmp/other-homectl"
+Scripts/install.sh --no-build --prefix "$prefix" >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log" >&2; fail "install.sh beside another homectl failed"; }
+cmp -s "$prefix/bin/homectl" "$tmp/other-homectl" || fail "install.sh replaced another program's homectl"
+[[ $("$prefix/bin/homed-ctl" --version) == $("$tmp/prefix/bin/homectl" --version) ]] || fail "no homed-ctl beside the other homectl"
+[[ -s "$prefix/share/man/man1/homed-ctl.1" && ! -e "$prefix/share/man/man1/homectl.1" ]] || fail "homectl's man page is not homed-ctl.1"
+bash -c "source '$prefix/share/bash-completion/completions/homed-ctl' && complete -p homed-ctl" >/dev/null \
+  || fail "bash does not load homed-ctl's completion for homed-ctl"
+grep -q "is another program's homectl" "$tmp/install.log" && grep -q "alias homectl=homed-ctl" "$tmp/install.log" \
+  || fail "install.sh did not say that it installed homed-ctl and how to pick"
+Scripts/install.sh --uninstall --prefix "$prefix" >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log" >&2; fail "--uninstall beside another homectl failed"; }
+cmp -s "$prefix/bin/homectl" "$tmp/other-homectl" || fail "--uninstall removed another program's homectl"
+[[ ! -e "$prefix/bin/homed-ctl" ]] || fail "--uninstall left homed-ctl"
+
+# --no-build without a release build says what to do (a copy of the scripts, with no .build).
+mkdir -p "$tmp/repo/Scripts"
+cp -r Packaging "$tmp/repo/"
+cp Scripts/install.sh Scripts/uninstall.sh "$tmp/repo/Scripts/"
+"$tmp/repo/Scripts/install.sh" --no-build --prefix "$tmp/never" >"$tmp/install.log" 2>&1 && fail "--no-build succeeded without a release build"
+grep -q -- "--no-build: no release build of homed in $tmp/repo/.build/release" "$tmp/install.log" \
+  || fail "--no-build without a build does not say so: $(cat "$tmp/install.log")"
+[[ ! -e "$tmp/never" ]] || fail "--no-build without a build installed something"
 
 echo "check-install: ok"
