@@ -38,7 +38,7 @@ struct HomectlOutputTests {
         #expect(both.stderr.contains("--json and -o yaml ask for two formats"), "\(both.stderr)")
         let watch = try daemon.homectl("watch", "-o", "table")
         #expect(watch.status == 64, "\(watch.stderr)")
-        #expect(watch.stderr.contains("not -o table"), "\(watch.stderr)")
+        #expect(watch.stderr.contains("-o table is for the commands that list"), "\(watch.stderr)")
     }
 
     @Test("-o yaml holds the same objects as -o json, strings quoted, fields in order")

@@ -13,6 +13,8 @@ the characteristic's step or range, so readings are rounded and clamped here
 
 from __future__ import annotations
 
+import functools
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -106,6 +108,13 @@ class DeviceMap:
     ignored: List[str] = field(default_factory=list)
     #: Expose types this mapping does not know at all.
     unknown: List[str] = field(default_factory=list)
+
+    @functools.cached_property
+    def signature(self) -> str:
+        """The registration as text, to tell whether homed has it as it is: made
+        once per mapping (a map is never changed once made), not at every state
+        message of every device."""
+        return json.dumps(self.accessory, sort_keys=True)
 
     @property
     def gettable(self) -> List[str]:

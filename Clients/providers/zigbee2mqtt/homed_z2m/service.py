@@ -437,7 +437,7 @@ class Zigbee2MqttProvider:
             maps = dict(self.maps)
             todo = []
             for ieee, dm in maps.items():
-                signature = json.dumps(dm.accessory, sort_keys=True)
+                signature = dm.signature
                 if self.registered.get(ieee) != signature and self.refused.get(ieee) != signature:
                     todo.append((dm, signature, self._with_values(dm)))
             gone = [ieee for ieee in self.registered if ieee not in maps]
