@@ -171,8 +171,10 @@ typedef struct named {
 typedef struct names {
     Home__V1__GetHomeResponse **pages;
     size_t page_count;
-    named *rooms, *accessories, *services, *characteristics;
-    size_t room_count, accessory_count, service_count, characteristic_count;
+    named *rooms, *accessories, *services, *characteristics, *action_sets, *triggers;
+    size_t room_count, accessory_count, service_count, characteristic_count, action_set_count, trigger_count;
+    /* The catalog (ListTypes), for the names of enumerated values. */
+    Home__V1__ListTypesResponse *types;
 } names;
 
 static int by_id(const void *a, const void *b) {
@@ -203,6 +205,9 @@ static void names_free(names *n) {
     free(n->accessories);
     free(n->services);
     free(n->characteristics);
+    free(n->action_sets);
+    free(n->triggers);
+    if (n->types) protobuf_c_message_free_unpacked(&n->types->base, NULL);
     memset(n, 0, sizeof *n);
 }
 
@@ -226,6 +231,10 @@ static int names_load(homed_client *client, names *n, homed_status *status) {
         for (size_t h = 0; h < page->n_homes; h++) {
             const Home__V1__Home *home = page->homes[h];
             for (size_t r = 0; r < home->n_rooms; r++) push(&n->rooms, &n->room_count, home->rooms[r]->id, home->rooms[r]);
+            for (size_t i = 0; i < home->n_action_sets; i++)
+                push(&n->action_sets, &n->action_set_count, home->action_sets[i]->id, home->action_sets[i]);
+            for (size_t i = 0; i < home->n_triggers; i++)
+                push(&n->triggers, &n->trigger_count, home->triggers[i]->id, home->triggers[i]);
             for (size_t a = 0; a < home->n_accessories; a++) {
                 const Home__V1__Accessory *accessory = home->accessories[a];
                 push(&n->accessories, &n->accessory_count, accessory->id, accessory);
@@ -245,7 +254,88 @@ static int names_load(homed_client *client, names *n, homed_status *status) {
     if (n->accessories) qsort(n->accessories, n->accessory_count, sizeof *n->accessories, by_id);
     if (n->services) qsort(n->services, n->service_count, sizeof *n->services, by_id);
     if (n->characteristics) qsort(n->characteristics, n->characteristic_count, sizeof *n->characteristics, by_id);
+    if (n->action_sets) qsort(n->action_sets, n->action_set_count, sizeof *n->action_sets, by_id);
+    if (n->triggers) qsort(n->triggers, n->trigger_count, sizeof *n->triggers, by_id);
+    Home__V1__ListTypesRequest types = HOME__V1__LIST_TYPES_REQUEST__INIT;
+    ProtobufCMessage *catalog;
+    int code = homed_call(client, "ListTypes", &types.base, &home__v1__list_types_response__descriptor, 10000,
+                          &catalog, status);
+    if (code) return code;
+    n->types = (Home__V1__ListTypesResponse *)catalog;
     return 0;
+}
+
+/* ---- enumerated values as people say them ------------------------------ */
+
+/* As `homectl get` prints them: where HAP's identifier says something else than a
+ * person would (a contact sensor "detects contact" when the door is closed), the
+ * person's word; else the catalog's name with its words spaced ("Not charging"). */
+static const struct { const char *type; int64_t value; const char *name; } people_names[] = {
+    {"ContactSensorState", 0, "Closed"},     {"ContactSensorState", 1, "Open"},
+    {"LockCurrentState", 0, "Unlocked"},     {"LockCurrentState", 1, "Locked"},
+    {"LockCurrentState", 2, "Jammed"},       {"LockCurrentState", 3, "Unknown"},
+    {"LockTargetState", 0, "Unlocked"},      {"LockTargetState", 1, "Locked"},
+    {"LeakDetected", 0, "No leak"},          {"LeakDetected", 1, "Leak"},
+    {"SmokeDetected", 0, "No smoke"},        {"SmokeDetected", 1, "Smoke"},
+    {"CarbonMonoxideDetected", 0, "Normal"}, {"CarbonMonoxideDetected", 1, "CO detected"},
+    {"CarbonDioxideDetected", 0, "Normal"},  {"CarbonDioxideDetected", 1, "CO2 detected"},
+    {"OccupancyDetected", 0, "Not occupied"}, {"OccupancyDetected", 1, "Occupied"},
+    {"StatusLowBattery", 0, "Normal"},       {"StatusLowBattery", 1, "Low"},
+};
+
+/* "NotCharging" → "Not charging": a capital starts a word when a lower-case letter
+ * is next to it; words after the first are lower-cased unless all capitals. */
+static void spaced(char *out, size_t size, const char *identifier) {
+    size_t length = 0, n = strlen(identifier);
+    for (size_t i = 0; i < n && length + 2 < size; i++) {
+        char c = identifier[i];
+        bool upper = c >= 'A' && c <= 'Z';
+        bool next_lower = i + 1 < n && identifier[i + 1] >= 'a' && identifier[i + 1] <= 'z';
+        bool previous_lower = i > 0 && identifier[i - 1] >= 'a' && identifier[i - 1] <= 'z';
+        if (upper && i > 0 && (previous_lower || next_lower)) out[length++] = ' ';
+        out[length++] = c;
+    }
+    out[length] = 0;
+    /* Lower-case every word but the first, unless it is all capitals ("CO2"). */
+    for (size_t start = 0; start < length;) {
+        size_t end = start;
+        while (end < length && out[end] != ' ') end++;
+        bool all_upper = true;
+        for (size_t i = start; i < end; i++) all_upper &= !(out[i] >= 'a' && out[i] <= 'z');
+        if (start > 0 && !all_upper)
+            for (size_t i = start; i < end; i++)
+                if (out[i] >= 'A' && out[i] <= 'Z') out[i] = (char)(out[i] - 'A' + 'a');
+        start = end + 1;
+    }
+}
+
+/* Writes "value_name": the enumerated value's name, or null. */
+static void value_name_field(line *out, const names *n, uint64_t characteristic_id, const Home__V1__Value *value) {
+    const Home__V1__Characteristic *c = lookup(n->characteristics, n->characteristic_count, characteristic_id);
+    key(out, "value_name");
+    int64_t number;
+    if (!c || !c->metadata || c->metadata->n_valid_values == 0 || !value) goto none;
+    if (value->kind_case == HOME__V1__VALUE__KIND_INT_VALUE) number = value->int_value;
+    else if (value->kind_case == HOME__V1__VALUE__KIND_UINT_VALUE && value->uint_value <= INT64_MAX) number = (int64_t)value->uint_value;
+    else goto none;
+    for (size_t i = 0; i < sizeof people_names / sizeof *people_names; i++)
+        if (people_names[i].value == number && strcmp(people_names[i].type, c->type_name) == 0) {
+            json_string(out, people_names[i].name);
+            return;
+        }
+    for (size_t t = 0; n->types && t < n->types->n_characteristic_types; t++) {
+        const Home__V1__CharacteristicType *type = n->types->characteristic_types[t];
+        if (strcmp(type->uuid, c->type) != 0) continue;
+        for (size_t v = 0; v < type->n_valid_values; v++)
+            if (type->valid_values[v]->value == number) {
+                char name[128];
+                spaced(name, sizeof name, type->valid_values[v]->name);
+                json_string(out, name);
+                return;
+            }
+    }
+none:
+    append(out, "null", 4);
 }
 
 static void accessory_fields(line *out, const names *n, uint64_t accessory_id) {
@@ -292,6 +382,7 @@ static void event_line(line *out, const Home__V1__Event *event, const names *n, 
         characteristic_fields(out, n, event->value->characteristic_id, event->value->service_id);
         key(out, "value");
         json_value(out, event->value->value);
+        value_name_field(out, n, event->value->characteristic_id, event->value->value);
         field_uint(out, "merged", event->value->merged);
         break;
     case HOME__V1__EVENT__BODY_REACHABILITY:
@@ -308,8 +399,18 @@ static void event_line(line *out, const Home__V1__Event *event, const names *n, 
         field_uint(out, "parent_id", event->layout->parent_id);
         break;
     case HOME__V1__EVENT__BODY_PRIMARY_HOME_ID: field_uint(out, "home_id", event->primary_home_id); break;
-    case HOME__V1__EVENT__BODY_ACTION_SET_ID: field_uint(out, "action_set_id", event->action_set_id); break;
-    case HOME__V1__EVENT__BODY_TRIGGER_ID: field_uint(out, "trigger_id", event->trigger_id); break;
+    case HOME__V1__EVENT__BODY_ACTION_SET_ID: {
+        const Home__V1__ActionSet *scene = lookup(n->action_sets, n->action_set_count, event->action_set_id);
+        field_uint(out, "action_set_id", event->action_set_id);
+        field_string(out, "action_set", scene ? scene->name : "");
+        break;
+    }
+    case HOME__V1__EVENT__BODY_TRIGGER_ID: {
+        const Home__V1__Trigger *trigger = lookup(n->triggers, n->trigger_count, event->trigger_id);
+        field_uint(out, "trigger_id", event->trigger_id);
+        field_string(out, "trigger", trigger ? trigger->name : "");
+        break;
+    }
     default: break;
     }
     const Home__V1__Origin *origin = event->origin;
@@ -339,6 +440,7 @@ static void snapshot_line(line *out, const Home__V1__Characteristic *c, const na
     characteristic_fields(out, n, c->id, c->service_id);
     key(out, "value");
     json_value(out, c->value);
+    value_name_field(out, n, c->id, c->value);
     append(out, "}", 1);
 }
 
