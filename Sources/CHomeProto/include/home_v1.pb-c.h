@@ -54,6 +54,7 @@ typedef struct Home__V1__ReadCharacteristicsRequest Home__V1__ReadCharacteristic
 typedef struct Home__V1__CharacteristicRead Home__V1__CharacteristicRead;
 typedef struct Home__V1__ReadCharacteristicsResponse Home__V1__ReadCharacteristicsResponse;
 typedef struct Home__V1__CharacteristicWrite Home__V1__CharacteristicWrite;
+typedef struct Home__V1__WriteCondition Home__V1__WriteCondition;
 typedef struct Home__V1__WriteCharacteristicsRequest Home__V1__WriteCharacteristicsRequest;
 typedef struct Home__V1__WriteResult Home__V1__WriteResult;
 typedef struct Home__V1__WriteCharacteristicsResponse Home__V1__WriteCharacteristicsResponse;
@@ -1061,10 +1062,17 @@ struct  Home__V1__CharacteristicRead
   int64_t last_updated_ms;
   Home__V1__StatusCode code;
   char *message;
+  /*
+   * The seq of the value event that last changed the value (in the journal of the
+   * hello reply's journal_id): what WriteCondition.seq expects. 0 when it has not
+   * changed since the daemon started. Set by ReadCharacteristics; 0 in a
+   * provider's answers (ignored there).
+   */
+  uint64_t change_seq;
 };
 #define HOME__V1__CHARACTERISTIC_READ__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&home__v1__characteristic_read__descriptor) \
-    , 0, NULL, 0, HOME__V1__STATUS_CODE__OK, (char *)protobuf_c_empty_string }
+    , 0, NULL, 0, HOME__V1__STATUS_CODE__OK, (char *)protobuf_c_empty_string, 0 }
 
 
 struct  Home__V1__ReadCharacteristicsResponse
@@ -1084,10 +1092,49 @@ struct  Home__V1__CharacteristicWrite
   ProtobufCMessage base;
   uint64_t characteristic_id;
   Home__V1__Value *value;
+  /*
+   * A conditional write (WriteCharacteristics only; ignored in WriteCommand and
+   * ValueReport): applied only if the condition holds when it is applied, else the
+   * item fails with FAILED_PRECONDITION naming the current value and the seq of its
+   * last change, and nothing is written (Clients/README.md, "Conditional writes").
+   */
+  Home__V1__WriteCondition *condition;
 };
 #define HOME__V1__CHARACTERISTIC_WRITE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&home__v1__characteristic_write__descriptor) \
-    , 0, NULL }
+    , 0, NULL, NULL }
+
+
+typedef enum {
+  HOME__V1__WRITE_CONDITION__SEQ_PRESENT__NOT_SET = 0,
+  HOME__V1__WRITE_CONDITION__SEQ_PRESENT_SEQ = 2
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(HOME__V1__WRITE_CONDITION__SEQ_PRESENT__CASE)
+} Home__V1__WriteCondition__SeqPresentCase;
+
+/*
+ * What a conditional write expects of its characteristic; every part given must hold.
+ */
+struct  Home__V1__WriteCondition
+{
+  ProtobufCMessage base;
+  /*
+   * The value it must hold now, compared as stored (normalised to the format, as
+   * a write's value is: int_value 1 is bool_value true). Absent: not compared.
+   */
+  Home__V1__Value *value;
+  /*
+   * The journal that seq is from (the hello reply's or a stream's journal_id); when
+   * set and no longer the daemon's, the condition fails. "" = the current journal.
+   */
+  char *journal_id;
+  Home__V1__WriteCondition__SeqPresentCase seq_present_case;
+  union {
+    uint64_t seq;
+  };
+};
+#define HOME__V1__WRITE_CONDITION__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__write_condition__descriptor) \
+    , NULL, (char *)protobuf_c_empty_string, HOME__V1__WRITE_CONDITION__SEQ_PRESENT__NOT_SET, {0} }
 
 
 struct  Home__V1__WriteCharacteristicsRequest
@@ -3023,6 +3070,25 @@ Home__V1__CharacteristicWrite *
 void   home__v1__characteristic_write__free_unpacked
                      (Home__V1__CharacteristicWrite *message,
                       ProtobufCAllocator *allocator);
+/* Home__V1__WriteCondition methods */
+void   home__v1__write_condition__init
+                     (Home__V1__WriteCondition         *message);
+size_t home__v1__write_condition__get_packed_size
+                     (const Home__V1__WriteCondition   *message);
+size_t home__v1__write_condition__pack
+                     (const Home__V1__WriteCondition   *message,
+                      uint8_t             *out);
+size_t home__v1__write_condition__pack_to_buffer
+                     (const Home__V1__WriteCondition   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__WriteCondition *
+       home__v1__write_condition__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__write_condition__free_unpacked
+                     (Home__V1__WriteCondition *message,
+                      ProtobufCAllocator *allocator);
 /* Home__V1__WriteCharacteristicsRequest methods */
 void   home__v1__write_characteristics_request__init
                      (Home__V1__WriteCharacteristicsRequest         *message);
@@ -4263,6 +4329,9 @@ typedef void (*Home__V1__ReadCharacteristicsResponse_Closure)
 typedef void (*Home__V1__CharacteristicWrite_Closure)
                  (const Home__V1__CharacteristicWrite *message,
                   void *closure_data);
+typedef void (*Home__V1__WriteCondition_Closure)
+                 (const Home__V1__WriteCondition *message,
+                  void *closure_data);
 typedef void (*Home__V1__WriteCharacteristicsRequest_Closure)
                  (const Home__V1__WriteCharacteristicsRequest *message,
                   void *closure_data);
@@ -4655,6 +4724,7 @@ extern const ProtobufCMessageDescriptor home__v1__read_characteristics_request__
 extern const ProtobufCMessageDescriptor home__v1__characteristic_read__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__read_characteristics_response__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__characteristic_write__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__write_condition__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__write_characteristics_request__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__write_result__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__write_characteristics_response__descriptor;
