@@ -114,6 +114,8 @@ typedef struct Home__V1__ValueReportResponse Home__V1__ValueReportResponse;
 typedef struct Home__V1__ListProvidersRequest Home__V1__ListProvidersRequest;
 typedef struct Home__V1__ProviderInfo Home__V1__ProviderInfo;
 typedef struct Home__V1__ListProvidersResponse Home__V1__ListProvidersResponse;
+typedef struct Home__V1__BackupRequest Home__V1__BackupRequest;
+typedef struct Home__V1__BackupChunk Home__V1__BackupChunk;
 
 
 /* --- enums --- */
@@ -2329,6 +2331,43 @@ struct  Home__V1__ListProvidersResponse
     , 0,NULL }
 
 
+struct  Home__V1__BackupRequest
+{
+  ProtobufCMessage base;
+};
+#define HOME__V1__BACKUP_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__backup_request__descriptor) \
+     }
+
+
+/*
+ * Part of the copy. The chunks follow each other with no gap: a client appends
+ * each `data` to its file, and has the whole copy once `offset` + the size of
+ * `data` reaches `total_bytes` and the stream ends OK.
+ */
+struct  Home__V1__BackupChunk
+{
+  ProtobufCMessage base;
+  ProtobufCBinaryData data;
+  /*
+   * Where `data` starts in the copy.
+   */
+  uint64_t offset;
+  /*
+   * The copy's size in bytes (the same in every chunk).
+   */
+  uint64_t total_bytes;
+  /*
+   * Every change the daemon had published up to this seq is in the copy (later
+   * ones may be too). The same in every chunk.
+   */
+  uint64_t seq;
+};
+#define HOME__V1__BACKUP_CHUNK__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__backup_chunk__descriptor) \
+    , {0,NULL}, 0, 0, 0 }
+
+
 /* Home__V1__Frame methods */
 void   home__v1__frame__init
                      (Home__V1__Frame         *message);
@@ -4210,6 +4249,44 @@ Home__V1__ListProvidersResponse *
 void   home__v1__list_providers_response__free_unpacked
                      (Home__V1__ListProvidersResponse *message,
                       ProtobufCAllocator *allocator);
+/* Home__V1__BackupRequest methods */
+void   home__v1__backup_request__init
+                     (Home__V1__BackupRequest         *message);
+size_t home__v1__backup_request__get_packed_size
+                     (const Home__V1__BackupRequest   *message);
+size_t home__v1__backup_request__pack
+                     (const Home__V1__BackupRequest   *message,
+                      uint8_t             *out);
+size_t home__v1__backup_request__pack_to_buffer
+                     (const Home__V1__BackupRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__BackupRequest *
+       home__v1__backup_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__backup_request__free_unpacked
+                     (Home__V1__BackupRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__BackupChunk methods */
+void   home__v1__backup_chunk__init
+                     (Home__V1__BackupChunk         *message);
+size_t home__v1__backup_chunk__get_packed_size
+                     (const Home__V1__BackupChunk   *message);
+size_t home__v1__backup_chunk__pack
+                     (const Home__V1__BackupChunk   *message,
+                      uint8_t             *out);
+size_t home__v1__backup_chunk__pack_to_buffer
+                     (const Home__V1__BackupChunk   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__BackupChunk *
+       home__v1__backup_chunk__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__backup_chunk__free_unpacked
+                     (Home__V1__BackupChunk *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Home__V1__Frame_Closure)
@@ -4509,6 +4586,12 @@ typedef void (*Home__V1__ProviderInfo_Closure)
 typedef void (*Home__V1__ListProvidersResponse_Closure)
                  (const Home__V1__ListProvidersResponse *message,
                   void *closure_data);
+typedef void (*Home__V1__BackupRequest_Closure)
+                 (const Home__V1__BackupRequest *message,
+                  void *closure_data);
+typedef void (*Home__V1__BackupChunk_Closure)
+                 (const Home__V1__BackupChunk *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -4580,6 +4663,10 @@ struct Home__V1__HomeService_Service
                          const Home__V1__ListProvidersRequest *input,
                          Home__V1__ListProvidersResponse_Closure closure,
                          void *closure_data);
+  void (*backup)(Home__V1__HomeService_Service *service,
+                 const Home__V1__BackupRequest *input,
+                 Home__V1__BackupChunk_Closure closure,
+                 void *closure_data);
 };
 typedef void (*Home__V1__HomeService_ServiceDestroy)(Home__V1__HomeService_Service *);
 void home__v1__home_service__init (Home__V1__HomeService_Service *service,
@@ -4603,7 +4690,8 @@ void home__v1__home_service__init (Home__V1__HomeService_Service *service,
       function_prefix__ ## register_accessories,\
       function_prefix__ ## answer_command,\
       function_prefix__ ## report_values,\
-      function_prefix__ ## list_providers  }
+      function_prefix__ ## list_providers,\
+      function_prefix__ ## backup  }
 void home__v1__home_service__get_home(ProtobufCService *service,
                                       const Home__V1__GetHomeRequest *input,
                                       Home__V1__GetHomeResponse_Closure closure,
@@ -4668,6 +4756,10 @@ void home__v1__home_service__list_providers(ProtobufCService *service,
                                             const Home__V1__ListProvidersRequest *input,
                                             Home__V1__ListProvidersResponse_Closure closure,
                                             void *closure_data);
+void home__v1__home_service__backup(ProtobufCService *service,
+                                    const Home__V1__BackupRequest *input,
+                                    Home__V1__BackupChunk_Closure closure,
+                                    void *closure_data);
 
 /* --- descriptors --- */
 
@@ -4784,6 +4876,8 @@ extern const ProtobufCMessageDescriptor home__v1__value_report_response__descrip
 extern const ProtobufCMessageDescriptor home__v1__list_providers_request__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__provider_info__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__list_providers_response__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__backup_request__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__backup_chunk__descriptor;
 extern const ProtobufCServiceDescriptor home__v1__home_service__descriptor;
 
 PROTOBUF_C__END_DECLS

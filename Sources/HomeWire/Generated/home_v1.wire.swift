@@ -1063,6 +1063,32 @@ public struct ListProvidersResponse: Hashable, Sendable {
     }
 }
 
+public struct BackupRequest: Hashable, Sendable {
+
+    public init() {}
+}
+
+/// Part of the copy. The chunks follow each other with no gap: a client appends
+/// each `data` to its file, and has the whole copy once `offset` + the size of
+/// `data` reaches `total_bytes` and the stream ends OK.
+public struct BackupChunk: Hashable, Sendable {
+    public var data: [UInt8] = []
+    /// Where `data` starts in the copy.
+    public var offset: UInt64 = 0
+    /// The copy's size in bytes (the same in every chunk).
+    public var totalBytes: UInt64 = 0
+    /// Every change the daemon had published up to this seq is in the copy (later
+    /// ones may be too). The same in every chunk.
+    public var seq: UInt64 = 0
+
+    public init(data: [UInt8] = [], offset: UInt64 = 0, totalBytes: UInt64 = 0, seq: UInt64 = 0) {
+        self.data = data
+        self.offset = offset
+        self.totalBytes = totalBytes
+        self.seq = seq
+    }
+}
+
 extension Proto.Frame: ProtobufCBridged {
     static let messageName = "home.v1.Frame"
     static var unpack: Unpacker<Home__V1__Frame> { home__v1__frame__unpack }
@@ -3859,6 +3885,62 @@ extension ListProvidersResponse: WireMessage {
     }
 }
 
+extension BackupRequest: ProtobufCBridged {
+    static let messageName = "home.v1.BackupRequest"
+    static var unpack: Unpacker<Home__V1__BackupRequest> { home__v1__backup_request__unpack }
+
+    init(c source: Home__V1__BackupRequest) { self.init() }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__BackupRequest> {
+        let built = arena.allocate(Home__V1__BackupRequest.self)
+        home__v1__backup_request__init(built)
+        return built
+    }
+}
+
+extension BackupRequest: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        try self.init(serialized: bytes)
+    }
+}
+
+extension BackupChunk: ProtobufCBridged {
+    static let messageName = "home.v1.BackupChunk"
+    static var unpack: Unpacker<Home__V1__BackupChunk> { home__v1__backup_chunk__unpack }
+
+    init(c source: Home__V1__BackupChunk) {
+        self.init()
+        data = swiftBytes(source.data)
+        offset = source.offset
+        totalBytes = source.total_bytes
+        seq = source.seq
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__BackupChunk> {
+        let built = arena.allocate(Home__V1__BackupChunk.self)
+        home__v1__backup_chunk__init(built)
+        built.pointee.data = arena.binary(data)
+        built.pointee.offset = offset
+        built.pointee.total_bytes = totalBytes
+        built.pointee.seq = seq
+        return built
+    }
+}
+
+extension BackupChunk: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        try self.init(serialized: bytes)
+    }
+}
+
 extension CharacteristicFormat: WireEnum {
     /// The `home.v1.Format` number of this case.
     var wireNumber: UInt32 {
@@ -4252,7 +4334,7 @@ extension Role: WireEnum {
 /// ModifySubscription, GetStatus, ListTypes, ListProviders
 /// user:   WriteCharacteristics, ExecuteActionSet
 /// admin:  ChangeLayout, GetStats, OpenProvider, RegisterAccessories,
-/// AnswerCommand, ReportValues
+/// AnswerCommand, ReportValues, Backup
 /// The methods of `service HomeService` in Protos/home_v1.proto: each pairs its name on
 /// the wire with the Swift types of its request and response, once; the daemon's router
 /// and the clients both use these values.
@@ -4306,4 +4388,10 @@ public enum HomeMethods {
     /// Every provider the daemon knows: connected or not, with their request figures.
     public static let listProviders =
         UnaryMethod<ListProvidersRequest, ListProvidersResponse>("home.v1.HomeService/ListProviders")
+    /// Server-streaming: a consistent copy of the daemon's database, taken online
+    /// (SQLite's backup, in small steps) and sent as its bytes, in order, in chunks;
+    /// the stream ends OK after the last. FAILED_PRECONDITION for a daemon that keeps
+    /// its home in memory.
+    public static let backup =
+        ServerStreamingMethod<BackupRequest, BackupChunk>("home.v1.HomeService/Backup")
 }
