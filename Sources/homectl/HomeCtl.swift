@@ -28,7 +28,7 @@ struct HomeCtl: AsyncParsableCommand {
             SetValue.self,
             Rename.self, Assign.self, Groups.self, Scenes.self, Triggers.self, Types.self, Watch.self,
             Providers.self, Remove.self, Sim.self,
-            Backup.self,
+            Backup.self, Export.self,
         ])
 }
 
