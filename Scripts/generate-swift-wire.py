@@ -76,6 +76,8 @@ PUBLIC_MESSAGES = {
     "ListProvidersRequest": ("public", {}),
     "ProviderInfo": ("public", {}),
     "ListProvidersResponse": ("public", {}),
+    "BackupRequest": ("public", {}),
+    "BackupChunk": ("public", {}),
 }
 
 # Methods whose Swift response type is not the schema's message of that name:

@@ -1762,6 +1762,51 @@ void   home__v1__characteristic_write__free_unpacked
   assert(message->base.descriptor == &home__v1__characteristic_write__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   home__v1__write_condition__init
+                     (Home__V1__WriteCondition         *message)
+{
+  static const Home__V1__WriteCondition init_value = HOME__V1__WRITE_CONDITION__INIT;
+  *message = init_value;
+}
+size_t home__v1__write_condition__get_packed_size
+                     (const Home__V1__WriteCondition *message)
+{
+  assert(message->base.descriptor == &home__v1__write_condition__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__write_condition__pack
+                     (const Home__V1__WriteCondition *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__write_condition__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__write_condition__pack_to_buffer
+                     (const Home__V1__WriteCondition *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__write_condition__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__WriteCondition *
+       home__v1__write_condition__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__WriteCondition *)
+     protobuf_c_message_unpack (&home__v1__write_condition__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__write_condition__free_unpacked
+                     (Home__V1__WriteCondition *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__write_condition__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   home__v1__write_characteristics_request__init
                      (Home__V1__WriteCharacteristicsRequest         *message)
 {
@@ -4415,6 +4460,96 @@ void   home__v1__list_providers_response__free_unpacked
   if(!message)
     return;
   assert(message->base.descriptor == &home__v1__list_providers_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__backup_request__init
+                     (Home__V1__BackupRequest         *message)
+{
+  static const Home__V1__BackupRequest init_value = HOME__V1__BACKUP_REQUEST__INIT;
+  *message = init_value;
+}
+size_t home__v1__backup_request__get_packed_size
+                     (const Home__V1__BackupRequest *message)
+{
+  assert(message->base.descriptor == &home__v1__backup_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__backup_request__pack
+                     (const Home__V1__BackupRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__backup_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__backup_request__pack_to_buffer
+                     (const Home__V1__BackupRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__backup_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__BackupRequest *
+       home__v1__backup_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__BackupRequest *)
+     protobuf_c_message_unpack (&home__v1__backup_request__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__backup_request__free_unpacked
+                     (Home__V1__BackupRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__backup_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__backup_chunk__init
+                     (Home__V1__BackupChunk         *message)
+{
+  static const Home__V1__BackupChunk init_value = HOME__V1__BACKUP_CHUNK__INIT;
+  *message = init_value;
+}
+size_t home__v1__backup_chunk__get_packed_size
+                     (const Home__V1__BackupChunk *message)
+{
+  assert(message->base.descriptor == &home__v1__backup_chunk__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__backup_chunk__pack
+                     (const Home__V1__BackupChunk *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__backup_chunk__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__backup_chunk__pack_to_buffer
+                     (const Home__V1__BackupChunk *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__backup_chunk__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__BackupChunk *
+       home__v1__backup_chunk__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__BackupChunk *)
+     protobuf_c_message_unpack (&home__v1__backup_chunk__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__backup_chunk__free_unpacked
+                     (Home__V1__BackupChunk *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__backup_chunk__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
 static const ProtobufCFieldDescriptor home__v1__frame__field_descriptors[10] =
@@ -7507,7 +7642,7 @@ const ProtobufCMessageDescriptor home__v1__read_characteristics_request__descrip
   (ProtobufCMessageInit) home__v1__read_characteristics_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor home__v1__characteristic_read__field_descriptors[5] =
+static const ProtobufCFieldDescriptor home__v1__characteristic_read__field_descriptors[6] =
 {
   {
     "characteristic_id",
@@ -7569,8 +7704,21 @@ static const ProtobufCFieldDescriptor home__v1__characteristic_read__field_descr
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "change_seq",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__CharacteristicRead, change_seq),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned home__v1__characteristic_read__field_indices_by_name[] = {
+  5,   /* field[5] = change_seq */
   0,   /* field[0] = characteristic_id */
   3,   /* field[3] = code */
   2,   /* field[2] = last_updated_ms */
@@ -7580,7 +7728,7 @@ static const unsigned home__v1__characteristic_read__field_indices_by_name[] = {
 static const ProtobufCIntRange home__v1__characteristic_read__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 5 }
+  { 0, 6 }
 };
 const ProtobufCMessageDescriptor home__v1__characteristic_read__descriptor =
 {
@@ -7590,7 +7738,7 @@ const ProtobufCMessageDescriptor home__v1__characteristic_read__descriptor =
   "Home__V1__CharacteristicRead",
   "home.v1",
   sizeof(Home__V1__CharacteristicRead),
-  5,
+  6,
   home__v1__characteristic_read__field_descriptors,
   home__v1__characteristic_read__field_indices_by_name,
   1,  home__v1__characteristic_read__number_ranges,
@@ -7648,7 +7796,7 @@ const ProtobufCMessageDescriptor home__v1__read_characteristics_response__descri
   (ProtobufCMessageInit) home__v1__read_characteristics_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor home__v1__characteristic_write__field_descriptors[2] =
+static const ProtobufCFieldDescriptor home__v1__characteristic_write__field_descriptors[3] =
 {
   {
     "characteristic_id",
@@ -7674,15 +7822,28 @@ static const ProtobufCFieldDescriptor home__v1__characteristic_write__field_desc
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "condition",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__CharacteristicWrite, condition),
+    &home__v1__write_condition__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned home__v1__characteristic_write__field_indices_by_name[] = {
   0,   /* field[0] = characteristic_id */
+  2,   /* field[2] = condition */
   1,   /* field[1] = value */
 };
 static const ProtobufCIntRange home__v1__characteristic_write__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 2 }
+  { 0, 3 }
 };
 const ProtobufCMessageDescriptor home__v1__characteristic_write__descriptor =
 {
@@ -7692,11 +7853,75 @@ const ProtobufCMessageDescriptor home__v1__characteristic_write__descriptor =
   "Home__V1__CharacteristicWrite",
   "home.v1",
   sizeof(Home__V1__CharacteristicWrite),
-  2,
+  3,
   home__v1__characteristic_write__field_descriptors,
   home__v1__characteristic_write__field_indices_by_name,
   1,  home__v1__characteristic_write__number_ranges,
   (ProtobufCMessageInit) home__v1__characteristic_write__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__write_condition__field_descriptors[3] =
+{
+  {
+    "value",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__WriteCondition, value),
+    &home__v1__value__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "seq",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(Home__V1__WriteCondition, seq_present_case),
+    offsetof(Home__V1__WriteCondition, seq),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "journal_id",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__WriteCondition, journal_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__write_condition__field_indices_by_name[] = {
+  2,   /* field[2] = journal_id */
+  1,   /* field[1] = seq */
+  0,   /* field[0] = value */
+};
+static const ProtobufCIntRange home__v1__write_condition__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor home__v1__write_condition__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.WriteCondition",
+  "WriteCondition",
+  "Home__V1__WriteCondition",
+  "home.v1",
+  sizeof(Home__V1__WriteCondition),
+  3,
+  home__v1__write_condition__field_descriptors,
+  home__v1__write_condition__field_indices_by_name,
+  1,  home__v1__write_condition__number_ranges,
+  (ProtobufCMessageInit) home__v1__write_condition__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor home__v1__write_characteristics_request__field_descriptors[3] =
@@ -12012,6 +12237,101 @@ const ProtobufCMessageDescriptor home__v1__list_providers_response__descriptor =
   (ProtobufCMessageInit) home__v1__list_providers_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+#define home__v1__backup_request__field_descriptors NULL
+#define home__v1__backup_request__field_indices_by_name NULL
+#define home__v1__backup_request__number_ranges NULL
+const ProtobufCMessageDescriptor home__v1__backup_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.BackupRequest",
+  "BackupRequest",
+  "Home__V1__BackupRequest",
+  "home.v1",
+  sizeof(Home__V1__BackupRequest),
+  0,
+  home__v1__backup_request__field_descriptors,
+  home__v1__backup_request__field_indices_by_name,
+  0,  home__v1__backup_request__number_ranges,
+  (ProtobufCMessageInit) home__v1__backup_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__backup_chunk__field_descriptors[4] =
+{
+  {
+    "data",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BYTES,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__BackupChunk, data),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "offset",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__BackupChunk, offset),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "total_bytes",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__BackupChunk, total_bytes),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "seq",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__BackupChunk, seq),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__backup_chunk__field_indices_by_name[] = {
+  0,   /* field[0] = data */
+  1,   /* field[1] = offset */
+  3,   /* field[3] = seq */
+  2,   /* field[2] = total_bytes */
+};
+static const ProtobufCIntRange home__v1__backup_chunk__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor home__v1__backup_chunk__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.BackupChunk",
+  "BackupChunk",
+  "Home__V1__BackupChunk",
+  "home.v1",
+  sizeof(Home__V1__BackupChunk),
+  4,
+  home__v1__backup_chunk__field_descriptors,
+  home__v1__backup_chunk__field_indices_by_name,
+  1,  home__v1__backup_chunk__number_ranges,
+  (ProtobufCMessageInit) home__v1__backup_chunk__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCEnumValue home__v1__status_code__enum_values_by_number[17] =
 {
   { "OK", "HOME__V1__STATUS_CODE__OK", 0 },
@@ -12580,7 +12900,7 @@ const ProtobufCEnumDescriptor home__v1__role__descriptor =
   home__v1__role__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor home__v1__home_service__method_descriptors[16] =
+static const ProtobufCMethodDescriptor home__v1__home_service__method_descriptors[17] =
 {
   { "GetHome", &home__v1__get_home_request__descriptor, &home__v1__get_home_response__descriptor },
   { "ListAccessories", &home__v1__list_accessories_request__descriptor, &home__v1__list_accessories_response__descriptor },
@@ -12598,9 +12918,11 @@ static const ProtobufCMethodDescriptor home__v1__home_service__method_descriptor
   { "AnswerCommand", &home__v1__command_answer__descriptor, &home__v1__answer_command_response__descriptor },
   { "ReportValues", &home__v1__value_report__descriptor, &home__v1__value_report_response__descriptor },
   { "ListProviders", &home__v1__list_providers_request__descriptor, &home__v1__list_providers_response__descriptor },
+  { "Backup", &home__v1__backup_request__descriptor, &home__v1__backup_chunk__descriptor },
 };
 const unsigned home__v1__home_service__method_indices_by_name[] = {
   13,        /* AnswerCommand */
+  16,        /* Backup */
   6,        /* ChangeLayout */
   10,        /* ExecuteActionSet */
   0,        /* GetHome */
@@ -12624,7 +12946,7 @@ const ProtobufCServiceDescriptor home__v1__home_service__descriptor =
   "HomeService",
   "Home__V1__HomeService",
   "home.v1",
-  16,
+  17,
   home__v1__home_service__method_descriptors,
   home__v1__home_service__method_indices_by_name
 };
@@ -12755,6 +13077,14 @@ void home__v1__home_service__list_providers(ProtobufCService *service,
 {
   assert(service->descriptor == &home__v1__home_service__descriptor);
   service->invoke(service, 15, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void home__v1__home_service__backup(ProtobufCService *service,
+                                    const Home__V1__BackupRequest *input,
+                                    Home__V1__BackupChunk_Closure closure,
+                                    void *closure_data)
+{
+  assert(service->descriptor == &home__v1__home_service__descriptor);
+  service->invoke(service, 16, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void home__v1__home_service__init (Home__V1__HomeService_Service *service,
                                    Home__V1__HomeService_ServiceDestroy destroy)

@@ -236,12 +236,16 @@ public final class HomeClient: Sendable {
     }
 
     /// Writes one value; throws the item's error if it failed.
+    ///
+    /// - Parameter condition: write only if it holds (else FAILED_PRECONDITION, nothing written).
     @discardableResult
-    public func write(_ value: CharacteristicValue, to characteristicID: ObjectID) async throws(HomeError)
-        -> WriteResult
-    {
+    public func write(
+        _ value: CharacteristicValue, to characteristicID: ObjectID, if condition: WriteCondition? = nil
+    ) async throws(HomeError) -> WriteResult {
         let response = try await write(
-            WriteCharacteristicsRequest(writes: [CharacteristicWrite(characteristicID: characteristicID, value: value)])
+            WriteCharacteristicsRequest(writes: [
+                CharacteristicWrite(characteristicID: characteristicID, value: value, condition: condition)
+            ])
         )
         guard let result = response.results.first else {
             throw HomeError(.internal, "write to \(characteristicID) returned no result")

@@ -22,6 +22,19 @@ public protocol HomePersistence: Sendable {
     /// Saves the current values of these characteristics (all those changed since
     /// the last fold) and empties the value log, in one transaction.
     func foldValueLog(into characteristics: [Characteristic]) throws(HomeError)
+
+    /// Makes a consistent copy of what is stored in a new file beside it, while the
+    /// daemon goes on saving, and returns the copy's path (the caller removes it).
+    /// The one call made outside the store's lock: the copy is taken in small
+    /// steps, each serialized with the saves by the persistence itself, so that a
+    /// writer waits for one step at most, never for the whole copy.
+    func backupToTemporaryFile() throws(HomeError) -> String
+}
+
+extension HomePersistence {
+    public func backupToTemporaryFile() throws(HomeError) -> String {
+        throw HomeError(.unimplemented, "this daemon's storage cannot make a backup")
+    }
 }
 
 /// A characteristic's value as the value log records it.

@@ -26,11 +26,17 @@ public struct Characteristic: Hashable, Sendable, Identifiable {
     public var value: CharacteristicValue?
     /// Milliseconds since the Unix epoch when the value last changed; 0 = never.
     public var lastUpdatedMs: Int64
+    /// The sequence number of the value event that last changed the value, in the
+    /// running daemon's journal; 0 when it has not changed since the daemon started.
+    /// A stamp of the running daemon, not part of the home: it is neither saved nor
+    /// compared (`==` and `hash` leave it out), so a graph loaded from the database
+    /// equals the one that was saved.
+    public var changeSeq: UInt64
 
     public init(
         id: ObjectID, serviceID: ObjectID, accessoryID: ObjectID, type: TypeIdentifier,
         properties: CharacteristicProperties, metadata: CharacteristicMetadata,
-        value: CharacteristicValue? = nil, lastUpdatedMs: Int64 = 0
+        value: CharacteristicValue? = nil, lastUpdatedMs: Int64 = 0, changeSeq: UInt64 = 0
     ) {
         self.id = id
         self.serviceID = serviceID
@@ -40,6 +46,24 @@ public struct Characteristic: Hashable, Sendable, Identifiable {
         self.metadata = metadata
         self.value = value
         self.lastUpdatedMs = lastUpdatedMs
+        self.changeSeq = changeSeq
+    }
+
+    public static func == (lhs: Characteristic, rhs: Characteristic) -> Bool {
+        lhs.id == rhs.id && lhs.serviceID == rhs.serviceID && lhs.accessoryID == rhs.accessoryID
+            && lhs.type == rhs.type && lhs.properties == rhs.properties && lhs.metadata == rhs.metadata
+            && lhs.value == rhs.value && lhs.lastUpdatedMs == rhs.lastUpdatedMs
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+        hasher.combine(serviceID)
+        hasher.combine(accessoryID)
+        hasher.combine(type)
+        hasher.combine(properties)
+        hasher.combine(metadata)
+        hasher.combine(value)
+        hasher.combine(lastUpdatedMs)
     }
 }
 

@@ -171,7 +171,7 @@ extension HomeDatabase {
 
     /// A `file:` URI for a path (so `immutable` can be asked for), with the
     /// characters URIs give a meaning escaped.
-    private static func uri(_ path: String, immutable: Bool = false) -> String {
+    static func uri(_ path: String, immutable: Bool = false) -> String {
         var escaped = ""
         for character in path.unicodeScalars {
             switch character {

@@ -28,6 +28,7 @@ struct HomeCtl: AsyncParsableCommand {
             SetValue.self,
             Rename.self, Assign.self, Groups.self, Scenes.self, Triggers.self, Types.self, Watch.self,
             Providers.self, Remove.self, Sim.self,
+            Backup.self, Export.self,
         ])
 
     /// The options every subcommand takes, declared here as well: `homectl --help`

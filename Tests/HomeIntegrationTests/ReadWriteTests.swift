@@ -20,7 +20,7 @@ struct ReadWriteTests {
                 read.reads == [
                     CharacteristicRead(
                         characteristicID: brightness, value: .int(37),
-                        lastUpdatedMs: read.reads[0].lastUpdatedMs)
+                        lastUpdatedMs: read.reads[0].lastUpdatedMs, changeSeq: result.seq)
                 ])
             #expect(read.reads[0].lastUpdatedMs > 1_700_000_000_000)
             let unchanged = try await client.write(.uint(37), to: brightness)

@@ -345,7 +345,7 @@ struct ConnectionTests {
 
 @Suite("the router")
 struct RouterTests {
-    @Test("the daemon routes exactly the schema's methods, and only Subscribe and OpenProvider stream")
+    @Test("the daemon routes exactly the schema's methods, and only Backup, Subscribe and OpenProvider stream")
     func routesMatchSchema() {
         let router = HomeService(
             store: HomeStore(graph: HomeGraph()), registry: ConnectionRegistry(),
@@ -358,7 +358,7 @@ struct RouterTests {
             if case .serverStreaming = router.route(for: $0)?.route { return true }
             return false
         }
-        #expect(streaming == [HomeMethods.openProvider.name, HomeMethods.subscribe.name])
+        #expect(streaming == [HomeMethods.backup.name, HomeMethods.openProvider.name, HomeMethods.subscribe.name])
     }
 }
 

@@ -67,6 +67,60 @@ struct WritePlanTests {
         #expect(plan.results.map { $0?.error?.code } == [.aborted, .invalidArgument])
     }
 
+    @Test("a condition that fails against the snapshot is refused in planning; in an atomic batch, all of it")
+    func conditionInPlanning() throws {
+        let fixture = PlanFixture()
+        let writes = [
+            CharacteristicWrite(characteristicID: fixture.id("Living Room/Lamp/On"), value: .bool(false)),
+            CharacteristicWrite(
+                characteristicID: fixture.id("Living Room/Lamp/Brightness"), value: .int(10),
+                condition: WriteCondition(value: .int(79))),
+            CharacteristicWrite(
+                characteristicID: fixture.id("Kitchen/Coffee Maker/On"), value: .bool(true),
+                condition: WriteCondition(seq: 0)),
+        ]
+        func plan(atomic: Bool) throws(HomeError) -> WritePlan {
+            try WritePlan(
+                atomic ? Array(writes.prefix(2)) : writes, atomic: atomic, validateOnly: false, in: fixture.graph,
+                layoutVersion: 7,
+                provider: { $0.name == "Lamp" ? "lamps" : $0.name == "Coffee Maker" ? "plugs" : nil },
+                optimistic: { _ in [] }, journalID: "j1")
+        }
+        let loose = try plan(atomic: false)
+        #expect(loose.results.map { $0?.error?.code } == [nil, .failedPrecondition, nil])
+        #expect(loose.providers.map { $0.items.map(\.position) } == [[0], [2]])
+        #expect(loose.conditionalProviderItems.map(\.position) == [2])
+        let atomic = try plan(atomic: true)
+        #expect(atomic.providers.isEmpty)
+        #expect(atomic.results.map { $0?.error?.code } == [.aborted, .failedPrecondition])
+    }
+
+    @Test("a condition refused when claimed takes its write out; in an atomic batch, every write")
+    func refusedClaims() throws {
+        let fixture = PlanFixture()
+        let writes = [
+            CharacteristicWrite(characteristicID: fixture.id("Living Room/Lamp/On"), value: .bool(false)),
+            CharacteristicWrite(
+                characteristicID: fixture.id("Living Room/Lamp/Brightness"), value: .int(10),
+                condition: WriteCondition(seq: 0)),
+        ]
+        let stale = HomeError(.failedPrecondition, "characteristic changed")
+        for atomic in [false, true] {
+            var plan = try WritePlan(
+                writes, atomic: atomic, validateOnly: false, in: fixture.graph, layoutVersion: 7,
+                provider: { $0.name == "Lamp" ? "lamps" : nil }, optimistic: { _ in [] }, journalID: "j1")
+            plan.refuse([1: stale], writes: writes)
+            #expect(plan.results[1]?.error == stale)
+            if atomic {
+                #expect(plan.providers.isEmpty && plan.local.isEmpty)
+                #expect(plan.results[0]?.error?.code == .aborted)
+            } else {
+                #expect(plan.providers.map { $0.items.map(\.position) } == [[0]])
+                #expect(plan.results[0] == nil)
+            }
+        }
+    }
+
     @Test("validate-only decides every write and applies or sends none")
     func validateOnly() throws {
         let plan = try PlanFixture().plan(

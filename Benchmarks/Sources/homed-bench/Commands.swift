@@ -9,7 +9,7 @@ struct HomedBench: AsyncParsableCommand {
         abstract: "Measure homed against a C floor and bare SwiftNIO on the same machine, in the same run.",
         subcommands: [
             Wire.self, FanoutCommand.self, ScaleCommand.self, IdleMemoryCommand.self, JournalStallCommand.self,
-            ProfileCommand.self, ProviderCommand.self, DurabilityCommand.self,
+            ProfileCommand.self, ProviderCommand.self, DurabilityCommand.self, BackupStallCommand.self,
         ],
         defaultSubcommand: Wire.self)
 }
@@ -92,6 +92,21 @@ struct JournalStallCommand: AsyncParsableCommand {
     var count = 200_000
 
     func run() async throws { JournalStall.run(count: count) }
+}
+
+struct BackupStallCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "backup-stall",
+        abstract: "A backup of a large database while a writer writes: the writer's slowest write, and alone.")
+
+    @Option(help: "Accessories of the generated home (10 characteristics each).")
+    var accessories = 20_000
+
+    func validate() throws {
+        guard accessories >= 1 else { throw ValidationError("--accessories must be at least 1") }
+    }
+
+    func run() throws { try BackupStall.run(accessories: accessories) }
 }
 
 struct ProfileCommand: AsyncParsableCommand {

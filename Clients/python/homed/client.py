@@ -262,9 +262,13 @@ class Client(ClientBase):
         return self.call("ReadCharacteristics", read_request(characteristic_ids, fresh), timeout)
 
     def write(self, values: dict, atomic: bool = False, validate_only: bool = False,
-              timeout: Optional[float] = None):
-        """``values``: {characteristic_id: pb.Value}."""
-        return self.call("WriteCharacteristics", write_request(values, atomic, validate_only), timeout)
+              timeout: Optional[float] = None, conditions: Optional[dict] = None):
+        """``values``: {characteristic_id: pb.Value}. ``conditions``:
+        {characteristic_id: what the write expects} (a ``CharacteristicRead``, a
+        ``pb.Value``, a change seq or a ``pb.WriteCondition``): the item fails with
+        FAILED_PRECONDITION, nothing written, when it does not hold."""
+        return self.call(
+            "WriteCharacteristics", write_request(values, atomic, validate_only, conditions), timeout)
 
 
 class Subscription:

@@ -368,9 +368,38 @@ def read_request(characteristic_ids, fresh: bool = False):
     return pb.ReadCharacteristicsRequest(characteristic_ids=list(characteristic_ids), fresh=fresh)
 
 
-def write_request(values: dict, atomic: bool = False, validate_only: bool = False):
-    """WriteCharacteristics of ``{characteristic_id: pb.Value}``."""
+def write_request(values: dict, atomic: bool = False, validate_only: bool = False,
+                  conditions: Optional[dict] = None):
+    """WriteCharacteristics of ``{characteristic_id: pb.Value}``; ``conditions``
+    (``{characteristic_id: condition}``) makes those writes conditional (see
+    ``write_condition``)."""
+    conditions = conditions or {}
+    unknown = set(conditions) - set(values)
+    if unknown:
+        raise ValueError(f"conditions for characteristics that are not written: {sorted(unknown)}")
     request = pb.WriteCharacteristicsRequest(atomic=atomic, validate_only=validate_only)
     for cid, value in values.items():
-        request.writes.add(characteristic_id=cid, value=value)
+        write = request.writes.add(characteristic_id=cid, value=value)
+        if cid in conditions:
+            write.condition.CopyFrom(write_condition(conditions[cid]))
     return request
+
+
+def write_condition(condition):
+    """A ``pb.WriteCondition`` from what a caller has at hand: a ``WriteCondition``
+    as it is; a ``CharacteristicRead`` (the value it read and its ``change_seq``:
+    both must still hold); a ``pb.Value`` (that value); an int (that change seq)."""
+    if isinstance(condition, pb.WriteCondition):
+        return condition
+    if isinstance(condition, pb.CharacteristicRead):
+        made = pb.WriteCondition(seq=condition.change_seq)
+        if condition.HasField("value"):
+            made.value.CopyFrom(condition.value)
+        return made
+    if isinstance(condition, pb.Value):
+        return pb.WriteCondition(value=condition)
+    if isinstance(condition, int) and not isinstance(condition, bool) and condition >= 0:
+        return pb.WriteCondition(seq=condition)
+    raise TypeError(
+        f"a write condition is a WriteCondition, a CharacteristicRead, a Value or a seq (int >= 0), "
+        f"not {condition!r}")

@@ -54,6 +54,7 @@ typedef struct Home__V1__ReadCharacteristicsRequest Home__V1__ReadCharacteristic
 typedef struct Home__V1__CharacteristicRead Home__V1__CharacteristicRead;
 typedef struct Home__V1__ReadCharacteristicsResponse Home__V1__ReadCharacteristicsResponse;
 typedef struct Home__V1__CharacteristicWrite Home__V1__CharacteristicWrite;
+typedef struct Home__V1__WriteCondition Home__V1__WriteCondition;
 typedef struct Home__V1__WriteCharacteristicsRequest Home__V1__WriteCharacteristicsRequest;
 typedef struct Home__V1__WriteResult Home__V1__WriteResult;
 typedef struct Home__V1__WriteCharacteristicsResponse Home__V1__WriteCharacteristicsResponse;
@@ -113,6 +114,8 @@ typedef struct Home__V1__ValueReportResponse Home__V1__ValueReportResponse;
 typedef struct Home__V1__ListProvidersRequest Home__V1__ListProvidersRequest;
 typedef struct Home__V1__ProviderInfo Home__V1__ProviderInfo;
 typedef struct Home__V1__ListProvidersResponse Home__V1__ListProvidersResponse;
+typedef struct Home__V1__BackupRequest Home__V1__BackupRequest;
+typedef struct Home__V1__BackupChunk Home__V1__BackupChunk;
 
 
 /* --- enums --- */
@@ -1061,10 +1064,17 @@ struct  Home__V1__CharacteristicRead
   int64_t last_updated_ms;
   Home__V1__StatusCode code;
   char *message;
+  /*
+   * The seq of the value event that last changed the value (in the journal of the
+   * hello reply's journal_id): what WriteCondition.seq expects. 0 when it has not
+   * changed since the daemon started. Set by ReadCharacteristics; 0 in a
+   * provider's answers (ignored there).
+   */
+  uint64_t change_seq;
 };
 #define HOME__V1__CHARACTERISTIC_READ__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&home__v1__characteristic_read__descriptor) \
-    , 0, NULL, 0, HOME__V1__STATUS_CODE__OK, (char *)protobuf_c_empty_string }
+    , 0, NULL, 0, HOME__V1__STATUS_CODE__OK, (char *)protobuf_c_empty_string, 0 }
 
 
 struct  Home__V1__ReadCharacteristicsResponse
@@ -1084,10 +1094,49 @@ struct  Home__V1__CharacteristicWrite
   ProtobufCMessage base;
   uint64_t characteristic_id;
   Home__V1__Value *value;
+  /*
+   * A conditional write (WriteCharacteristics only; ignored in WriteCommand and
+   * ValueReport): applied only if the condition holds when it is applied, else the
+   * item fails with FAILED_PRECONDITION naming the current value and the seq of its
+   * last change, and nothing is written (Clients/README.md, "Conditional writes").
+   */
+  Home__V1__WriteCondition *condition;
 };
 #define HOME__V1__CHARACTERISTIC_WRITE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&home__v1__characteristic_write__descriptor) \
-    , 0, NULL }
+    , 0, NULL, NULL }
+
+
+typedef enum {
+  HOME__V1__WRITE_CONDITION__SEQ_PRESENT__NOT_SET = 0,
+  HOME__V1__WRITE_CONDITION__SEQ_PRESENT_SEQ = 2
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(HOME__V1__WRITE_CONDITION__SEQ_PRESENT__CASE)
+} Home__V1__WriteCondition__SeqPresentCase;
+
+/*
+ * What a conditional write expects of its characteristic; every part given must hold.
+ */
+struct  Home__V1__WriteCondition
+{
+  ProtobufCMessage base;
+  /*
+   * The value it must hold now, compared as stored (normalised to the format, as
+   * a write's value is: int_value 1 is bool_value true). Absent: not compared.
+   */
+  Home__V1__Value *value;
+  /*
+   * The journal that seq is from (the hello reply's or a stream's journal_id); when
+   * set and no longer the daemon's, the condition fails. "" = the current journal.
+   */
+  char *journal_id;
+  Home__V1__WriteCondition__SeqPresentCase seq_present_case;
+  union {
+    uint64_t seq;
+  };
+};
+#define HOME__V1__WRITE_CONDITION__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__write_condition__descriptor) \
+    , NULL, (char *)protobuf_c_empty_string, HOME__V1__WRITE_CONDITION__SEQ_PRESENT__NOT_SET, {0} }
 
 
 struct  Home__V1__WriteCharacteristicsRequest
@@ -2282,6 +2331,43 @@ struct  Home__V1__ListProvidersResponse
     , 0,NULL }
 
 
+struct  Home__V1__BackupRequest
+{
+  ProtobufCMessage base;
+};
+#define HOME__V1__BACKUP_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__backup_request__descriptor) \
+     }
+
+
+/*
+ * Part of the copy. The chunks follow each other with no gap: a client appends
+ * each `data` to its file, and has the whole copy once `offset` + the size of
+ * `data` reaches `total_bytes` and the stream ends OK.
+ */
+struct  Home__V1__BackupChunk
+{
+  ProtobufCMessage base;
+  ProtobufCBinaryData data;
+  /*
+   * Where `data` starts in the copy.
+   */
+  uint64_t offset;
+  /*
+   * The copy's size in bytes (the same in every chunk).
+   */
+  uint64_t total_bytes;
+  /*
+   * Every change the daemon had published up to this seq is in the copy (later
+   * ones may be too). The same in every chunk.
+   */
+  uint64_t seq;
+};
+#define HOME__V1__BACKUP_CHUNK__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__backup_chunk__descriptor) \
+    , {0,NULL}, 0, 0, 0 }
+
+
 /* Home__V1__Frame methods */
 void   home__v1__frame__init
                      (Home__V1__Frame         *message);
@@ -3022,6 +3108,25 @@ Home__V1__CharacteristicWrite *
                       const uint8_t       *data);
 void   home__v1__characteristic_write__free_unpacked
                      (Home__V1__CharacteristicWrite *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__WriteCondition methods */
+void   home__v1__write_condition__init
+                     (Home__V1__WriteCondition         *message);
+size_t home__v1__write_condition__get_packed_size
+                     (const Home__V1__WriteCondition   *message);
+size_t home__v1__write_condition__pack
+                     (const Home__V1__WriteCondition   *message,
+                      uint8_t             *out);
+size_t home__v1__write_condition__pack_to_buffer
+                     (const Home__V1__WriteCondition   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__WriteCondition *
+       home__v1__write_condition__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__write_condition__free_unpacked
+                     (Home__V1__WriteCondition *message,
                       ProtobufCAllocator *allocator);
 /* Home__V1__WriteCharacteristicsRequest methods */
 void   home__v1__write_characteristics_request__init
@@ -4144,6 +4249,44 @@ Home__V1__ListProvidersResponse *
 void   home__v1__list_providers_response__free_unpacked
                      (Home__V1__ListProvidersResponse *message,
                       ProtobufCAllocator *allocator);
+/* Home__V1__BackupRequest methods */
+void   home__v1__backup_request__init
+                     (Home__V1__BackupRequest         *message);
+size_t home__v1__backup_request__get_packed_size
+                     (const Home__V1__BackupRequest   *message);
+size_t home__v1__backup_request__pack
+                     (const Home__V1__BackupRequest   *message,
+                      uint8_t             *out);
+size_t home__v1__backup_request__pack_to_buffer
+                     (const Home__V1__BackupRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__BackupRequest *
+       home__v1__backup_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__backup_request__free_unpacked
+                     (Home__V1__BackupRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__BackupChunk methods */
+void   home__v1__backup_chunk__init
+                     (Home__V1__BackupChunk         *message);
+size_t home__v1__backup_chunk__get_packed_size
+                     (const Home__V1__BackupChunk   *message);
+size_t home__v1__backup_chunk__pack
+                     (const Home__V1__BackupChunk   *message,
+                      uint8_t             *out);
+size_t home__v1__backup_chunk__pack_to_buffer
+                     (const Home__V1__BackupChunk   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__BackupChunk *
+       home__v1__backup_chunk__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__backup_chunk__free_unpacked
+                     (Home__V1__BackupChunk *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Home__V1__Frame_Closure)
@@ -4262,6 +4405,9 @@ typedef void (*Home__V1__ReadCharacteristicsResponse_Closure)
                   void *closure_data);
 typedef void (*Home__V1__CharacteristicWrite_Closure)
                  (const Home__V1__CharacteristicWrite *message,
+                  void *closure_data);
+typedef void (*Home__V1__WriteCondition_Closure)
+                 (const Home__V1__WriteCondition *message,
                   void *closure_data);
 typedef void (*Home__V1__WriteCharacteristicsRequest_Closure)
                  (const Home__V1__WriteCharacteristicsRequest *message,
@@ -4440,6 +4586,12 @@ typedef void (*Home__V1__ProviderInfo_Closure)
 typedef void (*Home__V1__ListProvidersResponse_Closure)
                  (const Home__V1__ListProvidersResponse *message,
                   void *closure_data);
+typedef void (*Home__V1__BackupRequest_Closure)
+                 (const Home__V1__BackupRequest *message,
+                  void *closure_data);
+typedef void (*Home__V1__BackupChunk_Closure)
+                 (const Home__V1__BackupChunk *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -4511,6 +4663,10 @@ struct Home__V1__HomeService_Service
                          const Home__V1__ListProvidersRequest *input,
                          Home__V1__ListProvidersResponse_Closure closure,
                          void *closure_data);
+  void (*backup)(Home__V1__HomeService_Service *service,
+                 const Home__V1__BackupRequest *input,
+                 Home__V1__BackupChunk_Closure closure,
+                 void *closure_data);
 };
 typedef void (*Home__V1__HomeService_ServiceDestroy)(Home__V1__HomeService_Service *);
 void home__v1__home_service__init (Home__V1__HomeService_Service *service,
@@ -4534,7 +4690,8 @@ void home__v1__home_service__init (Home__V1__HomeService_Service *service,
       function_prefix__ ## register_accessories,\
       function_prefix__ ## answer_command,\
       function_prefix__ ## report_values,\
-      function_prefix__ ## list_providers  }
+      function_prefix__ ## list_providers,\
+      function_prefix__ ## backup  }
 void home__v1__home_service__get_home(ProtobufCService *service,
                                       const Home__V1__GetHomeRequest *input,
                                       Home__V1__GetHomeResponse_Closure closure,
@@ -4599,6 +4756,10 @@ void home__v1__home_service__list_providers(ProtobufCService *service,
                                             const Home__V1__ListProvidersRequest *input,
                                             Home__V1__ListProvidersResponse_Closure closure,
                                             void *closure_data);
+void home__v1__home_service__backup(ProtobufCService *service,
+                                    const Home__V1__BackupRequest *input,
+                                    Home__V1__BackupChunk_Closure closure,
+                                    void *closure_data);
 
 /* --- descriptors --- */
 
@@ -4655,6 +4816,7 @@ extern const ProtobufCMessageDescriptor home__v1__read_characteristics_request__
 extern const ProtobufCMessageDescriptor home__v1__characteristic_read__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__read_characteristics_response__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__characteristic_write__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__write_condition__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__write_characteristics_request__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__write_result__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__write_characteristics_response__descriptor;
@@ -4714,6 +4876,8 @@ extern const ProtobufCMessageDescriptor home__v1__value_report_response__descrip
 extern const ProtobufCMessageDescriptor home__v1__list_providers_request__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__provider_info__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__list_providers_response__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__backup_request__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__backup_chunk__descriptor;
 extern const ProtobufCServiceDescriptor home__v1__home_service__descriptor;
 
 PROTOBUF_C__END_DECLS

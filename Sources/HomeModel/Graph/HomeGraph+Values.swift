@@ -50,21 +50,24 @@ extension HomeGraph {
     /// `store`, also giving the value and time the characteristic held before
     /// (read in place, without copying the characteristic), for undoing it.
     public mutating func storeKeepingPrevious(_ checked: CheckedWrite, nowMs: Int64) -> (
-        changed: CharacteristicValue?, previousValue: CharacteristicValue?, previousUpdatedMs: Int64
+        changed: CharacteristicValue?, previousValue: CharacteristicValue?, previousUpdatedMs: Int64,
+        previousChangeSeq: UInt64
     ) {
         let previousValue = characteristics.values[checked.index].value
         let previousUpdatedMs = characteristics.values[checked.index].lastUpdatedMs
+        let previousChangeSeq = characteristics.values[checked.index].changeSeq
         let changed = characteristics.values[checked.index].store(
             checked.value, isOccurrence: checked.isOccurrence, nowMs: nowMs)
-        return (changed, previousValue, previousUpdatedMs)
+        return (changed, previousValue, previousUpdatedMs, previousChangeSeq)
     }
 
     /// Puts back a value as it was before `store` (a change that could not be saved).
     public mutating func restoreValue(
-        _ value: CharacteristicValue?, lastUpdatedMs: Int64, at index: CharacteristicIndex
+        _ value: CharacteristicValue?, lastUpdatedMs: Int64, changeSeq: UInt64, at index: CharacteristicIndex
     ) {
         characteristics.values[index].value = value
         characteristics.values[index].lastUpdatedMs = lastUpdatedMs
+        characteristics.values[index].changeSeq = changeSeq
     }
 }
 

@@ -4,10 +4,39 @@
 public struct CharacteristicWrite: Hashable, Sendable {
     public var characteristicID: ObjectID
     public var value: CharacteristicValue
-    public init(characteristicID: ObjectID, value: CharacteristicValue) {
+    /// What must hold for the write to be applied (a client's write only; nil: none).
+    public var condition: WriteCondition?
+    public init(characteristicID: ObjectID, value: CharacteristicValue, condition: WriteCondition? = nil) {
         self.characteristicID = characteristicID
         self.value = value
+        self.condition = condition
     }
+}
+
+/// A conditional write's expectation of the characteristic as it is when the write
+/// is applied: its value, the sequence number of the event that last changed it, or
+/// both. When one does not hold the write fails with FAILED_PRECONDITION and
+/// nothing is written: two automations that read, decide and write cannot both act
+/// on the same reading.
+public struct WriteCondition: Hashable, Sendable {
+    /// The value the characteristic must hold (compared as stored, after the
+    /// characteristic's format has normalised it: `1` is `true` for a bool).
+    public var value: CharacteristicValue?
+    /// The characteristic's `changeSeq` the writer read: the seq of a read, or of
+    /// the value event it saw last for it. 0: not changed since the daemon started.
+    public var seq: UInt64?
+    /// The journal `seq` is from; "" for the daemon's current one. A sequence
+    /// number means nothing in another journal (a restarted daemon numbers anew).
+    public var journalID: String
+
+    public init(value: CharacteristicValue? = nil, seq: UInt64? = nil, journalID: String = "") {
+        self.value = value
+        self.seq = seq
+        self.journalID = journalID
+    }
+
+    /// Whether it asks for anything at all.
+    public var isEmpty: Bool { value == nil && seq == nil }
 }
 
 public struct WriteResult: Hashable, Sendable {
@@ -32,12 +61,18 @@ public struct CharacteristicRead: Hashable, Sendable {
     public var lastUpdatedMs: Int64
     /// Why this one read failed; nil when it succeeded.
     public var error: HomeError?
-    public init(characteristicID: ObjectID, value: CharacteristicValue?, lastUpdatedMs: Int64, error: HomeError? = nil)
-    {
+    /// The sequence number of the event that last changed the value (`Characteristic.changeSeq`):
+    /// what a conditional write expects. 0 when not changed since the daemon started.
+    public var changeSeq: UInt64
+    public init(
+        characteristicID: ObjectID, value: CharacteristicValue?, lastUpdatedMs: Int64, error: HomeError? = nil,
+        changeSeq: UInt64 = 0
+    ) {
         self.characteristicID = characteristicID
         self.value = value
         self.lastUpdatedMs = lastUpdatedMs
         self.error = error
+        self.changeSeq = changeSeq
     }
 }
 

@@ -129,7 +129,7 @@ public struct ValueRouter: Sendable {
         let (graph, layoutVersion) = store.planningSnapshot()
         return try WritePlan(
             writes, atomic: atomic, validateOnly: validateOnly, in: graph, layoutVersion: layoutVersion,
-            provider: remoteProvider(of:), optimistic: providers.optimistic)
+            provider: remoteProvider(of:), optimistic: providers.optimistic, journalID: store.journalID)
     }
 
     /// Applies a plan's local part, sends each provider its part, and commits each
@@ -139,7 +139,27 @@ public struct ValueRouter: Sendable {
         on eventLoop: any EventLoop
     ) -> EventLoopFuture<WriteOutcome> {
         let store = self.store
-        let local = store.commit(plan.local, plannedAt: plan.layoutVersion, atomic: plan.atomic, origin: origin)
+        // Conditional writes to providers are checked again under the lock and
+        // claimed before anything is sent; the claims end once the batch is done.
+        var plan = plan
+        let conditional = plan.conditionalProviderItems
+        let refused = store.claimConditions(conditional)
+        let claimed = conditional.filter { refused[$0.position] == nil }.map(\.characteristicID)
+        plan.refuse(refused, writes: writes)
+        let outcome = carryOutClaimed(plan, writes: writes, origin: origin, timeoutMs: timeoutMs, on: eventLoop)
+        guard !claimed.isEmpty else { return outcome }
+        outcome.whenComplete { _ in store.releaseConditions(claimed) }
+        return outcome
+    }
+
+    /// `carryOut` once the conditional writes to providers are claimed.
+    private func carryOutClaimed(
+        _ plan: WritePlan, writes: [CharacteristicWrite], origin: Origin, timeoutMs: UInt32?,
+        on eventLoop: any EventLoop
+    ) -> EventLoopFuture<WriteOutcome> {
+        let store = self.store
+        let local = store.commit(
+            plan.local, plannedAt: plan.layoutVersion, atomic: plan.atomic, checkingConditions: true, origin: origin)
         guard !plan.providers.isEmpty else {
             return eventLoop.makeSucceededFuture(
                 WriteOutcome(

@@ -16,6 +16,9 @@ struct WritePlan {
         /// As the client asked: checked again if the layout changes before it is committed.
         let requested: CharacteristicValue
         let checked: CheckedWrite
+        /// The client's condition, if any: checked against the plan's snapshot, and
+        /// again under the store's lock before the write is applied or sent.
+        var condition: WriteCondition? = nil
     }
 
     /// What goes to one provider: every valid write of its characteristics.
@@ -45,11 +48,13 @@ struct WritePlan {
     /// - Parameters:
     ///   - provider: the provider that serves an accessory, nil for the daemon's own.
     ///   - optimistic: the characteristics a provider declared optimistic.
+    ///   - journalID: the daemon's journal, to check conditional writes against
+    ///     the snapshot (nil: conditions are not checked, as for a scene's actions).
     /// - Throws: FAILED_PRECONDITION for an atomic batch that spans several
     ///   providers, or a provider and the daemon: no one could apply it all or none.
     init(
         _ writes: [CharacteristicWrite], atomic: Bool, validateOnly: Bool, in graph: HomeGraph, layoutVersion: UInt64,
-        provider: (Accessory) -> String?, optimistic: (String) -> Set<ObjectID>
+        provider: (Accessory) -> String?, optimistic: (String) -> Set<ObjectID>, journalID: String? = nil
     ) throws(HomeError) {
         self.atomic = atomic
         self.layoutVersion = layoutVersion
@@ -70,7 +75,7 @@ struct WritePlan {
         }
         for (position, write) in writes.enumerated() {
             let accessoryID: ObjectID?
-            switch HomeStore.check(write, in: graph, enforceWritable: true) {
+            switch HomeStore.check(write, in: graph, enforceWritable: true, journalID: journalID) {
             case .success(let valid):
                 accessoryID = valid.accessoryID
                 checked.append((position, valid, owner(ofAccessory: valid.accessoryID)))
@@ -104,7 +109,7 @@ struct WritePlan {
         for (position, checkedWrite, owner) in checked {
             let item = Item(
                 position: position, characteristicID: writes[position].characteristicID,
-                requested: writes[position].value, checked: checkedWrite)
+                requested: writes[position].value, checked: checkedWrite, condition: writes[position].condition)
             if let owner { byProvider[owner, default: []].append(item) } else { local.append(item) }
         }
         var anyOptimistic = false
@@ -122,6 +127,41 @@ struct WritePlan {
         }
         // Applied in the batch's order, as one commit applies a batch.
         if anyOptimistic { local.sort { $0.position < $1.position } }
+    }
+
+    /// The conditional writes that go to providers: each must be claimed under the
+    /// store's lock before it is sent (`HomeStore.claimConditions`).
+    var conditionalProviderItems: [Item] {
+        providers.flatMap { part in part.items.filter { $0.condition != nil } }
+    }
+
+    /// Takes out writes whose condition no longer held when they were claimed: they
+    /// fail with their error and are neither applied nor sent. In an atomic batch
+    /// nothing is applied or sent then, and the others fail with ABORTED.
+    mutating func refuse(_ refused: [Int: HomeError], writes: [CharacteristicWrite]) {
+        guard !refused.isEmpty else { return }
+        let everything = local + providers.flatMap(\.items)
+        if atomic {
+            for item in everything {
+                results[item.position] = WriteResult(
+                    characteristicID: item.characteristicID,
+                    error: refused[item.position]
+                        ?? HomeError(
+                            .aborted, "not applied: the condition of another write of this atomic batch did not hold"))
+            }
+            local = []
+            providers = []
+            return
+        }
+        for (position, error) in refused {
+            results[position] = WriteResult(characteristicID: writes[position].characteristicID, error: error)
+        }
+        local.removeAll { refused[$0.position] != nil }
+        providers = providers.compactMap { part in
+            let items = part.items.filter { refused[$0.position] == nil }
+            return items.isEmpty
+                ? nil : ProviderPart(providerID: part.providerID, items: items, optimistic: part.optimistic)
+        }
     }
 
     /// The results once what was applied or confirmed is known: the decided ones,

@@ -50,4 +50,15 @@ extension HomeService {
             return GetStatsResponse(connections: stats, seq: store.lastSeq)
         }
     }
+
+    /// A copy of the database, taken online and streamed (`BackupStream`).
+    func backup(_ request: BackupRequest, context: CallContext, writer: CallWriter) throws(HomeError)
+        -> any ServerStreamCall
+    {
+        let stream = BackupStream(writer: writer) { [streamEnded = context.streamEnded, callID = context.callID] in
+            streamEnded(callID)
+        }
+        stream.start(store: store)
+        return stream
+    }
 }

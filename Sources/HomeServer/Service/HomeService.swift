@@ -53,6 +53,7 @@ struct HomeService: Sendable {
         // The daemon itself (HomeService+Daemon.swift).
         router.register(HomeMethods.getStatus, role: .viewer, getStatus)
         router.register(HomeMethods.getStats, role: .admin, deferred: getStats)
+        router.register(HomeMethods.backup, role: .admin, backup)
         // Accessory providers (HomeService+Providers.swift).
         router.register(HomeMethods.openProvider, role: .admin, openProvider)
         router.register(HomeMethods.registerAccessories, role: .admin, registerAccessories)

@@ -20,7 +20,7 @@ extension HomeStore {
                 }
                 return CharacteristicRead(
                     characteristicID: id, value: characteristic.value,
-                    lastUpdatedMs: characteristic.lastUpdatedMs)
+                    lastUpdatedMs: characteristic.lastUpdatedMs, changeSeq: characteristic.changeSeq)
             }
             return ReadOutcome(reads: reads, seq: state.journal.lastSeq)
         }
@@ -43,20 +43,24 @@ extension HomeStore {
     ) -> WriteOutcome {
         let committed = commit(.values, origin: origin) { transaction -> [WriteResult] in
             Self.apply(
-                writes, atomic: atomic, validateOnly: validateOnly, enforceWritable: enforceWritable, in: &transaction)
+                writes, atomic: atomic, validateOnly: validateOnly, enforceWritable: enforceWritable,
+                journalID: journalID, in: &transaction)
         }
         return WriteOutcome(results: Self.failApplied(committed.result, committed.saveFailure), seq: committed.lastSeq)
     }
 
     /// Validates a batch in a transaction and applies it: everything is checked
     /// first, so an atomic batch fails whole and a validate-only batch changes nothing.
+    ///
+    /// A write's condition is checked here, under the lock and in the commit that
+    /// applies it: no other change can come between the check and the write.
     static func apply(
         _ writes: [CharacteristicWrite], atomic: Bool, validateOnly: Bool, enforceWritable: Bool,
-        in transaction: inout Transaction
+        journalID: String, in transaction: inout Transaction
     ) -> [WriteResult] {
         let graph = transaction.graph
         let validated = writes.map { write -> Result<CheckedWrite, HomeError> in
-            Self.check(write, in: graph, enforceWritable: enforceWritable)
+            Self.check(write, in: graph, enforceWritable: enforceWritable, journalID: journalID)
         }
         let anyFailed = validated.contains { if case .failure = $0 { true } else { false } }
         if validateOnly || (atomic && anyFailed) {
@@ -95,14 +99,20 @@ extension HomeStore {
 
     /// One write checked against the graph, with the precise error when it is not
     /// valid (naming what the id is when it is not a characteristic).
+    ///
+    /// - Parameter journalID: the daemon's journal, to check the write's condition
+    ///   (if it has one) against the graph; nil leaves conditions unchecked.
     static func check(
         _ write: CharacteristicWrite, in graph: HomeGraph,
-        enforceWritable: Bool
+        enforceWritable: Bool, journalID: String? = nil
     ) -> Result<CheckedWrite, HomeError> {
         do throws(HomeError) {
             if let checked = try graph.checkWrite(
                 write.value, to: write.characteristicID, enforceWritable: enforceWritable)
             {
+                if let journalID, let condition = write.condition {
+                    try graph.checkCondition(condition, for: write.characteristicID, journalID: journalID)
+                }
                 return .success(checked)
             }
             _ = try graph.validateWrite(write.value, to: write.characteristicID, enforceWritable: enforceWritable)
@@ -194,13 +204,14 @@ extension HomeStore.Transaction {
                 undo?.append(
                     ValueUndo(
                         index: checked.index, characteristicID: characteristicID, value: stored.previousValue,
-                        lastUpdatedMs: stored.previousUpdatedMs))
+                        lastUpdatedMs: stored.previousUpdatedMs, changeSeq: stored.previousChangeSeq))
             }
         }
         let change = ValueChange(
             accessoryID: checked.accessoryID, serviceID: checked.serviceID, characteristicID: characteristicID,
             value: changed)
         let seq = emit(.value(change), subject: checked.index, mergeable: !checked.isOccurrence)
+        graph.markChanged(at: checked.index, seq: seq)
         return WriteResult(characteristicID: characteristicID, seq: seq)
     }
 }

@@ -49,6 +49,9 @@ public final class HomeStore: Sendable {
         /// Changes with every commit, values included: a change planned on a
         /// snapshot outside the lock may be installed only while it is unchanged.
         var graphVersion: UInt64 = 0
+        /// Characteristics with a conditional write sent to their provider and not
+        /// yet answered (`claimConditions`).
+        var conditionalWritesInFlight: Set<ObjectID> = []
     }
 
     private let state: Locked<State>
@@ -130,6 +133,7 @@ public final class HomeStore: Sendable {
             var characteristicID: ObjectID
             var value: CharacteristicValue?
             var lastUpdatedMs: Int64
+            var changeSeq: UInt64
         }
 
         struct PendingEvent {
@@ -252,7 +256,8 @@ public final class HomeStore: Sendable {
             return nil
         } catch {
             for entry in undo.reversed() {
-                transaction.graph.restoreValue(entry.value, lastUpdatedMs: entry.lastUpdatedMs, at: entry.index)
+                transaction.graph.restoreValue(
+                    entry.value, lastUpdatedMs: entry.lastUpdatedMs, changeSeq: entry.changeSeq, at: entry.index)
             }
             transaction.events.removeAll { if case .value = $0.body { true } else { false } }
             return error

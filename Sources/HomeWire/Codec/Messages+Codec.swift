@@ -170,16 +170,38 @@ extension ReadCharacteristicsRequest: WireMessage {
 
 extension Proto.CharacteristicWrite {
     init(_ write: CharacteristicWrite) {
-        self.init(characteristicID: write.characteristicID, value: Proto.Value(write.value))
+        self.init(
+            characteristicID: write.characteristicID, value: Proto.Value(write.value),
+            condition: write.condition.map {
+                Proto.WriteCondition(value: $0.value.map(Proto.Value.init), seq: $0.seq, journalID: $0.journalID)
+            })
     }
 }
 
 extension CharacteristicWrite {
-    init(wire: Proto.CharacteristicWrite) throws(HomeError) {
+    /// - Parameter conditional: take the write's condition (a client's write);
+    ///   false for a provider's command answers and reports, which ignore it.
+    init(wire: Proto.CharacteristicWrite, conditional: Bool = false) throws(HomeError) {
         guard let value = CharacteristicValue(wire.value) else {
             throw HomeError(.invalidArgument, "write to characteristic \(wire.characteristicID) carries no value")
         }
-        self.init(characteristicID: wire.characteristicID, value: value)
+        var condition: WriteCondition?
+        if conditional, let wanted = wire.condition {
+            let expected = CharacteristicValue(wanted.value)
+            if wanted.value != nil && expected == nil {
+                throw HomeError(
+                    .invalidArgument,
+                    "the condition of the write to characteristic \(wire.characteristicID) has a value of no kind")
+            }
+            if expected == nil && wanted.seq == nil {
+                throw HomeError(
+                    .invalidArgument,
+                    "the condition of the write to characteristic \(wire.characteristicID) expects nothing: "
+                        + "give a value, a seq or both")
+            }
+            condition = WriteCondition(value: expected, seq: wanted.seq, journalID: wanted.journalID)
+        }
+        self.init(characteristicID: wire.characteristicID, value: value, condition: condition)
     }
 }
 
@@ -188,7 +210,7 @@ extension Proto.CharacteristicRead {
         self.init(
             characteristicID: read.characteristicID, value: read.value.map(Proto.Value.init),
             lastUpdatedMs: read.lastUpdatedMs, code: read.error?.code.wireNumber ?? 0,
-            message: read.error?.message ?? "")
+            message: read.error?.message ?? "", changeSeq: read.changeSeq)
     }
 }
 
@@ -196,7 +218,8 @@ extension CharacteristicRead {
     init(_ wire: Proto.CharacteristicRead) {
         self.init(
             characteristicID: wire.characteristicID, value: CharacteristicValue(wire.value),
-            lastUpdatedMs: wire.lastUpdatedMs, error: .fromWire(code: wire.code, message: wire.message))
+            lastUpdatedMs: wire.lastUpdatedMs, error: .fromWire(code: wire.code, message: wire.message),
+            changeSeq: wire.changeSeq)
     }
 }
 
@@ -223,7 +246,7 @@ extension WriteCharacteristicsRequest: WireMessage {
         let wire = try Proto.WriteCharacteristicsRequest(serialized: bytes)
         var writes: [CharacteristicWrite] = []
         writes.reserveCapacity(wire.writes.count)
-        for write in wire.writes { writes.append(try CharacteristicWrite(wire: write)) }
+        for write in wire.writes { writes.append(try CharacteristicWrite(wire: write, conditional: true)) }
         self.init(writes: writes, atomic: wire.atomic, validateOnly: wire.validateOnly)
     }
 }

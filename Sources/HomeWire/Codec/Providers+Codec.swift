@@ -29,7 +29,8 @@ extension ProviderCommand: WireMessage {
         case .read(let read)?:
             kind = .read(characteristicIDs: read.characteristicIDs)
         case .write(let write)?:
-            kind = .write(try write.writes.map(CharacteristicWrite.init(wire:)), atomic: write.atomic)
+            kind = .write(
+                try write.writes.map { w throws(HomeError) in try CharacteristicWrite(wire: w) }, atomic: write.atomic)
         case .ping?:
             kind = .ping
         case nil:

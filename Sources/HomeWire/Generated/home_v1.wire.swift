@@ -312,6 +312,11 @@ extension Proto {
         /// A `home.v1.StatusCode` number (see `HomeError.Code`).
         let code: UInt32
         let message: String
+        /// The seq of the value event that last changed the value (in the journal of the
+        /// hello reply's journal_id): what WriteCondition.seq expects. 0 when it has not
+        /// changed since the daemon started. Set by ReadCharacteristics; 0 in a
+        /// provider's answers (ignored there).
+        let changeSeq: UInt64
     }
 
     struct ReadCharacteristicsResponse: Sendable {
@@ -322,6 +327,25 @@ extension Proto {
     struct CharacteristicWrite: Sendable {
         let characteristicID: UInt64
         let value: Proto.Value?
+        /// A conditional write (WriteCharacteristics only; ignored in WriteCommand and
+        /// ValueReport): applied only if the condition holds when it is applied, else the
+        /// item fails with FAILED_PRECONDITION naming the current value and the seq of its
+        /// last change, and nothing is written (Clients/README.md, "Conditional writes").
+        let condition: Proto.WriteCondition?
+    }
+
+    /// What a conditional write expects of its characteristic; every part given must hold.
+    struct WriteCondition: Sendable {
+        /// The value it must hold now, compared as stored (normalised to the format, as
+        /// a write's value is: int_value 1 is bool_value true). Absent: not compared.
+        let value: Proto.Value?
+        /// The seq of the event that last changed the value (CharacteristicRead.change_seq,
+        /// or the seq of the last value event seen for it); 0 = not changed since the
+        /// daemon started. Absent: not compared.
+        let seq: UInt64?
+        /// The journal that seq is from (the hello reply's or a stream's journal_id); when
+        /// set and no longer the daemon's, the condition fails. "" = the current journal.
+        let journalID: String
     }
 
     struct WriteCharacteristicsRequest: Sendable {
@@ -1036,6 +1060,32 @@ public struct ListProvidersResponse: Hashable, Sendable {
 
     public init(providers: [ProviderInfo] = []) {
         self.providers = providers
+    }
+}
+
+public struct BackupRequest: Hashable, Sendable {
+
+    public init() {}
+}
+
+/// Part of the copy. The chunks follow each other with no gap: a client appends
+/// each `data` to its file, and has the whole copy once `offset` + the size of
+/// `data` reaches `total_bytes` and the stream ends OK.
+public struct BackupChunk: Hashable, Sendable {
+    public var data: [UInt8] = []
+    /// Where `data` starts in the copy.
+    public var offset: UInt64 = 0
+    /// The copy's size in bytes (the same in every chunk).
+    public var totalBytes: UInt64 = 0
+    /// Every change the daemon had published up to this seq is in the copy (later
+    /// ones may be too). The same in every chunk.
+    public var seq: UInt64 = 0
+
+    public init(data: [UInt8] = [], offset: UInt64 = 0, totalBytes: UInt64 = 0, seq: UInt64 = 0) {
+        self.data = data
+        self.offset = offset
+        self.totalBytes = totalBytes
+        self.seq = seq
     }
 }
 
@@ -2133,6 +2183,7 @@ extension Proto.CharacteristicRead: ProtobufCBridged {
         lastUpdatedMs = source.last_updated_ms
         code = source.code.rawValue
         message = swiftString(source.message)
+        changeSeq = source.change_seq
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__CharacteristicRead> {
@@ -2143,6 +2194,7 @@ extension Proto.CharacteristicRead: ProtobufCBridged {
         built.pointee.last_updated_ms = lastUpdatedMs
         built.pointee.code = Home__V1__StatusCode(rawValue: code)
         if !message.isEmpty { built.pointee.message = arena.cString(message) }
+        built.pointee.change_seq = changeSeq
         return built
     }
 }
@@ -2175,6 +2227,7 @@ extension Proto.CharacteristicWrite: ProtobufCBridged {
     init(c source: Home__V1__CharacteristicWrite) {
         characteristicID = source.characteristic_id
         value = source.value.map { Proto.Value(c: $0.pointee) }
+        condition = source.condition.map { Proto.WriteCondition(c: $0.pointee) }
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__CharacteristicWrite> {
@@ -2182,6 +2235,30 @@ extension Proto.CharacteristicWrite: ProtobufCBridged {
         home__v1__characteristic_write__init(built)
         built.pointee.characteristic_id = characteristicID
         if let value { built.pointee.value = value.build(in: &arena) }
+        if let condition { built.pointee.condition = condition.build(in: &arena) }
+        return built
+    }
+}
+
+extension Proto.WriteCondition: ProtobufCBridged {
+    static let messageName = "home.v1.WriteCondition"
+    static var unpack: Unpacker<Home__V1__WriteCondition> { home__v1__write_condition__unpack }
+
+    init(c source: Home__V1__WriteCondition) {
+        value = source.value.map { Proto.Value(c: $0.pointee) }
+        seq = source.seq_present_case == HOME__V1__WRITE_CONDITION__SEQ_PRESENT_SEQ ? source.seq : nil
+        journalID = swiftString(source.journal_id)
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__WriteCondition> {
+        let built = arena.allocate(Home__V1__WriteCondition.self)
+        home__v1__write_condition__init(built)
+        if let value { built.pointee.value = value.build(in: &arena) }
+        if let seq {
+            built.pointee.seq_present_case = HOME__V1__WRITE_CONDITION__SEQ_PRESENT_SEQ
+            built.pointee.seq = seq
+        }
+        if !journalID.isEmpty { built.pointee.journal_id = arena.cString(journalID) }
         return built
     }
 }
@@ -3808,6 +3885,62 @@ extension ListProvidersResponse: WireMessage {
     }
 }
 
+extension BackupRequest: ProtobufCBridged {
+    static let messageName = "home.v1.BackupRequest"
+    static var unpack: Unpacker<Home__V1__BackupRequest> { home__v1__backup_request__unpack }
+
+    init(c source: Home__V1__BackupRequest) { self.init() }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__BackupRequest> {
+        let built = arena.allocate(Home__V1__BackupRequest.self)
+        home__v1__backup_request__init(built)
+        return built
+    }
+}
+
+extension BackupRequest: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        try self.init(serialized: bytes)
+    }
+}
+
+extension BackupChunk: ProtobufCBridged {
+    static let messageName = "home.v1.BackupChunk"
+    static var unpack: Unpacker<Home__V1__BackupChunk> { home__v1__backup_chunk__unpack }
+
+    init(c source: Home__V1__BackupChunk) {
+        self.init()
+        data = swiftBytes(source.data)
+        offset = source.offset
+        totalBytes = source.total_bytes
+        seq = source.seq
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__BackupChunk> {
+        let built = arena.allocate(Home__V1__BackupChunk.self)
+        home__v1__backup_chunk__init(built)
+        built.pointee.data = arena.binary(data)
+        built.pointee.offset = offset
+        built.pointee.total_bytes = totalBytes
+        built.pointee.seq = seq
+        return built
+    }
+}
+
+extension BackupChunk: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        try self.init(serialized: bytes)
+    }
+}
+
 extension CharacteristicFormat: WireEnum {
     /// The `home.v1.Format` number of this case.
     var wireNumber: UInt32 {
@@ -4201,7 +4334,7 @@ extension Role: WireEnum {
 /// ModifySubscription, GetStatus, ListTypes, ListProviders
 /// user:   WriteCharacteristics, ExecuteActionSet
 /// admin:  ChangeLayout, GetStats, OpenProvider, RegisterAccessories,
-/// AnswerCommand, ReportValues
+/// AnswerCommand, ReportValues, Backup
 /// The methods of `service HomeService` in Protos/home_v1.proto: each pairs its name on
 /// the wire with the Swift types of its request and response, once; the daemon's router
 /// and the clients both use these values.
@@ -4255,4 +4388,10 @@ public enum HomeMethods {
     /// Every provider the daemon knows: connected or not, with their request figures.
     public static let listProviders =
         UnaryMethod<ListProvidersRequest, ListProvidersResponse>("home.v1.HomeService/ListProviders")
+    /// Server-streaming: a consistent copy of the daemon's database, taken online
+    /// (SQLite's backup, in small steps) and sent as its bytes, in order, in chunks;
+    /// the stream ends OK after the last. FAILED_PRECONDITION for a daemon that keeps
+    /// its home in memory.
+    public static let backup =
+        ServerStreamingMethod<BackupRequest, BackupChunk>("home.v1.HomeService/Backup")
 }

@@ -34,9 +34,14 @@ extension SetValue {
     func writeGroup(_ ids: [ObjectID]) async throws {
         let (graph, response) = try await options.withClient { client throws(HomeError) in
             let graph = try await client.getHome().graph
+            // --if holds for each member on its own: the ones holding CURRENT are written.
             let writes = try ids.map { id throws(HomeError) in
-                CharacteristicWrite(
-                    characteristicID: id, value: try ValueParser.parse(value, for: graph.characteristics[id]!))
+                let characteristic = graph.characteristics[id]!
+                return CharacteristicWrite(
+                    characteristicID: id, value: try ValueParser.parse(value, for: characteristic),
+                    condition: try expected.map { text throws(HomeError) in
+                        WriteCondition(value: try ValueParser.parse(text, for: characteristic))
+                    })
             }
             return (graph, try await client.write(WriteCharacteristicsRequest(writes: writes)))
         }

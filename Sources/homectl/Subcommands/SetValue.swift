@@ -13,12 +13,17 @@ struct SetValue: AsyncParsableCommand {
         discussion: """
             VALUE is read in the characteristic's format: true/false/on/off/1/0 for bool, \
             an integer or a decimal number, text for strings, base64 for data; an enumerated \
-            characteristic also takes its values' names (Open, Closed; `homectl show PATH` lists them).
+            characteristic also takes its values' names (Open, Closed; `homectl show PATH` lists them). \
+            With --if CURRENT, the value is written only if the characteristic holds CURRENT \
+            (read like VALUE) when the daemon applies it; otherwise nothing is written and \
+            homectl exits 9 (FAILED_PRECONDITION), naming the value it holds. GROUP/Type writes \
+            that characteristic of every service in a service group.
 
             Examples:
               homectl set "Living Room/Lamp/Brightness" 40
               homectl set "Garage/Garage Door/TargetDoorState" open
-              homectl set "Living Room/Thermostat/TargetTemperature" 21.5
+              homectl set "Living Room/Lamp/Brightness" 60 --if 40
+              homectl set "Downstairs Lights/On" off
             """)
 
     @OptionGroup var options: ConnectionOptions
@@ -34,6 +39,12 @@ struct SetValue: AsyncParsableCommand {
     var values: [String] = []
 
     var value: String { values.first ?? "" }
+
+    // Unconditional: the expected value may be negative (-5).
+    @Option(
+        name: .customLong("if"), parsing: .unconditional,
+        help: ArgumentHelp("Write only if the characteristic holds this value now.", valueName: "current"))
+    var expected: String?
 
     func validate() throws {
         guard values.count == 1 else {
@@ -56,7 +67,10 @@ struct SetValue: AsyncParsableCommand {
             let graph = try await client.getHome().graph
             let id = try graph.resolveCharacteristic(path)
             let value = try ValueParser.parse(self.value, for: graph.characteristics[id]!)
-            return (graph, value, try await client.write(value, to: id))
+            let condition = try expected.map { text throws(HomeError) in
+                WriteCondition(value: try ValueParser.parse(text, for: graph.characteristics[id]!))
+            }
+            return (graph, value, try await client.write(value, to: id, if: condition))
         }
         let fullPath = graph.path(of: result.characteristicID) ?? path
         if options.json {

@@ -316,7 +316,9 @@ class Client(ClientBase):
         return await self.call("ReadCharacteristics", read_request(characteristic_ids, fresh), timeout)
 
     async def write(self, values: dict, atomic: bool = False, validate_only: bool = False,
-                    timeout: Optional[float] = None):
+                    timeout: Optional[float] = None, conditions: Optional[dict] = None):
         """WriteCharacteristics of ``{characteristic_id: pb.Value}``: one result per
-        item, each with its ``seq`` or its error."""
-        return await self.call("WriteCharacteristics", write_request(values, atomic, validate_only), timeout)
+        item, each with its ``seq`` or its error. ``conditions`` as in the
+        synchronous client's ``write``."""
+        return await self.call(
+            "WriteCharacteristics", write_request(values, atomic, validate_only, conditions), timeout)
