@@ -428,7 +428,17 @@ class Zigbee2MqttProvider:
             try:
                 self.provider.report(items)
             except HomedError as error:
-                log.warning("report of %d values refused: %s", len(items), error)
+                if error.code in (pb.UNAVAILABLE, pb.DEADLINE_EXCEEDED, pb.RESOURCE_EXHAUSTED):
+                    # Not told, not refused: told again at the next sync (a value
+                    # that changed meanwhile is told as it is now), nothing lost.
+                    log.info("report of %d values not made (%s); telling them again", len(items), error)
+                    with self.lock:
+                        for ref, value in outbox.items():
+                            self.outbox.setdefault(ref, value)
+                        self.events[:0] = events
+                    self.wake.set()
+                else:
+                    log.warning("report of %d values refused: %s", len(items), error)
 
     def _sync_registrations(self) -> None:
         with self.lock:
