@@ -55,6 +55,8 @@ extension HomeService {
     func backup(_ request: BackupRequest, context: CallContext, writer: CallWriter) throws(HomeError)
         -> any ServerStreamCall
     {
+        // Refused before a pool thread is asked for anything.
+        try store.checkBackupPossible()
         let stream = BackupStream(writer: writer) { [streamEnded = context.streamEnded, callID = context.callID] in
             streamEnded(callID)
         }

@@ -11,12 +11,20 @@ extension HomeStore {
     /// - Throws: FAILED_PRECONDITION for a daemon that keeps its home in memory;
     ///   the storage's error when the copy fails (nothing is left behind then).
     public func backupToTemporaryFile() throws(HomeError) -> (path: String, seq: UInt64) {
-        guard let persistence else {
+        try checkBackupPossible()
+        guard let persistence else { return ("", 0) }
+        let seq = publishedSeq.value
+        return (try persistence.backupToTemporaryFile(), seq)
+    }
+
+    /// Refuses a backup that cannot be made, before any thread is started for it.
+    ///
+    /// - Throws: FAILED_PRECONDITION for a daemon that keeps its home in memory.
+    public func checkBackupPossible() throws(HomeError) {
+        if persistence == nil {
             throw HomeError(
                 .failedPrecondition,
                 "this daemon keeps its home in memory (--in-memory): there is no database to back up")
         }
-        let seq = publishedSeq.value
-        return (try persistence.backupToTemporaryFile(), seq)
     }
 }
