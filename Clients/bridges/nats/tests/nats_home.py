@@ -147,3 +147,65 @@ def direct_log(homed):
     events = EventLog(homed.socket_path, pb.SubscribeRequest(policy=pb.SLOW_DISCONNECT, queue_limit=16384))
     events.wait_subscribed()
     return events
+
+
+class ReaderThread:
+    """homed_nats.remote.RemoteReader in a thread of its own (its own event
+    loop), recording every item."""
+
+    def __init__(self, urls, names, **filters):
+        self.urls, self.names, self.filters = urls, names, filters
+        self.items = []
+        self.error = None
+        self.cond = threading.Condition()
+        self.stopping = False
+        self.thread = threading.Thread(target=lambda: asyncio.run(self._run()), daemon=True)
+
+    async def _run(self):
+        from homed_nats.remote import RemoteReader
+        try:
+            nc = await nats.connect(self.urls if isinstance(self.urls, list) else [self.urls],
+                                    max_reconnect_attempts=-1, reconnect_time_wait=0.2, connect_timeout=2)
+            reader = RemoteReader(nc, self.names, **self.filters)
+            while not self.stopping:
+                try:
+                    item = await asyncio.wait_for(reader.__anext__(), 0.5)
+                except asyncio.TimeoutError:
+                    continue
+                with self.cond:
+                    self.items.append(item)
+                    self.cond.notify_all()
+            await reader.close()
+            await nc.close()
+        except Exception as error:  # noqa: BLE001 - reported by wait
+            with self.cond:
+                self.error = error
+                self.cond.notify_all()
+
+    def start(self):
+        self.thread.start()
+        return self
+
+    def wait(self, condition, timeout=20.0, what="the reader's items"):
+        with self.cond:
+            if not self.cond.wait_for(lambda: self.error is not None or condition(self.items), timeout):
+                raise AssertionError(f"{what} not within {timeout} s ({len(self.items)} items)")
+            if self.error is not None:
+                raise AssertionError(f"the reader failed: {self.error!r}")
+
+    def stop(self):
+        self.stopping = True
+        self.thread.join(5)
+
+    def state(self):
+        """{characteristic id: pb.Value} from the last snapshot and the events after it, and
+        the events' homed sequence numbers per journal."""
+        values, seqs = {}, []
+        for item in self.items:
+            if item.kind == "snapshot":
+                values = {cid: L.value_from_json(e["value"]) for cid, e in item.values.items()}
+            elif item.kind == "event" and item.event.WhichOneof("body") == "value":
+                values[item.event.value.characteristic_id] = item.event.value.value
+            if item.kind == "event":
+                seqs.append((item.journal, item.event.seq))
+        return values, seqs
