@@ -19,6 +19,7 @@ No I/O but reading the files named (the config file, the credentials file).
 from __future__ import annotations
 
 import configparser
+import re
 from typing import Dict, List, Optional
 
 from homed.broker import read_credentials
@@ -103,6 +104,11 @@ def load(config_path: Optional[str] = None, flags: Optional[dict] = None) -> Set
     servers = values.pop("servers", None)
     if isinstance(servers, str):
         servers = [s.strip() for s in servers.replace("\n", ",").split(",") if s.strip()]
+    for server in servers or ():
+        if "@" in server.split("//", 1)[-1]:
+            shown = re.sub(r"//[^@/]*@", lambda m: "//" + m.group(0)[2:].split(":")[0] + ":***@", server)
+            raise SettingsError(f"server {shown}: credentials come from a file (--user-file or --creds), "
+                                f"never from the command line or a URL")
     username = password = None
     user_file = values.pop("user_file", None)
     if user_file:
