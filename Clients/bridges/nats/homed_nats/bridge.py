@@ -195,7 +195,11 @@ class Bridge:
             try:
                 problems = await self._ensure_once(wanted)
             except (nats.errors.Error, asyncio.TimeoutError) as error:
-                problems = [f"JetStream does not answer ({error or type(error).__name__})"]
+                # A cluster electing its leaders, a server restarting: soon again.
+                self._once(("ensure-js", type(error).__name__), logging.WARNING,
+                           "JetStream does not answer (%s); trying again", error or type(error).__name__)
+                await asyncio.sleep(1)
+                continue
             if not problems:
                 return
             for problem in problems:
