@@ -47,13 +47,13 @@ class Item(NamedTuple):
 
 async def read_snapshot(js, names: L.Names, timeout: float = 10.0):
     """(C, {characteristic id: entry}): the bucket's cursor, read first, then every c.* key."""
-    kv = await js.key_value(names.bucket)
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
         try:
+            kv = await js.key_value(names.bucket)
             cursor = json.loads((await kv.get("cursor")).value)
             break
-        except nats.js.errors.KeyNotFoundError:
+        except (nats.js.errors.KeyNotFoundError, nats.js.errors.BucketNotFoundError):
             if asyncio.get_running_loop().time() > deadline:
                 raise TimeoutError(f"bucket {names.bucket} has no cursor yet (is homed-nats running?)") from None
             await asyncio.sleep(0.1)
