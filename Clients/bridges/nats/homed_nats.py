@@ -40,7 +40,7 @@ def main(argv=None) -> int:
     parser.add_argument("--socket", help="homed's socket (default: $HOMED_SOCKET, else the usual places)")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     args = parser.parse_args(argv)
-    logging.basicConfig(level=getattr(logging, args.log_level.upper()), format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=getattr(logging, args.log_level.upper()), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("nats").setLevel(logging.CRITICAL)  # its reconnection noise: the bridge says what matters
     flags = {"servers": args.server, "site": args.site, "user_file": args.user_file, "credentials": args.creds,
              "replicas": args.replicas, "socket": args.socket}

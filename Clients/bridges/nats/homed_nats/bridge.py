@@ -39,7 +39,7 @@ log = logging.getLogger("homed-nats")
 
 __all__ = ["Bridge", "connect_nats"]
 
-ACK_TIMEOUT = 10.0
+ACK_TIMEOUT = 3.0  # a server gone: start again from the tail soon (a cluster elects a leader in ~2 s)
 WRITE_ROLES = ("user", "admin")
 
 
@@ -116,6 +116,9 @@ class Bridge:
         self.owners: Dict[Tuple[str, int], int] = {}
         self.chars_by_home: Dict[int, Set[int]] = {}
         self.char_keys: Set[str] = set()  # the c.* keys in the bucket
+        self._acks: Dict[str, asyncio.Future] = {}
+        self._acks_prefix: Optional[str] = None
+        self._ack_counter = 0
         self.writer: Optional[homed.aio.Client] = None
         self.writer_lock: Optional[asyncio.Lock] = None
         self.logged: Set[object] = set()
@@ -276,30 +279,63 @@ class Bridge:
                 # A snapshot may be taken again in the same journal (one cut short):
                 # its records are told apart by where they go.
                 headers[L.MSG_ID] += f"@{self.last + i + 1}"
-            futures.append(await self.js.publish_async(record.subject, record.body, headers=headers))
+            futures.append(await self._send(record.subject, record.body, headers))
         seqs: List[int] = []
         problem = None
-        for record, future in zip(records, futures):
-            if problem is not None:
+        try:
+            for record, future in zip(records, futures):
+                if problem is not None:
+                    break
+                try:
+                    ack = await asyncio.wait_for(future, ACK_TIMEOUT)
+                except asyncio.TimeoutError:
+                    problem = f"{record.subject} ({record.journal}:{record.seq}) not acknowledged within {ACK_TIMEOUT} s"
+                    continue
+                if "error" in ack:
+                    problem = (f"{record.subject} ({record.journal}:{record.seq}) refused: "
+                               f"{ack['error'].get('description')} ({ack['error'].get('err_code')})")
+                    continue
+                if ack.get("duplicate") or ack.get("seq") != self.last + 1:
+                    problem = (f"{record.subject} ({record.journal}:{record.seq}) was already in the stream at "
+                               f"{ack.get('seq')}")
+                    continue
+                self.last = ack["seq"]
+                seqs.append(ack["seq"])
+        finally:
+            for future in futures:
                 future.cancel()
-                continue
-            try:
-                ack = await asyncio.wait_for(future, ACK_TIMEOUT)
-            except nats.js.errors.APIError as error:
-                problem = f"{record.subject} ({record.journal}:{record.seq}) refused: {error.description}"
-                continue
-            except (asyncio.TimeoutError, nats.errors.Error) as error:
-                problem = f"{record.subject} ({record.journal}:{record.seq}) not acknowledged ({error or 'timeout'})"
-                continue
-            if ack.duplicate or ack.seq != self.last + 1:
-                problem = f"{record.subject} ({record.journal}:{record.seq}) was already in the stream at {ack.seq}"
-                continue
-            self.last = ack.seq
-            seqs.append(ack.seq)
         self.stats["published"] += len(seqs)
         if problem is not None:
             raise Restart(problem, seqs)
         return seqs
+
+    async def _send(self, subject: str, body: bytes, headers: Dict[str, str]) -> asyncio.Future:
+        """Publishes with a reply subject of ours; the future gets the server's
+        answer as a dict ({"seq", "duplicate"} or {"error"}). (nats-py's
+        publish_async leaves its future unresolved when the answer is an error.)"""
+        if self._acks_prefix is None:
+            self._acks_prefix = self.nc.new_inbox()
+            await self.nc.subscribe(f"{self._acks_prefix}.*", cb=self._on_ack)
+        self._ack_counter += 1
+        token = str(self._ack_counter)
+        future = asyncio.get_running_loop().create_future()
+        self._acks[token] = future
+        future.add_done_callback(lambda _: self._acks.pop(token, None))
+        await self.nc.publish(subject, body, reply=f"{self._acks_prefix}.{token}", headers=headers)
+        return future
+
+    async def _on_ack(self, msg) -> None:
+        future = self._acks.get(msg.subject.rsplit(".", 1)[-1])
+        if future is None or future.done():
+            return
+        try:
+            answer = json.loads(msg.data) if msg.data else {"error": {"description": "an empty answer "
+                                                                                     f"({dict(msg.headers or {})})"}}
+        except ValueError:
+            answer = {"error": {"description": f"an answer that is no JSON: {msg.data[:80]!r}"}}
+        if not isinstance(answer, dict):
+            answer = {"error": {"description": f"an unexpected answer: {msg.data[:80]!r}"}}
+        future.set_result(answer)
 
     # -- homed → the stream -----------------------------------------------------------
 
@@ -376,9 +412,16 @@ class Bridge:
     # -- the bucket -------------------------------------------------------------------
 
     async def _kv_put_all(self, puts: Dict[str, bytes]) -> None:
-        futures = [await self.js.publish_async(f"$KV.{self.names.bucket}.{key}", value) for key, value in puts.items()]
-        for future in futures:
-            await asyncio.wait_for(future, ACK_TIMEOUT)
+        futures = [await self._send(f"$KV.{self.names.bucket}.{key}", value, {}) for key, value in puts.items()]
+        try:
+            for key, future in zip(puts, futures):
+                answer = await asyncio.wait_for(future, ACK_TIMEOUT)
+                if "error" in answer:
+                    raise Restart(f"bucket {self.names.bucket}: {key} refused: {answer['error'].get('description')}",
+                                  [])
+        finally:
+            for future in futures:
+                future.cancel()
         for key in puts:
             if key.startswith("c."):
                 self.char_keys.add(key)
