@@ -368,46 +368,64 @@ class Bridge:
             await client.close()
 
     async def _pump(self, client, request, snapshot_reason) -> None:
-        journal = request.journal_id
-        snap_seq, page = 0, 0
+        """homed's messages into records, published together: what homed has
+        already sent when a publish is done goes in the next one."""
+        self._journal = request.journal_id
+        self._snap_seq, self._page = 0, 0
+        self._snapshot_reason = snapshot_reason
         async with client.subscribe(request) as stream:
-            async for message in stream:
-                if message.journal_id:
-                    journal = message.journal_id
-                records: List[L.Record] = []
-                kind = message.marker.kind if message.HasField("marker") else pb.MARKER_NONE
-                if kind == pb.MARKER_SUBSCRIBED and snapshot_reason is not None:
-                    snap_seq, page = message.marker.seq, 0
-                    records.append(L.marker_record(self.names, journal, L.RESYNC, snap_seq, snapshot_reason))
-                    snapshot_reason = None
-                elif kind == pb.MARKER_RESYNC:
-                    log.info("homed resync (%s): journal %s; a snapshot follows in the stream",
-                             message.marker.reason, journal)
-                    snap_seq, page = message.marker.seq, 0
-                    records.append(L.marker_record(self.names, journal, L.RESYNC, snap_seq, message.marker.reason))
-                elif kind == pb.MARKER_GAP:
-                    raise Restart(f"homed dropped events {message.marker.gap_from}-{message.marker.gap_to}")
-                if message.snapshot:
-                    pages = L.snapshot_records(self.names, journal, snap_seq, message.snapshot, page)
-                    page += len(pages)
-                    records += pages
-                if kind == pb.MARKER_SNAPSHOT_END:
-                    records.append(L.marker_record(self.names, journal, L.END, message.marker.seq))
-                if any(e.kind == pb.EVENT_LAYOUT_CHANGED for e in message.events) or \
-                        any(e.value.accessory_id not in self.places for e in message.events
-                            if e.WhichOneof("body") == "value"):
-                    await self._load_layout(client)
-                for event in message.events:
-                    records.append(L.event_record(self.names, journal, event, self.places, self.owners))
+            while True:
+                message = await stream.get()
+                if message is None:
+                    raise Restart("homed ended the subscription")
+                records = await self._records_of(client, message)
+                while len(records) < self.settings.batch:
+                    try:
+                        message = await stream.get(0.001)
+                    except TimeoutError:
+                        break
+                    if message is None:
+                        break
+                    records += await self._records_of(client, message)
                 if not records:
                     continue
                 try:
                     seqs = await self._publish(records)
                 except Restart as restart:
-                    done = restart.args[1]
-                    await self._apply_bucket(list(zip(records, done)), client)
+                    await self._apply_bucket(list(zip(records, restart.args[1])), client)
                     raise
                 await self._apply_bucket(list(zip(records, seqs)), client)
+
+    async def _records_of(self, client, message) -> List[L.Record]:
+        if message.journal_id:
+            self._journal = message.journal_id
+        journal = self._journal
+        records: List[L.Record] = []
+        kind = message.marker.kind if message.HasField("marker") else pb.MARKER_NONE
+        if kind == pb.MARKER_SUBSCRIBED and self._snapshot_reason is not None:
+            self._snap_seq, self._page = message.marker.seq, 0
+            records.append(L.marker_record(self.names, journal, L.RESYNC, self._snap_seq, self._snapshot_reason))
+            self._snapshot_reason = None
+        elif kind == pb.MARKER_RESYNC:
+            log.info("homed resync (%s): journal %s; a snapshot follows in the stream", message.marker.reason,
+                     journal)
+            self._snap_seq, self._page = message.marker.seq, 0
+            records.append(L.marker_record(self.names, journal, L.RESYNC, self._snap_seq, message.marker.reason))
+        elif kind == pb.MARKER_GAP:
+            raise Restart(f"homed dropped events {message.marker.gap_from}-{message.marker.gap_to}")
+        if message.snapshot:
+            pages = L.snapshot_records(self.names, journal, self._snap_seq, message.snapshot, self._page)
+            self._page += len(pages)
+            records += pages
+        if kind == pb.MARKER_SNAPSHOT_END:
+            records.append(L.marker_record(self.names, journal, L.END, message.marker.seq))
+        if any(e.kind == pb.EVENT_LAYOUT_CHANGED for e in message.events) or \
+                any(e.value.accessory_id not in self.places for e in message.events
+                    if e.WhichOneof("body") == "value"):
+            await self._load_layout(client)
+        for event in message.events:
+            records.append(L.event_record(self.names, journal, event, self.places, self.owners))
+        return records
 
     # -- the bucket -------------------------------------------------------------------
 
