@@ -116,6 +116,7 @@ class Bridge:
         self.owners: Dict[Tuple[str, int], int] = {}
         self.chars_by_home: Dict[int, Set[int]] = {}
         self.char_keys: Set[str] = set()  # the c.* keys in the bucket
+        self.reach_keys: Set[str] = set()  # the a.* keys
         self._acks: Dict[str, asyncio.Future] = {}
         self._acks_prefix: Optional[str] = None
         self._ack_counter = 0
@@ -443,6 +444,8 @@ class Bridge:
         for key in puts:
             if key.startswith("c."):
                 self.char_keys.add(key)
+            elif key.startswith("a."):
+                self.reach_keys.add(key)
 
     async def _apply_bucket(self, acked: List[Tuple[L.Record, int]], client=None) -> None:
         """The bucket made to hold what these acknowledged records say."""
@@ -490,6 +493,17 @@ class Bridge:
         response = await self._load_layout(client)
         key, value = L.layout_entry(journal, response.seq, response.homes)
         puts[key] = value
+        accessories = {a.id: a for home in response.homes for a in home.accessories}
+        for aid, accessory in accessories.items():
+            key, value = L.reach_entry(aid, accessory.reachable, response.seq, journal, self.last)
+            puts[key] = value
+        for stale in sorted(k for k in self.reach_keys if int(k[2:]) not in accessories):
+            puts.pop(stale, None)
+            try:
+                await self.kv.delete(stale)
+            except nats.js.errors.KeyValueError:
+                pass
+            self.reach_keys.discard(stale)
         present = set()
         for ids in self.chars_by_home.values():
             present.update(f"c.{i}" for i in ids)
@@ -505,9 +519,11 @@ class Bridge:
     async def _catch_up_bucket(self, last: int) -> None:
         """After a crash the bucket may lag the stream: apply what it missed."""
         try:
-            self.char_keys = {k for k in await self.kv.keys() if k.startswith("c.")}
+            keys = await self.kv.keys()
         except nats.js.errors.NoKeysError:
-            self.char_keys = set()
+            keys = []
+        self.char_keys = {k for k in keys if k.startswith("c.")}
+        self.reach_keys = {k for k in keys if k.startswith("a.") and k[2:].isdigit()}
         try:
             cursor = json.loads((await self.kv.get("cursor")).value)["stream_seq"]
         except (nats.js.errors.KeyNotFoundError, ValueError, KeyError, TypeError):

@@ -121,6 +121,18 @@ class RemoteReader:
 
     async def _subscribe(self):
         await self.close()
+        info = await self.js.stream_info(self.names.stream)
+        if info.state.first_seq > self.position + 1 and info.state.messages:
+            # The stream's limits removed records this reader has not seen: never a
+            # silent gap — a resync, then the bucket's snapshot again.
+            reason = (f"stream {self.names.stream} no longer holds records after {self.position} "
+                      f"(it holds {info.state.first_seq} to {info.state.last_seq})")
+            log.warning("%s: taking the bucket's snapshot again", reason)
+            cursor, values = await read_snapshot(self.js, self.names)
+            self._pending.append(Item("resync", cursor, reason=reason))
+            self._pending.append(Item("snapshot", cursor, values=values))
+            self.entries = {cid: e["stream_seq"] for cid, e in values.items()}
+            self.position = cursor
         config = api.ConsumerConfig(deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE,
                                     opt_start_seq=self.position + 1, ack_policy=api.AckPolicy.NONE,
                                     filter_subjects=[self.filter, self.names.sync_filter], inactive_threshold=60.0,
@@ -151,8 +163,6 @@ class RemoteReader:
             seq = msg.metadata.sequence.stream
             if seq <= self.position:
                 continue  # a consumer made again after a message it already gave
-            if seq != self.position + 1 and self.position is not None:
-                pass  # other subjects (filtered out) lie between
             self.position = seq
             self._take(seq, msg.headers, msg.data, msg.subject)
 

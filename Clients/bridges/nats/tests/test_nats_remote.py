@@ -86,3 +86,88 @@ def test_a_reader_filtered_by_accessory_gets_only_its_events(homed, server, proc
         if reader:
             reader.stop()
         devices.stop()
+
+
+def test_an_accessory_removed_leaves_no_key_in_the_bucket(homed, server, processes):
+    from nats_home import read_bucket
+    import json as _json
+    with homed.client() as client:
+        make_home(client)
+    devices = Devices(homed.socket_path).start()
+    bridge = start_bridge(homed, server.url, processes)
+    try:
+        wait_log(bridge, "taking a snapshot")
+        with homed.client() as client:
+            sensor = found(client)["sensor"]
+        temp = char_id(sensor, "CurrentTemperature")
+        wait_for(lambda: temp in read_bucket(server.url, NAMES)[1], 10, "the sensor's key")
+        devices.provider.remove(["sensor"])
+        wait_for(lambda: temp not in read_bucket(server.url, NAMES)[1], 10, "the sensor's key removed", bridge)
+        keys = run_keys(server.url)
+        assert f"a.{sensor.id}" not in keys and not any(k == f"c.{c.id}" for s in sensor.services
+                                                        for c in s.characteristics for k in keys)
+        layout = _json.loads(run_get(server.url, "layout"))
+        assert sensor.id not in {a["id"] for h in layout["homes"] for a in h.get("accessories", [])}
+    finally:
+        devices.stop()
+
+
+def run_keys(url):
+    import asyncio
+    import nats
+
+    async def keys():
+        nc = await nats.connect(url)
+        try:
+            return await (await nc.jetstream().key_value(NAMES.bucket)).keys()
+        finally:
+            await nc.close()
+    return asyncio.run(keys())
+
+
+def run_get(url, key):
+    import asyncio
+    import nats
+
+    async def get():
+        nc = await nats.connect(url)
+        try:
+            return (await (await nc.jetstream().key_value(NAMES.bucket)).get(key)).value
+        finally:
+            await nc.close()
+    return asyncio.run(get())
+
+
+def test_a_reader_behind_the_streams_limits_resyncs_from_the_bucket(homed, server, processes):
+    import asyncio
+    import nats
+    with homed.client() as client:
+        make_home(client)
+    devices = Devices(homed.socket_path).start()
+    bridge = start_bridge(homed, server.url, processes)
+    reader = None
+    try:
+        wait_log(bridge, "taking a snapshot")
+
+        async def limit():
+            nc = await nats.connect(server.url)
+            js = nc.jetstream()
+            config = (await js.stream_info(NAMES.stream)).config
+            config.max_msgs = 5  # the operator's limit: homed-nats leaves it be
+            await js.update_stream(config)
+            await nc.close()
+        asyncio.run(limit())
+        burst(devices, 20)
+        reader = ReaderThread(server.url, NAMES, start_after=1).start()
+        reader.wait(lambda items: len(items) >= 2)
+        assert [i.kind for i in reader.items[:2]] == ["resync", "snapshot"]
+        assert "no longer holds records after 1" in reader.items[0].reason
+        burst(devices, 2, start=20)
+        reader.wait(lambda items: any(i.kind == "event" and abs(i.event.value.value.float_value - 12.1) < 1e-9
+                                      for i in items))
+        assert reader.state()[0] == homed_values(homed)
+        assert "Traceback" not in bridge.log()
+    finally:
+        if reader:
+            reader.stop()
+        devices.stop()
