@@ -176,3 +176,22 @@ def test_homed_killed_during_a_burst_resyncs_into_the_same_stream(stored_homed, 
     finally:
         events.close()
         devices.stop()
+
+
+def test_a_server_away_while_homed_goes_on_is_caught_up(homed, server, processes):
+    devices, events, bridge = setup(homed, server.url, processes)
+    try:
+        devices.report(TEMP, 20.0)
+        events.wait_for(lambda e: e.value.value.float_value == 20.0)
+        server.kill()
+        for i in range(1, 200):  # all of them while the server is away
+            devices.report(TEMP, 20.0 + i / 10)
+        events.wait_for(lambda e: abs(e.value.value.float_value - 39.9) < 1e-9, timeout=30)
+        wait_log(bridge, "lost the NATS server")
+        server.start()
+        stream_matches(server.url, events, bridge)
+        bucket_matches(homed, server.url)
+        assert "Traceback" not in bridge.log()
+    finally:
+        events.close()
+        devices.stop()
