@@ -171,3 +171,37 @@ def test_a_reader_behind_the_streams_limits_resyncs_from_the_bucket(homed, serve
         if reader:
             reader.stop()
         devices.stop()
+
+
+def test_remote_watch_prints_the_snapshot_then_each_change_across_a_server_restart(homed, server, processes):
+    import json as _json
+    import os
+    import sys
+    from homed_testkit import ProviderProcess
+    with homed.client() as client:
+        make_home(client)
+    devices = Devices(homed.socket_path).start()
+    bridge = start_bridge(homed, server.url, processes)
+    try:
+        wait_log(bridge, "taking a snapshot")
+        with homed.client() as client:
+            sensor = found(client)["sensor"]
+        temp = char_id(sensor, "CurrentTemperature")
+        program = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "homed_nats_remote.py")
+        watch = ProviderProcess([sys.executable, program, "--server", server.url, "watch", "--accessory",
+                                 str(sensor.id)], os.path.join(homed.directory, "watch.log"))
+        processes.append(watch)
+        watch.start()
+        wait_for(lambda: any("snapshot" in line for line in watch.history) or None, 15, "the snapshot line",
+                 watch)
+        devices.report(TEMP, 30.5)
+        wait_for(lambda: any(line.get("value") == 30.5 for line in watch.history) or None, 15, "30.5", watch)
+        server.restart()
+        devices.report(TEMP, 31.5)
+        wait_for(lambda: any(line.get("value") == 31.5 for line in watch.history) or None, 20, "31.5", watch)
+        changes = [line for line in watch.history if "seq" in line]
+        assert [c["value"] for c in changes] == [30.5, 31.5]
+        assert {c["characteristic"] for c in changes} == {temp}
+        assert changes[0]["seq"] < changes[1]["seq"]
+    finally:
+        devices.stop()

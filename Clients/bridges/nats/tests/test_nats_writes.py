@@ -6,6 +6,8 @@ other settings, a message homed did not write."""
 import asyncio
 import json
 import os
+import subprocess
+import sys
 
 import nats
 import pytest
@@ -21,6 +23,7 @@ from nats_home import BRIGHTNESS, TEMP, Devices, ReaderThread, char_id, found, m
 from nats_server import NatsServer
 
 NAMES = L.Names("home")
+REMOTE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "homed_nats_remote.py")
 
 ACCOUNTS = """
 listen: 127.0.0.1:{port}
@@ -121,6 +124,18 @@ def test_remote_writes_answer_as_the_socket_and_a_viewer_cannot_write(homed, acc
         assert "99999" in outside.value.message
         msg = run(write_as(url, "alice", "alice-secret", home_id, {}, raw=b"\xff\xff\xff"))
         assert msg.headers[L.HDR_STATUS] == str(pb.INVALID_ARGUMENT)
+        # The command line: a user writes (exit 0), a viewer is refused (exit 2, said).
+        for user, password, value, status in (("alice", "alice-secret", "55", 0), ("victor", "victor-secret", "56", 2),
+                                              ("alice", "alice-secret", "500", 1)):
+            path = os.path.join(workdir, f"{user}.user")
+            with open(path, "w") as f:
+                f.write(f"username={user}\npassword={password}\n")
+            done = subprocess.run([sys.executable, REMOTE, "--server", url, "--user-file", path, "set", str(home_id),
+                                   str(brightness), value], capture_output=True, text=True, timeout=30)
+            assert done.returncode == status, done.stderr
+        assert "PERMISSION_DENIED" in done.stderr or status != 2
+        with homed.client() as client:
+            assert client.read([brightness]).reads[0].value.int_value == 55
         assert "Traceback" not in bridge.log()
     finally:
         devices.stop()
