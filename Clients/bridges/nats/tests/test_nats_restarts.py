@@ -195,3 +195,39 @@ def test_a_server_away_while_homed_goes_on_is_caught_up(homed, server, processes
     finally:
         events.close()
         devices.stop()
+
+
+def test_a_snapshot_cut_short_by_a_kill_is_taken_again(homed, server, processes):
+    """The bridge killed between a resync record and its end: the stream's tail is
+    a resync (or a page), so the next bridge takes the snapshot again."""
+    import nats
+    from nats_home import run
+    devices, events, bridge = setup(homed, server.url, processes)
+    try:
+        journal = events.client.hello_reply.journal_id
+        devices.report(TEMP, 33.0)
+        events.wait_for(lambda e: e.value.value.float_value == 33.0)
+        stream_matches(server.url, events, bridge)
+        bridge.kill()
+
+        async def cut_short():
+            nc = await nats.connect(server.url)
+            record = L.marker_record(NAMES, journal, L.RESYNC, 1, "as a bridge killed mid-snapshot leaves it")
+            await nc.jetstream().publish(record.subject, record.body, headers=record.headers)
+            page = L.snapshot_records(NAMES, journal, 1, [pb.Characteristic(id=999999, value=pb.Value(int_value=1))])
+            await nc.jetstream().publish(page[0].subject, page[0].body, headers=page[0].headers)
+            await nc.close()
+        run(cut_short())
+        bridge = start_bridge(homed, server.url, processes, log_name="bridge-2.log")
+        wait_log(bridge, "the snapshot in the stream was cut short: taken again")
+        devices.report(TEMP, 34.0)
+        events.wait_for(lambda e: e.value.value.float_value == 34.0)
+        records = read_stream(server.url, NAMES)
+        kinds = [h.get(L.HDR_RECORD) for _, _, h, _ in records]
+        assert kinds.count(L.RESYNC) == 3 and kinds.count(L.END) == 2  # first start, the cut one, again
+        assert kinds[-1] == L.EVENT
+        bucket_matches(homed, server.url)  # the cut snapshot's characteristic 999999 is not kept
+        assert "Traceback" not in bridge.log()
+    finally:
+        events.close()
+        devices.stop()
