@@ -184,6 +184,8 @@ class Bridge:
             except (nats.errors.Error, asyncio.TimeoutError, OSError) as error:
                 self._once(("nats", type(error).__name__), logging.WARNING,
                            "NATS: %s; resuming from the stream's tail once it answers", error or type(error).__name__)
+            except Exception:  # noqa: BLE001 - a bug must not stop the journal: said, then from the tail again
+                log.exception("unexpected error; resuming from the stream's tail")
             if time.monotonic() - started > 5:
                 backoff = 0.1
             await asyncio.sleep(backoff)
@@ -201,7 +203,8 @@ class Bridge:
             except (nats.errors.Error, asyncio.TimeoutError) as error:
                 # A cluster electing its leaders, a server restarting: soon again.
                 self._once(("ensure-js", type(error).__name__), logging.WARNING,
-                           "JetStream does not answer (%s); trying again", error or type(error).__name__)
+                           "JetStream: %s (stream %s, bucket %s); trying again", error or type(error).__name__,
+                           self.names.stream, self.names.bucket)
                 await asyncio.sleep(1)
                 continue
             if not problems:
@@ -610,14 +613,21 @@ class Bridge:
             await self._reply(msg, pb.INVALID_ARGUMENT, message=f"characteristic(s) {', '.join(map(str, outside))} "
                                                                 f"are not in home {home}: nothing written")
             return
-        try:
-            client = await self._writer()
-            response = await client.call("WriteCharacteristics", request)
-        except homed.HomedError as error:
-            if isinstance(error, homed.Unavailable):
+        response = None
+        for attempt in (1, 2):
+            try:
+                client = await self._writer()
+                response = await client.call("WriteCharacteristics", request)
+                break
+            except homed.Unavailable as error:
+                # homed restarted since the last write: once more on a new connection.
                 await self._drop_writer()
-            await self._reply(msg, error.code, message=error.message)
-            return
+                if attempt == 2:
+                    await self._reply(msg, error.code, message=error.message)
+                    return
+            except homed.HomedError as error:
+                await self._reply(msg, error.code, message=error.message)
+                return
         self.stats["writes"] += 1
         log.debug("%s: %s wrote %d value(s)", msg.subject, caller, len(request.writes))
         await self._reply(msg, pb.OK, response.SerializeToString())
