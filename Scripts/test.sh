@@ -41,7 +41,8 @@ HOMED_BIN="$PWD/.build/debug/homed" python3 -m pytest -q Clients/python
 # share names (test_end_to_end, test_mapping), which one pytest process cannot
 # collect together.
 for suite in Clients/providers/sysfs Clients/providers/zigbee2mqtt Clients/providers/mqtt \
-  Clients/providers/homekit Clients/bridges/homeassistant/tests Clients/bridges/homekit/tests; do
+  Clients/providers/homekit Clients/bridges/homeassistant/tests Clients/bridges/homekit/tests \
+  Clients/bridges/nats/tests; do
   echo "== $suite against a real homed"
   HOMED_BIN="$PWD/.build/debug/homed" python3 -m pytest -q "$suite"
 done

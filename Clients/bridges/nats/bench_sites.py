@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""N homeds on one NATS server, one remote reader following all of them
+(issue 28, item 6: "past this machine, in simulation"). Figures, not assertions.
+
+    HOMED_BIN=.build/debug/homed python3 Clients/bridges/nats/bench_sites.py --homeds 1 5 10 [--rate 50 --seconds 5]
+
+For each N: N homeds (each its own socket and in-memory database), each with a
+provider (a thread of this process) reporting `--rate` values per second for
+`--seconds`, and its own homed-nats process (site s0 … sN-1) publishing to one
+nats-server; one remote reader (homed_nats.remote.RemoteReader per site, all in
+one asyncio loop of this process, one NATS connection) follows every stream.
+Printed per N: events/s at the reader, end-to-end latency (homed's commit time
+in the event to its arrival at the reader, same clock) p50/p99, resident memory
+per homed and per bridge, and the server's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+for path in (os.path.join(REPO, "Clients", "python", "tests"), os.path.join(REPO, "Clients", "python"), HERE,
+             os.path.join(HERE, "tests")):
+    sys.path.insert(0, path)
+
+import nats  # noqa: E402
+
+from homed import pb  # noqa: E402
+from homed.provider import Provider, Ref  # noqa: E402
+from homed_testkit import HomedProcess, ProviderProcess, homed_binary  # noqa: E402
+from nats_server import NatsServer  # noqa: E402
+
+from homed_nats.layout import Names  # noqa: E402
+from homed_nats.remote import RemoteReader  # noqa: E402
+
+ACCESSORIES = [{"key": f"t{i}", "name": f"Thermometer {i}", "category": "SENSOR",
+                "services": [{"type": "TemperatureSensor",
+                              "characteristics": [{"type": "CurrentTemperature", "value": 0.0}]}]}
+               for i in range(4)]
+
+
+def rss_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def pct(values, p):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(len(values) * p / 100))] if values else float("nan")
+
+
+async def follow_all(url, sites, target, latencies, stop, last):
+    nc = await nats.connect(url, max_reconnect_attempts=-1)
+    counts = {site: 0 for site in sites}
+
+    async def one(site):
+        async for item in RemoteReader(nc, Names(site), kind="value"):
+            if item.kind == "event":
+                latencies.append(time.time() * 1000 - item.event.time_ms)
+                counts[site] += 1
+                last[0] = time.monotonic()
+                if target and sum(counts.values()) >= target[0] or stop.is_set():
+                    stop.set()
+                    return
+            if stop.is_set():
+                return
+    tasks = [asyncio.ensure_future(one(site)) for site in sites]
+    while not stop.is_set():
+        await asyncio.sleep(0.05)
+    for task in tasks:
+        task.cancel()
+    await nc.close()
+    return counts
+
+
+def run(n, args, binary, work):
+    server = NatsServer(work, f"nats{n}").start()
+    homeds, providers, bridges = [], [], []
+    try:
+        for i in range(n):
+            directory = os.path.join(work, f"n{n}-h{i}")
+            os.makedirs(directory)
+            homed = HomedProcess(binary, directory, in_memory=True).start()
+            homeds.append(homed)
+            with homed.client() as client:
+                client.call("ChangeLayout", pb.LayoutRequest(add_home=pb.AddHome(name=f"Home {i}")))
+            provider = Provider("sim", ACCESSORIES, socket_path=homed.socket_path)
+            provider.start()
+            provider.wait_registered(30)
+            providers.append(provider)
+            bridges.append(ProviderProcess([sys.executable, os.path.join(HERE, "homed_nats.py"), "--socket",
+                                            homed.socket_path, "--server", server.url, "--site", f"s{i}",
+                                            "--log-level", "warning"], os.path.join(directory, "bridge.log")).start())
+        sites = [f"s{i}" for i in range(n)]
+        per_site = int(args.rate * args.seconds)
+        latencies = []
+        stop = threading.Event()
+        result = {}
+        target, last = [], [0.0]
+
+        def seqs():
+            out = []
+            for homed in homeds:
+                with homed.client() as client:
+                    out.append(client.call("GetStatus", pb.GetStatusRequest()).seq
+                               if hasattr(pb.GetStatusResponse(), "seq") else client.get_home().seq)
+            return out
+        before = seqs()
+
+        def reader():
+            result["counts"] = asyncio.run(follow_all(server.url, sites, target, latencies, stop, last))
+        thread = threading.Thread(target=reader, daemon=True)
+        thread.start()
+        time.sleep(2)  # every reader has taken its snapshot (bridges up)
+
+        def load(provider, offset):
+            refs = [Ref(f"t{k}", "TemperatureSensor", "CurrentTemperature") for k in range(len(ACCESSORIES))]
+            start = time.monotonic()
+            for j in range(per_site):
+                due = start + j / args.rate
+                pause = due - time.monotonic()
+                if pause > 0:
+                    time.sleep(pause)
+                # CurrentTemperature: 0 to 100 in steps of 0.1; each report a change.
+                provider.report({refs[j % len(refs)]: round(((j // len(refs)) % 900 + 1) * 0.1, 1)})
+        started = time.monotonic()
+        loaders = [threading.Thread(target=load, args=(p, i * 1000.0), daemon=True) for i, p in enumerate(providers)]
+        for t in loaders:
+            t.start()
+        for t in loaders:
+            t.join()
+        # homed may merge a provider's reports not yet sent: count what it committed.
+        expected = sum(a - b for a, b in zip(seqs(), before))
+        target.append(expected)
+        stop.wait(60)
+        elapsed = last[0] - started
+        stop.set()
+        thread.join(10)
+        got = sum((result.get("counts") or {}).values()) or len(latencies)
+        homed_mem = sum(rss_kb(h.proc.pid) for h in homeds) / n / 1024
+        bridge_mem = sum(rss_kb(b.pid) for b in bridges) / n / 1024
+        print(f"N={n:3d}: {got}/{expected} events at the reader, {got / elapsed:,.0f} events/s, latency p50 "
+              f"{pct(latencies, 50):.1f} ms p99 {pct(latencies, 99):.1f} ms; RSS per homed {homed_mem:.0f} MiB, "
+              f"per bridge {bridge_mem:.0f} MiB, nats-server {rss_kb(server.proc.pid) / 1024:.0f} MiB", flush=True)
+    finally:
+        for provider in providers:
+            provider.stop()
+        for bridge in bridges:
+            bridge.cleanup()
+        for homed in homeds:
+            homed.kill()
+        server.kill()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--homeds", type=int, nargs="+", default=[1, 5, 10])
+    parser.add_argument("--rate", type=float, default=50.0, help="values per second per homed")
+    parser.add_argument("--seconds", type=float, default=5.0)
+    args = parser.parse_args()
+    binary, _ = homed_binary()
+    work = tempfile.mkdtemp(prefix="homed-nats-sites-")
+    for n in args.homeds:
+        run(n, args, binary, work)
+
+
+if __name__ == "__main__":
+    main()

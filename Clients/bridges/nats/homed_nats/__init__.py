@@ -1,0 +1,10 @@
+"""homed-nats: homed's journal on NATS JetStream (README.md).
+
+- `layout`: subjects, stream and bucket names, headers, records and KV entries —
+  values only, no I/O (tested without a server);
+- `config`: settings from an INI file and flags, credentials from files;
+- `bridge`: the service (homed's resuming subscription → the stream and the
+  bucket; remote writes by request/reply);
+- `remote`: a remote reader (snapshot, then the stream with no gap and no
+  duplicate) and a remote writer, for other machines.
+"""

@@ -1,0 +1,649 @@
+"""The bridge: homed's journal into a JetStream stream, current state into a KV
+bucket, remote writes by request/reply. asyncio: nats-py and homed.aio.
+
+The stream is the bridge's only memory. At every (re)start of anything — the
+bridge, homed, the NATS server — it reads the stream's last record written by
+homed-nats (its journal id and sequence number) and subscribes to homed from
+there (`since_seq`/`journal_id`): homed replays exactly the missing events, or
+says RESYNC (a new journal) and sends a snapshot, which goes into the stream as
+a resync record, snapshot pages and an end record. Every publish carries
+`Nats-Msg-Id` (journal:seq) and `Nats-Expected-Last-Sequence` (the stream's
+last sequence as the bridge knows it); any failure — a refused expectation, a
+lost ack, a server gone — drops the subscription and starts again from the
+stream's tail, so no event is written twice or skipped. The bucket is written
+after the stream from the acknowledged records, and caught up from the stream
+after a crash (its `cursor` key says how far it holds the stream).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from typing import Dict, List, Optional, Set, Tuple
+
+import nats
+import nats.errors
+import nats.js.errors
+from nats.js import api
+
+import homed
+import homed.aio
+from homed import pb
+
+from . import layout as L
+from .config import Settings, role_for
+
+log = logging.getLogger("homed-nats")
+
+__all__ = ["Bridge", "connect_nats"]
+
+ACK_TIMEOUT = 3.0  # a server gone: start again from the tail soon (a cluster elects a leader in ~2 s)
+WRITE_ROLES = ("user", "admin")
+
+
+class Restart(Exception):
+    """The stream and the subscription no longer agree: start again from the stream's tail."""
+
+
+def _auth_words(error) -> bool:
+    text = str(error).lower()
+    return "authorization" in text or "authentication" in text or "permissions" in text
+
+
+async def connect_nats(settings: Settings, name: str, once=None, stopping: Optional[asyncio.Event] = None):
+    """Connects (trying again every 2 s, each reason said once) and stays
+    connected: nats-py reconnects by itself for ever."""
+    once = once or (lambda key, level, text, *args: log.log(level, text, *args))
+
+    async def error_cb(error):
+        if _auth_words(error):
+            once(("nats-auth", str(error)), logging.ERROR,
+                 "NATS server refused the credentials (%s): check the user file or .creds file; trying again",
+                 error)
+        else:
+            log.debug("NATS: %s", error)
+
+    async def disconnected_cb():
+        log.warning("lost the NATS server; reconnecting")
+
+    async def reconnected_cb():
+        log.info("reconnected to the NATS server %s", nc.connected_url.netloc if nc.connected_url else "?")
+
+    options = dict(servers=settings.servers, name=name, max_reconnect_attempts=-1, reconnect_time_wait=0.5,
+                   connect_timeout=2, error_cb=error_cb, disconnected_cb=disconnected_cb,
+                   reconnected_cb=reconnected_cb, ping_interval=5, max_outstanding_pings=2)
+    if settings.creds_file:
+        options["user_credentials"] = settings.creds_file
+    if settings.username is not None:
+        options["user"], options["password"] = settings.username, settings.password
+    while True:
+        nc = nats.NATS()
+        try:
+            await nc.connect(**options)
+            return nc
+        except Exception as error:  # noqa: BLE001 - said, then tried again
+            if _auth_words(error):
+                once(("nats-auth", str(error)), logging.ERROR,
+                     "NATS server %s refused the credentials (%s): check the user file or .creds file; "
+                     "trying again every 2 s", ", ".join(settings.servers), error)
+            else:
+                once(("nats-down", type(error).__name__), logging.WARNING,
+                     "cannot reach the NATS server %s (%s); trying again every 2 s", ", ".join(settings.servers),
+                     error or type(error).__name__)
+            try:
+                await nc.close()
+            except Exception:  # noqa: BLE001
+                pass
+            if stopping is not None and stopping.is_set():
+                raise
+            await asyncio.sleep(2)
+
+
+class Bridge:
+    def __init__(self, settings: Settings, client_name: str = "homed-nats"):
+        self.settings = settings
+        self.names = settings.names
+        self.client_name = client_name
+        self.stopping: Optional[asyncio.Event] = None
+        self.loop: Optional[asyncio.AbstractEventLoop] = None
+        self.nc = None
+        self.js = None
+        self.kv = None
+        self.last = 0  # the stream's last sequence, as far as this bridge knows
+        self.places: Dict[int, Tuple[int, int]] = {}
+        self.owners: Dict[Tuple[str, int], int] = {}
+        self.chars_by_home: Dict[int, Set[int]] = {}
+        self.char_keys: Set[str] = set()  # the c.* keys in the bucket
+        self.reach_keys: Set[str] = set()  # the a.* keys
+        self._acks: Dict[str, asyncio.Future] = {}
+        self._acks_prefix: Optional[str] = None
+        self._ack_counter = 0
+        self.writer: Optional[homed.aio.Client] = None
+        self.writer_lock: Optional[asyncio.Lock] = None
+        self.logged: Set[object] = set()
+        self.stats = {"published": 0, "restarts": 0, "writes": 0, "denied": 0}
+
+    # -- running ------------------------------------------------------------------
+
+    def run(self) -> None:
+        asyncio.run(self.serve())
+
+    def stop(self) -> None:
+        if self.loop is not None and self.stopping is not None:
+            self.loop.call_soon_threadsafe(self.stopping.set)
+
+    def _once(self, key, level, message, *args) -> None:
+        if key in self.logged:
+            return
+        self.logged.add(key)
+        log.log(level, message, *args)
+
+    async def serve(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.stopping = asyncio.Event()
+        self.writer_lock = asyncio.Lock()
+        main = asyncio.ensure_future(self._main())
+        stop = asyncio.ensure_future(self.stopping.wait())
+        await asyncio.wait([main, stop], return_when=asyncio.FIRST_COMPLETED)
+        main.cancel()
+        try:
+            await main
+        except (asyncio.CancelledError, Exception):  # noqa: BLE001
+            pass
+        for closing in (self.writer, self.nc):
+            if closing is not None:
+                try:
+                    await asyncio.wait_for(closing.close(), 2)
+                except Exception:  # noqa: BLE001
+                    pass
+        log.info("stopped")
+
+    async def _main(self) -> None:
+        s = self.settings
+        log.info("homed's journal to NATS %s: stream %s (subjects %s), bucket %s, writes on %s",
+                 ", ".join(s.servers), self.names.stream, ", ".join(self.names.stream_subjects), self.names.bucket,
+                 self.names.write_wildcard)
+        self.nc = await connect_nats(s, f"{self.client_name} ({self.names.site})", self._once, self.stopping)
+        log.info("connected to the NATS server %s", self.nc.connected_url.netloc if self.nc.connected_url else "?")
+        self.js = self.nc.jetstream(timeout=5)
+        await self._ensure()
+        await self.nc.subscribe(self.names.write_wildcard, queue="homed-nats", cb=self._on_write)
+        backoff = 0.1
+        while True:
+            started = time.monotonic()
+            try:
+                await self._follow()
+            except Restart as why:
+                self.stats["restarts"] += 1
+                log.info("starting again from the stream's tail: %s", why)
+            except homed.HomedError as error:
+                self._once(("homed", error.code_name), logging.WARNING,
+                           "homed: %s (%s); resuming from the stream's tail", error.message, error.code_name)
+            except (nats.errors.Error, asyncio.TimeoutError, OSError) as error:
+                self._once(("nats", type(error).__name__), logging.WARNING,
+                           "NATS: %s; resuming from the stream's tail once it answers", error or type(error).__name__)
+            except Exception:  # noqa: BLE001 - a bug must not stop the journal: said, then from the tail again
+                log.exception("unexpected error; resuming from the stream's tail")
+            if time.monotonic() - started > 5:
+                backoff = 0.1
+            await asyncio.sleep(backoff)
+            backoff = min(2.0, backoff * 2)
+
+    # -- the stream and the bucket ---------------------------------------------------
+
+    async def _ensure(self) -> None:
+        """The stream and the bucket, created when missing; one that exists with
+        other settings is left alone, said, and looked at again every 5 s."""
+        wanted = self.names.stream_config(replicas=self.settings.replicas)
+        while True:
+            try:
+                problems = await self._ensure_once(wanted)
+            except (nats.errors.Error, asyncio.TimeoutError) as error:
+                # A cluster electing its leaders, a server restarting: soon again.
+                self._once(("ensure-js", type(error).__name__), logging.WARNING,
+                           "JetStream: %s (stream %s, bucket %s); trying again", error or type(error).__name__,
+                           self.names.stream, self.names.bucket)
+                await asyncio.sleep(1)
+                continue
+            if not problems:
+                return
+            for problem in problems:
+                self._once(("ensure", problem), logging.ERROR, "%s; not changed by homed-nats: fix or delete it "
+                           "(looking again every 5 s)", problem)
+            await asyncio.sleep(5)
+
+    async def _ensure_once(self, wanted: dict) -> List[str]:
+        jsm = self.js
+        problems = []
+        try:
+            info = await jsm.stream_info(self.names.stream)
+            found = info.config.as_dict()
+            found.setdefault("num_replicas", 1)
+            if found.get("num_replicas") in (0, None):
+                found["num_replicas"] = 1
+            for p in L.stream_config_problems(found, wanted):
+                problems.append(f"stream {self.names.stream} exists with other settings: {p}")
+        except nats.js.errors.NotFoundError:
+            await jsm.add_stream(api.StreamConfig(
+                name=wanted["name"], subjects=wanted["subjects"], storage=api.StorageType(wanted["storage"]),
+                retention=api.RetentionPolicy(wanted["retention"]), discard=api.DiscardPolicy(wanted["discard"]),
+                num_replicas=wanted["num_replicas"], allow_direct=True, duplicate_window=wanted["duplicate_window"],
+                description=f"homed {self.names.site}: the journal (homed-nats)"))
+            log.info("created the stream %s (subjects %s, %d replica(s))", self.names.stream,
+                     ", ".join(wanted["subjects"]), wanted["num_replicas"])
+        try:
+            self.kv = await jsm.key_value(self.names.bucket)
+            info = await jsm.stream_info(f"KV_{self.names.bucket}")
+            if (info.config.max_msgs_per_subject or 1) != 1:
+                problems.append(f"bucket {self.names.bucket} exists with other settings: history is "
+                                f"{info.config.max_msgs_per_subject}, not 1")
+            if (info.config.num_replicas or 1) != self.settings.replicas:
+                problems.append(f"bucket {self.names.bucket} exists with other settings: replicas is "
+                                f"{info.config.num_replicas}, not {self.settings.replicas}")
+        except nats.js.errors.BucketNotFoundError:
+            self.kv = await jsm.create_key_value(api.KeyValueConfig(
+                bucket=self.names.bucket, history=1, replicas=self.settings.replicas, storage=api.StorageType.FILE,
+                description=f"homed {self.names.site}: current state (homed-nats)"))
+            log.info("created the bucket %s", self.names.bucket)
+        return problems
+
+    async def _tail(self):
+        """(the stream's last sequence, (journal, seq, record) of the last record
+        homed-nats wrote, or None)."""
+        info = await self.js.stream_info(self.names.stream)
+        last, first = info.state.last_seq, info.state.first_seq
+        seq = last
+        while seq >= max(first, 1):
+            try:
+                msg = await self.js.get_msg(self.names.stream, seq)
+            except nats.js.errors.NotFoundError:
+                seq -= 1
+                continue
+            tail = L.tail_of(msg.headers)
+            if tail is not None:
+                return last, tail
+            self._once(("foreign", seq), logging.WARNING,
+                       "stream %s: message %d on %s was not written by homed-nats (no %s header, headers %s); "
+                       "readers skip it", self.names.stream, seq, msg.subject, L.HDR_JOURNAL,
+                       json.dumps(dict(msg.headers or {}))[:200])
+            seq -= 1
+        return last, None
+
+    async def _publish(self, records: List[L.Record]) -> List[int]:
+        """Every record with the expected last sequence of its place; all
+        acknowledged in order, else Restart (those acknowledged are returned
+        in the exception's args[1])."""
+        futures = []
+        for i, record in enumerate(records):
+            headers = dict(record.headers)
+            headers[L.EXPECTED_LAST_SEQ] = str(self.last + i)
+            if record.kind != L.EVENT:
+                # A snapshot may be taken again in the same journal (one cut short):
+                # its records are told apart by where they go.
+                headers[L.MSG_ID] += f"@{self.last + i + 1}"
+            futures.append(await self._send(record.subject, record.body, headers))
+        seqs: List[int] = []
+        problem = None
+        try:
+            for record, future in zip(records, futures):
+                if problem is not None:
+                    break
+                try:
+                    ack = await asyncio.wait_for(future, ACK_TIMEOUT)
+                except asyncio.TimeoutError:
+                    problem = f"{record.subject} ({record.journal}:{record.seq}) not acknowledged within {ACK_TIMEOUT} s"
+                    continue
+                if "error" in ack:
+                    problem = (f"{record.subject} ({record.journal}:{record.seq}) refused: "
+                               f"{ack['error'].get('description')} ({ack['error'].get('err_code')})")
+                    continue
+                if ack.get("duplicate") or ack.get("seq") != self.last + 1:
+                    problem = (f"{record.subject} ({record.journal}:{record.seq}) was already in the stream at "
+                               f"{ack.get('seq')}")
+                    continue
+                self.last = ack["seq"]
+                seqs.append(ack["seq"])
+        finally:
+            for future in futures:
+                future.cancel()
+        self.stats["published"] += len(seqs)
+        if problem is not None:
+            raise Restart(problem, seqs)
+        return seqs
+
+    async def _send(self, subject: str, body: bytes, headers: Dict[str, str]) -> asyncio.Future:
+        """Publishes with a reply subject of ours; the future gets the server's
+        answer as a dict ({"seq", "duplicate"} or {"error"}). (nats-py's
+        publish_async leaves its future unresolved when the answer is an error.)"""
+        if self._acks_prefix is None:
+            self._acks_prefix = self.nc.new_inbox()
+            await self.nc.subscribe(f"{self._acks_prefix}.*", cb=self._on_ack)
+        self._ack_counter += 1
+        token = str(self._ack_counter)
+        future = asyncio.get_running_loop().create_future()
+        self._acks[token] = future
+        future.add_done_callback(lambda _: self._acks.pop(token, None))
+        await self.nc.publish(subject, body, reply=f"{self._acks_prefix}.{token}", headers=headers)
+        return future
+
+    async def _on_ack(self, msg) -> None:
+        future = self._acks.get(msg.subject.rsplit(".", 1)[-1])
+        if future is None or future.done():
+            return
+        try:
+            answer = json.loads(msg.data) if msg.data else {"error": {"description": "an empty answer "
+                                                                                     f"({dict(msg.headers or {})})"}}
+        except ValueError:
+            answer = {"error": {"description": f"an answer that is no JSON: {msg.data[:80]!r}"}}
+        if not isinstance(answer, dict):
+            answer = {"error": {"description": f"an unexpected answer: {msg.data[:80]!r}"}}
+        future.set_result(answer)
+
+    # -- homed → the stream -----------------------------------------------------------
+
+    async def _load_layout(self, client) -> object:
+        response = await client.get_home()
+        self.places, self.owners, self.chars_by_home = L.places_of(response.homes)
+        return response
+
+    async def _follow(self) -> None:
+        last, tail = await self._tail()
+        self.last = last
+        await self._catch_up_bucket(last)
+        client = await homed.aio.connect(self.settings.socket_path, client_name=self.client_name, call_timeout=10)
+        try:
+            self.logged = {k for k in self.logged if k[0] not in ("homed", "nats")}
+            await self._load_layout(client)
+            request = pb.SubscribeRequest(policy=pb.SLOW_DISCONNECT, queue_limit=16384)
+            snapshot_reason = None
+            if tail is not None and tail[2] in (L.EVENT, L.END):
+                request.since_seq, request.journal_id = tail[1], tail[0]
+                log.info("resuming homed's journal %s after %d (stream %s at %d)", tail[0], tail[1],
+                         self.names.stream, last)
+            else:
+                request.snapshot = True
+                snapshot_reason = ("the stream holds no journal of homed yet" if tail is None
+                                   else "the snapshot in the stream was cut short: taken again")
+                log.info("%s: taking a snapshot", snapshot_reason)
+            await self._pump(client, request, snapshot_reason)
+        finally:
+            await client.close()
+
+    async def _pump(self, client, request, snapshot_reason) -> None:
+        """homed's messages into records, published together: what homed has
+        already sent when a publish is done goes in the next one."""
+        self._journal = request.journal_id
+        self._snap_seq, self._page = 0, 0
+        self._snapshot_reason = snapshot_reason
+        async with client.subscribe(request) as stream:
+            while True:
+                message = await stream.get()
+                if message is None:
+                    raise Restart("homed ended the subscription")
+                records = await self._records_of(client, message)
+                while len(records) < self.settings.batch:
+                    try:
+                        message = await stream.get(0.001)
+                    except TimeoutError:
+                        break
+                    if message is None:
+                        break
+                    records += await self._records_of(client, message)
+                if not records:
+                    continue
+                try:
+                    seqs = await self._publish(records)
+                except Restart as restart:
+                    await self._apply_bucket(list(zip(records, restart.args[1])), client)
+                    raise
+                await self._apply_bucket(list(zip(records, seqs)), client)
+
+    async def _records_of(self, client, message) -> List[L.Record]:
+        if message.journal_id:
+            self._journal = message.journal_id
+        journal = self._journal
+        records: List[L.Record] = []
+        kind = message.marker.kind if message.HasField("marker") else pb.MARKER_NONE
+        if kind == pb.MARKER_SUBSCRIBED and self._snapshot_reason is not None:
+            self._snap_seq, self._page = message.marker.seq, 0
+            records.append(L.marker_record(self.names, journal, L.RESYNC, self._snap_seq, self._snapshot_reason))
+            self._snapshot_reason = None
+        elif kind == pb.MARKER_RESYNC:
+            log.info("homed resync (%s): journal %s; a snapshot follows in the stream", message.marker.reason,
+                     journal)
+            self._snap_seq, self._page = message.marker.seq, 0
+            records.append(L.marker_record(self.names, journal, L.RESYNC, self._snap_seq, message.marker.reason))
+        elif kind == pb.MARKER_GAP:
+            raise Restart(f"homed dropped events {message.marker.gap_from}-{message.marker.gap_to}")
+        if message.snapshot:
+            pages = L.snapshot_records(self.names, journal, self._snap_seq, message.snapshot, self._page)
+            self._page += len(pages)
+            records += pages
+        if kind == pb.MARKER_SNAPSHOT_END:
+            records.append(L.marker_record(self.names, journal, L.END, message.marker.seq))
+        if any(e.kind == pb.EVENT_LAYOUT_CHANGED for e in message.events) or \
+                any(e.value.accessory_id not in self.places for e in message.events
+                    if e.WhichOneof("body") == "value"):
+            await self._load_layout(client)
+        for event in message.events:
+            records.append(L.event_record(self.names, journal, event, self.places, self.owners))
+        return records
+
+    # -- the bucket -------------------------------------------------------------------
+
+    async def _kv_put_all(self, puts: Dict[str, bytes]) -> None:
+        futures = [await self._send(f"$KV.{self.names.bucket}.{key}", value, {}) for key, value in puts.items()]
+        try:
+            for key, future in zip(puts, futures):
+                answer = await asyncio.wait_for(future, ACK_TIMEOUT)
+                if "error" in answer:
+                    raise Restart(f"bucket {self.names.bucket}: {key} refused: {answer['error'].get('description')}",
+                                  [])
+        finally:
+            for future in futures:
+                future.cancel()
+        for key in puts:
+            if key.startswith("c."):
+                self.char_keys.add(key)
+            elif key.startswith("a."):
+                self.reach_keys.add(key)
+
+    async def _apply_bucket(self, acked: List[Tuple[L.Record, int]], client=None) -> None:
+        """The bucket made to hold what these acknowledged records say."""
+        if not acked:
+            return
+        puts: Dict[str, bytes] = {}
+        layout_changed = False
+        for record, stream_seq in acked:
+            response = pb.SubscribeResponse.FromString(record.body)
+            layout_changed |= self._bucket_ops(record.kind, record.journal, stream_seq, response, puts)
+        last_record, last_seq = acked[-1]
+        if layout_changed and client is not None:
+            await self._put_layout(client, puts, last_record.journal)
+        key, value = L.cursor_entry(last_seq, last_record.journal, last_record.seq)
+        await self._kv_put_all(puts)
+        await self._kv_put_all({key: value})
+
+    def _bucket_ops(self, kind, journal, stream_seq, response, puts) -> bool:
+        layout_changed = False
+        if kind == L.SNAPSHOT:
+            for char in response.snapshot:
+                key, value = L.char_entry(char.id, char.accessory_id, char.service_id, char.value,
+                                          0, journal, stream_seq, char.last_updated_ms)
+                puts[key] = value
+        elif kind == L.END:
+            layout_changed = True
+        elif kind == L.EVENT:
+            for event in response.events:
+                body = event.WhichOneof("body")
+                if body == "value":
+                    v = event.value
+                    key, value = L.char_entry(v.characteristic_id, v.accessory_id, v.service_id, v.value, event.seq,
+                                              journal, stream_seq, event.time_ms)
+                    puts[key] = value
+                elif body == "reachability":
+                    key, value = L.reach_entry(event.reachability.accessory_id, event.reachability.reachable,
+                                               event.seq, journal, stream_seq)
+                    puts[key] = value
+                elif body == "layout":
+                    layout_changed = True
+        return layout_changed
+
+    async def _put_layout(self, client, puts: Dict[str, bytes], journal: str) -> None:
+        """The layout key, and the c.* keys of characteristics no home has any more removed."""
+        response = await self._load_layout(client)
+        key, value = L.layout_entry(journal, response.seq, response.homes)
+        puts[key] = value
+        accessories = {a.id: a for home in response.homes for a in home.accessories}
+        for aid, accessory in accessories.items():
+            key, value = L.reach_entry(aid, accessory.reachable, response.seq, journal, self.last)
+            puts[key] = value
+        for stale in sorted(k for k in self.reach_keys if int(k[2:]) not in accessories):
+            puts.pop(stale, None)
+            try:
+                await self.kv.delete(stale)
+            except nats.js.errors.KeyValueError:
+                pass
+            self.reach_keys.discard(stale)
+        present = set()
+        for ids in self.chars_by_home.values():
+            present.update(f"c.{i}" for i in ids)
+        for stale in sorted(self.char_keys - present):
+            puts.pop(stale, None)
+            try:
+                await self.kv.delete(stale)
+            except nats.js.errors.KeyValueError:
+                pass
+            self.char_keys.discard(stale)
+            log.debug("bucket %s: %s removed (no such characteristic in homed now)", self.names.bucket, stale)
+
+    async def _catch_up_bucket(self, last: int) -> None:
+        """After a crash the bucket may lag the stream: apply what it missed."""
+        try:
+            keys = await self.kv.keys()
+        except nats.js.errors.NoKeysError:
+            keys = []
+        self.char_keys = {k for k in keys if k.startswith("c.")}
+        self.reach_keys = {k for k in keys if k.startswith("a.") and k[2:].isdigit()}
+        try:
+            cursor = json.loads((await self.kv.get("cursor")).value)["stream_seq"]
+        except (nats.js.errors.KeyNotFoundError, ValueError, KeyError, TypeError):
+            cursor = 0
+        if cursor >= last:
+            return
+        info = await self.js.stream_info(self.names.stream)
+        seq = max(cursor + 1, info.state.first_seq)
+        log.info("bucket %s holds the stream up to %d of %d: catching up", self.names.bucket, cursor, last)
+        puts: Dict[str, bytes] = {}
+        final = None
+        while seq <= last:
+            try:
+                msg = await self.js.get_msg(self.names.stream, seq)
+            except nats.js.errors.NotFoundError:
+                seq += 1
+                continue
+            tail = L.tail_of(msg.headers)
+            if tail is not None:
+                try:
+                    response = pb.SubscribeResponse.FromString(msg.data or b"")
+                except Exception:  # noqa: BLE001 - a body homed-nats did not write
+                    log.warning("stream %s: message %d on %s does not decode; skipped", self.names.stream, seq,
+                                msg.subject)
+                else:
+                    self._bucket_ops(tail[2], tail[0], seq, response, puts)
+                    final = (seq, tail[0], tail[1])
+            seq += 1
+        await self._kv_put_all(puts)
+        if final is not None:
+            key, value = L.cursor_entry(*final)
+            await self._kv_put_all({key: value})
+
+    # -- remote writes ----------------------------------------------------------------
+
+    async def _reply(self, msg, code: int, body: bytes = b"", message: str = "") -> None:
+        if not msg.reply:
+            return
+        if code != pb.OK:
+            body = pb.CallStatus(code=code, message=message).SerializeToString()
+        await self.nc.publish(msg.reply, body, headers={L.HDR_STATUS: str(code)})
+
+    async def _on_write(self, msg) -> None:
+        try:
+            await self._write(msg)
+        except Exception as error:  # noqa: BLE001 - one bad request must not end the service
+            log.exception("%s: write not handled", msg.subject)
+            await self._reply(msg, pb.INTERNAL, message=f"homed-nats: {error}")
+
+    async def _write(self, msg) -> None:
+        home = self.names.home_of_write(msg.subject)
+        account = user = None
+        info = (msg.headers or {}).get("Nats-Request-Info")
+        if info:
+            try:
+                found = json.loads(info)
+                account, user = found.get("acc"), found.get("user")
+            except ValueError:
+                pass
+        caller = f"{account or '?'}/{user or '?'}"
+        role = role_for(self.settings.roles, account, user)
+        if role not in WRITE_ROLES:
+            self.stats["denied"] += 1
+            text = (f"WriteCharacteristics needs the user role; the NATS caller {caller} has the {role} role "
+                    f"(homed-nats [roles])")
+            if not info:
+                text += "; the request carried no Nats-Request-Info: callers must come from another account " \
+                        "that imports the service with share: true"
+            log.warning("%s: refused: %s", msg.subject, text)
+            await self._reply(msg, pb.PERMISSION_DENIED, message=text)
+            return
+        try:
+            request = pb.WriteCharacteristicsRequest.FromString(msg.data)
+        except Exception as error:  # noqa: BLE001
+            await self._reply(msg, pb.INVALID_ARGUMENT,
+                              message=f"{msg.subject}: the body is no home.v1.WriteCharacteristicsRequest ({error})")
+            return
+        if home is None or home not in self.chars_by_home:
+            await self._reply(msg, pb.NOT_FOUND, message=f"{msg.subject}: no home {msg.subject.rsplit('.', 1)[-1]} "
+                                                         f"in homed {self.names.site}")
+            return
+        outside = [w.characteristic_id for w in request.writes if w.characteristic_id not in self.chars_by_home[home]]
+        if outside:
+            await self._reply(msg, pb.INVALID_ARGUMENT, message=f"characteristic(s) {', '.join(map(str, outside))} "
+                                                                f"are not in home {home}: nothing written")
+            return
+        response = None
+        for attempt in (1, 2):
+            try:
+                client = await self._writer()
+                response = await client.call("WriteCharacteristics", request)
+                break
+            except homed.Unavailable as error:
+                # homed restarted since the last write: once more on a new connection.
+                await self._drop_writer()
+                if attempt == 2:
+                    await self._reply(msg, error.code, message=error.message)
+                    return
+            except homed.HomedError as error:
+                await self._reply(msg, error.code, message=error.message)
+                return
+        self.stats["writes"] += 1
+        log.debug("%s: %s wrote %d value(s)", msg.subject, caller, len(request.writes))
+        await self._reply(msg, pb.OK, response.SerializeToString())
+
+    async def _writer(self):
+        async with self.writer_lock:
+            if self.writer is None:
+                self.writer = await homed.aio.connect(self.settings.socket_path,
+                                                      client_name=f"{self.client_name} writes", call_timeout=10)
+            return self.writer
+
+    async def _drop_writer(self) -> None:
+        async with self.writer_lock:
+            if self.writer is not None:
+                try:
+                    await self.writer.close()
+                except Exception:  # noqa: BLE001
+                    pass
+                self.writer = None

@@ -1,0 +1,227 @@
+"""homed from another machine, through NATS: a reader that takes the bucket's
+snapshot and then follows the stream from the snapshot's point with no gap and
+no duplicate (the socket's "snapshot then changes"), and a writer on the
+request/reply service.
+
+    async with RemoteReader(nc, Names("home"), accessory=42) as reader:
+        async for item in reader:
+            if item.kind == "snapshot": ...      # item.values: {characteristic id: entry dict}
+            elif item.kind == "resync": ...      # a new journal: a snapshot follows
+            else: ...                            # "event": item.event (home.v1.Event)
+
+The rule (README.md, "Remote readers"): read `cursor` (stream sequence C) first,
+then every `c.*` key; each entry holds at least every record up to C, perhaps
+more (its `stream_seq`). Then follow the stream from C + 1 and drop a value event
+whose characteristic's entry is already at or past the event's stream sequence.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Dict, List, NamedTuple, Optional
+
+import nats.errors
+import nats.js.errors
+from nats.js import api
+
+import homed
+from homed import pb
+
+from . import layout as L
+
+log = logging.getLogger("homed-nats.remote")
+
+__all__ = ["RemoteReader", "Item", "remote_write", "read_snapshot"]
+
+
+class Item(NamedTuple):
+    kind: str                 # "snapshot", "resync" or "event"
+    stream_seq: int           # where in the stream (for a snapshot: the point it holds)
+    journal: str = ""
+    event: object = None      # home.v1.Event, for "event"
+    values: Optional[Dict[int, dict]] = None  # for "snapshot": {characteristic id: entry}
+    reason: str = ""          # for "resync"
+
+
+async def read_snapshot(js, names: L.Names, timeout: float = 10.0):
+    """(C, {characteristic id: entry}): the bucket's cursor, read first, then every c.* key."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        try:
+            kv = await js.key_value(names.bucket)
+            cursor = json.loads((await kv.get("cursor")).value)
+            break
+        except (nats.js.errors.KeyNotFoundError, nats.js.errors.BucketNotFoundError):
+            if asyncio.get_running_loop().time() > deadline:
+                raise TimeoutError(f"bucket {names.bucket} has no cursor yet (is homed-nats running?)") from None
+            await asyncio.sleep(0.1)
+    values: Dict[int, dict] = {}
+    try:
+        keys = [k for k in await kv.keys() if k.startswith("c.")]  # nats-py 2.16's filters= finds nothing
+    except nats.js.errors.NoKeysError:
+        keys = []
+    for key in keys:
+        try:
+            entry = json.loads((await kv.get(key)).value)
+        except (nats.js.errors.KeyNotFoundError, nats.js.errors.KeyDeletedError):
+            continue  # removed meanwhile
+        values[entry["id"]] = entry
+    return cursor["stream_seq"], values
+
+
+class RemoteReader:
+    """Snapshot, then every record of the stream after it that the filter
+    selects (None: any), following a NATS server's restarts."""
+
+    def __init__(self, nc, names: L.Names, home=None, room=None, accessory=None, kind=None, batch: int = 256,
+                 snapshot: bool = True, start_after: Optional[int] = None):
+        self.nc = nc
+        self.js = nc.jetstream(timeout=5)
+        self.names = names
+        self.filter = names.filter(home, room, accessory, kind)
+        self.batch = batch
+        self.snapshot = snapshot
+        self.position = start_after  # the last stream sequence handled
+        self.entries: Dict[int, int] = {}  # characteristic id -> stream sequence of its value held
+        self.sub = None
+        self.consumer: Optional[str] = None
+        self.foreign = 0
+        self._pending: List[Item] = []
+        self._pages: Optional[Dict[int, dict]] = None
+
+    async def __aenter__(self):
+        return self
+
+    async def __aexit__(self, *exc):
+        await self.close()
+
+    async def close(self):
+        if self.sub is not None:
+            try:
+                await self.sub.unsubscribe()
+            except Exception:  # noqa: BLE001
+                pass
+            self.sub = None
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self) -> Item:
+        while not self._pending:
+            if self.position is None:
+                cursor, values = await read_snapshot(self.js, self.names)
+                self.position = cursor
+                self.entries = {cid: e["stream_seq"] for cid, e in values.items()}
+                if self.snapshot:
+                    return Item("snapshot", cursor, values=values)
+            await self._fetch()
+        return self._pending.pop(0)
+
+    async def _subscribe(self):
+        await self.close()
+        info = await self.js.stream_info(self.names.stream)
+        if info.state.first_seq > self.position + 1 and info.state.messages:
+            # The stream's limits removed records this reader has not seen: never a
+            # silent gap — a resync, then the bucket's snapshot again.
+            reason = (f"stream {self.names.stream} no longer holds records after {self.position} "
+                      f"(it holds {info.state.first_seq} to {info.state.last_seq})")
+            log.warning("%s: taking the bucket's snapshot again", reason)
+            cursor, values = await read_snapshot(self.js, self.names)
+            self._pending.append(Item("resync", cursor, reason=reason))
+            self._pending.append(Item("snapshot", cursor, values=values))
+            self.entries = {cid: e["stream_seq"] for cid, e in values.items()}
+            self.position = cursor
+        config = api.ConsumerConfig(deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE,
+                                    opt_start_seq=self.position + 1, ack_policy=api.AckPolicy.NONE,
+                                    filter_subjects=[self.filter, self.names.sync_filter], inactive_threshold=60.0,
+                                    mem_storage=True)
+        self.sub = await self.js.pull_subscribe(self.filter, stream=self.names.stream, config=config)
+        self.consumer = config.name
+
+    async def _fetch(self):
+        try:
+            if self.sub is None:
+                await self._subscribe()
+            messages = await self.sub.fetch(self.batch, timeout=1.0)
+        except nats.errors.TimeoutError:
+            # Nothing new, or a consumer a server restart lost: look.
+            try:
+                await self.js.consumer_info(self.names.stream, self.consumer)
+            except nats.js.errors.NotFoundError:
+                self.sub = None
+            except (nats.errors.Error, asyncio.TimeoutError):
+                await asyncio.sleep(0.2)
+            return
+        except (nats.errors.Error, asyncio.TimeoutError, OSError) as error:
+            log.debug("stream %s: %s; following again from %d", self.names.stream, error, self.position)
+            self.sub = None
+            await asyncio.sleep(0.2)
+            return
+        for msg in messages:
+            seq = msg.metadata.sequence.stream
+            if seq <= self.position:
+                continue  # a consumer made again after a message it already gave
+            self.position = seq
+            self._take(seq, msg.headers, msg.data, msg.subject)
+
+    def _take(self, seq, headers, data, subject):
+        tail = L.tail_of(headers)
+        if tail is None:
+            self.foreign += 1
+            log.warning("stream %s: message %d on %s was not written by homed-nats; skipped", self.names.stream,
+                        seq, subject)
+            return
+        journal, homed_seq, record = tail
+        try:
+            response = pb.SubscribeResponse.FromString(data or b"")
+        except Exception:  # noqa: BLE001
+            log.warning("stream %s: message %d on %s does not decode; skipped", self.names.stream, seq, subject)
+            return
+        if record == L.RESYNC:
+            self._pages = {}
+            self._pending.append(Item("resync", seq, journal, reason=response.marker.reason))
+        elif record == L.SNAPSHOT:
+            if self._pages is None:
+                return  # the pages of a snapshot we already hold (followed from its middle)
+            for char in response.snapshot:
+                self._pages[char.id] = {"id": char.id, "accessory": char.accessory_id, "service": char.service_id,
+                                        "value": L.value_json(char.value), "seq": 0, "journal": journal,
+                                        "stream_seq": seq, "updated_ms": char.last_updated_ms}
+        elif record == L.END:
+            if self._pages is not None:
+                self.entries = {cid: e["stream_seq"] for cid, e in self._pages.items()}
+                self._pending.append(Item("snapshot", seq, journal, values=self._pages))
+                self._pages = None
+        else:
+            for event in response.events:
+                if event.WhichOneof("body") == "value":
+                    cid = event.value.characteristic_id
+                    if self.entries.get(cid, 0) >= seq:
+                        continue  # the snapshot holds it already
+                    self.entries[cid] = seq
+                self._pending.append(Item("event", seq, journal, event=event))
+
+
+async def remote_write(nc, names: L.Names, home_id: int, values: dict, atomic: bool = False,
+                       validate_only: bool = False, timeout: float = 10.0):
+    """WriteCharacteristics through homed-nats ({characteristic id: pb.Value});
+    the response, or the call's HomedError (PermissionDenied for a viewer)."""
+    request = pb.WriteCharacteristicsRequest(atomic=atomic, validate_only=validate_only)
+    for cid, value in values.items():
+        request.writes.add(characteristic_id=cid, value=value)
+    try:
+        msg = await nc.request(names.write(home_id), request.SerializeToString(), timeout=timeout)
+    except nats.errors.NoRespondersError:
+        raise homed.error_for(pb.UNAVAILABLE, f"no homed-nats serves {names.write(home_id)}") from None
+    except nats.errors.TimeoutError:
+        raise homed.error_for(pb.DEADLINE_EXCEEDED, f"no answer on {names.write(home_id)} within {timeout} s") \
+            from None
+    code = int((msg.headers or {}).get(L.HDR_STATUS, "-1"))
+    if code == pb.OK:
+        return pb.WriteCharacteristicsResponse.FromString(msg.data)
+    if code < 0:
+        raise homed.error_for(pb.INTERNAL, f"{names.write(home_id)}: an answer without {L.HDR_STATUS}")
+    status = pb.CallStatus.FromString(msg.data)
+    raise homed.error_for(status.code, status.message)

@@ -1,0 +1,207 @@
+"""The remote reader: the bucket's snapshot, then the stream from the
+snapshot's point — no gap, no duplicate — also across a NATS server restart;
+filters by subject; remote writes over request/reply with roles."""
+
+import threading
+
+from homed import pb
+from provider_testkit import wait_for, wait_log
+
+from homed_nats import layout as L
+from nats_home import BRIGHTNESS, TEMP, Devices, ReaderThread, char_id, direct_log, found, make_home, start_bridge
+
+NAMES = L.Names("home")
+
+
+def homed_values(homed):
+    with homed.client() as client:
+        ids = [c.id for a in client.call("ListAccessories", pb.ListAccessoriesRequest()).accessories
+               for s in a.services for c in s.characteristics]
+        return {r.characteristic_id: r.value for r in client.read(ids).reads if r.value.WhichOneof("kind")}
+
+
+def burst(devices, count, start=0):
+    for i in range(start, start + count):
+        devices.report(TEMP if i % 2 else BRIGHTNESS, (10.0 + i / 10) if i % 2 else i % 101)
+
+
+def test_a_late_reader_gets_the_snapshot_then_every_change_once_even_across_a_server_restart(homed, server,
+                                                                                               processes):
+    with homed.client() as client:
+        make_home(client)
+    devices = Devices(homed.socket_path).start()
+    events = direct_log(homed)
+    bridge = start_bridge(homed, server.url, processes)
+    reader = None
+    try:
+        wait_log(bridge, "taking a snapshot")
+        writer = threading.Thread(target=burst, args=(devices, 300), daemon=True)
+        writer.start()
+        events.wait_for(lambda e: True, count=100, timeout=30)
+        reader = ReaderThread(server.url, NAMES).start()  # joins mid-burst
+        reader.wait(lambda items: len(items) > 20)
+        server.restart()
+        writer.join(30)
+        burst(devices, 100, start=300)
+        last = events.wait_for(lambda e: True, count=400, timeout=30)[-1][1].seq
+        reader.wait(lambda items: any(i.kind == "event" and i.event.seq == last for i in items), 30,
+                    f"event {last} at the reader")
+        values, seqs = reader.state()
+        assert len(seqs) == len(set(seqs)), "an event came twice"
+        assert [s for _, s in seqs] == sorted(s for _, s in seqs)
+        snapshot = reader.items[0]
+        assert snapshot.kind == "snapshot"
+        held = max(e["seq"] for e in snapshot.values.values())
+        got = {s for _, s in seqs}
+        missing = [e.seq for _, e in events.events if e.seq > held and e.seq not in got]
+        assert not missing, f"the reader missed {missing[:10]}"
+        assert values == homed_values(homed)
+        assert "Traceback" not in bridge.log()
+    finally:
+        if reader:
+            reader.stop()
+        events.close()
+        devices.stop()
+
+
+def test_a_reader_filtered_by_accessory_gets_only_its_events(homed, server, processes):
+    with homed.client() as client:
+        make_home(client)
+    devices = Devices(homed.socket_path).start()
+    bridge = start_bridge(homed, server.url, processes)
+    reader = None
+    try:
+        wait_log(bridge, "taking a snapshot")
+        with homed.client() as client:
+            sensor = found(client)["sensor"]
+        reader = ReaderThread(server.url, NAMES, accessory=sensor.id).start()
+        reader.wait(lambda items: items and items[0].kind == "snapshot")
+        burst(devices, 40)
+        temp = char_id(sensor, "CurrentTemperature")
+        reader.wait(lambda items: any(i.kind == "event" and i.event.value.value.float_value == 13.9 for i in items))
+        events = [i.event for i in reader.items if i.kind == "event"]
+        assert events and {e.value.accessory_id for e in events} == {sensor.id}
+        assert {e.value.characteristic_id for e in events} == {temp}
+    finally:
+        if reader:
+            reader.stop()
+        devices.stop()
+
+
+def test_an_accessory_removed_leaves_no_key_in_the_bucket(homed, server, processes):
+    from nats_home import read_bucket
+    import json as _json
+    with homed.client() as client:
+        make_home(client)
+    devices = Devices(homed.socket_path).start()
+    bridge = start_bridge(homed, server.url, processes)
+    try:
+        wait_log(bridge, "taking a snapshot")
+        with homed.client() as client:
+            sensor = found(client)["sensor"]
+        temp = char_id(sensor, "CurrentTemperature")
+        wait_for(lambda: temp in read_bucket(server.url, NAMES)[1], 10, "the sensor's key")
+        devices.provider.remove(["sensor"])
+        wait_for(lambda: temp not in read_bucket(server.url, NAMES)[1], 10, "the sensor's key removed", bridge)
+        keys = run_keys(server.url)
+        assert f"a.{sensor.id}" not in keys and not any(k == f"c.{c.id}" for s in sensor.services
+                                                        for c in s.characteristics for k in keys)
+        layout = _json.loads(run_get(server.url, "layout"))
+        assert sensor.id not in {a["id"] for h in layout["homes"] for a in h.get("accessories", [])}
+    finally:
+        devices.stop()
+
+
+def run_keys(url):
+    import asyncio
+    import nats
+
+    async def keys():
+        nc = await nats.connect(url)
+        try:
+            return await (await nc.jetstream().key_value(NAMES.bucket)).keys()
+        finally:
+            await nc.close()
+    return asyncio.run(keys())
+
+
+def run_get(url, key):
+    import asyncio
+    import nats
+
+    async def get():
+        nc = await nats.connect(url)
+        try:
+            return (await (await nc.jetstream().key_value(NAMES.bucket)).get(key)).value
+        finally:
+            await nc.close()
+    return asyncio.run(get())
+
+
+def test_a_reader_behind_the_streams_limits_resyncs_from_the_bucket(homed, server, processes):
+    import asyncio
+    import nats
+    with homed.client() as client:
+        make_home(client)
+    devices = Devices(homed.socket_path).start()
+    bridge = start_bridge(homed, server.url, processes)
+    reader = None
+    try:
+        wait_log(bridge, "taking a snapshot")
+
+        async def limit():
+            nc = await nats.connect(server.url)
+            js = nc.jetstream()
+            config = (await js.stream_info(NAMES.stream)).config
+            config.max_msgs = 5  # the operator's limit: homed-nats leaves it be
+            await js.update_stream(config)
+            await nc.close()
+        asyncio.run(limit())
+        burst(devices, 20)
+        reader = ReaderThread(server.url, NAMES, start_after=1).start()
+        reader.wait(lambda items: len(items) >= 2)
+        assert [i.kind for i in reader.items[:2]] == ["resync", "snapshot"]
+        assert "no longer holds records after 1" in reader.items[0].reason
+        burst(devices, 2, start=20)
+        reader.wait(lambda items: any(i.kind == "event" and abs(i.event.value.value.float_value - 12.1) < 1e-9
+                                      for i in items))
+        assert reader.state()[0] == homed_values(homed)
+        assert "Traceback" not in bridge.log()
+    finally:
+        if reader:
+            reader.stop()
+        devices.stop()
+
+
+def test_remote_watch_prints_the_snapshot_then_each_change_across_a_server_restart(homed, server, processes):
+    import json as _json
+    import os
+    import sys
+    from homed_testkit import ProviderProcess
+    with homed.client() as client:
+        make_home(client)
+    devices = Devices(homed.socket_path).start()
+    bridge = start_bridge(homed, server.url, processes)
+    try:
+        wait_log(bridge, "taking a snapshot")
+        with homed.client() as client:
+            sensor = found(client)["sensor"]
+        temp = char_id(sensor, "CurrentTemperature")
+        program = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "homed_nats_remote.py")
+        watch = ProviderProcess([sys.executable, program, "--server", server.url, "watch", "--accessory",
+                                 str(sensor.id)], os.path.join(homed.directory, "watch.log"))
+        processes.append(watch)
+        watch.start()
+        wait_for(lambda: any("snapshot" in line for line in watch.history) or None, 15, "the snapshot line",
+                 watch)
+        devices.report(TEMP, 30.5)
+        wait_for(lambda: any(line.get("value") == 30.5 for line in watch.history) or None, 15, "30.5", watch)
+        server.restart()
+        devices.report(TEMP, 31.5)
+        wait_for(lambda: any(line.get("value") == 31.5 for line in watch.history) or None, 20, "31.5", watch)
+        changes = [line for line in watch.history if "seq" in line]
+        assert [c["value"] for c in changes] == [30.5, 31.5]
+        assert {c["characteristic"] for c in changes} == {temp}
+        assert changes[0]["seq"] < changes[1]["seq"]
+    finally:
+        devices.stop()
