@@ -40,7 +40,7 @@ from .accessory import DeviceMap, assemble
 from .bindings import Message
 from .components import EntityMap, NotMapped, Refused, map_entity
 from .discovery import read_config
-from .echo import EchoMatcher
+from homed.echo import EchoMatcher
 from .templates import RenderError
 
 log = logging.getLogger("homed-mqtt-devices")

@@ -11,7 +11,7 @@ from homed_mqtt_devices.accessory import assemble, merge_commands
 from homed_mqtt_devices.bindings import Message
 from homed_mqtt_devices.components import NotMapped, Refused, map_entity
 from homed_mqtt_devices.discovery import read_config
-from homed_mqtt_devices.echo import EchoMatcher
+from homed.echo import EchoMatcher
 from homed_mqtt_devices.templates import MISSING, RenderError, Unsupported, compile_template
 
 import discovered_devices as devices

@@ -28,7 +28,7 @@ from homed.errors import error_for
 from homed.provider import Provider, Ref
 
 from .bridge import Topic, classify, online_of, parse_json
-from .echo import EchoMatcher
+from homed.echo import EchoMatcher
 from .mapping import DeviceMap, Unsupported, map_device
 
 log = logging.getLogger("homed-zigbee2mqtt")

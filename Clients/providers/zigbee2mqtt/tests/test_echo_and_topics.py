@@ -5,7 +5,7 @@ import threading
 from homed.refs import Ref
 
 from homed_z2m.bridge import Topic, classify, online_of, parse_json
-from homed_z2m.echo import EchoMatcher, matches
+from homed.echo import EchoMatcher, matches
 
 ON = Ref("0x1", "light", "On")
 BRIGHTNESS = Ref("0x1", "light", "Brightness")

@@ -1,8 +1,7 @@
-"""Writes confirmed by the device's state echo, with no I/O.
-
-A device answers nothing to a command: the state topic saying the new value is
-the only sign that it took it (as in the Zigbee2MQTT provider, whose matcher
-this one follows). A `Pending` write waits for each characteristic it wrote to
+"""Writes confirmed by the device's state echo, with no I/O: for providers of
+devices that answer nothing to a command (Zigbee2MQTT's `/set`, an MQTT command
+topic), where the device's next state message is the only sign that it took the
+value. A `Pending` write waits for each characteristic it wrote to
 be read back within a tolerance (a brightness on the device's 0–255 scale), or
 to be acknowledged by another one (a cover that starts moving took its new
 target); writes that never see their echo end at their deadline, and the
@@ -14,7 +13,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Dict, Iterable, List, Optional, Set
 
-from homed.refs import Ref
+from .refs import Ref
 
 __all__ = ["Pending", "EchoMatcher", "matches"]
 
