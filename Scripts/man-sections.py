@@ -6,6 +6,7 @@
   subcommand;
 - a command without subcommands loses the plugin's `subcommand` synopsis and its
   `help` entry (homed has no subcommands);
+- a blank line becomes a paragraph break (`.Pp`);
 - the plugin's bare EXIT STATUS is replaced by the page's own sections from
   Packaging/man/sections/PAGE.mdoc (SIGNALS, ENVIRONMENT, FILES, EXIT STATUS,
   EXAMPLES, SEE ALSO).
@@ -62,6 +63,21 @@ def without_subcommand_synopsis(lines):
     return out
 
 
+def with_paragraph_breaks(lines):
+    """A blank line of a help text (between its paragraphs, before its examples)
+    as mdoc's paragraph break: roff warns of an empty input line and may print it
+    oddly. Literal displays keep theirs."""
+    out = []
+    literal = False
+    for line in lines:
+        if line.startswith(".Bd "):
+            literal = True
+        elif line == ".Ed":
+            literal = False
+        out.append(".Pp" if not line.strip() and not literal else line)
+    return out
+
+
 def main(argv):
     if len(argv) not in (2, 3):
         sys.exit(__doc__)
@@ -76,6 +92,7 @@ def main(argv):
     except ValueError:
         sys.exit(f"man-sections: {page} has no EXIT STATUS section to replace")
     lines = lines[:end] + sections.read_text(encoding="utf-8").rstrip("\n").splitlines()
+    lines = with_paragraph_breaks(lines)
     page.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
