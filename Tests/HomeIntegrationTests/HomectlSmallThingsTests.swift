@@ -61,6 +61,14 @@ struct HomectlSmallThingsTests {
         // new name from the layout event (`updated accessory "Reading Lamp"`).
     }
 
+    @Test("a command that never ends is killed at its deadline (status -1), not left to hang the suite")
+    func runHasADeadline() throws {
+        let never = try run("/bin/sleep", ["60"], seconds: 0.5)
+        #expect(never.status == -1)
+        let done = try run("/bin/sh", ["-c", "exit 3"], seconds: 5)
+        #expect(done.status == 3)
+    }
+
     @Test("watch --kind takes a list (value,reachability)")
     func kindList() throws {
         let daemon = try DaemonProcess()

@@ -89,10 +89,31 @@ func run(
     seconds: Double = 20
 ) throws -> (status: Int32, stdout: String, stderr: String) {
     let child = try ChildProcess(executable, arguments, environment: environment)
-    // Read both pipes to the end before waiting, so a chatty child never blocks on a full pipe.
+    // The pipes are read to their end before waiting (a chatty child never blocks on
+    // a full pipe), so the deadline is a watchdog: a child that never ends (a watch
+    // waiting for an event that never comes) is killed, and the test fails on its
+    // status (-1) instead of hanging the suite.
+    let killed = KilledFlag()
+    let watchdog = DispatchWorkItem { [process = child.process] in
+        guard process.isRunning else { return }
+        killed.set()
+        kill(process.processIdentifier, SIGKILL)
+    }
+    DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: watchdog)
     let output = child.standardOutputToEnd
     let errors = String(decoding: child.stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    return (child.wait(seconds: seconds), output, errors)
+    watchdog.cancel()
+    let status = child.wait(seconds: seconds)
+    return (killed.isSet ? -1 : status, output, errors)
+}
+
+/// Whether `run`'s watchdog killed its child.
+private final class KilledFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+
+    func set() { lock.withLock { value = true } }
+    var isSet: Bool { lock.withLock { value } }
 }
 
 /// A real `homed` process on a temporary socket, stopped (SIGKILL if need be) at the end.
