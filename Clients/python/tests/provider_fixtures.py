@@ -4,7 +4,8 @@ Clients/python/tests on sys.path and imports the ones it uses:
     from provider_fixtures import broker, homed, processes, workdir  # noqa: F401
 
 `workdir` is a fresh temporary directory, `homed` a real daemon in it (no demo, in
-memory), `broker` Debian's mosquitto on a free loopback port, `processes` the
+memory), `stored_homed` one on a database there (so a test can restart it with its
+home), `broker` Debian's mosquitto on a free loopback port, `processes` the
 provider processes a test started (each still running at teardown is killed by pid).
 """
 
@@ -27,6 +28,17 @@ def workdir():
 def homed(workdir):
     from homed_testkit import HomedProcess, require_binary
     daemon = HomedProcess(require_binary(), workdir, in_memory=True)
+    try:
+        daemon.start()
+        yield daemon
+    finally:
+        daemon.kill()
+
+
+@pytest.fixture
+def stored_homed(workdir):
+    from homed_testkit import HomedProcess, require_binary
+    daemon = HomedProcess(require_binary(), workdir)
     try:
         daemon.start()
         yield daemon

@@ -14,19 +14,7 @@ for path in (REPO / "Clients" / "python" / "tests", REPO / "Clients" / "python",
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-from provider_fixtures import homed, processes, workdir  # noqa: E402,F401
-
-
-@pytest.fixture
-def stored_homed(workdir):
-    """A homed on a database in workdir, so that it can be restarted with its home."""
-    from homed_testkit import HomedProcess, require_binary
-    daemon = HomedProcess(require_binary(), workdir)
-    try:
-        daemon.start()
-        yield daemon
-    finally:
-        daemon.kill()
+from provider_fixtures import homed, processes, stored_homed, workdir  # noqa: E402,F401
 
 
 @pytest.fixture
