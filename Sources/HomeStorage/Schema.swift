@@ -41,7 +41,25 @@ enum Schema {
         Migration(version: 1, sql: createTables),
         Migration(version: 2, sql: providerKeys),
         Migration(version: 3, sql: valueLog),
+        Migration(version: 4, sql: journal),
     ]
+
+    /// The journal: every committed event, one row per commit, appended before
+    /// anyone hears of them and kept until `keep_until_ms` (the longest retention
+    /// of its events). `seq` is the commit's first event's sequence number, the
+    /// others follow it; `events` is a `JournalRecord`. The id of the journal the
+    /// rows belong to is `meta.journal_id`.
+    private static let journal = """
+        CREATE TABLE journal (
+            seq INTEGER PRIMARY KEY,
+            last_seq INTEGER NOT NULL,
+            time_ms INTEGER NOT NULL,
+            keep_until_ms INTEGER NOT NULL,
+            events BLOB NOT NULL
+        ) STRICT;
+        CREATE INDEX journal_by_time ON journal (time_ms);
+        CREATE INDEX journal_by_expiry ON journal (keep_until_ms);
+        """
 
     /// The value log: one row per commit that changed values, appended before the
     /// change is acknowledged and emptied when its values are folded into the

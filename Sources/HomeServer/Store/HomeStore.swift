@@ -31,6 +31,11 @@ public final class HomeStore: Sendable {
     let writtenValues: WrittenValues?
     /// Device values kept in another form than reported, logged once each.
     let adjustedDeviceValues: AdjustedDeviceValues
+    /// Where every event is kept beyond memory (see HomeStore+History.swift).
+    let history: StoredHistory?
+    /// Set once a write to the stored history failed: nothing more is stored this run.
+    let historyFailed: Locked<Bool>
+    let logger: Logger
 
     struct State {
         var graph: HomeGraph
@@ -65,12 +70,22 @@ public final class HomeStore: Sendable {
     ///     acknowledged or published; nil keeps everything in memory.
     ///   - logger: where the store says what it did on its own (a device value it
     ///     rounded to the step, once per characteristic).
+    ///   - history: where every committed event is kept beyond memory; with it the
+    ///     journal continues across restarts. Nil: the journal lives in memory and
+    ///     a restart begins a new one.
     public init(
         graph: HomeGraph, journalCapacity: Int = 100_000, journalByteCapacity: Int = 32 * 1024 * 1024,
-        persistence: (any HomePersistence)? = nil, logger: Logger = Logger(label: "homed")
+        persistence: (any HomePersistence)? = nil, history: StoredHistory? = nil,
+        logger: Logger = Logger(label: "homed")
     ) {
-        let journal = Journal(id: Journal.makeID(), capacity: journalCapacity, byteCapacity: journalByteCapacity)
+        let start = Self.startJournal(in: history, logger: logger)
+        let journal = Journal(
+            id: start.id, capacity: journalCapacity, byteCapacity: journalByteCapacity,
+            lastStoredSeq: start.lastSeq)
         self.journalID = journal.id
+        self.history = start.kept ? history : nil
+        self.historyFailed = Locked(false)
+        self.logger = logger
         self.startedAtMs = currentTimeMs()
         self.persistence = persistence
         self.writtenValues = persistence == nil ? nil : WrittenValues()
@@ -217,6 +232,13 @@ public final class HomeStore: Sendable {
             state.graphVersion &+= 1
             // The graph now stands after every event of this commit.
             let graphSeq = state.journal.lastSeq + UInt64(transaction.events.count)
+            if history != nil, !transaction.events.isEmpty {
+                // Kept before anyone hears of them, with the numbers the journal will give them.
+                storeHistory(
+                    transaction.events.enumerated().map { index, pending in
+                        HomeEvent(seq: firstSeq + UInt64(index), timeMs: now, origin: origin, body: pending.body)
+                    }, graph: state.graph)
+            }
             for pending in transaction.events {
                 var event = HomeEvent(timeMs: now, origin: origin, body: pending.body)
                 Self.publish(

@@ -290,7 +290,7 @@ extension SubscribeRequest: WireMessage {
             // An empty filter is left out, as every protobuf runtime leaves out an empty message.
             filter: filter == SubscriptionFilter() ? nil : Proto.SubscriptionFilter(filter), snapshot: snapshot,
             sinceSeq: sinceSeq, journalID: journalID, excludeOwn: excludeOwn, policy: policy.wireNumber,
-            queueLimit: queueLimit, heartbeatMs: heartbeatMs, minIntervalMs: minIntervalMs
+            queueLimit: queueLimit, heartbeatMs: heartbeatMs, minIntervalMs: minIntervalMs, sinceTimeMs: sinceTimeMs
         ).serialize(into: &buffer)
     }
 
@@ -300,7 +300,7 @@ extension SubscribeRequest: WireMessage {
             filter: try SubscriptionFilter(wire.filter), snapshot: wire.snapshot, sinceSeq: wire.sinceSeq,
             journalID: wire.journalID, excludeOwn: wire.excludeOwn,
             policy: try .fromWire(wire.policy, field: "SubscribeRequest.policy"), queueLimit: wire.queueLimit,
-            heartbeatMs: wire.heartbeatMs, minIntervalMs: wire.minIntervalMs)
+            heartbeatMs: wire.heartbeatMs, minIntervalMs: wire.minIntervalMs, sinceTimeMs: wire.sinceTimeMs)
     }
 }
 

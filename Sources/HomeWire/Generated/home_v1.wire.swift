@@ -408,6 +408,12 @@ extension Proto {
         let heartbeatMs: UInt32
         /// At most one value event per characteristic per interval; 0 = no limit.
         let minIntervalMs: UInt32
+        /// Start in the past: the events from this time on (ms since the epoch), from
+        /// the kept history, then live, stitched by sequence number (as a resume from
+        /// the sequence number before the first of them). A time in the future is
+        /// INVALID_ARGUMENT; one older than everything kept starts at the oldest kept
+        /// event. Not with since_seq or snapshot.
+        let sinceTimeMs: Int64?
     }
 
     struct StreamMarker: Sendable {
@@ -813,6 +819,36 @@ extension Proto {
         /// The values refused (not this provider's, invalid), one result each; the
         /// others were applied.
         let rejected: [Proto.WriteResult]
+    }
+
+    struct ReadHistoryRequest: Sendable {
+        /// Which events, as a subscription's filter says (empty: all). Ids of objects
+        /// removed since are allowed: their past events are still answered.
+        let filter: Proto.SubscriptionFilter?
+        /// Only events after this sequence number (exclusive); 0: from the oldest kept.
+        let afterSeq: UInt64
+        /// Only events before this sequence number (exclusive); 0: up to the newest.
+        let beforeSeq: UInt64
+        /// Only events at or after this time (ms since the epoch); 0: no bound.
+        let sinceMs: Int64
+        /// Only events before this time; 0: no bound.
+        let untilMs: Int64
+        /// At most this many events in the response; 0 = 1000, at most 10000.
+        let limit: UInt32
+        /// Newest first, walking back from before_seq (or the newest).
+        let newestFirst: Bool
+    }
+
+    struct ReadHistoryResponse: Sendable {
+        let journalID: String
+        /// In sequence order (descending with newest_first).
+        let events: [Proto.Event]
+        /// Where the next page starts: its after_seq (or, newest first, its before_seq).
+        /// 0: there is no more.
+        let nextSeq: UInt64
+        /// The oldest sequence number kept: events before it were purged (or, without a
+        /// database, are no longer held in memory).
+        let oldestSeq: UInt64
     }
 }
 
@@ -2404,6 +2440,7 @@ extension Proto.SubscribeRequest: ProtobufCBridged {
         queueLimit = source.queue_limit
         heartbeatMs = source.heartbeat_ms
         minIntervalMs = source.min_interval_ms
+        sinceTimeMs = source.since_time_present_case == HOME__V1__SUBSCRIBE_REQUEST__SINCE_TIME_PRESENT_SINCE_TIME_MS ? source.since_time_ms : nil
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__SubscribeRequest> {
@@ -2421,6 +2458,10 @@ extension Proto.SubscribeRequest: ProtobufCBridged {
         built.pointee.queue_limit = queueLimit
         built.pointee.heartbeat_ms = heartbeatMs
         built.pointee.min_interval_ms = minIntervalMs
+        if let sinceTimeMs {
+            built.pointee.since_time_present_case = HOME__V1__SUBSCRIBE_REQUEST__SINCE_TIME_PRESENT_SINCE_TIME_MS
+            built.pointee.since_time_ms = sinceTimeMs
+        }
         return built
     }
 }
@@ -3941,6 +3982,59 @@ extension BackupChunk: WireMessage {
     }
 }
 
+extension Proto.ReadHistoryRequest: ProtobufCBridged {
+    static let messageName = "home.v1.ReadHistoryRequest"
+    static var unpack: Unpacker<Home__V1__ReadHistoryRequest> { home__v1__read_history_request__unpack }
+
+    init(c source: Home__V1__ReadHistoryRequest) {
+        filter = source.filter.map { Proto.SubscriptionFilter(c: $0.pointee) }
+        afterSeq = source.after_seq
+        beforeSeq = source.before_seq
+        sinceMs = source.since_ms
+        untilMs = source.until_ms
+        limit = source.limit
+        newestFirst = source.newest_first != 0
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__ReadHistoryRequest> {
+        let built = arena.allocate(Home__V1__ReadHistoryRequest.self)
+        home__v1__read_history_request__init(built)
+        if let filter { built.pointee.filter = filter.build(in: &arena) }
+        built.pointee.after_seq = afterSeq
+        built.pointee.before_seq = beforeSeq
+        built.pointee.since_ms = sinceMs
+        built.pointee.until_ms = untilMs
+        built.pointee.limit = limit
+        built.pointee.newest_first = newestFirst ? 1 : 0
+        return built
+    }
+}
+
+extension Proto.ReadHistoryResponse: ProtobufCBridged {
+    static let messageName = "home.v1.ReadHistoryResponse"
+    static var unpack: Unpacker<Home__V1__ReadHistoryResponse> { home__v1__read_history_response__unpack }
+
+    init(c source: Home__V1__ReadHistoryResponse) {
+        journalID = swiftString(source.journal_id)
+        events = mappedArray(source.events, source.n_events) { Proto.Event(c: $0!.pointee) }
+        nextSeq = source.next_seq
+        oldestSeq = source.oldest_seq
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__ReadHistoryResponse> {
+        let built = arena.allocate(Home__V1__ReadHistoryResponse.self)
+        home__v1__read_history_response__init(built)
+        if !journalID.isEmpty { built.pointee.journal_id = arena.cString(journalID) }
+        built.pointee.n_events = events.count
+        built.pointee.events = arena.array(UnsafeMutablePointer<Home__V1__Event>?.self, count: events.count) { arena, index in
+            events[index].build(in: &arena)
+        }
+        built.pointee.next_seq = nextSeq
+        built.pointee.oldest_seq = oldestSeq
+        return built
+    }
+}
+
 extension CharacteristicFormat: WireEnum {
     /// The `home.v1.Format` number of this case.
     var wireNumber: UInt32 {
@@ -4331,7 +4425,7 @@ extension Role: WireEnum {
 /// A call whose connection lacks the role fails whole with PERMISSION_DENIED naming
 /// the role it needs and the caller's uid. Needed by each method:
 /// viewer: GetHome, ListAccessories, ReadCharacteristics, Subscribe,
-/// ModifySubscription, GetStatus, ListTypes, ListProviders
+/// ModifySubscription, GetStatus, ListTypes, ListProviders, ReadHistory
 /// user:   WriteCharacteristics, ExecuteActionSet
 /// admin:  ChangeLayout, GetStats, OpenProvider, RegisterAccessories,
 /// AnswerCommand, ReportValues, Backup
@@ -4394,4 +4488,10 @@ public enum HomeMethods {
     /// its home in memory.
     public static let backup =
         ServerStreamingMethod<BackupRequest, BackupChunk>("home.v1.HomeService/Backup")
+    /// Past events, one page at a time, by sequence number or time and filtered as a
+    /// subscription is: what the daemon keeps in its stored history (every event,
+    /// for the configured retention), or in a daemon without a database what its
+    /// journal holds in memory. Viewers may read it.
+    public static let readHistory =
+        UnaryMethod<ReadHistoryRequest, ReadHistoryResponse>("home.v1.HomeService/ReadHistory")
 }

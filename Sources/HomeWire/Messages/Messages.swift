@@ -67,12 +67,15 @@ public struct SubscribeRequest: Hashable, Sendable {
     public var queueLimit: UInt32
     public var heartbeatMs: UInt32
     public var minIntervalMs: UInt32
+    /// Start with the events from this time on (ms since the epoch), then live.
+    public var sinceTimeMs: Int64?
 
     public init(
         filter: SubscriptionFilter = SubscriptionFilter(), snapshot: Bool = false, sinceSeq: UInt64? = nil,
         journalID: String = "", excludeOwn: Bool = false, policy: SlowConsumerPolicy = .coalesce,
-        queueLimit: UInt32 = 0, heartbeatMs: UInt32 = 0, minIntervalMs: UInt32 = 0
+        queueLimit: UInt32 = 0, heartbeatMs: UInt32 = 0, minIntervalMs: UInt32 = 0, sinceTimeMs: Int64? = nil
     ) {
+        self.sinceTimeMs = sinceTimeMs
         self.filter = filter
         self.snapshot = snapshot
         self.sinceSeq = sinceSeq

@@ -1,0 +1,90 @@
+/// Where the daemon keeps its journal beyond memory (SQLite in `homed`, see
+/// HomeStorage): every committed event, so that history can be asked for and a
+/// client resuming across a restart gets the events it missed.
+///
+/// The store appends each commit's events under its lock, after they are numbered
+/// and before anyone hears of them; reads and purges run outside the lock, each
+/// step serialized with the appends by the storage itself.
+public protocol HomeHistory: Sendable {
+    /// The journal the last run kept: its id and the last sequence number stored,
+    /// or nil when none is stored (a new file, or history was off).
+    func storedJournal() throws(HomeError) -> StoredJournal?
+
+    /// Records `id` as the journal this run appends to; a different id than the
+    /// stored one also forgets the stored events (their numbers are another journal's).
+    func beginJournal(id: String) throws(HomeError)
+
+    /// Appends one commit's events (numbered, consecutive, one time and origin),
+    /// kept until `keepUntilMs`. When it returns they survive the process's death;
+    /// if it throws, nothing was appended.
+    func appendEvents(_ events: [HomeEvent], keepUntilMs: Int64) throws(HomeError)
+
+    /// Stored events in sequence order (newest first when asked), one page.
+    func events(_ query: HistoryQuery) throws(HomeError) -> HistoryPage
+
+    /// The sequence number of the first stored event at or after `timeMs`, or nil
+    /// when every stored event is older.
+    func firstSeq(atOrAfter timeMs: Int64) throws(HomeError) -> UInt64?
+
+    /// The first sequence number stored (nil: nothing is).
+    func oldestStoredSeq() throws(HomeError) -> UInt64?
+
+    /// Deletes at most `limit` commits whose events all expired by `nowMs`.
+    ///
+    /// - Returns: how many commits it deleted (fewer than `limit`: nothing more is due).
+    func purgeEvents(expiredBy nowMs: Int64, limit: Int) throws(HomeError) -> Int
+}
+
+/// What a previous run left of its journal.
+public struct StoredJournal: Sendable, Hashable {
+    public var id: String
+    public var lastSeq: UInt64
+
+    public init(id: String, lastSeq: UInt64) {
+        self.id = id
+        self.lastSeq = lastSeq
+    }
+}
+
+/// One page of stored events, as the storage reads them: in sequence order, by
+/// sequence number and time. Filtering by what the events are about is the
+/// caller's (it knows the home).
+public struct HistoryQuery: Sendable, Hashable {
+    /// Only events after this sequence number (0: from the first).
+    public var afterSeq: UInt64
+    /// Only events before this sequence number (nil: up to the last).
+    public var beforeSeq: UInt64?
+    /// Only events at or after this time (ms since the epoch; nil: any).
+    public var sinceMs: Int64?
+    /// Only events before this time (nil: any).
+    public var untilMs: Int64?
+    /// Newest first: the page ends at `beforeSeq` and walks back.
+    public var newestFirst: Bool
+    /// Stored commits read at most for this page (a commit holds one or more events).
+    public var commitLimit: Int
+
+    public init(
+        afterSeq: UInt64 = 0, beforeSeq: UInt64? = nil, sinceMs: Int64? = nil, untilMs: Int64? = nil,
+        newestFirst: Bool = false, commitLimit: Int = 512
+    ) {
+        self.afterSeq = afterSeq
+        self.beforeSeq = beforeSeq
+        self.sinceMs = sinceMs
+        self.untilMs = untilMs
+        self.newestFirst = newestFirst
+        self.commitLimit = commitLimit
+    }
+}
+
+/// Events read from the stored journal.
+public struct HistoryPage: Sendable {
+    /// In the order the query asked for.
+    public var events: [HomeEvent]
+    /// True when the commit limit stopped the read: more may follow.
+    public var truncated: Bool
+
+    public init(events: [HomeEvent], truncated: Bool) {
+        self.events = events
+        self.truncated = truncated
+    }
+}

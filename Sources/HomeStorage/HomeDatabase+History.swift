@@ -1,0 +1,131 @@
+public import HomeModel
+
+/// The stored journal (see `HomeHistory`): one row per commit, appended in the
+/// same call as the commit's value-log row would be, read by sequence number or
+/// time, and purged a few rows at a time.
+extension HomeDatabase: HomeHistory {
+    public func storedJournal() throws(HomeError) -> StoredJournal? {
+        try withConnection { connection throws(HomeError) -> StoredJournal? in
+            let statement = try connection.prepare("SELECT value FROM meta WHERE key = 'journal_id'")
+            guard try statement.step(doing: "reading the journal id"), !statement.isNull(0) else { return nil }
+            let id = statement.string(0)
+            let last = try connection.integer(
+                "SELECT coalesce(max(last_seq), 0) FROM journal", doing: "reading the journal's last seq")
+            return StoredJournal(id: id, lastSeq: UInt64(bitPattern: last))
+        }
+    }
+
+    public func beginJournal(id: String) throws(HomeError) {
+        try withConnection { connection throws(HomeError) in
+            try connection.transaction(doing: "recording journal \(id)") { () throws(HomeError) in
+                let current = try connection.prepare("SELECT value FROM meta WHERE key = 'journal_id'")
+                let stored = try current.step(doing: "reading the journal id") ? current.string(0) : nil
+                guard stored != id else { return }
+                // Another journal's numbers mean nothing in this one.
+                try connection.execute("DELETE FROM journal", doing: "forgetting journal \(stored ?? "")")
+                let upsert = try connection.prepare(
+                    "INSERT INTO meta (key, value) VALUES ('journal_id', ?) "
+                        + "ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+                upsert.bind(1, id)
+                try upsert.run(doing: "recording journal \(id)")
+            }
+        }
+    }
+
+    public func appendEvents(_ events: [HomeEvent], keepUntilMs: Int64) throws(HomeError) {
+        guard let first = events.first, let last = events.last else { return }
+        let record = JournalRecord.encode(events)
+        try withConnection { connection throws(HomeError) in
+            let insert = try connection.statement(
+                "INSERT INTO journal (seq, last_seq, time_ms, keep_until_ms, events) VALUES (?, ?, ?, ?, ?)")
+            insert.bind(1, first.seq)
+            insert.bind(2, last.seq)
+            insert.bind(3, first.timeMs)
+            insert.bind(4, keepUntilMs)
+            insert.bind(5, record)
+            try insert.run(doing: "storing events \(first.seq)–\(last.seq) in the journal")
+        }
+    }
+
+    public func events(_ query: HistoryQuery) throws(HomeError) -> HistoryPage {
+        try withConnection { connection throws(HomeError) -> HistoryPage in
+            var conditions: [String] = []
+            var bindings: [Int64] = []
+            if query.afterSeq > 0 {
+                // The row holding afterSeq + 1 may begin before it.
+                let start = try connection.prepare("SELECT seq FROM journal WHERE seq <= ? ORDER BY seq DESC LIMIT 1")
+                start.bind(1, query.afterSeq + 1)
+                let from = try start.step(doing: "finding event \(query.afterSeq + 1)") ? start.int64(0) : 0
+                conditions.append("seq >= ?")
+                bindings.append(from)
+            }
+            if let before = query.beforeSeq {
+                conditions.append("seq < ?")
+                bindings.append(Int64(bitPattern: before))
+            }
+            if let since = query.sinceMs {
+                conditions.append("time_ms >= ?")
+                bindings.append(since)
+            }
+            if let until = query.untilMs {
+                conditions.append("time_ms < ?")
+                bindings.append(until)
+            }
+            let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+            let order = query.newestFirst ? "DESC" : "ASC"
+            let statement = try connection.prepare(
+                "SELECT seq, time_ms, events FROM journal\(whereClause) ORDER BY seq \(order) LIMIT ?")
+            for (index, value) in bindings.enumerated() { statement.bind(Int32(index + 1), value) }
+            statement.bind(Int32(bindings.count + 1), max(query.commitLimit, 1))
+            var events: [HomeEvent] = []
+            var rows = 0
+            while try statement.step(doing: "reading the journal") {
+                rows += 1
+                let seq = UInt64(bitPattern: statement.int64(0))
+                var decoded = try JournalRecord.decode(statement.bytes(2), firstSeq: seq, timeMs: statement.int64(1))
+                let before = query.beforeSeq ?? .max
+                decoded.removeAll { $0.seq <= query.afterSeq || $0.seq >= before }
+                if query.newestFirst { decoded.reverse() }
+                events.append(contentsOf: decoded)
+            }
+            return HistoryPage(events: events, truncated: rows >= max(query.commitLimit, 1))
+        }
+    }
+
+    public func firstSeq(atOrAfter timeMs: Int64) throws(HomeError) -> UInt64? {
+        try withConnection { connection throws(HomeError) -> UInt64? in
+            let statement = try connection.prepare(
+                "SELECT seq FROM journal WHERE time_ms >= ? ORDER BY seq LIMIT 1")
+            statement.bind(1, timeMs)
+            return try statement.step(doing: "finding the first event at \(timeMs)")
+                ? UInt64(bitPattern: statement.int64(0)) : nil
+        }
+    }
+
+    public func oldestStoredSeq() throws(HomeError) -> UInt64? {
+        try withConnection { connection throws(HomeError) -> UInt64? in
+            let statement = try connection.prepare("SELECT seq FROM journal ORDER BY seq LIMIT 1")
+            return try statement.step(doing: "finding the oldest stored event")
+                ? UInt64(bitPattern: statement.int64(0)) : nil
+        }
+    }
+
+    public func purgeEvents(expiredBy nowMs: Int64, limit: Int) throws(HomeError) -> Int {
+        try withConnection { connection throws(HomeError) -> Int in
+            let delete = try connection.statement(
+                "DELETE FROM journal WHERE seq IN "
+                    + "(SELECT seq FROM journal WHERE keep_until_ms <= ? ORDER BY keep_until_ms LIMIT ?)")
+            delete.bind(1, nowMs)
+            delete.bind(2, limit)
+            try delete.run(doing: "purging expired events")
+            return Int(try connection.integer("SELECT changes()", doing: "counting purged events"))
+        }
+    }
+
+    /// How many commits the stored journal holds (for tests and `homectl stats`).
+    public func journalRows() throws(HomeError) -> Int {
+        try withConnection { connection throws(HomeError) -> Int in
+            Int(try connection.integer("SELECT count(*) FROM journal", doing: "counting the journal"))
+        }
+    }
+}
