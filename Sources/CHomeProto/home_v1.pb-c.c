@@ -6988,7 +6988,7 @@ const ProtobufCMessageDescriptor home__v1__home__descriptor =
   (ProtobufCMessageInit) home__v1__home__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor home__v1__origin__field_descriptors[3] =
+static const ProtobufCFieldDescriptor home__v1__origin__field_descriptors[4] =
 {
   {
     "kind",
@@ -7026,16 +7026,29 @@ static const ProtobufCFieldDescriptor home__v1__origin__field_descriptors[3] =
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "uid",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    offsetof(Home__V1__Origin, uid_present_case),
+    offsetof(Home__V1__Origin, uid),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned home__v1__origin__field_indices_by_name[] = {
   1,   /* field[1] = connection_id */
   0,   /* field[0] = kind */
   2,   /* field[2] = name */
+  3,   /* field[3] = uid */
 };
 static const ProtobufCIntRange home__v1__origin__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 3 }
+  { 0, 4 }
 };
 const ProtobufCMessageDescriptor home__v1__origin__descriptor =
 {
@@ -7045,7 +7058,7 @@ const ProtobufCMessageDescriptor home__v1__origin__descriptor =
   "Home__V1__Origin",
   "home.v1",
   sizeof(Home__V1__Origin),
-  3,
+  4,
   home__v1__origin__field_descriptors,
   home__v1__origin__field_indices_by_name,
   1,  home__v1__origin__number_ranges,

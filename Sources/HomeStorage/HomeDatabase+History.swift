@@ -22,7 +22,8 @@ extension HomeDatabase: HomeHistory {
                 let stored = try current.step(doing: "reading the journal id") ? current.string(0) : nil
                 guard stored != id else { return }
                 // Another journal's numbers mean nothing in this one.
-                try connection.execute("DELETE FROM journal", doing: "forgetting journal \(stored ?? "")")
+                try connection.execute(
+                    "DELETE FROM journal; DELETE FROM journal_subjects", doing: "forgetting journal \(stored ?? "")")
                 let upsert = try connection.prepare(
                     "INSERT INTO meta (key, value) VALUES ('journal_id', ?) "
                         + "ON CONFLICT (key) DO UPDATE SET value = excluded.value")
@@ -43,7 +44,21 @@ extension HomeDatabase: HomeHistory {
             insert.bind(3, first.timeMs)
             insert.bind(4, keepUntilMs)
             insert.bind(5, record)
-            try insert.run(doing: "storing events \(first.seq)–\(last.seq) in the journal")
+            // The commit and what it is about, in one transaction: both or neither.
+            try connection.transaction(doing: "storing events \(first.seq)–\(last.seq) in the journal") {
+                () throws(HomeError) in
+                try insert.run(doing: "storing events \(first.seq)–\(last.seq) in the journal")
+                let subject = try connection.statement(
+                    "INSERT OR IGNORE INTO journal_subjects (subject_id, commit_seq) VALUES (?, ?)")
+                var seen = Set<ObjectID>()
+                for event in events {
+                    for id in event.subjects where seen.insert(id).inserted {
+                        subject.bind(1, id)
+                        subject.bind(2, first.seq)
+                        try subject.run(doing: "indexing events \(first.seq)–\(last.seq)")
+                    }
+                }
+            }
         }
     }
 
@@ -51,6 +66,13 @@ extension HomeDatabase: HomeHistory {
         try withConnection { connection throws(HomeError) -> HistoryPage in
             var conditions: [String] = []
             var bindings: [Int64] = []
+            if !query.subjects.isEmpty {
+                // Through the subjects index: only the commits about these ids.
+                conditions.append(
+                    "seq IN (SELECT commit_seq FROM journal_subjects WHERE subject_id IN ("
+                        + query.subjects.map { _ in "?" }.joined(separator: ", ") + "))")
+                bindings.append(contentsOf: query.subjects.map { Int64(bitPattern: $0) })
+            }
             if query.afterSeq > 0 {
                 // The row holding afterSeq + 1 may begin before it.
                 let start = try connection.prepare("SELECT seq FROM journal WHERE seq <= ? ORDER BY seq DESC LIMIT 1")
@@ -112,13 +134,24 @@ extension HomeDatabase: HomeHistory {
 
     public func purgeEvents(expiredBy nowMs: Int64, limit: Int) throws(HomeError) -> Int {
         try withConnection { connection throws(HomeError) -> Int in
-            let delete = try connection.statement(
-                "DELETE FROM journal WHERE seq IN "
-                    + "(SELECT seq FROM journal WHERE keep_until_ms <= ? ORDER BY keep_until_ms LIMIT ?)")
-            delete.bind(1, nowMs)
-            delete.bind(2, limit)
-            try delete.run(doing: "purging expired events")
-            return Int(try connection.integer("SELECT changes()", doing: "counting purged events"))
+            try connection.transaction(doing: "purging expired events") { () throws(HomeError) -> Int in
+                try connection.execute(
+                    "CREATE TEMP TABLE IF NOT EXISTS purged (seq INTEGER PRIMARY KEY)", doing: "purging expired events")
+                let pick = try connection.statement(
+                    "INSERT INTO temp.purged SELECT seq FROM journal WHERE keep_until_ms <= ? "
+                        + "ORDER BY keep_until_ms LIMIT ?")
+                pick.bind(1, nowMs)
+                pick.bind(2, limit)
+                try pick.run(doing: "choosing expired events")
+                try connection.statement(
+                    "DELETE FROM journal_subjects WHERE commit_seq IN (SELECT seq FROM temp.purged)"
+                ).run(doing: "purging the index of expired events")
+                try connection.statement("DELETE FROM journal WHERE seq IN (SELECT seq FROM temp.purged)")
+                    .run(doing: "purging expired events")
+                let deleted = Int(try connection.integer("SELECT changes()", doing: "counting purged events"))
+                try connection.statement("DELETE FROM temp.purged").run(doing: "purging expired events")
+                return deleted
+            }
         }
     }
 

@@ -59,6 +59,17 @@ enum Schema {
         ) STRICT;
         CREATE INDEX journal_by_time ON journal (time_ms);
         CREATE INDEX journal_by_expiry ON journal (keep_until_ms);
+
+        -- What each commit is about: the ids of its events' characteristics,
+        -- services, accessories, and of the objects, homes and parents of its layout
+        -- changes, each once per commit. "The last change of X" and "X between t0
+        -- and t1" read these instead of every commit.
+        CREATE TABLE journal_subjects (
+            subject_id INTEGER NOT NULL,
+            commit_seq INTEGER NOT NULL,
+            PRIMARY KEY (subject_id, commit_seq)
+        ) STRICT, WITHOUT ROWID;
+        CREATE INDEX journal_subjects_by_commit ON journal_subjects (commit_seq);
         """
 
     /// The value log: one row per commit that changed values, appended before the

@@ -17,7 +17,7 @@ struct HistoryStorageTests {
 
     @Test("every kind of event survives the journal record, with its commit's time and origin")
     func recordRoundTrip() throws {
-        let origin = Origin(kind: .automation, connectionID: 0, name: "Good Night")
+        let origin = Origin(kind: .client, connectionID: 12, name: "Good Night", uid: 1000)
         let bodies: [HomeEvent.Body] = [
             .value(
                 ValueChange(accessoryID: 1, serviceID: 2, characteristicID: 3, value: .string("Küche 🏠"), merged: 4)),
@@ -45,9 +45,9 @@ struct HistoryStorageTests {
         #expect(throws: HomeError(.dataLoss, "journal row 5 has unknown version 9")) {
             try JournalRecord.decode([9], firstSeq: 5, timeMs: 0)
         }
-        // The head: version, origin kind "client", connection 7, name "homectl": 17 bytes.
-        #expect(throws: HomeError(.dataLoss, "journal row 5: unknown event tag 77 at byte 17")) {
-            try JournalRecord.decode(Array(bytes.prefix(17)) + [77], firstSeq: 5, timeMs: 0)
+        // The head: version, origin kind "client", connection 7, name "homectl", no uid: 18 bytes.
+        #expect(throws: HomeError(.dataLoss, "journal row 5: unknown event tag 77 at byte 18")) {
+            try JournalRecord.decode(Array(bytes.prefix(18)) + [77], firstSeq: 5, timeMs: 0)
         }
     }
 
@@ -77,6 +77,12 @@ struct HistoryStorageTests {
                 try database.events(HistoryQuery(beforeSeq: 5, newestFirst: true)).events.map(\.seq) == [4, 3, 2, 1])
             let page = try database.events(HistoryQuery(commitLimit: 2))
             #expect(page.events.map(\.seq) == [1, 2, 3] && page.truncated)
+            // Through the index: only the commits about characteristic 11, or accessory 2.
+            #expect(try database.events(HistoryQuery(subjects: [11])).events.map(\.seq) == [1, 2])
+            #expect(
+                try database.events(HistoryQuery(newestFirst: true, subjects: [12])).events.map(\.seq) == [6, 5, 4])
+            #expect(try database.events(HistoryQuery(subjects: [99])).events.isEmpty)
+            #expect(try database.events(HistoryQuery(subjects: [2])).events.count == 6)
             #expect(try database.firstSeq(atOrAfter: 1500) == 3)
             #expect(try database.firstSeq(atOrAfter: 3001) == nil)
             #expect(try database.oldestStoredSeq() == 1)
@@ -103,6 +109,11 @@ struct HistoryStorageTests {
         #expect(try database.purgeEvents(expiredBy: 300, limit: 2) == 0)
         #expect(try database.events(HistoryQuery()).events.map(\.seq) == [4, 5])
         #expect(try database.oldestStoredSeq() == 4)
+        // The index goes with its commits: each of the two left is about 10, 3 and 2.
+        let indexed = try database.withConnection { connection throws(HomeError) in
+            try connection.integer("SELECT count(*) FROM journal_subjects", doing: "counting")
+        }
+        #expect(indexed == 6)
         try database.beginJournal(id: "j1")
         #expect(try database.journalRows() == 2, "the same journal again keeps its events")
         try database.beginJournal(id: "j2")

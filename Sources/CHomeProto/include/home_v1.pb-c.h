@@ -879,6 +879,12 @@ struct  Home__V1__Home
     , 0, (char *)protobuf_c_empty_string, 0, 0, 0,NULL, 0,NULL, 0,NULL, 0,NULL, 0,NULL, 0,NULL }
 
 
+typedef enum {
+  HOME__V1__ORIGIN__UID_PRESENT__NOT_SET = 0,
+  HOME__V1__ORIGIN__UID_PRESENT_UID = 4
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(HOME__V1__ORIGIN__UID_PRESENT__CASE)
+} Home__V1__Origin__UidPresentCase;
+
 /*
  * Who caused a change.
  */
@@ -888,10 +894,14 @@ struct  Home__V1__Origin
   Home__V1__OriginKind kind;
   uint64_t connection_id;
   char *name;
+  Home__V1__Origin__UidPresentCase uid_present_case;
+  union {
+    uint32_t uid;
+  };
 };
 #define HOME__V1__ORIGIN__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&home__v1__origin__descriptor) \
-    , HOME__V1__ORIGIN_KIND__ORIGIN_UNKNOWN, 0, (char *)protobuf_c_empty_string }
+    , HOME__V1__ORIGIN_KIND__ORIGIN_UNKNOWN, 0, (char *)protobuf_c_empty_string, HOME__V1__ORIGIN__UID_PRESENT__NOT_SET, {0} }
 
 
 struct  Home__V1__ValueChange

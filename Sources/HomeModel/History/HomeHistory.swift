@@ -62,17 +62,35 @@ public struct HistoryQuery: Sendable, Hashable {
     public var newestFirst: Bool
     /// Stored commits read at most for this page (a commit holds one or more events).
     public var commitLimit: Int
+    /// Only commits about one of these ids (an event's characteristic, service or
+    /// accessory; a layout change's object, home or parent; a scene's or trigger's
+    /// id); empty: every commit. It narrows what is read: a commit about X may
+    /// still hold events about others, which the caller filters out.
+    public var subjects: [ObjectID]
 
     public init(
         afterSeq: UInt64 = 0, beforeSeq: UInt64? = nil, sinceMs: Int64? = nil, untilMs: Int64? = nil,
-        newestFirst: Bool = false, commitLimit: Int = 512
+        newestFirst: Bool = false, commitLimit: Int = 512, subjects: [ObjectID] = []
     ) {
+        self.subjects = subjects
         self.afterSeq = afterSeq
         self.beforeSeq = beforeSeq
         self.sinceMs = sinceMs
         self.untilMs = untilMs
         self.newestFirst = newestFirst
         self.commitLimit = commitLimit
+    }
+}
+
+extension HomeEvent {
+    /// The ids a stored commit is found by (see `HistoryQuery.subjects`).
+    public var subjects: [ObjectID] {
+        switch body {
+        case .value(let change): return [change.characteristicID, change.serviceID, change.accessoryID]
+        case .reachability(let accessoryID, _): return [accessoryID]
+        case .layout(let change): return [change.objectID, change.homeID, change.parentID].filter { $0 != 0 }
+        case .primaryHome(let id), .actionSetExecuted(let id), .triggerFired(let id): return [id]
+        }
     }
 }
 

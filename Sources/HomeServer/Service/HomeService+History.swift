@@ -59,6 +59,22 @@ extension HomeService {
         }
     }
 
+    /// The ids a filter's events are about, for the stored history's index: only
+    /// for a filter that names characteristics, services, accessories or rooms (a
+    /// room's accessories now); otherwise none, and every commit is read. The scope
+    /// still decides which events match.
+    static func historySubjects(_ filter: SubscriptionFilter, in graph: HomeGraph) -> [ObjectID] {
+        guard filter.homeIDs.isEmpty, filter.zoneIDs.isEmpty, filter.serviceTypes.isEmpty,
+            filter.characteristicTypes.isEmpty
+        else { return [] }
+        var ids = filter.characteristicIDs + filter.serviceIDs + filter.accessoryIDs + filter.roomIDs
+        if !filter.roomIDs.isEmpty {
+            let rooms = Set(filter.roomIDs)
+            ids += graph.accessories.values.filter { rooms.contains($0.roomID) }.map(\.id)
+        }
+        return ids
+    }
+
     private static func historyPage(_ request: ReadHistoryRequest, store: HomeStore) throws(HomeError)
         -> ReadHistoryResponse
     {
@@ -69,7 +85,7 @@ extension HomeService {
             afterSeq: request.afterSeq, beforeSeq: request.beforeSeq == 0 ? nil : request.beforeSeq,
             sinceMs: request.sinceMs == 0 ? nil : request.sinceMs,
             untilMs: request.untilMs == 0 ? nil : request.untilMs,
-            newestFirst: request.newestFirst, commitLimit: 1024)
+            newestFirst: request.newestFirst, commitLimit: 1024, subjects: historySubjects(request.filter, in: graph))
         var events: [HomeEvent] = []
         var bytes = 0
         var scanned = 0

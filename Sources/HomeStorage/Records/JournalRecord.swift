@@ -5,7 +5,7 @@ internal import HomeModel
 /// first, so each is stored once, in the row's columns or the record's head.
 ///
 /// Layout: a version byte (1); the origin (its kind's name, the connection id, the
-/// name); then per event a tag byte and its fields:
+/// name, and a 0 byte, or a 1 byte and the uid); then per event a tag byte and its fields:
 /// 1 value: accessory, service and characteristic ids, the value, merged count;
 /// 2 reachability: accessory id, a 0/1 byte;
 /// 3 layout: action and object kind by name, object, home and parent ids, the name;
@@ -31,6 +31,12 @@ enum JournalRecord {
         writer.string(origin.kind.rawValue)
         writer.varint(origin.connectionID)
         writer.string(origin.name)
+        if let uid = origin.uid {
+            writer.byte(1)
+            writer.varint(UInt64(uid))
+        } else {
+            writer.byte(0)
+        }
         for event in events {
             switch event.body {
             case .value(let change):
@@ -72,9 +78,10 @@ enum JournalRecord {
         var reader = RecordReader(bytes: bytes, what: "journal row \(firstSeq)")
         try reader.expectVersion(version)
         let kindName = try reader.string()
-        let origin = Origin(
+        var origin = Origin(
             kind: Origin.Kind(rawValue: kindName) ?? .unknown, connectionID: try reader.varint(),
             name: try reader.string())
+        if try reader.byte() == 1 { origin.uid = UInt32(truncatingIfNeeded: try reader.varint()) }
         var events: [HomeEvent] = []
         var seq = firstSeq
         while !reader.atEnd {

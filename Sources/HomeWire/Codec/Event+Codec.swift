@@ -9,6 +9,7 @@ extension Proto.Origin {
         kind = origin.kind.wireNumber
         connectionID = origin.connectionID
         name = origin.name
+        uid = origin.uid
     }
 }
 
@@ -45,7 +46,8 @@ extension HomeEvent {
     /// - Throws: `.invalidArgument` for an event without a body, or a value event without a value.
     init(_ wire: Proto.Event) throws(HomeError) {
         let origin = wire.origin.map {
-            Origin(kind: .fromWire($0.kind, default: .unknown), connectionID: $0.connectionID, name: $0.name)
+            Origin(
+                kind: .fromWire($0.kind, default: .unknown), connectionID: $0.connectionID, name: $0.name, uid: $0.uid)
         }
         let body: HomeEvent.Body
         switch wire.body {

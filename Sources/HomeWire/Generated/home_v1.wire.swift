@@ -239,6 +239,10 @@ extension Proto {
         let kind: UInt32
         let connectionID: UInt64
         let name: String
+        /// The Unix user of the connection that made the change (a client's or a
+        /// provider's, from its peer credentials), for the audit: absent for the
+        /// daemon's own changes, automations and the built-in simulator.
+        let uid: UInt32?
     }
 
     struct ValueChange: Sendable {
@@ -1941,6 +1945,7 @@ extension Proto.Origin: ProtobufCBridged {
         kind = source.kind.rawValue
         connectionID = source.connection_id
         name = swiftString(source.name)
+        uid = source.uid_present_case == HOME__V1__ORIGIN__UID_PRESENT_UID ? source.uid : nil
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__Origin> {
@@ -1949,6 +1954,10 @@ extension Proto.Origin: ProtobufCBridged {
         built.pointee.kind = Home__V1__OriginKind(rawValue: kind)
         built.pointee.connection_id = connectionID
         if !name.isEmpty { built.pointee.name = arena.cString(name) }
+        if let uid {
+            built.pointee.uid_present_case = HOME__V1__ORIGIN__UID_PRESENT_UID
+            built.pointee.uid = uid
+        }
         return built
     }
 }

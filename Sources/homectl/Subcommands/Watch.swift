@@ -366,6 +366,7 @@ func eventLine(_ event: HomeEvent, names: Names, journal: String, ownConnection:
                 ("kind", .string(event.origin.kind.rawValue)),
                 ("connection_id", .uint(event.origin.connectionID)),
                 ("name", .string(event.origin.name)),
+                ("uid", event.origin.uid.map { .uint(UInt64($0)) } ?? .null),
                 ("local", .bool(event.origin.kind == .client && event.origin.connectionID == ownConnection)),
             ])
         ))
