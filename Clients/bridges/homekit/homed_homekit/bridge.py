@@ -87,7 +87,7 @@ class HapBridge:
     def apply(self, homed_char_id: int, value) -> None:
         char = self.chars.get(homed_char_id)
         if char is not None:
-            apply_value(char, value)
+            apply_value(char, value, sender=self.driver.writer_of(char, value))
 
     def set_reachable(self, homed_accessory_id: int, reachable: bool) -> Optional[HomedAccessory]:
         accessory = self.by_homed.get(homed_accessory_id)

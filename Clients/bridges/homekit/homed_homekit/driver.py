@@ -116,6 +116,10 @@ class BridgeDriver(AccessoryDriver):
         super().__init__(**kwargs)
         self.writer = writer
         self.reader = reader
+        # Writes waiting for homed: characteristic -> (controller, value). homed's
+        # value event of a write may come before its answer; pushed then, it
+        # must skip the controller that wrote it, as the answer's own push does.
+        self.in_flight: Dict[Characteristic, Tuple[tuple, object]] = {}
         self.http_server = BridgeHAPServer(self.http_server._addr_port, self)
 
     @property
@@ -211,10 +215,16 @@ class BridgeDriver(AccessoryDriver):
                     log.warning("HomeKit write to %s from %s: %s, the format is %s (HAP %d)",
                                 acc.label(homed_id), client_addr, error, fmt, rep["status"])
         if pending:
+            for _, _, char, _, value, _ in pending:
+                self.in_flight[char] = (client_addr, value)
             try:
                 answers = await self.writer([(homed_id, pbv) for _, _, _, homed_id, _, pbv in pending])
             except Exception as error:  # noqa: BLE001 - homed away: "No Response"
                 answers = [(14, f"homed did not answer: {error}")] * len(pending)
+            finally:
+                for _, _, char, _, value, _ in pending:
+                    if self.in_flight.get(char) == (client_addr, value):
+                        del self.in_flight[char]
             for (rep, acc, char, homed_id, value, _), (code, message) in zip(pending, answers):
                 rep["status"] = hm.hap_status(code)
                 if code == 0:
@@ -224,6 +234,12 @@ class BridgeDriver(AccessoryDriver):
                                 value, acc.label(homed_id), client_addr, message, rep["status"])
         failed = any(r["status"] != hm.SUCCESS for r in results)
         return {"characteristics": results}, failed
+
+    def writer_of(self, char: Characteristic, value):
+        """The controller whose write of ``value`` to ``char`` is waiting for
+        homed, or None: homed's event of it is not pushed back to that one."""
+        entry = self.in_flight.get(char)
+        return entry[0] if entry is not None and entry[1] == value else None
 
     def setup_srp_verifier(self):
         """HAP-python's, with the padding controllers use (hapsrp.py)."""

@@ -59,6 +59,7 @@ class TestDevices:
         self.writes: List[tuple] = []
         self.cond = threading.Condition()
         self.refuse = None   # (code, message) to refuse writes with
+        self.report_first = False  # report a write's values before answering it (homed's event then comes first)
         self.provider = Provider("testdevices", list(accessories), socket_path=socket_path,
                                  on_read=self.on_read, on_write=self.on_write)
 
@@ -82,6 +83,8 @@ class TestDevices:
             self.cond.notify_all()
         if self.refuse is not None:
             return {ref: self.refuse for ref in values}
+        if self.report_first:
+            self.provider.report(dict(values))
         return None
 
     def wait_write(self, ref, value, timeout: float = 10.0):

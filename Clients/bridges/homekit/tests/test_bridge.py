@@ -130,6 +130,26 @@ def test_homed_value_events_reach_the_controller_at_once_and_presses_are_never_m
     assert controller.wait_values(press, count=8) == [0, 0, 1, 2, 0, 1, 1, 0]
 
 
+def test_the_writer_gets_no_event_of_its_own_write_even_when_homed_tells_it_first(homed, paired, devices,
+                                                                                 controllers):
+    bridge, owner = paired
+    guest = controllers()
+    guest.pair_as_guest_of(owner, HOST, bridge.port)
+    brightness = at(bridge, devices, BRIGHTNESS)
+    owner.subscribe([brightness])
+    guest.subscribe([brightness])
+    # The device reports the value before it answers: homed's event of it
+    # reaches the bridge before homed's answer to the write.
+    devices.report_first = True
+    # put_raw: aiohomekit's put_characteristics tells its own listeners of what it wrote.
+    assert owner.put_raw({"characteristics": [{"aid": brightness[0], "iid": brightness[1], "value": 66}]}) == {}
+    assert guest.wait_values(brightness) == [66]
+    devices.report_first = False
+    devices.provider.report({BRIGHTNESS: 12})
+    assert guest.wait_values(brightness, count=2) == [66, 12]
+    assert owner.wait_values(brightness) == [12]
+
+
 def test_a_characteristic_without_events_is_read_from_homed(paired, devices):
     """homed streams only what supports events: the others are asked of homed
     at each read, so a read is never stale."""
