@@ -225,7 +225,11 @@ class HomekitBridgeService:
         self.home_seq = home.seq
         self.needs_rebuild = False
         self.rebuilds += 1
-        log.info("home read at seq %d: %d of %d accessories shown%s", home.seq, len(specs), len(accessories),
+        looped = sum(1 for a in accessories if exposure.from_excluded_provider(a) and a.category != pb.CATEGORY_BRIDGE
+                     and not exposure.shows(a, rooms.get(a.room_id, "")))
+        log.info("home read at seq %d: %d of %d accessories shown%s%s", home.seq, len(specs), len(accessories),
+                 f"; {looped} of providers {', '.join(sorted(exposure.exclude_providers))} left out (HomeKit has "
+                 f"them already; [expose] exclude_providers)" if looped else "",
                  f"; {len(gone)} gone from homed" if gone else "")
 
     def _apply_value(self, change) -> None:
