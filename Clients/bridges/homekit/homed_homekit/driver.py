@@ -80,8 +80,8 @@ class BridgeRequestHandler(PairSetupSteps, HAPServerHandler):
         response = self.response
 
         async def answer() -> bytes:
-            result, failed = await coro
-            if failed:
+            result, multi_status = await coro  # an item failed, or a write response carries a value
+            if multi_status:
                 response.status_code, response.reason = 207, "Multi-Status"
             elif ok_status == 204:
                 response.status_code, response.reason = 204, "No Content"
@@ -183,7 +183,7 @@ class BridgeDriver(AccessoryDriver):
         if "pid" in query:
             expire_time = self.prepared_writes.get(client_addr, {}).pop(query["pid"], None)
             expired = expire_time is None or time.time() > expire_time  # HAP-python's prepare() uses time.time()
-        results, pending = [], []
+        results, pending, respond = [], [], set()
         for q in queries:
             if "value" not in q:
                 continue
@@ -208,6 +208,8 @@ class BridgeDriver(AccessoryDriver):
                 log.warning("HomeKit write to %s from %s: it is read-only (HAP %d)",
                             acc.label(homed_id), client_addr, rep["status"])
             else:
+                if q.get("r") is True and "wr" in char.properties["Permissions"]:
+                    respond.add(homed_id)  # HAP's write response: answered with a value (below)
                 try:
                     pending.append((rep, acc, char, homed_id, value, hm.from_hap(value, fmt)))
                 except hm.BadValue as error:
@@ -230,10 +232,36 @@ class BridgeDriver(AccessoryDriver):
                 if code == 0:
                     apply_value(char, value, sender=client_addr)
                 else:
+                    respond.discard(homed_id)
                     log.warning("HomeKit write of %r to %s from %s: homed answered %s (HAP %d)",
                                 value, acc.label(homed_id), client_addr, message, rep["status"])
+            if respond:
+                await self._write_responses(pending, respond)
         failed = any(r["status"] != hm.SUCCESS for r in results)
-        return {"characteristics": results}, failed
+        # A write response is a value in the answer, which then has a body (207), as HAP-python's own.
+        return {"characteristics": results}, failed or any("value" in r for r in results)
+
+    async def _write_responses(self, pending, respond) -> None:
+        """HAP's write response ("r" for a "wr" characteristic): the value homed
+        holds once it confirmed the write. homed's answer to a write carries no
+        value (WriteResult: a code and a message), so it is read from homed's
+        store; a provider that learns its device's own response reports it
+        after its answer (the HomeKit provider does), so that one is homed's
+        value a moment later, not in this answer (README.md, "Known limits")."""
+        try:
+            answers = await self.reader(sorted(respond))
+        except Exception as error:  # noqa: BLE001 - the write itself was done: answered without the value
+            log.warning("HomeKit write response of %d characteristics: homed did not answer the read (%s)",
+                        len(respond), error)
+            return
+        for rep, acc, _, homed_id, _, _ in pending:
+            if homed_id in respond:
+                code, value = answers.get(homed_id, (14, None))
+                if code == 0 and value is not None:
+                    rep["value"] = value
+                else:
+                    log.warning("HomeKit write response of %s: homed's value could not be read (status %d)",
+                                acc.label(homed_id), code)
 
     def writer_of(self, char: Characteristic, value):
         """The controller whose write of ``value`` to ``char`` is waiting for

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from bridge_kit import (BRIGHTNESS, CUSTOM_TYPE, ON, PRESS, REPO, RUNTIME, SENSOR, TEMPERATURE, WARMTH, BridgeProcess,
-                        TestDevices, placement, value_of)
+from bridge_kit import (BRIGHTNESS, CUSTOM_TYPE, ON, PRESS, REPLY, REPO, RUNTIME, SENSOR, TEMPERATURE, WARMTH,
+                        BridgeProcess, TestDevices, placement, value_of)
 from homed import pb
 from homed_testkit import EventLog, ProviderProcess, is_value
 from provider_testkit import wait_for
@@ -158,6 +158,29 @@ def test_a_characteristic_without_events_is_read_from_homed(paired, devices):
     assert controller.get([runtime])[runtime] == {"value": 0}
     devices.provider.report({RUNTIME: 3600})
     assert controller.get([runtime])[runtime] == {"value": 3600}
+
+
+def test_a_write_asking_for_its_response_is_answered_with_homeds_value_once_confirmed(paired, devices):
+    bridge, controller = paired
+    reply, brightness = at(bridge, devices, REPLY), at(bridge, devices, BRIGHTNESS)
+    chars, _ = by_iid(controller.accessories(), reply[0])
+    assert set(chars[reply[1]]["perms"]) == {"pr", "pw", "wr"}
+
+    def put(key, value, **extra):
+        return controller.put_raw({"characteristics": [{"aid": key[0], "iid": key[1], "value": value, **extra}]})
+    # "r" on a "wr" characteristic: a 207 whose item carries the value.
+    assert put(reply, "hi", r=True) == {"characteristics": [
+        {"aid": reply[0], "iid": reply[1], "status": 0, "value": "hi"}]}
+    devices.wait_write(REPLY, "hi")
+    # Without "r", or "r" on a characteristic without "wr": no value (204).
+    assert put(reply, "ho") == {}
+    devices.wait_write(REPLY, "ho")
+    assert put(brightness, 20, r=True) == {}
+    devices.wait_write(BRIGHTNESS, 20)
+    # A refused write answers its status, no value.
+    devices.refuse = (pb.INVALID_ARGUMENT, "not a reply the device takes")
+    assert put(reply, "no", r=True) == {"characteristics": [
+        {"aid": reply[0], "iid": reply[1], "status": -70410}]}
 
 
 def test_an_accessory_whose_provider_is_gone_answers_no_response(homed, paired, devices):

@@ -18,6 +18,10 @@ notified to subscribed controllers) and {"press": [aid, value, …]} (presses
 of a StatelessProgrammableSwitch, one EVENT message each), {"grow": true} (an
 outlet, aid 8, added while running, and c# bumped: {"event": "grown", "config"}).
 
+The gadget's custom "Gadget reply" has the write-response permission ("wr"):
+a write that asks for the response ("r") gets "ok:" and the value written
+back; {"event": "put", "items": [[aid, iid, r], …]} says what each PUT asked.
+
 The gadget's custom "Gadget level" refuses writes by value, for the tests of
 HAP errors: 13 → -70410 (invalid value), 19 → -70402 (the setter fails:
 service communication failure), 17 → the process dies before it answers."""
@@ -51,6 +55,7 @@ from homed_homekit.hapsrp import PaddedSrpServer, PairSetupSteps  # noqa: E402
 
 GADGET_LEVEL = "5B1E0F6A-3C2D-4E8F-9A7B-000000000001"
 GADGET_SERVICE = "5B1E0F6A-3C2D-4E8F-9A7B-0000000000AA"
+GADGET_REPLY = "5B1E0F6A-3C2D-4E8F-9A7B-000000000003"
 
 
 def emit(**event):
@@ -113,6 +118,9 @@ class Driver(AccessoryDriver):
 
     def set_characteristics(self, chars_query, client_addr):
         queries = chars_query.get("characteristics", [])
+        if any("value" in q for q in queries):
+            # Which items asked for the write response (HAP's "r").
+            emit(event="put", items=[[q.get("aid"), q.get("iid"), bool(q.get("r"))] for q in queries if "value" in q])
         refused = [q for q in queries if q.get("value") == 13
                    and self.accessory.get_characteristic(q.get("aid"), q.get("iid")) is self.refuse]
         if refused:
@@ -159,6 +167,12 @@ def build(driver, layout):
         "Format": "uint8", "Permissions": ["pr", "pw", "ev"], "minValue": 0, "maxValue": 20, "minStep": 1})
     level.set_value(5, should_notify=False)
     plug.add_characteristic(level)  # before add_service, which gives the iids
+    # A write-response characteristic ("wr"): answers a write with "ok:" and the
+    # value written when the controller asks for the response ("r").
+    reply = Characteristic("Gadget reply", uuid.UUID(GADGET_REPLY), {
+        "Format": "string", "Permissions": ["pr", "pw", "wr"]})
+    reply.set_value("", should_notify=False)
+    plug.add_characteristic(reply)
     gadget.add_service(plug)
     custom = Service(uuid.UUID(GADGET_SERVICE), "Gadget internals")
     custom.add_characteristic(Characteristic("Gadget mode", uuid.UUID("5B1E0F6A-3C2D-4E8F-9A7B-000000000002"),
@@ -202,10 +216,18 @@ def main():
                 raise RuntimeError("the gadget's motor is stuck")
             emit(event="set", aid=6, characteristic="Gadget level", value=value)
         level.setter_callback = level_set
+        reply = accessories[6].get_service("Switch").get_characteristic("Gadget reply")
+
+        def reply_set(value):
+            emit(event="set", aid=6, characteristic="Gadget reply", value=value)
+            reply.set_value(f"ok:{value}", should_notify=False)  # read afterwards, it is the response too
+            return f"ok:{value}"  # HAP-python sends it when the write asked for it
+        reply.setter_callback = reply_set
         for aid, accessory in accessories.items():
             for service in accessory.services:
                 for char in service.characteristics:
-                    if char.display_name != "Gadget level" and "pw" in char.properties.get("Permissions", []):
+                    if (char.display_name not in ("Gadget level", "Gadget reply")
+                            and "pw" in char.properties.get("Permissions", [])):
                         char.setter_callback = (lambda name, a: lambda v: emit(event="set", aid=a,
                                                                                characteristic=name, value=v))(
                             char.display_name, aid)
