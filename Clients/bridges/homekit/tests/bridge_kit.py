@@ -36,7 +36,10 @@ LAMP = {"key": "lamp", "name": "Desk Lamp", "category": "LIGHTBULB", "manufactur
              "metadata": {"format": "FORMAT_UINT32", "unit": "UNIT_SECONDS"}, "value": 0},
             {"type": REPLY_TYPE, "type_name": "Reply",
              "properties": {"readable": True, "writable": True, "write_response": True},
-             "metadata": {"format": "FORMAT_STRING"}, "value": ""}]}]}
+             "metadata": {"format": "FORMAT_STRING"}, "value": ""}]},
+            # The lamp's driver's own sensor: a service homed marks hidden.
+            {"type": "TemperatureSensor", "name": "Driver temperature", "hidden": True, "characteristics": [
+                {"type": "CurrentTemperature", "value": 41.0}]}]}
 BUTTON = {"key": "button", "name": "Wall Button", "category": "PROGRAMMABLE_SWITCH", "room": "Office",
           "services": [{"type": "StatelessProgrammableSwitch", "characteristics": [
               {"type": "ProgrammableSwitchEvent"}]}]}

@@ -48,6 +48,10 @@ def test_the_accessory_database_has_homed_types_ids_and_metadata(paired, devices
     assert {c["type"] for c in info["characteristics"]} >= {f"00000014{APPLE}", f"00000023{APPLE}"}
     light = lamp["services"][1]
     assert light["type"] == f"00000043{APPLE}" and light["primary"] is True
+    # A service homed marks hidden is hidden in HomeKit too; the others carry no flag.
+    driver = lamp["services"][2]
+    assert driver["type"] == f"0000008A{APPLE}" and driver["hidden"] is True
+    assert "hidden" not in info and "hidden" not in light
     assert chars[on_iid]["type"] == f"00000025{APPLE}" and chars[on_iid]["format"] == "bool"
     assert set(chars[on_iid]["perms"]) == {"pr", "pw", "ev"} and chars[on_iid]["value"] is False
     brightness = chars[at(bridge, devices, BRIGHTNESS)[1]]

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A HAP-IP accessory served by HAP-python on loopback, as a real process for
-the tests: a bridge with a lamp (Lightbulb with Brightness), a switch, a
-temperature sensor, a button (StatelessProgrammableSwitch) and a gadget with a
+the tests: a bridge with a lamp (Lightbulb with Brightness, and a hidden
+TemperatureSensor), a switch, a temperature sensor, a button (StatelessProgrammableSwitch) and a gadget with a
 custom characteristic (and a custom service, which homed cannot take).
 
     accessory_server.py --port P --state FILE [--pincode 031-45-154] [--layout 1|2]
@@ -128,6 +128,13 @@ class Driver(AccessoryDriver):
         return super().set_characteristics(chars_query, client_addr)
 
 
+class HiddenService(Service):
+    """A service with HAP's "hidden" flag, which HAP-python's Service never writes."""
+
+    def to_HAP(self, include_value=True):
+        return {**super().to_HAP(include_value), "hidden": True}
+
+
 class ReadyBridge(Bridge):
     """Says "ready" once the driver runs it: after its HAP server listens."""
 
@@ -146,6 +153,11 @@ def build(driver, layout):
     light = lamp.add_preload_service("Lightbulb", chars=["Brightness"])
     light.configure_char("On", value=False)
     light.configure_char("Brightness", value=40)
+    # The lamp driver's own sensor, hidden from users (as a device's internal services are).
+    internal = HiddenService(uuid.UUID("0000008A-0000-1000-8000-0026BB765291"), "Driver temperature")
+    internal.add_characteristic(driver.loader.get_char("CurrentTemperature"))
+    internal.get_characteristic("CurrentTemperature").set_value(41.0, should_notify=False)
+    lamp.add_service(internal)
     accessories[2] = lamp
 
     switch = Accessory(driver, "Fan switch", aid=3)

@@ -25,6 +25,10 @@ def test_the_accessory_database_becomes_homed_accessories_keyed_by_device_id_and
     ids = ids_of(lamp)
     assert value_of(paired.client, ids[("Lightbulb", "Brightness")]) == 40
     assert value_of(paired.client, ids[("Lightbulb", "On")]) is False
+    # The lamp's hidden service (HAP's "hidden") is registered, marked hidden in homed.
+    hidden = {s.type_name: s.hidden for s in lamp.services}
+    assert hidden == {"AccessoryInformation": False, "Lightbulb": False, "TemperatureSensor": True}
+    assert value_of(paired.client, ids[("TemperatureSensor", "CurrentTemperature")]) == 41.0
     assert value_of(paired.client, paired.ids(4)[("TemperatureSensor", "CurrentTemperature")]) == 19.5
     assert found[key(5)].category == pb.CATEGORY_PROGRAMMABLE_SWITCH
     # The custom characteristic, with the device's full metadata.
