@@ -42,8 +42,9 @@ from .hapsrp import PaddedSrpServer, PairSetupSteps
 
 log = logging.getLogger("homed-homekit")
 
-# write(items) -> one (code, message) per item: homed's answers.
-Writer = Callable[[List[Tuple[int, object]]], Awaitable[List[Tuple[int, str]]]]
+# write(items) -> one (code, message, seq) per item: homed's answers (seq: of the
+# value event the write made).
+Writer = Callable[[List[Tuple[int, object]]], Awaitable[List[Tuple[int, str, int]]]]
 # read(homed ids) -> {homed id: (code, HAP value or None)}
 Reader = Callable[[List[int]], Awaitable[Dict[int, Tuple[int, object]]]]
 
@@ -120,6 +121,12 @@ class BridgeDriver(AccessoryDriver):
         # value event of a write may come before its answer; pushed then, it
         # must skip the controller that wrote it, as the answer's own push does.
         self.in_flight: Dict[Characteristic, Tuple[tuple, object]] = {}
+        # The seq of the value the bridge holds, per homed characteristic (from
+        # homed's events), and of the last home read: a write answered after a
+        # newer value came is not applied over it. (The bridge's subscription
+        # leaves out the events of its own writes: they are applied from the answer.)
+        self.applied_seq: Dict[int, int] = {}
+        self.home_seq = 0
         self.http_server = BridgeHAPServer(self.http_server._addr_port, self)
 
     @property
@@ -222,15 +229,17 @@ class BridgeDriver(AccessoryDriver):
             try:
                 answers = await self.writer([(homed_id, pbv) for _, _, _, homed_id, _, pbv in pending])
             except Exception as error:  # noqa: BLE001 - homed away: "No Response"
-                answers = [(14, f"homed did not answer: {error}")] * len(pending)
+                answers = [(14, f"homed did not answer: {error}", 0)] * len(pending)
             finally:
                 for _, _, char, _, value, _ in pending:
                     if self.in_flight.get(char) == (client_addr, value):
                         del self.in_flight[char]
-            for (rep, acc, char, homed_id, value, _), (code, message) in zip(pending, answers):
+            for (rep, acc, char, homed_id, value, checked), (code, message, seq) in zip(pending, answers):
                 rep["status"] = hm.hap_status(code)
                 if code == 0:
-                    apply_value(char, value, sender=client_addr)
+                    if seq >= max(self.home_seq, self.applied_seq.get(homed_id, 0)):
+                        # The value as homed stored it (iOS's 1 for a bool is true).
+                        apply_value(char, hm.to_hap(checked, char.properties["Format"]), sender=client_addr)
                 else:
                     respond.discard(homed_id)
                     log.warning("HomeKit write of %r to %s from %s: homed answered %s (HAP %d)",

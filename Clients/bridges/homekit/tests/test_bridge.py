@@ -152,6 +152,13 @@ def test_the_writer_gets_no_event_of_its_own_write_even_when_homed_tells_it_firs
     devices.provider.report({BRIGHTNESS: 12})
     assert guest.wait_values(brightness, count=2) == [66, 12]
     assert owner.wait_values(brightness) == [12]
+    # A write as iOS sends a bool (1): the others get the value as homed stored it.
+    on = at(bridge, devices, ON)
+    guest.subscribe([on])
+    assert owner.put_raw({"characteristics": [{"aid": on[0], "iid": on[1], "value": 1}]}) == {}
+    [value] = guest.wait_values(on)
+    assert value is True
+    assert owner.get([on]) == {on: {"value": True}}
 
 
 def test_a_characteristic_without_events_is_read_from_homed(paired, devices):
