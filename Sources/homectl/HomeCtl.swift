@@ -27,8 +27,7 @@ struct HomeCtl: AsyncParsableCommand {
             Status.self, Stats.self, Homes.self, Rooms.self, Zones.self, Accessories.self, Show.self, Get.self,
             SetValue.self,
             Rename.self, Assign.self, Groups.self, Scenes.self, Triggers.self, Types.self, Watch.self, History.self,
-            Last.self,
-            Providers.self, Remove.self, Sim.self,
+            Last.self, Providers.self, HomeKit.self, Remove.self, Sim.self,
             Backup.self, Export.self,
         ])
 
