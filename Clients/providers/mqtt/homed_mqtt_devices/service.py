@@ -101,6 +101,14 @@ class MqttDevicesProvider:
         self.last: Dict[str, Tuple[int, bytes]] = {}  # topic -> (arrival number, payload)
         self.arrivals = 0
         self.available: Dict[str, bool] = {}  # entity uid -> available
+        # Timers, run by the sync thread: a binary_sensor's off_delay (ref ->
+        # (when, the value it then takes)) and an entity's expire_after (uid ->
+        # when its state expires; `expired`: uids whose state is unknown, which
+        # makes them unavailable, as Home Assistant does).
+        self.off_at: Dict[Ref, Tuple[float, Any]] = {}
+        self.expires_at: Dict[str, float] = {}
+        self.expired: Set[str] = set()
+        self.arrived_at: Dict[str, float] = {}  # topic -> when its last message came
         self.cache: Dict[Ref, Any] = {}
         self.broker_connected = False
         self.connections = 0
@@ -212,6 +220,7 @@ class MqttDevicesProvider:
         with self.lock:
             self.arrivals += 1
             self.last[topic] = (self.arrivals, payload)
+            self.arrived_at[topic] = time.monotonic()
             filters = [topic] if topic in self.topic_devices else []
             filters += [w for w in self.wildcards if mqtt.topic_matches_sub(w, topic)]
             message = Message(topic, payload)
@@ -321,6 +330,12 @@ class MqttDevicesProvider:
             return
         for what in entity.ignored:
             log.debug("%s: %s: %s not mapped", topic, label, what)
+        if entity.expire_after is None:
+            self.expired.discard(entity.uid)
+            self.expires_at.pop(entity.uid, None)
+        elif entity.uid not in self.expires_at:
+            # As in Home Assistant: unknown (unavailable) until its first state message.
+            self.expired.add(entity.uid)
         if old is not None:
             self._remove(discovery_id, changed)
         self.entities[discovery_id] = entity
@@ -338,6 +353,8 @@ class MqttDevicesProvider:
         if self.uid_owner.get(entity.uid) == discovery_id:
             del self.uid_owner[entity.uid]
         self.available.pop(entity.uid, None)
+        self.expired.discard(entity.uid)
+        self.expires_at.pop(entity.uid, None)
         group = self.by_device.get(entity.device_key, {})
         group.pop(discovery_id, None)
         if not group:
@@ -387,12 +404,24 @@ class MqttDevicesProvider:
             # (a Tasmota's tele/STATE, a gateway's wildcard): read them now.
             for topic_filter in sorted(new_topics):
                 for topic, (_, payload) in sorted(self._last_of(topic_filter), key=lambda i: i[1][0]):
-                    self._decode(dm, topic_filter, Message(topic, payload))
+                    self._decode(dm, topic_filter, Message(topic, payload), self.arrived_at.get(topic))
             self._update_availability(dm, None)
 
     # -- states --------------------------------------------------------------------------
 
-    def _decode(self, dm: DeviceMap, topic_filter: str, message: Message) -> None:
+    def _decode(self, dm: DeviceMap, topic_filter: str, message: Message, at: Optional[float] = None) -> None:
+        """A message for the device (`at`: when it came; now unless said)."""
+        now = time.monotonic()
+        at = now if at is None else at
+        for entity in dm.entities.values():
+            if entity.expire_after is not None and entity.state_topic == topic_filter:
+                # Any message on its state topic starts its expire_after again.
+                if at + entity.expire_after > now:
+                    self.expires_at[entity.uid] = at + entity.expire_after
+                    if entity.uid in self.expired:
+                        self.expired.discard(entity.uid)
+                        log.info("%s: device %s, entity %s: a state again; available", message.topic, dm.key,
+                                 entity.uid)
         values, clamped, acks, errors = dm.decode(topic_filter, message, self.cache)
         for uid, why in errors:
             self._once(("bad-state", uid, message.topic, why), logging.WARNING,
@@ -404,6 +433,13 @@ class MqttDevicesProvider:
                        ref.characteristic, message.payload[:120], values[ref])
         confirmed = self.echo.observe(dm.key, values, acks)
         for ref, value in values.items():
+            binding = dm.bindings.get(ref)
+            if binding is not None and binding.off_delay is not None:
+                # Every reading other than off starts the delay again.
+                if value != binding.off_value:
+                    self.off_at[ref] = (at + binding.off_delay, binding.off_value)
+                else:
+                    self.off_at.pop(ref, None)
             old = self.cache.get(ref, _NONE)
             if ref not in confirmed and (old != value or type(old) is not type(value)):
                 self.outbox[ref] = value
@@ -457,7 +493,14 @@ class MqttDevicesProvider:
         out: Dict[Ref, Any] = {}
         with self.lock:
             for ref in refs:
-                if ref in self.cache:
+                dm = self.devices.get(ref.accessory_key)
+                binding = dm.bindings.get(ref) if dm is not None else None
+                entity = dm.entities.get(binding.entity) if binding is not None else None
+                if entity is not None and entity.uid in self.expired:
+                    out[ref] = error_for(pb.UNAVAILABLE, f"device {ref.accessory_key}, entity {entity.uid}: no "
+                                                         f"state for {entity.expire_after:g} s (expire_after); "
+                                                         "its value is unknown")
+                elif ref in self.cache:
                     out[ref] = self.cache[ref]
                 else:
                     out[ref] = error_for(pb.UNAVAILABLE, f"device {ref.accessory_key} has not reported "
@@ -537,8 +580,36 @@ class MqttDevicesProvider:
 
     def reachable(self, key: str) -> bool:
         dm = self.devices.get(key)
-        return self.broker_connected and dm is not None and all(self.available.get(uid, True)
-                                                                for uid in dm.entities)
+        return self.broker_connected and dm is not None and all(
+            self.available.get(uid, True) and uid not in self.expired for uid in dm.entities)
+
+    def _run_timers(self, now: float) -> None:
+        """off_delay and expire_after whose time has come (under the lock)."""
+        for ref, (when, off) in list(self.off_at.items()):
+            if when > now:
+                continue
+            del self.off_at[ref]
+            dm = self.devices.get(ref.accessory_key)
+            if dm is None or ref not in dm.bindings:
+                continue
+            if self.cache.get(ref, _NONE) != off:
+                log.debug("device %s: %s set to %r by itself (off_delay)", ref.accessory_key, ref.characteristic, off)
+                self.cache[ref] = off
+                self.outbox[ref] = off
+        for uid, when in list(self.expires_at.items()):
+            if when > now:
+                continue
+            del self.expires_at[uid]
+            discovery_id = self.uid_owner.get(uid)
+            entity = self.entities.get(discovery_id) if discovery_id else None
+            if entity is not None and entity.expire_after is not None:
+                self.expired.add(uid)
+                log.info("device %s, entity %s: no state for %g s (expire_after): unknown, so unavailable",
+                         entity.device_key, uid, entity.expire_after)
+
+    def _next_timer(self) -> Optional[float]:
+        with self.lock:
+            return min([w for w, _ in self.off_at.values()] + list(self.expires_at.values()), default=None)
 
     def _flush_subscriptions(self) -> None:
         with self.lock:
@@ -571,6 +642,7 @@ class MqttDevicesProvider:
 
     def sync_once(self) -> None:
         with self.lock:
+            self._run_timers(time.monotonic())
             if not self.forgotten and self._quiet(time.monotonic()):
                 self._forget_unannounced()
         self._flush_subscriptions()
@@ -679,7 +751,11 @@ class MqttDevicesProvider:
             now = time.monotonic()
             busy = (self.deferred or self.unflushed or now - self.last_change < self.settings.settle + BARRIER_TIMEOUT
                     or (not self.forgotten and self.configs_complete))
-            self.wake.wait(0.05 if busy else 0.5)
+            timeout = 0.05 if busy else 0.5
+            next_timer = self._next_timer()
+            if next_timer is not None:
+                timeout = min(timeout, max(0.0, next_timer - now))
+            self.wake.wait(timeout)
             self.wake.clear()
             if self.stopping.is_set():
                 return
