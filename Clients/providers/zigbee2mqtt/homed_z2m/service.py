@@ -9,6 +9,14 @@ Three kinds of threads meet here, all under `self.lock`:
   /set and wait for the device's answer);
 - the sync thread (`_sync_loop`) tells homed what was queued: registrations
   (new, changed, left devices), reachability, values and button events.
+
+A state message's values take a shorter way when nothing else is waiting to
+be told (`_report_now`): paho's thread sends them itself, without waiting for
+homed's answer nor for the socket (`Provider.report_nowait`), which saves the
+hand-over to the sync thread on the way from the broker to homed. The answer
+is taken later (the next message, or the sync thread); a report that could
+not go at once, or failed on the way, is the sync thread's as before. One
+report at a time is on its way, so values reach homed in order.
 """
 
 from __future__ import annotations
@@ -86,6 +94,10 @@ class Zigbee2MqttProvider:
         #: (write_returns, release time, {ref: echoed}): told once that write is answered
         self.deferred: List[Tuple[int, float, Dict[Ref, Any]]] = []
         self.events: List[Tuple[Ref, int]] = []
+        # Reports go one at a time (in order), by the sync thread or paho's
+        # (`_report_now`); `in_flight`: one sent at once, its answer not taken yet.
+        self.report_lock = threading.Lock()
+        self.in_flight: Optional[Tuple[Any, Dict[Ref, Any], List[Tuple[Ref, int]]]] = None
         # Said once
         self.logged: Set[Any] = set()
         self.provider = Provider(settings.provider_id, [], on_read=self.on_read, on_write=self.on_write,
@@ -293,7 +305,71 @@ class Zigbee2MqttProvider:
             self.events.extend(events)
             self.state_seq[ieee] = self.state_seq.get(ieee, 0) + 1
             self.changed.notify_all()
+        if not self._report_now(ieee):
+            self.wake.set()
+
+    def _report_now(self, ieee: str) -> bool:
+        """On paho's thread: what a device's message changed, sent to homed at
+        once when nothing else is waiting to be told before it (a registration,
+        a reachability change, a deferred rounding, a report not answered yet)
+        and the connection can take it without waiting. True when nothing is
+        left for the sync thread."""
+        if not self.report_lock.acquire(blocking=False):
+            return False
+        try:
+            if self.in_flight is not None:
+                if not self.in_flight[0].done():
+                    return False
+                self._take_answer()
+            with self.lock:
+                if (self.deferred or ieee not in self.registered or not self.provider.connected
+                        or self.provider.registrations != self.registrations_seen
+                        or self.reported_reach.get(ieee) != self.reachable(ieee)
+                        or any(r.accessory_key != ieee for r in self.outbox)
+                        or any(r.accessory_key != ieee for r, _ in self.events)):
+                    return False
+                outbox, events = self.outbox, self.events
+                if not outbox and not events:
+                    return True
+                self.outbox, self.events = {}, []
+            try:
+                pending = self.provider.report_nowait(list(outbox.items()) + events)
+            except HomedError:
+                pending = None  # not connected after all, or a value it refuses: the sync thread says so
+            if pending is None:
+                self._requeue(outbox, events)
+                return False
+            self.in_flight = (pending, outbox, events)
+            return True
+        finally:
+            self.report_lock.release()
+
+    def _take_answer(self) -> None:
+        """The answer to the report sent at once (under report_lock; it may wait for it)."""
+        pending, outbox, events = self.in_flight
+        self.in_flight = None
+        try:
+            pending.result()
+        except HomedError as error:
+            self._report_failed(error, outbox, events)
+
+    def _requeue(self, outbox: Dict[Ref, Any], events: List[Tuple[Ref, int]]) -> None:
+        """Values and presses not told: told at the next sync (a value that
+        changed meanwhile is told as it is now), nothing lost."""
+        with self.lock:
+            for ref, value in outbox.items():
+                self.outbox.setdefault(ref, value)
+            self.events[:0] = events
         self.wake.set()
+
+    def _report_failed(self, error: HomedError, outbox: Dict[Ref, Any], events: List[Tuple[Ref, int]]) -> None:
+        items = len(outbox) + len(events)
+        if error.code in (pb.UNAVAILABLE, pb.DEADLINE_EXCEEDED, pb.RESOURCE_EXHAUSTED):
+            # Not told, not refused: told again at the next sync.
+            log.info("report of %d values not made (%s); telling them again", items, error)
+            self._requeue(outbox, events)
+        else:
+            log.warning("report of %d values refused: %s", items, error)
 
     def _once(self, key, level: int, message: str, *args) -> None:
         with self.lock:
@@ -412,33 +488,26 @@ class Zigbee2MqttProvider:
             except HomedError as error:
                 log.info("reachability of %s not told: %s", ieee, error)
         answered = self.provider.stats.get("writes", 0)
-        with self.lock:
-            now = time.monotonic()
-            for item in list(self.deferred):
-                if answered >= item[0] or now >= item[1]:
-                    self.deferred.remove(item)
-                    for ref, value in item[2].items():
-                        self.outbox.setdefault(ref, value)
-            outbox = {r: v for r, v in self.outbox.items() if r.accessory_key in self.registered}
-            self.outbox = {r: v for r, v in self.outbox.items() if r.accessory_key not in self.registered}
-            events = [(r, v) for r, v in self.events if r.accessory_key in self.registered]
-            self.events = []
-        items = list(outbox.items()) + events
-        if items:
-            try:
-                self.provider.report(items)
-            except HomedError as error:
-                if error.code in (pb.UNAVAILABLE, pb.DEADLINE_EXCEEDED, pb.RESOURCE_EXHAUSTED):
-                    # Not told, not refused: told again at the next sync (a value
-                    # that changed meanwhile is told as it is now), nothing lost.
-                    log.info("report of %d values not made (%s); telling them again", len(items), error)
-                    with self.lock:
-                        for ref, value in outbox.items():
+        with self.report_lock:
+            if self.in_flight is not None:
+                self._take_answer()  # reports go in order: the one sent at once first
+            with self.lock:
+                now = time.monotonic()
+                for item in list(self.deferred):
+                    if answered >= item[0] or now >= item[1]:
+                        self.deferred.remove(item)
+                        for ref, value in item[2].items():
                             self.outbox.setdefault(ref, value)
-                        self.events[:0] = events
-                    self.wake.set()
-                else:
-                    log.warning("report of %d values refused: %s", len(items), error)
+                outbox = {r: v for r, v in self.outbox.items() if r.accessory_key in self.registered}
+                self.outbox = {r: v for r, v in self.outbox.items() if r.accessory_key not in self.registered}
+                events = [(r, v) for r, v in self.events if r.accessory_key in self.registered]
+                self.events = []  # a press of a device not registered is not told later
+            items = list(outbox.items()) + events
+            if items:
+                try:
+                    self.provider.report(items)
+                except HomedError as error:
+                    self._report_failed(error, outbox, events)
 
     def _sync_registrations(self) -> None:
         with self.lock:
