@@ -7,7 +7,8 @@ from homed import pb
 from homed_testkit import EventLog, is_reachability, is_value, plain
 
 import devices
-from z2m_helpers import accessories, ids_of, start_provider, value_of, wait_accessories, wait_for, wait_log
+from z2m_helpers import (accessories, ids_of, start_provider, value_of, wait_accessories, wait_for, wait_log,
+                         wait_value)
 
 SUPPORTED = {d["ieee_address"] for d in devices.DEVICES}
 
@@ -43,11 +44,6 @@ def ready(homed, coordinator, processes, keys=SUPPORTED, *extra, **kwargs):
     provider = start_provider(homed, f"mqtt://127.0.0.1:{coordinator.port}", processes, *extra, **kwargs)
     client = homed.client()
     return provider, client, wait_accessories(client, keys, provider)
-
-
-def wait_value(client, cid, expected, timeout=10.0, process=None):
-    return wait_for(lambda: value_of(client, cid) == expected, timeout, f"characteristic {cid} == {expected!r}",
-                    process)
 
 
 def write(client, cid, value, timeout=10.0):
