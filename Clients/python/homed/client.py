@@ -167,10 +167,12 @@ class Client(ClientBase):
     def _write_nowait(self, data: bytes) -> bool:
         """Writes one frame unless that would wait: for another thread's write,
         or for room in the socket's buffer (a daemon not reading). False: nothing
-        was written. A frame the buffer took in part is finished (a frame is
-        never left half-written), which waits at most for that rest."""
+        was written. When the buffer takes only part of the frame, the rest is
+        written by a thread of its own, which holds the send lock until the frame
+        is whole (no other frame may come between its parts); this one goes on."""
         if not self._send_lock.acquire(blocking=False):
             return False
+        handed_over = False
         try:
             if self._core.closed:
                 raise self._core.closed_error()
@@ -181,11 +183,20 @@ class Client(ClientBase):
             except OSError as e:
                 raise Unavailable(f"connection error: {e}") from e
             if sent < len(data):
-                try:
-                    self._sock.sendall(data[sent:])
-                except OSError as e:
-                    raise Unavailable(f"connection error: {e}") from e
+                threading.Thread(target=self._finish_write, args=(data[sent:],), daemon=True,
+                                 name=f"homed-writer-{self.client_name}").start()
+                handed_over = True
             return True
+        finally:
+            if not handed_over:
+                self._send_lock.release()
+
+    def _finish_write(self, rest: bytes) -> None:
+        """The rest of a frame _write_nowait began (the send lock is held for it)."""
+        try:
+            self._sock.sendall(rest)
+        except OSError:
+            pass  # the connection is gone: the reader ends it, and its calls with it
         finally:
             self._send_lock.release()
 
