@@ -151,6 +151,7 @@ def method_seeds():
             ("ReadHistory", pb.ReadHistoryRequest(limit=10, newest_first=True)),
             ("ReadHistory", pb.ReadHistoryRequest(filter=pb.SubscriptionFilter(characteristic_ids=[LAMP_BRIGHTNESS]), after_seq=1)),
             ("Subscribe", pb.SubscribeRequest(since_time_ms=1)),
+            ("ReadHistory", pb.ReadHistoryRequest(filter=pb.SubscriptionFilter(characteristic_ids=[LAMP_BRIGHTNESS]), rollup_ms=300000)),
         ),
     }
 

@@ -4597,6 +4597,51 @@ void   home__v1__read_history_request__free_unpacked
   assert(message->base.descriptor == &home__v1__read_history_request__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   home__v1__rollup_point__init
+                     (Home__V1__RollupPoint         *message)
+{
+  static const Home__V1__RollupPoint init_value = HOME__V1__ROLLUP_POINT__INIT;
+  *message = init_value;
+}
+size_t home__v1__rollup_point__get_packed_size
+                     (const Home__V1__RollupPoint *message)
+{
+  assert(message->base.descriptor == &home__v1__rollup_point__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__rollup_point__pack
+                     (const Home__V1__RollupPoint *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__rollup_point__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__rollup_point__pack_to_buffer
+                     (const Home__V1__RollupPoint *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__rollup_point__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__RollupPoint *
+       home__v1__rollup_point__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__RollupPoint *)
+     protobuf_c_message_unpack (&home__v1__rollup_point__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__rollup_point__free_unpacked
+                     (Home__V1__RollupPoint *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__rollup_point__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   home__v1__read_history_response__init
                      (Home__V1__ReadHistoryResponse         *message)
 {
@@ -12448,7 +12493,7 @@ const ProtobufCMessageDescriptor home__v1__backup_chunk__descriptor =
   (ProtobufCMessageInit) home__v1__backup_chunk__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor home__v1__read_history_request__field_descriptors[7] =
+static const ProtobufCFieldDescriptor home__v1__read_history_request__field_descriptors[8] =
 {
   {
     "filter",
@@ -12534,6 +12579,18 @@ static const ProtobufCFieldDescriptor home__v1__read_history_request__field_desc
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "rollup_ms",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ReadHistoryRequest, rollup_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned home__v1__read_history_request__field_indices_by_name[] = {
   1,   /* field[1] = after_seq */
@@ -12541,13 +12598,14 @@ static const unsigned home__v1__read_history_request__field_indices_by_name[] = 
   0,   /* field[0] = filter */
   5,   /* field[5] = limit */
   6,   /* field[6] = newest_first */
+  7,   /* field[7] = rollup_ms */
   3,   /* field[3] = since_ms */
   4,   /* field[4] = until_ms */
 };
 static const ProtobufCIntRange home__v1__read_history_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 7 }
+  { 0, 8 }
 };
 const ProtobufCMessageDescriptor home__v1__read_history_request__descriptor =
 {
@@ -12557,14 +12615,156 @@ const ProtobufCMessageDescriptor home__v1__read_history_request__descriptor =
   "Home__V1__ReadHistoryRequest",
   "home.v1",
   sizeof(Home__V1__ReadHistoryRequest),
-  7,
+  8,
   home__v1__read_history_request__field_descriptors,
   home__v1__read_history_request__field_indices_by_name,
   1,  home__v1__read_history_request__number_ranges,
   (ProtobufCMessageInit) home__v1__read_history_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor home__v1__read_history_response__field_descriptors[4] =
+static const ProtobufCFieldDescriptor home__v1__rollup_point__field_descriptors[9] =
+{
+  {
+    "characteristic_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__RollupPoint, characteristic_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "width_ms",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__RollupPoint, width_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "start_ms",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__RollupPoint, start_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "count",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__RollupPoint, count),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "min",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__RollupPoint, min),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "max",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__RollupPoint, max),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "sum",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__RollupPoint, sum),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "last",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__RollupPoint, last),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "last_ms",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__RollupPoint, last_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__rollup_point__field_indices_by_name[] = {
+  0,   /* field[0] = characteristic_id */
+  3,   /* field[3] = count */
+  7,   /* field[7] = last */
+  8,   /* field[8] = last_ms */
+  5,   /* field[5] = max */
+  4,   /* field[4] = min */
+  2,   /* field[2] = start_ms */
+  6,   /* field[6] = sum */
+  1,   /* field[1] = width_ms */
+};
+static const ProtobufCIntRange home__v1__rollup_point__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 9 }
+};
+const ProtobufCMessageDescriptor home__v1__rollup_point__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.RollupPoint",
+  "RollupPoint",
+  "Home__V1__RollupPoint",
+  "home.v1",
+  sizeof(Home__V1__RollupPoint),
+  9,
+  home__v1__rollup_point__field_descriptors,
+  home__v1__rollup_point__field_indices_by_name,
+  1,  home__v1__rollup_point__number_ranges,
+  (ProtobufCMessageInit) home__v1__rollup_point__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__read_history_response__field_descriptors[5] =
 {
   {
     "journal_id",
@@ -12614,17 +12814,30 @@ static const ProtobufCFieldDescriptor home__v1__read_history_response__field_des
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "rollups",
+    5,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__ReadHistoryResponse, n_rollups),
+    offsetof(Home__V1__ReadHistoryResponse, rollups),
+    &home__v1__rollup_point__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned home__v1__read_history_response__field_indices_by_name[] = {
   1,   /* field[1] = events */
   0,   /* field[0] = journal_id */
   2,   /* field[2] = next_seq */
   3,   /* field[3] = oldest_seq */
+  4,   /* field[4] = rollups */
 };
 static const ProtobufCIntRange home__v1__read_history_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 4 }
+  { 0, 5 }
 };
 const ProtobufCMessageDescriptor home__v1__read_history_response__descriptor =
 {
@@ -12634,7 +12847,7 @@ const ProtobufCMessageDescriptor home__v1__read_history_response__descriptor =
   "Home__V1__ReadHistoryResponse",
   "home.v1",
   sizeof(Home__V1__ReadHistoryResponse),
-  4,
+  5,
   home__v1__read_history_response__field_descriptors,
   home__v1__read_history_response__field_indices_by_name,
   1,  home__v1__read_history_response__number_ranges,

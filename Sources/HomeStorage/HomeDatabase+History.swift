@@ -23,7 +23,8 @@ extension HomeDatabase: HomeHistory {
                 guard stored != id else { return }
                 // Another journal's numbers mean nothing in this one.
                 try connection.execute(
-                    "DELETE FROM journal; DELETE FROM journal_subjects", doing: "forgetting journal \(stored ?? "")")
+                    "DELETE FROM journal; DELETE FROM journal_subjects; DELETE FROM meta WHERE key = 'rollup_seq'",
+                    doing: "forgetting journal \(stored ?? "")")
                 let upsert = try connection.prepare(
                     "INSERT INTO meta (key, value) VALUES ('journal_id', ?) "
                         + "ON CONFLICT (key) DO UPDATE SET value = excluded.value")
@@ -159,6 +160,86 @@ extension HomeDatabase: HomeHistory {
     public func journalRows() throws(HomeError) -> Int {
         try withConnection { connection throws(HomeError) -> Int in
             Int(try connection.integer("SELECT count(*) FROM journal", doing: "counting the journal"))
+        }
+    }
+
+    public func rollupWatermark() throws(HomeError) -> UInt64 {
+        try withConnection { connection throws(HomeError) -> UInt64 in
+            UInt64(
+                bitPattern: try connection.integer(
+                    "SELECT coalesce((SELECT value FROM meta WHERE key = 'rollup_seq'), 0)",
+                    doing: "reading the rollups' watermark"))
+        }
+    }
+
+    public func applyRollups(_ points: [RollupPoint], throughSeq: UInt64) throws(HomeError) {
+        try withConnection { connection throws(HomeError) in
+            try connection.transaction(doing: "storing rollups through \(throughSeq)") { () throws(HomeError) in
+                let upsert = try connection.statement(
+                    """
+                    INSERT INTO rollups (characteristic_id, width_ms, start_ms, count, min, max, sum, last, last_ms)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (characteristic_id, width_ms, start_ms) DO UPDATE SET
+                        count = count + excluded.count, min = min(min, excluded.min), max = max(max, excluded.max),
+                        sum = sum + excluded.sum,
+                        last = CASE WHEN excluded.last_ms >= last_ms THEN excluded.last ELSE last END,
+                        last_ms = max(last_ms, excluded.last_ms)
+                    """)
+                for point in points {
+                    upsert.bind(1, point.characteristicID)
+                    upsert.bind(2, point.widthMs)
+                    upsert.bind(3, point.startMs)
+                    upsert.bind(4, point.count)
+                    upsert.bind(5, point.min)
+                    upsert.bind(6, point.max)
+                    upsert.bind(7, point.sum)
+                    upsert.bind(8, point.last)
+                    upsert.bind(9, point.lastMs)
+                    try upsert.run(doing: "storing a rollup of characteristic \(point.characteristicID)")
+                }
+                let mark = try connection.statement(
+                    "INSERT INTO meta (key, value) VALUES ('rollup_seq', ?) "
+                        + "ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+                mark.bind(1, throughSeq)
+                try mark.run(doing: "moving the rollups' watermark to \(throughSeq)")
+            }
+        }
+    }
+
+    public func rollups(characteristicID: ObjectID, widthMs: Int64, sinceMs: Int64, untilMs: Int64, limit: Int)
+        throws(HomeError) -> [RollupPoint]
+    {
+        try withConnection { connection throws(HomeError) -> [RollupPoint] in
+            let select = try connection.statement(
+                "SELECT start_ms, count, min, max, sum, last, last_ms FROM rollups "
+                    + "WHERE characteristic_id = ? AND width_ms = ? AND start_ms >= ? AND start_ms < ? "
+                    + "ORDER BY start_ms LIMIT ?")
+            select.bind(1, characteristicID)
+            select.bind(2, widthMs)
+            select.bind(3, sinceMs)
+            select.bind(4, untilMs)
+            select.bind(5, limit)
+            var points: [RollupPoint] = []
+            while try select.step(doing: "reading the rollups of characteristic \(characteristicID)") {
+                points.append(
+                    RollupPoint(
+                        characteristicID: characteristicID, widthMs: widthMs, startMs: select.int64(0),
+                        count: select.int64(1), min: select.double(2), max: select.double(3), sum: select.double(4),
+                        last: select.double(5), lastMs: select.int64(6)))
+            }
+            return points
+        }
+    }
+
+    public func purgeRollups(before beforeMs: Int64, limit: Int) throws(HomeError) -> Int {
+        try withConnection { connection throws(HomeError) -> Int in
+            let delete = try connection.statement(
+                "DELETE FROM rollups WHERE (characteristic_id, width_ms, start_ms) IN "
+                    + "(SELECT characteristic_id, width_ms, start_ms FROM rollups WHERE start_ms < ? LIMIT ?)")
+            delete.bind(1, beforeMs)
+            delete.bind(2, limit)
+            try delete.run(doing: "purging old rollups")
+            return Int(try connection.integer("SELECT changes()", doing: "counting purged rollups"))
         }
     }
 }

@@ -42,7 +42,27 @@ enum Schema {
         Migration(version: 2, sql: providerKeys),
         Migration(version: 3, sql: valueLog),
         Migration(version: 4, sql: journal),
+        Migration(version: 5, sql: rollups),
     ]
+
+    /// Rollups: each numeric characteristic's values per 5 minutes and per hour
+    /// (count, min, max, sum, last), folded from the journal by the daemon up to
+    /// `meta.rollup_seq`, and kept longer than the events.
+    private static let rollups = """
+        CREATE TABLE rollups (
+            characteristic_id INTEGER NOT NULL,
+            width_ms INTEGER NOT NULL,
+            start_ms INTEGER NOT NULL,
+            count INTEGER NOT NULL,
+            min REAL NOT NULL,
+            max REAL NOT NULL,
+            sum REAL NOT NULL,
+            last REAL NOT NULL,
+            last_ms INTEGER NOT NULL,
+            PRIMARY KEY (characteristic_id, width_ms, start_ms)
+        ) STRICT, WITHOUT ROWID;
+        CREATE INDEX rollups_by_start ON rollups (start_ms);
+        """
 
     /// The journal: every committed event, one row per commit, appended before
     /// anyone hears of them and kept until `keep_until_ms` (the longest retention

@@ -130,6 +130,7 @@ extension Homed {
         do throws(HomeError) {
             return try HistoryRetention.parse(
                 default: retention, audit: file?.string("history.audit_retention"),
+                rollups: file?.string("history.rollup_retention"),
                 keep: file?.list("history.keep") ?? [])
         } catch {
             let source = historyRetention != nil ? "--history-retention" : file.map { "\($0.path)" } ?? "history"

@@ -270,7 +270,7 @@ struct Homed: AsyncParsableCommand {
                         store: store, interval: .milliseconds(settings.valueFoldIntervalMs), logger: logger)))
         }
         if store.keepsHistory {
-            services.append(.init(service: HistoryPurge(store: store, logger: logger)))
+            services.append(.init(service: HistoryMaintenance(store: store, logger: logger)))
         }
         services.append(.init(service: server))
         services.append(.init(service: AutomationEngine(store: store, values: server.values, logger: logger)))

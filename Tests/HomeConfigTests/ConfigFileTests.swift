@@ -15,7 +15,7 @@ struct ConfigFileTests {
               group: homed
             database: {path: /var/lib/homed/homed.sqlite, fold_interval_ms: 250}
             journal: {capacity: 5000}
-            history: {retention: 30d, audit_retention: 1y, keep: [ContactSensorState=1y, "accessory 12=1d"]}
+            history: {retention: 30d, audit_retention: 1y, rollup_retention: 2y, keep: [ContactSensorState=1y, "accessory 12=1d"]}
             subscriptions: {queue_limit: 64}
             providers: {timeout_ms: 2000, ping_interval_ms: 100, ping_timeout_ms: 200, startup_grace_ms: 0}
             roles:

@@ -87,4 +87,26 @@ struct HistoryCLITests {
         }
         #expect(values == [61, 62], "\(watch.stdout)")
     }
+
+    @Test("history --every 5m shows a numeric characteristic's rollups, current as soon as the values are stored")
+    func rollups() throws {
+        let daemon = try DaemonProcess()
+        for value in ["10", "30", "20"] {
+            #expect(try daemon.homectl("set", "Living Room/Lamp/Brightness", value).status == 0)
+        }
+        let json = try daemon.homectl(
+            "history", "Living Room/Lamp/Brightness", "--every", "5m", "--since", "1h", "-o", "json")
+        #expect(json.status == 0, "\(json.stderr)")
+        let slices = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]]
+        // The three writes (and the demo's initial value, if in the hour) in the last slice.
+        let last = try #require(slices?.last)
+        #expect(last["count"] as? Int == 3 && last["min"] as? Double == 10 && last["max"] as? Double == 30)
+        #expect(last["mean"] as? Double == 20 && last["last"] as? Double == 20)
+        let text = try daemon.homectl("history", "Living Room/Lamp/Brightness", "--every", "1h")
+        #expect(text.stdout.hasPrefix("Living Room/Lamp/Brightness, per hour:\nSTART"), "\(text.stdout)")
+        let bad = try daemon.homectl("history", "Living Room/Lamp/Brightness", "--every", "10m")
+        #expect(bad.status == 64 && bad.stderr.contains("--every takes 5m or 1h"))
+        let notOne = try daemon.homectl("history", "Living Room/Lamp", "--every", "5m")
+        #expect(notOne.status == 3 && notOne.stderr.contains("is not one"), "\(notOne.stderr)")
+    }
 }

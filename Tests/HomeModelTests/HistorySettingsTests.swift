@@ -65,3 +65,30 @@ struct HistorySettingsTests {
         ) { try HistoryRetention.parse(default: nil, audit: nil, keep: ["accessory x=1d"]) }
     }
 }
+
+@Suite("Rollups: slices of numeric values")
+struct RollupTests {
+    @Test("a value falls in the 5-minute and the hourly slice that hold its time, before the epoch too")
+    func slices() {
+        let point = RollupPoint(characteristicID: 7, widthMs: 300_000, value: 21.5, at: 1_700_000_123_456)
+        #expect(point.startMs == 1_700_000_100_000 && point.count == 1 && point.mean == 21.5)
+        #expect(RollupPoint(characteristicID: 7, widthMs: 3_600_000, value: 1, at: -1).startMs == -3_600_000)
+    }
+
+    @Test("values of one slice merge: count, min, max, sum, and the latest as last whatever the order")
+    func merge() {
+        var accumulator = RollupAccumulator()
+        accumulator.add(characteristicID: 7, value: 20, at: 1_000)
+        accumulator.add(characteristicID: 7, value: 24, at: 3_000)
+        accumulator.add(characteristicID: 7, value: 18, at: 2_000)
+        accumulator.add(characteristicID: 8, value: 5, at: 1_000)
+        accumulator.add(characteristicID: 7, value: 30, at: 300_000)  // the next 5 minutes, the same hour
+        let fiveMinutes = accumulator.points.filter { $0.characteristicID == 7 && $0.widthMs == 300_000 }
+        #expect(fiveMinutes.map(\.count) == [3, 1])
+        #expect(fiveMinutes[0].min == 18 && fiveMinutes[0].max == 24 && fiveMinutes[0].sum == 62)
+        #expect(fiveMinutes[0].last == 24 && fiveMinutes[0].lastMs == 3_000)
+        let hour = accumulator.points.first { $0.characteristicID == 7 && $0.widthMs == 3_600_000 }
+        #expect(hour?.count == 4 && hour?.max == 30 && hour?.last == 30)
+        #expect(accumulator.points.count == 5)  // 7: two 5-minute slices and an hour; 8: one of each
+    }
+}

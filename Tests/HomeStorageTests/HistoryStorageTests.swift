@@ -120,4 +120,35 @@ struct HistoryStorageTests {
         #expect(try database.journalRows() == 0)
         #expect(try database.storedJournal() == StoredJournal(id: "j2", lastSeq: 0))
     }
+
+    @Test("rollups merge with the slices already stored, move their watermark, and are purged by age")
+    func rollups() throws {
+        let scratch = try Scratch()
+        let database = try HomeDatabase.open(path: scratch.file("homed.sqlite"))
+        defer { database.close() }
+        try database.beginJournal(id: "j1")
+        #expect(try database.rollupWatermark() == 0)
+        var first = RollupAccumulator()
+        first.add(characteristicID: 5, value: 10, at: 1_000)
+        first.add(characteristicID: 5, value: 14, at: 2_000)
+        try database.applyRollups(first.points, throughSeq: 2)
+        var second = RollupAccumulator()
+        second.add(characteristicID: 5, value: 6, at: 3_000)
+        second.add(characteristicID: 5, value: 40, at: 400_000)
+        try database.applyRollups(second.points, throughSeq: 4)
+        #expect(try database.rollupWatermark() == 4)
+        let slices = try database.rollups(
+            characteristicID: 5, widthMs: 300_000, sinceMs: 0, untilMs: .max, limit: 10)
+        #expect(slices.map(\.startMs) == [0, 300_000])
+        #expect(slices[0].count == 3 && slices[0].min == 6 && slices[0].max == 14 && slices[0].sum == 30)
+        #expect(slices[0].last == 6 && slices[0].lastMs == 3_000)
+        let hours = try database.rollups(characteristicID: 5, widthMs: 3_600_000, sinceMs: 0, untilMs: .max, limit: 10)
+        #expect(hours.count == 1 && hours[0].count == 4 && hours[0].last == 40)
+        #expect(try database.purgeRollups(before: 300_000, limit: 10) == 2)
+        #expect(
+            try database.rollups(characteristicID: 5, widthMs: 300_000, sinceMs: 0, untilMs: .max, limit: 10).map(
+                \.startMs) == [300_000])
+        try database.beginJournal(id: "j2")
+        #expect(try database.rollupWatermark() == 0, "a new journal's numbers start over")
+    }
 }

@@ -117,6 +117,7 @@ typedef struct Home__V1__ListProvidersResponse Home__V1__ListProvidersResponse;
 typedef struct Home__V1__BackupRequest Home__V1__BackupRequest;
 typedef struct Home__V1__BackupChunk Home__V1__BackupChunk;
 typedef struct Home__V1__ReadHistoryRequest Home__V1__ReadHistoryRequest;
+typedef struct Home__V1__RollupPoint Home__V1__RollupPoint;
 typedef struct Home__V1__ReadHistoryResponse Home__V1__ReadHistoryResponse;
 
 
@@ -2422,10 +2423,48 @@ struct  Home__V1__ReadHistoryRequest
    * Newest first, walking back from before_seq (or the newest).
    */
   protobuf_c_boolean newest_first;
+  /*
+   * Not events but a numeric characteristic's rollups: 300000 (5 minutes) or
+   * 3600000 (an hour) per slice; the filter names exactly one characteristic id.
+   * The slices that start in [since_ms, until_ms) (until 0: now), oldest first, at
+   * most `limit`; ask again with since_ms after the last slice's start for more.
+   * Events reach the rollups within a minute of being stored.
+   */
+  int64_t rollup_ms;
 };
 #define HOME__V1__READ_HISTORY_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&home__v1__read_history_request__descriptor) \
-    , NULL, 0, 0, 0, 0, 0, 0 }
+    , NULL, 0, 0, 0, 0, 0, 0, 0 }
+
+
+/*
+ * A numeric characteristic's values in one slice of time.
+ */
+struct  Home__V1__RollupPoint
+{
+  ProtobufCMessage base;
+  uint64_t characteristic_id;
+  int64_t width_ms;
+  /*
+   * Where the slice starts (ms since the epoch, a multiple of width_ms).
+   */
+  int64_t start_ms;
+  uint64_t count;
+  double min;
+  double max;
+  /*
+   * mean = sum / count.
+   */
+  double sum;
+  /*
+   * The last value in the slice and when it came.
+   */
+  double last;
+  int64_t last_ms;
+};
+#define HOME__V1__ROLLUP_POINT__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__rollup_point__descriptor) \
+    , 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 
 struct  Home__V1__ReadHistoryResponse
@@ -2447,10 +2486,15 @@ struct  Home__V1__ReadHistoryResponse
    * database, are no longer held in memory).
    */
   uint64_t oldest_seq;
+  /*
+   * With rollup_ms: the slices, in time order (no events then).
+   */
+  size_t n_rollups;
+  Home__V1__RollupPoint **rollups;
 };
 #define HOME__V1__READ_HISTORY_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&home__v1__read_history_response__descriptor) \
-    , (char *)protobuf_c_empty_string, 0,NULL, 0, 0 }
+    , (char *)protobuf_c_empty_string, 0,NULL, 0, 0, 0,NULL }
 
 
 /* Home__V1__Frame methods */
@@ -4391,6 +4435,25 @@ Home__V1__ReadHistoryRequest *
 void   home__v1__read_history_request__free_unpacked
                      (Home__V1__ReadHistoryRequest *message,
                       ProtobufCAllocator *allocator);
+/* Home__V1__RollupPoint methods */
+void   home__v1__rollup_point__init
+                     (Home__V1__RollupPoint         *message);
+size_t home__v1__rollup_point__get_packed_size
+                     (const Home__V1__RollupPoint   *message);
+size_t home__v1__rollup_point__pack
+                     (const Home__V1__RollupPoint   *message,
+                      uint8_t             *out);
+size_t home__v1__rollup_point__pack_to_buffer
+                     (const Home__V1__RollupPoint   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__RollupPoint *
+       home__v1__rollup_point__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__rollup_point__free_unpacked
+                     (Home__V1__RollupPoint *message,
+                      ProtobufCAllocator *allocator);
 /* Home__V1__ReadHistoryResponse methods */
 void   home__v1__read_history_response__init
                      (Home__V1__ReadHistoryResponse         *message);
@@ -4718,6 +4781,9 @@ typedef void (*Home__V1__BackupChunk_Closure)
 typedef void (*Home__V1__ReadHistoryRequest_Closure)
                  (const Home__V1__ReadHistoryRequest *message,
                   void *closure_data);
+typedef void (*Home__V1__RollupPoint_Closure)
+                 (const Home__V1__RollupPoint *message,
+                  void *closure_data);
 typedef void (*Home__V1__ReadHistoryResponse_Closure)
                  (const Home__V1__ReadHistoryResponse *message,
                   void *closure_data);
@@ -5017,6 +5083,7 @@ extern const ProtobufCMessageDescriptor home__v1__list_providers_response__descr
 extern const ProtobufCMessageDescriptor home__v1__backup_request__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__backup_chunk__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__read_history_request__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__rollup_point__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__read_history_response__descriptor;
 extern const ProtobufCServiceDescriptor home__v1__home_service__descriptor;
 

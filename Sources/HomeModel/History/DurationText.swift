@@ -48,9 +48,10 @@ extension HistoryRetention {
     /// UUID) or `accessory ID=DURATION`.
     ///
     /// - Throws: `.invalidArgument` naming the entry and what is wrong with it.
-    public static func parse(default defaultText: String?, audit auditText: String?, keep entries: [String])
-        throws(HomeError) -> HistoryRetention
-    {
+    public static func parse(
+        default defaultText: String?, audit auditText: String?, rollups rollupText: String? = nil,
+        keep entries: [String]
+    ) throws(HomeError) -> HistoryRetention {
         func duration(_ text: String, _ what: String) throws(HomeError) -> Int64 {
             guard let ms = DurationText.milliseconds(text) else {
                 throw HomeError(
@@ -63,6 +64,7 @@ extension HistoryRetention {
         retention.auditMs =
             try auditText.map { text throws(HomeError) in try duration(text, "history.audit_retention") }
             ?? retention.defaultMs
+        if let rollupText { retention.rollupMs = try duration(rollupText, "history.rollup_retention") }
         for entry in entries {
             let parts = entry.split(separator: "=", maxSplits: 1).map { $0.trimmingSpaces() }
             guard parts.count == 2, !parts[0].isEmpty else {

@@ -17,11 +17,17 @@ public struct HistoryRetention: Sendable, Hashable {
     public var byAccessory: [ObjectID: Int64]
     /// For the events that are not values (who changed the layout, ran a scene).
     public var auditMs: Int64
+    /// For the 5-minute and hourly rollups of numeric values: longer than the events.
+    public var rollupMs: Int64
+
+    public static let defaultRollupMs: Int64 = 400 * 24 * 3_600_000
 
     public init(
         defaultMs: Int64 = HistoryRetention.defaultMs, byType: [String: Int64] = [:],
-        byAccessory: [ObjectID: Int64] = [:], auditMs: Int64 = HistoryRetention.defaultMs
+        byAccessory: [ObjectID: Int64] = [:], auditMs: Int64 = HistoryRetention.defaultMs,
+        rollupMs: Int64 = HistoryRetention.defaultRollupMs
     ) {
+        self.rollupMs = rollupMs
         self.defaultMs = defaultMs
         self.byType = byType
         self.byAccessory = byAccessory
@@ -43,6 +49,7 @@ public struct HistoryRetention: Sendable, Hashable {
         }
         try check(defaultMs, "(the default)")
         try check(auditMs, "for audit events")
+        try check(rollupMs, "for rollups")
         for (type, value) in byType.sorted(by: { $0.key < $1.key }) { try check(value, "for type \(type)") }
         for (id, value) in byAccessory.sorted(by: { $0.key < $1.key }) { try check(value, "for accessory \(id)") }
     }

@@ -29,6 +29,21 @@ public protocol HomeHistory: Sendable {
     /// The first sequence number stored (nil: nothing is).
     func oldestStoredSeq() throws(HomeError) -> UInt64?
 
+    /// The last sequence number folded into the rollups (0: none).
+    func rollupWatermark() throws(HomeError) -> UInt64
+
+    /// Folds points into the stored rollups (merging with the slices they share)
+    /// and moves the watermark to `throughSeq`, in one transaction.
+    func applyRollups(_ points: [RollupPoint], throughSeq: UInt64) throws(HomeError)
+
+    /// One characteristic's rollups of one width, oldest first, for slices that
+    /// start in [sinceMs, untilMs).
+    func rollups(characteristicID: ObjectID, widthMs: Int64, sinceMs: Int64, untilMs: Int64, limit: Int)
+        throws(HomeError) -> [RollupPoint]
+
+    /// Deletes at most `limit` rollups of slices that start before `beforeMs`.
+    func purgeRollups(before beforeMs: Int64, limit: Int) throws(HomeError) -> Int
+
     /// Deletes at most `limit` commits whose events all expired by `nowMs`.
     ///
     /// - Returns: how many commits it deleted (fewer than `limit`: nothing more is due).

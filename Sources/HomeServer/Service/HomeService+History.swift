@@ -52,6 +52,18 @@ extension HomeService {
                 .invalidArgument,
                 "until_ms \(request.untilMs) is not after since_ms \(request.sinceMs): no time between")
         }
+        if request.rollupMs != 0 {
+            guard RollupPoint.widthsMs.contains(request.rollupMs) else {
+                throw HomeError(
+                    .invalidArgument,
+                    "rollup_ms \(request.rollupMs) is no rollup: 300000 (5 minutes) or 3600000 (an hour)")
+            }
+            guard request.filter.characteristicIDs.count == 1 else {
+                throw HomeError(
+                    .invalidArgument,
+                    "rollups are of one characteristic: the filter names \(request.filter.characteristicIDs.count)")
+            }
+        }
         if request.beforeSeq != 0 && request.beforeSeq <= request.afterSeq + 1 {
             throw HomeError(
                 .invalidArgument,
@@ -78,6 +90,15 @@ extension HomeService {
     private static func historyPage(_ request: ReadHistoryRequest, store: HomeStore) throws(HomeError)
         -> ReadHistoryResponse
     {
+        if request.rollupMs != 0 {
+            let points = try store.rollups(
+                characteristicID: request.filter.characteristicIDs[0], widthMs: request.rollupMs,
+                sinceMs: request.sinceMs, untilMs: request.untilMs == 0 ? .max : request.untilMs,
+                limit: Int(request.limit == 0 ? defaultHistoryPage : request.limit))
+            return ReadHistoryResponse(
+                journalID: store.journalID, events: [], nextSeq: 0, oldestSeq: try store.oldestKeptSeq(),
+                rollups: points)
+        }
         let limit = Int(request.limit == 0 ? defaultHistoryPage : request.limit)
         let scope = SubscriptionScope(request.filter)
         let graph = store.snapshot().graph

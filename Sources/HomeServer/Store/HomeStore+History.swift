@@ -87,8 +87,8 @@ extension HomeStore {
         return withState { $0.journal.firstHeldSeq }
     }
 
-    /// Deletes expired events, `step` commits at a time, each step a short call of
-    /// its own so that no writer waits for the whole purge.
+    /// Deletes expired events and rollups, `step` at a time, each step a short call
+    /// of its own so that no writer waits for the whole purge.
     ///
     /// - Returns: how many commits were deleted.
     public func purgeHistory(nowMs: Int64, step: Int = 256, pause: () async -> Void) async throws(HomeError)
@@ -99,8 +99,74 @@ extension HomeStore {
         while true {
             let deleted = try history.storage.purgeEvents(expiredBy: nowMs, limit: step)
             purged += deleted
-            if deleted < step { return purged }
+            if deleted < step { break }
             await pause()
         }
+        while try history.storage.purgeRollups(before: nowMs - history.retention.rollupMs, limit: step) == step {
+            await pause()
+        }
+        return purged
+    }
+
+    /// Folds the events stored since the last fold into the rollups, a page of
+    /// commits at a time, each page with its watermark in one transaction. One
+    /// fold at a time (the upkeep's and a reader's who wants them current).
+    ///
+    /// - Returns: how many events were read.
+    @discardableResult
+    public func foldRollups(step: Int = 1024) throws(HomeError) -> Int {
+        try rollupFolding.withLock { _ throws(HomeError) -> Int in try foldPendingRollups(step: step) }
+    }
+
+    private func foldPendingRollups(step: Int) throws(HomeError) -> Int {
+        guard let history else { return 0 }
+        var watermark = try history.storage.rollupWatermark()
+        let graph = snapshot().graph
+        var read = 0
+        while true {
+            let page = try history.storage.events(HistoryQuery(afterSeq: watermark, commitLimit: step))
+            guard let last = page.events.last else { return read }
+            var rollups = RollupAccumulator()
+            for event in page.events {
+                guard case .value(let change) = event.body, let number = Self.rolledUp(change, in: graph) else {
+                    continue
+                }
+                rollups.add(characteristicID: change.characteristicID, value: number, at: event.timeMs)
+            }
+            try history.storage.applyRollups(rollups.points, throughSeq: last.seq)
+            watermark = last.seq
+            read += page.events.count
+            if !page.truncated { return read }
+        }
+    }
+
+    /// A value event's number for the rollups: ints, uints and floats of
+    /// characteristics the home still has that are not occurrences (a button press
+    /// is an event, never merged into a slice); nil for the rest.
+    static func rolledUp(_ change: ValueChange, in graph: HomeGraph) -> Double? {
+        guard let characteristic = graph.characteristics[change.characteristicID], !characteristic.isEventOnly else {
+            return nil
+        }
+        switch change.value {
+        case .int(let value): return Double(value)
+        case .uint(let value): return Double(value)
+        case .float(let value): return value
+        case .bool, .string, .data: return nil
+        }
+    }
+
+    /// One characteristic's stored rollups (see `HomeHistory.rollups`).
+    func rollups(characteristicID: ObjectID, widthMs: Int64, sinceMs: Int64, untilMs: Int64, limit: Int)
+        throws(HomeError) -> [RollupPoint]
+    {
+        guard let history else {
+            throw HomeError(
+                .failedPrecondition,
+                "this daemon keeps no stored history (--in-memory or --history-retention off): it has no rollups")
+        }
+        // What was stored since the upkeep's last fold, folded first: rollups are current.
+        try foldRollups()
+        return try history.storage.rollups(
+            characteristicID: characteristicID, widthMs: widthMs, sinceMs: sinceMs, untilMs: untilMs, limit: limit)
     }
 }

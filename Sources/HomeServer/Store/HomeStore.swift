@@ -35,6 +35,8 @@ public final class HomeStore: Sendable {
     let history: StoredHistory?
     /// Set once a write to the stored history failed: nothing more is stored this run.
     let historyFailed: Locked<Bool>
+    /// Held while events are folded into the rollups (see HomeStore+History.swift).
+    let rollupFolding = Locked(())
     let logger: Logger
 
     struct State {

@@ -841,6 +841,28 @@ extension Proto {
         let limit: UInt32
         /// Newest first, walking back from before_seq (or the newest).
         let newestFirst: Bool
+        /// Not events but a numeric characteristic's rollups: 300000 (5 minutes) or
+        /// 3600000 (an hour) per slice; the filter names exactly one characteristic id.
+        /// The slices that start in [since_ms, until_ms) (until 0: now), oldest first, at
+        /// most `limit`; ask again with since_ms after the last slice's start for more.
+        /// Events reach the rollups within a minute of being stored.
+        let rollupMs: Int64
+    }
+
+    /// A numeric characteristic's values in one slice of time.
+    struct RollupPoint: Sendable {
+        let characteristicID: UInt64
+        let widthMs: Int64
+        /// Where the slice starts (ms since the epoch, a multiple of width_ms).
+        let startMs: Int64
+        let count: UInt64
+        let min: Double
+        let max: Double
+        /// mean = sum / count.
+        let sum: Double
+        /// The last value in the slice and when it came.
+        let last: Double
+        let lastMs: Int64
     }
 
     struct ReadHistoryResponse: Sendable {
@@ -853,6 +875,8 @@ extension Proto {
         /// The oldest sequence number kept: events before it were purged (or, without a
         /// database, are no longer held in memory).
         let oldestSeq: UInt64
+        /// With rollup_ms: the slices, in time order (no events then).
+        let rollups: [Proto.RollupPoint]
     }
 }
 
@@ -4003,6 +4027,7 @@ extension Proto.ReadHistoryRequest: ProtobufCBridged {
         untilMs = source.until_ms
         limit = source.limit
         newestFirst = source.newest_first != 0
+        rollupMs = source.rollup_ms
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__ReadHistoryRequest> {
@@ -4015,6 +4040,39 @@ extension Proto.ReadHistoryRequest: ProtobufCBridged {
         built.pointee.until_ms = untilMs
         built.pointee.limit = limit
         built.pointee.newest_first = newestFirst ? 1 : 0
+        built.pointee.rollup_ms = rollupMs
+        return built
+    }
+}
+
+extension Proto.RollupPoint: ProtobufCBridged {
+    static let messageName = "home.v1.RollupPoint"
+    static var unpack: Unpacker<Home__V1__RollupPoint> { home__v1__rollup_point__unpack }
+
+    init(c source: Home__V1__RollupPoint) {
+        characteristicID = source.characteristic_id
+        widthMs = source.width_ms
+        startMs = source.start_ms
+        count = source.count
+        min = source.min
+        max = source.max
+        sum = source.sum
+        last = source.last
+        lastMs = source.last_ms
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__RollupPoint> {
+        let built = arena.allocate(Home__V1__RollupPoint.self)
+        home__v1__rollup_point__init(built)
+        built.pointee.characteristic_id = characteristicID
+        built.pointee.width_ms = widthMs
+        built.pointee.start_ms = startMs
+        built.pointee.count = count
+        built.pointee.min = min
+        built.pointee.max = max
+        built.pointee.sum = sum
+        built.pointee.last = last
+        built.pointee.last_ms = lastMs
         return built
     }
 }
@@ -4028,6 +4086,7 @@ extension Proto.ReadHistoryResponse: ProtobufCBridged {
         events = mappedArray(source.events, source.n_events) { Proto.Event(c: $0!.pointee) }
         nextSeq = source.next_seq
         oldestSeq = source.oldest_seq
+        rollups = mappedArray(source.rollups, source.n_rollups) { Proto.RollupPoint(c: $0!.pointee) }
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__ReadHistoryResponse> {
@@ -4040,6 +4099,10 @@ extension Proto.ReadHistoryResponse: ProtobufCBridged {
         }
         built.pointee.next_seq = nextSeq
         built.pointee.oldest_seq = oldestSeq
+        built.pointee.n_rollups = rollups.count
+        built.pointee.rollups = arena.array(UnsafeMutablePointer<Home__V1__RollupPoint>?.self, count: rollups.count) { arena, index in
+            rollups[index].build(in: &arena)
+        }
         return built
     }
 }

@@ -16,11 +16,14 @@ public struct ReadHistoryRequest: Hashable, Sendable {
     /// 0: the daemon's default page (1000).
     public var limit: UInt32
     public var newestFirst: Bool
+    /// Rollups of this width instead of events (300 000 or 3 600 000); 0: events.
+    public var rollupMs: Int64
 
     public init(
         filter: SubscriptionFilter = SubscriptionFilter(), afterSeq: UInt64 = 0, beforeSeq: UInt64 = 0,
-        sinceMs: Int64 = 0, untilMs: Int64 = 0, limit: UInt32 = 0, newestFirst: Bool = false
+        sinceMs: Int64 = 0, untilMs: Int64 = 0, limit: UInt32 = 0, newestFirst: Bool = false, rollupMs: Int64 = 0
     ) {
+        self.rollupMs = rollupMs
         self.filter = filter
         self.afterSeq = afterSeq
         self.beforeSeq = beforeSeq
@@ -38,8 +41,13 @@ public struct ReadHistoryResponse: Hashable, Sendable {
     public var nextSeq: UInt64
     /// The oldest sequence number kept.
     public var oldestSeq: UInt64
+    /// With `rollupMs`: the slices, oldest first.
+    public var rollups: [RollupPoint]
 
-    public init(journalID: String, events: [HomeEvent], nextSeq: UInt64, oldestSeq: UInt64) {
+    public init(
+        journalID: String, events: [HomeEvent], nextSeq: UInt64, oldestSeq: UInt64, rollups: [RollupPoint] = []
+    ) {
+        self.rollups = rollups
         self.journalID = journalID
         self.events = events
         self.nextSeq = nextSeq

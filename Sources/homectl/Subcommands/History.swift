@@ -48,6 +48,11 @@ struct History: AsyncParsableCommand {
     var limit: Int?
     @Flag(help: "Draw the values of one numeric characteristic over the period.")
     var plot = false
+    @Option(
+        help: ArgumentHelp(
+            "One numeric characteristic's rollups instead of its events: count, min, mean, max and last per 5m or 1h.",
+            valueName: "5m|1h"))
+    var every: String?
 
     var kinds: [String] {
         kindArguments.flatMap { $0.split(separator: ",") }.map { String($0.filter { !$0.isWhitespace }) }
@@ -60,6 +65,14 @@ struct History: AsyncParsableCommand {
         }
         if let limit, limit <= 0 { throw ValidationError("--limit takes a positive count, not \(limit)") }
         if plot && targets.count != 1 { throw ValidationError("--plot draws one characteristic: name exactly one") }
+        if let every {
+            guard every == "5m" || every == "1h" else {
+                throw ValidationError("--every takes 5m or 1h (the rollups the daemon keeps), not '\(every)'")
+            }
+            guard targets.count == 1, !plot else {
+                throw ValidationError("--every reads one characteristic's rollups: name exactly one, without --plot")
+            }
+        }
     }
 
     func run() async throws {
@@ -70,6 +83,10 @@ struct History: AsyncParsableCommand {
             (sinceMs, untilMs) = try times(nowMs: nowMs)
         } catch {
             throw Failure(error)
+        }
+        if let every {
+            try await rollups(every: every == "5m" ? 300_000 : 3_600_000, sinceMs: sinceMs, untilMs: untilMs)
+            return
         }
         let (graph, events, ownConnection) = try await options.withClient { client throws(HomeError) in
             let graph = try await client.getHome().graph
@@ -98,6 +115,58 @@ struct History: AsyncParsableCommand {
         for event in events {
             Output.line(HistoryText.line(event, names: names, nowMs: nowMs, ownConnection: ownConnection))
         }
+    }
+
+    /// `--every`: the rollups of one characteristic, oldest first (the last day
+    /// without --since).
+    private func rollups(every widthMs: Int64, sinceMs: Int64?, untilMs: Int64?) async throws {
+        let start = sinceMs ?? TimeArgument.nowMs() - 86_400_000
+        let (graph, characteristicID, points) = try await options.withClient { client throws(HomeError) in
+            let graph = try await client.getHome().graph
+            let filter = try Self.filter(targets, kinds: [], in: graph)
+            guard filter.characteristicIDs.count == 1 else {
+                throw HomeError(
+                    .invalidArgument, "--every reads a characteristic's rollups; \(quote(targets[0])) is not one")
+            }
+            var request = ReadHistoryRequest(
+                filter: filter, sinceMs: start, untilMs: untilMs ?? 0, limit: 10_000, rollupMs: widthMs)
+            var points: [RollupPoint] = []
+            while true {
+                let page = try await client.readHistory(request)
+                points += page.rollups
+                guard page.rollups.count == 10_000, let last = page.rollups.last else { break }
+                request.sinceMs = last.startMs + 1
+            }
+            return (graph, filter.characteristicIDs[0], points)
+        }
+        let names = Names(graph: graph)
+        let items: [JSON] = points.map { point in
+            .object([
+                ("start", .string(isoTime(point.startMs))), ("count", .int(point.count)), ("min", .double(point.min)),
+                ("mean", .double(point.mean)), ("max", .double(point.max)), ("last", .double(point.last)),
+                ("last_time", .string(isoTime(point.lastMs))),
+            ])
+        }
+        let columns = [
+            Column("START", "start"), Column("COUNT", "count"), Column("MIN", "min"), Column("MEAN", "mean"),
+            Column("MAX", "max"), Column("LAST", "last"), Column("LAST TIME", "last_time", wide: true),
+        ]
+        if Output.list(items, columns: columns, options) { return }
+        if points.isEmpty {
+            throw Failure(HomeError(.notFound, "no rollups of \(names.place(of: characteristicID)) in this period"))
+        }
+        func number(_ value: Double) -> String {
+            value == value.rounded() ? String(Int64(value)) : String((value * 100).rounded() / 100)
+        }
+        var rows = [["START", "COUNT", "MIN", "MEAN", "MAX", "LAST"]]
+        for point in points {
+            rows.append([
+                HistoryText.date(point.startMs) + " " + String(WatchText.clock(point.startMs).prefix(5)),
+                String(point.count), number(point.min), number(point.mean), number(point.max), number(point.last),
+            ])
+        }
+        Output.line(names.place(of: characteristicID) + ", per \(widthMs == 300_000 ? "5 minutes" : "hour"):")
+        for line in Output.table(rows) { Output.line(line) }
     }
 
     private func times(nowMs: Int64) throws(HomeError) -> (Int64?, Int64?) {
