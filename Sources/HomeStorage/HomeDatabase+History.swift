@@ -34,7 +34,7 @@ extension HomeDatabase: HomeHistory {
         }
     }
 
-    public func appendEvents(_ events: [HomeEvent], keepUntilMs: Int64) throws(HomeError) {
+    public func appendEvents(_ events: [HomeEvent], keepUntilMs: Int64, values: [SavedValue]) throws(HomeError) {
         guard let first = events.first, let last = events.last else { return }
         let record = JournalRecord.encode(events)
         try withConnection { connection throws(HomeError) in
@@ -48,11 +48,18 @@ extension HomeDatabase: HomeHistory {
             // The commit and what it is about, in one transaction: both or neither.
             try connection.transaction(doing: "storing events \(first.seq)–\(last.seq) in the journal") {
                 () throws(HomeError) in
+                if !values.isEmpty { try appendValues(values, timeMs: first.timeMs, on: connection) }
                 try insert.run(doing: "storing events \(first.seq)–\(last.seq) in the journal")
                 let subject = try connection.statement(
                     "INSERT OR IGNORE INTO journal_subjects (subject_id, commit_seq) VALUES (?, ?)")
                 var seen = Set<ObjectID>()
+                var previous: ObjectID?
                 for event in events {
+                    // A batch is mostly one characteristic's changes: each looked at once.
+                    if case .value(let change) = event.body {
+                        if change.characteristicID == previous { continue }
+                        previous = change.characteristicID
+                    }
                     for id in event.subjects where seen.insert(id).inserted {
                         subject.bind(1, id)
                         subject.bind(2, first.seq)
@@ -64,7 +71,10 @@ extension HomeDatabase: HomeHistory {
     }
 
     public func events(_ query: HistoryQuery) throws(HomeError) -> HistoryPage {
-        try withConnection { connection throws(HomeError) -> HistoryPage in
+        if !query.subjects.isEmpty && query.sinceMs == nil && query.untilMs == nil {
+            return try eventsBySubject(query)
+        }
+        return try withConnection { connection throws(HomeError) -> HistoryPage in
             var conditions: [String] = []
             var bindings: [Int64] = []
             if !query.subjects.isEmpty {
@@ -112,6 +122,61 @@ extension HomeDatabase: HomeHistory {
                 events.append(contentsOf: decoded)
             }
             return HistoryPage(events: events, truncated: rows >= max(query.commitLimit, 1))
+        }
+    }
+
+    /// A page about some subjects with no time bounds ("the last change of X", "the
+    /// last 100 events of this room"): each subject's commits read from its index
+    /// range alone, at most a page of them each, merged in order, then the page's
+    /// commits read by their key. A year of other commits is never touched.
+    private func eventsBySubject(_ query: HistoryQuery) throws(HomeError) -> HistoryPage {
+        try withConnection { connection throws(HomeError) -> HistoryPage in
+            let limit = max(query.commitLimit, 1)
+            let order = query.newestFirst ? "DESC" : "ASC"
+            let candidates = try connection.statement(
+                "SELECT commit_seq FROM journal_subjects WHERE subject_id = ? AND commit_seq >= ? AND commit_seq < ? "
+                    + "ORDER BY commit_seq \(order) LIMIT ?")
+            // A commit may begin before afterSeq + 1 and still hold it.
+            var from: Int64 = 0
+            if query.afterSeq > 0 {
+                let start = try connection.statement(
+                    "SELECT seq FROM journal WHERE seq <= ? ORDER BY seq DESC LIMIT 1")
+                start.bind(1, query.afterSeq + 1)
+                if try start.step(doing: "finding event \(query.afterSeq + 1)") { from = start.int64(0) }
+                _ = try start.step(doing: "finding event \(query.afterSeq + 1)")
+            }
+            let to = query.beforeSeq.map { Int64(bitPattern: $0) } ?? .max
+            var seqs = Set<Int64>()
+            // A subject with a full page may have more: the page is then not the last.
+            var anyFull = false
+            for subject in Set(query.subjects) {
+                candidates.bind(1, subject)
+                candidates.bind(2, from)
+                candidates.bind(3, to)
+                candidates.bind(4, limit)
+                var count = 0
+                while try candidates.step(doing: "reading the history's index") {
+                    seqs.insert(candidates.int64(0))
+                    count += 1
+                }
+                anyFull = anyFull || count == limit
+            }
+            let ordered = query.newestFirst ? seqs.sorted(by: >) : seqs.sorted()
+            let page = ordered.prefix(limit)
+            let row = try connection.statement("SELECT time_ms, events FROM journal WHERE seq = ?")
+            var events: [HomeEvent] = []
+            let before = query.beforeSeq ?? .max
+            for seq in page {
+                row.bind(1, seq)
+                guard try row.step(doing: "reading the journal") else { continue }
+                var decoded = try JournalRecord.decode(
+                    row.bytes(1), firstSeq: UInt64(bitPattern: seq), timeMs: row.int64(0))
+                _ = try row.step(doing: "reading the journal")
+                decoded.removeAll { $0.seq <= query.afterSeq || $0.seq >= before }
+                if query.newestFirst { decoded.reverse() }
+                events.append(contentsOf: decoded)
+            }
+            return HistoryPage(events: events, truncated: ordered.count > limit || anyFull)
         }
     }
 

@@ -64,10 +64,10 @@ struct HistoryStorageTests {
             // Three commits: seq 1–2 at t=1000, 3 at t=2000, 4–6 at t=3000.
             try database.appendEvents(
                 [Self.value(1, 10, .int(1), timeMs: 1000), Self.value(2, 11, .int(2), timeMs: 1000)],
-                keepUntilMs: 10_000)
-            try database.appendEvents([Self.value(3, 10, .int(3), timeMs: 2000)], keepUntilMs: 20_000)
+                keepUntilMs: 10_000, values: [])
+            try database.appendEvents([Self.value(3, 10, .int(3), timeMs: 2000)], keepUntilMs: 20_000, values: [])
             try database.appendEvents(
-                (4...6).map { Self.value($0, 12, .int(Int64($0)), timeMs: 3000) }, keepUntilMs: 30_000)
+                (4...6).map { Self.value($0, 12, .int(Int64($0)), timeMs: 3000) }, keepUntilMs: 30_000, values: [])
             #expect(try database.events(HistoryQuery()).events.map(\.seq) == [1, 2, 3, 4, 5, 6])
             // After a seq in the middle of a commit: that commit's later events only.
             #expect(try database.events(HistoryQuery(afterSeq: 4)).events.map(\.seq) == [5, 6])
@@ -82,6 +82,22 @@ struct HistoryStorageTests {
             #expect(
                 try database.events(HistoryQuery(newestFirst: true, subjects: [12])).events.map(\.seq) == [6, 5, 4])
             #expect(try database.events(HistoryQuery(subjects: [99])).events.isEmpty)
+            // Several subjects, a page of one commit, newest first: the newest commit
+            // of either, and the page says more follow; then the next one back.
+            let first = try database.events(HistoryQuery(newestFirst: true, commitLimit: 1, subjects: [10, 12]))
+            #expect(first.events.map(\.seq) == [6, 5, 4] && first.truncated)
+            let next = try database.events(
+                HistoryQuery(beforeSeq: 4, newestFirst: true, commitLimit: 1, subjects: [10, 12]))
+            #expect(next.events.map(\.seq) == [3] && next.truncated)
+            // Commit 1 holds characteristic 10's event and 11's: both come (the caller
+            // filters); a subject whose page was full may have more, so one more ask
+            // finds there is none.
+            let last = try database.events(
+                HistoryQuery(beforeSeq: 3, newestFirst: true, commitLimit: 1, subjects: [10, 12]))
+            #expect(last.events.map(\.seq) == [2, 1])
+            let none = try database.events(
+                HistoryQuery(beforeSeq: 1, newestFirst: true, commitLimit: 1, subjects: [10, 12]))
+            #expect(none.events.isEmpty && !none.truncated)
             #expect(try database.events(HistoryQuery(subjects: [2])).events.count == 6)
             #expect(try database.firstSeq(atOrAfter: 1500) == 3)
             #expect(try database.firstSeq(atOrAfter: 3001) == nil)
@@ -102,7 +118,7 @@ struct HistoryStorageTests {
         try database.beginJournal(id: "j1")
         for seq in UInt64(1)...5 {
             try database.appendEvents(
-                [Self.value(seq, 10, .int(Int64(seq)), timeMs: Int64(seq))], keepUntilMs: Int64(seq) * 100)
+                [Self.value(seq, 10, .int(Int64(seq)), timeMs: Int64(seq))], keepUntilMs: Int64(seq) * 100, values: [])
         }
         #expect(try database.purgeEvents(expiredBy: 300, limit: 2) == 2)
         #expect(try database.purgeEvents(expiredBy: 300, limit: 2) == 1)
@@ -114,8 +130,13 @@ struct HistoryStorageTests {
             try connection.integer("SELECT count(*) FROM journal_subjects", doing: "counting")
         }
         #expect(indexed == 6)
+        // A commit's values and events in one call: both stored, in one transaction.
+        try database.appendEvents(
+            [Self.value(6, 10, .int(6), timeMs: 6)], keepUntilMs: 1000,
+            values: [SavedValue(characteristicID: 10, value: .int(6))])
+        #expect(try database.valueLogRows() == 1 && database.journalRows() == 3)
         try database.beginJournal(id: "j1")
-        #expect(try database.journalRows() == 2, "the same journal again keeps its events")
+        #expect(try database.journalRows() == 3, "the same journal again keeps its events")
         try database.beginJournal(id: "j2")
         #expect(try database.journalRows() == 0)
         #expect(try database.storedJournal() == StoredJournal(id: "j2", lastSeq: 0))

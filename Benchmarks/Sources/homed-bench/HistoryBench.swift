@@ -109,7 +109,7 @@ enum HistoryBench {
                         }
                     }
                     events += batch.count
-                    try database.appendEvents(batch, keepUntilMs: timeMs + Int64(days + 30) * 86_400_000)
+                    try database.appendEvents(batch, keepUntilMs: timeMs + Int64(days + 30) * 86_400_000, values: [])
                 }
             }
         }

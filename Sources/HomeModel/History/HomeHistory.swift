@@ -15,9 +15,11 @@ public protocol HomeHistory: Sendable {
     func beginJournal(id: String) throws(HomeError)
 
     /// Appends one commit's events (numbered, consecutive, one time and origin),
-    /// kept until `keepUntilMs`. When it returns they survive the process's death;
-    /// if it throws, nothing was appended.
-    func appendEvents(_ events: [HomeEvent], keepUntilMs: Int64) throws(HomeError)
+    /// kept until `keepUntilMs`, and with them, in the same transaction, the values
+    /// the commit stored (`HomePersistence.appendValues`, at the events' time).
+    /// When it returns they survive the process's death; if it throws, nothing was
+    /// appended.
+    func appendEvents(_ events: [HomeEvent], keepUntilMs: Int64, values: [SavedValue]) throws(HomeError)
 
     /// Stored events in sequence order (newest first when asked), one page.
     func events(_ query: HistoryQuery) throws(HomeError) -> HistoryPage

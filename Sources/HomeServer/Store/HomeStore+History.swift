@@ -43,14 +43,20 @@ extension HomeStore {
         guard let history, !historyFailed.withLock({ $0 }) else { return }
         let keepUntil = events[0].timeMs + history.retention.keepMs(for: events, in: graph)
         do throws(HomeError) {
-            try history.storage.appendEvents(events, keepUntilMs: keepUntil)
+            try history.storage.appendEvents(events, keepUntilMs: keepUntil, values: [])
         } catch {
-            historyFailed.withLock { $0 = true }
-            logger.error(
-                "cannot store events in the history; history is off until the next start, which begins a new journal",
-                metadata: ["error": "\(error.message)", "seq": "\(events[0].seq)"])
-            try? history.storage.beginJournal(id: "")
+            historyFailed(error, at: events[0].seq)
         }
+    }
+
+    /// After a write to the history failed: nothing more is stored this run, and
+    /// the stored journal is abandoned (see `storeHistory`).
+    func historyFailed(_ error: HomeError, at seq: UInt64) {
+        historyFailed.withLock { $0 = true }
+        logger.error(
+            "cannot store events in the history; history is off until the next start, which begins a new journal",
+            metadata: ["error": "\(error.message)", "seq": "\(seq)"])
+        try? history?.storage.beginJournal(id: "")
     }
 
     /// Whether events are being kept beyond memory.
