@@ -71,9 +71,7 @@ extension HomeDatabase: HomeHistory {
     }
 
     public func events(_ query: HistoryQuery) throws(HomeError) -> HistoryPage {
-        if !query.subjects.isEmpty && query.sinceMs == nil && query.untilMs == nil {
-            return try eventsBySubject(query)
-        }
+        if !query.subjects.isEmpty { return try eventsBySubject(query) }
         return try withConnection { connection throws(HomeError) -> HistoryPage in
             var conditions: [String] = []
             var bindings: [Int64] = []
@@ -145,7 +143,23 @@ extension HomeDatabase: HomeHistory {
                 if try start.step(doing: "finding event \(query.afterSeq + 1)") { from = start.int64(0) }
                 _ = try start.step(doing: "finding event \(query.afterSeq + 1)")
             }
-            let to = query.beforeSeq.map { Int64(bitPattern: $0) } ?? .max
+            var to = query.beforeSeq.map { Int64(bitPattern: $0) } ?? .max
+            // Times bound the commits' numbers: the first commit stamped at or after
+            // each bound, by the time index. (The time of each event is checked again
+            // below; only a clock set back, stamping later commits earlier, could put
+            // one out of these bounds.)
+            let firstAt = try connection.statement(
+                "SELECT seq FROM journal WHERE time_ms >= ? ORDER BY time_ms, seq LIMIT 1")
+            func firstCommit(at timeMs: Int64) throws(HomeError) -> Int64? {
+                firstAt.bind(1, timeMs)
+                defer { _ = try? firstAt.step(doing: "finding the first commit at \(timeMs)") }
+                return try firstAt.step(doing: "finding the first commit at \(timeMs)") ? firstAt.int64(0) : nil
+            }
+            if let since = query.sinceMs {
+                guard let first = try firstCommit(at: since) else { return HistoryPage(events: [], truncated: false) }
+                from = max(from, first)
+            }
+            if let until = query.untilMs, let first = try firstCommit(at: until) { to = min(to, first) }
             var seqs = Set<Int64>()
             // A subject with a full page may have more: the page is then not the last.
             var anyFull = false
@@ -172,7 +186,10 @@ extension HomeDatabase: HomeHistory {
                 var decoded = try JournalRecord.decode(
                     row.bytes(1), firstSeq: UInt64(bitPattern: seq), timeMs: row.int64(0))
                 _ = try row.step(doing: "reading the journal")
-                decoded.removeAll { $0.seq <= query.afterSeq || $0.seq >= before }
+                decoded.removeAll {
+                    $0.seq <= query.afterSeq || $0.seq >= before || $0.timeMs < (query.sinceMs ?? .min)
+                        || $0.timeMs >= (query.untilMs ?? .max)
+                }
                 if query.newestFirst { decoded.reverse() }
                 events.append(contentsOf: decoded)
             }

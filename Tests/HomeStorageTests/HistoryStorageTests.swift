@@ -82,6 +82,10 @@ struct HistoryStorageTests {
             #expect(
                 try database.events(HistoryQuery(newestFirst: true, subjects: [12])).events.map(\.seq) == [6, 5, 4])
             #expect(try database.events(HistoryQuery(subjects: [99])).events.isEmpty)
+            // With times too: the commits of the subject stamped in the bounds.
+            #expect(try database.events(HistoryQuery(sinceMs: 2000, subjects: [10])).events.map(\.seq) == [3])
+            #expect(try database.events(HistoryQuery(untilMs: 2000, subjects: [10])).events.map(\.seq) == [1, 2])
+            #expect(try database.events(HistoryQuery(sinceMs: 3001, subjects: [12])).events.isEmpty)
             // Several subjects, a page of one commit, newest first: the newest commit
             // of either, and the page says more follow; then the next one back.
             let first = try database.events(HistoryQuery(newestFirst: true, commitLimit: 1, subjects: [10, 12]))

@@ -106,7 +106,8 @@ extension HomeService {
             afterSeq: request.afterSeq, beforeSeq: request.beforeSeq == 0 ? nil : request.beforeSeq,
             sinceMs: request.sinceMs == 0 ? nil : request.sinceMs,
             untilMs: request.untilMs == 0 ? nil : request.untilMs,
-            newestFirst: request.newestFirst, commitLimit: 1024, subjects: historySubjects(request.filter, in: graph))
+            newestFirst: request.newestFirst, commitLimit: min(1024, max(limit, 16)),
+            subjects: historySubjects(request.filter, in: graph))
         var events: [HomeEvent] = []
         var bytes = 0
         var scanned = 0
