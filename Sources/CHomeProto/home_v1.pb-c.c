@@ -1177,6 +1177,51 @@ void   home__v1__home__free_unpacked
   assert(message->base.descriptor == &home__v1__home__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   home__v1__audit_note__init
+                     (Home__V1__AuditNote         *message)
+{
+  static const Home__V1__AuditNote init_value = HOME__V1__AUDIT_NOTE__INIT;
+  *message = init_value;
+}
+size_t home__v1__audit_note__get_packed_size
+                     (const Home__V1__AuditNote *message)
+{
+  assert(message->base.descriptor == &home__v1__audit_note__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__audit_note__pack
+                     (const Home__V1__AuditNote *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__audit_note__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__audit_note__pack_to_buffer
+                     (const Home__V1__AuditNote *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__audit_note__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__AuditNote *
+       home__v1__audit_note__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__AuditNote *)
+     protobuf_c_message_unpack (&home__v1__audit_note__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__audit_note__free_unpacked
+                     (Home__V1__AuditNote *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__audit_note__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   home__v1__origin__init
                      (Home__V1__Origin         *message)
 {
@@ -7033,6 +7078,57 @@ const ProtobufCMessageDescriptor home__v1__home__descriptor =
   (ProtobufCMessageInit) home__v1__home__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor home__v1__audit_note__field_descriptors[2] =
+{
+  {
+    "action",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__AuditNote, action),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "detail",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__AuditNote, detail),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__audit_note__field_indices_by_name[] = {
+  0,   /* field[0] = action */
+  1,   /* field[1] = detail */
+};
+static const ProtobufCIntRange home__v1__audit_note__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor home__v1__audit_note__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.AuditNote",
+  "AuditNote",
+  "Home__V1__AuditNote",
+  "home.v1",
+  sizeof(Home__V1__AuditNote),
+  2,
+  home__v1__audit_note__field_descriptors,
+  home__v1__audit_note__field_indices_by_name,
+  1,  home__v1__audit_note__number_ranges,
+  (ProtobufCMessageInit) home__v1__audit_note__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCFieldDescriptor home__v1__origin__field_descriptors[4] =
 {
   {
@@ -7354,7 +7450,7 @@ const ProtobufCMessageDescriptor home__v1__layout_change__descriptor =
   (ProtobufCMessageInit) home__v1__layout_change__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor home__v1__event__field_descriptors[10] =
+static const ProtobufCFieldDescriptor home__v1__event__field_descriptors[11] =
 {
   {
     "seq",
@@ -7476,9 +7572,22 @@ static const ProtobufCFieldDescriptor home__v1__event__field_descriptors[10] =
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "audit",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__Event, body_case),
+    offsetof(Home__V1__Event, audit),
+    &home__v1__audit_note__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned home__v1__event__field_indices_by_name[] = {
   8,   /* field[8] = action_set_id */
+  10,   /* field[10] = audit */
   1,   /* field[1] = kind */
   6,   /* field[6] = layout */
   3,   /* field[3] = origin */
@@ -7492,7 +7601,7 @@ static const unsigned home__v1__event__field_indices_by_name[] = {
 static const ProtobufCIntRange home__v1__event__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 10 }
+  { 0, 11 }
 };
 const ProtobufCMessageDescriptor home__v1__event__descriptor =
 {
@@ -7502,7 +7611,7 @@ const ProtobufCMessageDescriptor home__v1__event__descriptor =
   "Home__V1__Event",
   "home.v1",
   sizeof(Home__V1__Event),
-  10,
+  11,
   home__v1__event__field_descriptors,
   home__v1__event__field_indices_by_name,
   1,  home__v1__event__number_ranges,
@@ -13174,7 +13283,7 @@ const ProtobufCEnumDescriptor home__v1__comparison__descriptor =
   home__v1__comparison__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCEnumValue home__v1__event_kind__enum_values_by_number[7] =
+static const ProtobufCEnumValue home__v1__event_kind__enum_values_by_number[8] =
 {
   { "EVENT_UNSPECIFIED", "HOME__V1__EVENT_KIND__EVENT_UNSPECIFIED", 0 },
   { "EVENT_VALUE_CHANGED", "HOME__V1__EVENT_KIND__EVENT_VALUE_CHANGED", 1 },
@@ -13183,13 +13292,15 @@ static const ProtobufCEnumValue home__v1__event_kind__enum_values_by_number[7] =
   { "EVENT_PRIMARY_HOME_CHANGED", "HOME__V1__EVENT_KIND__EVENT_PRIMARY_HOME_CHANGED", 4 },
   { "EVENT_ACTION_SET_EXECUTED", "HOME__V1__EVENT_KIND__EVENT_ACTION_SET_EXECUTED", 5 },
   { "EVENT_TRIGGER_FIRED", "HOME__V1__EVENT_KIND__EVENT_TRIGGER_FIRED", 6 },
+  { "EVENT_AUDIT", "HOME__V1__EVENT_KIND__EVENT_AUDIT", 7 },
 };
 static const ProtobufCIntRange home__v1__event_kind__value_ranges[] = {
-{0, 0},{0, 7}
+{0, 0},{0, 8}
 };
-static const ProtobufCEnumValueIndex home__v1__event_kind__enum_values_by_name[7] =
+static const ProtobufCEnumValueIndex home__v1__event_kind__enum_values_by_name[8] =
 {
   { "EVENT_ACTION_SET_EXECUTED", 5 },
+  { "EVENT_AUDIT", 7 },
   { "EVENT_LAYOUT_CHANGED", 3 },
   { "EVENT_PRIMARY_HOME_CHANGED", 4 },
   { "EVENT_REACHABILITY_CHANGED", 2 },
@@ -13204,9 +13315,9 @@ const ProtobufCEnumDescriptor home__v1__event_kind__descriptor =
   "EventKind",
   "Home__V1__EventKind",
   "home.v1",
-  7,
+  8,
   home__v1__event_kind__enum_values_by_number,
-  7,
+  8,
   home__v1__event_kind__enum_values_by_name,
   1,
   home__v1__event_kind__value_ranges,

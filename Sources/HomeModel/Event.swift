@@ -43,6 +43,22 @@ public enum EventKind: String, Sendable, Hashable, CaseIterable {
     case primaryHomeChanged = "primary-home"
     case actionSetExecuted = "action-set"
     case triggerFired = "trigger"
+    /// Audit notes: only for those who ask for them by kind.
+    case audit
+}
+
+/// What the daemon notes for the audit besides changes: a provider connected or
+/// gone, a call refused for its role. Who did it is the event's origin.
+public struct AuditNote: Hashable, Sendable {
+    /// `provider-connected`, `provider-disconnected`, `permission-denied`.
+    public var action: String
+    /// A sentence for people.
+    public var detail: String
+
+    public init(action: String, detail: String) {
+        self.action = action
+        self.detail = detail
+    }
 }
 
 public enum ObjectKind: String, Sendable, Hashable, CaseIterable {
@@ -109,6 +125,7 @@ public struct HomeEvent: Hashable, Sendable {
         case primaryHome(ObjectID)
         case actionSetExecuted(ObjectID)
         case triggerFired(ObjectID)
+        case audit(AuditNote)
     }
 
     /// Daemon-wide, strictly increasing; assigned by the journal (0 until then).
@@ -132,6 +149,7 @@ public struct HomeEvent: Hashable, Sendable {
         case .primaryHome: return .primaryHomeChanged
         case .actionSetExecuted: return .actionSetExecuted
         case .triggerFired: return .triggerFired
+        case .audit: return .audit
         }
     }
 }
@@ -151,6 +169,8 @@ extension HomeEvent {
             }
         case .layout(let change):
             size += change.name.utf8.count
+        case .audit(let note):
+            size += note.action.utf8.count + note.detail.utf8.count
         case .reachability, .primaryHome, .actionSetExecuted, .triggerFired:
             break
         }

@@ -112,14 +112,17 @@ public final class HomeServer: Service, Sendable {
     /// Serves one connection: who is at the other end, before the first byte is
     /// read (every call's role comes from it), then the connection's handler.
     private func serve(_ channel: any Channel) -> EventLoopFuture<Void> {
-        let (router, registry, configuration, logger, journalID) = (
-            router, registry, configuration, logger, store.journalID
+        let (router, registry, configuration, logger, journalID, store) = (
+            router, registry, configuration, logger, store.journalID, store
         )
+        let noteDenial: @Sendable (Origin, String) -> Void = { origin, detail in
+            store.audit("permission-denied", detail: detail, origin: origin)
+        }
         return PeerLookup.peer(of: channel).flatMapThrowing { peer in
             try channel.pipeline.syncOperations.addHandler(
                 ConnectionHandler(
                     router: router, registry: registry, configuration: configuration,
-                    journalID: journalID, peer: peer, logger: logger))
+                    journalID: journalID, peer: peer, logger: logger, noteDenial: noteDenial))
         }
     }
 

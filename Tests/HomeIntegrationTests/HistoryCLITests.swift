@@ -109,4 +109,21 @@ struct HistoryCLITests {
         let notOne = try daemon.homectl("history", "Living Room/Lamp", "--every", "5m")
         #expect(notOne.status == 3 && notOne.stderr.contains("is not one"), "\(notOne.stderr)")
     }
+
+    @Test("the audit: a provider's connection is noted with its uid, only for those who ask for the kind")
+    func auditNotes() throws {
+        // The demo's simulator is a provider connecting in-process, as this uid.
+        let daemon = try DaemonProcess(arguments: ["--demo", "--simulator-interval-ms", "60000"])
+        let audit = try daemon.homectl("history", "--kind", "audit", "-o", "json")
+        #expect(audit.status == 0, "\(audit.stderr)")
+        let notes = (try JSONSerialization.jsonObject(with: Data(audit.stdout.utf8)) as? [[String: Any]]) ?? []
+        let connected = notes.first { $0["action"] as? String == "provider-connected" }
+        #expect(
+            (connected?["detail"] as? String)?.hasPrefix("provider \"simulator\" connected (client ") == true,
+            "\(audit.stdout)")
+        #expect((connected?["origin"] as? [String: Any])?["uid"] as? Int == Int(getuid()))
+        // Not among everything else unless asked for.
+        let all = try daemon.homectl("history", "--limit", "1000", "-o", "json")
+        #expect(!all.stdout.contains("\"kind\":\"audit\""))
+    }
 }

@@ -53,6 +53,16 @@ struct RolesTests {
         #expect(try daemon.homectl("get", "Living Room/Lamp/Brightness").stdout == before)
         #expect(try !daemon.homectl("rooms").stdout.contains("Intruder"))
 
+        // Each refusal is in the audit (once per method per connection: each homectl
+        // is a connection of its own), with the uid that was refused.
+        _ = try asOther(daemon, "set", "Living Room/Lamp/Brightness", "8")
+        let audit = try daemon.homectl("history", "--kind", "audit", "-o", "json")
+        let notes = (try JSONSerialization.jsonObject(with: Data(audit.stdout.utf8)) as? [[String: Any]]) ?? []
+        let denials = notes.filter { $0["action"] as? String == "permission-denied" }
+        #expect(denials.count == 3, "\(audit.stdout)")  // two writes, one layout change
+        #expect(denials.allSatisfy { ($0["origin"] as? [String: Any])?["uid"] as? Int == Int(Self.other) })
+        #expect(denials.contains { ($0["detail"] as? String)?.contains("WriteCharacteristics") == true })
+
         let status = try asOther(daemon, "status")
         #expect(status.status == 0, "\(status.stderr)")
         #expect(status.stdout.contains("viewer (uid \(Self.other), pid "), "\(status.stdout)")

@@ -360,7 +360,7 @@ static void characteristic_fields(line *out, const names *n, uint64_t characteri
 
 /* ---- lines ------------------------------------------------------------- */
 
-static const char *const event_kinds[] = {"unspecified", "value", "reachability", "layout", "primary-home", "action-set", "trigger"};
+static const char *const event_kinds[] = {"unspecified", "value", "reachability", "layout", "primary-home", "action-set", "trigger", "audit"};
 static const char *const origin_kinds[] = {"unknown", "client", "provider", "automation", "simulator", "daemon"};
 static const char *const layout_actions[] = {"added", "removed", "updated", "moved"};
 static const char *const object_kinds[] = {"unspecified", "home", "room", "zone", "accessory", "service",
@@ -411,6 +411,10 @@ static void event_line(line *out, const Home__V1__Event *event, const names *n, 
         field_string(out, "trigger", trigger ? trigger->name : "");
         break;
     }
+    case HOME__V1__EVENT__BODY_AUDIT:
+        field_string(out, "action", event->audit->action);
+        field_string(out, "detail", event->audit->detail);
+        break;
     default: break;
     }
     const Home__V1__Origin *origin = event->origin;

@@ -41,6 +41,7 @@ typedef struct Home__V1__CharacteristicCondition Home__V1__CharacteristicConditi
 typedef struct Home__V1__EventTrigger Home__V1__EventTrigger;
 typedef struct Home__V1__Trigger Home__V1__Trigger;
 typedef struct Home__V1__Home Home__V1__Home;
+typedef struct Home__V1__AuditNote Home__V1__AuditNote;
 typedef struct Home__V1__Origin Home__V1__Origin;
 typedef struct Home__V1__ValueChange Home__V1__ValueChange;
 typedef struct Home__V1__ReachabilityChange Home__V1__ReachabilityChange;
@@ -233,7 +234,13 @@ typedef enum _Home__V1__EventKind {
   HOME__V1__EVENT_KIND__EVENT_LAYOUT_CHANGED = 3,
   HOME__V1__EVENT_KIND__EVENT_PRIMARY_HOME_CHANGED = 4,
   HOME__V1__EVENT_KIND__EVENT_ACTION_SET_EXECUTED = 5,
-  HOME__V1__EVENT_KIND__EVENT_TRIGGER_FIRED = 6
+  HOME__V1__EVENT_KIND__EVENT_TRIGGER_FIRED = 6,
+  /*
+   * What the daemon notes for the audit: a provider connected or gone, a call
+   * refused for its role. Sent only to subscriptions (and ReadHistory calls) whose
+   * filter asks for this kind: an empty `kinds` does not include it.
+   */
+  HOME__V1__EVENT_KIND__EVENT_AUDIT = 7
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(HOME__V1__EVENT_KIND)
 } Home__V1__EventKind;
 typedef enum _Home__V1__OriginKind {
@@ -880,6 +887,21 @@ struct  Home__V1__Home
     , 0, (char *)protobuf_c_empty_string, 0, 0, 0,NULL, 0,NULL, 0,NULL, 0,NULL, 0,NULL, 0,NULL }
 
 
+/*
+ * An audit note: what happened (`provider-connected`, `provider-disconnected`,
+ * `permission-denied`) and a sentence saying it; who is the event's origin.
+ */
+struct  Home__V1__AuditNote
+{
+  ProtobufCMessage base;
+  char *action;
+  char *detail;
+};
+#define HOME__V1__AUDIT_NOTE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__audit_note__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
 typedef enum {
   HOME__V1__ORIGIN__UID_PRESENT__NOT_SET = 0,
   HOME__V1__ORIGIN__UID_PRESENT_UID = 4
@@ -962,7 +984,8 @@ typedef enum {
   HOME__V1__EVENT__BODY_LAYOUT = 7,
   HOME__V1__EVENT__BODY_PRIMARY_HOME_ID = 8,
   HOME__V1__EVENT__BODY_ACTION_SET_ID = 9,
-  HOME__V1__EVENT__BODY_TRIGGER_ID = 10
+  HOME__V1__EVENT__BODY_TRIGGER_ID = 10,
+  HOME__V1__EVENT__BODY_AUDIT = 11
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(HOME__V1__EVENT__BODY__CASE)
 } Home__V1__Event__BodyCase;
 
@@ -981,6 +1004,7 @@ struct  Home__V1__Event
     uint64_t primary_home_id;
     uint64_t action_set_id;
     uint64_t trigger_id;
+    Home__V1__AuditNote *audit;
   };
 };
 #define HOME__V1__EVENT__INIT \
@@ -2991,6 +3015,25 @@ Home__V1__Home *
 void   home__v1__home__free_unpacked
                      (Home__V1__Home *message,
                       ProtobufCAllocator *allocator);
+/* Home__V1__AuditNote methods */
+void   home__v1__audit_note__init
+                     (Home__V1__AuditNote         *message);
+size_t home__v1__audit_note__get_packed_size
+                     (const Home__V1__AuditNote   *message);
+size_t home__v1__audit_note__pack
+                     (const Home__V1__AuditNote   *message,
+                      uint8_t             *out);
+size_t home__v1__audit_note__pack_to_buffer
+                     (const Home__V1__AuditNote   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__AuditNote *
+       home__v1__audit_note__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__audit_note__free_unpacked
+                     (Home__V1__AuditNote *message,
+                      ProtobufCAllocator *allocator);
 /* Home__V1__Origin methods */
 void   home__v1__origin__init
                      (Home__V1__Origin         *message);
@@ -4553,6 +4596,9 @@ typedef void (*Home__V1__Trigger_Closure)
 typedef void (*Home__V1__Home_Closure)
                  (const Home__V1__Home *message,
                   void *closure_data);
+typedef void (*Home__V1__AuditNote_Closure)
+                 (const Home__V1__AuditNote *message,
+                  void *closure_data);
 typedef void (*Home__V1__Origin_Closure)
                  (const Home__V1__Origin *message,
                   void *closure_data);
@@ -5007,6 +5053,7 @@ extern const ProtobufCMessageDescriptor home__v1__characteristic_condition__desc
 extern const ProtobufCMessageDescriptor home__v1__event_trigger__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__trigger__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__home__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__audit_note__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__origin__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__value_change__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__reachability_change__descriptor;

@@ -107,6 +107,7 @@ extension HomeEvent {
         case .reachability(let accessoryID, _): return [accessoryID]
         case .layout(let change): return [change.objectID, change.homeID, change.parentID].filter { $0 != 0 }
         case .primaryHome(let id), .actionSetExecuted(let id), .triggerFired(let id): return [id]
+        case .audit: return []
         }
     }
 }

@@ -20,11 +20,13 @@ extension ConnectionHandler {
         // The role now, not at connecting: a reload applies to open connections too.
         let role = configuration.roles.role(of: peer)
         guard let role, role >= entry.role else {
-            write(
-                context,
-                WireFrame(
-                    callID: callID,
-                    body: .status(RolePolicy.denial(method: open.method, needs: entry.role, peer: peer, has: role))))
+            let denial = RolePolicy.denial(method: open.method, needs: entry.role, peer: peer, has: role)
+            if deniedMethods.insert(open.method).inserted {
+                noteDenial(
+                    Origin(kind: .client, connectionID: connectionID, name: machine.clientName, uid: peer.uid),
+                    denial.message)
+            }
+            write(context, WireFrame(callID: callID, body: .status(denial)))
             return
         }
         // A deadline of 0 has passed before the call begins: it is not run.

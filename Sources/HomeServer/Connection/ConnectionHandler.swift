@@ -23,6 +23,10 @@ final class ConnectionHandler: ChannelDuplexHandler {
     typealias OutboundOut = ByteBuffer
 
     let router: HomeRouter
+    /// Notes a call refused for its role in the audit (once per method per
+    /// connection: a client retrying cannot fill the journal).
+    let noteDenial: @Sendable (Origin, String) -> Void
+    var deniedMethods: Set<String> = []
     let registry: ConnectionRegistry
     let configuration: ServerConfiguration
     let journalID: String
@@ -49,8 +53,9 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     init(
         router: HomeRouter, registry: ConnectionRegistry, configuration: ServerConfiguration, journalID: String,
-        peer: Peer, logger: Logger
+        peer: Peer, logger: Logger, noteDenial: @escaping @Sendable (Origin, String) -> Void = { _, _ in }
     ) {
+        self.noteDenial = noteDenial
         self.router = router
         self.peer = peer
         self.registry = registry

@@ -110,9 +110,10 @@ final class ProviderCommandStream {
         pings?.cancel()
         pings = nil
         if hub.close(providerID: providerID, stream: self, reason: reason) {
-            store.setProviderReachable(
-                false, provider: providerID,
-                origin: Origin(kind: .provider, connectionID: connectionID, name: providerID))
+            let origin = Origin(kind: .provider, connectionID: connectionID, name: providerID)
+            store.audit(
+                "provider-disconnected", detail: "provider \(quoted(providerID)) went away: \(reason)", origin: origin)
+            store.setProviderReachable(false, provider: providerID, origin: origin)
         }
         return true
     }

@@ -29,6 +29,12 @@ extension HomeService {
                 uid: context.peer.uid, stream: NIOLoopBound(stream, eventLoop: context.eventLoop),
                 eventLoop: context.eventLoop))
         let knownKeys = store.snapshot().graph.accessoryIDs(ofProvider: request.providerID).keys.sorted()
+        store.audit(
+            "provider-connected",
+            detail: "provider \(quoted(request.providerID)) connected (client \(quoted(context.clientName)), pid "
+                + "\(context.peer.pid); \(knownKeys.count) accessories known from before)",
+            origin: Origin(
+                kind: .provider, connectionID: context.connectionID, name: request.providerID, uid: context.peer.uid))
         stream.start(knownKeys: knownKeys)
         return stream
     }
@@ -118,3 +124,6 @@ extension HomeService {
         }
     }
 }
+
+/// A name in double quotes, for the audit's sentences.
+func quoted(_ text: String) -> String { "\"\(text)\"" }

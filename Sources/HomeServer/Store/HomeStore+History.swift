@@ -175,4 +175,12 @@ extension HomeStore {
         return try history.storage.rollups(
             characteristicID: characteristicID, widthMs: widthMs, sinceMs: sinceMs, untilMs: untilMs, limit: limit)
     }
+
+    /// Notes something for the audit (an event of kind `.audit`, journaled and kept
+    /// like any other, sent to whoever asks for the kind).
+    public func audit(_ action: String, detail: String, origin: Origin) {
+        _ = commit(.values, origin: origin) { transaction in
+            transaction.emit(.audit(AuditNote(action: action, detail: detail)))
+        }
+    }
 }

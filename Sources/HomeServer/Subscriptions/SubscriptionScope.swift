@@ -99,8 +99,10 @@ struct SubscriptionScope: Sendable {
         try check(filter.characteristicIDs, "characteristic") { graph.characteristics[$0] != nil }
     }
 
+    /// An empty filter of kinds takes every kind but the audit's, which must be
+    /// asked for.
     func accepts(kind: EventKind) -> Bool {
-        kinds.isEmpty || kinds.contains(kind)
+        kinds.isEmpty ? kind != .audit : kinds.contains(kind)
     }
 
     /// Whether a characteristic is covered (for snapshots).
@@ -214,6 +216,8 @@ struct SubscriptionScope: Sendable {
                 || (change.object == .accessory && coversAccessory(change.objectID, in: graph))
         case .primaryHome, .actionSetExecuted, .triggerFired:
             return selectsEverything || !homeIDs.isEmpty
+        case .audit:
+            return true
         }
     }
 }

@@ -9,7 +9,8 @@ internal import HomeModel
 /// 1 value: accessory, service and characteristic ids, the value, merged count;
 /// 2 reachability: accessory id, a 0/1 byte;
 /// 3 layout: action and object kind by name, object, home and parent ids, the name;
-/// 4 primary home, 5 action set executed, 6 trigger fired: an id.
+/// 4 primary home, 5 action set executed, 6 trigger fired: an id; 7 audit: the
+/// action and the detail.
 /// Names rather than numbers for the model's enums: a record outlives any
 /// ordering of their cases.
 enum JournalRecord {
@@ -22,6 +23,7 @@ enum JournalRecord {
         case primaryHome = 4
         case actionSet = 5
         case trigger = 6
+        case audit = 7
     }
 
     /// - Precondition: `events` is not empty and shares one origin.
@@ -67,6 +69,10 @@ enum JournalRecord {
             case .triggerFired(let id):
                 writer.byte(Tag.trigger.rawValue)
                 writer.varint(id)
+            case .audit(let note):
+                writer.byte(Tag.audit.rawValue)
+                writer.string(note.action)
+                writer.string(note.detail)
             }
         }
         return writer.bytes
@@ -122,6 +128,7 @@ enum JournalRecord {
             case .primaryHome: body = .primaryHome(try reader.varint())
             case .actionSet: body = .actionSetExecuted(try reader.varint())
             case .trigger: body = .triggerFired(try reader.varint())
+            case .audit: body = .audit(AuditNote(action: try reader.string(), detail: try reader.string()))
             case nil:
                 throw HomeError(
                     .dataLoss, "journal row \(firstSeq): unknown event tag \(tagByte) at byte \(reader.offset - 1)")

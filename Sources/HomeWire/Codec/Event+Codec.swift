@@ -38,6 +38,8 @@ extension Proto.Event {
             body = .actionSetID(actionSetID)
         case .triggerFired(let triggerID):
             body = .triggerID(triggerID)
+        case .audit(let note):
+            body = .audit(Proto.AuditNote(action: note.action, detail: note.detail))
         }
     }
 }
@@ -73,6 +75,8 @@ extension HomeEvent {
             body = .actionSetExecuted(actionSetID)
         case .triggerID(let triggerID)?:
             body = .triggerFired(triggerID)
+        case .audit(let note)?:
+            body = .audit(AuditNote(action: note.action, detail: note.detail))
         case nil:
             throw HomeError(.invalidArgument, "event \(wire.seq) has no body")
         }

@@ -233,6 +233,13 @@ extension Proto {
         let triggers: [Proto.Trigger]
     }
 
+    /// An audit note: what happened (`provider-connected`, `provider-disconnected`,
+    /// `permission-denied`) and a sentence saying it; who is the event's origin.
+    struct AuditNote: Sendable {
+        let action: String
+        let detail: String
+    }
+
     /// Who caused a change.
     struct Origin: Sendable {
         /// A `home.v1.OriginKind` number (see `Origin.Kind`).
@@ -286,6 +293,7 @@ extension Proto {
             case primaryHomeID(UInt64)
             case actionSetID(UInt64)
             case triggerID(UInt64)
+            case audit(Proto.AuditNote)
         }
         let body: Body?
     }
@@ -1961,6 +1969,24 @@ extension Proto.Home: ProtobufCBridged {
     }
 }
 
+extension Proto.AuditNote: ProtobufCBridged {
+    static let messageName = "home.v1.AuditNote"
+    static var unpack: Unpacker<Home__V1__AuditNote> { home__v1__audit_note__unpack }
+
+    init(c source: Home__V1__AuditNote) {
+        action = swiftString(source.action)
+        detail = swiftString(source.detail)
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__AuditNote> {
+        let built = arena.allocate(Home__V1__AuditNote.self)
+        home__v1__audit_note__init(built)
+        if !action.isEmpty { built.pointee.action = arena.cString(action) }
+        if !detail.isEmpty { built.pointee.detail = arena.cString(detail) }
+        return built
+    }
+}
+
 extension Proto.Origin: ProtobufCBridged {
     static let messageName = "home.v1.Origin"
     static var unpack: Unpacker<Home__V1__Origin> { home__v1__origin__unpack }
@@ -2076,6 +2102,8 @@ extension Proto.Event: ProtobufCBridged {
             body = .actionSetID(source.action_set_id)
         case HOME__V1__EVENT__BODY_TRIGGER_ID:
             body = .triggerID(source.trigger_id)
+        case HOME__V1__EVENT__BODY_AUDIT:
+            body = source.audit.map { .audit(Proto.AuditNote(c: $0.pointee)) }
         default:
             body = nil
         }
@@ -2107,6 +2135,9 @@ extension Proto.Event: ProtobufCBridged {
         case .triggerID(let value)?:
             built.pointee.body_case = HOME__V1__EVENT__BODY_TRIGGER_ID
             built.pointee.trigger_id = value
+        case .audit(let value)?:
+            built.pointee.body_case = HOME__V1__EVENT__BODY_AUDIT
+            built.pointee.audit = value.build(in: &arena)
         case nil:
             break
         }
@@ -4322,6 +4353,7 @@ extension EventKind: WireEnum {
         case .primaryHomeChanged: 4
         case .actionSetExecuted: 5
         case .triggerFired: 6
+        case .audit: 7
         }
     }
 
@@ -4334,6 +4366,7 @@ extension EventKind: WireEnum {
         case 4: self = .primaryHomeChanged
         case 5: self = .actionSetExecuted
         case 6: self = .triggerFired
+        case 7: self = .audit
         default: return nil
         }
     }

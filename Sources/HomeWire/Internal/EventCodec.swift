@@ -90,6 +90,13 @@ extension CArena {
         case .triggerFired(let triggerID):
             message.pointee.body_case = HOME__V1__EVENT__BODY_TRIGGER_ID
             message.pointee.trigger_id = triggerID
+        case .audit(let note):
+            let audit = allocate(Home__V1__AuditNote.self)
+            home__v1__audit_note__init(audit)
+            audit.pointee.action = cString(note.action)
+            audit.pointee.detail = cString(note.detail)
+            message.pointee.body_case = HOME__V1__EVENT__BODY_AUDIT
+            message.pointee.audit = audit
         }
         return message
     }
@@ -147,6 +154,9 @@ enum EventDecoding {
             body = .actionSetExecuted(message.action_set_id)
         case HOME__V1__EVENT__BODY_TRIGGER_ID:
             body = .triggerFired(message.trigger_id)
+        case HOME__V1__EVENT__BODY_AUDIT:
+            let note = message.audit!.pointee
+            body = .audit(AuditNote(action: swiftString(note.action), detail: swiftString(note.detail)))
         default:
             throw HomeError(.invalidArgument, "event \(message.seq) has no body")
         }

@@ -60,7 +60,7 @@ struct AppliedChange {
             }.first
             let name = before.homes[id]?.name ?? added?.name ?? "?"
             return "primary home is now \(quote(name)) (id \(id))"
-        case .value, .reachability, .actionSetExecuted, .triggerFired:
+        case .value, .reachability, .actionSetExecuted, .triggerFired, .audit:
             return event.kind.rawValue
         }
     }

@@ -28,6 +28,8 @@ enum WatchText {
             return "\(time)  scene \(quote(names.graph.actionSets[id]?.name ?? String(id))) ran" + by
         case .triggerFired(let id):
             return "\(time)  trigger \(quote(names.graph.triggers[id]?.name ?? String(id))) fired" + by
+        case .audit(let note):
+            return "\(time)  \(note.detail)" + by
         }
     }
 

@@ -41,8 +41,9 @@ struct History: AsyncParsableCommand {
     @Option(
         name: .customLong("kind"),
         help: ArgumentHelp(
-            "Only these event kinds: value, reachability, layout, primary-home, action-set, trigger; repeatable, "
-                + "or a list (value,reachability).", valueName: "kind"))
+            "Only these event kinds: value, reachability, layout, primary-home, action-set, trigger, audit (the "
+                + "daemon's notes: providers connected and gone, calls refused; shown only when asked for); "
+                + "repeatable, or a list (value,reachability).", valueName: "kind"))
     var kindArguments: [String] = []
     @Option(help: "At most this many events (default: 20 without --since, all with it).")
     var limit: Int?

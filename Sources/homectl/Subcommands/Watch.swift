@@ -358,6 +358,9 @@ func eventLine(_ event: HomeEvent, names: Names, journal: String, ownConnection:
     case .triggerFired(let id):
         fields.append(("trigger_id", .uint(id)))
         fields.append(("trigger", .string(names.graph.triggers[id]?.name ?? "")))
+    case .audit(let note):
+        fields.append(("action", .string(note.action)))
+        fields.append(("detail", .string(note.detail)))
     }
     fields.append(
         (
