@@ -28,7 +28,7 @@ struct HomeCtl: AsyncParsableCommand {
             SetValue.self,
             Rename.self, Assign.self, Groups.self, Scenes.self, Triggers.self, Types.self, Watch.self, History.self,
             Last.self, Providers.self, HomeKit.self, Remove.self, Sim.self,
-            Backup.self, Export.self,
+            Backup.self, Export.self, Import.self,
         ])
 
     /// The options every subcommand takes, declared here as well: `homectl --help`
