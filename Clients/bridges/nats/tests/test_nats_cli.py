@@ -1,0 +1,247 @@
+"""homed-nats-remote (homed_nats/cli.py) held against the real homectl on the
+same homed: `set` and `watch` print the same JSON and exit with the same codes
+and words; and a remote watch loses nothing and repeats nothing across a
+nats-server kill -9 and a homed kill -9 (its journal goes on)."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from homed import pb
+from homed_testkit import ProviderProcess
+from provider_testkit import wait_for, wait_log
+
+from homed_nats import layout as L
+from nats_home import BRIGHTNESS, TEMP, Devices, found, make_home, read_bucket, start_bridge
+from test_nats_writes import accounts_server, files  # noqa: F401 - the fixture
+
+NAMES = L.Names("home")
+REMOTE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "homed_nats_remote.py")
+
+
+def homectl(homed, *args):
+    binary = os.environ.get("HOMECTL_BIN")
+    if not binary:
+        pytest.fail("HOMECTL_BIN is not set: the remote commands are held against the real homectl")
+    return subprocess.run([binary, "--socket", homed.socket_path, *args], capture_output=True, text=True, timeout=30)
+
+
+def remote(url, *args, user_file=None):
+    argv = [sys.executable, REMOTE, "--server", url]
+    if user_file:
+        argv += ["--user-file", user_file]
+    return subprocess.run(argv + list(args), capture_output=True, text=True, timeout=30)
+
+
+def user_file(workdir, user):
+    path = os.path.join(workdir, f"{user}.user")
+    with open(path, "w") as f:
+        f.write(f"username={user}\npassword={user}-secret\n")
+    return path
+
+
+def message(stderr):
+    """The error after the program's name (homectl: …, homed-nats-remote: …)."""
+    return stderr.strip().split(": ", 1)[-1]
+
+
+class Site:
+    """A homed with the test's devices, the bridge on a server with accounts
+    (HOMED: the bridge, whose stream and bucket readers share; REMOTE: alice a
+    user, victor a viewer, by request/reply)."""
+
+    def __init__(self, homed, server, processes, workdir):
+        self.url = server.url
+        with homed.client() as client:
+            make_home(client)
+        self.devices = Devices(homed.socket_path).start()
+        self.inside, config = files(workdir)
+        self.bridge = start_bridge(homed, self.url, processes, "--config", config, "--user-file", self.inside)
+        self.alice, self.victor = user_file(workdir, "alice"), user_file(workdir, "victor")
+        wait_log(self.bridge, "taking a snapshot")
+
+
+def test_set_and_its_refusals_are_homectls(homed, accounts_server, processes, workdir):
+    site = Site(homed, accounts_server, processes, workdir)
+    url, alice = site.url, site.alice
+    try:
+        # The same echo (but for its own seq), the same refusals.
+        local = homectl(homed, "set", "Kitchen/Lamp/Brightness", "55", "-o", "json")
+        far = remote(url, "set", "Kitchen/Lamp/Brightness", "56", user_file=alice)
+        assert (local.returncode, far.returncode) == (0, 0), far.stderr
+        a, b = json.loads(local.stdout), json.loads(far.stdout)
+        assert b["seq"] > a["seq"] and (a["value"], b["value"]) == (55, 56)
+        assert {k: v for k, v in a.items() if k not in ("seq", "value")} == \
+            {k: v for k, v in b.items() if k not in ("seq", "value")}
+        for args in (["Kitchen/Lamp/Brightness", "555"], ["Kitchen/Lamp/Brightness", "abc"],
+                     ["Kitchen/Lamp/On", "maybe"], ["Kitchen/Lamp/Nope", "1"], ["999", "1"],
+                     ["Kitchen/Lamp/Brightness", "57", "--if", "40"]):
+            local, far = homectl(homed, "set", *args), remote(url, "set", *args, user_file=alice)
+            assert far.returncode == local.returncode != 0, (args, far.stderr, local.stderr)
+            assert message(far.stderr) == message(local.stderr), args
+        assert remote(url, "set", "Kitchen/Lamp/Brightness", "57", "--if", "56", user_file=alice).returncode == 0
+        viewer = remote(url, "set", "Kitchen/Lamp/Brightness", "58", user_file=site.victor)
+        assert viewer.returncode == pb.PERMISSION_DENIED
+        assert "needs the user role; the NATS caller REMOTE/victor has the viewer role" in viewer.stderr
+        with homed.client() as client:
+            lamp = found(client)["lamp"]
+            brightness = next(c.id for s in lamp.services for c in s.characteristics if c.type_name == "Brightness")
+            assert client.read([brightness]).reads[0].value.int_value == 57
+        assert "Traceback" not in site.bridge.log()
+    finally:
+        site.devices.stop()
+
+
+def watch_lines(process):
+    return [line for line in process.history if line.get("event") != "exit"]
+
+
+def strip(line, *keys):
+    return {k: v for k, v in line.items() if k not in ("_t",) + keys}
+
+
+def test_watch_prints_homectls_lines(homed, server, processes, workdir):
+    with homed.client() as client:
+        make_home(client)
+    devices = Devices(homed.socket_path).start()
+    bridge = start_bridge(homed, server.url, processes)
+    try:
+        wait_log(bridge, "taking a snapshot")
+        devices.report(BRIGHTNESS, 41)
+        wait_for(lambda: any(list(e["value"].values()) in ([41], ["41"])  # protobuf's JSON: int64 as text
+                             for e in read_bucket(server.url, NAMES)[1].values()) or None, 15, "41 in the bucket")
+        # One pair per filter: an accessory; a union of a room and a characteristic (homed's
+        # filters add up); layout events only. Each pair: homectl and the remote command.
+        watches = {"accessory": ["--snapshot", "--accessory", "Lamp", "-C", "4"],
+                   "union": ["--snapshot", "--room", "Garage", "--characteristic", "Kitchen/Lamp/Brightness", "-C",
+                             "5"],
+                   "layout": ["--kind", "layout", "-C", "1"]}
+        pairs = {}
+        for name, args in watches.items():
+            local = ProviderProcess([os.environ["HOMECTL_BIN"], "--socket", homed.socket_path, "watch", *args, "-o",
+                                     "json"], os.path.join(workdir, f"homectl-{name}.log"))
+            far = ProviderProcess([sys.executable, REMOTE, "--server", server.url, "watch", *args],
+                                  os.path.join(workdir, f"remote-{name}.log"))
+            pairs[name] = (local, far)
+            for process in (local, far):
+                processes.append(process)
+                process.start()
+        for name, (local, far) in pairs.items():
+            for process in (local, far):
+                if "--snapshot" in watches[name]:
+                    wait_for(lambda: any(l.get("kind") == "snapshot-end" for l in process.history) or None, 15,
+                             "the snapshot's end", process)
+        time.sleep(1)  # the watches without a snapshot have subscribed (nothing to wait for in their output)
+        devices.report(BRIGHTNESS, 42)
+        devices.report(TEMP, 20.5)
+        with homed.client() as client:
+            client.call("ChangeLayout", pb.LayoutRequest(add_room=pb.AddRoom(home_id=1, name="Attic")))
+        devices.report(BRIGHTNESS, 43)
+        devices.report(BRIGHTNESS, 44)
+        devices.report(BRIGHTNESS, 45)
+        for name, (local, far) in pairs.items():
+            for process in (local, far):
+                assert process.proc.wait(20) == 0, process.log()
+            a, b = watch_lines(local), watch_lines(far)
+            # The snapshot: the same lines but for the seq each stands at (homectl's own
+            # subscription's; the remote one's the bucket's cursor).
+            assert [strip(l, "seq") for l in a if l["kind"].startswith("snapshot")] == \
+                [strip(l, "seq") for l in b if l["kind"].startswith("snapshot")], name
+            events = [strip(l) for l in a if not l["kind"].startswith("snapshot")]
+            assert events == [strip(l) for l in b if not l["kind"].startswith("snapshot")], name
+            pairs[name] = events
+        assert [e["value"] for e in pairs["accessory"]] == [42, 43, 44, 45]
+        assert [e["value"] for e in pairs["union"]] == [42, 20.5, 43, 44, 45]
+        assert [(e["kind"], e["object"], e["name"]) for e in pairs["layout"]] == [("layout", "room", "Attic")]
+        # Bad options: the same exit codes.
+        assert remote(server.url, "watch", "--kind", "nonsense").returncode == 64
+        missing = remote(server.url, "watch", "--accessory", "Nope")
+        local_missing = homectl(homed, "watch", "--accessory", "Nope", "-o", "json")
+        assert missing.returncode == local_missing.returncode == pb.NOT_FOUND
+        assert message(missing.stderr) == message(local_missing.stderr)
+        assert remote(server.url, "watch", "-W", "1").returncode == 4
+    finally:
+        devices.stop()
+
+
+def burst(devices, count, start=0, pause=0.0):
+    for i in range(start, start + count):
+        devices.report(TEMP if i % 2 else BRIGHTNESS, (10.0 + i / 10) if i % 2 else i % 101)
+        if pause:
+            time.sleep(pause)
+
+
+def history_seqs(homed, after, until):
+    """homed's stored value events after `after` up to `until`: what a watch must have printed."""
+    seqs, cursor = [], after
+    with homed.client() as client:
+        while True:
+            page = client.call("ReadHistory", pb.ReadHistoryRequest(
+                after_seq=cursor, before_seq=until + 1, limit=10000,
+                filter=pb.SubscriptionFilter(kinds=[pb.EVENT_VALUE_CHANGED])))
+            seqs += [e.seq for e in page.events]
+            if not page.next_seq:
+                return seqs, page.journal_id
+            cursor = page.next_seq
+
+
+def follow(url, workdir, name="remote-watch"):
+    watch = ProviderProcess([sys.executable, REMOTE, "--server", url, "watch", "--kind", "value"],
+                            os.path.join(workdir, f"{name}.log"))
+    return watch.start()
+
+
+def last_value_seq(homed):
+    with homed.client() as client:
+        return client.call("ReadHistory", pb.ReadHistoryRequest(
+            limit=1, newest_first=True, filter=pb.SubscriptionFilter(kinds=[pb.EVENT_VALUE_CHANGED]))).events[0].seq
+
+
+def check_nothing_missed_nor_twice(homed, watch):
+    last = last_value_seq(homed)
+    wait_for(lambda: any(l.get("seq") == last for l in watch.history) or None, 40,
+             f"event {last} at the remote watch", watch)
+    lines = [l for l in watch_lines(watch) if l.get("kind") == "value"]
+    seqs = [l["seq"] for l in lines]
+    assert len(seqs) == len(set(seqs)), "an event came twice"
+    assert seqs == sorted(seqs)
+    assert len({l["journal"] for l in lines}) == 1, "homed's journal went on: one journal"
+    expected, journal = history_seqs(homed, seqs[0] - 1, seqs[-1])
+    assert journal == lines[0]["journal"]
+    assert seqs == expected, f"missed {sorted(set(expected) - set(seqs))[:10]}"
+    assert not [l for l in watch_lines(watch) if l.get("kind") == "resync"]
+
+
+def test_a_remote_watch_across_a_server_kill_and_a_homed_kill_misses_nothing(stored_homed, server, processes,
+                                                                            workdir):
+    homed = stored_homed
+    with homed.client() as client:
+        make_home(client)
+    devices = Devices(homed.socket_path).start()
+    bridge = start_bridge(homed, server.url, processes)
+    try:
+        wait_log(bridge, "taking a snapshot")
+        watch = follow(server.url, workdir)
+        processes.append(watch)
+        wait_for(lambda: read_bucket(server.url, NAMES)[1] or None, 15, "the bucket")
+        time.sleep(1)  # the watch has taken the bucket's snapshot
+        burst(devices, 100)
+        server.kill()
+        burst(devices, 100, start=100)  # homed commits while the server is dead
+        server.start()
+        burst(devices, 100, start=200)
+        devices.stop()
+        homed.proc.send_signal(signal.SIGKILL)
+        homed.proc.wait(5)
+        homed.start()
+        devices = Devices(homed.socket_path).start()
+        burst(devices, 100, start=300)
+        check_nothing_missed_nor_twice(homed, watch)
+        assert "Traceback" not in bridge.log()
+    finally:
+        devices.stop()
