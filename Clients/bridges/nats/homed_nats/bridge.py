@@ -172,6 +172,7 @@ class Bridge:
         self.js = self.nc.jetstream(timeout=5)
         await self._ensure()
         await self.nc.subscribe(self.names.write_wildcard, queue="homed-nats", cb=self._on_write)
+        await self.nc.subscribe(self.names.read_wildcard, queue="homed-nats", cb=self._on_read)
         await self.nc.subscribe(self.names.layout_service, queue="homed-nats", cb=self._on_layout)
         backoff = 0.1
         while True:
@@ -579,6 +580,9 @@ class Bridge:
 
     async def _on_write(self, msg) -> None:
         await self._on_call(msg, "WriteCharacteristics", pb.WriteCharacteristicsRequest, WRITE_ROLES, "user")
+
+    async def _on_read(self, msg) -> None:
+        await self._on_call(msg, "ReadCharacteristics", pb.ReadCharacteristicsRequest, READ_ROLES, "viewer")
 
     async def _on_layout(self, msg) -> None:
         """The bucket's layout and types keys, for callers of other accounts (who

@@ -1,12 +1,14 @@
-"""`homed-nats-remote watch | set`: homectl's commands on another machine,
+"""`homed-nats-remote watch | get | set`: homectl's commands on another machine,
 through NATS (the stream, the bucket and the request/reply services of
 homed-nats) instead of homed's socket. Same arguments (paths or ids), same JSON
 (`homectl … -o json`; watch's JSON lines), same messages for a name that
 resolves to nothing and the same exit codes (the status code of the error; 4
-for -W, 15 for --no-resync).
+for -W, 15 for --no-resync, 75 for a value of an unreachable accessory).
 
-What differs, and why: output is JSON only (no text for people); errors are
-prefixed `homed-nats-remote:`.
+What differs, and why: output is JSON only (no text for people); `get` answers
+from the bucket (add --fresh to ask homed through homed-nats), and adds each
+value's `seq` (homed's sequence number of the change; 0 when it came from a
+snapshot) and `journal`; errors are prefixed `homed-nats-remote:`.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import argparse
 import asyncio
 import json
 import sys
-from typing import Dict, Optional
+from typing import Dict, List, Optional
 
 import nats
 import nats.errors
@@ -27,7 +29,7 @@ from homed.broker import read_credentials
 
 from . import graph as G
 from . import layout as L
-from .remote import RemoteReader, remote_write
+from .remote import RemoteReader, remote_read, remote_write
 
 PROG = "homed-nats-remote"
 KIND_NAMES = {pb.EVENT_VALUE_CHANGED: "value", pb.EVENT_REACHABILITY_CHANGED: "reachability",
@@ -278,11 +280,11 @@ async def watch(nc, names: L.Names, args) -> int:
     return 0
 
 
-# -- set ---------------------------------------------------------------------------------------
+# -- get and set --------------------------------------------------------------------------------
 
 async def bucket(js, names: L.Names, required: bool = True):
     """The site's bucket; None (when not `required`) for an account that has no JetStream
-    of the bridge's: set then takes the layout from the bridge's service."""
+    of the bridge's: set and get --fresh then take the layout from the bridge's service."""
     try:
         return await asyncio.wait_for(js.key_value(names.bucket), 3)
     except nats.js.errors.BucketNotFoundError:
@@ -293,6 +295,66 @@ async def bucket(js, names: L.Names, required: bool = True):
             raise Exit(pb.UNAVAILABLE, f"cannot read bucket {names.bucket}: {error or type(error).__name__}") \
                 from None
         return None
+
+
+async def get(nc, names: L.Names, args) -> int:
+    js = nc.jetstream(timeout=5)
+    kv = await bucket(js, names, required=not args.fresh)
+    home = await Home(kv, names, nc).load()
+    g = home.graph
+    targets: List[int] = []
+    for path in args.paths:
+        targets += g.readable_of(path)
+    items, failure, unreachable = [], None, False
+    if args.fresh:
+        by_home: Dict[int, List[int]] = {}
+        for cid in targets:
+            by_home.setdefault(g.home_of_accessory(g.accessories[g.characteristics[cid].accessory_id]), []).append(cid)
+        reads = {}
+        for home_id, ids in by_home.items():
+            response = await remote_read(nc, names, home_id, ids, fresh=True)
+            reads.update({r.characteristic_id: r for r in response.reads})
+    for cid in targets:
+        path = g.path_of(cid) or str(cid)
+        char = g.characteristics[cid]
+        accessory = g.accessories.get(char.accessory_id)
+        seq, journal = 0, ""
+        if args.fresh:
+            read = reads[cid]
+            if read.code != pb.OK:
+                error = homed.error_for(read.code, read.message)
+                failure = failure or error
+                items.append({"id": cid, "path": path, "error": {"code": error.code_name, "status": read.code,
+                                                                 "message": read.message}})
+                continue
+            value, updated_ms = read.value, read.last_updated_ms
+        else:
+            try:
+                entry = json.loads((await kv.get(f"c.{cid}")).value)
+            except (nats.js.errors.KeyNotFoundError, nats.js.errors.KeyDeletedError):
+                message = f"characteristic {cid} has no value in bucket {names.bucket} (homed had none to send)"
+                failure = failure or homed.error_for(pb.NOT_FOUND, message)
+                items.append({"id": cid, "path": path, "error": {"code": "NOT_FOUND", "status": pb.NOT_FOUND,
+                                                                 "message": message}})
+                continue
+            value, updated_ms = L.value_from_json(entry["value"]), entry.get("updated_ms", 0)
+            seq, journal = entry.get("seq", 0), entry.get("journal", "")
+        reachable = accessory.reachable if accessory else True
+        if not args.fresh and accessory is not None:
+            try:
+                reachable = json.loads((await kv.get(f"a.{accessory.id}")).value)["reachable"]
+            except (nats.js.errors.KeyNotFoundError, nats.js.errors.KeyDeletedError):
+                pass
+        unreachable |= not reachable
+        item = {"id": cid, "path": path, "value": G.value_json(value), "value_name": home.value_name(cid, value),
+                "reachable": reachable, "updated": G.iso_time(updated_ms) if updated_ms else None}
+        if not args.fresh:
+            item.update(seq=seq, journal=journal)
+        items.append(item)
+    out(items)
+    if failure is not None:
+        return failure.code
+    return 75 if unreachable else 0
 
 
 async def set_value(nc, names: L.Names, args) -> int:
@@ -332,6 +394,9 @@ def parser() -> argparse.ArgumentParser:
     w.add_argument("--no-resync", action="store_true", help="exit 15 instead of accepting a resync")
     w.add_argument("-C", dest="count", type=int, help="exit after this many events")
     w.add_argument("-W", dest="timeout", type=float, help="exit 4 after this many seconds")
+    g = commands.add_parser("get", help="homectl get -o json, remotely (from the bucket; --fresh asks homed)")
+    g.add_argument("--fresh", action="store_true", help="ask homed (and the accessory) through homed-nats")
+    g.add_argument("paths", nargs="+", metavar="PATH")
     s = commands.add_parser("set", help="homectl set -o json, remotely")
     s.add_argument("--if", dest="expected", metavar="CURRENT", help="write only if it holds this value now")
     s.add_argument("path", metavar="PATH")
@@ -368,7 +433,7 @@ async def main_async(args) -> int:
                                    f"{error or type(error).__name__}") from None
     names = L.Names(args.site)
     try:
-        command = {"watch": watch, "set": set_value}[args.command]
+        command = {"watch": watch, "get": get, "set": set_value}[args.command]
         if args.command == "watch" and args.timeout:
             try:
                 return await asyncio.wait_for(command(nc, names, args), args.timeout)

@@ -17,6 +17,7 @@ One site (one homed) owns:
       types                   {type uuid: {number: name}}: the catalog's names of enumerated values
       cursor                  {"stream_seq", "journal", "seq"}: every record up to stream_seq is in the bucket
     service homed.<site>.write.<home id>   request/reply: WriteCharacteristicsRequest → WriteCharacteristicsResponse
+    service homed.<site>.read.<home id>    request/reply: ReadCharacteristicsRequest → ReadCharacteristicsResponse
 
 Every record's body is one serialized `home.v1.SubscribeResponse`, as the socket
 sends it: one event, a marker (RESYNC, SNAPSHOT_END) or a page of the snapshot.
@@ -71,6 +72,7 @@ class Names:
         self.journal = f"{prefix}.{site}.journal"
         self.stream_subjects = [f"{self.journal}.>"]
         self.write_wildcard = f"{prefix}.{site}.write.*"
+        self.read_wildcard = f"{prefix}.{site}.read.*"
         self.layout_service = f"{prefix}.{site}.layout"
 
     def event(self, home, room, accessory, kind: str) -> str:
@@ -81,6 +83,9 @@ class Names:
 
     def write(self, home_id: int) -> str:
         return f"{self.prefix}.{self.site}.write.{home_id}"
+
+    def read(self, home_id: int) -> str:
+        return f"{self.prefix}.{self.site}.read.{home_id}"
 
     def home_of_write(self, subject: str) -> Optional[int]:
         last = subject.rsplit(".", 1)[-1]

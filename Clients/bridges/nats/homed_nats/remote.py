@@ -33,7 +33,7 @@ from . import layout as L
 
 log = logging.getLogger("homed-nats.remote")
 
-__all__ = ["RemoteReader", "Item", "remote_write", "read_snapshot", "read_snapshot_at"]
+__all__ = ["RemoteReader", "Item", "remote_write", "remote_read", "read_snapshot", "read_snapshot_at"]
 
 
 class Item(NamedTuple):
@@ -224,6 +224,13 @@ async def remote_write(nc, names: L.Names, home_id: int, values: dict, atomic: b
         if condition is not None:
             write.condition.value.CopyFrom(condition)
     return await _call(nc, names.write(home_id), request, pb.WriteCharacteristicsResponse, timeout)
+
+
+async def remote_read(nc, names: L.Names, home_id: int, ids, fresh: bool = False, timeout: float = 10.0):
+    """ReadCharacteristics through homed-nats (homed's cache, or with `fresh`
+    the accessories'); the response, or the call's HomedError."""
+    request = pb.ReadCharacteristicsRequest(characteristic_ids=list(ids), fresh=fresh)
+    return await _call(nc, names.read(home_id), request, pb.ReadCharacteristicsResponse, timeout)
 
 
 async def _call(nc, subject: str, request, response_type, timeout: float):

@@ -1,6 +1,6 @@
 """homed-nats-remote (homed_nats/cli.py) held against the real homectl on the
-same homed: `set` and `watch` print the same JSON and exit with the same codes
-and words; and a remote watch loses nothing and repeats nothing across a
+same homed: `get`, `set` and `watch` print the same JSON and exit with the same
+codes and words; and a remote watch loses nothing and repeats nothing across a
 nats-server kill -9 and a homed kill -9 (its journal goes on)."""
 
 import json
@@ -10,14 +10,17 @@ import subprocess
 import sys
 import time
 
+import nats
 import pytest
 
+import homed as homed_errors
 from homed import pb
 from homed_testkit import ProviderProcess
 from provider_testkit import wait_for, wait_log
 
 from homed_nats import layout as L
-from nats_home import BRIGHTNESS, TEMP, Devices, found, make_home, read_bucket, start_bridge
+from homed_nats.remote import remote_read
+from nats_home import BRIGHTNESS, TEMP, Devices, found, make_home, read_bucket, run, start_bridge
 from test_nats_writes import accounts_server, files  # noqa: F401 - the fixture
 
 NAMES = L.Names("home")
@@ -50,6 +53,14 @@ def message(stderr):
     return stderr.strip().split(": ", 1)[-1]
 
 
+async def read_as(url, user, ids):
+    nc = await nats.connect(url, user=user, password=f"{user}-secret", connect_timeout=2, max_reconnect_attempts=1)
+    try:
+        return await remote_read(nc, NAMES, 1, ids)
+    finally:
+        await nc.close()
+
+
 class Site:
     """A homed with the test's devices, the bridge on a server with accounts
     (HOMED: the bridge, whose stream and bucket readers share; REMOTE: alice a
@@ -64,6 +75,59 @@ class Site:
         self.bridge = start_bridge(homed, self.url, processes, "--config", config, "--user-file", self.inside)
         self.alice, self.victor = user_file(workdir, "alice"), user_file(workdir, "victor")
         wait_log(self.bridge, "taking a snapshot")
+
+    def bucket_holds(self, value):
+        wait_for(lambda: json.loads(remote(self.url, "get", "Kitchen/Lamp/Brightness", user_file=self.inside).stdout
+                                    or "[{}]")[0].get("value") == value or None, 15, f"{value} in the bucket")
+
+
+def test_get_answers_from_the_bucket_or_fresh_as_homectl(homed, accounts_server, processes, workdir):
+    site = Site(homed, accounts_server, processes, workdir)
+    url, inside, alice = site.url, site.inside, site.alice
+    try:
+        site.devices.report(BRIGHTNESS, 61)
+        site.bucket_holds(61)
+        for paths in (["Kitchen/Lamp/Brightness"], ["Kitchen/Lamp"], ["Lamp/On", "Garage/Sensor"]):
+            local = homectl(homed, "get", *paths, "-o", "json")
+            far = remote(url, "get", *paths, user_file=inside)
+            fresh = remote(url, "get", "--fresh", *paths, user_file=alice)
+            local_fresh = homectl(homed, "get", "--fresh", *paths, "-o", "json")
+            assert far.returncode == local.returncode == 0, far.stderr
+            assert fresh.returncode == local_fresh.returncode, (fresh.stderr, local_fresh.stderr)
+            from_bucket = json.loads(far.stdout)
+            assert all("seq" in item and "journal" in item for item in from_bucket)
+            assert [{k: v for k, v in i.items() if k not in ("seq", "journal")} for i in from_bucket] == \
+                json.loads(local.stdout)
+            assert json.loads(fresh.stdout) == json.loads(local_fresh.stdout)
+        # The Python client: remote_read answers as the socket's read, to the byte.
+        with homed.client() as client:
+            ids = [c.id for a in found(client).values() for s in a.services for c in s.characteristics]
+            assert run(read_as(url, "victor", ids)) == client.read(ids)
+        with pytest.raises(homed_errors.InvalidArgument):
+            run(read_as(url, "victor", [99999]))
+        entry = json.loads(remote(url, "get", "Kitchen/Lamp/Brightness", user_file=inside).stdout)[0]
+        with homed.client() as client:
+            journal = client.call("ReadHistory", pb.ReadHistoryRequest(limit=1)).journal_id
+        assert entry["seq"] > 0 and entry["journal"] == journal  # the value's change, not a snapshot's
+        # Names that resolve to nothing: homectl's words and exit codes.
+        for path in ("Kitchen/Nope/Brightness", "Kitchen/Lamp/Nope", "999", "Kitchen", "Attic/Lamp/On",
+                     "Kitchen//On", "Nope", "Test Home/Kitchen/Lamp/Lightbulb/On/x"):
+            local, far = homectl(homed, "get", path, "-o", "json"), remote(url, "get", path, user_file=inside)
+            assert far.returncode == local.returncode != 0, (path, far.stderr, local.stderr)
+            assert message(far.stderr) == message(local.stderr), path
+            assert far.stdout == "", path
+        # An unreachable accessory: its last value, marked, and exit 75.
+        site.devices.provider.set_reachable("lamp", False)
+        wait_for(lambda: remote(url, "get", "Kitchen/Lamp/Brightness", user_file=inside).returncode == 75 or None,
+                 15, "exit 75")
+        local = homectl(homed, "get", "Kitchen/Lamp/Brightness", "-o", "json")
+        far = remote(url, "get", "Kitchen/Lamp/Brightness", user_file=inside)
+        assert local.returncode == far.returncode == 75
+        assert [{k: v for k, v in i.items() if k not in ("seq", "journal")} for i in json.loads(far.stdout)] == \
+            json.loads(local.stdout)
+        assert "Traceback" not in site.bridge.log()
+    finally:
+        site.devices.stop()
 
 
 def test_set_and_its_refusals_are_homectls(homed, accounts_server, processes, workdir):
@@ -228,7 +292,8 @@ def test_a_remote_watch_across_a_server_kill_and_a_homed_kill_misses_nothing(sto
         wait_log(bridge, "taking a snapshot")
         watch = follow(server.url, workdir)
         processes.append(watch)
-        wait_for(lambda: read_bucket(server.url, NAMES)[1] or None, 15, "the bucket")
+        wait_for(lambda: remote(server.url, "get", "Kitchen/Lamp/Brightness").returncode == 0 or None, 15,
+                 "the bucket")
         time.sleep(1)  # the watch has taken the bucket's snapshot
         burst(devices, 100)
         server.kill()

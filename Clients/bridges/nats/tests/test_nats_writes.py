@@ -32,11 +32,12 @@ accounts: {
   HOMED: {
     jetstream: enabled
     users: [{user: bridge, password: bridge-secret}]
-    exports: [{service: "homed.*.write.*"}, {service: "homed.*.layout"}]
+    exports: [{service: "homed.*.write.*"}, {service: "homed.*.read.*"}, {service: "homed.*.layout"}]
   }
   REMOTE: {
     users: [{user: alice, password: alice-secret}, {user: victor, password: victor-secret}]
     imports: [{service: {account: HOMED, subject: "homed.*.write.*"}, share: true},
+              {service: {account: HOMED, subject: "homed.*.read.*"}, share: true},
               {service: {account: HOMED, subject: "homed.*.layout"}, share: true}]
   }
 }
