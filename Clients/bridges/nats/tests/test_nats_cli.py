@@ -1,7 +1,7 @@
 """homed-nats-remote (homed_nats/cli.py) held against the real homectl on the
 same homed: `get`, `set` and `watch` print the same JSON and exit with the same
 codes and words; and a remote watch loses nothing and repeats nothing across a
-nats-server kill -9 and a homed kill -9 (its journal goes on)."""
+nats-server kill -9, a homed kill -9 (its journal goes on) and a network cut."""
 
 import json
 import os
@@ -21,6 +21,7 @@ from provider_testkit import wait_for, wait_log
 from homed_nats import layout as L
 from homed_nats.remote import remote_read
 from nats_home import BRIGHTNESS, TEMP, Devices, found, make_home, read_bucket, run, start_bridge
+from nats_server import NatsServer
 from test_nats_writes import accounts_server, files  # noqa: F401 - the fixture
 
 NAMES = L.Names("home")
@@ -310,3 +311,81 @@ def test_a_remote_watch_across_a_server_kill_and_a_homed_kill_misses_nothing(sto
         assert "Traceback" not in bridge.log()
     finally:
         devices.stop()
+
+
+class Cut:
+    """A network cut between the bridge (and the watch) and nats-server: the server
+    in a network namespace of its own behind a veth pair, the link set down and
+    up again (`ip netns`, as root); without that right, the server process is
+    stopped (SIGSTOP) and continued: its connections hang as over a cut link."""
+
+    def __init__(self, workdir):
+        self.ns = f"homed-cut-{os.getpid()}"
+        self.veth = f"hc{os.getpid() % 100000}"
+        self.netns = os.geteuid() == 0 and self._try_netns()
+        self.server = NatsServer(workdir, "cut", host="10.211.0.2" if self.netns else "127.0.0.1",
+                                 prefix=["ip", "netns", "exec", self.ns] if self.netns else [])
+
+    def _run(self, *argv):
+        return subprocess.run(argv, capture_output=True, text=True, timeout=10)
+
+    def _try_netns(self):
+        steps = [["ip", "netns", "add", self.ns],
+                 ["ip", "link", "add", self.veth, "type", "veth", "peer", "name", "eth0", "netns", self.ns],
+                 ["ip", "addr", "add", "10.211.0.1/30", "dev", self.veth], ["ip", "link", "set", self.veth, "up"],
+                 ["ip", "netns", "exec", self.ns, "ip", "addr", "add", "10.211.0.2/30", "dev", "eth0"],
+                 ["ip", "netns", "exec", self.ns, "ip", "link", "set", "eth0", "up"],
+                 ["ip", "netns", "exec", self.ns, "ip", "link", "set", "lo", "up"]]
+        for step in steps:
+            if self._run(*step).returncode != 0:
+                self.close()
+                return False
+        return True
+
+    def cut(self):
+        if self.netns:
+            assert self._run("ip", "link", "set", self.veth, "down").returncode == 0
+        else:
+            self.server.proc.send_signal(signal.SIGSTOP)
+
+    def mend(self):
+        if self.netns:
+            assert self._run("ip", "link", "set", self.veth, "up").returncode == 0
+        else:
+            self.server.proc.send_signal(signal.SIGCONT)
+
+    def close(self):
+        self.server.kill()
+        self._run("ip", "link", "del", self.veth)
+        self._run("ip", "netns", "del", self.ns)
+
+
+def test_a_remote_watch_across_a_network_cut_misses_nothing(homed, processes, workdir):
+    cut = Cut(workdir)
+    try:
+        print("network cut by", "a network namespace (veth down/up)" if cut.netns else "SIGSTOP/SIGCONT")
+        cut.server.start()
+        with homed.client() as client:
+            make_home(client)
+        devices = Devices(homed.socket_path).start()
+        bridge = start_bridge(homed, cut.server.url, processes)
+        try:
+            wait_log(bridge, "taking a snapshot")
+            watch = follow(cut.server.url, workdir)
+            processes.append(watch)
+            wait_for(lambda: remote(cut.server.url, "get", "Kitchen/Lamp/Brightness").returncode == 0 or None, 15,
+                     "the bucket")
+            time.sleep(1)
+            burst(devices, 100)
+            cut.cut()
+            burst(devices, 100, start=100, pause=0.05)  # homed goes on committing meanwhile
+            # The cut lasts until the bridge has felt it (its pings unanswered: ~10 s).
+            wait_log(bridge, "lost the NATS server", timeout=40)
+            cut.mend()
+            burst(devices, 100, start=200)
+            check_nothing_missed_nor_twice(homed, watch)
+            assert "Traceback" not in bridge.log()
+        finally:
+            devices.stop()
+    finally:
+        cut.close()
