@@ -401,6 +401,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--if", dest="expected", metavar="CURRENT", help="write only if it holds this value now")
     s.add_argument("path", metavar="PATH")
     s.add_argument("value", metavar="VALUE")
+    for sub in (w, g, s):  # -o after the command too, where homectl takes it
+        sub.add_argument("-o", "--output", choices=["json"], default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     return p
 
 

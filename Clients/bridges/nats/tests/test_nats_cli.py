@@ -190,7 +190,8 @@ def test_watch_prints_homectls_lines(homed, server, processes, workdir):
         for name, args in watches.items():
             local = ProviderProcess([os.environ["HOMECTL_BIN"], "--socket", homed.socket_path, "watch", *args, "-o",
                                      "json"], os.path.join(workdir, f"homectl-{name}.log"))
-            far = ProviderProcess([sys.executable, REMOTE, "--server", server.url, "watch", *args],
+            # The same words after the command, -o json included (homectl --nats would pass them on).
+            far = ProviderProcess([sys.executable, REMOTE, "--server", server.url, "watch", *args, "-o", "json"],
                                   os.path.join(workdir, f"remote-{name}.log"))
             pairs[name] = (local, far)
             for process in (local, far):
