@@ -28,11 +28,18 @@ NAMES = L.Names("home")
 REMOTE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "homed_nats_remote.py")
 
 
+def homectl_binary():
+    """HOMECTL_BIN, else the homectl beside HOMED_BIN (a build puts both in .build/debug)."""
+    binary = os.environ.get("HOMECTL_BIN") or os.path.join(os.path.dirname(os.environ.get("HOMED_BIN", "")),
+                                                          "homectl")
+    if not os.access(binary, os.X_OK):
+        pytest.fail(f"no homectl at {binary}: set HOMECTL_BIN (the remote commands are held against the real one)")
+    return binary
+
+
 def homectl(homed, *args):
-    binary = os.environ.get("HOMECTL_BIN")
-    if not binary:
-        pytest.fail("HOMECTL_BIN is not set: the remote commands are held against the real homectl")
-    return subprocess.run([binary, "--socket", homed.socket_path, *args], capture_output=True, text=True, timeout=30)
+    return subprocess.run([homectl_binary(), "--socket", homed.socket_path, *args], capture_output=True, text=True,
+                          timeout=30)
 
 
 def remote(url, *args, user_file=None):
@@ -188,7 +195,7 @@ def test_watch_prints_homectls_lines(homed, server, processes, workdir):
                    "layout": ["--kind", "layout", "-C", "1"]}
         pairs = {}
         for name, args in watches.items():
-            local = ProviderProcess([os.environ["HOMECTL_BIN"], "--socket", homed.socket_path, "watch", *args, "-o",
+            local = ProviderProcess([homectl_binary(), "--socket", homed.socket_path, "watch", *args, "-o",
                                      "json"], os.path.join(workdir, f"homectl-{name}.log"))
             # The same words after the command, -o json included (homectl --nats would pass them on).
             far = ProviderProcess([sys.executable, REMOTE, "--server", server.url, "watch", *args, "-o", "json"],
@@ -323,8 +330,11 @@ class Cut:
     def __init__(self, workdir):
         self.ns = f"homed-cut-{os.getpid()}"
         self.veth = f"hc{os.getpid() % 100000}"
+        # A /30 of its own per process, so that test runs side by side do not share addresses.
+        n = os.getpid() % 16384
+        self.near, self.far = (f"10.211.{n // 64}.{(n % 64) * 4 + host}" for host in (1, 2))
         self.netns = os.geteuid() == 0 and self._try_netns()
-        self.server = NatsServer(workdir, "cut", host="10.211.0.2" if self.netns else "127.0.0.1",
+        self.server = NatsServer(workdir, "cut", host=self.far if self.netns else "127.0.0.1",
                                  prefix=["ip", "netns", "exec", self.ns] if self.netns else [])
 
     def _run(self, *argv):
@@ -333,8 +343,8 @@ class Cut:
     def _try_netns(self):
         steps = [["ip", "netns", "add", self.ns],
                  ["ip", "link", "add", self.veth, "type", "veth", "peer", "name", "eth0", "netns", self.ns],
-                 ["ip", "addr", "add", "10.211.0.1/30", "dev", self.veth], ["ip", "link", "set", self.veth, "up"],
-                 ["ip", "netns", "exec", self.ns, "ip", "addr", "add", "10.211.0.2/30", "dev", "eth0"],
+                 ["ip", "addr", "add", f"{self.near}/30", "dev", self.veth], ["ip", "link", "set", self.veth, "up"],
+                 ["ip", "netns", "exec", self.ns, "ip", "addr", "add", f"{self.far}/30", "dev", "eth0"],
                  ["ip", "netns", "exec", self.ns, "ip", "link", "set", "eth0", "up"],
                  ["ip", "netns", "exec", self.ns, "ip", "link", "set", "lo", "up"]]
         for step in steps:
