@@ -124,6 +124,18 @@ def test_get_answers_from_the_bucket_or_fresh_as_homectl(homed, accounts_server,
             assert far.returncode == local.returncode != 0, (path, far.stderr, local.stderr)
             assert message(far.stderr) == message(local.stderr), path
             assert far.stdout == "", path
+        # A second home, with a Kitchen too: paths that start with a home, names in two homes.
+        with homed.client() as client:
+            cabin = client.call("ChangeLayout", pb.LayoutRequest(add_home=pb.AddHome(name="Cabin"))).created_id
+            client.call("ChangeLayout", pb.LayoutRequest(add_room=pb.AddRoom(home_id=cabin, name="Kitchen")))
+        wait_for(lambda: remote(url, "get", "Cabin/Kitchen/Lamp", user_file=inside).returncode == pb.NOT_FOUND or None,
+                 15, "the second home in the bucket's layout")
+        for path in ("Cabin/Kitchen/Lamp", "Cabin/Kitchen", "Kitchen/Lamp/Brightness", "Test Home/Kitchen/Lamp/On",
+                     "cabin/kitchen/lamp/on", "Lamp", "Garage/Sensor/Nope/CurrentTemperature",
+                     "Kitchen/Lamp/Lightbulb/Nope", "Test Home/Attic"):
+            local, far = homectl(homed, "get", path, "-o", "json"), remote(url, "get", path, user_file=inside)
+            assert far.returncode == local.returncode, (path, far.stderr, local.stderr)
+            assert message(far.stderr) == message(local.stderr), path
         # An unreachable accessory: its last value, marked, and exit 75.
         site.devices.provider.set_reachable("lamp", False)
         wait_for(lambda: remote(url, "get", "Kitchen/Lamp/Brightness", user_file=inside).returncode == 75 or None,
