@@ -254,6 +254,55 @@ def test_watch_prints_homectls_lines(homed, server, processes, workdir):
         devices.stop()
 
 
+def test_a_new_journal_is_a_resync_then_a_snapshot_as_homectl_prints_it(workdir, server, processes):
+    """homed without its stored history (--history-retention off) starts a new
+    journal on every start: both watches print a resync line, the snapshot of what
+    they watch, its end, and go on in the new journal."""
+    from homed_testkit import HomedProcess, require_binary
+    homed = HomedProcess(require_binary(), workdir, extra_args=["--history-retention", "off"]).start()
+    try:
+        with homed.client() as client:
+            make_home(client)
+        devices = Devices(homed.socket_path).start()
+        bridge = start_bridge(homed, server.url, processes)
+        wait_log(bridge, "taking a snapshot")
+        wait_for(lambda: read_bucket(server.url, NAMES)[1] or None, 15, "the bucket")
+        args = ["watch", "--accessory", "Lamp", "--kind", "value", "-C", "2", "-o", "json"]
+        local = ProviderProcess([homectl_binary(), "--socket", homed.socket_path, *args],
+                                os.path.join(workdir, "homectl-watch.log")).start()
+        far = ProviderProcess([sys.executable, REMOTE, "--server", server.url, *args],
+                              os.path.join(workdir, "remote-watch.log")).start()
+        processes += [local, far]
+        time.sleep(1)  # both have subscribed (a watch without --snapshot prints nothing before a change)
+        devices.report(BRIGHTNESS, 42)
+        for process in (local, far):
+            wait_for(lambda: any(l.get("value") == 42 for l in process.history) or None, 15, "42", process)
+        devices.stop()
+        homed.proc.send_signal(signal.SIGKILL)
+        homed.proc.wait(5)
+        homed.start()
+        devices = Devices(homed.socket_path).start()
+        wait_log(bridge, "homed resync")
+        time.sleep(1)  # homectl has reconnected too (it tries again within a second)
+        devices.report(BRIGHTNESS, 43)
+        for process in (local, far):
+            assert process.proc.wait(20) == 0, process.log()
+        a, b = watch_lines(local), watch_lines(far)
+        shape = lambda lines: [(l["kind"], l.get("characteristic_id")) for l in lines]  # noqa: E731
+        assert shape(a) == shape(b)
+        kinds = [k for k, _ in shape(a)]
+        assert kinds[0] == "value" and kinds[1] == "resync" and kinds[-2:] == ["snapshot-end", "value"], kinds
+        assert set(kinds[2:-2]) == {"snapshot"}
+        assert a[0]["journal"] != a[-1]["journal"] and b[0]["journal"] == a[0]["journal"]
+        assert {l["journal"] for l in a[1:]} == {l["journal"] for l in b[1:]} == {a[-1]["journal"]}
+        assert strip(a[-1]) == strip(b[-1])  # the new journal's first value event (40 again from the
+        # provider's registration, or 43), the same line in both
+        assert "Traceback" not in bridge.log()
+        devices.stop()
+    finally:
+        homed.kill()
+
+
 def burst(devices, count, start=0, pause=0.0):
     for i in range(start, start + count):
         devices.report(TEMP if i % 2 else BRIGHTNESS, (10.0 + i / 10) if i % 2 else i % 101)
