@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shutil
 import sys
 import tempfile
 import threading
@@ -226,8 +227,11 @@ def main():
     args = parser.parse_args()
     binary, _ = homed_binary()
     work = tempfile.mkdtemp(prefix="homed-nats-sites-")
-    for n in args.homeds:
-        run(n, args, binary, work)
+    try:
+        for n in args.homeds:
+            run(n, args, binary, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
