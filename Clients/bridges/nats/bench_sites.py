@@ -9,9 +9,14 @@ provider (a thread of this process) reporting `--rate` values per second for
 `--seconds`, and its own homed-nats process (site s0 … sN-1) publishing to one
 nats-server; one remote reader (homed_nats.remote.RemoteReader per site, all in
 one asyncio loop of this process, one NATS connection) follows every stream.
-Printed per N: events/s at the reader, end-to-end latency (homed's commit time
-in the event to its arrival at the reader, same clock) p50/p99, resident memory
-per homed and per bridge, and the server's.
+It waits until the reader has taken every site's snapshot, then loads. Printed
+per N: the value events the reader got against those each homed committed
+(ReadHistory; the sites short, if any), events/s at the reader, end-to-end
+latency (homed's commit time in the event to its arrival at the reader, same
+clock) p50/p99, resident memory per homed and per bridge, the server's and this
+process's (the providers and the reader), the set-up time and the load average;
+reports a provider could not make (a provider starved of CPU loses homed) are
+counted, not fatal. Run it on a quiet machine, once: it is heavy at N = 100.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shutil
 import sys
 import tempfile
 import threading
@@ -62,12 +68,20 @@ def pct(values, p):
     return values[min(len(values) - 1, int(len(values) * p / 100))] if values else float("nan")
 
 
-async def follow_all(url, sites, target, latencies, stop, last):
+async def follow_all(url, sites, target, latencies, stop, last, ready, failures):
     nc = await nats.connect(url, max_reconnect_attempts=-1)
     counts = {site: 0 for site in sites}
 
     async def one(site):
+        try:
+            await follow(site)
+        except Exception as error:  # noqa: BLE001 - said in the figures
+            failures.append(f"{site}: {error!r}")
+
+    async def follow(site):
         async for item in RemoteReader(nc, Names(site), kind="value"):
+            if item.kind == "snapshot":
+                ready.add(site)
             if item.kind == "event":
                 latencies.append(time.time() * 1000 - item.event.time_ms)
                 counts[site] += 1
@@ -89,6 +103,7 @@ async def follow_all(url, sites, target, latencies, stop, last):
 def run(n, args, binary, work):
     server = NatsServer(work, f"nats{n}").start()
     homeds, providers, bridges = [], [], []
+    began = time.monotonic()
     try:
         for i in range(n):
             directory = os.path.join(work, f"n{n}-h{i}")
@@ -110,21 +125,44 @@ def run(n, args, binary, work):
         stop = threading.Event()
         result = {}
         target, last = [], [0.0]
+        ready, failures = set(), []
 
         def seqs():
             out = []
             for homed in homeds:
                 with homed.client() as client:
-                    out.append(client.call("GetStatus", pb.GetStatusRequest()).seq
-                               if hasattr(pb.GetStatusResponse(), "seq") else client.get_home().seq)
+                    out.append(client.get_home().seq)
+            return out
+
+        def value_events(after):
+            """Per homed, its value events after `after` (ReadHistory): what the reader must get.
+            (A provider's connection dropped under load adds reachability events, not counted.)"""
+            out = []
+            for homed, seq in zip(homeds, after):
+                count, cursor = 0, seq
+                with homed.client() as client:
+                    while True:
+                        page = client.call("ReadHistory", pb.ReadHistoryRequest(
+                            after_seq=cursor, limit=10000, filter=pb.SubscriptionFilter(kinds=[pb.EVENT_VALUE_CHANGED])))
+                        count += len(page.events)
+                        if not page.next_seq:
+                            break
+                        cursor = page.next_seq
+                out.append(count)
             return out
         before = seqs()
+        failed_reports = []
 
         def reader():
-            result["counts"] = asyncio.run(follow_all(server.url, sites, target, latencies, stop, last))
+            result["counts"] = asyncio.run(follow_all(server.url, sites, target, latencies, stop, last, ready,
+                                                      failures))
         thread = threading.Thread(target=reader, daemon=True)
         thread.start()
-        time.sleep(2)  # every reader has taken its snapshot (bridges up)
+        # Every bridge up and every site's snapshot taken by the reader before the load.
+        deadline = time.monotonic() + 300
+        while len(ready) < n and time.monotonic() < deadline and len(ready) + len(failures) < n:
+            time.sleep(0.2)
+        setup = time.monotonic() - began
 
         def load(provider, offset):
             refs = [Ref(f"t{k}", "TemperatureSensor", "CurrentTemperature") for k in range(len(ACCESSORIES))]
@@ -135,7 +173,10 @@ def run(n, args, binary, work):
                 if pause > 0:
                     time.sleep(pause)
                 # CurrentTemperature: 0 to 100 in steps of 0.1; each report a change.
-                provider.report({refs[j % len(refs)]: round(((j // len(refs)) % 900 + 1) * 0.1, 1)})
+                try:
+                    provider.report({refs[j % len(refs)]: round(((j // len(refs)) % 900 + 1) * 0.1, 1)})
+                except Exception as error:  # noqa: BLE001 - counted: a provider starved of CPU loses homed
+                    failed_reports.append(repr(error))
         started = time.monotonic()
         loaders = [threading.Thread(target=load, args=(p, i * 1000.0), daemon=True) for i, p in enumerate(providers)]
         for t in loaders:
@@ -143,7 +184,8 @@ def run(n, args, binary, work):
         for t in loaders:
             t.join()
         # homed may merge a provider's reports not yet sent: count what it committed.
-        expected = sum(a - b for a, b in zip(seqs(), before))
+        committed = value_events(before)
+        expected = sum(committed)
         target.append(expected)
         stop.wait(60)
         elapsed = last[0] - started
@@ -152,9 +194,21 @@ def run(n, args, binary, work):
         got = sum((result.get("counts") or {}).values()) or len(latencies)
         homed_mem = sum(rss_kb(h.proc.pid) for h in homeds) / n / 1024
         bridge_mem = sum(rss_kb(b.pid) for b in bridges) / n / 1024
-        print(f"N={n:3d}: {got}/{expected} events at the reader, {got / elapsed:,.0f} events/s, latency p50 "
+        print(f"N={n:3d}: {got}/{expected} events at the reader ({len(ready)}/{n} sites followed), "
+              f"{got / elapsed:,.0f} events/s (offered {n * args.rate:,.0f}/s), latency p50 "
               f"{pct(latencies, 50):.1f} ms p99 {pct(latencies, 99):.1f} ms; RSS per homed {homed_mem:.0f} MiB, "
-              f"per bridge {bridge_mem:.0f} MiB, nats-server {rss_kb(server.proc.pid) / 1024:.0f} MiB", flush=True)
+              f"per bridge {bridge_mem:.0f} MiB, nats-server {rss_kb(server.proc.pid) / 1024:.0f} MiB, "
+              f"this process (providers, reader) {rss_kb(os.getpid()) / 1024:.0f} MiB; "
+              f"set-up {setup:.0f} s, load average {os.getloadavg()[0]:.1f}", flush=True)
+        counts = result.get("counts") or {}
+        short = {f"s{i}": (counts.get(f"s{i}", 0), c) for i, c in enumerate(committed) if counts.get(f"s{i}", 0) != c}
+        if short:
+            print(f"   sites whose events the reader did not all get (got, committed): {short}", flush=True)
+        if failed_reports:
+            print(f"   {len(failed_reports)} of {n * per_site} reports not made (the provider lost homed under "
+                  f"load): {sorted(set(failed_reports))[:3]}", flush=True)
+        for failure in failures:
+            print(f"   reader failed: {failure}", flush=True)
     finally:
         for provider in providers:
             provider.stop()
@@ -173,8 +227,11 @@ def main():
     args = parser.parse_args()
     binary, _ = homed_binary()
     work = tempfile.mkdtemp(prefix="homed-nats-sites-")
-    for n in args.homeds:
-        run(n, args, binary, work)
+    try:
+        for n in args.homeds:
+            run(n, args, binary, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

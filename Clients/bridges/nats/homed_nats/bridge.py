@@ -41,6 +41,7 @@ __all__ = ["Bridge", "connect_nats"]
 
 ACK_TIMEOUT = 3.0  # a server gone: start again from the tail soon (a cluster elects a leader in ~2 s)
 WRITE_ROLES = ("user", "admin")
+READ_ROLES = ("viewer", "user", "admin")
 
 
 class Restart(Exception):
@@ -123,6 +124,7 @@ class Bridge:
         self.writer: Optional[homed.aio.Client] = None
         self.writer_lock: Optional[asyncio.Lock] = None
         self.logged: Set[object] = set()
+        self.types_put = False  # the catalog's value names, once per start
         self.stats = {"published": 0, "restarts": 0, "writes": 0, "denied": 0}
 
     # -- running ------------------------------------------------------------------
@@ -170,6 +172,8 @@ class Bridge:
         self.js = self.nc.jetstream(timeout=5)
         await self._ensure()
         await self.nc.subscribe(self.names.write_wildcard, queue="homed-nats", cb=self._on_write)
+        await self.nc.subscribe(self.names.read_wildcard, queue="homed-nats", cb=self._on_read)
+        await self.nc.subscribe(self.names.layout_service, queue="homed-nats", cb=self._on_layout)
         backoff = 0.1
         while True:
             started = time.monotonic()
@@ -351,6 +355,7 @@ class Bridge:
     async def _follow(self) -> None:
         last, tail = await self._tail()
         self.last = last
+        self.types_put = False
         await self._catch_up_bucket(last)
         client = await homed.aio.connect(self.settings.socket_path, client_name=self.client_name, call_timeout=10)
         try:
@@ -496,6 +501,10 @@ class Bridge:
         response = await self._load_layout(client)
         key, value = L.layout_entry(journal, response.seq, response.homes)
         puts[key] = value
+        if not self.types_put:
+            key, value = L.types_entry((await client.call("ListTypes", pb.ListTypesRequest())).characteristic_types)
+            puts[key] = value
+            self.types_put = True
         accessories = {a.id: a for home in response.homes for a in home.accessories}
         for aid, accessory in accessories.items():
             key, value = L.reach_entry(aid, accessory.reachable, response.seq, journal, self.last)
@@ -570,13 +579,44 @@ class Bridge:
         await self.nc.publish(msg.reply, body, headers={L.HDR_STATUS: str(code)})
 
     async def _on_write(self, msg) -> None:
+        await self._on_call(msg, "WriteCharacteristics", pb.WriteCharacteristicsRequest, WRITE_ROLES, "user")
+
+    async def _on_read(self, msg) -> None:
+        await self._on_call(msg, "ReadCharacteristics", pb.ReadCharacteristicsRequest, READ_ROLES, "viewer")
+
+    async def _on_layout(self, msg) -> None:
+        """The bucket's layout and types keys, for callers of other accounts (who
+        cannot read the bucket): {"layout": …, "types": …}; viewers and up."""
         try:
-            await self._write(msg)
+            info = (msg.headers or {}).get("Nats-Request-Info")
+            found = json.loads(info) if info else {}
+            role = role_for(self.settings.roles, found.get("acc"), found.get("user"))
+            if role not in READ_ROLES:
+                await self._reply(msg, pb.PERMISSION_DENIED, message=(
+                    f"the layout needs the viewer role; the NATS caller {found.get('acc') or '?'}/"
+                    f"{found.get('user') or '?'} has the {role} role (homed-nats [roles])"))
+                return
+            answer = {}
+            for key in ("layout", "types"):
+                try:
+                    answer[key] = json.loads((await self.kv.get(key)).value)
+                except nats.js.errors.KeyNotFoundError:
+                    pass
+            await self._reply(msg, pb.OK, json.dumps(answer, separators=(",", ":")).encode())
         except Exception as error:  # noqa: BLE001 - one bad request must not end the service
-            log.exception("%s: write not handled", msg.subject)
+            log.exception("%s: not handled", msg.subject)
             await self._reply(msg, pb.INTERNAL, message=f"homed-nats: {error}")
 
-    async def _write(self, msg) -> None:
+    async def _on_call(self, msg, method, request_type, roles, least) -> None:
+        try:
+            await self._call(msg, method, request_type, roles, least)
+        except Exception as error:  # noqa: BLE001 - one bad request must not end the service
+            log.exception("%s: %s not handled", msg.subject, method)
+            await self._reply(msg, pb.INTERNAL, message=f"homed-nats: {error}")
+
+    async def _call(self, msg, method, request_type, roles, least) -> None:
+        """A remote call of a home's characteristics: the caller's role checked,
+        the ids checked against the home, then homed's answer passed on."""
         home = self.names.home_of_write(msg.subject)
         account = user = None
         info = (msg.headers or {}).get("Nats-Request-Info")
@@ -588,9 +628,9 @@ class Bridge:
                 pass
         caller = f"{account or '?'}/{user or '?'}"
         role = role_for(self.settings.roles, account, user)
-        if role not in WRITE_ROLES:
+        if role not in roles:
             self.stats["denied"] += 1
-            text = (f"WriteCharacteristics needs the user role; the NATS caller {caller} has the {role} role "
+            text = (f"{method} needs the {least} role; the NATS caller {caller} has the {role} role "
                     f"(homed-nats [roles])")
             if not info:
                 text += "; the request carried no Nats-Request-Info: callers must come from another account " \
@@ -599,28 +639,31 @@ class Bridge:
             await self._reply(msg, pb.PERMISSION_DENIED, message=text)
             return
         try:
-            request = pb.WriteCharacteristicsRequest.FromString(msg.data)
+            request = request_type.FromString(msg.data)
         except Exception as error:  # noqa: BLE001
             await self._reply(msg, pb.INVALID_ARGUMENT,
-                              message=f"{msg.subject}: the body is no home.v1.WriteCharacteristicsRequest ({error})")
+                              message=f"{msg.subject}: the body is no home.v1.{request_type.DESCRIPTOR.name} ({error})")
             return
         if home is None or home not in self.chars_by_home:
             await self._reply(msg, pb.NOT_FOUND, message=f"{msg.subject}: no home {msg.subject.rsplit('.', 1)[-1]} "
                                                          f"in homed {self.names.site}")
             return
-        outside = [w.characteristic_id for w in request.writes if w.characteristic_id not in self.chars_by_home[home]]
+        ids = [w.characteristic_id for w in request.writes] if method == "WriteCharacteristics" \
+            else list(request.characteristic_ids)
+        outside = [i for i in ids if i not in self.chars_by_home[home]]
         if outside:
             await self._reply(msg, pb.INVALID_ARGUMENT, message=f"characteristic(s) {', '.join(map(str, outside))} "
-                                                                f"are not in home {home}: nothing written")
+                                                                f"are not in home {home}: nothing "
+                                                                f"{'written' if method == 'WriteCharacteristics' else 'read'}")
             return
         response = None
         for attempt in (1, 2):
             try:
                 client = await self._writer()
-                response = await client.call("WriteCharacteristics", request)
+                response = await client.call(method, request)
                 break
             except homed.Unavailable as error:
-                # homed restarted since the last write: once more on a new connection.
+                # homed restarted since the last call: once more on a new connection.
                 await self._drop_writer()
                 if attempt == 2:
                     await self._reply(msg, error.code, message=error.message)
@@ -628,8 +671,9 @@ class Bridge:
             except homed.HomedError as error:
                 await self._reply(msg, error.code, message=error.message)
                 return
-        self.stats["writes"] += 1
-        log.debug("%s: %s wrote %d value(s)", msg.subject, caller, len(request.writes))
+        self.stats["writes" if method == "WriteCharacteristics" else "reads"] = \
+            self.stats.get("writes" if method == "WriteCharacteristics" else "reads", 0) + 1
+        log.debug("%s: %s called %s for %d characteristic(s)", msg.subject, caller, method, len(ids))
         await self._reply(msg, pb.OK, response.SerializeToString())
 
     async def _writer(self):

@@ -14,8 +14,10 @@ One site (one homed) owns:
       c.<characteristic id>   {"id", "accessory", "service", "value", "seq", "journal", "stream_seq", "updated_ms"}
       a.<accessory id>        {"id", "reachable", "seq", "journal", "stream_seq"}
       layout                  {"journal", "seq", "homes": [Home as protobuf JSON]}
+      types                   {type uuid: {number: name}}: the catalog's names of enumerated values
       cursor                  {"stream_seq", "journal", "seq"}: every record up to stream_seq is in the bucket
     service homed.<site>.write.<home id>   request/reply: WriteCharacteristicsRequest → WriteCharacteristicsResponse
+    service homed.<site>.read.<home id>    request/reply: ReadCharacteristicsRequest → ReadCharacteristicsResponse
 
 Every record's body is one serialized `home.v1.SubscribeResponse`, as the socket
 sends it: one event, a marker (RESYNC, SNAPSHOT_END) or a page of the snapshot.
@@ -70,6 +72,8 @@ class Names:
         self.journal = f"{prefix}.{site}.journal"
         self.stream_subjects = [f"{self.journal}.>"]
         self.write_wildcard = f"{prefix}.{site}.write.*"
+        self.read_wildcard = f"{prefix}.{site}.read.*"
+        self.layout_service = f"{prefix}.{site}.layout"
 
     def event(self, home, room, accessory, kind: str) -> str:
         return f"{self.journal}.ev.{_tok(home)}.{_tok(room)}.{_tok(accessory)}.{kind}"
@@ -79,6 +83,9 @@ class Names:
 
     def write(self, home_id: int) -> str:
         return f"{self.prefix}.{self.site}.write.{home_id}"
+
+    def read(self, home_id: int) -> str:
+        return f"{self.prefix}.{self.site}.read.{home_id}"
 
     def home_of_write(self, subject: str) -> Optional[int]:
         last = subject.rsplit(".", 1)[-1]
@@ -235,6 +242,13 @@ def reach_entry(accessory: int, reachable: bool, seq: int, journal: str, stream_
 def layout_entry(journal: str, seq: int, homes) -> Tuple[str, bytes]:
     return "layout", _dump({"journal": journal, "seq": seq,
                             "homes": [json_format.MessageToDict(h, preserving_proto_field_name=True) for h in homes]})
+
+
+def types_entry(characteristic_types) -> Tuple[str, bytes]:
+    """The catalog's names of enumerated values ({type uuid: {number: name}}), from
+    ListTypes: what a remote reader needs to name a value as homectl does."""
+    return "types", _dump({t.uuid: {str(v.value): v.name for v in t.valid_values}
+                           for t in characteristic_types if t.valid_values})
 
 
 def cursor_entry(stream_seq: int, journal: str, seq: int) -> Tuple[str, bytes]:

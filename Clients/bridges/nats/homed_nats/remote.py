@@ -33,7 +33,7 @@ from . import layout as L
 
 log = logging.getLogger("homed-nats.remote")
 
-__all__ = ["RemoteReader", "Item", "remote_write", "read_snapshot"]
+__all__ = ["RemoteReader", "Item", "remote_write", "remote_read", "read_snapshot", "read_snapshot_at"]
 
 
 class Item(NamedTuple):
@@ -43,10 +43,17 @@ class Item(NamedTuple):
     event: object = None      # home.v1.Event, for "event"
     values: Optional[Dict[int, dict]] = None  # for "snapshot": {characteristic id: entry}
     reason: str = ""          # for "resync"
+    seq: int = 0              # homed's sequence number: of the resync, or the snapshot's (its cursor's)
 
 
 async def read_snapshot(js, names: L.Names, timeout: float = 10.0):
     """(C, {characteristic id: entry}): the bucket's cursor, read first, then every c.* key."""
+    cursor, values = await read_snapshot_at(js, names, timeout)
+    return cursor["stream_seq"], values
+
+
+async def read_snapshot_at(js, names: L.Names, timeout: float = 10.0):
+    """(the cursor entry {"stream_seq", "journal", "seq"}, {characteristic id: entry})."""
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
         try:
@@ -68,7 +75,7 @@ async def read_snapshot(js, names: L.Names, timeout: float = 10.0):
         except (nats.js.errors.KeyNotFoundError, nats.js.errors.KeyDeletedError):
             continue  # removed meanwhile
         values[entry["id"]] = entry
-    return cursor["stream_seq"], values
+    return cursor, values
 
 
 class RemoteReader:
@@ -111,11 +118,12 @@ class RemoteReader:
     async def __anext__(self) -> Item:
         while not self._pending:
             if self.position is None:
-                cursor, values = await read_snapshot(self.js, self.names)
-                self.position = cursor
+                cursor, values = await read_snapshot_at(self.js, self.names)
+                self.position = cursor["stream_seq"]
                 self.entries = {cid: e["stream_seq"] for cid, e in values.items()}
                 if self.snapshot:
-                    return Item("snapshot", cursor, values=values)
+                    return Item("snapshot", self.position, cursor.get("journal", ""), values=values,
+                                seq=cursor.get("seq", 0))
             await self._fetch()
         return self._pending.pop(0)
 
@@ -128,11 +136,12 @@ class RemoteReader:
             reason = (f"stream {self.names.stream} no longer holds records after {self.position} "
                       f"(it holds {info.state.first_seq} to {info.state.last_seq})")
             log.warning("%s: taking the bucket's snapshot again", reason)
-            cursor, values = await read_snapshot(self.js, self.names)
-            self._pending.append(Item("resync", cursor, reason=reason))
-            self._pending.append(Item("snapshot", cursor, values=values))
+            cursor, values = await read_snapshot_at(self.js, self.names)
+            at, journal, homed_seq = cursor["stream_seq"], cursor.get("journal", ""), cursor.get("seq", 0)
+            self._pending.append(Item("resync", at, journal, reason=reason, seq=homed_seq))
+            self._pending.append(Item("snapshot", at, journal, values=values, seq=homed_seq))
             self.entries = {cid: e["stream_seq"] for cid, e in values.items()}
-            self.position = cursor
+            self.position = at
         config = api.ConsumerConfig(deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE,
                                     opt_start_seq=self.position + 1, ack_policy=api.AckPolicy.NONE,
                                     filter_subjects=[self.filter, self.names.sync_filter], inactive_threshold=60.0,
@@ -181,7 +190,7 @@ class RemoteReader:
             return
         if record == L.RESYNC:
             self._pages = {}
-            self._pending.append(Item("resync", seq, journal, reason=response.marker.reason))
+            self._pending.append(Item("resync", seq, journal, reason=response.marker.reason, seq=homed_seq))
         elif record == L.SNAPSHOT:
             if self._pages is None:
                 return  # the pages of a snapshot we already hold (followed from its middle)
@@ -192,7 +201,7 @@ class RemoteReader:
         elif record == L.END:
             if self._pages is not None:
                 self.entries = {cid: e["stream_seq"] for cid, e in self._pages.items()}
-                self._pending.append(Item("snapshot", seq, journal, values=self._pages))
+                self._pending.append(Item("snapshot", seq, journal, values=self._pages, seq=homed_seq))
                 self._pages = None
         else:
             for event in response.events:
@@ -205,23 +214,36 @@ class RemoteReader:
 
 
 async def remote_write(nc, names: L.Names, home_id: int, values: dict, atomic: bool = False,
-                       validate_only: bool = False, timeout: float = 10.0):
-    """WriteCharacteristics through homed-nats ({characteristic id: pb.Value});
-    the response, or the call's HomedError (PermissionDenied for a viewer)."""
+                       validate_only: bool = False, timeout: float = 10.0, condition=None):
+    """WriteCharacteristics through homed-nats ({characteristic id: pb.Value};
+    `condition`: the value each must hold now); the response, or the call's
+    HomedError (PermissionDenied for a viewer)."""
     request = pb.WriteCharacteristicsRequest(atomic=atomic, validate_only=validate_only)
     for cid, value in values.items():
-        request.writes.add(characteristic_id=cid, value=value)
+        write = request.writes.add(characteristic_id=cid, value=value)
+        if condition is not None:
+            write.condition.value.CopyFrom(condition)
+    return await _call(nc, names.write(home_id), request, pb.WriteCharacteristicsResponse, timeout)
+
+
+async def remote_read(nc, names: L.Names, home_id: int, ids, fresh: bool = False, timeout: float = 10.0):
+    """ReadCharacteristics through homed-nats (homed's cache, or with `fresh`
+    the accessories'); the response, or the call's HomedError."""
+    request = pb.ReadCharacteristicsRequest(characteristic_ids=list(ids), fresh=fresh)
+    return await _call(nc, names.read(home_id), request, pb.ReadCharacteristicsResponse, timeout)
+
+
+async def _call(nc, subject: str, request, response_type, timeout: float):
     try:
-        msg = await nc.request(names.write(home_id), request.SerializeToString(), timeout=timeout)
+        msg = await nc.request(subject, request.SerializeToString(), timeout=timeout)
     except nats.errors.NoRespondersError:
-        raise homed.error_for(pb.UNAVAILABLE, f"no homed-nats serves {names.write(home_id)}") from None
+        raise homed.error_for(pb.UNAVAILABLE, f"no homed-nats serves {subject}") from None
     except nats.errors.TimeoutError:
-        raise homed.error_for(pb.DEADLINE_EXCEEDED, f"no answer on {names.write(home_id)} within {timeout} s") \
-            from None
+        raise homed.error_for(pb.DEADLINE_EXCEEDED, f"no answer on {subject} within {timeout} s") from None
     code = int((msg.headers or {}).get(L.HDR_STATUS, "-1"))
     if code == pb.OK:
-        return pb.WriteCharacteristicsResponse.FromString(msg.data)
+        return response_type.FromString(msg.data)
     if code < 0:
-        raise homed.error_for(pb.INTERNAL, f"{names.write(home_id)}: an answer without {L.HDR_STATUS}")
+        raise homed.error_for(pb.INTERNAL, f"{subject}: an answer without {L.HDR_STATUS}")
     status = pb.CallStatus.FromString(msg.data)
     raise homed.error_for(status.code, status.message)

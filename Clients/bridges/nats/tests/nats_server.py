@@ -22,9 +22,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def listening(port: int) -> bool:
+def listening(port: int, host: str = "127.0.0.1") -> bool:
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+        with socket.create_connection((host, port), timeout=0.5):
             return True
     except OSError:
         return False
@@ -43,8 +43,10 @@ class NatsServer:
     {port} and {store})."""
 
     def __init__(self, directory: str, name: str = "n1", port: Optional[int] = None, config: Optional[str] = None,
-                 extra: Optional[List[str]] = None):
+                 extra: Optional[List[str]] = None, host: str = "127.0.0.1", prefix: Optional[List[str]] = None):
         self.directory = directory
+        self.host = host
+        self.prefix = list(prefix or [])  # e.g. ip netns exec NS: the server in a network namespace
         self.name = name
         self.port = port or free_port()
         self.store = os.path.join(directory, f"{name}-store")
@@ -59,12 +61,12 @@ class NatsServer:
 
     @property
     def url(self) -> str:
-        return f"nats://127.0.0.1:{self.port}"
+        return f"nats://{self.host}:{self.port}"
 
     def argv(self) -> List[str]:
         if self.config_path:
-            return [binary(), "-c", self.config_path, *self.extra]
-        return [binary(), "-js", "-a", "127.0.0.1", "-p", str(self.port), "-sd", self.store, "-n", self.name,
+            return [*self.prefix, binary(), "-c", self.config_path, *self.extra]
+        return [*self.prefix, binary(), "-js", "-a", self.host, "-p", str(self.port), "-sd", self.store, "-n", self.name,
                 *self.extra]
 
     def start(self, wait_jetstream: bool = True) -> "NatsServer":
@@ -72,7 +74,7 @@ class NatsServer:
             self.proc = subprocess.Popen(self.argv(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                          preexec_fn=die_with_parent)
         deadline = time.monotonic() + 15
-        while not listening(self.port):
+        while not listening(self.port, self.host):
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 raise AssertionError(f"nats-server {self.name} did not listen on {self.port}\n{self.log()}")
             time.sleep(0.02)

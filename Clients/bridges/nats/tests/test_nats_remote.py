@@ -188,20 +188,20 @@ def test_remote_watch_prints_the_snapshot_then_each_change_across_a_server_resta
             sensor = found(client)["sensor"]
         temp = char_id(sensor, "CurrentTemperature")
         program = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "homed_nats_remote.py")
-        watch = ProviderProcess([sys.executable, program, "--server", server.url, "watch", "--accessory",
-                                 str(sensor.id)], os.path.join(homed.directory, "watch.log"))
+        watch = ProviderProcess([sys.executable, program, "--server", server.url, "watch", "--snapshot",
+                                 "--accessory", str(sensor.id)], os.path.join(homed.directory, "watch.log"))
         processes.append(watch)
         watch.start()
-        wait_for(lambda: any("snapshot" in line for line in watch.history) or None, 15, "the snapshot line",
-                 watch)
+        wait_for(lambda: any(line.get("kind") == "snapshot-end" for line in watch.history) or None, 15,
+                 "the snapshot's end", watch)
         devices.report(TEMP, 30.5)
         wait_for(lambda: any(line.get("value") == 30.5 for line in watch.history) or None, 15, "30.5", watch)
         server.restart()
         devices.report(TEMP, 31.5)
         wait_for(lambda: any(line.get("value") == 31.5 for line in watch.history) or None, 20, "31.5", watch)
-        changes = [line for line in watch.history if "seq" in line]
+        changes = [line for line in watch.history if line.get("kind") == "value"]
         assert [c["value"] for c in changes] == [30.5, 31.5]
-        assert {c["characteristic"] for c in changes} == {temp}
+        assert {c["characteristic_id"] for c in changes} == {temp}
         assert changes[0]["seq"] < changes[1]["seq"]
     finally:
         devices.stop()

@@ -18,8 +18,8 @@ from provider_testkit import wait_for, wait_log
 
 from homed_nats import layout as L
 from homed_nats.remote import remote_write
-from nats_home import BRIGHTNESS, TEMP, Devices, ReaderThread, char_id, found, make_home, read_stream, run, \
-    start_bridge
+from nats_home import BRIGHTNESS, TEMP, Devices, ReaderThread, char_id, found, journal_events, make_home, \
+    read_stream, run, start_bridge
 from nats_server import NatsServer
 
 NAMES = L.Names("home")
@@ -32,11 +32,13 @@ accounts: {
   HOMED: {
     jetstream: enabled
     users: [{user: bridge, password: bridge-secret}]
-    exports: [{service: "homed.*.write.*"}]
+    exports: [{service: "homed.*.write.*"}, {service: "homed.*.read.*"}, {service: "homed.*.layout"}]
   }
   REMOTE: {
     users: [{user: alice, password: alice-secret}, {user: victor, password: victor-secret}]
-    imports: [{service: {account: HOMED, subject: "homed.*.write.*"}, share: true}]
+    imports: [{service: {account: HOMED, subject: "homed.*.write.*"}, share: true},
+              {service: {account: HOMED, subject: "homed.*.read.*"}, share: true},
+              {service: {account: HOMED, subject: "homed.*.layout"}, share: true}]
   }
 }
 """
@@ -124,16 +126,18 @@ def test_remote_writes_answer_as_the_socket_and_a_viewer_cannot_write(homed, acc
         assert "99999" in outside.value.message
         msg = run(write_as(url, "alice", "alice-secret", home_id, {}, raw=b"\xff\xff\xff"))
         assert msg.headers[L.HDR_STATUS] == str(pb.INVALID_ARGUMENT)
-        # The command line: a user writes (exit 0), a viewer is refused (exit 2, said).
-        for user, password, value, status in (("alice", "alice-secret", "55", 0), ("victor", "victor-secret", "56", 2),
-                                              ("alice", "alice-secret", "500", 1)):
+        # The command line: a user writes (exit 0), a viewer is refused (exit 7, said), a value out of
+        # range is the daemon's INVALID_ARGUMENT (3), as homectl exits.
+        for user, password, value, status in (("alice", "alice-secret", "55", 0), ("victor", "victor-secret", "56", 7),
+                                              ("alice", "alice-secret", "500", 3)):
             path = os.path.join(workdir, f"{user}.user")
             with open(path, "w") as f:
                 f.write(f"username={user}\npassword={password}\n")
-            done = subprocess.run([sys.executable, REMOTE, "--server", url, "--user-file", path, "set", str(home_id),
+            done = subprocess.run([sys.executable, REMOTE, "--server", url, "--user-file", path, "set",
                                    str(brightness), value], capture_output=True, text=True, timeout=30)
             assert done.returncode == status, done.stderr
-        assert "PERMISSION_DENIED" in done.stderr or status != 2
+            if status == 7:
+                assert "needs the user role; the NATS caller REMOTE/victor has the viewer role" in done.stderr
         with homed.client() as client:
             assert client.read([brightness]).reads[0].value.int_value == 55
         assert "Traceback" not in bridge.log()
@@ -186,6 +190,11 @@ def test_a_message_homed_did_not_write_is_said_and_skipped(homed, server, proces
     try:
         wait_log(bridge, "taking a snapshot")
         devices.report(TEMP, 30.0)
+        # The intruder comes after 30.0 is in the stream: then it is the stream's last
+        # message when the bridge looks for its tail (else the race decides).
+        wait_for(lambda: any(e.value.value.float_value == 30.0 for _, _, e in journal_events(read_stream(server.url,
+                                                                                                          NAMES)))
+                 or None, 15, "30.0 in the stream")
 
         async def intrude():
             nc = await nats.connect(server.url)
