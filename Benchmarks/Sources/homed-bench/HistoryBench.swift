@@ -196,11 +196,11 @@ enum HistoryBench {
         let purgeStart = clock.now
         while true {
             let start = clock.now
-            let deleted = try database.purgeEvents(expiredBy: cutoff, limit: 256)
+            let deleted = try database.purgeEvents(expiredBy: cutoff, limit: HomeStore.purgeStep)
             longest = max(longest, seconds(clock.now - start))
             steps += 1
             purged += deleted
-            if deleted < 256 { break }
+            if deleted < HomeStore.purgeStep { break }
         }
         print(
             String(

@@ -93,11 +93,16 @@ extension HomeStore {
         return withState { $0.journal.firstHeldSeq }
     }
 
+    /// Commits deleted per step of a purge: a few milliseconds of the database's time
+    /// (`homed-bench history` measures the longest step).
+    public static let purgeStep = 64
+
     /// Deletes expired events and rollups, `step` at a time, each step a short call
     /// of its own so that no writer waits for the whole purge.
     ///
     /// - Returns: how many commits were deleted.
-    public func purgeHistory(nowMs: Int64, step: Int = 256, pause: () async -> Void) async throws(HomeError)
+    public func purgeHistory(nowMs: Int64, step: Int = HomeStore.purgeStep, pause: () async -> Void)
+        async throws(HomeError)
         -> Int
     {
         guard let history else { return 0 }
