@@ -6448,7 +6448,7 @@ const ProtobufCMessageDescriptor home__v1__service_group__descriptor =
   (ProtobufCMessageInit) home__v1__service_group__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor home__v1__characteristic_write_action__field_descriptors[2] =
+static const ProtobufCFieldDescriptor home__v1__characteristic_write_action__field_descriptors[3] =
 {
   {
     "characteristic_id",
@@ -6474,15 +6474,28 @@ static const ProtobufCFieldDescriptor home__v1__characteristic_write_action__fie
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "only_if",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__CharacteristicWriteAction, only_if),
+    &home__v1__value__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned home__v1__characteristic_write_action__field_indices_by_name[] = {
   0,   /* field[0] = characteristic_id */
+  2,   /* field[2] = only_if */
   1,   /* field[1] = value */
 };
 static const ProtobufCIntRange home__v1__characteristic_write_action__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 2 }
+  { 0, 3 }
 };
 const ProtobufCMessageDescriptor home__v1__characteristic_write_action__descriptor =
 {
@@ -6492,7 +6505,7 @@ const ProtobufCMessageDescriptor home__v1__characteristic_write_action__descript
   "Home__V1__CharacteristicWriteAction",
   "home.v1",
   sizeof(Home__V1__CharacteristicWriteAction),
-  2,
+  3,
   home__v1__characteristic_write_action__field_descriptors,
   home__v1__characteristic_write_action__field_indices_by_name,
   1,  home__v1__characteristic_write_action__number_ranges,

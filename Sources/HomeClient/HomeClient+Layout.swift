@@ -115,13 +115,16 @@ extension HomeClient {
     }
 
     /// Sets what an action set writes to a characteristic; the value is checked as a write would be.
+    ///
+    /// - Parameter onlyIf: write only if the characteristic holds this value when the scene runs.
     @discardableResult
-    public func addAction(characteristicID: ObjectID, value: CharacteristicValue, toActionSet actionSetID: ObjectID)
-        async throws(HomeError) -> LayoutResponse
-    {
+    public func addAction(
+        characteristicID: ObjectID, value: CharacteristicValue, onlyIf: CharacteristicValue? = nil,
+        toActionSet actionSetID: ObjectID
+    ) async throws(HomeError) -> LayoutResponse {
         try await changeLayout(
             .addAction(
-                CharacteristicWriteAction(characteristicID: characteristicID, value: value),
+                CharacteristicWriteAction(characteristicID: characteristicID, value: value, onlyIf: onlyIf),
                 actionSetID: actionSetID))
     }
 

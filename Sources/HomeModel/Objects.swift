@@ -223,10 +223,15 @@ public struct ServiceGroup: Hashable, Sendable, Identifiable {
 public struct CharacteristicWriteAction: Hashable, Sendable {
     public var characteristicID: ObjectID
     public var value: CharacteristicValue
+    /// Write only if the characteristic holds this value when the scene runs (a
+    /// conditional write: otherwise this action fails FAILED_PRECONDITION and the
+    /// others still run); nil: always.
+    public var onlyIf: CharacteristicValue?
 
-    public init(characteristicID: ObjectID, value: CharacteristicValue) {
+    public init(characteristicID: ObjectID, value: CharacteristicValue, onlyIf: CharacteristicValue? = nil) {
         self.characteristicID = characteristicID
         self.value = value
+        self.onlyIf = onlyIf
     }
 }
 

@@ -193,14 +193,16 @@ private struct GraphLoader {
 
         let actions: Links<CharacteristicWriteAction> = try links(
             """
-            SELECT action_set_id, characteristic_id, value_type, value FROM actions ORDER BY action_set_id, position
+            SELECT action_set_id, characteristic_id, value_type, value, only_if_type, only_if FROM actions
+            ORDER BY action_set_id, position
             """
         ) { row throws(HomeError) in
             let owner = "an action of action set \(row.id(0))"
             guard let value = try row.value(2, 3, owner: owner) else {
                 throw HomeError(.dataLoss, "\(owner) has no value")
             }
-            return CharacteristicWriteAction(characteristicID: row.id(1), value: value)
+            return CharacteristicWriteAction(
+                characteristicID: row.id(1), value: value, onlyIf: try row.value(4, 5, owner: owner))
         }
         var actionSetsOfHome = Children()
         var actionSets: [ActionSet] = []

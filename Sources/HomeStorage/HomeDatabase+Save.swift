@@ -347,13 +347,15 @@ private struct LayoutWriter {
         try rewriteLinks(
             diff.actions, rows: diff.actionSets, table: "actions", owner: "action_set_id",
             insert: """
-                INSERT INTO actions (action_set_id, position, characteristic_id, value_type, value) VALUES (?, ?, ?, ?, ?)
+                INSERT INTO actions (action_set_id, position, characteristic_id, value_type, value, only_if_type, only_if)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
                 """
         ) {
             graph.actionSets[$0]?.actions ?? []
         } bind: { statement, action in
             statement.bind(3, action.characteristicID)
             statement.bind(4, 5, action.value)
+            statement.bind(6, 7, action.onlyIf)
         }
     }
 

@@ -43,7 +43,15 @@ enum Schema {
         Migration(version: 3, sql: valueLog),
         Migration(version: 4, sql: journal),
         Migration(version: 5, sql: rollups),
+        Migration(version: 6, sql: actionConditions),
     ]
+
+    /// A scene's action may be conditional: it writes only if the characteristic
+    /// holds `only_if` when the scene runs (NULL: always).
+    private static let actionConditions = """
+        ALTER TABLE actions ADD COLUMN only_if_type TEXT;
+        ALTER TABLE actions ADD COLUMN only_if ANY;
+        """
 
     /// Rollups: each numeric characteristic's values per 5 minutes and per hour
     /// (count, min, max, sum, last), folded from the journal by the daemon up to

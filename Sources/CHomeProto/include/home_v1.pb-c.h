@@ -745,10 +745,17 @@ struct  Home__V1__CharacteristicWriteAction
   ProtobufCMessage base;
   uint64_t characteristic_id;
   Home__V1__Value *value;
+  /*
+   * Write only if the characteristic holds this value when the scene runs (a
+   * conditional write, as WriteCondition.value): otherwise this action's result is
+   * FAILED_PRECONDITION naming the value it holds, and the others still run.
+   * Absent: always.
+   */
+  Home__V1__Value *only_if;
 };
 #define HOME__V1__CHARACTERISTIC_WRITE_ACTION__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&home__v1__characteristic_write_action__descriptor) \
-    , 0, NULL }
+    , 0, NULL, NULL }
 
 
 struct  Home__V1__ActionSet

@@ -59,15 +59,21 @@ extension HomeGraph {
     /// - Returns: `.updated` for the set, or nothing if it already wrote that value.
     /// - Throws: `.notFound` for an unknown set or characteristic; `.invalidArgument`
     ///   for a characteristic of another home or a value it refuses.
+    ///
+    /// - Parameter onlyIf: the value the characteristic must hold when the scene
+    ///   runs for this action to write (validated and stored normalised too).
     public mutating func addAction(
-        characteristicID: ObjectID, value: CharacteristicValue,
+        characteristicID: ObjectID, value: CharacteristicValue, onlyIf: CharacteristicValue? = nil,
         toActionSet actionSetID: ObjectID
     ) throws(HomeError) -> [LayoutChange] {
         let actionSet = try requireActionSet(actionSetID)
         let characteristic = try requireCharacteristic(characteristicID)
         try requireSameHome(characteristicID, .characteristic, homeID: actionSet.homeID)
         let stored = try characteristic.validate(value, enforceWritable: true)
-        let action = CharacteristicWriteAction(characteristicID: characteristicID, value: stored)
+        let expected = try onlyIf.map { expected throws(HomeError) in
+            try characteristic.validate(expected, enforceWritable: false)
+        }
+        let action = CharacteristicWriteAction(characteristicID: characteristicID, value: stored, onlyIf: expected)
         if let index = actionSet.actions.firstIndex(where: { $0.characteristicID == characteristicID }) {
             if actionSet.actions[index] == action { return [] }
             actionSets[actionSetID]?.actions[index] = action

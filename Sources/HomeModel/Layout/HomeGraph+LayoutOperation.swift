@@ -72,7 +72,7 @@ private enum LayoutOperations {
         case .addAction(let action, let actionSetID):
             return (
                 try graph.addAction(
-                    characteristicID: action.characteristicID, value: action.value,
+                    characteristicID: action.characteristicID, value: action.value, onlyIf: action.onlyIf,
                     toActionSet: actionSetID), 0
             )
         case .removeAction(let characteristicID, let actionSetID):

@@ -264,13 +264,11 @@ public struct ValueRouter: Sendable {
         guard actionSet.actions.contains(where: { remoteProvider(of: $0.characteristicID, in: graph) != nil }) else {
             return ([], nil)
         }
-        let writes = actionSet.actions.map {
-            CharacteristicWrite(characteristicID: $0.characteristicID, value: $0.value)
-        }
+        let writes = actionSet.actions.map(\.write)
         // Not atomic: a scene's failed action is reported and the others still run.
         let plan = try WritePlan(
             writes, atomic: false, validateOnly: false, in: graph, layoutVersion: layoutVersion,
-            provider: remoteProvider(of:), optimistic: providers.optimistic)
+            provider: remoteProvider(of:), optimistic: providers.optimistic, journalID: store.journalID)
         return (writes, plan)
     }
 }

@@ -134,8 +134,7 @@ extension HomeStore {
             }
             var results: [WriteResult] = []
             for action in actionSet.actions {
-                let write = CharacteristicWrite(characteristicID: action.characteristicID, value: action.value)
-                switch Self.check(write, in: transaction.graph, enforceWritable: true) {
+                switch Self.check(action.write, in: transaction.graph, enforceWritable: true, journalID: journalID) {
                 case .failure(let error):
                     results.append(WriteResult(characteristicID: action.characteristicID, error: error))
                 case .success(let checked):
@@ -213,5 +212,14 @@ extension HomeStore.Transaction {
         let seq = emit(.value(change), subject: checked.index, mergeable: !checked.isOccurrence)
         graph.markChanged(at: checked.index, seq: seq)
         return WriteResult(characteristicID: characteristicID, seq: seq)
+    }
+}
+
+extension CharacteristicWriteAction {
+    /// The write a scene's action makes: conditional when the action says `onlyIf`.
+    var write: CharacteristicWrite {
+        CharacteristicWrite(
+            characteristicID: characteristicID, value: value,
+            condition: onlyIf.map { WriteCondition(value: $0) })
     }
 }

@@ -33,7 +33,9 @@ struct DecodedTables {
         for actionSet in wire.actionSets {
             let actions = actionSet.actions.compactMap { action in
                 CharacteristicValue(action.value).map {
-                    CharacteristicWriteAction(characteristicID: action.characteristicID, value: $0)
+                    CharacteristicWriteAction(
+                        characteristicID: action.characteristicID, value: $0, onlyIf: CharacteristicValue(action.onlyIf)
+                    )
                 }
             }
             actionSets[actionSet.id] = ActionSet(

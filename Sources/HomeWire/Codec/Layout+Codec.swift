@@ -112,8 +112,14 @@ extension LayoutOperation {
                 throw HomeError(
                     .invalidArgument, "add_action for characteristic \(action.characteristicID) carries no value")
             }
+            let onlyIf = CharacteristicValue(action.onlyIf)
+            if action.onlyIf != nil && onlyIf == nil {
+                throw HomeError(
+                    .invalidArgument,
+                    "add_action for characteristic \(action.characteristicID) has an only_if value of no kind")
+            }
             self = .addAction(
-                CharacteristicWriteAction(characteristicID: action.characteristicID, value: value),
+                CharacteristicWriteAction(characteristicID: action.characteristicID, value: value, onlyIf: onlyIf),
                 actionSetID: op.actionSetID)
         case .removeAction(let op):
             self = .removeAction(characteristicID: op.characteristicID, actionSetID: op.actionSetID)

@@ -190,6 +190,7 @@ extension Proto.CharacteristicWriteAction {
     init(_ action: CharacteristicWriteAction) {
         characteristicID = action.characteristicID
         value = Proto.Value(action.value)
+        onlyIf = action.onlyIf.map(Proto.Value.init)
     }
 }
 

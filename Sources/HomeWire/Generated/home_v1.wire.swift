@@ -171,6 +171,11 @@ extension Proto {
     struct CharacteristicWriteAction: Sendable {
         let characteristicID: UInt64
         let value: Proto.Value?
+        /// Write only if the characteristic holds this value when the scene runs (a
+        /// conditional write, as WriteCondition.value): otherwise this action's result is
+        /// FAILED_PRECONDITION naming the value it holds, and the others still run.
+        /// Absent: always.
+        let onlyIf: Proto.Value?
     }
 
     struct ActionSet: Sendable {
@@ -1758,6 +1763,7 @@ extension Proto.CharacteristicWriteAction: ProtobufCBridged {
     init(c source: Home__V1__CharacteristicWriteAction) {
         characteristicID = source.characteristic_id
         value = source.value.map { Proto.Value(c: $0.pointee) }
+        onlyIf = source.only_if.map { Proto.Value(c: $0.pointee) }
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__CharacteristicWriteAction> {
@@ -1765,6 +1771,7 @@ extension Proto.CharacteristicWriteAction: ProtobufCBridged {
         home__v1__characteristic_write_action__init(built)
         built.pointee.characteristic_id = characteristicID
         if let value { built.pointee.value = value.build(in: &arena) }
+        if let onlyIf { built.pointee.only_if = onlyIf.build(in: &arena) }
         return built
     }
 }

@@ -146,10 +146,13 @@ struct ImportPlan {
                 graph, full throws(HomeError) in try graph.resolveCharacteristic(full)
             }
             let value = try Self.value(action.value, at: at)
+            let onlyIf = try action.onlyIf.map { expected throws(HomeError) in
+                try Self.value(expected, at: "\(at).only_if")
+            }
             if let existing = graph.actionSets[sceneID]?.actions.first(where: {
                 $0.characteristicID == characteristicID
             }) {
-                if existing.value != value {
+                if existing.value != value || (existing.onlyIf == nil) != (onlyIf == nil) {
                     differences.append(
                         "scene \(quote(scene.name)) sets \(quote(action.characteristic)) to \(existing.value), "
                             + "the file to \(value): left as it is")
@@ -159,7 +162,8 @@ struct ImportPlan {
             _ = try step(
                 "add \(quote(action.characteristic)) = \(value) to scene \(quote(scene.name))",
                 .addAction(
-                    CharacteristicWriteAction(characteristicID: characteristicID, value: value), actionSetID: sceneID))
+                    CharacteristicWriteAction(characteristicID: characteristicID, value: value, onlyIf: onlyIf),
+                    actionSetID: sceneID))
         }
     }
 

@@ -30,7 +30,7 @@ struct LayoutFile {
         var place: String
         var name: String
         var kind: ActionSetKind
-        var actions: [(characteristic: String, value: Any)]
+        var actions: [(characteristic: String, value: Any, onlyIf: Any?)]
     }
 
     struct Trigger {
@@ -176,9 +176,9 @@ struct LayoutFile {
             let actions = try list(fields["actions"], at: "\(place).actions").enumerated().map {
                 index, item throws(HomeError) in
                 let at = "\(place).actions[\(index)]"
-                let action = try object(item, at: at, keys: ["characteristic", "value"])
+                let action = try object(item, at: at, keys: ["characteristic", "value", "only_if"])
                 guard let value = action["value"] else { throw fail("\(at).value", "is missing") }
-                return (try string(action["characteristic"], at: "\(at).characteristic"), value)
+                return (try string(action["characteristic"], at: "\(at).characteristic"), value, action["only_if"])
             }
             return Scene(
                 place: place, name: try string(fields["name"], at: "\(place).name"), kind: kind, actions: actions)

@@ -73,10 +73,11 @@ enum LayoutExport {
                 "actions",
                 .array(
                     scene.actions.map { action in
-                        .object([
-                            ("characteristic", .string(path(graph, action.characteristicID, in: home))),
-                            ("value", action.value.json),
-                        ])
+                        .object(
+                            [
+                                ("characteristic", .string(path(graph, action.characteristicID, in: home))),
+                                ("value", action.value.json),
+                            ] + (action.onlyIf.map { [("only_if", $0.json)] } ?? []))
                     })
             ),
         ])

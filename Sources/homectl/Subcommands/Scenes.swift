@@ -42,6 +42,7 @@ struct Scenes: AsyncParsableCommand {
                                             ("characteristic_id", .uint(action.characteristicID)),
                                             ("path", .string(graph.path(of: action.characteristicID) ?? "")),
                                             ("value", action.value.json),
+                                            ("only_if", action.onlyIf?.json ?? .null),
                                         ])
                                     })
                             ),
@@ -62,6 +63,7 @@ struct Scenes: AsyncParsableCommand {
                     return scene.actions.map { action in
                         (graph.path(of: action.characteristicID) ?? "characteristic \(action.characteristicID)")
                             + " = " + graph.shown(action.value, of: action.characteristicID)
+                            + (action.onlyIf.map { " if " + graph.shown($0, of: action.characteristicID) } ?? "")
                     }.joined(separator: "; ")
                 },
             ]
@@ -80,6 +82,7 @@ struct Scenes: AsyncParsableCommand {
                         return [
                             graph.path(of: action.characteristicID) ?? "characteristic \(action.characteristicID)",
                             "=", characteristic.map(Show.value) ?? action.value.description,
+                            action.onlyIf.map { "if " + graph.shown($0, of: action.characteristicID) } ?? "",
                         ]
                     }
                     for line in Output.table(rows, indent: "  ") { Output.line(line) }
@@ -133,13 +136,25 @@ struct Scenes: AsyncParsableCommand {
         @Argument(help: "The value to write.")
         var value: String
 
+        @Option(
+            name: .customLong("if"),
+            help: ArgumentHelp(
+                "Write only if the characteristic holds CURRENT when the scene runs (else this action fails, "
+                    + "FAILED_PRECONDITION, and the others still run): two automations cannot undo each other.",
+                valueName: "current"))
+        var onlyIf: String?
+
         func run() async throws {
             try await options.applyChange { graph throws(HomeError) in
                 let sceneID = try graph.resolveNamed(scene, .actionSet)
                 let characteristicID = try graph.resolveCharacteristic(path)
-                let value = try ValueParser.parse(self.value, for: graph.characteristics[characteristicID]!)
+                let characteristic = graph.characteristics[characteristicID]!
+                let value = try ValueParser.parse(self.value, for: characteristic)
+                let expected = try onlyIf.map { text throws(HomeError) in
+                    try ValueParser.parse(text, for: characteristic)
+                }
                 return .addAction(
-                    CharacteristicWriteAction(characteristicID: characteristicID, value: value),
+                    CharacteristicWriteAction(characteristicID: characteristicID, value: value, onlyIf: expected),
                     actionSetID: sceneID)
             }
         }
