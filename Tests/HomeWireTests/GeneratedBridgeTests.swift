@@ -55,7 +55,7 @@ struct GeneratedBridgeTests {
             into: &handBuilt)
         var generated = ByteBuffer()
         Proto.SubscribeResponse(
-            journalID: "journal-1", events: Self.events.map(Proto.Event.init),
+            journalID: "journal-1", events: Self.events.map(\.wire),
             snapshot: snapshot.map(Proto.Characteristic.init), marker: Proto.StreamMarker(marker), resumeAfter: 9
         ).serialize(into: &generated)
         #expect(handBuilt == generated)
@@ -66,7 +66,7 @@ struct GeneratedBridgeTests {
         let bytes = SubscribeResponse(journalID: "journal-1", events: Self.events).encoded()
         let handRead = try SubscribeResponse(fromDaemon: bytes)
         let mirror = try bytes.withUnsafeBytes { raw in try Proto.SubscribeResponse(serialized: raw) }
-        #expect(handRead.events == (try mirror.events.map { event throws(HomeError) in try HomeEvent(event) }))
+        #expect(handRead.events == (try mirror.events.map { event throws(HomeError) in try HomeEvent(wire: event) }))
         #expect(handRead.events == Self.events)
     }
 

@@ -12,20 +12,17 @@ extension Proto.Origin {
     }
 }
 
-extension Proto.Event {
-    init(_ event: HomeEvent) {
-        seq = event.seq
-        kind = event.kind.wireNumber
-        timeMs = event.timeMs
-        origin = Proto.Origin(event.origin)
-        switch event.body {
+extension HomeEvent: WireConvertible {
+    var wire: Proto.Event {
+        let body: Proto.Event.Body
+        switch self.body {
         case .value(let change):
             body = .value(
                 Proto.ValueChange(
                     accessoryID: change.accessoryID, serviceID: change.serviceID,
                     characteristicID: change.characteristicID, value: Proto.Value(change.value), merged: change.merged))
         case .reachability(let accessoryID, let reachable):
-            body = .reachability(Proto.ReachabilityChange(accessoryID: accessoryID, reachable: reachable))
+            body = .reachability(ReachabilityChange(accessoryID: accessoryID, reachable: reachable))
         case .layout(let change):
             body = .layout(
                 Proto.LayoutChange(
@@ -38,12 +35,11 @@ extension Proto.Event {
         case .triggerFired(let triggerID):
             body = .triggerID(triggerID)
         }
+        return Proto.Event(seq: seq, kind: kind.wireNumber, timeMs: timeMs, origin: Proto.Origin(origin), body: body)
     }
-}
 
-extension HomeEvent {
     /// - Throws: `.invalidArgument` for an event without a body, or a value event without a value.
-    init(_ wire: Proto.Event) throws(HomeError) {
+    init(wire: Proto.Event) throws(HomeError) {
         let origin = wire.origin.map {
             Origin(kind: .fromWire($0.kind, default: .unknown), connectionID: $0.connectionID, name: $0.name)
         }

@@ -155,33 +155,25 @@ public struct GetHomeAssembler {
     }
 }
 
-extension ReadCharacteristicsRequest: WireMessage {
-    public func encode(into buffer: inout ByteBuffer) {
-        Proto.ReadCharacteristicsRequest(characteristicIDs: characteristicIDs, fresh: fresh).serialize(into: &buffer)
-    }
-
-    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
-        let wire = try Proto.ReadCharacteristicsRequest(serialized: bytes)
-        self.init(characteristicIDs: wire.characteristicIDs, fresh: wire.fresh)
-    }
-}
-
 // One read's and one write's items, as reads, writes and provider commands carry them.
 
-extension Proto.CharacteristicWrite {
-    init(_ write: CharacteristicWrite) {
-        self.init(
-            characteristicID: write.characteristicID, value: Proto.Value(write.value),
-            condition: write.condition.map {
+extension CharacteristicWrite: WireConvertible {
+    var wire: Proto.CharacteristicWrite {
+        Proto.CharacteristicWrite(
+            characteristicID: characteristicID, value: Proto.Value(value),
+            condition: condition.map {
                 Proto.WriteCondition(value: $0.value.map(Proto.Value.init), seq: $0.seq, journalID: $0.journalID)
             })
     }
-}
 
-extension CharacteristicWrite {
+    /// A provider's write command or report: the condition is ignored.
+    init(wire: Proto.CharacteristicWrite) throws(HomeError) {
+        try self.init(wire: wire, conditional: false)
+    }
+
     /// - Parameter conditional: take the write's condition (a client's write);
     ///   false for a provider's command answers and reports, which ignore it.
-    init(wire: Proto.CharacteristicWrite, conditional: Bool = false) throws(HomeError) {
+    init(wire: Proto.CharacteristicWrite, conditional: Bool) throws(HomeError) {
         guard let value = CharacteristicValue(wire.value) else {
             throw HomeError(.invalidArgument, "write to characteristic \(wire.characteristicID) carries no value")
         }
@@ -205,17 +197,14 @@ extension CharacteristicWrite {
     }
 }
 
-extension Proto.CharacteristicRead {
-    init(_ read: CharacteristicRead) {
-        self.init(
-            characteristicID: read.characteristicID, value: read.value.map(Proto.Value.init),
-            lastUpdatedMs: read.lastUpdatedMs, code: read.error?.code.wireNumber ?? 0,
-            message: read.error?.message ?? "", changeSeq: read.changeSeq)
+extension CharacteristicRead: WireConvertible {
+    var wire: Proto.CharacteristicRead {
+        Proto.CharacteristicRead(
+            characteristicID: characteristicID, value: value.map(Proto.Value.init), lastUpdatedMs: lastUpdatedMs,
+            code: error?.code.wireNumber ?? 0, message: error?.message ?? "", changeSeq: changeSeq)
     }
-}
 
-extension CharacteristicRead {
-    init(_ wire: Proto.CharacteristicRead) {
+    init(wire: Proto.CharacteristicRead) {
         self.init(
             characteristicID: wire.characteristicID, value: CharacteristicValue(wire.value),
             lastUpdatedMs: wire.lastUpdatedMs, error: .fromWire(code: wire.code, message: wire.message),
@@ -223,44 +212,14 @@ extension CharacteristicRead {
     }
 }
 
-extension ReadCharacteristicsResponse: WireMessage {
-    public func encode(into buffer: inout ByteBuffer) {
-        Proto.ReadCharacteristicsResponse(reads: reads.map(Proto.CharacteristicRead.init), seq: seq)
-            .serialize(into: &buffer)
+extension WriteResult: WireConvertible {
+    var wire: Proto.WriteResult {
+        Proto.WriteResult(
+            characteristicID: characteristicID, code: error?.code.wireNumber ?? 0, message: error?.message ?? "",
+            seq: seq, accessoryID: accessoryID)
     }
 
-    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
-        let wire = try Proto.ReadCharacteristicsResponse(serialized: bytes)
-        self.init(reads: wire.reads.map(CharacteristicRead.init), seq: wire.seq)
-    }
-}
-
-extension WriteCharacteristicsRequest: WireMessage {
-    public func encode(into buffer: inout ByteBuffer) {
-        Proto.WriteCharacteristicsRequest(
-            writes: writes.map(Proto.CharacteristicWrite.init), atomic: atomic, validateOnly: validateOnly
-        ).serialize(into: &buffer)
-    }
-
-    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
-        let wire = try Proto.WriteCharacteristicsRequest(serialized: bytes)
-        var writes: [CharacteristicWrite] = []
-        writes.reserveCapacity(wire.writes.count)
-        for write in wire.writes { writes.append(try CharacteristicWrite(wire: write, conditional: true)) }
-        self.init(writes: writes, atomic: wire.atomic, validateOnly: wire.validateOnly)
-    }
-}
-
-extension Proto.WriteResult {
-    init(_ result: WriteResult) {
-        self.init(
-            characteristicID: result.characteristicID, code: result.error?.code.wireNumber ?? 0,
-            message: result.error?.message ?? "", seq: result.seq, accessoryID: result.accessoryID)
-    }
-}
-
-extension WriteResult {
-    init(_ wire: Proto.WriteResult) {
+    init(wire: Proto.WriteResult) {
         self.init(
             characteristicID: wire.characteristicID, error: .fromWire(code: wire.code, message: wire.message),
             seq: wire.seq, accessoryID: wire.accessoryID)
@@ -270,38 +229,6 @@ extension WriteResult {
 extension HomeError.Code {
     /// The `home.v1.StatusCode` number: gRPC's.
     var wireNumber: UInt32 { UInt32(rawValue) }
-}
-
-extension WriteCharacteristicsResponse: WireMessage {
-    public func encode(into buffer: inout ByteBuffer) {
-        Proto.WriteCharacteristicsResponse(results: results.map(Proto.WriteResult.init), seq: seq)
-            .serialize(into: &buffer)
-    }
-
-    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
-        let wire = try Proto.WriteCharacteristicsResponse(serialized: bytes)
-        self.init(results: wire.results.map(WriteResult.init), seq: wire.seq)
-    }
-}
-
-extension SubscribeRequest: WireMessage {
-    public func encode(into buffer: inout ByteBuffer) {
-        Proto.SubscribeRequest(
-            // An empty filter is left out, as every protobuf runtime leaves out an empty message.
-            filter: filter == SubscriptionFilter() ? nil : Proto.SubscriptionFilter(filter), snapshot: snapshot,
-            sinceSeq: sinceSeq, journalID: journalID, excludeOwn: excludeOwn, policy: policy.wireNumber,
-            queueLimit: queueLimit, heartbeatMs: heartbeatMs, minIntervalMs: minIntervalMs
-        ).serialize(into: &buffer)
-    }
-
-    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
-        let wire = try Proto.SubscribeRequest(serialized: bytes)
-        self.init(
-            filter: try SubscriptionFilter(wire.filter), snapshot: wire.snapshot, sinceSeq: wire.sinceSeq,
-            journalID: wire.journalID, excludeOwn: wire.excludeOwn,
-            policy: try .fromWire(wire.policy, field: "SubscribeRequest.policy"), queueLimit: wire.queueLimit,
-            heartbeatMs: wire.heartbeatMs, minIntervalMs: wire.minIntervalMs)
-    }
 }
 
 extension ListAccessoriesResponse: WireMessage {
