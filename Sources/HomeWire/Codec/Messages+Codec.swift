@@ -31,7 +31,7 @@ extension WireMessage {
 
 extension GetHomeResponse: WireMessage {
     /// Encodes the given homes of a graph without copying it into a response first.
-    @_spi(Wire) public static func encodeHomes(
+    package static func encodeHomes(
         graph: HomeGraph, homeIDs: [ObjectID], seq: UInt64, journalID: String,
         into buffer: inout ByteBuffer
     ) {
@@ -45,7 +45,7 @@ extension GetHomeResponse: WireMessage {
     /// positions (counted across the homes, in order), and with `withTables` each
     /// home's other tables (the first page); otherwise each home that has
     /// accessories on the page, with only its id.
-    @_spi(Wire) public static func encodePage(
+    package static func encodePage(
         graph: HomeGraph, homeIDs: [ObjectID], accessories positions: Range<Int>, withTables: Bool,
         seq: UInt64, journalID: String, nextPageToken: String, into buffer: inout ByteBuffer
     ) {

@@ -47,7 +47,7 @@ extension SubscribeResponse {
 
     /// `SubscribeResponse { resume_after }` packed by protobuf-c, to follow the
     /// packed events of a stream message (fields may come in any order).
-    @_spi(Wire) public static func resumeField(_ resumeAfter: UInt64) -> ByteBuffer {
+    package static func resumeField(_ resumeAfter: UInt64) -> ByteBuffer {
         var buffer = ByteBuffer()
         encode(journalID: "", events: [], marker: nil, resumeAfter: resumeAfter, into: &buffer)
         return buffer

@@ -170,7 +170,7 @@ extension SubscribeResponse: WireMessage {
 
     /// Encodes a batch whose events `eventAt(0..<eventCount)` reads from wherever the
     /// sender keeps them, so that no array of them is built first.
-    @_spi(Wire) public static func encode(
+    package static func encode(
         journalID: String, eventCount: Int, event eventAt: (Int) -> HomeEvent,
         snapshot: ArraySlice<Characteristic> = [], marker: StreamMarker?, resumeAfter: UInt64? = nil,
         into buffer: inout ByteBuffer
@@ -212,7 +212,7 @@ extension SubscribeResponse: WireMessage {
     /// Decodes a stream message as a client receives it from the daemon, without
     /// re-checking strings the daemon checked when they entered it (on the hot path
     /// of every event a subscriber reads).
-    @_spi(Wire) public init(fromDaemon bytes: [UInt8]) throws(HomeError) {
+    package init(fromDaemon bytes: [UInt8]) throws(HomeError) {
         let result: Result<SubscribeResponse, HomeError> = bytes.withUnsafeBytes { raw in
             do throws(HomeError) { return .success(try Self.decode(raw, checkStrings: false)) } catch {
                 return .failure(error)

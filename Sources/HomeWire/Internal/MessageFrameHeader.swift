@@ -40,7 +40,7 @@ extension WireFrame {
 
     /// The length a `message` frame with this payload announces in its header (the
     /// frame's size as a frame-size limit counts it: without the 4-byte header).
-    public static func messageFrameLength(callID: UInt64, payloadLength: Int) -> Int {
+    package static func messageFrameLength(callID: UInt64, payloadLength: Int) -> Int {
         let payloadField = payloadLength == 0 ? 0 : 1 + varintSize(UInt64(payloadLength)) + payloadLength
         let callIDField = callID == 0 ? 0 : 1 + varintSize(callID)
         return callIDField + 1 + varintSize(UInt64(payloadField)) + payloadField
