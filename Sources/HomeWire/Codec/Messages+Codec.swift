@@ -107,18 +107,18 @@ public struct GetHomePage: WireMessage {
 }
 
 /// Puts together a home sent in pages (GetHome with a page size), page by page.
-public struct GetHomeAssembler {
+package struct GetHomeAssembler {
     private var tables = DecodedTables()
     private var snapshot: (seq: UInt64, journalID: String)?
 
-    public init() {}
+    package init() {}
 
     /// Adds the next page.
     ///
     /// - Returns: the token that asks for the page after it; empty after the last.
     /// - Throws: `.invalidArgument` when the page does not decode, comes from
     ///   another snapshot than the first, or names a home the first page did not.
-    public mutating func add(_ page: GetHomePage) throws(HomeError) -> String {
+    package mutating func add(_ page: GetHomePage) throws(HomeError) -> String {
         let result: Result<String, HomeError> = page.encoded.withUnsafeReadableBytes { raw in
             do throws(HomeError) { return .success(try add(page: raw)) } catch { return .failure(error) }
         }
@@ -149,7 +149,7 @@ public struct GetHomeAssembler {
     }
 
     /// The whole home, once the last page is in.
-    public func response() throws(HomeError) -> GetHomeResponse {
+    package func response() throws(HomeError) -> GetHomeResponse {
         guard let snapshot else { throw HomeError(.invalidArgument, "no GetHome page was added") }
         return GetHomeResponse(graph: try tables.graph(), seq: snapshot.seq, journalID: snapshot.journalID)
     }

@@ -21,19 +21,3 @@ extension SubscriptionFilter: WireConvertible {
         }
     }
 }
-
-extension SubscriptionStats: WireConvertible {
-    var wire: Proto.SubscriptionStats {
-        Proto.SubscriptionStats(
-            subscriptionID: subscriptionID, callID: callID, policy: policy.wireNumber, queueLimit: queueLimit,
-            queueDepth: queueDepth, sent: sent, merged: merged, dropped: dropped)
-    }
-
-    init(wire: Proto.SubscriptionStats) {
-        self.init(
-            subscriptionID: wire.subscriptionID, callID: wire.callID,
-            policy: .fromWire(wire.policy, default: .coalesce),
-            queueLimit: wire.queueLimit, queueDepth: wire.queueDepth, sent: wire.sent, merged: wire.merged,
-            dropped: wire.dropped)
-    }
-}

@@ -559,18 +559,6 @@ extension Proto {
         let optionalCharacteristics: [String]
     }
 
-    struct SubscriptionStats: Sendable {
-        let subscriptionID: UInt64
-        let callID: UInt64
-        /// A `home.v1.SlowConsumerPolicy` number (see `SlowConsumerPolicy`).
-        let policy: UInt32
-        let queueLimit: UInt32
-        let queueDepth: UInt32
-        let sent: UInt64
-        let merged: UInt64
-        let dropped: UInt64
-    }
-
     /// One command of the daemon to a provider. Every command but `opened` is
     /// answered with AnswerCommand carrying its request_id, within timeout_ms.
     struct ProviderCommand: Sendable {
@@ -982,6 +970,28 @@ public struct ModifySubscriptionResponse: Hashable, Sendable {
 public struct GetStatsRequest: Hashable, Sendable {
 
     public init() {}
+}
+
+public struct SubscriptionStats: Hashable, Sendable {
+    public var subscriptionID: UInt64 = 0
+    public var callID: UInt64 = 0
+    public var policy: SlowConsumerPolicy = .coalesce
+    public var queueLimit: UInt32 = 0
+    public var queueDepth: UInt32 = 0
+    public var sent: UInt64 = 0
+    public var merged: UInt64 = 0
+    public var dropped: UInt64 = 0
+
+    public init(subscriptionID: UInt64 = 0, callID: UInt64 = 0, policy: SlowConsumerPolicy = .coalesce, queueLimit: UInt32 = 0, queueDepth: UInt32 = 0, sent: UInt64 = 0, merged: UInt64 = 0, dropped: UInt64 = 0) {
+        self.subscriptionID = subscriptionID
+        self.callID = callID
+        self.policy = policy
+        self.queueLimit = queueLimit
+        self.queueDepth = queueDepth
+        self.sent = sent
+        self.merged = merged
+        self.dropped = dropped
+    }
 }
 
 public struct ConnectionStats: Hashable, Sendable {
@@ -3429,14 +3439,15 @@ extension GetStatsRequest: WireMessage {
     }
 }
 
-extension Proto.SubscriptionStats: ProtobufCBridged {
+extension SubscriptionStats: ProtobufCBridged {
     static let messageName = "home.v1.SubscriptionStats"
     static var unpack: Unpacker<Home__V1__SubscriptionStats> { home__v1__subscription_stats__unpack }
 
     init(c source: Home__V1__SubscriptionStats) {
+        self.init()
         subscriptionID = source.subscription_id
         callID = source.call_id
-        policy = source.policy.rawValue
+        policy = SlowConsumerPolicy.fromWire(source.policy.rawValue, default: .coalesce)
         queueLimit = source.queue_limit
         queueDepth = source.queue_depth
         sent = source.sent
@@ -3449,13 +3460,23 @@ extension Proto.SubscriptionStats: ProtobufCBridged {
         home__v1__subscription_stats__init(built)
         built.pointee.subscription_id = subscriptionID
         built.pointee.call_id = callID
-        built.pointee.policy = Home__V1__SlowConsumerPolicy(rawValue: policy)
+        built.pointee.policy = Home__V1__SlowConsumerPolicy(rawValue: policy.wireNumber)
         built.pointee.queue_limit = queueLimit
         built.pointee.queue_depth = queueDepth
         built.pointee.sent = sent
         built.pointee.merged = merged
         built.pointee.dropped = dropped
         return built
+    }
+}
+
+extension SubscriptionStats: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        try self.init(serialized: bytes)
     }
 }
 
@@ -3468,7 +3489,7 @@ extension ConnectionStats: ProtobufCBridged {
         connectionID = source.connection_id
         clientName = swiftString(source.client_name)
         openCalls = source.open_calls
-        subscriptions = mappedArray(source.subscriptions, source.n_subscriptions) { SubscriptionStats(wire: Proto.SubscriptionStats(c: $0!.pointee)) }
+        subscriptions = mappedArray(source.subscriptions, source.n_subscriptions) { SubscriptionStats(c: $0!.pointee) }
         pendingBytes = source.pending_bytes
         uid = source.uid
         pid = source.pid
@@ -3483,7 +3504,7 @@ extension ConnectionStats: ProtobufCBridged {
         built.pointee.open_calls = openCalls
         built.pointee.n_subscriptions = subscriptions.count
         built.pointee.subscriptions = arena.array(UnsafeMutablePointer<Home__V1__SubscriptionStats>?.self, count: subscriptions.count) { arena, index in
-            subscriptions[index].wire.build(in: &arena)
+            subscriptions[index].build(in: &arena)
         }
         built.pointee.pending_bytes = pendingBytes
         built.pointee.uid = uid
