@@ -242,7 +242,36 @@ struct CodecTests {
             #expect(pieces == packed, "call \(callID), payload of \(payloadLength) bytes in two pieces")
             framed.moveReaderIndex(forwardBy: 4)
             #expect(try WireFrame(decoding: framed) == WireFrame(callID: callID, body: .message(payload)))
+            // And read back by hand, sliced from the frame, as a client reads a response.
+            let sliced = WireFrame.messagePayload(of: framed)
+            #expect(sliced?.callID == callID && sliced?.payload == ByteBuffer(bytes: payload), "call \(callID)")
         }
+    }
+
+    @Test("a frame the hand reader does not take apart exactly is left to protobuf-c")
+    func handReaderDeclinesOtherShapes() throws {
+        func body(_ frame: WireFrame) -> ByteBuffer {
+            var bytes = frame.encoded()
+            bytes.moveReaderIndex(forwardBy: 4)
+            return bytes
+        }
+        // Other kinds of frame.
+        #expect(WireFrame.messagePayload(of: body(WireFrame(callID: 3, body: .status(nil)))) == nil)
+        #expect(WireFrame.messagePayload(of: body(WireFrame(callID: 3, body: .ping(nonce: 1)))) == nil)
+        #expect(WireFrame.messagePayload(of: ByteBuffer()) == nil)
+        // Frame { call_id 3, message { payload "ab" }, message { payload "c" } }: protobuf
+        // merges the two messages (payload "c"); the hand reader leaves that to protobuf-c.
+        let twice = ByteBuffer(bytes: [0x08, 3, 0x2A, 4, 0x0A, 2, 0x61, 0x62, 0x2A, 3, 0x0A, 1, 0x63])
+        #expect(WireFrame.messagePayload(of: twice) == nil)
+        #expect(try WireFrame(decoding: twice) == WireFrame(callID: 3, body: .message([0x63])))
+        // A CallMessage with a field after its payload, and a length past the end.
+        #expect(
+            WireFrame.messagePayload(of: ByteBuffer(bytes: [0x08, 3, 0x2A, 6, 0x0A, 2, 0x61, 0x62, 0x10, 1])) == nil)
+        #expect(WireFrame.messagePayload(of: ByteBuffer(bytes: [0x08, 3, 0x2A, 9, 0x0A, 2, 0x61, 0x62])) == nil)
+        // An empty CallMessage is an empty payload, as protobuf-c reads it.
+        let empty = ByteBuffer(bytes: [0x08, 3, 0x2A, 0])
+        #expect(WireFrame.messagePayload(of: empty)?.payload == ByteBuffer())
+        #expect(try WireFrame(decoding: empty) == WireFrame(callID: 3, body: .message([])))
     }
 
     @Test("the OK status framed by hand is byte for byte what protobuf-c packs")

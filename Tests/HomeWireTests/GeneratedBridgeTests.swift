@@ -64,7 +64,7 @@ struct GeneratedBridgeTests {
     @Test("a batch read by hand on the client holds what the generated mirrors read")
     func handReadBatchMatchesGenerated() throws {
         let bytes = SubscribeResponse(journalID: "journal-1", events: Self.events).encoded()
-        let handRead = try SubscribeResponse(fromDaemon: bytes)
+        let handRead = try SubscribeResponse(fromDaemon: ByteBuffer(bytes: bytes))
         let mirror = try bytes.withUnsafeBytes { raw in try Proto.SubscribeResponse(serialized: raw) }
         #expect(handRead.events == (try mirror.events.map { event throws(HomeError) in try HomeEvent(wire: event) }))
         #expect(handRead.events == Self.events)

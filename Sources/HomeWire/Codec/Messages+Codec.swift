@@ -20,6 +20,16 @@ extension WireMessage {
         return Array(buffer.readableBytesView)
     }
 
+    /// Decodes a message straight from where it arrived (a payload sliced from
+    /// its frame): no copy first.
+    @_spi(Wire) @inlinable
+    public init(wire buffer: ByteBuffer) throws(HomeError) {
+        let result: Result<Self, HomeError> = buffer.withUnsafeReadableBytes { raw in
+            do throws(HomeError) { return .success(try Self(wire: raw)) } catch { return .failure(error) }
+        }
+        self = try result.get()
+    }
+
     @_spi(Wire) @inlinable
     public init(wire bytes: [UInt8]) throws(HomeError) {
         let result: Result<Self, HomeError> = bytes.withUnsafeBytes { raw in

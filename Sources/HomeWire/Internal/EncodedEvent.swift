@@ -72,4 +72,16 @@ extension ByteBuffer {
         }
         writeInteger(UInt8(value))
     }
+
+    /// A protobuf base-128 varint; nil when the bytes end first or it runs past 64 bits.
+    mutating func readVarint() -> UInt64? {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while shift < 64, let byte = readInteger(as: UInt8.self) {
+            result |= UInt64(byte & 0x7F) << shift
+            if byte & 0x80 == 0 { return result }
+            shift += 7
+        }
+        return nil
+    }
 }

@@ -212,8 +212,8 @@ extension SubscribeResponse: WireMessage {
     /// Decodes a stream message as a client receives it from the daemon, without
     /// re-checking strings the daemon checked when they entered it (on the hot path
     /// of every event a subscriber reads).
-    package init(fromDaemon bytes: [UInt8]) throws(HomeError) {
-        let result: Result<SubscribeResponse, HomeError> = bytes.withUnsafeBytes { raw in
+    package init(fromDaemon bytes: ByteBuffer) throws(HomeError) {
+        let result: Result<SubscribeResponse, HomeError> = bytes.withUnsafeReadableBytes { raw in
             do throws(HomeError) { return .success(try Self.decode(raw, checkStrings: false)) } catch {
                 return .failure(error)
             }

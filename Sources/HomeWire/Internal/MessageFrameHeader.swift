@@ -60,6 +60,38 @@ extension WireFrame {
         buffer.writeInteger(UInt8(0))
     }
 
+    /// The call id and payload of a `message` frame, sliced from its body (the
+    /// bytes after the header) without copying: the hot path of every response a
+    /// client reads, which then decodes the payload once, C to value.
+    ///
+    /// nil for any other frame, and for one not of the plain shape
+    /// `encodeMessageHeader` writes (a field repeated, another field, a wire type
+    /// not expected): `WireFrame(decoding:)` takes those apart as protobuf-c does.
+    package static func messagePayload(of body: ByteBuffer) -> (callID: UInt64, payload: ByteBuffer)? {
+        var reader = body
+        var callID: UInt64 = 0
+        var message: ByteBuffer?
+        while reader.readableBytes > 0 {
+            switch reader.readInteger(as: UInt8.self) {
+            case callIDKey?:
+                guard let value = reader.readVarint() else { return nil }
+                callID = value
+            case messageKey? where message == nil:
+                guard let length = reader.readVarint(), length <= reader.readableBytes else { return nil }
+                message = reader.readSlice(length: Int(length))
+            default:
+                return nil
+            }
+        }
+        // CallMessage: empty (an empty payload), or exactly `payload`.
+        guard var message else { return nil }
+        guard message.readableBytes > 0 else { return (callID, message) }
+        guard message.readInteger(as: UInt8.self) == payloadKey, let length = message.readVarint(),
+            length == message.readableBytes
+        else { return nil }
+        return (callID, message)
+    }
+
     /// `Frame.call_id`: field 1, varint.
     private static let callIDKey: UInt8 = 1 << 3 | 0
     /// `Frame.message`: field 5, length-delimited.
