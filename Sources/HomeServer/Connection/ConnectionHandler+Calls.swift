@@ -4,7 +4,7 @@ internal import NIOCore
 
 // Running a call: routing its open frame, its deadline, and framing its answer.
 extension ConnectionHandler {
-    func dispatch(_ context: ChannelHandlerContext, callID: UInt64, _ open: CallOpen) {
+    func dispatch(_ context: ChannelHandlerContext, callID: UInt64, _ open: IncomingCall) {
         guard let entry = router.route(for: open.method) else {
             write(
                 context,
