@@ -7,8 +7,10 @@ writes Sources/HomeWire/Generated/home_v1.wire.swift:
   - for every message, a Swift value type mirroring it field for field (in the
     `Proto` namespace, internal to HomeWire, with `let`s and no defaults, so that
     a field added to the schema is a compile error in every mapping that builds
-    the message; or, for the messages listed in PUBLIC_MESSAGES, the public API
-    type itself), with `init(c:)` copying a protobuf-c tree into it and
+    the message; or, for every request and response and what they carry, the
+    public API type itself, with the model's types (MODEL_MESSAGES, MODEL_ENUMS)
+    in its fields), with `init(c:)` copying a protobuf-c tree into it (converting
+    the model's types once, through their `WireConvertible` conversions) and
     `build(in:)` building one in a `CArena`;
   - for every enum the model owns, its number table: `wireNumber` and
     `init?(wireNumber:)` on the model's Swift enum, as exhaustive switches, so
@@ -16,6 +18,7 @@ writes Sources/HomeWire/Generated/home_v1.wire.swift:
 
 What a message means for the model (`Accessory`, `HomeEvent`, ...) is mapped by
 hand in Sources/HomeWire/Codec/, in plain Swift: no C pointer appears there.
+CONTRIBUTING.md ("The wire in Swift") states what is generated and what is not.
 
 Run by Scripts/generate-proto.sh, whose --check compares the committed output.
   generate-swift-wire.py DESCRIPTOR_SET HEADER OUTPUT
@@ -61,6 +64,9 @@ HAND_MAPPED_ENUMS = {"StatusCode"}
 # `Proto` mirror (`WireConvertible`, in Codec/), which every generated message
 # carrying it calls: a field of one of these is typed as the model's type.
 MODEL_MESSAGES = {
+    "Value": ("CharacteristicValue", True),
+    "Origin": ("Origin", False),
+    "Characteristic": ("Characteristic", False),
     "CharacteristicRead": ("CharacteristicRead", False),
     "CharacteristicWrite": ("CharacteristicWrite", True),
     "WriteResult": ("WriteResult", False),
@@ -79,46 +85,52 @@ MODEL_NOT_HASHABLE = {"CharacteristicType"}
 # its condition; a provider's command answers and reports ignore it.
 CONVERSION_ARGUMENTS = {("WriteCharacteristicsRequest", "writes"): "conditional: true"}
 
-# Messages whose generated Swift type is the API type itself (the wire is all
-# they are), with the access the API gives them and defaults other than zero.
-# Every request and response users see belongs here unless it is a view of the
-# model (a graph, tables) or has a hand-written hot path: see CONTRIBUTING.md.
-PUBLIC_MESSAGES = {
+# The requests and responses of `service HomeService` whose Swift type is written
+# by hand, and why. Every other request and response, and every message they
+# carry that the model does not own (MODEL_MESSAGES), is generated as the public
+# API type itself: a new method's messages need nothing here.
+HAND_WRITTEN_MESSAGES = {
+    "GetHomeResponse": "a HomeGraph, sent in pages (Codec/Messages+Codec.swift)",
+    "ListAccessoriesResponse": "the model's objects in tables (Codec/Messages+Codec.swift)",
+    "RegisterAccessoriesRequest": "the model's ProvidedAccessory, each error naming the item's place",
+    "RegisterAccessoriesResponse": "the model's objects in tables (Codec/Providers+Codec.swift)",
+    "LayoutRequest": "the model's LayoutOperation (Codec/Layout+Codec.swift)",
+    "SubscribeResponse": "the stream's hot path (Internal/EventCodec.swift)",
+    "ProviderCommand": "the provider hub's command kinds (Codec/Providers+Codec.swift)",
+    "CommandAnswer": "HomeError statuses, each number checked (Codec/Providers+Codec.swift)",
+}
+
+# Generated API types whose access or defaults are not `public` and zeros, and
+# messages outside the methods' that are API types too.
+PUBLIC_OVERRIDES = {
     "Hello": ("@_spi(Wire) public", {"protocol_version": "homeProtocolVersion"}),
     "HelloReply": ("public", {"protocol_version": "homeProtocolVersion"}),
     "CallOpen": ("@_spi(Wire) public", {}),
-    "GetHomeRequest": ("public", {}),
-    "ListAccessoriesRequest": ("public", {}),
-    "GetStatusRequest": ("public", {}),
-    "GetStatusResponse": ("public", {}),
-    "ListTypesRequest": ("public", {}),
-    "GetStatsRequest": ("public", {}),
-    "ModifySubscriptionResponse": ("public", {}),
-    "ExecuteActionSetRequest": ("public", {}),
-    "OpenProviderRequest": ("public", {}),
+    # Carried by the hand-written ProviderCommand.
     "ProviderOpened": ("public", {}),
-    "AnswerCommandResponse": ("public", {}),
-    "ListProvidersRequest": ("public", {}),
-    "ProviderInfo": ("public", {}),
-    "ListProvidersResponse": ("public", {}),
-    "BackupRequest": ("public", {}),
-    "BackupChunk": ("public", {}),
-    "ReadCharacteristicsRequest": ("public", {}),
-    "ReadCharacteristicsResponse": ("public", {}),
-    "WriteCharacteristicsRequest": ("public", {}),
-    "WriteCharacteristicsResponse": ("public", {}),
-    "SubscribeRequest": ("public", {}),
-    "ModifySubscriptionRequest": ("public", {}),
-    "SubscriptionStats": ("public", {}),
-    "ConnectionStats": ("public", {}),
-    "GetStatsResponse": ("public", {}),
-    "ExecuteActionSetResponse": ("public", {}),
-    "LayoutResponse": ("public", {}),
-    "ReachabilityChange": ("public", {}),
-    "ValueReport": ("public", {}),
-    "ValueReportResponse": ("public", {}),
-    "ListTypesResponse": ("public", {}),
 }
+
+# Every generated API type with its access and defaults: filled by main().
+PUBLIC_MESSAGES = {}
+
+
+def public_messages(file):
+    """PUBLIC_OVERRIDES, and the methods' messages and what they carry, less the
+    hand-written ones and the model's."""
+    messages = {m.name: m for m in file.message_type}
+    for name in list(HAND_WRITTEN_MESSAGES) + list(MODEL_MESSAGES) + list(PUBLIC_OVERRIDES):
+        if name not in messages:
+            sys.exit(f"generate-swift-wire: message {name} is configured but not in the schema")
+    result = dict(PUBLIC_OVERRIDES)
+    pending = [short(t) for service in file.service for m in service.method for t in (m.input_type, m.output_type)]
+    while pending:
+        name = pending.pop()
+        if name in result or name in HAND_WRITTEN_MESSAGES or name in MODEL_MESSAGES:
+            continue
+        result[name] = ("public", {})
+        pending += [short(f.type_name) for f in messages[name].field if f.type == F.TYPE_MESSAGE]
+    return result
+
 
 # Methods whose Swift response type is not the schema's message of that name:
 # GetHome's response is taken as a page, which GetHomeAssembler puts together.
@@ -326,7 +338,7 @@ class MessageWriter:
             name = short(field.type_name)
             if self.access and name not in PUBLIC_MESSAGES:
                 sys.exit(f"generate-swift-wire: public {self.name}.{field.name} is a {name}, which is neither "
-                         "public nor a model type: add it to PUBLIC_MESSAGES or MODEL_MESSAGES")
+                         "public nor a model type: add it to PUBLIC_OVERRIDES or MODEL_MESSAGES")
             return swift_message_type(name)
         sys.exit(f"generate-swift-wire: {self.name}.{field.name} has a type this generator does not handle")
 
@@ -707,6 +719,7 @@ def main():
     with open(descriptor_path, "rb") as handle:
         files.ParseFromString(handle.read())
     (file,) = files.file
+    PUBLIC_MESSAGES.update(public_messages(file))
     with open(header_path) as handle:
         schema = Schema(file, handle.read())
     for name in list(MODEL_ENUMS) + sorted(HAND_MAPPED_ENUMS):

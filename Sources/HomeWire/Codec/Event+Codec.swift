@@ -4,11 +4,11 @@ internal import HomeModel
 // LayoutResponse's events, the stream's markers and the tests. The stream's
 // batches of events take the hand-written path in Internal/EventCodec.swift.
 
-extension Proto.Origin {
-    init(_ origin: Origin) {
-        kind = origin.kind.wireNumber
-        connectionID = origin.connectionID
-        name = origin.name
+extension Origin: WireConvertible {
+    var wire: Proto.Origin { Proto.Origin(kind: kind.wireNumber, connectionID: connectionID, name: name) }
+
+    init(wire: Proto.Origin) {
+        self.init(kind: .fromWire(wire.kind, default: .unknown), connectionID: wire.connectionID, name: wire.name)
     }
 }
 
@@ -35,14 +35,12 @@ extension HomeEvent: WireConvertible {
         case .triggerFired(let triggerID):
             body = .triggerID(triggerID)
         }
-        return Proto.Event(seq: seq, kind: kind.wireNumber, timeMs: timeMs, origin: Proto.Origin(origin), body: body)
+        return Proto.Event(seq: seq, kind: kind.wireNumber, timeMs: timeMs, origin: origin.wire, body: body)
     }
 
     /// - Throws: `.invalidArgument` for an event without a body, or a value event without a value.
     init(wire: Proto.Event) throws(HomeError) {
-        let origin = wire.origin.map {
-            Origin(kind: .fromWire($0.kind, default: .unknown), connectionID: $0.connectionID, name: $0.name)
-        }
+        let origin = wire.origin.map(Origin.init(wire:))
         let body: HomeEvent.Body
         switch wire.body {
         case .value(let change)?:

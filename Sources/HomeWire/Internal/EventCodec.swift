@@ -193,7 +193,7 @@ extension SubscribeResponse: WireMessage {
         message.pointee.snapshot = arena.array(
             UnsafeMutablePointer<Home__V1__Characteristic>?.self, count: snapshot.count
         ) {
-            Proto.Characteristic(snapshot[snapshotBase + $1]).build(in: &$0)
+            snapshot[snapshotBase + $1].wire.build(in: &$0)
         }
         if let marker {
             message.pointee.marker = Proto.StreamMarker(marker).build(in: &arena)
@@ -240,7 +240,7 @@ extension SubscribeResponse: WireMessage {
                 journalID: swiftString(wire.journal_id),
                 events: events,
                 snapshot: mappedArray(wire.snapshot, wire.n_snapshot) {
-                    Characteristic(Proto.Characteristic(c: $0!.pointee))
+                    Characteristic(wire: Proto.Characteristic(c: $0!.pointee))
                 },
                 marker: marker,
                 resumeAfter: wire.resume_present_case == HOME__V1__SUBSCRIBE_RESPONSE__RESUME_PRESENT_RESUME_AFTER
