@@ -154,7 +154,9 @@ final class ClientHandler: ChannelInboundHandler {
     private func message(_ context: ChannelHandlerContext, callID: UInt64, payload: ByteBuffer) {
         switch calls[callID] {
         case .unary(let promise, _):
-            calls[callID] = .unary(promise, response: payload)
+            // Copied: the caller decodes it on its own task, later, and a slice would
+            // hold the connection's read buffer (every read after it would copy that).
+            calls[callID] = .unary(promise, response: ByteBuffer(bytes: payload.readableBytesView))
         case .stream(let source):
             do throws(HomeError) {
                 let response = try SubscribeResponse(fromDaemon: payload)

@@ -49,6 +49,9 @@ extension ConnectionHandler {
                 machine.opened(callID, .unary)
                 armDeadline(context, callID: callID, timeoutMs: open.timeoutMs, method: open.method)
                 let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
+                // The closure keeps the method's name only: the request is a slice of the
+                // connection's read buffer, which must not be held while the answer waits.
+                let method = open.method
                 handler(open.request, callContext).whenComplete { result in
                     let handler = loopBound.value
                     // Dropped when the call already ended (deadline, cancel, close).
@@ -58,7 +61,7 @@ extension ConnectionHandler {
                         switch result {
                         case .success(let payload): try handler.reply(context, callID: callID, payload: payload)
                         case .failure(let error as HomeError): throw error
-                        case .failure(let error): throw HomeError(.internal, "\(open.method) failed", cause: error)
+                        case .failure(let error): throw HomeError(.internal, "\(method) failed", cause: error)
                         }
                     } catch {
                         handler.write(context, WireFrame(callID: callID, body: .status(error)))
