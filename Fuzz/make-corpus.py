@@ -146,6 +146,13 @@ def method_seeds():
         "answer-unknown": calls(("AnswerCommand", pb.CommandAnswer(request_id=5, code=pb.NOT_FOUND, message="gone"))),
         "register-alone": calls(("RegisterAccessories", provider_lamp())),
         "list-providers": calls(("ListProviders", pb.ListProvidersRequest())),
+        "read-history": calls(
+            ("WriteCharacteristics", pb.WriteCharacteristicsRequest(writes=[write(LAMP_BRIGHTNESS, int_value=40)])),
+            ("ReadHistory", pb.ReadHistoryRequest(limit=10, newest_first=True)),
+            ("ReadHistory", pb.ReadHistoryRequest(filter=pb.SubscriptionFilter(characteristic_ids=[LAMP_BRIGHTNESS]), after_seq=1)),
+            ("Subscribe", pb.SubscribeRequest(since_time_ms=1)),
+            ("ReadHistory", pb.ReadHistoryRequest(filter=pb.SubscriptionFilter(characteristic_ids=[LAMP_BRIGHTNESS]), rollup_ms=300000)),
+        ),
     }
 
 

@@ -73,6 +73,7 @@ MODEL_MESSAGES = {
     "SubscriptionFilter": ("SubscriptionFilter", True),
     "Event": ("HomeEvent", True),
     "CharacteristicType": ("CharacteristicTypeInfo", False),
+    "RollupPoint": ("RollupPoint", False),
     "ServiceType": ("ServiceTypeInfo", False),
 }
 # Model types with an empty value: a field of one is not optional; it is left

@@ -4552,6 +4552,141 @@ void   home__v1__backup_chunk__free_unpacked
   assert(message->base.descriptor == &home__v1__backup_chunk__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   home__v1__read_history_request__init
+                     (Home__V1__ReadHistoryRequest         *message)
+{
+  static const Home__V1__ReadHistoryRequest init_value = HOME__V1__READ_HISTORY_REQUEST__INIT;
+  *message = init_value;
+}
+size_t home__v1__read_history_request__get_packed_size
+                     (const Home__V1__ReadHistoryRequest *message)
+{
+  assert(message->base.descriptor == &home__v1__read_history_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__read_history_request__pack
+                     (const Home__V1__ReadHistoryRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__read_history_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__read_history_request__pack_to_buffer
+                     (const Home__V1__ReadHistoryRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__read_history_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__ReadHistoryRequest *
+       home__v1__read_history_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__ReadHistoryRequest *)
+     protobuf_c_message_unpack (&home__v1__read_history_request__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__read_history_request__free_unpacked
+                     (Home__V1__ReadHistoryRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__read_history_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__rollup_point__init
+                     (Home__V1__RollupPoint         *message)
+{
+  static const Home__V1__RollupPoint init_value = HOME__V1__ROLLUP_POINT__INIT;
+  *message = init_value;
+}
+size_t home__v1__rollup_point__get_packed_size
+                     (const Home__V1__RollupPoint *message)
+{
+  assert(message->base.descriptor == &home__v1__rollup_point__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__rollup_point__pack
+                     (const Home__V1__RollupPoint *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__rollup_point__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__rollup_point__pack_to_buffer
+                     (const Home__V1__RollupPoint *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__rollup_point__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__RollupPoint *
+       home__v1__rollup_point__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__RollupPoint *)
+     protobuf_c_message_unpack (&home__v1__rollup_point__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__rollup_point__free_unpacked
+                     (Home__V1__RollupPoint *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__rollup_point__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__read_history_response__init
+                     (Home__V1__ReadHistoryResponse         *message)
+{
+  static const Home__V1__ReadHistoryResponse init_value = HOME__V1__READ_HISTORY_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t home__v1__read_history_response__get_packed_size
+                     (const Home__V1__ReadHistoryResponse *message)
+{
+  assert(message->base.descriptor == &home__v1__read_history_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__read_history_response__pack
+                     (const Home__V1__ReadHistoryResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__read_history_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__read_history_response__pack_to_buffer
+                     (const Home__V1__ReadHistoryResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__read_history_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__ReadHistoryResponse *
+       home__v1__read_history_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__ReadHistoryResponse *)
+     protobuf_c_message_unpack (&home__v1__read_history_response__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__read_history_response__free_unpacked
+                     (Home__V1__ReadHistoryResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__read_history_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor home__v1__frame__field_descriptors[10] =
 {
   {
@@ -6898,7 +7033,7 @@ const ProtobufCMessageDescriptor home__v1__home__descriptor =
   (ProtobufCMessageInit) home__v1__home__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor home__v1__origin__field_descriptors[3] =
+static const ProtobufCFieldDescriptor home__v1__origin__field_descriptors[4] =
 {
   {
     "kind",
@@ -6936,16 +7071,29 @@ static const ProtobufCFieldDescriptor home__v1__origin__field_descriptors[3] =
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "uid",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    offsetof(Home__V1__Origin, uid_present_case),
+    offsetof(Home__V1__Origin, uid),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned home__v1__origin__field_indices_by_name[] = {
   1,   /* field[1] = connection_id */
   0,   /* field[0] = kind */
   2,   /* field[2] = name */
+  3,   /* field[3] = uid */
 };
 static const ProtobufCIntRange home__v1__origin__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 3 }
+  { 0, 4 }
 };
 const ProtobufCMessageDescriptor home__v1__origin__descriptor =
 {
@@ -6955,7 +7103,7 @@ const ProtobufCMessageDescriptor home__v1__origin__descriptor =
   "Home__V1__Origin",
   "home.v1",
   sizeof(Home__V1__Origin),
-  3,
+  4,
   home__v1__origin__field_descriptors,
   home__v1__origin__field_indices_by_name,
   1,  home__v1__origin__number_ranges,
@@ -8271,7 +8419,7 @@ const ProtobufCMessageDescriptor home__v1__subscription_filter__descriptor =
   (ProtobufCMessageInit) home__v1__subscription_filter__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor home__v1__subscribe_request__field_descriptors[9] =
+static const ProtobufCFieldDescriptor home__v1__subscribe_request__field_descriptors[10] =
 {
   {
     "filter",
@@ -8381,6 +8529,18 @@ static const ProtobufCFieldDescriptor home__v1__subscribe_request__field_descrip
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "since_time_ms",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    offsetof(Home__V1__SubscribeRequest, since_time_present_case),
+    offsetof(Home__V1__SubscribeRequest, since_time_ms),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned home__v1__subscribe_request__field_indices_by_name[] = {
   4,   /* field[4] = exclude_own */
@@ -8391,12 +8551,13 @@ static const unsigned home__v1__subscribe_request__field_indices_by_name[] = {
   5,   /* field[5] = policy */
   6,   /* field[6] = queue_limit */
   2,   /* field[2] = since_seq */
+  9,   /* field[9] = since_time_ms */
   1,   /* field[1] = snapshot */
 };
 static const ProtobufCIntRange home__v1__subscribe_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 9 }
+  { 0, 10 }
 };
 const ProtobufCMessageDescriptor home__v1__subscribe_request__descriptor =
 {
@@ -8406,7 +8567,7 @@ const ProtobufCMessageDescriptor home__v1__subscribe_request__descriptor =
   "Home__V1__SubscribeRequest",
   "home.v1",
   sizeof(Home__V1__SubscribeRequest),
-  9,
+  10,
   home__v1__subscribe_request__field_descriptors,
   home__v1__subscribe_request__field_indices_by_name,
   1,  home__v1__subscribe_request__number_ranges,
@@ -12332,6 +12493,367 @@ const ProtobufCMessageDescriptor home__v1__backup_chunk__descriptor =
   (ProtobufCMessageInit) home__v1__backup_chunk__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor home__v1__read_history_request__field_descriptors[8] =
+{
+  {
+    "filter",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ReadHistoryRequest, filter),
+    &home__v1__subscription_filter__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "after_seq",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ReadHistoryRequest, after_seq),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "before_seq",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ReadHistoryRequest, before_seq),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "since_ms",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ReadHistoryRequest, since_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "until_ms",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ReadHistoryRequest, until_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "limit",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ReadHistoryRequest, limit),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "newest_first",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ReadHistoryRequest, newest_first),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "rollup_ms",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ReadHistoryRequest, rollup_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__read_history_request__field_indices_by_name[] = {
+  1,   /* field[1] = after_seq */
+  2,   /* field[2] = before_seq */
+  0,   /* field[0] = filter */
+  5,   /* field[5] = limit */
+  6,   /* field[6] = newest_first */
+  7,   /* field[7] = rollup_ms */
+  3,   /* field[3] = since_ms */
+  4,   /* field[4] = until_ms */
+};
+static const ProtobufCIntRange home__v1__read_history_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 8 }
+};
+const ProtobufCMessageDescriptor home__v1__read_history_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.ReadHistoryRequest",
+  "ReadHistoryRequest",
+  "Home__V1__ReadHistoryRequest",
+  "home.v1",
+  sizeof(Home__V1__ReadHistoryRequest),
+  8,
+  home__v1__read_history_request__field_descriptors,
+  home__v1__read_history_request__field_indices_by_name,
+  1,  home__v1__read_history_request__number_ranges,
+  (ProtobufCMessageInit) home__v1__read_history_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__rollup_point__field_descriptors[9] =
+{
+  {
+    "characteristic_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__RollupPoint, characteristic_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "width_ms",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__RollupPoint, width_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "start_ms",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__RollupPoint, start_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "count",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__RollupPoint, count),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "min",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__RollupPoint, min),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "max",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__RollupPoint, max),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "sum",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__RollupPoint, sum),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "last",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__RollupPoint, last),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "last_ms",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__RollupPoint, last_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__rollup_point__field_indices_by_name[] = {
+  0,   /* field[0] = characteristic_id */
+  3,   /* field[3] = count */
+  7,   /* field[7] = last */
+  8,   /* field[8] = last_ms */
+  5,   /* field[5] = max */
+  4,   /* field[4] = min */
+  2,   /* field[2] = start_ms */
+  6,   /* field[6] = sum */
+  1,   /* field[1] = width_ms */
+};
+static const ProtobufCIntRange home__v1__rollup_point__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 9 }
+};
+const ProtobufCMessageDescriptor home__v1__rollup_point__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.RollupPoint",
+  "RollupPoint",
+  "Home__V1__RollupPoint",
+  "home.v1",
+  sizeof(Home__V1__RollupPoint),
+  9,
+  home__v1__rollup_point__field_descriptors,
+  home__v1__rollup_point__field_indices_by_name,
+  1,  home__v1__rollup_point__number_ranges,
+  (ProtobufCMessageInit) home__v1__rollup_point__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__read_history_response__field_descriptors[5] =
+{
+  {
+    "journal_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ReadHistoryResponse, journal_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "events",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__ReadHistoryResponse, n_events),
+    offsetof(Home__V1__ReadHistoryResponse, events),
+    &home__v1__event__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "next_seq",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ReadHistoryResponse, next_seq),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "oldest_seq",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ReadHistoryResponse, oldest_seq),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "rollups",
+    5,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__ReadHistoryResponse, n_rollups),
+    offsetof(Home__V1__ReadHistoryResponse, rollups),
+    &home__v1__rollup_point__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__read_history_response__field_indices_by_name[] = {
+  1,   /* field[1] = events */
+  0,   /* field[0] = journal_id */
+  2,   /* field[2] = next_seq */
+  3,   /* field[3] = oldest_seq */
+  4,   /* field[4] = rollups */
+};
+static const ProtobufCIntRange home__v1__read_history_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 5 }
+};
+const ProtobufCMessageDescriptor home__v1__read_history_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.ReadHistoryResponse",
+  "ReadHistoryResponse",
+  "Home__V1__ReadHistoryResponse",
+  "home.v1",
+  sizeof(Home__V1__ReadHistoryResponse),
+  5,
+  home__v1__read_history_response__field_descriptors,
+  home__v1__read_history_response__field_indices_by_name,
+  1,  home__v1__read_history_response__number_ranges,
+  (ProtobufCMessageInit) home__v1__read_history_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCEnumValue home__v1__status_code__enum_values_by_number[17] =
 {
   { "OK", "HOME__V1__STATUS_CODE__OK", 0 },
@@ -12900,7 +13422,7 @@ const ProtobufCEnumDescriptor home__v1__role__descriptor =
   home__v1__role__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor home__v1__home_service__method_descriptors[17] =
+static const ProtobufCMethodDescriptor home__v1__home_service__method_descriptors[18] =
 {
   { "GetHome", &home__v1__get_home_request__descriptor, &home__v1__get_home_response__descriptor },
   { "ListAccessories", &home__v1__list_accessories_request__descriptor, &home__v1__list_accessories_response__descriptor },
@@ -12919,6 +13441,7 @@ static const ProtobufCMethodDescriptor home__v1__home_service__method_descriptor
   { "ReportValues", &home__v1__value_report__descriptor, &home__v1__value_report_response__descriptor },
   { "ListProviders", &home__v1__list_providers_request__descriptor, &home__v1__list_providers_response__descriptor },
   { "Backup", &home__v1__backup_request__descriptor, &home__v1__backup_chunk__descriptor },
+  { "ReadHistory", &home__v1__read_history_request__descriptor, &home__v1__read_history_response__descriptor },
 };
 const unsigned home__v1__home_service__method_indices_by_name[] = {
   13,        /* AnswerCommand */
@@ -12934,6 +13457,7 @@ const unsigned home__v1__home_service__method_indices_by_name[] = {
   8,        /* ModifySubscription */
   11,        /* OpenProvider */
   2,        /* ReadCharacteristics */
+  17,        /* ReadHistory */
   12,        /* RegisterAccessories */
   14,        /* ReportValues */
   4,        /* Subscribe */
@@ -12946,7 +13470,7 @@ const ProtobufCServiceDescriptor home__v1__home_service__descriptor =
   "HomeService",
   "Home__V1__HomeService",
   "home.v1",
-  17,
+  18,
   home__v1__home_service__method_descriptors,
   home__v1__home_service__method_indices_by_name
 };
@@ -13085,6 +13609,14 @@ void home__v1__home_service__backup(ProtobufCService *service,
 {
   assert(service->descriptor == &home__v1__home_service__descriptor);
   service->invoke(service, 16, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void home__v1__home_service__read_history(ProtobufCService *service,
+                                          const Home__V1__ReadHistoryRequest *input,
+                                          Home__V1__ReadHistoryResponse_Closure closure,
+                                          void *closure_data)
+{
+  assert(service->descriptor == &home__v1__home_service__descriptor);
+  service->invoke(service, 17, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void home__v1__home_service__init (Home__V1__HomeService_Service *service,
                                    Home__V1__HomeService_ServiceDestroy destroy)

@@ -103,6 +103,9 @@ public struct ResumingSubscription: AsyncSequence, Sendable {
                     request.sinceSeq = resumeSeq
                     request.journalID = cursor.journalID
                     request.snapshot = false
+                    // A start in the past is where the first connection began; from
+                    // then on the cursor says where the stream stands.
+                    request.sinceTimeMs = nil
                 }
                 connections += 1
                 return Connection(client: client, stream: client.subscribe(request).makeAsyncIterator())

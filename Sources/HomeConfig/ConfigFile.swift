@@ -54,6 +54,8 @@ public struct ConfigFile: Equatable, Sendable {
         "socket.path": .string, "socket.mode": .string, "socket.group": .string,
         "database.path": .string, "database.fold_interval_ms": .integer,
         "journal.capacity": .integer,
+        "history.retention": .string, "history.audit_retention": .string,
+        "history.rollup_retention": .string, "history.keep": .list,
         "subscriptions.queue_limit": .integer,
         "providers.timeout_ms": .integer, "providers.ping_interval_ms": .integer,
         "providers.ping_timeout_ms": .integer, "providers.startup_grace_ms": .integer,

@@ -9,16 +9,19 @@ public struct Origin: Hashable, Sendable {
     public var connectionID: UInt64
     /// Client name, provider name, automation (trigger) name, "simulator".
     public var name: String
+    /// The Unix user of the connection (clients and providers); nil otherwise.
+    public var uid: UInt32?
     /// For an automation's change: the triggers whose scenes led to it, oldest
     /// first. It travels with the change itself — through a provider's
     /// confirmation too — so that the loop guard sees it wherever the change is
     /// committed. The daemon's own bookkeeping: never on the wire.
     package var triggerChain: [ObjectID]
 
-    public init(kind: Kind, connectionID: UInt64 = 0, name: String = "") {
+    public init(kind: Kind, connectionID: UInt64 = 0, name: String = "", uid: UInt32? = nil) {
         self.kind = kind
         self.connectionID = connectionID
         self.name = name
+        self.uid = uid
         self.triggerChain = []
     }
 

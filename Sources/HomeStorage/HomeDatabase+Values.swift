@@ -10,13 +10,16 @@ public import HomeModel
 extension HomeDatabase: HomePersistence {
     public func appendValues(_ changes: [SavedValue], timeMs: Int64) throws(HomeError) {
         if changes.isEmpty { return }
-        let record = ValueLogRecord.encode(changes)
-        try withConnection { connection throws(HomeError) in
-            let insert = try connection.statement("INSERT INTO value_log (time_ms, changes) VALUES (?, ?)")
-            insert.bind(1, timeMs)
-            insert.bind(2, record)
-            try insert.run(doing: "logging \(changes.count) changed values")
-        }
+        try withConnection { connection throws(HomeError) in try appendValues(changes, timeMs: timeMs, on: connection) }
+    }
+
+    /// The value log's row, on a connection its caller holds (alone, or in the
+    /// transaction that stores the same commit's events).
+    func appendValues(_ changes: [SavedValue], timeMs: Int64, on connection: Connection) throws(HomeError) {
+        let insert = try connection.statement("INSERT INTO value_log (time_ms, changes) VALUES (?, ?)")
+        insert.bind(1, timeMs)
+        insert.bind(2, ValueLogRecord.encode(changes))
+        try insert.run(doing: "logging \(changes.count) changed values")
     }
 
     public func foldValueLog(into characteristics: [Characteristic]) throws(HomeError) {

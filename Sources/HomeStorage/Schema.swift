@@ -41,7 +41,56 @@ enum Schema {
         Migration(version: 1, sql: createTables),
         Migration(version: 2, sql: providerKeys),
         Migration(version: 3, sql: valueLog),
+        Migration(version: 4, sql: journal),
+        Migration(version: 5, sql: rollups),
     ]
+
+    /// Rollups: each numeric characteristic's values per 5 minutes and per hour
+    /// (count, min, max, sum, last), folded from the journal by the daemon up to
+    /// `meta.rollup_seq`, and kept longer than the events.
+    private static let rollups = """
+        CREATE TABLE rollups (
+            characteristic_id INTEGER NOT NULL,
+            width_ms INTEGER NOT NULL,
+            start_ms INTEGER NOT NULL,
+            count INTEGER NOT NULL,
+            min REAL NOT NULL,
+            max REAL NOT NULL,
+            sum REAL NOT NULL,
+            last REAL NOT NULL,
+            last_ms INTEGER NOT NULL,
+            PRIMARY KEY (characteristic_id, width_ms, start_ms)
+        ) STRICT, WITHOUT ROWID;
+        CREATE INDEX rollups_by_start ON rollups (start_ms);
+        """
+
+    /// The journal: every committed event, one row per commit, appended before
+    /// anyone hears of them and kept until `keep_until_ms` (the longest retention
+    /// of its events). `seq` is the commit's first event's sequence number, the
+    /// others follow it; `events` is a `JournalRecord`. The id of the journal the
+    /// rows belong to is `meta.journal_id`.
+    private static let journal = """
+        CREATE TABLE journal (
+            seq INTEGER PRIMARY KEY,
+            last_seq INTEGER NOT NULL,
+            time_ms INTEGER NOT NULL,
+            keep_until_ms INTEGER NOT NULL,
+            events BLOB NOT NULL
+        ) STRICT;
+        CREATE INDEX journal_by_time ON journal (time_ms);
+        CREATE INDEX journal_by_expiry ON journal (keep_until_ms);
+
+        -- What each commit is about: the ids of its events' characteristics,
+        -- services, accessories, and of the objects, homes and parents of its layout
+        -- changes, each once per commit. "The last change of X" and "X between t0
+        -- and t1" read these instead of every commit.
+        CREATE TABLE journal_subjects (
+            subject_id INTEGER NOT NULL,
+            commit_seq INTEGER NOT NULL,
+            PRIMARY KEY (subject_id, commit_seq)
+        ) STRICT, WITHOUT ROWID;
+        CREATE INDEX journal_subjects_by_commit ON journal_subjects (commit_seq);
+        """
 
     /// The value log: one row per commit that changed values, appended before the
     /// change is acknowledged and emptied when its values are folded into the

@@ -26,8 +26,8 @@ struct HomeCtl: AsyncParsableCommand {
         subcommands: [
             Status.self, Stats.self, Homes.self, Rooms.self, Zones.self, Accessories.self, Show.self, Get.self,
             SetValue.self,
-            Rename.self, Assign.self, Groups.self, Scenes.self, Triggers.self, Types.self, Watch.self,
-            Providers.self, Remove.self, Sim.self,
+            Rename.self, Assign.self, Groups.self, Scenes.self, Triggers.self, Types.self, Watch.self, History.self,
+            Last.self, Providers.self, HomeKit.self, Remove.self, Sim.self,
             Backup.self, Export.self,
         ])
 
@@ -50,7 +50,8 @@ extension HomeCtl {
             if !GlobalOptions.isListCommand(arguments), let format = GlobalOptions.tableFormat(in: arguments) {
                 Output.error(
                     "homectl: -o \(format) is for the commands that list: homes, rooms, zones, accessories, groups, "
-                        + "scenes, triggers and providers; \(arguments.first ?? "this one") prints text, json or yaml")
+                        + "scenes, triggers, providers and history; \(arguments.first ?? "this one") prints text, "
+                        + "json or yaml")
                 Glibc.exit(64)
             }
             var command = try await asyncParseAsRoot(arguments)
@@ -88,14 +89,14 @@ enum GlobalOptions {
     /// options moved after it).
     static func isListCommand(_ arguments: [String]) -> Bool {
         guard let command = arguments.first else { return true }  // homectl alone: its help
-        if command == "accessories" || command.hasPrefix("-") || command == "help" { return true }
+        if ["accessories", "history", "help"].contains(command) || command.hasPrefix("-") { return true }
         let listing: Set<String> = ["homes", "rooms", "zones", "groups", "scenes", "triggers", "providers"]
         guard listing.contains(command) else { return false }
         guard let next = arguments.dropFirst().first else { return true }
         return next == "list" || next.hasPrefix("-")
     }
 
-    /// "table" or "wide" when the command line asks for one (-o table, --output=wide).
+    /// "table", "wide" or "csv" when the command line asks for one (-o table, --output=wide).
     static func tableFormat(in arguments: [String]) -> String? {
         for (index, argument) in arguments.enumerated() {
             let value: String?
@@ -108,7 +109,7 @@ enum GlobalOptions {
             } else {
                 value = nil
             }
-            if let value, value == "table" || value == "wide" { return value }
+            if let value, value == "table" || value == "wide" || value == "csv" { return value }
             if argument == "--" { return nil }
         }
         return nil

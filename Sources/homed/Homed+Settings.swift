@@ -16,6 +16,8 @@ struct DaemonSettings {
     var database: String?
     var valueFoldIntervalMs: Int
     var journalCapacity: Int
+    /// How long the stored history keeps events; nil: no stored history.
+    var history: HistoryRetention?
     var queueLimit: Int
     var providerTimeoutMs: Int
     var providerPingIntervalMs: Int
@@ -97,6 +99,7 @@ extension Homed {
             valueFoldIntervalMs: try positive(
                 valueFoldIntervalMs, "--value-fold-interval-ms", "database.fold_interval_ms", default: 500),
             journalCapacity: try positive(journalCapacity, "--journal-capacity", "journal.capacity", default: 100_000),
+            history: try historySettings(file: file),
             queueLimit: try positive(
                 queueLimit, "--queue-limit", "subscriptions.queue_limit", default: 1024,
                 atMost: ServerConfiguration.defaultMaxQueueLimit),
@@ -116,6 +119,23 @@ extension Homed {
                 logFormat, "--log-format", "log.format", default: .auto, parse: { LogFormat(rawValue: $0) },
                 expected: "auto, human or journal"),
             access: try accessSettings(file: file))
+    }
+}
+
+extension Homed {
+    /// `--history-retention` over `history.*`: nil when it is off.
+    func historySettings(file: ConfigFile?) throws(HomeError) -> HistoryRetention? {
+        let retention = historyRetention ?? file?.string("history.retention")
+        if retention == "off" { return nil }
+        do throws(HomeError) {
+            return try HistoryRetention.parse(
+                default: retention, audit: file?.string("history.audit_retention"),
+                rollups: file?.string("history.rollup_retention"),
+                keep: file?.list("history.keep") ?? [])
+        } catch {
+            let source = historyRetention != nil ? "--history-retention" : file.map { "\($0.path)" } ?? "history"
+            throw HomeError(.invalidArgument, "\(source): \(error.message)")
+        }
     }
 }
 
@@ -154,6 +174,7 @@ extension Homed {
         compare("database", current.database ?? "default", next.database ?? "default")
         compare("database.fold_interval_ms", current.valueFoldIntervalMs, next.valueFoldIntervalMs)
         compare("journal.capacity", current.journalCapacity, next.journalCapacity)
+        compare("history", current.history.map(describe) ?? "off", next.history.map(describe) ?? "off")
         compare("subscriptions.queue_limit", current.queueLimit, next.queueLimit, live: true)
         compare("providers.timeout_ms", current.providerTimeoutMs, next.providerTimeoutMs, live: true)
         compare("providers.ping_interval_ms", current.providerPingIntervalMs, next.providerPingIntervalMs)
@@ -181,6 +202,21 @@ extension Homed {
     }
 
     /// Roles as one line for the log: "admin: uid 1001, group 27; viewer: uid 65534; default user".
+    private func describe(_ retention: HistoryRetention) -> String {
+        var parts = ["retention \(DurationText.format(milliseconds: retention.defaultMs))"]
+        if retention.auditMs != retention.defaultMs {
+            parts.append("audit \(DurationText.format(milliseconds: retention.auditMs))")
+        }
+        for (type, keep) in retention.byType.sorted(by: { $0.key < $1.key }) {
+            parts.append(
+                "\(HAPCatalog.characteristic(uuid: type)?.name ?? type)=\(DurationText.format(milliseconds: keep))")
+        }
+        for (id, keep) in retention.byAccessory.sorted(by: { $0.key < $1.key }) {
+            parts.append("accessory \(id)=\(DurationText.format(milliseconds: keep))")
+        }
+        return parts.joined(separator: ", ")
+    }
+
     private func describe(_ policy: RolePolicy) -> String {
         var parts: [String] = []
         for role in Role.allCases.reversed() {

@@ -101,6 +101,12 @@ struct Homed: AsyncParsableCommand {
     @Option(help: "How many recent events are held for clients that resume (default 100000).")
     var journalCapacity: Int?
 
+    @Option(
+        help:
+            "How long the stored history keeps events: a duration such as 10d, 36h or 1y (default 10d), or off to keep none (then every restart begins a new journal)."
+    )
+    var historyRetention: String?
+
     @Option(help: "Events a subscriber may have pending unless it asks otherwise (default 1024).")
     var queueLimit: Int?
 
@@ -202,7 +208,10 @@ struct Homed: AsyncParsableCommand {
             withExtendedLifetime(instanceLock) {}
         }
         let store = HomeStore(
-            graph: graph, journalCapacity: settings.journalCapacity, persistence: database, logger: logger)
+            graph: graph, journalCapacity: settings.journalCapacity, persistence: database,
+            history: settings.history.flatMap { retention in
+                database.map { StoredHistory(storage: $0, retention: retention) }
+            }, logger: logger)
         var configuration = ServerConfiguration(socketPath: socketPath)
         configuration.databasePath = paths.database?.path ?? ""
         configuration.defaultQueueLimit = settings.queueLimit
@@ -259,6 +268,9 @@ struct Homed: AsyncParsableCommand {
                 .init(
                     service: ValueLogFolding(
                         store: store, interval: .milliseconds(settings.valueFoldIntervalMs), logger: logger)))
+        }
+        if store.keepsHistory {
+            services.append(.init(service: HistoryMaintenance(store: store, logger: logger)))
         }
         services.append(.init(service: server))
         services.append(.init(service: AutomationEngine(store: store, values: server.values, logger: logger)))

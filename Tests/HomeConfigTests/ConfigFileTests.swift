@@ -15,6 +15,7 @@ struct ConfigFileTests {
               group: homed
             database: {path: /var/lib/homed/homed.sqlite, fold_interval_ms: 250}
             journal: {capacity: 5000}
+            history: {retention: 30d, audit_retention: 1y, rollup_retention: 2y, keep: [ContactSensorState=1y, "accessory 12=1d"]}
             subscriptions: {queue_limit: 64}
             providers: {timeout_ms: 2000, ping_interval_ms: 100, ping_timeout_ms: 200, startup_grace_ms: 0}
             roles:
@@ -32,8 +33,10 @@ struct ConfigFileTests {
         #expect(file.list("roles.admins") == ["alice", "@wheel"])
         #expect(file.list("roles.users") == ["@homed"])
         #expect(file.list("roles.viewers") == [])
+        #expect(file.string("history.retention") == "30d")
+        #expect(file.list("history.keep") == ["ContactSensorState=1y", "accessory 12=1d"])
         #expect(file.string("roles.default") == "viewer")
-        #expect(file.source("roles.admins") == "homed.yaml:10 (roles.admins)")
+        #expect(file.source("roles.admins") == "homed.yaml:11 (roles.admins)")
         #expect(file.settings.count == ConfigFile.keys.count)
         #expect(try ConfigFile.parse("", path: "empty.yaml").settings.isEmpty)
         #expect(try ConfigFile.parse("# nothing yet\n", path: "empty.yaml").settings.isEmpty)
@@ -46,7 +49,7 @@ struct ConfigFileTests {
             "homed.yaml:3: unknown key 'socket.pth'; socket holds group, mode, path")
         expectRefusal(
             "journal: {capacity: 5}\nsokcet: {path: /x}\n",
-            "homed.yaml:2: unknown key 'sokcet'; the sections are database, journal, log, providers, roles, socket, subscriptions"
+            "homed.yaml:2: unknown key 'sokcet'; the sections are database, history, journal, log, providers, roles, socket, subscriptions"
         )
         expectRefusal(
             "roles:\n  admin: [alice]\n", "homed.yaml:2: unknown key 'roles.admin'; roles holds admins, default")

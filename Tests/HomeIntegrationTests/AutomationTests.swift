@@ -42,7 +42,8 @@ struct AutomationTests {
                 ])
             #expect(
                 events.map(\.origin) == [
-                    Origin(kind: .client, connectionID: client.connectionID, name: "writer"), automation, automation,
+                    Origin(kind: .client, connectionID: client.connectionID, name: "writer", uid: getuid()), automation,
+                    automation,
                     automation,
                 ])
             #expect(events.first?.seq == write.seq)

@@ -30,7 +30,8 @@ struct InProcessConnectionTests {
             let write = try await writer.write(.int(42), to: lamp)
             let event = try #require(try await events.next()?.events.first)
             #expect(event.seq == write.seq)
-            #expect(event.origin == Origin(kind: .client, connectionID: writer.connectionID, name: "writer"))
+            #expect(
+                event.origin == Origin(kind: .client, connectionID: writer.connectionID, name: "writer", uid: getuid()))
             await writer.close()
             await watcher.close()
         }

@@ -1,3 +1,4 @@
+import Foundation
 import HomeClient
 import HomeModel
 import HomeServer
@@ -52,9 +53,9 @@ struct NotificationTests {
             let seen = try await Self.collect(&all) { events, _ in events.count >= 3 }.events
             #expect(
                 seen.map(\.origin) == [
-                    Origin(kind: .client, connectionID: b.connectionID, name: "B"),
-                    Origin(kind: .client, connectionID: a.connectionID, name: "A"),
-                    Origin(kind: .client, connectionID: b.connectionID, name: "B"),
+                    Origin(kind: .client, connectionID: b.connectionID, name: "B", uid: getuid()),
+                    Origin(kind: .client, connectionID: a.connectionID, name: "A", uid: getuid()),
+                    Origin(kind: .client, connectionID: b.connectionID, name: "B", uid: getuid()),
                 ])
             #expect(seen[1].origin.connectionID == a.connectionID, "A can tell its own change (local) from B's")
             let filtered = try await Self.collect(&others) { events, _ in events.count >= 2 }.events

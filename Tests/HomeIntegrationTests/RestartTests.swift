@@ -30,11 +30,16 @@ struct RestartTests {
         #expect(lamp.status == 0, "the renamed lamp is in the room it was moved to: \(lamp.stderr)")
     }
 
-    @Test("watch reconnects after a daemon restart and resyncs: a marker, a fresh snapshot, then changes")
+    /// A daemon that keeps no history: every start begins a new journal.
+    static let noHistory = ["--demo", "--no-simulator", "--history-retention", "off"]
+
+    @Test(
+        "watch reconnects after a restart of a daemon without history and resyncs: a marker, a fresh snapshot, then changes"
+    )
     func watchAcrossRestart() throws {
         let directory = TestServer.makeTemporaryDirectory("homed-restart")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        var daemon: DaemonProcess? = try DaemonProcess(directory: directory)
+        var daemon: DaemonProcess? = try DaemonProcess(arguments: Self.noHistory, directory: directory)
         let watch = try ChildProcess(
             builtExecutable("homectl"),
             ["watch", "--markers", "--characteristic", "Living Room/Lamp/On"],
@@ -43,7 +48,7 @@ struct RestartTests {
         daemon!.child.signal(SIGTERM)
         #expect(daemon!.child.wait() == 0)
         daemon = nil
-        daemon = try DaemonProcess(directory: directory)
+        daemon = try DaemonProcess(arguments: Self.noHistory, directory: directory)
         var lines: [String] = []
         while let line = watch.readLine(seconds: 15) {
             lines.append(line)
@@ -63,11 +68,41 @@ struct RestartTests {
         watch.wait()
     }
 
-    @Test("watch --no-resync exits 15 when the daemon it followed restarted")
+    @Test("watch resumes across a restart of a daemon that keeps history: the changes made meanwhile, no resync")
+    func watchResumesAcrossRestart() throws {
+        let directory = TestServer.makeTemporaryDirectory("homed-resume")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var daemon: DaemonProcess? = try DaemonProcess(directory: directory)
+        let watch = try ChildProcess(
+            builtExecutable("homectl"), ["watch", "--markers", "--characteristic", "Living Room/Lamp/Brightness"],
+            environment: ["HOMED_SOCKET": daemon!.socketPath])
+        #expect(watch.readLine(seconds: 15)?.contains("\"kind\":\"subscribed\"") == true)
+        #expect(try daemon!.homectl("set", "Living Room/Lamp/Brightness", "71").status == 0)
+        #expect(watch.readLine(seconds: 15)?.contains("\"value\":71") == true)
+        daemon!.child.signal(SIGKILL)
+        daemon!.child.wait()
+        daemon = nil
+        daemon = try DaemonProcess(directory: directory)
+        #expect(try daemon!.homectl("set", "Living Room/Lamp/Brightness", "72").status == 0)
+        var lines: [String] = []
+        while let line = watch.readLine(seconds: 15) {
+            lines.append(line)
+            if line.contains("\"kind\":\"value\"") { break }
+        }
+        // After the reconnection's own marker, the change made while the watch was
+        // away, and nothing that says it had to start over.
+        #expect(lines.last?.contains("\"value\":72") == true, "\(lines)")
+        #expect(!lines.contains { $0.contains("resync") || $0.contains("snapshot") }, "\(lines)")
+        watch.signal(SIGTERM)
+        watch.wait()
+        #expect(watch.standardError.contains("homectl: reconnected to homed; the watch resumes where it stood"))
+    }
+
+    @Test("watch --no-resync exits 15 when the daemon it followed restarted without history")
     func noResync() throws {
         let directory = TestServer.makeTemporaryDirectory("homed-noresync")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        var daemon: DaemonProcess? = try DaemonProcess(directory: directory)
+        var daemon: DaemonProcess? = try DaemonProcess(arguments: Self.noHistory, directory: directory)
         let watch = try ChildProcess(
             builtExecutable("homectl"), ["watch", "--markers", "--no-resync"],
             environment: ["HOMED_SOCKET": daemon!.socketPath])
@@ -75,7 +110,7 @@ struct RestartTests {
         daemon!.child.signal(SIGTERM)
         daemon!.child.wait()
         daemon = nil
-        daemon = try DaemonProcess(directory: directory)
+        daemon = try DaemonProcess(arguments: Self.noHistory, directory: directory)
         #expect(watch.wait(seconds: 20) == 15)
         #expect(watch.standardError.contains("resync required"))
     }

@@ -34,7 +34,8 @@ struct SubscriptionTests {
                             accessoryID: graph.id("Living Room/Lamp"),
                             serviceID: graph.characteristics[on]!.serviceID,
                             characteristicID: on, value: .bool(false))))
-            #expect(event.origin == Origin(kind: .client, connectionID: writer.connectionID, name: "writer"))
+            #expect(
+                event.origin == Origin(kind: .client, connectionID: writer.connectionID, name: "writer", uid: getuid()))
             await watcher.close()
             await writer.close()
         }
@@ -87,7 +88,7 @@ struct SubscriptionTests {
             #expect(values == (1...40).map { CharacteristicValue.int(Int64($0)) })
             #expect(
                 expected.allSatisfy {
-                    $0.origin == Origin(kind: .client, connectionID: writer.connectionID, name: "writer")
+                    $0.origin == Origin(kind: .client, connectionID: writer.connectionID, name: "writer", uid: getuid())
                 })
             for receiver in receivers.dropFirst() {
                 #expect(try await receiver.value == expected)

@@ -23,7 +23,7 @@ private struct ProviderSessionFixture {
             providerID: providerID, connectionID: 3, writer: writer, hub: hub, store: store, onEnd: {})
         try hub.open(
             ProviderHub.Session(
-                providerID: providerID, connectionID: 3, clientName: "test provider",
+                providerID: providerID, connectionID: 3, clientName: "test provider", uid: 0,
                 stream: NIOLoopBound(stream, eventLoop: loop), eventLoop: loop))
         stream.start(knownKeys: [])
     }
@@ -227,7 +227,7 @@ struct ProviderStartupGraceTests {
             store: HomeStore(graph: DemoHome.make(nowMs: 1_700_000_000_000)), onEnd: {})
         try hub.open(
             ProviderHub.Session(
-                providerID: "lamps", connectionID: 3, clientName: "lamps",
+                providerID: "lamps", connectionID: 3, clientName: "lamps", uid: 0,
                 stream: NIOLoopBound(stream, eventLoop: loop),
                 eventLoop: loop))
         stream.start(knownKeys: [])

@@ -235,9 +235,11 @@ enum Bench {
     ///   - database: keep the home in a SQLite file in `directory`, as homed does
     ///     (every write logged before it is acknowledged); else in memory.
     static func homedStream(
-        directory: String, events: Int, writer kind: StreamWriter = .homeClient, database: Bool = false
+        directory: String, events: Int, writer kind: StreamWriter = .homeClient, database: Bool = false,
+        history: Bool = false
     ) async throws -> StreamFigures {
-        let server = try await startServer(directory: directory, queueLimit: 65_536, database: database)
+        let server = try await startServer(
+            directory: directory, queueLimit: 65_536, database: database, history: history)
         let path = server.configuration.socketPath
         let reader = try await HomeClient.connect(to: path, name: "bench-reader")
         let brightness = try server.store.snapshot().graph.resolve(path: "Living Room/Lamp/Brightness")
@@ -348,7 +350,7 @@ enum Bench {
 
     static func startServer(
         directory: String, queueLimit: Int = 1024, maxConnections: Int = 1024,
-        graph: HomeGraph? = nil, database: Bool = false
+        graph: HomeGraph? = nil, database: Bool = false, history: Bool = false
     ) async throws -> HomeServer {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let home = graph ?? DemoHome.make(nowMs: 0)
@@ -367,7 +369,10 @@ enum Bench {
         var logger = Logger(label: "homed-bench")
         logger.logLevel = .error
         let server = HomeServer(
-            store: HomeStore(graph: home, persistence: persistence), configuration: configuration, logger: logger,
+            store: HomeStore(
+                graph: home, persistence: persistence,
+                history: history ? persistence.map { StoredHistory(storage: $0) } : nil),
+            configuration: configuration, logger: logger,
             group: daemonGroup)
         try await server.start()
         return server

@@ -10,6 +10,7 @@ struct HomedBench: AsyncParsableCommand {
         subcommands: [
             Wire.self, FanoutCommand.self, ScaleCommand.self, IdleMemoryCommand.self, JournalStallCommand.self,
             ProfileCommand.self, ProviderCommand.self, DurabilityCommand.self, BackupStallCommand.self,
+            HistoryCommand.self,
         ],
         defaultSubcommand: Wire.self)
 }
@@ -169,4 +170,37 @@ struct DurabilityCommand: AsyncParsableCommand {
     }
 
     func run() async throws { try await Durability.run(events: events, roundTrips: roundTrips, runs: runs) }
+}
+
+struct HistoryCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "history",
+        abstract:
+            "What the stored history costs (event rate, write round trip: off and on) and what asking the past takes "
+            + "(a simulated year of a 100-accessory home).")
+
+    @Option(help: "Events written per event-rate measurement (0: skip the cost).")
+    var events = 200_000
+    @Option(help: "Sequential single writes per round-trip measurement.")
+    var roundTrips = 2_000
+    @Option(help: "Runs of the cost, off and on alternately; the median run is reported.")
+    var runs = 3
+    @Option(help: "Days of simulated history (0: skip the queries).")
+    var days = 365
+    @Option(help: "Events a day in the simulated home.")
+    var eventsPerDay = 20_000
+
+    func validate() throws {
+        guard events == 0 || (events >= 1000 && events % 1000 == 0) else {
+            throw ValidationError("--events must be 0 or a positive multiple of 1000")
+        }
+        guard runs >= 1, roundTrips >= 100, days >= 0, eventsPerDay >= 10 else {
+            throw ValidationError("--runs ≥ 1, --round-trips ≥ 100, --days ≥ 0, --events-per-day ≥ 10")
+        }
+    }
+
+    func run() async throws {
+        try await HistoryBench.run(
+            events: events, roundTrips: roundTrips, runs: runs, days: days, eventsPerDay: eventsPerDay)
+    }
 }

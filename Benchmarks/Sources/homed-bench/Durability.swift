@@ -56,8 +56,10 @@ enum Durability {
         print("  durable   p50 / p99  \(us(database.p50)) / \(us(database.p99))")
     }
 
-    static func writeRoundTrip(directory: String, iterations: Int, database: Bool) async throws -> Percentiles {
-        let server = try await Bench.startServer(directory: directory, database: database)
+    static func writeRoundTrip(directory: String, iterations: Int, database: Bool, history: Bool = false) async throws
+        -> Percentiles
+    {
+        let server = try await Bench.startServer(directory: directory, database: database, history: history)
         let client = try await HomeClient.connect(to: server.configuration.socketPath, name: "bench")
         let brightness = try server.store.snapshot().graph.resolve(path: "Living Room/Lamp/Brightness")
         let latencies = try await withTaskExecutorPreference(client.taskExecutor) {

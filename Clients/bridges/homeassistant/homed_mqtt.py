@@ -2,7 +2,7 @@
 """homed-mqtt: homed's home in Home Assistant, by MQTT discovery (see README.md).
 
     homed_mqtt.py [--config FILE] [--broker mqtt://127.0.0.1:1883] [--credentials FILE]
-                  [--discovery-prefix homeassistant] [--base-topic homed] [--node-id homed]
+                  [--discovery-prefix homeassistant] [--discovery entity|device] [--base-topic homed] [--node-id homed]
                   [--exclude-provider NAME]… [--include-room NAME]… [--exclude-room NAME]…
                   [--include-accessory NAME|ID]… [--exclude-accessory NAME|ID]… [--socket PATH]
 """
@@ -35,6 +35,9 @@ def main(argv=None) -> int:
     parser.add_argument("--credentials", metavar="FILE",
                         help="a file with username=… and password=… lines (never on the command line)")
     parser.add_argument("--discovery-prefix", help="Home Assistant's discovery prefix (default homeassistant)")
+    parser.add_argument("--discovery", choices=["entity", "device"],
+                        help="one config per entity (default: every Home Assistant release reads it) or one per "
+                             "device (device-based discovery, Home Assistant 2024.11 and later)")
     parser.add_argument("--base-topic", help="the topics of states and commands (default homed)")
     parser.add_argument("--node-id", help="the node id in discovery topics and unique ids (default homed)")
     parser.add_argument("--socket", help="homed's socket (default: $HOMED_SOCKET, else the usual places)")
@@ -51,6 +54,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=getattr(logging, args.log_level.upper()), format="%(levelname)s %(name)s: %(message)s")
     flags = {"broker": args.broker, "credentials": args.credentials, "discovery_prefix": args.discovery_prefix,
+             "discovery": args.discovery,
              "base_topic": args.base_topic, "node_id": args.node_id, "socket": args.socket,
              "exclude_providers": [p for p in args.exclude_provider if p] if args.exclude_provider else None,
              "include_rooms": args.include_room, "exclude_rooms": args.exclude_room,

@@ -420,6 +420,12 @@ static void event_line(line *out, const Home__V1__Event *event, const names *n, 
     field_string(&inner, "kind", NAME_OF(origin_kinds, origin ? origin->kind : 0));
     field_uint(&inner, "connection_id", origin ? origin->connection_id : 0);
     field_string(&inner, "name", origin ? origin->name : "");
+    if (origin && origin->uid_present_case == HOME__V1__ORIGIN__UID_PRESENT_UID) {
+        field_uint(&inner, "uid", origin->uid);
+    } else {
+        key(&inner, "uid");
+        append(&inner, "null", 4);
+    }
     key(&inner, "local");
     append(&inner, local ? "true" : "false", local ? 4 : 5);
     append(&inner, "}", 1);

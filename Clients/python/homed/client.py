@@ -26,7 +26,7 @@ _READ_SIZE = 65536
 
 # Older code imports HomedError, default_socket_path and _serialize from here.
 _serialize = pb.serialize_request
-__all__ = ["Client", "Subscription", "HomedError", "default_socket_path", "PROTOCOL_VERSION"]
+__all__ = ["Client", "Subscription", "PendingCall", "HomedError", "default_socket_path", "PROTOCOL_VERSION"]
 
 
 def _call(call_id: int, method: str) -> Call:
@@ -164,11 +164,52 @@ class Client(ClientBase):
             except OSError as e:
                 raise Unavailable(f"connection error: {e}") from e
 
-    def _open(self, method: str, request: bytes, timeout: Optional[float]) -> Call:
+    def _write_nowait(self, data: bytes) -> bool:
+        """Writes one frame unless that would wait: for another thread's write,
+        or for room in the socket's buffer (a daemon not reading). False: nothing
+        was written. When the buffer takes only part of the frame, the rest is
+        written by a thread of its own, which holds the send lock until the frame
+        is whole (no other frame may come between its parts); this one goes on."""
+        if not self._send_lock.acquire(blocking=False):
+            return False
+        handed_over = False
+        try:
+            if self._core.closed:
+                raise self._core.closed_error()
+            try:
+                sent = self._sock.send(data, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                return False
+            except OSError as e:
+                raise Unavailable(f"connection error: {e}") from e
+            if sent < len(data):
+                threading.Thread(target=self._finish_write, args=(data[sent:],), daemon=True,
+                                 name=f"homed-writer-{self.client_name}").start()
+                handed_over = True
+            return True
+        finally:
+            if not handed_over:
+                self._send_lock.release()
+
+    def _finish_write(self, rest: bytes) -> None:
+        """The rest of a frame _write_nowait began (the send lock is held for it)."""
+        try:
+            self._sock.sendall(rest)
+        except OSError:
+            pass  # the connection is gone: the reader ends it, and its calls with it
+        finally:
+            self._send_lock.release()
+
+    def _open(self, method: str, request: bytes, timeout: Optional[float], block: bool = True) -> Optional[Call]:
         with self._lock:
             call, data = self._core.open(_call, method, request, timeout)
         try:
-            self._write(data)
+            if block:
+                self._write(data)
+            elif not self._write_nowait(data):
+                with self._lock:
+                    self._core.forget(call)
+                return None
         except HomedError:
             with self._lock:
                 self._core.forget(call)
@@ -189,22 +230,31 @@ class Client(ClientBase):
         (``timeout`` or the client's ``call_timeout``) is sent to the daemon; if
         no status arrives within it plus a second, the call is cancelled and
         DEADLINE_EXCEEDED raised."""
+        return self.begin_raw(method, request, timeout).result_raw()
+
+    def begin_raw(self, method: str, request: bytes = b"", timeout: Optional[float] = None,
+                  block: bool = True) -> Optional["PendingCall"]:
+        """Sends a unary call with raw request bytes and returns at once, before
+        its answer: :meth:`PendingCall.result_raw` waits for that. ``block=False``
+        never waits for the socket either (another thread writing, a daemon not
+        reading): it returns None then, and nothing was sent. Raises HomedError
+        when the connection is closed."""
         if timeout is None:
             timeout = self.call_timeout
-        call = self._open(method, request, timeout)
-        deadline = None if timeout is None else time.monotonic() + timeout + DEADLINE_GRACE
-        payloads: list = []
-        while True:
-            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
-            try:
-                item = call.items.get(timeout=remaining)
-            except queue.Empty:
-                self._cancel(call)
-                with self._lock:
-                    self._core.forget(call)
-                raise DeadlineExceeded(f"{call.method}: no answer within {timeout} s") from None
-            if unary_item(item, payloads):
-                return payloads
+        call = self._open(method, request, timeout, block)
+        return None if call is None else PendingCall(self, call, timeout)
+
+    def begin(self, method: str, request=None, timeout: Optional[float] = None,
+              block: bool = True) -> Optional["PendingCall"]:
+        """:meth:`call` in two steps: sends the call and returns a
+        :class:`PendingCall` at once (``block=False``: None when sending would
+        wait, nothing sent); its :meth:`~PendingCall.result` is what ``call``
+        returns or raises."""
+        data, response_class = request_of(method, request)
+        pending = self.begin_raw(method, data, timeout, block)
+        if pending is not None:
+            pending.response_class = response_class
+        return pending
 
     def call(self, method: str, request=None, timeout: Optional[float] = None):
         """A unary call: ``method`` is "GetHome" or "home.v1.HomeService/GetHome";
@@ -269,6 +319,64 @@ class Client(ClientBase):
         FAILED_PRECONDITION, nothing written, when it does not hold."""
         return self.call(
             "WriteCharacteristics", write_request(values, atomic, validate_only, conditions), timeout)
+
+
+class PendingCall:
+    """A unary call sent and not yet answered (:meth:`Client.begin`)."""
+
+    def __init__(self, client: Client, call: Call, timeout: Optional[float]):
+        self._client = client
+        self._call = call
+        self._timeout = timeout
+        self._deadline = None if timeout is None else time.monotonic() + timeout + DEADLINE_GRACE
+        self._payloads: list = []
+        self._outcome = None  # ("ok", payloads) | ("error", HomedError), once ended
+        self.response_class = None
+
+    @property
+    def method(self) -> str:
+        return self._call.method
+
+    def done(self) -> bool:
+        """True once the answer is in (result() then returns or raises at once)."""
+        self._take(block=False)
+        return self._outcome is not None
+
+    def result_raw(self) -> list:
+        """The response payloads (bytes) of a call that ended OK, else raises its
+        HomedError. When no status arrives within the call's deadline plus a
+        second, the call is cancelled and DEADLINE_EXCEEDED raised."""
+        self._take(block=True)
+        if self._outcome[0] == "error":
+            raise self._outcome[1]
+        return self._outcome[1]
+
+    def result(self):
+        """The response message (as :meth:`Client.call` returns it), else raises."""
+        return response_of(self._call.method, self.result_raw(), self.response_class)
+
+    def _take(self, block: bool) -> None:
+        client, call = self._client, self._call
+        while self._outcome is None:
+            try:
+                if block:
+                    remaining = None if self._deadline is None else max(0.0, self._deadline - time.monotonic())
+                    item = call.items.get(timeout=remaining)
+                else:
+                    item = call.items.get_nowait()
+            except queue.Empty:
+                if not block:
+                    return
+                client._cancel(call)
+                with client._lock:
+                    client._core.forget(call)
+                self._outcome = ("error", DeadlineExceeded(f"{call.method}: no answer within {self._timeout} s"))
+                return
+            try:
+                if unary_item(item, self._payloads):
+                    self._outcome = ("ok", self._payloads)
+            except HomedError as error:
+                self._outcome = ("error", error)
 
 
 class Subscription:

@@ -97,7 +97,7 @@ from .registration import MAX_ACCESSORIES_PER_CALL, RegistrationPlan
 from .values import _set_status, from_value, status_of, to_value  # noqa: F401 - part of this module's API
 
 __all__ = [
-    "Provider", "Ref", "INFORMATION_SERVICE", "to_value", "from_value", "accessory_message", "status_of",
+    "Provider", "PendingReport", "Ref", "INFORMATION_SERVICE", "to_value", "from_value", "accessory_message", "status_of",
     "MAX_ACCESSORIES_PER_CALL", "run_until_signalled",
 ]
 
@@ -512,6 +512,21 @@ class Provider(ProviderBase):
             report = self._core.value_report(values)
         return self._send_report(session, report)
 
+    def report_nowait(self, values: ValuesArg) -> Optional["PendingReport"]:
+        """:meth:`report` without waiting, for a thread that must never wait on
+        the daemon (an MQTT client's network thread): sends the report and
+        returns a :class:`PendingReport` at once, before the daemon's answer;
+        returns None, nothing sent, when sending would wait (another thread
+        writing on the connection, or a daemon not reading it) — report them
+        otherwise then. Raises as :meth:`report` does for what it checks before
+        sending (UNAVAILABLE when not connected, NOT_FOUND, INVALID_ARGUMENT);
+        the daemon's answer is :meth:`PendingReport.result`'s."""
+        session = self._connected_session()
+        with self._lock:
+            report = self._core.value_report(values)
+        pending = session.client.begin("ReportValues", report, timeout=self.call_timeout, block=False)
+        return None if pending is None else PendingReport(self, pending)
+
     def set_reachable(self, accessory_key: str, reachable: bool) -> int:
         """Says whether one of its devices answers (a device that went offline, or
         came back). Returns the daemon's sequence number."""
@@ -524,6 +539,26 @@ class Provider(ProviderBase):
         response = session.client.call("ReportValues", report, timeout=self.call_timeout)
         with self._lock:
             return self._core.report_seq(response)
+
+
+class PendingReport:
+    """A report sent by :meth:`Provider.report_nowait` and not yet answered."""
+
+    def __init__(self, provider: Provider, pending):
+        self._provider = provider
+        self._pending = pending
+
+    def done(self) -> bool:
+        """True once the daemon answered (result() then returns or raises at once)."""
+        return self._pending.done()
+
+    def result(self) -> int:
+        """The daemon's sequence number once the report took effect (waiting for
+        the answer up to the provider's call timeout); raises as
+        :meth:`Provider.report` does."""
+        response = self._pending.result()
+        with self._provider._lock:
+            return self._provider._core.report_seq(response)
 
 
 def run_until_signalled(run: Callable[[], None], stop: Callable[[], None], provider_id: str,

@@ -73,3 +73,15 @@ class Mosquitto:
     @property
     def url(self) -> str:
         return f"mqtt://127.0.0.1:{self.port}"
+
+    @classmethod
+    def with_password(cls, directory: str, username: str, password: str) -> "Mosquitto":
+        """A broker (not started) that takes only `username` with `password`
+        (mosquitto_passwd's file, mode 0600, in `directory`)."""
+        passwords = os.path.join(directory, "passwords")
+        subprocess.run(["mosquitto_passwd", "-b", "-c", passwords, username, password], check=True)
+        os.chmod(passwords, 0o600)
+        broker = cls(directory, free_port())
+        with open(broker.conf, "w") as f:
+            f.write(broker.settings(broker.port, f"allow_anonymous false\npassword_file {passwords}\n"))
+        return broker

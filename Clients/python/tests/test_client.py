@@ -276,3 +276,20 @@ def test_oversized_length_is_resource_exhausted(daemon, client):
     finally:
         s.close()
     assert client.get_status().connection_id == client.connection_id
+
+
+def test_a_call_begun_is_answered_later_and_one_that_would_wait_is_not_sent(client):
+    pending = client.begin("GetStatus")
+    status = pending.result()
+    assert status.connection_id == client.connection_id and pending.done()
+    # The daemon's refusal is the result's.
+    pending = client.begin("ChangeLayout", pb.LayoutRequest(rename=pb.RenameObject(id=987654, name="x")))
+    with pytest.raises(HomedError) as refused:
+        pending.result()
+    assert refused.value.code == pb.NOT_FOUND
+    # block=False while another thread writes: None, nothing sent, nothing left open.
+    with client._send_lock:
+        assert client.begin("GetStatus", block=False) is None
+    assert client._core.calls == {} or all(c.method != "home.v1.HomeService/GetStatus"
+                                           for c in client._core.calls.values())
+    assert client.begin("GetStatus", block=False).result().protocol_version == 1

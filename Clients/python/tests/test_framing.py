@@ -87,9 +87,10 @@ class FakeDaemon:
     three messages, then waits for a cancel; anything else is UNIMPLEMENTED.
     Every frame it writes goes out in 3-byte pieces to exercise split reads."""
 
-    def __init__(self, refuse_hello=None):
+    def __init__(self, refuse_hello=None, deaf=False):
         self.client_sock, self.sock = socket.socketpair()
         self.refuse_hello = refuse_hello
+        self.deaf = deaf  # reads nothing after the hello (a daemon that hangs)
         self.hello = None
         self.pongs = []
         self.cancelled = []
@@ -107,6 +108,8 @@ class FakeDaemon:
         try:
             for body in read_frames(self.sock, FrameDecoder()):
                 self.handle(pb.Frame.FromString(body))
+                if self.deaf:
+                    return
         except OSError:
             pass
 
@@ -302,3 +305,25 @@ def test_default_socket_path(monkeypatch):
     monkeypatch.setattr("os.geteuid", lambda: 1000)
     monkeypatch.setattr("os.getuid", lambda: 1000)
     assert default_socket_path() == "/tmp/homed-1000/homed.sock"
+
+
+def test_a_call_begun_without_blocking_never_waits_for_a_daemon_that_does_not_read():
+    d = FakeDaemon(deaf=True)
+    c = Client.from_socket(d.client_sock, client_name="unit")
+    try:
+        big = pb.ReadCharacteristicsRequest(characteristic_ids=list(range(1, 20000)))  # about 60 KB a frame
+        sent = 0
+        for _ in range(1000):
+            if c.begin("ReadCharacteristics", big, block=False) is None:
+                break
+            sent += 1
+        else:
+            pytest.fail("the socket's buffer never filled")
+        # What fitted was sent (the last frame perhaps in part, finished by a thread
+        # of its own); then None at once, nothing sent, and that call not left open.
+        assert sent >= 1
+        assert c.begin("GetStatus", block=False) is None
+        assert len(c._core.calls) == sent
+    finally:
+        c.close()  # ends the calls, and a frame's rest still waiting to be written
+        d.close()

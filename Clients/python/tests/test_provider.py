@@ -546,6 +546,42 @@ def test_a_registration_whose_response_exceeds_the_frame_size_is_asked_again_in_
 
 # -- the API in one process -----------------------------------------------------
 
+def test_report_nowait_sends_at_once_and_never_waits_for_the_socket(homed_db, client):
+    sensor = {"key": "nowait-sensor", "name": "Nowait Sensor", "category": "SENSOR",
+              "services": [{"type": "TemperatureSensor", "characteristics": [
+                  {"type": "CurrentTemperature", "value": 18.0}]}]}
+    provider = Provider("nowait", [sensor], socket_path=homed_db.socket_path).start()
+    try:
+        assert provider.wait_registered(timeout=5)
+        ref = Ref("nowait-sensor", "TemperatureSensor", "CurrentTemperature")
+        cid = provider.id_of(ref)
+        pending = provider.report_nowait({ref: 23.5})
+        assert pending is not None
+        seq = pending.result()
+        assert seq > 0 and pending.done() and pending.result() == seq  # the answer is kept
+        assert read_value(client, cid) == 23.5
+        # What is checked before sending raises at once, as report() does.
+        with pytest.raises(HomedError) as unknown:
+            provider.report_nowait({("nowait-sensor", "TemperatureSensor", "Nope"): 1})
+        assert unknown.value.code == pb.NOT_FOUND
+        # Another thread writing on the connection: nothing sent, None, no wait.
+        connection = provider._session.client
+        with connection._send_lock:
+            started = time.monotonic()
+            assert provider.report_nowait({ref: 30.0}) is None
+            assert time.monotonic() - started < CALL_TIMEOUT
+        assert not connection._core.calls or all(c.method != "home.v1.HomeService/ReportValues"
+                                                 for c in connection._core.calls.values())
+        assert provider.report({ref: 24.0}) > seq and read_value(client, cid) == 24.0  # 30.0 never went
+        # Not connected: UNAVAILABLE before anything is sent.
+        provider.stop()
+        with pytest.raises(HomedError) as gone:
+            provider.report_nowait({ref: 25.0})
+        assert gone.value.code == pb.UNAVAILABLE
+    finally:
+        provider.stop()
+
+
 def test_in_process_provider_reads_reports_reachability_updates_and_removals(homed_db, client):
     device = {"CurrentTemperature": 19.5}
     writes = []

@@ -116,6 +116,9 @@ typedef struct Home__V1__ProviderInfo Home__V1__ProviderInfo;
 typedef struct Home__V1__ListProvidersResponse Home__V1__ListProvidersResponse;
 typedef struct Home__V1__BackupRequest Home__V1__BackupRequest;
 typedef struct Home__V1__BackupChunk Home__V1__BackupChunk;
+typedef struct Home__V1__ReadHistoryRequest Home__V1__ReadHistoryRequest;
+typedef struct Home__V1__RollupPoint Home__V1__RollupPoint;
+typedef struct Home__V1__ReadHistoryResponse Home__V1__ReadHistoryResponse;
 
 
 /* --- enums --- */
@@ -877,6 +880,12 @@ struct  Home__V1__Home
     , 0, (char *)protobuf_c_empty_string, 0, 0, 0,NULL, 0,NULL, 0,NULL, 0,NULL, 0,NULL, 0,NULL }
 
 
+typedef enum {
+  HOME__V1__ORIGIN__UID_PRESENT__NOT_SET = 0,
+  HOME__V1__ORIGIN__UID_PRESENT_UID = 4
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(HOME__V1__ORIGIN__UID_PRESENT__CASE)
+} Home__V1__Origin__UidPresentCase;
+
 /*
  * Who caused a change.
  */
@@ -886,10 +895,14 @@ struct  Home__V1__Origin
   Home__V1__OriginKind kind;
   uint64_t connection_id;
   char *name;
+  Home__V1__Origin__UidPresentCase uid_present_case;
+  union {
+    uint32_t uid;
+  };
 };
 #define HOME__V1__ORIGIN__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&home__v1__origin__descriptor) \
-    , HOME__V1__ORIGIN_KIND__ORIGIN_UNKNOWN, 0, (char *)protobuf_c_empty_string }
+    , HOME__V1__ORIGIN_KIND__ORIGIN_UNKNOWN, 0, (char *)protobuf_c_empty_string, HOME__V1__ORIGIN__UID_PRESENT__NOT_SET, {0} }
 
 
 struct  Home__V1__ValueChange
@@ -1229,6 +1242,12 @@ typedef enum {
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(HOME__V1__SUBSCRIBE_REQUEST__SINCE_PRESENT__CASE)
 } Home__V1__SubscribeRequest__SincePresentCase;
 
+typedef enum {
+  HOME__V1__SUBSCRIBE_REQUEST__SINCE_TIME_PRESENT__NOT_SET = 0,
+  HOME__V1__SUBSCRIBE_REQUEST__SINCE_TIME_PRESENT_SINCE_TIME_MS = 10
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(HOME__V1__SUBSCRIBE_REQUEST__SINCE_TIME_PRESENT__CASE)
+} Home__V1__SubscribeRequest__SinceTimePresentCase;
+
 struct  Home__V1__SubscribeRequest
 {
   ProtobufCMessage base;
@@ -1259,10 +1278,14 @@ struct  Home__V1__SubscribeRequest
   union {
     uint64_t since_seq;
   };
+  Home__V1__SubscribeRequest__SinceTimePresentCase since_time_present_case;
+  union {
+    int64_t since_time_ms;
+  };
 };
 #define HOME__V1__SUBSCRIBE_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&home__v1__subscribe_request__descriptor) \
-    , NULL, 0, (char *)protobuf_c_empty_string, 0, HOME__V1__SLOW_CONSUMER_POLICY__SLOW_COALESCE, 0, 0, 0, HOME__V1__SUBSCRIBE_REQUEST__SINCE_PRESENT__NOT_SET, {0} }
+    , NULL, 0, (char *)protobuf_c_empty_string, 0, HOME__V1__SLOW_CONSUMER_POLICY__SLOW_COALESCE, 0, 0, 0, HOME__V1__SUBSCRIBE_REQUEST__SINCE_PRESENT__NOT_SET, {0}, HOME__V1__SUBSCRIBE_REQUEST__SINCE_TIME_PRESENT__NOT_SET, {0} }
 
 
 struct  Home__V1__StreamMarker
@@ -2366,6 +2389,112 @@ struct  Home__V1__BackupChunk
 #define HOME__V1__BACKUP_CHUNK__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&home__v1__backup_chunk__descriptor) \
     , {0,NULL}, 0, 0, 0 }
+
+
+struct  Home__V1__ReadHistoryRequest
+{
+  ProtobufCMessage base;
+  /*
+   * Which events, as a subscription's filter says (empty: all). Ids of objects
+   * removed since are allowed: their past events are still answered.
+   */
+  Home__V1__SubscriptionFilter *filter;
+  /*
+   * Only events after this sequence number (exclusive); 0: from the oldest kept.
+   */
+  uint64_t after_seq;
+  /*
+   * Only events before this sequence number (exclusive); 0: up to the newest.
+   */
+  uint64_t before_seq;
+  /*
+   * Only events at or after this time (ms since the epoch); 0: no bound.
+   */
+  int64_t since_ms;
+  /*
+   * Only events before this time; 0: no bound.
+   */
+  int64_t until_ms;
+  /*
+   * At most this many events in the response; 0 = 1000, at most 10000.
+   */
+  uint32_t limit;
+  /*
+   * Newest first, walking back from before_seq (or the newest).
+   */
+  protobuf_c_boolean newest_first;
+  /*
+   * Not events but a numeric characteristic's rollups: 300000 (5 minutes) or
+   * 3600000 (an hour) per slice; the filter names exactly one characteristic id.
+   * The slices that start in [since_ms, until_ms) (until 0: now), oldest first, at
+   * most `limit`; ask again with since_ms after the last slice's start for more.
+   * Events reach the rollups within a minute of being stored.
+   */
+  int64_t rollup_ms;
+};
+#define HOME__V1__READ_HISTORY_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__read_history_request__descriptor) \
+    , NULL, 0, 0, 0, 0, 0, 0, 0 }
+
+
+/*
+ * A numeric characteristic's values in one slice of time.
+ */
+struct  Home__V1__RollupPoint
+{
+  ProtobufCMessage base;
+  uint64_t characteristic_id;
+  int64_t width_ms;
+  /*
+   * Where the slice starts (ms since the epoch, a multiple of width_ms).
+   */
+  int64_t start_ms;
+  uint64_t count;
+  double min;
+  double max;
+  /*
+   * mean = sum / count.
+   */
+  double sum;
+  /*
+   * The last value in the slice and when it came.
+   */
+  double last;
+  int64_t last_ms;
+};
+#define HOME__V1__ROLLUP_POINT__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__rollup_point__descriptor) \
+    , 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+
+
+struct  Home__V1__ReadHistoryResponse
+{
+  ProtobufCMessage base;
+  char *journal_id;
+  /*
+   * In sequence order (descending with newest_first).
+   */
+  size_t n_events;
+  Home__V1__Event **events;
+  /*
+   * Where the next page starts: its after_seq (or, newest first, its before_seq).
+   * 0: there is no more.
+   */
+  uint64_t next_seq;
+  /*
+   * The oldest sequence number kept: events before it were purged (or, without a
+   * database, are no longer held in memory).
+   */
+  uint64_t oldest_seq;
+  /*
+   * With rollup_ms: the slices, in time order (no events then).
+   */
+  size_t n_rollups;
+  Home__V1__RollupPoint **rollups;
+};
+#define HOME__V1__READ_HISTORY_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__read_history_response__descriptor) \
+    , (char *)protobuf_c_empty_string, 0,NULL, 0, 0, 0,NULL }
 
 
 /* Home__V1__Frame methods */
@@ -4287,6 +4416,63 @@ Home__V1__BackupChunk *
 void   home__v1__backup_chunk__free_unpacked
                      (Home__V1__BackupChunk *message,
                       ProtobufCAllocator *allocator);
+/* Home__V1__ReadHistoryRequest methods */
+void   home__v1__read_history_request__init
+                     (Home__V1__ReadHistoryRequest         *message);
+size_t home__v1__read_history_request__get_packed_size
+                     (const Home__V1__ReadHistoryRequest   *message);
+size_t home__v1__read_history_request__pack
+                     (const Home__V1__ReadHistoryRequest   *message,
+                      uint8_t             *out);
+size_t home__v1__read_history_request__pack_to_buffer
+                     (const Home__V1__ReadHistoryRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__ReadHistoryRequest *
+       home__v1__read_history_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__read_history_request__free_unpacked
+                     (Home__V1__ReadHistoryRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__RollupPoint methods */
+void   home__v1__rollup_point__init
+                     (Home__V1__RollupPoint         *message);
+size_t home__v1__rollup_point__get_packed_size
+                     (const Home__V1__RollupPoint   *message);
+size_t home__v1__rollup_point__pack
+                     (const Home__V1__RollupPoint   *message,
+                      uint8_t             *out);
+size_t home__v1__rollup_point__pack_to_buffer
+                     (const Home__V1__RollupPoint   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__RollupPoint *
+       home__v1__rollup_point__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__rollup_point__free_unpacked
+                     (Home__V1__RollupPoint *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__ReadHistoryResponse methods */
+void   home__v1__read_history_response__init
+                     (Home__V1__ReadHistoryResponse         *message);
+size_t home__v1__read_history_response__get_packed_size
+                     (const Home__V1__ReadHistoryResponse   *message);
+size_t home__v1__read_history_response__pack
+                     (const Home__V1__ReadHistoryResponse   *message,
+                      uint8_t             *out);
+size_t home__v1__read_history_response__pack_to_buffer
+                     (const Home__V1__ReadHistoryResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__ReadHistoryResponse *
+       home__v1__read_history_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__read_history_response__free_unpacked
+                     (Home__V1__ReadHistoryResponse *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Home__V1__Frame_Closure)
@@ -4592,6 +4778,15 @@ typedef void (*Home__V1__BackupRequest_Closure)
 typedef void (*Home__V1__BackupChunk_Closure)
                  (const Home__V1__BackupChunk *message,
                   void *closure_data);
+typedef void (*Home__V1__ReadHistoryRequest_Closure)
+                 (const Home__V1__ReadHistoryRequest *message,
+                  void *closure_data);
+typedef void (*Home__V1__RollupPoint_Closure)
+                 (const Home__V1__RollupPoint *message,
+                  void *closure_data);
+typedef void (*Home__V1__ReadHistoryResponse_Closure)
+                 (const Home__V1__ReadHistoryResponse *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -4667,6 +4862,10 @@ struct Home__V1__HomeService_Service
                  const Home__V1__BackupRequest *input,
                  Home__V1__BackupChunk_Closure closure,
                  void *closure_data);
+  void (*read_history)(Home__V1__HomeService_Service *service,
+                       const Home__V1__ReadHistoryRequest *input,
+                       Home__V1__ReadHistoryResponse_Closure closure,
+                       void *closure_data);
 };
 typedef void (*Home__V1__HomeService_ServiceDestroy)(Home__V1__HomeService_Service *);
 void home__v1__home_service__init (Home__V1__HomeService_Service *service,
@@ -4691,7 +4890,8 @@ void home__v1__home_service__init (Home__V1__HomeService_Service *service,
       function_prefix__ ## answer_command,\
       function_prefix__ ## report_values,\
       function_prefix__ ## list_providers,\
-      function_prefix__ ## backup  }
+      function_prefix__ ## backup,\
+      function_prefix__ ## read_history  }
 void home__v1__home_service__get_home(ProtobufCService *service,
                                       const Home__V1__GetHomeRequest *input,
                                       Home__V1__GetHomeResponse_Closure closure,
@@ -4760,6 +4960,10 @@ void home__v1__home_service__backup(ProtobufCService *service,
                                     const Home__V1__BackupRequest *input,
                                     Home__V1__BackupChunk_Closure closure,
                                     void *closure_data);
+void home__v1__home_service__read_history(ProtobufCService *service,
+                                          const Home__V1__ReadHistoryRequest *input,
+                                          Home__V1__ReadHistoryResponse_Closure closure,
+                                          void *closure_data);
 
 /* --- descriptors --- */
 
@@ -4878,6 +5082,9 @@ extern const ProtobufCMessageDescriptor home__v1__provider_info__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__list_providers_response__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__backup_request__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__backup_chunk__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__read_history_request__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__rollup_point__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__read_history_response__descriptor;
 extern const ProtobufCServiceDescriptor home__v1__home_service__descriptor;
 
 PROTOBUF_C__END_DECLS

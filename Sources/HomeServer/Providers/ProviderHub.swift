@@ -19,6 +19,8 @@ final class ProviderHub: Sendable {
         let providerID: String
         let connectionID: UInt64
         let clientName: String
+        /// The Unix user of its connection, for the origin of its changes.
+        let uid: UInt32
         let stream: NIOLoopBound<ProviderCommandStream>
         let eventLoop: any EventLoop
         /// Characteristics whose writes take effect at once (declared optimistic).

@@ -22,7 +22,7 @@ struct CallContext: Sendable {
     let streamEnded: @Sendable (UInt64) -> Void
 
     /// Who makes the call, as the origin of the changes it causes.
-    var origin: Origin { Origin(kind: .client, connectionID: connectionID, name: clientName) }
+    var origin: Origin { Origin(kind: .client, connectionID: connectionID, name: clientName, uid: peer.uid) }
 }
 
 /// State a connection keeps on behalf of the service between calls. Event loop only.

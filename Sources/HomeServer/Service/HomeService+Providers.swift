@@ -26,7 +26,8 @@ extension HomeService {
         try providers.open(
             ProviderHub.Session(
                 providerID: request.providerID, connectionID: context.connectionID, clientName: context.clientName,
-                stream: NIOLoopBound(stream, eventLoop: context.eventLoop), eventLoop: context.eventLoop))
+                uid: context.peer.uid, stream: NIOLoopBound(stream, eventLoop: context.eventLoop),
+                eventLoop: context.eventLoop))
         let knownKeys = store.snapshot().graph.accessoryIDs(ofProvider: request.providerID).keys.sorted()
         stream.start(knownKeys: knownKeys)
         return stream
@@ -95,7 +96,7 @@ extension HomeService {
     }
 
     func providerOrigin(_ session: ProviderHub.Session) -> Origin {
-        Origin(kind: .provider, connectionID: session.connectionID, name: session.providerID)
+        Origin(kind: .provider, connectionID: session.connectionID, name: session.providerID, uid: session.uid)
     }
 
     /// Reads characteristics from their provider and applies what it answers as

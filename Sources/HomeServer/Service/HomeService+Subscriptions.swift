@@ -37,9 +37,7 @@ extension HomeService {
             connectionID: context.connectionID, excludeOwn: request.excludeOwn, policy: request.policy,
             queueLimit: limit, queueByteLimit: bytes, minIntervalMs: Int64(request.minIntervalMs),
             heartbeatMs: Int64(request.heartbeatMs))
-        let start: SubscriptionStart =
-            request.sinceSeq.map { .resume(after: $0, journalID: request.journalID) }
-            ?? (request.snapshot ? .snapshot : .live)
+        let start = try subscriptionStart(request)
         let store = self.store
         let flusher = flushers.flusher(for: context.eventLoop)
         let stream = try store.subscribe(request.filter, start: start) { id, scope in
@@ -55,6 +53,28 @@ extension HomeService {
         }
         session.reservedQueueBytes += bytes
         return stream
+    }
+
+    /// Where a subscription starts: live, with a snapshot, or in the past (after a
+    /// sequence number, or from a time), with the stored events memory no longer
+    /// holds read here, before the store's lock is taken.
+    private func subscriptionStart(_ request: SubscribeRequest) throws(HomeError) -> SubscriptionStart {
+        if let sinceTime = request.sinceTimeMs {
+            guard request.sinceSeq == nil, !request.snapshot else {
+                throw HomeError(
+                    .invalidArgument, "since_time_ms starts a subscription in the past: not with since_seq or snapshot")
+            }
+            let nowMs = currentTimeMs()
+            guard sinceTime <= nowMs else {
+                throw HomeError(.invalidArgument, "since_time_ms \(sinceTime) is in the future (now is \(nowMs))")
+            }
+            let after = try store.firstSeq(atOrAfter: sinceTime) - 1
+            return .resume(
+                after: after, journalID: store.journalID, stored: try store.storedEventsForResume(after: after))
+        }
+        guard let since = request.sinceSeq else { return request.snapshot ? .snapshot : .live }
+        let stored = request.journalID == store.journalID ? try store.storedEventsForResume(after: since) : []
+        return .resume(after: since, journalID: request.journalID, stored: stored)
     }
 
     /// Widens or narrows a subscription open on the same connection.

@@ -50,6 +50,8 @@ struct HomeService: Sendable {
         // Subscriptions (HomeService+Subscriptions.swift).
         router.register(HomeMethods.subscribe, role: .viewer, subscribe)
         router.register(HomeMethods.modifySubscription, role: .viewer, modifySubscription)
+        // History (HomeService+History.swift).
+        router.register(HomeMethods.readHistory, role: .viewer, deferred: readHistory)
         // The daemon itself (HomeService+Daemon.swift).
         router.register(HomeMethods.getStatus, role: .viewer, getStatus)
         router.register(HomeMethods.getStats, role: .admin, deferred: getStats)

@@ -8,8 +8,10 @@ enum SubscriptionStart: Sendable {
     /// With the current state, then changes.
     case snapshot
     /// With the events after `seq` of journal `journalID`; a fresh snapshot after a
-    /// resync marker when they are no longer held.
-    case resume(after: UInt64, journalID: String)
+    /// resync marker when they are no longer held. `stored`: those of them read
+    /// from the stored history beforehand (outside the lock), for a resume from
+    /// further back than memory holds.
+    case resume(after: UInt64, journalID: String, stored: [HomeEvent] = [])
 }
 
 extension HomeStore {
@@ -38,8 +40,11 @@ extension HomeStore {
                 subscriber.start(
                     with: [subscribed]
                         + SubscriptionSnapshot.items(for: scope, in: state.graph, seq: lastSeq, leading: nil))
-            case .resume(let since, let journalID):
-                if journalID == state.journal.id, let missed = state.journal.events(after: since) {
+            case .resume(let since, let journalID, let stored):
+                if journalID == state.journal.id,
+                    let missed = state.journal.events(after: since)
+                        ?? Self.stitch(stored, after: since, to: state.journal)
+                {
                     subscriber.start(with: [.marker(StreamMarker(kind: .subscribed, seq: since))])
                     for event in missed {
                         let flusher = subscriber.offer(
@@ -55,6 +60,9 @@ extension HomeStore {
                             "journal changed (was \(journalID.isEmpty ? "unknown" : journalID), now \(state.journal.id))"
                         } else if since > lastSeq {
                             "sequence number \(since) was never issued by journal \(state.journal.id), which is at \(lastSeq)"
+                        } else if history != nil {
+                            "events after \(since) were purged from the history or are more than a resume "
+                                + "replays (\(Self.maxStoredReplay)); read them with ReadHistory"
                         } else {
                             state.journal.unheldReason(after: since)
                         }
@@ -98,6 +106,39 @@ extension HomeStore {
     func subscriptionStatistics() -> [UInt64: [SubscriptionStats]] {
         withState { state in
             Dictionary(grouping: state.subscribers.values, by: \.connectionID).mapValues { $0.map(\.statistics) }
+        }
+    }
+}
+
+extension HomeStore {
+    /// The most events a resume replays from the stored history.
+    static let maxStoredReplay = 100_000
+
+    /// Events read from the stored history, joined to those the journal holds in
+    /// memory: nil unless they begin right after `since`, follow one another with
+    /// no number missing (a purge leaves holes), and reach what memory holds.
+    static func stitch(_ stored: [HomeEvent], after since: UInt64, to journal: Journal) -> [HomeEvent]? {
+        guard let first = stored.first, let last = stored.last, first.seq == since + 1,
+            last.seq - first.seq + 1 == UInt64(stored.count), let rest = journal.events(after: last.seq)
+        else { return nil }
+        return stored + rest
+    }
+
+    /// For a resume from further back than the journal holds in memory: the stored
+    /// events after `seq` up to where memory takes over. Empty when memory holds
+    /// them, there is no stored history, or there are more than `maxStoredReplay`.
+    func storedEventsForResume(after seq: UInt64) throws(HomeError) -> [HomeEvent] {
+        guard let history else { return [] }
+        let memoryFrom = withState { $0.journal.firstHeldSeq }
+        guard seq + 1 < memoryFrom else { return [] }
+        var events: [HomeEvent] = []
+        var query = HistoryQuery(afterSeq: seq, beforeSeq: memoryFrom, commitLimit: 1024)
+        while true {
+            let page = try history.storage.events(query)
+            events.append(contentsOf: page.events)
+            if events.count > Self.maxStoredReplay { return [] }
+            guard page.truncated, let last = page.events.last else { return events }
+            query.afterSeq = last.seq
         }
     }
 }

@@ -31,6 +31,13 @@ public final class HomeStore: Sendable {
     let writtenValues: WrittenValues?
     /// Device values kept in another form than reported, logged once each.
     let adjustedDeviceValues: AdjustedDeviceValues
+    /// Where every event is kept beyond memory (see HomeStore+History.swift).
+    let history: StoredHistory?
+    /// Set once a write to the stored history failed: nothing more is stored this run.
+    let historyFailed: Locked<Bool>
+    /// Held while events are folded into the rollups (see HomeStore+History.swift).
+    let rollupFolding = Locked(())
+    let logger: Logger
 
     struct State {
         var graph: HomeGraph
@@ -65,12 +72,22 @@ public final class HomeStore: Sendable {
     ///     acknowledged or published; nil keeps everything in memory.
     ///   - logger: where the store says what it did on its own (a device value it
     ///     rounded to the step, once per characteristic).
+    ///   - history: where every committed event is kept beyond memory; with it the
+    ///     journal continues across restarts. Nil: the journal lives in memory and
+    ///     a restart begins a new one.
     public init(
         graph: HomeGraph, journalCapacity: Int = 100_000, journalByteCapacity: Int = 32 * 1024 * 1024,
-        persistence: (any HomePersistence)? = nil, logger: Logger = Logger(label: "homed")
+        persistence: (any HomePersistence)? = nil, history: StoredHistory? = nil,
+        logger: Logger = Logger(label: "homed")
     ) {
-        let journal = Journal(id: Journal.makeID(), capacity: journalCapacity, byteCapacity: journalByteCapacity)
+        let start = Self.startJournal(in: history, logger: logger)
+        let journal = Journal(
+            id: start.id, capacity: journalCapacity, byteCapacity: journalByteCapacity,
+            lastStoredSeq: start.lastSeq)
         self.journalID = journal.id
+        self.history = start.kept ? history : nil
+        self.historyFailed = Locked(false)
+        self.logger = logger
         self.startedAtMs = currentTimeMs()
         self.persistence = persistence
         self.writtenValues = persistence == nil ? nil : WrittenValues()
@@ -210,17 +227,16 @@ public final class HomeStore: Sendable {
                 if kind == .values { swap(&transaction.graph, &state.graph) }
                 throw error
             }
-            // Values are durable before anyone hears of them.
-            let saveFailure = appendToValueLog(&transaction)
+            // Values and events are durable before anyone hears of them.
+            var (saveFailure, events) = makeDurable(&transaction, firstSeq: firstSeq, origin: origin)
             swap(&transaction.graph, &state.graph)
             if kind == .layout { state.layoutVersion &+= 1 }
             state.graphVersion &+= 1
             // The graph now stands after every event of this commit.
-            let graphSeq = state.journal.lastSeq + UInt64(transaction.events.count)
-            for pending in transaction.events {
-                var event = HomeEvent(timeMs: now, origin: origin, body: pending.body)
+            let graphSeq = state.journal.lastSeq + UInt64(events.count)
+            for (index, pending) in transaction.events.enumerated() {
                 Self.publish(
-                    &event, in: &state, graphSeq: graphSeq, wake: &wake, mergeable: pending.mergeable,
+                    &events[index], in: &state, graphSeq: graphSeq, wake: &wake, mergeable: pending.mergeable,
                     subject: pending.subject)
             }
             publishedSeq.publish(state.journal.lastSeq)
@@ -232,36 +248,69 @@ public final class HomeStore: Sendable {
         return committed
     }
 
-    /// Appends the values a `.values` commit stored to the value log (the last value
-    /// of each characteristic, once), marking them for the next fold. If the log
-    /// refuses them, the values are put back as they were and the commit's value
-    /// events dropped, so nothing unsaved is published or acknowledged.
+    /// Makes a commit durable before anyone hears of it: the values a `.values`
+    /// commit stored go to the value log (the last value of each characteristic,
+    /// once), marked for the next fold, and with a stored history its events go to
+    /// the history, in the same transaction. If the values cannot be saved, they are
+    /// put back as they were and the commit's value events dropped, so nothing
+    /// unsaved is published or acknowledged.
     ///
-    /// - Returns: the log's error, if it refused.
-    private func appendToValueLog(_ transaction: inout Transaction) -> HomeError? {
-        guard let persistence, let writtenValues, let undo = transaction.undo, !undo.isEmpty else { return nil }
+    /// - Returns: the values' save error, if any, and the commit's events, numbered
+    ///   as the journal will number them.
+    private func makeDurable(_ transaction: inout Transaction, firstSeq: UInt64, origin: Origin)
+        -> (HomeError?, [HomeEvent])
+    {
+        func numbered() -> [HomeEvent] {
+            transaction.events.enumerated().map { index, pending in
+                HomeEvent(
+                    seq: firstSeq + UInt64(index), timeMs: transaction.nowMs, origin: origin, body: pending.body)
+            }
+        }
+        let changes = valueLogChanges(transaction)
+        let storing = keepsHistory ? history : nil
+        var events = numbered()
+        do throws(HomeError) {
+            if let storing, !events.isEmpty {
+                try storing.storage.appendEvents(
+                    events,
+                    keepUntilMs: transaction.nowMs + storing.retention.keepMs(for: events, in: transaction.graph),
+                    values: changes)
+            } else if let persistence, !changes.isEmpty {
+                try persistence.appendValues(changes, timeMs: transaction.nowMs)
+            }
+            for change in changes { writtenValues?.mark(change.characteristicID) }
+            return (nil, events)
+        } catch {
+            guard !changes.isEmpty, let undo = transaction.undo else {
+                // Only events, and the history refused them: it is off from here on.
+                historyFailed(error, at: firstSeq)
+                return (nil, events)
+            }
+            for entry in undo.reversed() {
+                transaction.graph.restoreValue(
+                    entry.value, lastUpdatedMs: entry.lastUpdatedMs, changeSeq: entry.changeSeq, at: entry.index)
+            }
+            transaction.events.removeAll { if case .value = $0.body { true } else { false } }
+            events = numbered()
+            if storing != nil, !events.isEmpty { storeHistory(events, graph: transaction.graph) }
+            return (error, events)
+        }
+    }
+
+    /// The values a `.values` commit stored, each characteristic once with its
+    /// final value: the value log's row.
+    private func valueLogChanges(_ transaction: Transaction) -> [SavedValue] {
+        guard persistence != nil, let undo = transaction.undo, !undo.isEmpty else { return [] }
         var seen = Set<HomeGraph.CharacteristicIndex>()
         var changes: [SavedValue] = []
         changes.reserveCapacity(undo.count)
-        // Each characteristic logged once, with its final value.
         for entry in undo where undo.count == 1 || seen.insert(entry.index).inserted {
             changes.append(
                 SavedValue(
                     characteristicID: entry.characteristicID,
                     value: transaction.graph.characteristics.values[entry.index].value))
         }
-        do throws(HomeError) {
-            try persistence.appendValues(changes, timeMs: transaction.nowMs)
-            for change in changes { writtenValues.mark(change.characteristicID) }
-            return nil
-        } catch {
-            for entry in undo.reversed() {
-                transaction.graph.restoreValue(
-                    entry.value, lastUpdatedMs: entry.lastUpdatedMs, changeSeq: entry.changeSeq, at: entry.index)
-            }
-            transaction.events.removeAll { if case .value = $0.body { true } else { false } }
-            return error
-        }
+        return changes
     }
 
     /// Numbers an event, journals it and offers it to every subscriber. Runs under

@@ -49,8 +49,12 @@ struct Journal {
         var bytes = 0
     }
 
-    init(id: String, capacity: Int, byteCapacity: Int = Journal.defaultByteCapacity) {
+    /// - Parameter lastStoredSeq: where a journal continued from a previous run
+    ///   begins: its events up to there are in the stored history, not in memory.
+    init(id: String, capacity: Int, byteCapacity: Int = Journal.defaultByteCapacity, lastStoredSeq: UInt64 = 0) {
         self.id = id
+        self.lastSeq = lastStoredSeq
+        self.droppedThrough = lastStoredSeq
         self.capacity = max(capacity, 1)
         self.byteCapacity = max(byteCapacity, 1)
         self.chunkSize = min(self.capacity, 4096)

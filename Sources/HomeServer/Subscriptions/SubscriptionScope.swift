@@ -171,6 +171,26 @@ struct SubscriptionScope: Sendable {
         return false
     }
 
+    /// Whether a past event is in scope (ReadHistory): as `matches`, except that
+    /// every value event counts, not only those of characteristics with event
+    /// notification, and one of a characteristic removed since is matched by its
+    /// ids (and by no type: its type is gone with it).
+    func matchesPast(_ event: HomeEvent, in graph: HomeGraph) -> Bool {
+        guard case .value(let change) = event.body else { return matches(event, characteristic: nil, in: graph) }
+        guard accepts(kind: .valueChanged) else { return false }
+        if let index = graph.characteristics.index(forKey: change.characteristicID) {
+            return covers(characteristicAt: index, in: graph)
+        }
+        guard characteristicTypes.isEmpty && serviceTypes.isEmpty else { return false }
+        if excludedIDs.contains(change.characteristicID) || excludedIDs.contains(change.serviceID)
+            || isAccessoryExcluded(change.accessoryID, in: graph)
+        {
+            return false
+        }
+        return selectsEverything || characteristicIDs.contains(change.characteristicID)
+            || serviceIDs.contains(change.serviceID) || coversAccessory(change.accessoryID, in: graph)
+    }
+
     /// - Parameter characteristic: for a value event, where its characteristic is in
     ///   the graph's table (the publisher looks it up once for all subscribers).
     func matches(_ event: HomeEvent, characteristic: HomeGraph.CharacteristicIndex?, in graph: HomeGraph) -> Bool {

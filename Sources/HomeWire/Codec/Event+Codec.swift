@@ -5,10 +5,12 @@ internal import HomeModel
 // batches of events take the hand-written path in Internal/EventCodec.swift.
 
 extension Origin: WireConvertible {
-    var wire: Proto.Origin { Proto.Origin(kind: kind.wireNumber, connectionID: connectionID, name: name) }
+    var wire: Proto.Origin { Proto.Origin(kind: kind.wireNumber, connectionID: connectionID, name: name, uid: uid) }
 
     init(wire: Proto.Origin) {
-        self.init(kind: .fromWire(wire.kind, default: .unknown), connectionID: wire.connectionID, name: wire.name)
+        self.init(
+            kind: .fromWire(wire.kind, default: .unknown), connectionID: wire.connectionID, name: wire.name,
+            uid: wire.uid)
     }
 }
 

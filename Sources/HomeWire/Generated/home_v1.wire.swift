@@ -239,6 +239,10 @@ extension Proto {
         let kind: UInt32
         let connectionID: UInt64
         let name: String
+        /// The Unix user of the connection that made the change (a client's or a
+        /// provider's, from its peer credentials), for the audit: absent for the
+        /// daemon's own changes, automations and the built-in simulator.
+        let uid: UInt32?
     }
 
     struct ValueChange: Sendable {
@@ -683,6 +687,22 @@ extension Proto {
         let accessories: [Proto.Accessory]
         let seq: UInt64
     }
+
+    /// A numeric characteristic's values in one slice of time.
+    struct RollupPoint: Sendable {
+        let characteristicID: UInt64
+        let widthMs: Int64
+        /// Where the slice starts (ms since the epoch, a multiple of width_ms).
+        let startMs: Int64
+        let count: UInt64
+        let min: Double
+        let max: Double
+        /// mean = sum / count.
+        let sum: Double
+        /// The last value in the slice and when it came.
+        let last: Double
+        let lastMs: Int64
+    }
 }
 
 /// First frame a client sends. The daemon answers with HelloReply, or with a
@@ -846,8 +866,14 @@ public struct SubscribeRequest: Hashable, Sendable {
     public var heartbeatMs: UInt32 = 0
     /// At most one value event per characteristic per interval; 0 = no limit.
     public var minIntervalMs: UInt32 = 0
+    /// Start in the past: the events from this time on (ms since the epoch), from
+    /// the kept history, then live, stitched by sequence number (as a resume from
+    /// the sequence number before the first of them). A time in the future is
+    /// INVALID_ARGUMENT; one older than everything kept starts at the oldest kept
+    /// event. Not with since_seq or snapshot.
+    public var sinceTimeMs: Int64? = nil
 
-    public init(filter: SubscriptionFilter = SubscriptionFilter(), snapshot: Bool = false, sinceSeq: UInt64? = nil, journalID: String = "", excludeOwn: Bool = false, policy: SlowConsumerPolicy = .coalesce, queueLimit: UInt32 = 0, heartbeatMs: UInt32 = 0, minIntervalMs: UInt32 = 0) {
+    public init(filter: SubscriptionFilter = SubscriptionFilter(), snapshot: Bool = false, sinceSeq: UInt64? = nil, journalID: String = "", excludeOwn: Bool = false, policy: SlowConsumerPolicy = .coalesce, queueLimit: UInt32 = 0, heartbeatMs: UInt32 = 0, minIntervalMs: UInt32 = 0, sinceTimeMs: Int64? = nil) {
         self.filter = filter
         self.snapshot = snapshot
         self.sinceSeq = sinceSeq
@@ -857,6 +883,7 @@ public struct SubscribeRequest: Hashable, Sendable {
         self.queueLimit = queueLimit
         self.heartbeatMs = heartbeatMs
         self.minIntervalMs = minIntervalMs
+        self.sinceTimeMs = sinceTimeMs
     }
 }
 
@@ -1179,6 +1206,63 @@ public struct BackupChunk: Hashable, Sendable {
         self.offset = offset
         self.totalBytes = totalBytes
         self.seq = seq
+    }
+}
+
+public struct ReadHistoryRequest: Hashable, Sendable {
+    /// Which events, as a subscription's filter says (empty: all). Ids of objects
+    /// removed since are allowed: their past events are still answered.
+    public var filter: SubscriptionFilter = SubscriptionFilter()
+    /// Only events after this sequence number (exclusive); 0: from the oldest kept.
+    public var afterSeq: UInt64 = 0
+    /// Only events before this sequence number (exclusive); 0: up to the newest.
+    public var beforeSeq: UInt64 = 0
+    /// Only events at or after this time (ms since the epoch); 0: no bound.
+    public var sinceMs: Int64 = 0
+    /// Only events before this time; 0: no bound.
+    public var untilMs: Int64 = 0
+    /// At most this many events in the response; 0 = 1000, at most 10000.
+    public var limit: UInt32 = 0
+    /// Newest first, walking back from before_seq (or the newest).
+    public var newestFirst: Bool = false
+    /// Not events but a numeric characteristic's rollups: 300000 (5 minutes) or
+    /// 3600000 (an hour) per slice; the filter names exactly one characteristic id.
+    /// The slices that start in [since_ms, until_ms) (until 0: now), oldest first, at
+    /// most `limit`; ask again with since_ms after the last slice's start for more.
+    /// Events reach the rollups within a minute of being stored.
+    public var rollupMs: Int64 = 0
+
+    public init(filter: SubscriptionFilter = SubscriptionFilter(), afterSeq: UInt64 = 0, beforeSeq: UInt64 = 0, sinceMs: Int64 = 0, untilMs: Int64 = 0, limit: UInt32 = 0, newestFirst: Bool = false, rollupMs: Int64 = 0) {
+        self.filter = filter
+        self.afterSeq = afterSeq
+        self.beforeSeq = beforeSeq
+        self.sinceMs = sinceMs
+        self.untilMs = untilMs
+        self.limit = limit
+        self.newestFirst = newestFirst
+        self.rollupMs = rollupMs
+    }
+}
+
+public struct ReadHistoryResponse: Hashable, Sendable {
+    public var journalID: String = ""
+    /// In sequence order (descending with newest_first).
+    public var events: [HomeEvent] = []
+    /// Where the next page starts: its after_seq (or, newest first, its before_seq).
+    /// 0: there is no more.
+    public var nextSeq: UInt64 = 0
+    /// The oldest sequence number kept: events before it were purged (or, without a
+    /// database, are no longer held in memory).
+    public var oldestSeq: UInt64 = 0
+    /// With rollup_ms: the slices, in time order (no events then).
+    public var rollups: [RollupPoint] = []
+
+    public init(journalID: String = "", events: [HomeEvent] = [], nextSeq: UInt64 = 0, oldestSeq: UInt64 = 0, rollups: [RollupPoint] = []) {
+        self.journalID = journalID
+        self.events = events
+        self.nextSeq = nextSeq
+        self.oldestSeq = oldestSeq
+        self.rollups = rollups
     }
 }
 
@@ -1998,6 +2082,7 @@ extension Proto.Origin: ProtobufCBridged {
         kind = source.kind.rawValue
         connectionID = source.connection_id
         name = swiftString(source.name)
+        uid = source.uid_present_case == HOME__V1__ORIGIN__UID_PRESENT_UID ? source.uid : nil
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__Origin> {
@@ -2006,6 +2091,10 @@ extension Proto.Origin: ProtobufCBridged {
         built.pointee.kind = Home__V1__OriginKind(rawValue: kind)
         built.pointee.connection_id = connectionID
         if !name.isEmpty { built.pointee.name = arena.cString(name) }
+        if let uid {
+            built.pointee.uid_present_case = HOME__V1__ORIGIN__UID_PRESENT_UID
+            built.pointee.uid = uid
+        }
         return built
     }
 }
@@ -2553,6 +2642,7 @@ extension SubscribeRequest: ProtobufCBridged {
         queueLimit = source.queue_limit
         heartbeatMs = source.heartbeat_ms
         minIntervalMs = source.min_interval_ms
+        sinceTimeMs = source.since_time_present_case == HOME__V1__SUBSCRIBE_REQUEST__SINCE_TIME_PRESENT_SINCE_TIME_MS ? source.since_time_ms : nil
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__SubscribeRequest> {
@@ -2570,6 +2660,10 @@ extension SubscribeRequest: ProtobufCBridged {
         built.pointee.queue_limit = queueLimit
         built.pointee.heartbeat_ms = heartbeatMs
         built.pointee.min_interval_ms = minIntervalMs
+        if let sinceTimeMs {
+            built.pointee.since_time_present_case = HOME__V1__SUBSCRIBE_REQUEST__SINCE_TIME_PRESENT_SINCE_TIME_MS
+            built.pointee.since_time_ms = sinceTimeMs
+        }
         return built
     }
 }
@@ -4199,6 +4293,120 @@ extension BackupChunk: WireMessage {
     }
 }
 
+extension ReadHistoryRequest: ProtobufCBridged {
+    static let messageName = "home.v1.ReadHistoryRequest"
+    static var unpack: Unpacker<Home__V1__ReadHistoryRequest> { home__v1__read_history_request__unpack }
+
+    init(c source: Home__V1__ReadHistoryRequest) throws(HomeError) {
+        self.init()
+        if let pointer = source.filter { filter = try SubscriptionFilter(wire: Proto.SubscriptionFilter(c: pointer.pointee)) }
+        afterSeq = source.after_seq
+        beforeSeq = source.before_seq
+        sinceMs = source.since_ms
+        untilMs = source.until_ms
+        limit = source.limit
+        newestFirst = source.newest_first != 0
+        rollupMs = source.rollup_ms
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__ReadHistoryRequest> {
+        let built = arena.allocate(Home__V1__ReadHistoryRequest.self)
+        home__v1__read_history_request__init(built)
+        if filter != SubscriptionFilter() { built.pointee.filter = filter.wire.build(in: &arena) }
+        built.pointee.after_seq = afterSeq
+        built.pointee.before_seq = beforeSeq
+        built.pointee.since_ms = sinceMs
+        built.pointee.until_ms = untilMs
+        built.pointee.limit = limit
+        built.pointee.newest_first = newestFirst ? 1 : 0
+        built.pointee.rollup_ms = rollupMs
+        return built
+    }
+}
+
+extension ReadHistoryRequest: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        try self.init(serialized: bytes)
+    }
+}
+
+extension Proto.RollupPoint: ProtobufCBridged {
+    static let messageName = "home.v1.RollupPoint"
+    static var unpack: Unpacker<Home__V1__RollupPoint> { home__v1__rollup_point__unpack }
+
+    init(c source: Home__V1__RollupPoint) {
+        characteristicID = source.characteristic_id
+        widthMs = source.width_ms
+        startMs = source.start_ms
+        count = source.count
+        min = source.min
+        max = source.max
+        sum = source.sum
+        last = source.last
+        lastMs = source.last_ms
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__RollupPoint> {
+        let built = arena.allocate(Home__V1__RollupPoint.self)
+        home__v1__rollup_point__init(built)
+        built.pointee.characteristic_id = characteristicID
+        built.pointee.width_ms = widthMs
+        built.pointee.start_ms = startMs
+        built.pointee.count = count
+        built.pointee.min = min
+        built.pointee.max = max
+        built.pointee.sum = sum
+        built.pointee.last = last
+        built.pointee.last_ms = lastMs
+        return built
+    }
+}
+
+extension ReadHistoryResponse: ProtobufCBridged {
+    static let messageName = "home.v1.ReadHistoryResponse"
+    static var unpack: Unpacker<Home__V1__ReadHistoryResponse> { home__v1__read_history_response__unpack }
+
+    init(c source: Home__V1__ReadHistoryResponse) throws(HomeError) {
+        self.init()
+        journalID = swiftString(source.journal_id)
+        events = try mappedArray(source.events, source.n_events) { (element) throws(HomeError) in try HomeEvent(wire: Proto.Event(c: element!.pointee)) }
+        nextSeq = source.next_seq
+        oldestSeq = source.oldest_seq
+        rollups = mappedArray(source.rollups, source.n_rollups) { RollupPoint(wire: Proto.RollupPoint(c: $0!.pointee)) }
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__ReadHistoryResponse> {
+        let built = arena.allocate(Home__V1__ReadHistoryResponse.self)
+        home__v1__read_history_response__init(built)
+        if !journalID.isEmpty { built.pointee.journal_id = arena.cString(journalID) }
+        built.pointee.n_events = events.count
+        built.pointee.events = arena.array(UnsafeMutablePointer<Home__V1__Event>?.self, count: events.count) { arena, index in
+            events[index].wire.build(in: &arena)
+        }
+        built.pointee.next_seq = nextSeq
+        built.pointee.oldest_seq = oldestSeq
+        built.pointee.n_rollups = rollups.count
+        built.pointee.rollups = arena.array(UnsafeMutablePointer<Home__V1__RollupPoint>?.self, count: rollups.count) { arena, index in
+            rollups[index].wire.build(in: &arena)
+        }
+        return built
+    }
+}
+
+extension ReadHistoryResponse: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        try self.init(serialized: bytes)
+    }
+}
+
 extension CharacteristicFormat: WireEnum {
     /// The `home.v1.Format` number of this case.
     var wireNumber: UInt32 {
@@ -4589,7 +4797,7 @@ extension Role: WireEnum {
 /// A call whose connection lacks the role fails whole with PERMISSION_DENIED naming
 /// the role it needs and the caller's uid. Needed by each method:
 /// viewer: GetHome, ListAccessories, ReadCharacteristics, Subscribe,
-/// ModifySubscription, GetStatus, ListTypes, ListProviders
+/// ModifySubscription, GetStatus, ListTypes, ListProviders, ReadHistory
 /// user:   WriteCharacteristics, ExecuteActionSet
 /// admin:  ChangeLayout, GetStats, OpenProvider, RegisterAccessories,
 /// AnswerCommand, ReportValues, Backup
@@ -4652,4 +4860,10 @@ public enum HomeMethods {
     /// its home in memory.
     public static let backup =
         ServerStreamingMethod<BackupRequest, BackupChunk>("home.v1.HomeService/Backup")
+    /// Past events, one page at a time, by sequence number or time and filtered as a
+    /// subscription is: what the daemon keeps in its stored history (every event,
+    /// for the configured retention), or in a daemon without a database what its
+    /// journal holds in memory. Viewers may read it.
+    public static let readHistory =
+        UnaryMethod<ReadHistoryRequest, ReadHistoryResponse>("home.v1.HomeService/ReadHistory")
 }

@@ -22,6 +22,10 @@ extension CArena {
         message.pointee.kind = Home__V1__OriginKind(rawValue: origin.kind.wireNumber)
         message.pointee.connection_id = origin.connectionID
         message.pointee.name = cString(origin.name)
+        if let uid = origin.uid {
+            message.pointee.uid_present_case = HOME__V1__ORIGIN__UID_PRESENT_UID
+            message.pointee.uid = uid
+        }
         return message
     }
 
@@ -101,12 +105,13 @@ enum EventDecoding {
 
     static func origin(_ wire: Home__V1__Origin, previous: inout PreviousOrigin?) -> Origin {
         let kind = Origin.Kind.fromWire(wire.kind.rawValue, default: .unknown)
+        let uid = wire.uid_present_case == HOME__V1__ORIGIN__UID_PRESENT_UID ? wire.uid : nil
         if let last = previous, last.origin.kind == kind, last.origin.connectionID == wire.connection_id,
-            let lastName = last.name, let name = wire.name, strcmp(lastName, name) == 0
+            last.origin.uid == uid, let lastName = last.name, let name = wire.name, strcmp(lastName, name) == 0
         {
             return last.origin
         }
-        let origin = Origin(kind: kind, connectionID: wire.connection_id, name: swiftString(wire.name))
+        let origin = Origin(kind: kind, connectionID: wire.connection_id, name: swiftString(wire.name), uid: uid)
         previous = PreviousOrigin(name: UnsafePointer(wire.name), origin: origin)
         return origin
     }

@@ -4,10 +4,11 @@ internal import Yams
 /// `-o FORMAT`: how a command prints. `text` is for people and differs per
 /// command; `json` and `yaml` hold the same objects (the fields `--json` has
 /// always printed); `table` and `wide` are columns of those fields for the list
-/// commands, `wide` with more of them (as kubectl's `-o wide`). Other commands
-/// refuse `table` and `wide` (see `GlobalOptions.isListCommand`).
+/// commands, `wide` with more of them (as kubectl's `-o wide`), and `csv` the
+/// wide columns as RFC 4180 comma-separated values. Other commands refuse
+/// `table`, `wide` and `csv` (see `GlobalOptions.isListCommand`).
 enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
-    case text, json, yaml, table, wide
+    case text, json, yaml, table, wide, csv
 
     /// JSON or YAML: the objects, not lines for people.
     var isStructured: Bool { self == .json || self == .yaml }
@@ -59,8 +60,17 @@ extension Output {
             var rows = options.noHeaders ? [] : [shown.map(\.header)]
             for item in items { rows.append(shown.map { $0.cell(of: item) }) }
             for text in table(rows) { line(text) }
+        case .csv:
+            if !options.noHeaders { line(columns.map { csvField($0.header) }.joined(separator: ",")) }
+            for item in items { line(columns.map { csvField($0.cell(of: item)) }.joined(separator: ",")) }
         }
         return true
+    }
+
+    /// A CSV field, quoted when it holds a comma, a quote or a line break.
+    static func csvField(_ text: String) -> String {
+        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
+        return "\"" + text.reduce(into: "") { $0 += $1 == "\"" ? "\"\"" : String($1) } + "\""
     }
 }
 

@@ -56,13 +56,14 @@ enum WatchText {
         return "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(fraction)"
     }
 
-    /// "  (by homectl, connection 7)", "  (by you)", "  (by automation Cold Bedroom)".
+    /// "  (by homectl, connection 7, uid 1000)", "  (by you)", "  (by automation Cold Bedroom)".
     static func origin(_ origin: Origin, ownConnection: UInt64) -> String {
+        let uid = origin.uid.map { ", uid \($0)" } ?? ""
         switch origin.kind {
         case .client where origin.connectionID == ownConnection: return "  (by you)"
         case .client:
-            return "  (by \(origin.name.isEmpty ? "a client" : origin.name), connection \(origin.connectionID))"
-        case .provider: return "  (by provider \(origin.name))"
+            return "  (by \(origin.name.isEmpty ? "a client" : origin.name), connection \(origin.connectionID)\(uid))"
+        case .provider: return "  (by provider \(origin.name)\(uid))"
         case .automation: return "  (by automation\(origin.name.isEmpty ? "" : " " + origin.name))"
         case .simulator: return "  (by the simulator)"
         case .daemon, .unknown: return ""

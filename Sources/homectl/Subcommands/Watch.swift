@@ -64,8 +64,14 @@ struct Watch: AsyncParsableCommand {
 
     @Flag(help: "First print the current state of everything watched (kind \"snapshot\"), then changes.")
     var snapshot = false
-    @Option(help: "Resume after this sequence number (use with --journal).")
-    var since: UInt64?
+    @Option(
+        help: ArgumentHelp(
+            "Start in the past: from a time (10m, 2h, 2026-11-20, 14:02) with the events kept since, then live; "
+                + "or, with --journal, after this sequence number.", valueName: "time|seq"))
+    var since: String?
+
+    /// --since as a sequence number (with --journal).
+    var sinceSeq: UInt64? { journal == nil ? nil : since.flatMap(UInt64.init) }
     @Option(help: "The journal id --since refers to.")
     var journal: String?
     @Flag(help: "Leave out changes this watch's own connection made.")
@@ -103,8 +109,16 @@ struct Watch: AsyncParsableCommand {
             throw ValidationError(
                 "unknown event kind '\(kind)'; use \(EventKind.allCases.map(\.rawValue).joined(separator: ", "))")
         }
-        if since != nil && journal == nil {
-            throw ValidationError("--since needs --journal: sequence numbers only mean something within one journal")
+        if let since, journal != nil, UInt64(since) == nil {
+            throw ValidationError("--since with --journal takes a sequence number, not '\(since)'")
+        }
+        if let since, journal == nil, UInt64(since) != nil {
+            throw ValidationError(
+                "--since \(since): a sequence number needs --journal (they only mean something within one journal); "
+                    + "for a time write a unit, as in 10m or 2h")
+        }
+        if snapshot && since != nil && journal == nil {
+            throw ValidationError("--snapshot shows the state now; --since starts in the past: give one")
         }
     }
 
@@ -155,16 +169,24 @@ struct Watch: AsyncParsableCommand {
     /// reconnects and resumes by itself when the daemon goes away.
     private func stream() async -> Outcome {
         let policy = SlowConsumerPolicy(rawValue: policy) ?? .coalesce
+        var sinceTimeMs: Int64?
+        if let since, journal == nil {
+            do throws(HomeError) {
+                sinceTimeMs = try TimeArgument.past(since, option: "--since", nowMs: TimeArgument.nowMs())
+            } catch {
+                return .failed(error)
+            }
+        }
         let changes = HomeClient.resumingSubscription(
             to: options.socket, name: options.clientName,
-            cursor: StreamCursor(journalID: journal ?? "", resumeSeq: since)
-        ) { client throws(HomeError) in
+            cursor: StreamCursor(journalID: journal ?? "", resumeSeq: sinceSeq)
+        ) { [sinceTimeMs] client throws(HomeError) in
             // Names are resolved again on every connection: a restarted daemon may
             // have another layout.
             let home = try await client.getHome()
             return SubscribeRequest(
                 filter: try filter(in: home.graph), snapshot: snapshot, excludeOwn: excludeOwn,
-                policy: policy, heartbeatMs: heartbeatMs, minIntervalMs: minIntervalMs)
+                policy: policy, heartbeatMs: heartbeatMs, minIntervalMs: minIntervalMs, sinceTimeMs: sinceTimeMs)
         }
         // Lines for a person when stdout is a terminal and JSON was not asked for,
         // or when -o text says so (into a pipe too: `watch -o text | grep Lamp`).
@@ -344,6 +366,7 @@ func eventLine(_ event: HomeEvent, names: Names, journal: String, ownConnection:
                 ("kind", .string(event.origin.kind.rawValue)),
                 ("connection_id", .uint(event.origin.connectionID)),
                 ("name", .string(event.origin.name)),
+                ("uid", event.origin.uid.map { .uint(UInt64($0)) } ?? .null),
                 ("local", .bool(event.origin.kind == .client && event.origin.connectionID == ownConnection)),
             ])
         ))

@@ -5,6 +5,7 @@ No I/O but reading the files named (the config file, the credentials file).
     broker = mqtt://127.0.0.1:1883
     credentials = /etc/homed/homed-mqtt.credentials   ; username=… and password=… lines
     discovery_prefix = homeassistant
+    discovery = entity        ; entity (every release) or device (Home Assistant 2024.11+)
     base_topic = homed
     node_id = homed
 
@@ -50,7 +51,7 @@ class Settings:
                  exclude_providers: Sequence[str] = DEFAULT_EXCLUDED_PROVIDERS,
                  include_rooms: Sequence[str] = (), exclude_rooms: Sequence[str] = (),
                  include_accessories: Sequence[str] = (), exclude_accessories: Sequence[str] = (),
-                 client_id: Optional[str] = None):
+                 client_id: Optional[str] = None, discovery: str = "entity"):
         try:
             address = BrokerAddress(broker)
         except ValueError as error:
@@ -66,6 +67,10 @@ class Settings:
         if not _TOPIC_ID.match(node_id):
             raise SettingsError(f"node id {node_id!r}: Home Assistant takes only letters, digits, '_' and '-'")
         self.node_id = node_id
+        if discovery not in ("entity", "device"):
+            raise SettingsError(f"discovery {discovery!r}: entity (one config per entity, every Home Assistant "
+                                "release) or device (one config per device, Home Assistant 2024.11 and later)")
+        self.discovery = discovery
         self.socket_path = socket_path
         self.exclude_providers = {p for p in exclude_providers}
         self.include_rooms = {r.casefold() for r in include_rooms}
@@ -80,7 +85,8 @@ class Settings:
         return f"{self.base_topic}/bridge/state"
 
 
-FLAG_KEYS = ("broker", "credentials", "discovery_prefix", "base_topic", "node_id", "socket", "exclude_providers",
+FLAG_KEYS = ("broker", "credentials", "discovery_prefix", "discovery", "base_topic", "node_id", "socket",
+             "exclude_providers",
              "include_rooms", "exclude_rooms", "include_accessories", "exclude_accessories")
 LIST_KEYS = ("exclude_providers", "include_rooms", "exclude_rooms", "include_accessories", "exclude_accessories")
 
@@ -98,7 +104,7 @@ def load(config_path: Optional[str] = None, flags: Optional[dict] = None) -> Set
             raise SettingsError(f"config file {config_path}: {error.strerror or error}") from None
         except configparser.Error as error:
             raise SettingsError(f"config file {config_path}: {error}") from None
-        known = {"mqtt": ("broker", "credentials", "discovery_prefix", "base_topic", "node_id", "socket"),
+        known = {"mqtt": ("broker", "credentials", "discovery_prefix", "discovery", "base_topic", "node_id", "socket"),
                  "export": LIST_KEYS}
         for section in parser.sections():
             if section not in known:

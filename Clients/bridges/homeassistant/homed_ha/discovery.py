@@ -22,7 +22,12 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from .model import AccessoryView, Char, Service
 
-__all__ = ["Entity", "Skipped", "entities_for", "exported", "config_topic", "ORIGIN", "VERSION"]
+__all__ = ["Entity", "Skipped", "entities_for", "exported", "config_topic", "device_topic", "device_config",
+           "ORIGIN", "VERSION", "FORMS"]
+
+#: The two forms of discovery the bridge can publish: one config per entity
+#: (every release) or one per device (Home Assistant 2024.11 and later).
+FORMS = ("entity", "device")
 
 VERSION = "1.0.0"
 # Home Assistant shows the origin in an entity's MQTT info. The project names no
@@ -54,6 +59,35 @@ class Skipped(Exception):
 
 def config_topic(prefix: str, component: str, node: str, object_id: str) -> str:
     return f"{prefix}/{component}/{node}/{object_id}/config"
+
+
+def device_topic(prefix: str, node: str, accessory_id: int) -> str:
+    """An accessory's device-based config: `<prefix>/device/<node>/a<accessory id>/config`
+    (the node id, optional in Home Assistant's topic, keeps two homes on one broker apart)."""
+    return f"{prefix}/device/{node}/a{accessory_id}/config"
+
+
+#: What an accessory's entities share: said once, at the root of a device-based config.
+SHARED = ("device", "origin", "availability", "availability_mode")
+
+
+def device_config(entities: List[Entity], gone: Optional[Dict[str, str]] = None) -> dict:
+    """One accessory's entities as one device-based discovery config: `dev`,
+    `o` and the availability at the root, each entity a component of `cmps`
+    under its object id with its platform as `p`. `gone` (object id ->
+    platform): components removed from the device, sent as `{"p": platform}`
+    alone, which is how Home Assistant is told to remove one component and
+    keep the rest of the device."""
+    first = entities[0].config
+    components: Dict[str, dict] = {}
+    for entity in entities:
+        component = {"p": entity.component}
+        component.update((key, value) for key, value in entity.config.items() if key not in SHARED)
+        components[entity.object_id] = component
+    for object_id, platform in sorted((gone or {}).items()):
+        components.setdefault(object_id, {"p": platform})
+    return {"dev": first["device"], "o": first["origin"], "availability": first["availability"],
+            "availability_mode": first["availability_mode"], "cmps": components}
 
 
 def exported(accessory: AccessoryView, settings) -> Tuple[bool, str]:

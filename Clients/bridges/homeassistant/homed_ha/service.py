@@ -32,7 +32,7 @@ from homed import Client, HomedError, pb
 from homed.cursor import StreamCursor
 
 from .commands import CommandWriter, plan
-from .discovery import Entity, config_topic, entities_for, exported
+from .discovery import Entity, config_topic, device_config, device_topic, entities_for, exported
 from .model import Home, home_from, plain
 from .payloads import event_payload, state_of, state_payload
 from .topics import Topics
@@ -44,7 +44,7 @@ __all__ = ["Bridge"]
 ONLINE, OFFLINE = b"online", b"offline"
 LAYOUT_PAUSE = 0.05  # seconds without a message that end a run of layout changes
 LAYOUT_DELAY_MAX = 1.0  # the longest a layout change waits for its run to end
-OBJECT_ID = re.compile(r"^a(\d+)_s\d+")
+OBJECT_ID = re.compile(r"^a(\d+)(?:_s\d+|$)")  # an entity's object id, or a device's (device-based discovery)
 COLOR_ROLES = {"hue": "hs", "saturation": "hs", "color_temp": "color_temp"}
 
 
@@ -67,7 +67,12 @@ class Bridge:
         self.followed = False  # this connection's subscription delivered something
         # The broker's side: what we published (topic -> payload) and the configs it holds for our node
         self.published: Dict[str, bytes] = {}
-        self.config_states: Dict[str, Tuple[str, int]] = {}  # config topic -> (state topic, accessory id)
+        # config topic -> ({object id: state topic} of its entities, accessory id)
+        self.config_states: Dict[str, Tuple[Dict[str, str], int]] = {}
+        # Device-based discovery: a device config's components as published last
+        # (object id -> platform), and those removed from it, said with `p` alone.
+        self.components: Dict[str, Dict[str, str]] = {}
+        self.gone: Dict[str, Dict[str, str]] = {}
         self.broker_configs: Dict[str, bytes] = {}  # topic -> payload
         self.mqtt_connected = False
         self.republish = threading.Event()  # (re)connected to the broker, or Home Assistant came online
@@ -189,24 +194,55 @@ class Bridge:
                 self.broker_configs.pop(topic, None)
                 return
             self.broker_configs[topic] = payload
+            device = self.settings.discovery == "device" and self.topics.is_device_config(topic)
+            if device and (self.home is None or topic in self.published) and self._merge_components(topic, payload):
+                if self.home is not None:
+                    self._sync(force=False)
             if self.home is None or topic in self.published:
                 return
             self._remove_stale(topic, payload)
 
+    def _merge_components(self, topic: str, payload: bytes) -> bool:
+        """A device config the broker holds (from before this start: it may come
+        after our own first publish): components in it the bridge does not know
+        of were published by an earlier run, so those homed no longer has are
+        removed from the device the documented way (`p` alone), not forgotten.
+        True when there were such components."""
+        try:
+            components = json.loads(payload)["cmps"]
+            found = {oid: c["p"] for oid, c in components.items() if isinstance(c, dict) and len(c) > 1}
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return False  # garbage: removed as stale once the home is loaded
+        match = OBJECT_ID.match(topic.split("/")[-2])
+        known = {**self.components.get(topic, {}), **self.gone.get(topic, {})}
+        new = {oid: platform for oid, platform in found.items() if oid not in known}
+        if not match or not new:
+            return False
+        self.components.setdefault(topic, {}).update(new)
+        states, aid = self.config_states.get(topic, ({}, int(match.group(1))))
+        base = self.settings.base_topic
+        self.config_states[topic] = ({**{oid: f"{base}/{oid}/state" for oid in new}, **states}, aid)
+        return True
+
     def _remove_stale(self, topic: str, payload: Optional[bytes]) -> None:
         """Empties a config of our node that no exported entity has, with the
-        state and availability topics it used (ours by construction)."""
+        state and availability topics it used (ours by construction) that no
+        exported entity uses (after a switch of discovery form, they are in use)."""
+        object_ids = [topic.split("/")[-2]]
         if payload:
             try:
-                json.loads(payload)
-            except ValueError:
+                config = json.loads(payload)
+                if self.topics.is_device_config(topic) and isinstance(config.get("cmps"), dict):
+                    object_ids = list(config["cmps"])
+            except (ValueError, AttributeError):
                 log.warning("%s: retained garbage on our config topic (%r); removed", topic, payload[:80])
         log.info("%s: no such entity in homed now; its config removed", topic)
         self._publish(topic, b"", qos=1)
         self.broker_configs.pop(topic, None)
-        object_id = topic.split("/")[-2]
-        self._publish(f"{self.settings.base_topic}/{object_id}/state", b"")
-        match = OBJECT_ID.match(object_id)
+        for object_id in object_ids:
+            if object_id not in self.entities:
+                self._publish(f"{self.settings.base_topic}/{object_id}/state", b"")
+        match = OBJECT_ID.match(topic.split("/")[-2])
         if match and int(match.group(1)) not in {e.accessory_id for e in self.entities.values()}:
             self._publish(self.topics.availability(int(match.group(1))), b"")
 
@@ -351,10 +387,13 @@ class Bridge:
                     self.reachable.setdefault(aid, a.reachable)
             self.home = home
             self._rebuild()
-            self._sync(force=full)
-            # Configs the broker held before we knew the home
-            for topic in sorted(set(self.broker_configs) - set(self.published)):
+            # Configs the broker held before we knew the home, removed before the
+            # new ones are published (after a switch of discovery form, Home
+            # Assistant must let go of a unique_id before it takes it again).
+            wanted = set(self._wanted())
+            for topic in sorted(set(self.broker_configs) - wanted - set(self.config_states)):
                 self._remove_stale(topic, self.broker_configs[topic])
+            self._sync(force=full)
         log.info("home loaded: %d accessories, %d exported as %d entities (seq %d)", len(home.accessories),
                  len({e.accessory_id for e in self.entities.values()}), len(self.entities), home.seq)
 
@@ -382,18 +421,42 @@ class Bridge:
         return config_topic(self.settings.discovery_prefix, entity.component, self.settings.node_id,
                             entity.object_id)
 
+    def _wanted(self) -> Dict[str, Tuple[bytes, Dict[str, str], int]]:
+        """Config topic -> (config, {object id: state topic} of its entities,
+        accessory id): one per entity, or one per accessory (device-based)."""
+        wanted: Dict[str, Tuple[bytes, Dict[str, str], int]] = {}
+        if self.settings.discovery != "device":
+            for entity in self.entities.values():
+                wanted[self._config_topic(entity)] = (state_payload(entity.config),
+                                                      {entity.object_id: entity.state_topic}, entity.accessory_id)
+            return wanted
+        by_accessory: Dict[int, List[Entity]] = {}
+        for entity in self.entities.values():
+            by_accessory.setdefault(entity.accessory_id, []).append(entity)
+        for aid, entities in by_accessory.items():
+            topic = device_topic(self.settings.discovery_prefix, self.settings.node_id, aid)
+            present = {e.object_id: e.component for e in entities}
+            before = {**self.gone.get(topic, {}), **self.components.get(topic, {})}
+            gone = {oid: platform for oid, platform in before.items() if oid not in present}
+            self.components[topic], self.gone[topic] = present, gone
+            wanted[topic] = (state_payload(device_config(entities, gone)),
+                             {e.object_id: e.state_topic for e in entities}, aid)
+        return wanted
+
     def _sync(self, force: bool) -> None:
         """The broker made to hold what homed holds (under self.lock)."""
         self._publish(self.settings.bridge_state_topic, ONLINE if self.homed_live else OFFLINE, qos=1, force=force)
         if self.home is None:
             return
-        wanted: Dict[str, Tuple[Entity, bytes]] = {}
-        for entity in self.entities.values():
-            wanted[self._config_topic(entity)] = (entity, state_payload(entity.config))
+        wanted = self._wanted()
         accessories = {e.accessory_id for e in self.entities.values()}
-        for topic, (entity, payload) in wanted.items():
+        for topic, (payload, states, aid) in wanted.items():
             self._publish(topic, payload, qos=1, force=force)
-            self.config_states[topic] = (entity.state_topic, entity.accessory_id)
+            # A component removed from a device: its state emptied too.
+            for object_id, state in self.config_states.get(topic, ({}, aid))[0].items():
+                if object_id not in states:
+                    self._publish(state, b"")
+            self.config_states[topic] = (states, aid)
         for aid in accessories:
             self._publish(self.topics.availability(aid), ONLINE if self.reachable.get(aid, False) else OFFLINE,
                           force=force)
@@ -402,11 +465,14 @@ class Bridge:
         # What is no longer exported: its config emptied (Home Assistant removes
         # the entity), its state and availability too (nothing stale left).
         for topic in [t for t in self.config_states if t not in wanted]:
-            state, aid = self.config_states.pop(topic)
+            states, aid = self.config_states.pop(topic)
+            self.components.pop(topic, None)
+            self.gone.pop(topic, None)
             log.info("%s: removed (the service or accessory is gone from homed, or no longer exported)", topic)
             self._publish(topic, b"", qos=1)
             self.broker_configs.pop(topic, None)
-            self._publish(state, b"")
+            for state in states.values():
+                self._publish(state, b"")
             if aid not in accessories:
                 self._publish(self.topics.availability(aid), b"")
 

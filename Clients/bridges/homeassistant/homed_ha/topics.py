@@ -36,8 +36,13 @@ class Topics:
         return None
 
     def is_our_config(self, topic: str) -> bool:
-        """`<prefix>/<component>/<node>/<object>/config` with our node id."""
+        """`<prefix>/<component>/<node>/<object>/config` with our node id (the
+        component `device` for device-based discovery)."""
         if not topic.startswith(self.prefix + "/"):
             return False
         parts = topic[len(self.prefix) + 1:].split("/")
         return len(parts) == 4 and parts[1] == self.node and parts[3] == "config"
+
+    def is_device_config(self, topic: str) -> bool:
+        """`<prefix>/device/<node>/a<accessory id>/config`: device-based discovery."""
+        return self.is_our_config(topic) and topic[len(self.prefix) + 1:].startswith("device/")

@@ -18,11 +18,23 @@ platform schemas, kept to what every release since 2023.11 accepts:
   topics with `availability_mode`.
 
 `problems(component, config)` returns a list of sentences (empty: valid).
+
+Device-based discovery (Home Assistant 2024.11 and later, mqtt "Device
+discovery payload"): one config per device at `<prefix>/device/…/config` with
+`device` (`dev`) and `origin` (`o`) required at its root, which no component
+may override, the shared options (`availability…`, `state_topic`,
+`command_topic`, `qos`, `encoding`) beside them, and `components` (`cmps`): a
+map of component ids (`[a-zA-Z0-9_-]`) to configs, each with its platform
+`platform` (`p`) and, for an entity, a `unique_id`. A component with its
+platform alone is one being removed from the device. `device_problems(config)`
+checks that form and every component in it as `problems` checks an entity
+with the root's options; `expand(config)` gives the entities it describes.
 """
 
 from __future__ import annotations
 
-from typing import Dict, List, Set
+import re
+from typing import Dict, List, Set, Tuple
 
 COMMON = {"availability", "availability_mode", "availability_template", "availability_topic", "payload_available",
           "payload_not_available", "device", "enabled_by_default", "encoding", "entity_category", "icon",
@@ -230,3 +242,80 @@ def _event(c) -> List[str]:
     if not isinstance(types, list) or not types or not all(isinstance(t, str) and t for t in types):
         return [f"event_types must be a non-empty list of strings, not {types!r}"]
     return []
+
+
+# -- device-based discovery -------------------------------------------------------
+
+#: root key -> its full name (the abbreviations Home Assistant documents for them)
+DEVICE_ROOT = {"dev": "device", "device": "device", "o": "origin", "origin": "origin", "cmps": "components",
+               "components": "components"}
+SHARED = {"availability", "availability_mode", "availability_template", "availability_topic", "payload_available",
+          "payload_not_available", "state_topic", "command_topic", "qos", "encoding"}
+COMPONENT_ID = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def _root(config) -> Tuple[dict, dict, dict]:
+    """(device, origin, components) of a device-based config, under either name."""
+    found = {DEVICE_ROOT[key]: value for key, value in config.items() if key in DEVICE_ROOT}
+    return found.get("device"), found.get("origin"), found.get("components")
+
+
+def expand(config) -> Dict[Tuple[str, str], dict]:
+    """{(platform, component id): the entity config} of a device-based config:
+    each component with the device, origin and shared options of the root
+    (a component's own shared options win). Components being removed (`p`
+    alone) are left out."""
+    device, origin, components = _root(config)
+    shared = {key: value for key, value in config.items() if key in SHARED}
+    found = {}
+    for cid, component in (components or {}).items():
+        component = dict(component)
+        platform = component.pop("p", component.pop("platform", None))
+        if not component:
+            continue
+        found[(platform, cid)] = {**shared, **component, "device": device, "origin": origin}
+    return found
+
+
+def removed(config) -> Dict[str, str]:
+    """{component id: platform} of the components a device-based config removes (`p` alone)."""
+    _, _, components = _root(config)
+    return {cid: c.get("p", c.get("platform")) for cid, c in (components or {}).items()
+            if isinstance(c, dict) and len(c) == 1}
+
+
+def device_problems(config) -> List[str]:
+    if not isinstance(config, dict):
+        return [f"the config is a JSON {type(config).__name__}, not an object"]
+    found: List[str] = []
+    unknown = set(config) - set(DEVICE_ROOT) - SHARED
+    if unknown:
+        found.append(f"keys a device config does not take at its root: {sorted(unknown)}")
+    for short, full in (("dev", "device"), ("o", "origin"), ("cmps", "components")):
+        if short in config and full in config:
+            found.append(f"{short} and {full} are one option, given twice")
+    device, origin, components = _root(config)
+    if not isinstance(device, dict):
+        found.append("a device config needs device (dev)")
+    if not isinstance(origin, dict):
+        found.append("a device config needs origin (o)")
+    if not isinstance(components, dict) or not components:
+        return found + ["a device config needs components (cmps), a map of component ids to configs"]
+    for cid, component in components.items():
+        if not COMPONENT_ID.match(cid):
+            found.append(f"component id {cid!r}: only letters, digits, '_' and '-'")
+        if not isinstance(component, dict):
+            found.append(f"component {cid!r} is not an object")
+            continue
+        platform = component.get("p", component.get("platform"))
+        if not isinstance(platform, str) or platform not in KEYS:
+            found.append(f"component {cid!r} has no platform (p) the checker knows: {platform!r}")
+            continue
+        for key in ("device", "dev", "origin", "o"):
+            if key in component:
+                found.append(f"component {cid!r} overrides {key}, which only the root may give")
+    if found:
+        return found
+    for (platform, cid), entity in expand(config).items():
+        found += [f"component {cid!r} ({platform}): {problem}" for problem in problems(platform, entity)]
+    return found

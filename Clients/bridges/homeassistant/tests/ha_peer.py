@@ -9,6 +9,8 @@ import time
 
 import paho.mqtt.client as mqtt
 
+import ha_checker
+
 
 class HomeAssistantPeer:
     def __init__(self, port, prefix="homeassistant", base="homed"):
@@ -56,7 +58,22 @@ class HomeAssistantPeer:
     # -- what the broker holds -------------------------------------------------
 
     def configs(self):
-        """{(component, object id): config} of every non-empty config seen last."""
+        """{(component, object id): config} of every non-empty config seen last;
+        a device-based config's components as the entities they describe."""
+        found = {}
+        for (component, object_id), config in self._configs().items():
+            if component == "device":
+                found.update(ha_checker.expand(config))
+            else:
+                found[(component, object_id)] = config
+        return found
+
+    def device_configs(self):
+        """{object id: config} of the device-based configs seen last."""
+        return {object_id: config for (component, object_id), config in self._configs().items()
+                if component == "device"}
+
+    def _configs(self):
         with self.cond:
             found = {}
             for topic, payload in self.retained.items():

@@ -3,7 +3,6 @@ credentials file; and brokers that refuse it, are not there yet, or hold
 garbage on its topics."""
 
 import os
-import subprocess
 
 from mqtt_broker import Mosquitto, free_port
 from provider_testkit import wait_log
@@ -61,13 +60,7 @@ def test_a_config_file_chooses_topics_and_what_is_exported(homed, broker, workdi
 
 
 def test_credentials_come_from_a_file_and_a_refusal_is_logged(homed, workdir, processes):
-    passwords = os.path.join(workdir, "passwords")
-    subprocess.run(["mosquitto_passwd", "-b", "-c", passwords, "homed", "s3cret pass"], check=True)
-    os.chmod(passwords, 0o600)
-    broker = Mosquitto(workdir, free_port())
-    with open(broker.conf, "w") as f:
-        f.write(broker.settings(broker.port, f"allow_anonymous false\npassword_file {passwords}\n"))
-    broker.start()
+    broker = Mosquitto.with_password(workdir, "homed", "s3cret pass").start()
     devices = None
     try:
         devices, zigbee = sources(homed)

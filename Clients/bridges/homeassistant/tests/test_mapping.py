@@ -10,7 +10,7 @@ from homed import pb
 
 import ha_checker
 from homed_ha.config import Settings, SettingsError, load
-from homed_ha.discovery import entities_for, exported
+from homed_ha.discovery import device_config, device_topic, entities_for, exported
 from homed_ha.model import AccessoryView, Char, Service
 from homed_ha.payloads import BadCommand, event_payload, state_of, writes_for
 from homed_ha.topics import Topics
@@ -107,8 +107,8 @@ def test_lock_states(current, target, state):
     assert state_of(lock_entity(), {65: current, 66: target}) == {"state": state}
 
 
-def test_every_service_kind_has_a_valid_config_and_state():
-    a = accessory(
+def every_kind():
+    return accessory(
         service(10, "Switch", char(11, "On", writable=True)),
         service(12, "Outlet", char(13, "On", writable=True), char(14, "OutletInUse"), name="Socket"),
         service(20, "WindowCovering", char(21, "CurrentPosition", "uint8"), char(22, "TargetPosition", "uint8", True),
@@ -127,7 +127,10 @@ def test_every_service_kind_has_a_valid_config_and_state():
         service(90, "Fanv2", char(91, "Active", "uint8")),
         service(95, "TemperatureSensor"),  # a provider's service without its characteristic
     )
-    entities, skipped = entities_for(a, SETTINGS)
+
+
+def test_every_service_kind_has_a_valid_config_and_state():
+    entities, skipped = entities_for(every_kind(), SETTINGS)
     assert skipped == ["service Fanv2 (90) left out: no Home Assistant component for it",
                        "service TemperatureSensor (95) left out: it has no CurrentTemperature"]
     by_object = {e.object_id: e for e in entities}
@@ -166,6 +169,51 @@ def test_every_service_kind_has_a_valid_config_and_state():
         writes_for(by_object["a7_s50"], "", b"1", values)
 
 
+def test_an_accessory_as_one_device_based_config_holds_every_entity():
+    entities, _ = entities_for(every_kind(), SETTINGS)
+    config = device_config(entities)
+    assert ha_checker.device_problems(config) == []
+    assert device_topic("homeassistant", "homed", 7) == "homeassistant/device/homed/a7/config"
+    # Device, origin and availability once, at the root; each entity a component
+    # with its platform, and the same unique_id, topics and options as alone.
+    assert config["dev"] == entities[0].config["device"] and config["o"]["name"] == "homed-mqtt"
+    assert config["availability"] == [{"topic": "homed/bridge/state"}, {"topic": "homed/7/availability"}]
+    assert list(config["cmps"]) == [e.object_id for e in entities]
+    for e in entities:
+        component = config["cmps"][e.object_id]
+        assert component["p"] == e.component
+        assert not {"device", "origin", "availability"} & set(component)
+    assert ha_checker.expand(config) == {(e.component, e.object_id): e.config for e in entities}
+    # A component removed from the device: its platform alone, the rest kept.
+    smaller = device_config(entities[1:], gone={"a7_s10": "switch"})
+    assert smaller["cmps"]["a7_s10"] == {"p": "switch"}
+    assert ha_checker.removed(smaller) == {"a7_s10": "switch"}
+    assert ha_checker.device_problems(smaller) == []
+    assert ("switch", "a7_s10") not in ha_checker.expand(smaller)
+
+
+@pytest.mark.parametrize("change, problem", [
+    (lambda c: c.pop("dev"), "a device config needs device (dev)"),
+    (lambda c: c.pop("o"), "a device config needs origin (o)"),
+    (lambda c: c.update(cmps={}), "needs components (cmps)"),
+    (lambda c: c.update(device=c["dev"]), "dev and device are one option, given twice"),
+    (lambda c: c.update(schema="json"), "keys a device config does not take at its root: ['schema']"),
+    (lambda c: c["cmps"]["a7_s10"].pop("p"), "component 'a7_s10' has no platform (p)"),
+    (lambda c: c["cmps"]["a7_s10"].update(p="vacuum"), "has no platform (p) the checker knows: 'vacuum'"),
+    (lambda c: c["cmps"]["a7_s10"].update(dev={"name": "x"}), "component 'a7_s10' overrides dev"),
+    (lambda c: c["cmps"].update({"a 7": c["cmps"].pop("a7_s10")}), "component id 'a 7'"),
+    (lambda c: c["cmps"]["a7_s10"].pop("unique_id"), "component 'a7_s10' (switch): no unique_id"),
+    (lambda c: c["cmps"]["a7_s10"].pop("command_topic"), "component 'a7_s10' (switch): a switch Home Assistant"),
+    (lambda c: c["dev"].pop("identifiers"), "device identifiers must be a non-empty list"),
+])
+def test_the_checker_refuses_invalid_device_based_configs(change, problem):
+    entities, _ = entities_for(every_kind(), SETTINGS)
+    config = json.loads(json.dumps(device_config(entities)))
+    change(config)
+    found = ha_checker.device_problems(config)
+    assert any(problem in p for p in found), found
+
+
 def test_contact_sensor_open_is_on():
     door = accessory(service(150, "ContactSensor", char(151, "ContactSensorState", "uint8")))
     (entity,), _ = entities_for(door, SETTINGS)
@@ -198,6 +246,8 @@ def test_topics():
     assert not topics.is_our_config("ha/discovery/light/zigbee2mqtt/a7_s15/config")
     assert not topics.is_our_config("homeassistant/light/house-1/a7_s15/config")
     assert "ha/discovery/+/house-1/+/config" in topics.subscriptions()
+    assert topics.is_device_config("ha/discovery/device/house-1/a7/config")
+    assert not topics.is_device_config("ha/discovery/light/house-1/a7_s15/config")
 
 
 def test_settings_from_a_file_and_flags(tmp_path):
@@ -210,6 +260,14 @@ def test_settings_from_a_file_and_flags(tmp_path):
     assert (s.host, s.port, s.username, s.password, s.base_topic) == ("10.0.0.2", 1884, "bridge", "s3cret", "flat")
     assert s.exclude_providers == {"zigbee2mqtt"} and s.exclude_rooms == {"garage", "attic"}
     assert Settings().exclude_providers == {"zigbee2mqtt", "mqtt"}
+    # One config per entity unless asked: every Home Assistant release reads that form.
+    assert s.discovery == "entity"
+    config.write_text("[mqtt]\ndiscovery = device\n")
+    assert load(str(config)).discovery == "device"
+    assert load(str(config), {"discovery": "entity"}).discovery == "entity"
+    config.write_text("[mqtt]\ndiscovery = devices\n")
+    with pytest.raises(SettingsError, match="discovery 'devices': entity .* or device"):
+        load(str(config))
     config.write_text("[mqtt]\nbrokr = x\n")
     with pytest.raises(SettingsError, match=r"homed-mqtt.ini: \[mqtt\] has no key 'brokr'"):
         load(str(config))

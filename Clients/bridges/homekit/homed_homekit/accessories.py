@@ -26,6 +26,25 @@ class StableIIDManager(IIDManager):
         return self.table[obj.unique_id]
 
 
+class HomedService(Service):
+    """HAP-python's Service with HAP's "hidden" flag, which HAP-python 5.0 never
+    writes (its Service has no such property): a service homed marks hidden (a
+    device's internal one) is in the database with "hidden": true, which
+    controllers do not show."""
+
+    __slots__ = ("hidden",)
+
+    def __init__(self, type_id: UUID, display_name: str, unique_id: str, hidden: bool):
+        super().__init__(type_id, display_name, unique_id=unique_id)
+        self.hidden = hidden
+
+    def to_HAP(self, include_value: bool = True):
+        hap = super().to_HAP(include_value)
+        if self.hidden:
+            hap["hidden"] = True
+        return hap
+
+
 class HomedAccessory(Accessory):
     """One homed accessory behind the bridge, built from its AccessorySpec."""
 
@@ -38,7 +57,7 @@ class HomedAccessory(Accessory):
         self.char_specs: Dict[int, hm.CharSpec] = {}
         services = {}
         for s in spec.services:
-            service = Service(UUID(s.type), s.name, unique_id=s.key)
+            service = HomedService(UUID(s.type), s.name, s.key, s.hidden)
             if s.primary:
                 service.is_primary_service = True
             for c in s.chars:

@@ -84,10 +84,11 @@ class HapBridge:
             return True
         return False
 
-    def apply(self, homed_char_id: int, value) -> None:
+    def apply(self, homed_char_id: int, value, seq: int = 0) -> None:
         char = self.chars.get(homed_char_id)
         if char is not None:
-            apply_value(char, value)
+            self.driver.applied_seq[homed_char_id] = seq
+            apply_value(char, value, sender=self.driver.writer_of(char, value))
 
     def set_reachable(self, homed_accessory_id: int, reachable: bool) -> Optional[HomedAccessory]:
         accessory = self.by_homed.get(homed_accessory_id)

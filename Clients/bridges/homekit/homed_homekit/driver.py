@@ -42,8 +42,9 @@ from .hapsrp import PaddedSrpServer, PairSetupSteps
 
 log = logging.getLogger("homed-homekit")
 
-# write(items) -> one (code, message) per item: homed's answers.
-Writer = Callable[[List[Tuple[int, object]]], Awaitable[List[Tuple[int, str]]]]
+# write(items) -> one (code, message, seq) per item: homed's answers (seq: of the
+# value event the write made).
+Writer = Callable[[List[Tuple[int, object]]], Awaitable[List[Tuple[int, str, int]]]]
 # read(homed ids) -> {homed id: (code, HAP value or None)}
 Reader = Callable[[List[int]], Awaitable[Dict[int, Tuple[int, object]]]]
 
@@ -80,8 +81,8 @@ class BridgeRequestHandler(PairSetupSteps, HAPServerHandler):
         response = self.response
 
         async def answer() -> bytes:
-            result, failed = await coro
-            if failed:
+            result, multi_status = await coro  # an item failed, or a write response carries a value
+            if multi_status:
                 response.status_code, response.reason = 207, "Multi-Status"
             elif ok_status == 204:
                 response.status_code, response.reason = 204, "No Content"
@@ -116,6 +117,16 @@ class BridgeDriver(AccessoryDriver):
         super().__init__(**kwargs)
         self.writer = writer
         self.reader = reader
+        # Writes waiting for homed: characteristic -> (controller, value). homed's
+        # value event of a write may come before its answer; pushed then, it
+        # must skip the controller that wrote it, as the answer's own push does.
+        self.in_flight: Dict[Characteristic, Tuple[tuple, object]] = {}
+        # The seq of the value the bridge holds, per homed characteristic (from
+        # homed's events), and of the last home read: a write answered after a
+        # newer value came is not applied over it. (The bridge's subscription
+        # leaves out the events of its own writes: they are applied from the answer.)
+        self.applied_seq: Dict[int, int] = {}
+        self.home_seq = 0
         self.http_server = BridgeHAPServer(self.http_server._addr_port, self)
 
     @property
@@ -179,7 +190,7 @@ class BridgeDriver(AccessoryDriver):
         if "pid" in query:
             expire_time = self.prepared_writes.get(client_addr, {}).pop(query["pid"], None)
             expired = expire_time is None or time.time() > expire_time  # HAP-python's prepare() uses time.time()
-        results, pending = [], []
+        results, pending, respond = [], [], set()
         for q in queries:
             if "value" not in q:
                 continue
@@ -204,6 +215,8 @@ class BridgeDriver(AccessoryDriver):
                 log.warning("HomeKit write to %s from %s: it is read-only (HAP %d)",
                             acc.label(homed_id), client_addr, rep["status"])
             else:
+                if q.get("r") is True and "wr" in char.properties["Permissions"]:
+                    respond.add(homed_id)  # HAP's write response: answered with a value (below)
                 try:
                     pending.append((rep, acc, char, homed_id, value, hm.from_hap(value, fmt)))
                 except hm.BadValue as error:
@@ -211,19 +224,59 @@ class BridgeDriver(AccessoryDriver):
                     log.warning("HomeKit write to %s from %s: %s, the format is %s (HAP %d)",
                                 acc.label(homed_id), client_addr, error, fmt, rep["status"])
         if pending:
+            for _, _, char, _, value, _ in pending:
+                self.in_flight[char] = (client_addr, value)
             try:
                 answers = await self.writer([(homed_id, pbv) for _, _, _, homed_id, _, pbv in pending])
             except Exception as error:  # noqa: BLE001 - homed away: "No Response"
-                answers = [(14, f"homed did not answer: {error}")] * len(pending)
-            for (rep, acc, char, homed_id, value, _), (code, message) in zip(pending, answers):
+                answers = [(14, f"homed did not answer: {error}", 0)] * len(pending)
+            finally:
+                for _, _, char, _, value, _ in pending:
+                    if self.in_flight.get(char) == (client_addr, value):
+                        del self.in_flight[char]
+            for (rep, acc, char, homed_id, value, checked), (code, message, seq) in zip(pending, answers):
                 rep["status"] = hm.hap_status(code)
                 if code == 0:
-                    apply_value(char, value, sender=client_addr)
+                    if seq >= max(self.home_seq, self.applied_seq.get(homed_id, 0)):
+                        # The value as homed stored it (iOS's 1 for a bool is true).
+                        apply_value(char, hm.to_hap(checked, char.properties["Format"]), sender=client_addr)
                 else:
+                    respond.discard(homed_id)
                     log.warning("HomeKit write of %r to %s from %s: homed answered %s (HAP %d)",
                                 value, acc.label(homed_id), client_addr, message, rep["status"])
+            if respond:
+                await self._write_responses(pending, respond)
         failed = any(r["status"] != hm.SUCCESS for r in results)
-        return {"characteristics": results}, failed
+        # A write response is a value in the answer, which then has a body (207), as HAP-python's own.
+        return {"characteristics": results}, failed or any("value" in r for r in results)
+
+    async def _write_responses(self, pending, respond) -> None:
+        """HAP's write response ("r" for a "wr" characteristic): the value homed
+        holds once it confirmed the write. homed's answer to a write carries no
+        value (WriteResult: a code and a message), so it is read from homed's
+        store; a provider that learns its device's own response reports it
+        after its answer (the HomeKit provider does), so that one is homed's
+        value a moment later, not in this answer (README.md, "Known limits")."""
+        try:
+            answers = await self.reader(sorted(respond))
+        except Exception as error:  # noqa: BLE001 - the write itself was done: answered without the value
+            log.warning("HomeKit write response of %d characteristics: homed did not answer the read (%s)",
+                        len(respond), error)
+            return
+        for rep, acc, _, homed_id, _, _ in pending:
+            if homed_id in respond:
+                code, value = answers.get(homed_id, (14, None))
+                if code == 0 and value is not None:
+                    rep["value"] = value
+                else:
+                    log.warning("HomeKit write response of %s: homed's value could not be read (status %d)",
+                                acc.label(homed_id), code)
+
+    def writer_of(self, char: Characteristic, value):
+        """The controller whose write of ``value`` to ``char`` is waiting for
+        homed, or None: homed's event of it is not pushed back to that one."""
+        entry = self.in_flight.get(char)
+        return entry[0] if entry is not None and entry[1] == value else None
 
     def setup_srp_verifier(self):
         """HAP-python's, with the padding controllers use (hapsrp.py)."""

@@ -9,6 +9,9 @@ keeps the HAP bridges (bridge.py) showing what homed has.
 - A controller's write is a homed write on the subscription's own connection
   (its client name, "homekit-bridge", is the origin homed records); reads of
   characteristics homed does not stream are asked of homed's cache.
+- The subscription leaves out the events of the bridge's own writes
+  (``exclude_own``): each is applied from homed's answer instead (driver.py),
+  which spares homed an event and the bridge its handling on every write.
 """
 
 from __future__ import annotations
@@ -141,7 +144,7 @@ class HomekitBridgeService:
         while True:
             subscription = homed.aio.resuming_subscription(
                 pb.SubscribeRequest(filter=pb.SubscriptionFilter(kinds=KINDS), queue_limit=16384,
-                                   heartbeat_ms=HEARTBEAT_MS),
+                                   heartbeat_ms=HEARTBEAT_MS, exclude_own=True),
                 self.settings.socket, self.settings.client_name, cursor=cursor)
             try:
                 await self._follow(subscription)
@@ -191,7 +194,7 @@ class HomekitBridgeService:
                 if event.seq <= self.home_seq:
                     continue  # already in the home read at home_seq
                 if event.kind == pb.EVENT_VALUE_CHANGED:
-                    self._apply_value(event.value)
+                    self._apply_value(event.value, event.seq)
                 elif event.kind == pb.EVENT_REACHABILITY_CHANGED:
                     self._apply_reachability(event.reachability)
 
@@ -223,16 +226,22 @@ class HomekitBridgeService:
                 log.info("HomeKit bridge %d now shows %d accessories (configuration %d)", index, len(entries),
                          bridge.config_number)
         self.home_seq = home.seq
+        for bridge in self.bridges.values():
+            bridge.driver.home_seq = home.seq
         self.needs_rebuild = False
         self.rebuilds += 1
-        log.info("home read at seq %d: %d of %d accessories shown%s", home.seq, len(specs), len(accessories),
+        looped = sum(1 for a in accessories if exposure.from_excluded_provider(a) and a.category != pb.CATEGORY_BRIDGE
+                     and not exposure.shows(a, rooms.get(a.room_id, "")))
+        log.info("home read at seq %d: %d of %d accessories shown%s%s", home.seq, len(specs), len(accessories),
+                 f"; {looped} of providers {', '.join(sorted(exposure.exclude_providers))} left out (HomeKit has "
+                 f"them already; [expose] exclude_providers)" if looped else "",
                  f"; {len(gone)} gone from homed" if gone else "")
 
-    def _apply_value(self, change) -> None:
+    def _apply_value(self, change, seq: int) -> None:
         for bridge in self.bridges.values():
             char = bridge.chars.get(change.characteristic_id)
             if char is not None:
-                bridge.apply(change.characteristic_id, hm.to_hap(change.value, char.properties["Format"]))
+                bridge.apply(change.characteristic_id, hm.to_hap(change.value, char.properties["Format"]), seq)
                 return
 
     def _apply_reachability(self, change) -> None:
@@ -248,10 +257,10 @@ class HomekitBridgeService:
     async def _write(self, items: List[Tuple[int, object]]) -> List[Tuple[int, str]]:
         client = self.client
         if client is None:
-            return [(pb.UNAVAILABLE, "homed is not connected")] * len(items)
+            return [(pb.UNAVAILABLE, "homed is not connected", 0)] * len(items)
         response = await client.write(dict(items), timeout=WRITE_TIMEOUT)
-        by_id = {r.characteristic_id: (r.code, r.message) for r in response.results}
-        return [by_id.get(homed_id, (pb.INTERNAL, "no result")) for homed_id, _ in items]
+        by_id = {r.characteristic_id: (r.code, r.message, r.seq) for r in response.results}
+        return [by_id.get(homed_id, (pb.INTERNAL, "no result", 0)) for homed_id, _ in items]
 
     async def _read(self, homed_ids: List[int]) -> Dict[int, Tuple[int, object]]:
         client = self.client

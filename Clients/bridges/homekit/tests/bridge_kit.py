@@ -23,6 +23,7 @@ PROGRAM = str(BRIDGE_DIR / "homed_homekit.py")
 
 CUSTOM_TYPE = "6A1D0001-0000-4000-8000-686F6D656474"
 RUNTIME_TYPE = "6A1D0002-0000-4000-8000-686F6D656474"   # readable, no events: homed does not stream it
+REPLY_TYPE = "6A1D0003-0000-4000-8000-686F6D656474"     # with the write-response permission ("wr")
 
 LAMP = {"key": "lamp", "name": "Desk Lamp", "category": "LIGHTBULB", "manufacturer": "Acme", "room": "Office",
         "services": [{"type": "Lightbulb", "primary": True, "characteristics": [
@@ -32,7 +33,13 @@ LAMP = {"key": "lamp", "name": "Desk Lamp", "category": "LIGHTBULB", "manufactur
              "metadata": {"format": "FORMAT_UINT8", "unit": "UNIT_PERCENTAGE", "min_value": 0, "max_value": 50,
                           "step_value": 5}, "value": 10},
             {"type": RUNTIME_TYPE, "type_name": "Runtime", "properties": {"readable": True},
-             "metadata": {"format": "FORMAT_UINT32", "unit": "UNIT_SECONDS"}, "value": 0}]}]}
+             "metadata": {"format": "FORMAT_UINT32", "unit": "UNIT_SECONDS"}, "value": 0},
+            {"type": REPLY_TYPE, "type_name": "Reply",
+             "properties": {"readable": True, "writable": True, "write_response": True},
+             "metadata": {"format": "FORMAT_STRING"}, "value": ""}]},
+            # The lamp's driver's own sensor: a service homed marks hidden.
+            {"type": "TemperatureSensor", "name": "Driver temperature", "hidden": True, "characteristics": [
+                {"type": "CurrentTemperature", "value": 41.0}]}]}
 BUTTON = {"key": "button", "name": "Wall Button", "category": "PROGRAMMABLE_SWITCH", "room": "Office",
           "services": [{"type": "StatelessProgrammableSwitch", "characteristics": [
               {"type": "ProgrammableSwitchEvent"}]}]}
@@ -44,6 +51,7 @@ ON = Ref("lamp", "Lightbulb", "On")
 BRIGHTNESS = Ref("lamp", "Lightbulb", "Brightness")
 WARMTH = Ref("lamp", "Lightbulb", "Warmth")
 RUNTIME = Ref("lamp", "Lightbulb", "Runtime")
+REPLY = Ref("lamp", "Lightbulb", "Reply")
 PRESS = Ref("button", "StatelessProgrammableSwitch", "ProgrammableSwitchEvent")
 TEMPERATURE = Ref("sensor", "TemperatureSensor", "CurrentTemperature")
 
@@ -55,10 +63,11 @@ class TestDevices:
 
     def __init__(self, socket_path: str, accessories=(LAMP, BUTTON, SENSOR)):
         self.socket_path = socket_path
-        self.values = {ON: False, BRIGHTNESS: 40, WARMTH: 10, RUNTIME: 0, TEMPERATURE: 12.5}
+        self.values = {ON: False, BRIGHTNESS: 40, WARMTH: 10, RUNTIME: 0, REPLY: "", TEMPERATURE: 12.5}
         self.writes: List[tuple] = []
         self.cond = threading.Condition()
         self.refuse = None   # (code, message) to refuse writes with
+        self.report_first = False  # report a write's values before answering it (homed's event then comes first)
         self.provider = Provider("testdevices", list(accessories), socket_path=socket_path,
                                  on_read=self.on_read, on_write=self.on_write)
 
@@ -82,6 +91,8 @@ class TestDevices:
             self.cond.notify_all()
         if self.refuse is not None:
             return {ref: self.refuse for ref in values}
+        if self.report_first:
+            self.provider.report(dict(values))
         return None
 
     def wait_write(self, ref, value, timeout: float = 10.0):

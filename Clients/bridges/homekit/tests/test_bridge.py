@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from bridge_kit import (BRIGHTNESS, CUSTOM_TYPE, ON, PRESS, REPO, RUNTIME, SENSOR, TEMPERATURE, WARMTH, BridgeProcess,
-                        TestDevices, placement, value_of)
+from bridge_kit import (BRIGHTNESS, CUSTOM_TYPE, ON, PRESS, REPLY, REPO, RUNTIME, SENSOR, TEMPERATURE, WARMTH,
+                        BridgeProcess, TestDevices, placement, value_of)
 from homed import pb
 from homed_testkit import EventLog, ProviderProcess, is_value
 from provider_testkit import wait_for
@@ -48,6 +48,10 @@ def test_the_accessory_database_has_homed_types_ids_and_metadata(paired, devices
     assert {c["type"] for c in info["characteristics"]} >= {f"00000014{APPLE}", f"00000023{APPLE}"}
     light = lamp["services"][1]
     assert light["type"] == f"00000043{APPLE}" and light["primary"] is True
+    # A service homed marks hidden is hidden in HomeKit too; the others carry no flag.
+    driver = lamp["services"][2]
+    assert driver["type"] == f"0000008A{APPLE}" and driver["hidden"] is True
+    assert "hidden" not in info and "hidden" not in light
     assert chars[on_iid]["type"] == f"00000025{APPLE}" and chars[on_iid]["format"] == "bool"
     assert set(chars[on_iid]["perms"]) == {"pr", "pw", "ev"} and chars[on_iid]["value"] is False
     brightness = chars[at(bridge, devices, BRIGHTNESS)[1]]
@@ -130,6 +134,33 @@ def test_homed_value_events_reach_the_controller_at_once_and_presses_are_never_m
     assert controller.wait_values(press, count=8) == [0, 0, 1, 2, 0, 1, 1, 0]
 
 
+def test_the_writer_gets_no_event_of_its_own_write_even_when_homed_tells_it_first(homed, paired, devices,
+                                                                                 controllers):
+    bridge, owner = paired
+    guest = controllers()
+    guest.pair_as_guest_of(owner, HOST, bridge.port)
+    brightness = at(bridge, devices, BRIGHTNESS)
+    owner.subscribe([brightness])
+    guest.subscribe([brightness])
+    # The device reports the value before it answers: homed's event of it
+    # reaches the bridge before homed's answer to the write.
+    devices.report_first = True
+    # put_raw: aiohomekit's put_characteristics tells its own listeners of what it wrote.
+    assert owner.put_raw({"characteristics": [{"aid": brightness[0], "iid": brightness[1], "value": 66}]}) == {}
+    assert guest.wait_values(brightness) == [66]
+    devices.report_first = False
+    devices.provider.report({BRIGHTNESS: 12})
+    assert guest.wait_values(brightness, count=2) == [66, 12]
+    assert owner.wait_values(brightness) == [12]
+    # A write as iOS sends a bool (1): the others get the value as homed stored it.
+    on = at(bridge, devices, ON)
+    guest.subscribe([on])
+    assert owner.put_raw({"characteristics": [{"aid": on[0], "iid": on[1], "value": 1}]}) == {}
+    [value] = guest.wait_values(on)
+    assert value is True
+    assert owner.get([on]) == {on: {"value": True}}
+
+
 def test_a_characteristic_without_events_is_read_from_homed(paired, devices):
     """homed streams only what supports events: the others are asked of homed
     at each read, so a read is never stale."""
@@ -138,6 +169,29 @@ def test_a_characteristic_without_events_is_read_from_homed(paired, devices):
     assert controller.get([runtime])[runtime] == {"value": 0}
     devices.provider.report({RUNTIME: 3600})
     assert controller.get([runtime])[runtime] == {"value": 3600}
+
+
+def test_a_write_asking_for_its_response_is_answered_with_homeds_value_once_confirmed(paired, devices):
+    bridge, controller = paired
+    reply, brightness = at(bridge, devices, REPLY), at(bridge, devices, BRIGHTNESS)
+    chars, _ = by_iid(controller.accessories(), reply[0])
+    assert set(chars[reply[1]]["perms"]) == {"pr", "pw", "wr"}
+
+    def put(key, value, **extra):
+        return controller.put_raw({"characteristics": [{"aid": key[0], "iid": key[1], "value": value, **extra}]})
+    # "r" on a "wr" characteristic: a 207 whose item carries the value.
+    assert put(reply, "hi", r=True) == {"characteristics": [
+        {"aid": reply[0], "iid": reply[1], "status": 0, "value": "hi"}]}
+    devices.wait_write(REPLY, "hi")
+    # Without "r", or "r" on a characteristic without "wr": no value (204).
+    assert put(reply, "ho") == {}
+    devices.wait_write(REPLY, "ho")
+    assert put(brightness, 20, r=True) == {}
+    devices.wait_write(BRIGHTNESS, 20)
+    # A refused write answers its status, no value.
+    devices.refuse = (pb.INVALID_ARGUMENT, "not a reply the device takes")
+    assert put(reply, "no", r=True) == {"characteristics": [
+        {"aid": reply[0], "iid": reply[1], "status": -70410}]}
 
 
 def test_an_accessory_whose_provider_is_gone_answers_no_response(homed, paired, devices):

@@ -181,6 +181,32 @@ def test_exposure_by_room_accessory_and_exclusion():
         Exposure.from_config({"expose": {"room": ["Office"]}})
 
 
+def test_accessories_of_the_homekit_provider_are_left_out_unless_asked_for():
+    a = lamp()
+    a.provider = "homekit"
+    other = lamp()
+    other.provider = "zigbee2mqtt"
+    assert not Exposure().shows(a, "Office") and Exposure().shows(other, "Office")
+    assert Exposure().from_excluded_provider(a) and not Exposure().from_excluded_provider(other)
+    assert Exposure.from_config({}).exclude_providers == {"homekit"}
+    shown = Exposure.from_config({"expose": {"exclude_providers": []}})
+    assert shown.shows(a, "Office")
+    named = Exposure.from_config({"expose": {"accessories": ["office/desk lamp"]}})
+    assert named.shows(a, "Office") and not named.shows(a, "Cellar")
+    by_id = Exposure.from_config({"expose": {"accessories": [10], "exclude": []}})
+    assert by_id.shows(a, "Cellar")
+    # An exclusion still wins over an exposed provider; a room filter still applies.
+    assert not Exposure.from_config({"expose": {"exclude_providers": [], "exclude": [10]}}).shows(a, "Office")
+    rooms = Exposure.from_config({"expose": {"exclude_providers": [], "rooms": ["Cellar"]}})
+    assert not rooms.shows(a, "Office") and rooms.shows(a, "Cellar")
+    zigbee = Exposure.from_config({"expose": {"exclude_providers": ["zigbee2mqtt"]}})
+    assert zigbee.shows(a, "Office") and not zigbee.shows(other, "Office")
+    with pytest.raises(ValueError, match="exclude_providers: 3 is not a provider id"):
+        Exposure.from_config({"expose": {"exclude_providers": [3]}})
+    with pytest.raises(ValueError, match="exclude_providers must be a list"):
+        Exposure.from_config({"expose": {"exclude_providers": "homekit"}})
+
+
 def test_the_setup_uri_is_the_one_hap_python_makes():
     from pyhap.accessory import Bridge
     from pyhap.accessory_driver import AccessoryDriver

@@ -26,6 +26,13 @@ from .store import Record, Store
 
 log = logging.getLogger("homed-homekit.device")
 
+# homed stores a written value once the provider answers the write; what the
+# device said besides (a write response, what it took of an atomic batch) is
+# reported as its own change after that, or homed's store of the written value
+# would overwrite it. The provider cannot see when homed has stored it, so the
+# report waits this long after the answer (homed stores it well within).
+AFTER_ANSWER = 0.2
+
 
 class _Connection(SecureHomeKitConnection):
     """aiohomekit's connection, telling its device when it is lost (aiohomekit
@@ -48,6 +55,19 @@ class HapPairing(IpPairing):
 
     def event_received(self, event) -> None:
         self.link.event(event)
+
+    async def put_characteristics_answered(self, items) -> Dict[Tuple[int, int], dict]:
+        """A write with HAP's write response: ``items`` are (aid, iid, value,
+        wants the response); returns {(aid, iid): the accessory's answer item}
+        ("status", and "value" for a write response). aiohomekit's own
+        put_characteristics sends no "r" and keeps only each item's status,
+        so this one sends the PUT itself on aiohomekit's secure session."""
+        await self._ensure_connected()
+        body = {"characteristics": [{"aid": aid, "iid": iid, "value": value, **({"r": True} if wanted else {})}
+                                    for aid, iid, value, wanted in items]}
+        answer = await self.connection.put_json("/characteristics", body)
+        return {(item["aid"], item["iid"]): item for item in (answer or {}).get("characteristics", [])
+                if isinstance(item, dict) and "aid" in item and "iid" in item}
 
     async def connection_made(self, secure) -> None:
         await super().connection_made(secure)  # subscribes again to what it was subscribed to
@@ -236,8 +256,13 @@ class DeviceLink:
         if not self.pairing.is_connected:
             return {b: self._unreachable(b) for b in items}
         payload = [(b.aid, b.iid, hapvalues.to_hap(v, b.fmt)) for b, v in items.items()]
+        if any(b.write_response for b in items):
+            put = self.pairing.put_characteristics_answered(
+                [(*item, b.write_response) for item, b in zip(payload, items)])
+        else:
+            put = self.pairing.put_characteristics(payload)
         try:
-            statuses = await asyncio.wait_for(self.pairing.put_characteristics(payload), self.write_timeout)
+            statuses = await asyncio.wait_for(put, self.write_timeout)
         except asyncio.TimeoutError:
             return self._failed(items, pb.DEADLINE_EXCEEDED,
                                 f"{self.name} did not confirm the write within {self.write_timeout:g} s")
@@ -263,16 +288,36 @@ class DeviceLink:
             log.warning("%s: write of %r to %s refused: %s", self.name, value, binding.label, message)
             if status == -70409:
                 self.resync("a write to a characteristic it no longer has")
+        answered = []
         for binding, value in done:
             if not binding.event_only:
                 self.values[(binding.aid, binding.iid)] = value
+            response = self._write_response(binding, value, statuses.get((binding.aid, binding.iid)))
+            if response is not None:
+                self.values[(binding.aid, binding.iid)] = response
+                answered.append((binding.ref, response))
         if atomic and errors and done:
             # HAP has no transactions: what the device took stays taken. homed
             # applies none of an atomic batch with a refused item, so the
             # device's values are reported as its own change once answered.
-            asyncio.get_running_loop().call_later(
-                0.2, self._queue.put_nowait, ("values", [(b.ref, v) for b, v in done]))
+            self._report_after_answer([(b.ref, self.values.get((b.aid, b.iid), v)) for b, v in done])
+        elif answered:
+            self._report_after_answer(answered)
         return errors
+
+    def _write_response(self, binding: Binding, written, answer):
+        """The value of a write response that differs from the value written, else None."""
+        if not binding.write_response or not isinstance(answer, dict) or answer.get("value") is None:
+            return None
+        response = self._value(binding, answer["value"])
+        if response is None or response == written:
+            return None
+        log.info("%s: %s answered the write of %r with %r (its write response): homed's value now",
+                 self.name, binding.label, written, response)
+        return response
+
+    def _report_after_answer(self, items) -> None:
+        asyncio.get_running_loop().call_later(AFTER_ANSWER, self._queue.put_nowait, ("values", items))
 
     def _failed(self, items, code: int, message: str) -> Dict[Binding, Tuple[int, str]]:
         log.warning("%s: write of %s failed: %s", self.name, ", ".join(b.label for b in items), message)

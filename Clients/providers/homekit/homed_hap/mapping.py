@@ -63,6 +63,9 @@ class Binding:
     events: bool
     event_only: bool
     label: str  # for log lines: "'Desk lamp' (key) Lightbulb.Brightness (aid 2, iid 10)"
+    # The device says "wr": its writes ask for the write response (HAP's "r"),
+    # the value the accessory answers with, which becomes homed's value.
+    write_response: bool = False
 
 
 @dataclass
@@ -261,7 +264,8 @@ def _map_service(result: DeviceMap, service: dict, service_type, catalog: Catalo
         binding = Binding(aid, c_iid, Ref(key, provided.key, name), fmt, perms.readable,
                           perms.supports_event_notification,
                           bool(catalog_type is not None and catalog_type.event_only),
-                          f"{display} {service_type.name}.{name} (aid {aid}, iid {c_iid})")
+                          f"{display} {service_type.name}.{name} (aid {aid}, iid {c_iid})",
+                          "wr" in (characteristic.get("perms") or ()))
         value = characteristic.get("value")
         if value is not None and not binding.event_only:
             try:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A HAP-IP accessory served by HAP-python on loopback, as a real process for
-the tests: a bridge with a lamp (Lightbulb with Brightness), a switch, a
-temperature sensor, a button (StatelessProgrammableSwitch) and a gadget with a
+the tests: a bridge with a lamp (Lightbulb with Brightness, and a hidden
+TemperatureSensor), a switch, a temperature sensor, a button (StatelessProgrammableSwitch) and a gadget with a
 custom characteristic (and a custom service, which homed cannot take).
 
     accessory_server.py --port P --state FILE [--pincode 031-45-154] [--layout 1|2]
@@ -17,6 +17,10 @@ stdout: one JSON object per line: {"event": "ready"}, {"event": "set", "aid",
 notified to subscribed controllers) and {"press": [aid, value, …]} (presses
 of a StatelessProgrammableSwitch, one EVENT message each), {"grow": true} (an
 outlet, aid 8, added while running, and c# bumped: {"event": "grown", "config"}).
+
+The gadget's custom "Gadget reply" has the write-response permission ("wr"):
+a write that asks for the response ("r") gets "ok:" and the value written
+back; {"event": "put", "items": [[aid, iid, r], …]} says what each PUT asked.
 
 The gadget's custom "Gadget level" refuses writes by value, for the tests of
 HAP errors: 13 → -70410 (invalid value), 19 → -70402 (the setter fails:
@@ -51,6 +55,7 @@ from homed_homekit.hapsrp import PaddedSrpServer, PairSetupSteps  # noqa: E402
 
 GADGET_LEVEL = "5B1E0F6A-3C2D-4E8F-9A7B-000000000001"
 GADGET_SERVICE = "5B1E0F6A-3C2D-4E8F-9A7B-0000000000AA"
+GADGET_REPLY = "5B1E0F6A-3C2D-4E8F-9A7B-000000000003"
 
 
 def emit(**event):
@@ -113,11 +118,21 @@ class Driver(AccessoryDriver):
 
     def set_characteristics(self, chars_query, client_addr):
         queries = chars_query.get("characteristics", [])
+        if any("value" in q for q in queries):
+            # Which items asked for the write response (HAP's "r").
+            emit(event="put", items=[[q.get("aid"), q.get("iid"), bool(q.get("r"))] for q in queries if "value" in q])
         refused = [q for q in queries if q.get("value") == 13
                    and self.accessory.get_characteristic(q.get("aid"), q.get("iid")) is self.refuse]
         if refused:
             return {"characteristics": [{"aid": q["aid"], "iid": q["iid"], "status": -70410} for q in queries]}
         return super().set_characteristics(chars_query, client_addr)
+
+
+class HiddenService(Service):
+    """A service with HAP's "hidden" flag, which HAP-python's Service never writes."""
+
+    def to_HAP(self, include_value=True):
+        return {**super().to_HAP(include_value), "hidden": True}
 
 
 class ReadyBridge(Bridge):
@@ -138,6 +153,11 @@ def build(driver, layout):
     light = lamp.add_preload_service("Lightbulb", chars=["Brightness"])
     light.configure_char("On", value=False)
     light.configure_char("Brightness", value=40)
+    # The lamp driver's own sensor, hidden from users (as a device's internal services are).
+    internal = HiddenService(uuid.UUID("0000008A-0000-1000-8000-0026BB765291"), "Driver temperature")
+    internal.add_characteristic(driver.loader.get_char("CurrentTemperature"))
+    internal.get_characteristic("CurrentTemperature").set_value(41.0, should_notify=False)
+    lamp.add_service(internal)
     accessories[2] = lamp
 
     switch = Accessory(driver, "Fan switch", aid=3)
@@ -159,6 +179,12 @@ def build(driver, layout):
         "Format": "uint8", "Permissions": ["pr", "pw", "ev"], "minValue": 0, "maxValue": 20, "minStep": 1})
     level.set_value(5, should_notify=False)
     plug.add_characteristic(level)  # before add_service, which gives the iids
+    # A write-response characteristic ("wr"): answers a write with "ok:" and the
+    # value written when the controller asks for the response ("r").
+    reply = Characteristic("Gadget reply", uuid.UUID(GADGET_REPLY), {
+        "Format": "string", "Permissions": ["pr", "pw", "wr"]})
+    reply.set_value("", should_notify=False)
+    plug.add_characteristic(reply)
     gadget.add_service(plug)
     custom = Service(uuid.UUID(GADGET_SERVICE), "Gadget internals")
     custom.add_characteristic(Characteristic("Gadget mode", uuid.UUID("5B1E0F6A-3C2D-4E8F-9A7B-000000000002"),
@@ -202,10 +228,18 @@ def main():
                 raise RuntimeError("the gadget's motor is stuck")
             emit(event="set", aid=6, characteristic="Gadget level", value=value)
         level.setter_callback = level_set
+        reply = accessories[6].get_service("Switch").get_characteristic("Gadget reply")
+
+        def reply_set(value):
+            emit(event="set", aid=6, characteristic="Gadget reply", value=value)
+            reply.set_value(f"ok:{value}", should_notify=False)  # read afterwards, it is the response too
+            return f"ok:{value}"  # HAP-python sends it when the write asked for it
+        reply.setter_callback = reply_set
         for aid, accessory in accessories.items():
             for service in accessory.services:
                 for char in service.characteristics:
-                    if char.display_name != "Gadget level" and "pw" in char.properties.get("Permissions", []):
+                    if (char.display_name not in ("Gadget level", "Gadget reply")
+                            and "pw" in char.properties.get("Permissions", [])):
                         char.setter_callback = (lambda name, a: lambda v: emit(event="set", aid=a,
                                                                                characteristic=name, value=v))(
                             char.display_name, aid)

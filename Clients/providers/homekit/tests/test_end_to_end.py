@@ -25,6 +25,10 @@ def test_the_accessory_database_becomes_homed_accessories_keyed_by_device_id_and
     ids = ids_of(lamp)
     assert value_of(paired.client, ids[("Lightbulb", "Brightness")]) == 40
     assert value_of(paired.client, ids[("Lightbulb", "On")]) is False
+    # The lamp's hidden service (HAP's "hidden") is registered, marked hidden in homed.
+    hidden = {s.type_name: s.hidden for s in lamp.services}
+    assert hidden == {"AccessoryInformation": False, "Lightbulb": False, "TemperatureSensor": True}
+    assert value_of(paired.client, ids[("TemperatureSensor", "CurrentTemperature")]) == 41.0
     assert value_of(paired.client, paired.ids(4)[("TemperatureSensor", "CurrentTemperature")]) == 19.5
     assert found[key(5)].category == pb.CATEGORY_PROGRAMMABLE_SWITCH
     # The custom characteristic, with the device's full metadata.
@@ -38,7 +42,7 @@ def test_the_accessory_database_becomes_homed_accessories_keyed_by_device_id_and
     assert plain(level.value) == 5
     # The custom service homed cannot take is left out, and said.
     log = wait_log(paired.provider, "is not a type homed knows")
-    assert "'Gadget' (aa:bb:cc:dd:ee:01/6): service 5B1E0F6A-3C2D-4E8F-9A7B-0000000000AA (iid 11)" in log
+    assert "'Gadget' (aa:bb:cc:dd:ee:01/6): service 5B1E0F6A-3C2D-4E8F-9A7B-0000000000AA (iid 12)" in log
 
 
 def test_homectl_set_and_get_reach_the_accessory_and_accessory_changes_are_events(paired):
@@ -74,6 +78,32 @@ def test_homectl_set_and_get_reach_the_accessory_and_accessory_changes_are_event
         paired.accessory.expect_set("Gadget level", 7)
     finally:
         events.close()
+
+
+def test_a_write_response_characteristic_is_written_asking_for_the_response_which_becomes_homeds_value(paired):
+    reply = paired.ids(6)[("Switch", "Gadget reply")]
+    [switch] = [s for s in paired.found[key(6)].services if s.type_name == "Switch"]
+    [declared] = [c for c in switch.characteristics if c.id == reply]
+    assert declared.properties.write_response and declared.properties.writable
+    level = paired.ids(6)[LEVEL]
+    result = homectl(paired.homed, "set", "Gadget/Gadget reply", "hello")
+    assert result.returncode == 0, result.stderr
+    paired.accessory.expect_set("Gadget reply", "hello")
+    # The PUT asked for the response ("r") of that characteristic.
+    assert paired.accessory.process.expect("put")["items"] == [[6, 11, True]]
+    # homed stores the value written, then the accessory's answer, which the
+    # provider reports after its answer to the write.
+    wait_for(lambda: value_of(paired.client, reply) == "ok:hello", 10, "the write response as homed's value")
+    wait_log(paired.provider, "answered the write of 'hello' with 'ok:hello' (its write response)")
+    # A batch with a characteristic without "wr": only the one with it asks.
+    assert [r.code for r in paired.client.write({reply: pb.Value(string_value="x"),
+                                                 level: pb.Value(uint_value=8)}).results] == [0, 0]
+    assert sorted(paired.accessory.process.expect("put")["items"]) == [[6, 10, False], [6, 11, True]]
+    wait_for(lambda: value_of(paired.client, reply) == "ok:x", 10, "the second write response")
+    assert value_of(paired.client, level) == 8
+    # A write without a "wr" characteristic goes as aiohomekit writes, without "r".
+    assert paired.client.write({level: pb.Value(uint_value=9)}).results[0].code == 0
+    assert paired.accessory.process.expect("put")["items"] == [[6, 10, False]]
 
 
 def test_button_presses_are_events_one_each_never_merged(paired):

@@ -230,3 +230,16 @@ def test_pairing_files_are_private_whole_and_a_bad_one_is_skipped(tmp_path):
     [loaded] = store.load_all()
     assert loaded.pairing["iOSDeviceLTSK"] == "secret" and loaded.address == "127.0.0.1:5"
     assert store.remove(record.device_id) and not store.remove(record.device_id)
+
+
+def test_a_characteristic_with_the_write_response_permission_asks_for_it():
+    db = database()
+    db[1]["services"][1]["characteristics"][5]["perms"] = ["pr", "pw", "wr"]
+    mapped = map_device(DEVICE, db, CATALOG)
+    key = "aa:bb:cc:00:00:0f/2"
+    custom = mapped.bindings[(2, 14)]
+    assert custom.write_response and not mapped.bindings[(2, 10)].write_response
+    [declared] = [c for c in mapped.templates[1].services[0].characteristics
+                  if c.type == "E863F10D-079E-48FF-8F27-9C2605A29F53"]
+    assert declared.properties.write_response and declared.properties.writable
+    assert mapped.by_ref[custom.ref] is custom and custom.ref.accessory_key == key

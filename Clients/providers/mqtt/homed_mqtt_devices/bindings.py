@@ -99,6 +99,11 @@ class Binding:
     #: Order of the commands of one write: -1 first, 1 last (a light's On
     #: after its brightness, as Home Assistant sends them by default).
     order: int = 0
+    #: Seconds after a value other than `off_value` is read that the provider
+    #: sets `off_value` itself (a binary_sensor's `off_delay`: a motion sensor
+    #: that only says "on"); every new reading starts the delay again.
+    off_delay: Optional[float] = None
+    off_value: Any = MISSING
 
     def value(self, message: Message, current: Dict[Ref, Any]) -> Tuple[Any, bool]:
         """(value, clamped) from a message on this binding's topic; (MISSING,

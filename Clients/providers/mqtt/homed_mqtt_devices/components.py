@@ -14,6 +14,7 @@ all the same. The table in this folder's README is the same mapping in words.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -35,8 +36,10 @@ CATALOG: Dict[str, Tuple[Optional[float], Optional[float], Optional[float]]] = {
     "CurrentRelativeHumidity": (0, 100, 1), "CurrentAmbientLightLevel": (0.0001, 100000, None),
     "CarbonDioxideLevel": (0, 100000, None), "CarbonMonoxideLevel": (0, 100, None), "BatteryLevel": (0, 100, 1),
     "PM2.5Density": (0, 1000, 1), "PM10Density": (0, 1000, 1), "ColorTemperature": (140, 500, 1),
+    "CurrentHorizontalTiltAngle": (-90, 90, 1), "TargetHorizontalTiltAngle": (-90, 90, 1),
 }
-INTEGER = {"Brightness", "Hue", "Saturation", "CurrentPosition", "TargetPosition", "BatteryLevel", "ColorTemperature"}
+INTEGER = {"Brightness", "Hue", "Saturation", "CurrentPosition", "TargetPosition", "BatteryLevel", "ColorTemperature",
+           "CurrentHorizontalTiltAngle", "TargetHorizontalTiltAngle"}
 
 #: Air pressure has no HAP type: a custom characteristic, the same UUID as the
 #: Zigbee2MQTT provider's, so clients know one type of it (hPa).
@@ -94,6 +97,10 @@ class EntityMap:
     ignored: List[str] = field(default_factory=list)
     #: Its services take the sensors' status characteristics.
     sensor: bool = False
+    #: Seconds without a message on `state_topic` after which its state is
+    #: unknown (`expire_after`): the entity is then unavailable, as in Home Assistant.
+    expire_after: Optional[float] = None
+    state_topic: Optional[str] = None
 
     @property
     def topics(self) -> List[str]:
@@ -141,6 +148,8 @@ class _Entity:
         self.attachments: List[Attachment] = []
         self.ignored: List[str] = []
         self.sensor = False
+        self.expire_after: Optional[float] = None
+        self.state_topic: Optional[str] = None
         qos = config.get("qos", 0)
         self.qos = qos if qos in (0, 1, 2) else 0
         self.retain = config.get("retain") is True
@@ -190,6 +199,16 @@ class _Entity:
             raise Refused(f"{key} {value!r} is not a number")
         return float(value)
 
+    def seconds(self, key: str) -> Optional[float]:
+        """A positive number of seconds, or None when absent or 0 (Home
+        Assistant's "not set"); anything else is Refused."""
+        value = self.config.get(key)
+        if value is None or value == 0:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            raise Refused(f"{key} {value!r} is not a number of seconds")
+        return float(value)
+
     def ignore(self, *keys: str) -> None:
         self.ignored.extend(k for k in keys if self.config.get(k) not in (None, ""))
 
@@ -230,11 +249,11 @@ class _Entity:
     def result(self, discovery_id: str, availability: Availability) -> EntityMap:
         return EntityMap(self.uid, discovery_id, self.component, self.name, self.device_key, self.device,
                          self.services, self.bindings, self.attachments, availability, self.qos, self.retain,
-                         self.ignored, self.sensor)
+                         self.ignored, self.sensor, self.expire_after, self.state_topic)
 
 
 WRITABLE = {"On", "Brightness", "Hue", "Saturation", "TargetPosition", "LockTargetState", "TargetTemperature",
-            "TargetHeatingCoolingState", "TemperatureDisplayUnits", "HoldPosition"}
+            "TargetHeatingCoolingState", "TemperatureDisplayUnits", "HoldPosition", "TargetHorizontalTiltAngle"}
 
 
 # -- reading payloads -----------------------------------------------------------------
@@ -493,18 +512,20 @@ def _binary_sensor(e: _Entity) -> None:
     state = e.topic("state_topic", required=True)
     template = e.template("value_template")
     on, off = e.text("payload_on", "ON"), e.text("payload_off", "OFF")
+    off_delay = e.seconds("off_delay")
+    e.expire_after, e.state_topic = e.seconds("expire_after"), state
     if e.device_class in BINARY_STATUS:
         kind, ctype = BINARY_STATUS[e.device_class]
         read = _states(template, {on: 1, off: 0})
-        e.attachments.append(Attachment(kind, {"type": ctype},
-                                        lambda ref: Binding(ref=ref, entity=e.uid, topic=state, read=read)))
+        e.attachments.append(Attachment(kind, {"type": ctype}, lambda ref: Binding(
+            ref=ref, entity=e.uid, topic=state, read=read, off_delay=off_delay, off_value=0)))
         return
     if e.device_class not in BINARY_SENSORS:
         raise NotMapped(f"a binary_sensor of device_class {e.device_class!r} (no HAP sensor for it)")
     stype, ctype, when_on, when_off = BINARY_SENSORS[e.device_class]
     service = e.service(stype, sensor=True)
-    e.bind(service, ctype, topic=state, read=_states(template, {on: when_on, off: when_off}))
-    e.ignore("off_delay", "expire_after")
+    e.bind(service, ctype, topic=state, read=_states(template, {on: when_on, off: when_off}), off_delay=off_delay,
+           off_value=when_off)
 
 
 #: The highest PM2.5 and PM10 levels (µg/m³) of AirQuality Excellent, Good, Fair, Inferior; above: Poor.
@@ -518,6 +539,7 @@ def _air_quality(level: float, bands: Tuple[float, ...]) -> int:
 
 def _sensor(e: _Entity) -> None:
     state = e.topic("state_topic", required=True)
+    e.expire_after, e.state_topic = e.seconds("expire_after"), state
     template = e.template("value_template")
     unit = e.config.get("unit_of_measurement") if isinstance(e.config.get("unit_of_measurement"), str) else ""
     dc = e.device_class
@@ -626,7 +648,37 @@ def _cover(e: _Entity) -> None:
     stop = e.text("payload_stop", "STOP")
     if command and stop is not None:
         e.bind(service, "HoldPosition", write=lambda v, cur: [(command, stop)] if v else [], optimistic=True)
-    e.ignore("tilt_command_topic", "tilt_status_topic")
+    tilt_command = e.topic("tilt_command_topic", command=True)
+    tilt_status = e.topic("tilt_status_topic")
+    if tilt_command or tilt_status:
+        _tilt(e, service, tilt_command, tilt_status)
+
+
+def _tilt(e: _Entity, service: dict, command: Optional[str], status: Optional[str]) -> None:
+    """A cover's tilt as HAP's horizontal tilt angle: Home Assistant's
+    `tilt_min` (default 0) is -90°, `tilt_max` (default 100) is 90°, the
+    values between scaled (a `tilt_min` above `tilt_max` turns it round)."""
+    low, high = e.number("tilt_min", 0), e.number("tilt_max", 100)
+    if low == high:
+        raise Refused(f"tilt_min and tilt_max are both {low:g}")
+    source = e.config.get("tilt_command_template")
+    # Home Assistant's `tilt_position` is the percentage; `value` the device's own number.
+    percent = isinstance(source, str) and re.search(r"\{\{\s*tilt_position\s*\}\}", source) is not None
+    fmt = e.command("tilt_command_template", ("tilt_position", "value"))
+    read = _number(e.template("tilt_status_template"), lambda v: -90 + (v - low) * 180 / (high - low))
+
+    def write(v, cur):
+        share = (v + 90) / 180
+        return [(command, fmt(_text(round(share * 100)) if percent else _text(round(low + share * (high - low)))))]
+
+    optimistic = bool(command) and (e.optimistic or e.config.get("tilt_optimistic") is True or not status)
+    current = e.bind(service, "CurrentHorizontalTiltAngle", topic=status, read=read if status else None)
+    # One step of the device's range may be more than a degree (1.8° for 0–100).
+    tolerance = abs(180 / (high - low)) / 2 + 1
+    target = e.bind(service, "TargetHorizontalTiltAngle", topic=status, read=read if status else None,
+                    write=write if command else None, optimistic=optimistic, tolerance=tolerance)
+    if optimistic:
+        target.followers[current.ref] = lambda v: v
 
 
 def _cover_states(e: _Entity) -> Dict[str, str]:

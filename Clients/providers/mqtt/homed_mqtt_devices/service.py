@@ -1,5 +1,8 @@
 """The provider: a broker's Home Assistant discovery (paho-mqtt, threaded) on
-one side, homed (homed.provider.Provider, threaded) on the other.
+one side, homed (homed.provider.Provider, threaded) on the other, on the
+service skeleton it shares with the Zigbee2MQTT provider
+(homed.mqtt_provider.MqttProvider: the clients, the sync thread, the
+registration loop, reachability, running).
 
 Three kinds of threads meet here, all under `self.lock`:
 - paho's network thread delivers MQTT messages (`_on_message`): configs are
@@ -24,8 +27,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
-import threading
 import time
 from typing import Any, Dict, List, Optional, Set, Tuple
 
@@ -34,13 +35,13 @@ import paho.mqtt.client as mqtt
 from homed import HomedError, pb
 from homed.broker import BrokerAddress, read_credentials
 from homed.errors import error_for
-from homed.provider import Provider, Ref
+from homed.mqtt_provider import MqttProvider
+from homed.provider import Ref
 
 from .accessory import DeviceMap, assemble
 from .bindings import Message
 from .components import EntityMap, NotMapped, Refused, map_entity
 from .discovery import read_config
-from homed.echo import EchoMatcher
 from .templates import RenderError
 
 log = logging.getLogger("homed-mqtt-devices")
@@ -67,21 +68,19 @@ class Settings:
         self.client_id = client_id or f"homed-{provider_id}"
 
 
-ACCESSORY_INDEX = re.compile(r"^accessory (\d+) ")
 #: Without its marker back by then (a broker that does not let us publish
 #: there), a device is registered all the same.
 BARRIER_TIMEOUT = 2.0
-#: At the latest this long after a write returned, the device's rounding of it is told.
-DEFERRED_WAIT = 2.0
 
 
-class MqttDevicesProvider:
+class MqttDevicesProvider(MqttProvider):
+    log = log
+    sync_thread_name = "mqtt-devices-sync"
+    gone_reason = "no longer announced"
+
     def __init__(self, settings: Settings):
-        self.settings = settings
-        self.lock = threading.RLock()
-        self.wake = threading.Event()
-        self.stopping = threading.Event()
-        self.echo = EchoMatcher()
+        self.marker_topic = f"homed-mqtt-devices/{settings.client_id}/marker"
+        super().__init__(settings, f"homed-mqtt-devices ({settings.provider_id})")
         # What the broker says
         self.configs: Dict[str, Any] = {}  # discovery id -> the config last taken (mapped or not)
         self.entities: Dict[str, EntityMap] = {}  # discovery id -> mapped entity
@@ -101,9 +100,15 @@ class MqttDevicesProvider:
         self.last: Dict[str, Tuple[int, bytes]] = {}  # topic -> (arrival number, payload)
         self.arrivals = 0
         self.available: Dict[str, bool] = {}  # entity uid -> available
+        # Timers, run by the sync thread: a binary_sensor's off_delay (ref ->
+        # (when, the value it then takes)) and an entity's expire_after (uid ->
+        # when its state expires; `expired`: uids whose state is unknown, which
+        # makes them unavailable, as Home Assistant does).
+        self.off_at: Dict[Ref, Tuple[float, Any]] = {}
+        self.expires_at: Dict[str, float] = {}
+        self.expired: Set[str] = set()
+        self.arrived_at: Dict[str, float] = {}  # topic -> when its last message came
         self.cache: Dict[Ref, Any] = {}
-        self.broker_connected = False
-        self.connections = 0
         self.markers_sent = 0
         self.markers_seen = 0
         self.marker_sent_at = 0.0
@@ -113,46 +118,11 @@ class MqttDevicesProvider:
         self.seen_since_connect: Set[str] = set()
         self.last_config_at = 0.0  # when a config last came (forgetting waits for them to stop)
         self.forgotten = False  # this connection's unannounced entities were forgotten
-        # What homed has
-        self.registered: Dict[str, str] = {}  # key -> signature
-        self.refused: Dict[str, str] = {}  # key -> the signature homed refused
-        self.reported_reach: Dict[str, bool] = {}
-        self.registered_reach: Dict[str, bool] = {}  # key -> reachable as last registered
-        self.registrations_seen = -1
-        self.known_removed = False
-        # To tell homed
-        self.outbox: Dict[Ref, Any] = {}
-        self.write_returns = 0
-        self.deferred: List[Tuple[int, float, Dict[Ref, Any]]] = []
-        self.logged: Set[Any] = set()
-        self.marker_topic = f"homed-mqtt-devices/{self.settings.client_id}/marker"
-        self.provider = Provider(settings.provider_id, [], on_read=self.on_read, on_write=self.on_write,
-                                 socket_path=settings.socket_path,
-                                 client_name=f"homed-mqtt-devices ({settings.provider_id})")
-        self.mqtt = self._make_client()
-        self.sync_thread = threading.Thread(target=self._sync_loop, name="mqtt-devices-sync", daemon=True)
 
     # -- MQTT --------------------------------------------------------------------
 
-    def _make_client(self) -> mqtt.Client:
-        client = mqtt.Client(callback_api_version=mqtt.CallbackAPIVersion.VERSION2,
-                             client_id=self.settings.client_id, clean_session=True)
-        if self.settings.username is not None:
-            client.username_pw_set(self.settings.username, self.settings.password)
-        if self.settings.tls:
-            client.tls_set()
-        client.reconnect_delay_set(1, 5)
-        client.on_connect = self._on_connect
-        client.on_disconnect = self._on_disconnect
-        client.on_connect_fail = self._on_connect_fail
-        client.on_message = self._on_message
-        return client
-
     def _on_connect(self, client, userdata, flags, reason, properties=None):
-        if reason.is_failure:
-            self._once(("refused", self.connections, str(reason)), logging.ERROR,
-                       "broker %s:%d refused the connection: %s (check --credentials; trying again)",
-                       self.settings.host, self.settings.port, reason)
+        if self._on_connect_refused(reason):
             return
         prefix = self.settings.prefix
         log.info("connected to the broker %s:%d; reading discovery under %s/", self.settings.host,
@@ -181,20 +151,6 @@ class MqttDevicesProvider:
         self.mqtt.publish(self.marker_topic, str(self.markers_sent), qos=0)
         return self.markers_sent
 
-    def _on_connect_fail(self, client, userdata):
-        self._once(("unreachable-broker", self.connections), logging.WARNING,
-                   "cannot connect to the broker %s:%d (trying again every few seconds)", self.settings.host,
-                   self.settings.port)
-
-    def _on_disconnect(self, client, userdata, flags, reason, properties=None):
-        with self.lock:
-            was = self.broker_connected
-            self.broker_connected = False
-        if was and not self.stopping.is_set():
-            log.warning("lost the broker %s:%d (%s): every device is unreachable until it is back",
-                        self.settings.host, self.settings.port, reason)
-        self.wake.set()
-
     def _on_message(self, client, userdata, message):
         try:
             self._handle(message.topic, message.payload)
@@ -212,6 +168,7 @@ class MqttDevicesProvider:
         with self.lock:
             self.arrivals += 1
             self.last[topic] = (self.arrivals, payload)
+            self.arrived_at[topic] = time.monotonic()
             filters = [topic] if topic in self.topic_devices else []
             filters += [w for w in self.wildcards if mqtt.topic_matches_sub(w, topic)]
             message = Message(topic, payload)
@@ -321,6 +278,12 @@ class MqttDevicesProvider:
             return
         for what in entity.ignored:
             log.debug("%s: %s: %s not mapped", topic, label, what)
+        if entity.expire_after is None:
+            self.expired.discard(entity.uid)
+            self.expires_at.pop(entity.uid, None)
+        elif entity.uid not in self.expires_at:
+            # As in Home Assistant: unknown (unavailable) until its first state message.
+            self.expired.add(entity.uid)
         if old is not None:
             self._remove(discovery_id, changed)
         self.entities[discovery_id] = entity
@@ -338,6 +301,8 @@ class MqttDevicesProvider:
         if self.uid_owner.get(entity.uid) == discovery_id:
             del self.uid_owner[entity.uid]
         self.available.pop(entity.uid, None)
+        self.expired.discard(entity.uid)
+        self.expires_at.pop(entity.uid, None)
         group = self.by_device.get(entity.device_key, {})
         group.pop(discovery_id, None)
         if not group:
@@ -387,12 +352,24 @@ class MqttDevicesProvider:
             # (a Tasmota's tele/STATE, a gateway's wildcard): read them now.
             for topic_filter in sorted(new_topics):
                 for topic, (_, payload) in sorted(self._last_of(topic_filter), key=lambda i: i[1][0]):
-                    self._decode(dm, topic_filter, Message(topic, payload))
+                    self._decode(dm, topic_filter, Message(topic, payload), self.arrived_at.get(topic))
             self._update_availability(dm, None)
 
     # -- states --------------------------------------------------------------------------
 
-    def _decode(self, dm: DeviceMap, topic_filter: str, message: Message) -> None:
+    def _decode(self, dm: DeviceMap, topic_filter: str, message: Message, at: Optional[float] = None) -> None:
+        """A message for the device (`at`: when it came; now unless said)."""
+        now = time.monotonic()
+        at = now if at is None else at
+        for entity in dm.entities.values():
+            if entity.expire_after is not None and entity.state_topic == topic_filter:
+                # Any message on its state topic starts its expire_after again.
+                if at + entity.expire_after > now:
+                    self.expires_at[entity.uid] = at + entity.expire_after
+                    if entity.uid in self.expired:
+                        self.expired.discard(entity.uid)
+                        log.info("%s: device %s, entity %s: a state again; available", message.topic, dm.key,
+                                 entity.uid)
         values, clamped, acks, errors = dm.decode(topic_filter, message, self.cache)
         for uid, why in errors:
             self._once(("bad-state", uid, message.topic, why), logging.WARNING,
@@ -404,6 +381,13 @@ class MqttDevicesProvider:
                        ref.characteristic, message.payload[:120], values[ref])
         confirmed = self.echo.observe(dm.key, values, acks)
         for ref, value in values.items():
+            binding = dm.bindings.get(ref)
+            if binding is not None and binding.off_delay is not None:
+                # Every reading other than off starts the delay again.
+                if value != binding.off_value:
+                    self.off_at[ref] = (at + binding.off_delay, binding.off_value)
+                else:
+                    self.off_at.pop(ref, None)
             old = self.cache.get(ref, _NONE)
             if ref not in confirmed and (old != value or type(old) is not type(value)):
                 self.outbox[ref] = value
@@ -442,22 +426,20 @@ class MqttDevicesProvider:
             return [(topic_filter, self.last[topic_filter])] if topic_filter in self.last else []
         return [(t, v) for t, v in self.last.items() if mqtt.topic_matches_sub(topic_filter, t)]
 
-    def _once(self, key, level: int, message: str, *args, quiet: Optional[str] = None) -> None:
-        with self.lock:
-            first = key not in self.logged
-            self.logged.add(key)
-        if first:
-            log.log(level, message, *args)
-        elif quiet is not None:
-            log.debug(quiet, *args)
-
     # -- homed's requests ----------------------------------------------------------
 
     def on_read(self, refs: List[Ref]) -> Dict[Ref, Any]:
         out: Dict[Ref, Any] = {}
         with self.lock:
             for ref in refs:
-                if ref in self.cache:
+                dm = self.devices.get(ref.accessory_key)
+                binding = dm.bindings.get(ref) if dm is not None else None
+                entity = dm.entities.get(binding.entity) if binding is not None else None
+                if entity is not None and entity.uid in self.expired:
+                    out[ref] = error_for(pb.UNAVAILABLE, f"device {ref.accessory_key}, entity {entity.uid}: no "
+                                                         f"state for {entity.expire_after:g} s (expire_after); "
+                                                         "its value is unknown")
+                elif ref in self.cache:
                     out[ref] = self.cache[ref]
                 else:
                     out[ref] = error_for(pb.UNAVAILABLE, f"device {ref.accessory_key} has not reported "
@@ -522,13 +504,7 @@ class MqttDevicesProvider:
                         rounded[ref] = echoed
         if failed:
             log.info("writes not confirmed: %s", "; ".join(str(f[1]) for f in failed.values()))
-        with self.lock:
-            # The daemon applies the written values when it gets this answer:
-            # the device's own rounding (21.3 set, 21.5 echoed) is told after it.
-            self.write_returns += 1
-            if rounded:
-                self.deferred.append((self.write_returns, time.monotonic() + DEFERRED_WAIT, rounded))
-        self.wake.set()
+        self._write_returned(rounded)
         if atomic and failed:
             raise error_for(*next(iter(failed.values())))
         return failed
@@ -537,8 +513,36 @@ class MqttDevicesProvider:
 
     def reachable(self, key: str) -> bool:
         dm = self.devices.get(key)
-        return self.broker_connected and dm is not None and all(self.available.get(uid, True)
-                                                                for uid in dm.entities)
+        return self.broker_connected and dm is not None and all(
+            self.available.get(uid, True) and uid not in self.expired for uid in dm.entities)
+
+    def _run_timers(self, now: float) -> None:
+        """off_delay and expire_after whose time has come (under the lock)."""
+        for ref, (when, off) in list(self.off_at.items()):
+            if when > now:
+                continue
+            del self.off_at[ref]
+            dm = self.devices.get(ref.accessory_key)
+            if dm is None or ref not in dm.bindings:
+                continue
+            if self.cache.get(ref, _NONE) != off:
+                log.debug("device %s: %s set to %r by itself (off_delay)", ref.accessory_key, ref.characteristic, off)
+                self.cache[ref] = off
+                self.outbox[ref] = off
+        for uid, when in list(self.expires_at.items()):
+            if when > now:
+                continue
+            del self.expires_at[uid]
+            discovery_id = self.uid_owner.get(uid)
+            entity = self.entities.get(discovery_id) if discovery_id else None
+            if entity is not None and entity.expire_after is not None:
+                self.expired.add(uid)
+                log.info("device %s, entity %s: no state for %g s (expire_after): unknown, so unavailable",
+                         entity.device_key, uid, entity.expire_after)
+
+    def _next_timer(self) -> Optional[float]:
+        with self.lock:
+            return min([w for w, _ in self.off_at.values()] + list(self.expires_at.values()), default=None)
 
     def _flush_subscriptions(self) -> None:
         with self.lock:
@@ -571,35 +575,17 @@ class MqttDevicesProvider:
 
     def sync_once(self) -> None:
         with self.lock:
+            self._run_timers(time.monotonic())
             if not self.forgotten and self._quiet(time.monotonic()):
                 self._forget_unannounced()
         self._flush_subscriptions()
         if not self.provider.connected:
             return
-        if self.provider.registrations != self.registrations_seen:
-            # Registered again (homed restarted): every accessory came back as it
-            # was registered (reachable, or not for a device offline then).
-            with self.lock:
-                self.registrations_seen = self.provider.registrations
-                self.reported_reach = {key: self.registered_reach.get(key, True) for key in self.registered}
+        self._reset_after_registration()
         self._sync_registrations()
+        self._tell_reachability()
         with self.lock:
-            reach = {key: self.reachable(key) for key in self.registered}
-            changes = {key: r for key, r in reach.items() if self.reported_reach.get(key) != r}
-        for key, reachable in sorted(changes.items(), key=lambda c: c[1]):  # back first, then gone
-            try:
-                self.provider.set_reachable(key, reachable)
-                self.reported_reach[key] = reachable
-            except HomedError as error:
-                log.info("reachability of %s not told: %s", key, error)
-        answered = self.provider.stats.get("writes", 0)
-        with self.lock:
-            now = time.monotonic()
-            for item in list(self.deferred):
-                if answered >= item[0] or now >= item[1]:
-                    self.deferred.remove(item)
-                    for ref, value in item[2].items():
-                        self.outbox.setdefault(ref, value)
+            self._release_deferred()
             outbox = {r: v for r, v in self.outbox.items() if r.accessory_key in self.registered}
             self.outbox = {r: v for r, v in self.outbox.items()
                            if r.accessory_key not in self.registered and r.accessory_key in self.devices}
@@ -620,7 +606,7 @@ class MqttDevicesProvider:
                     continue
                 signature = json.dumps(dm.accessory, sort_keys=True)
                 if self.registered.get(key) != signature and self.refused.get(key) != signature:
-                    accessory = self._with_values(dm)
+                    accessory = self._with_values(key, dm.accessory)
                     # A device offline now is registered so, rather than reachable for a moment.
                     accessory["unreachable"] = not self.reachable(key)
                     todo.append((dm, signature, accessory))
@@ -630,84 +616,28 @@ class MqttDevicesProvider:
                 if self.configs:
                     gone += [k for k in self.provider.known_keys if k not in self.devices and k not in gone]
                 self.known_removed = True
-        if gone:
-            try:
-                self.provider.remove(gone)
-                log.info("removed %d devices no longer announced: %s", len(gone), ", ".join(gone))
-            except HomedError as error:
-                log.warning("removing %s: %s", ", ".join(gone), error)
-            with self.lock:
-                for key in gone:
-                    self.registered.pop(key, None)
-                    self.reported_reach.pop(key, None)
-                    self.registered_reach.pop(key, None)
-        while todo:
-            try:
-                self.provider.update([a for _, _, a in todo])
-            except HomedError as error:
-                match = ACCESSORY_INDEX.match(error.message or "")
-                if error.code != pb.INVALID_ARGUMENT:
-                    log.warning("registration of %d devices failed: %s (trying again)", len(todo), error)
-                    return
-                index = int(match.group(1)) - 1 if match and 0 < int(match.group(1)) <= len(todo) else 0
-                dm, signature, _ = todo.pop(index)
-                log.error("device %r (%s): homed refused its registration: %s; registering the others",
-                          dm.name, dm.key, error.message)
-                with self.lock:
-                    self.refused[dm.key] = signature
-                continue
-            with self.lock:
-                for dm, signature, accessory in todo:
-                    new = dm.key not in self.registered
-                    self.registered[dm.key] = signature
-                    self.reported_reach[dm.key] = self.registered_reach[dm.key] = not accessory["unreachable"]
-                    log.info("device %r (%s) %s: %s", dm.name, dm.key, "registered" if new else "registered again",
-                             ", ".join(s["type"] for s in dm.accessory["services"]))
-            return
+        self._remove_devices(gone)
+        self._register_devices(todo)
 
-    def _with_values(self, dm: DeviceMap) -> dict:
-        accessory = json.loads(json.dumps(dm.accessory))
-        for service in accessory["services"]:
-            for characteristic in service["characteristics"]:
-                ref = Ref(dm.key, service["key"], characteristic.get("type_name") or characteristic["type"])
-                if ref in self.cache and "value" not in characteristic:
-                    characteristic["value"] = self.cache[ref]
-        return accessory
+    def _say_registered(self, dm: DeviceMap, key: str, new: bool) -> None:
+        log.info("device %r (%s) %s: %s", dm.name, key, "registered" if new else "registered again",
+                 ", ".join(s["type"] for s in dm.accessory["services"]))
 
-    def _sync_loop(self) -> None:
-        while not self.stopping.is_set():
-            now = time.monotonic()
-            busy = (self.deferred or self.unflushed or now - self.last_change < self.settings.settle + BARRIER_TIMEOUT
-                    or (not self.forgotten and self.configs_complete))
-            self.wake.wait(0.05 if busy else 0.5)
-            self.wake.clear()
-            if self.stopping.is_set():
-                return
-            try:
-                self.sync_once()
-            except Exception:  # noqa: BLE001 - the loop must go on
-                log.exception("sync failed")
+    def _sync_timeout(self) -> float:
+        now = time.monotonic()
+        busy = (self.deferred or self.unflushed or now - self.last_change < self.settings.settle + BARRIER_TIMEOUT
+                or (not self.forgotten and self.configs_complete))
+        timeout = 0.05 if busy else 0.5
+        next_timer = self._next_timer()
+        if next_timer is not None:
+            timeout = min(timeout, max(0.0, next_timer - now))
+        return timeout
 
     # -- running ---------------------------------------------------------------------
 
-    def run(self) -> None:
+    def _started(self) -> None:
         log.info("broker %s:%d, discovery prefix %r, provider id %r", self.settings.host, self.settings.port,
                  self.settings.prefix, self.settings.provider_id)
-        self.mqtt.connect_async(self.settings.host, self.settings.port, keepalive=10)
-        self.mqtt.loop_start()
-        self.sync_thread.start()
-        try:
-            self.provider.run()
-        finally:
-            self.stopping.set()
-            self.wake.set()
-            self.mqtt.disconnect()
-            self.mqtt.loop_stop()
-
-    def stop(self) -> None:
-        self.stopping.set()
-        self.wake.set()
-        self.provider.stop()
 
 
 _NONE = object()

@@ -1,5 +1,6 @@
 """Helpers of the end-to-end tests: the provider process, its log, what homed
-holds of its accessories, and the real homectl. Every wait is bounded."""
+holds of its accessories (the shared parts are provider_testkit's), and the
+real homectl. Every wait is bounded."""
 
 import json
 import os
@@ -7,9 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from homed import pb
-from homed_testkit import ProviderProcess, homed_binary, plain
-from provider_testkit import wait_for, wait_log  # noqa: F401 (the tests import them from here too)
+from homed_testkit import homed_binary
+from provider_testkit import (ids_of, provider_accessories, start_program, value_of,  # noqa: F401 (tests import them here)
+                              wait_for, wait_log, wait_provider_accessories, wait_value)
 
 PROGRAM = str(Path(__file__).resolve().parents[1] / "homed_mqtt_devices.py")
 PROVIDER = "mqtt"
@@ -18,38 +19,15 @@ PROVIDER = "mqtt"
 def start_provider(homed, broker_url, processes, *extra, write_timeout=1.5, settle=0.2):
     argv = [sys.executable, PROGRAM, "--socket", homed.socket_path, "--broker", broker_url,
             "--write-timeout", str(write_timeout), "--settle", str(settle), "--log-level", "debug", *extra]
-    process = ProviderProcess(argv, os.path.join(homed.directory, "mqtt-devices.log"))
-    processes.append(process)
-    return process.start()
+    return start_program(homed, argv, "mqtt-devices.log", processes)
 
 
 def accessories(client):
-    return {a.provider_key: a for a in client.call("ListAccessories", pb.ListAccessoriesRequest()).accessories
-            if a.provider == PROVIDER}
+    return provider_accessories(client, PROVIDER)
 
 
 def wait_accessories(client, keys, process, timeout=15.0, reachable=True):
-    def ready():
-        found = accessories(client)
-        if set(keys) <= set(found) and all(found[k].reachable == reachable for k in keys):
-            return found
-        return None
-    return wait_for(ready, timeout, f"accessories {sorted(keys)} reachable={reachable}", process)
-
-
-def ids_of(accessory):
-    """{(service key, characteristic type name): id}."""
-    return {(s.provider_key or s.type_name, c.type_name): c.id for s in accessory.services for c in s.characteristics}
-
-
-def value_of(client, cid, fresh=False):
-    read = client.read([cid], fresh=fresh).reads[0]
-    return plain(read.value) if read.code == 0 else (read.code, read.message)
-
-
-def wait_value(client, cid, expected, timeout=10.0, process=None):
-    return wait_for(lambda: value_of(client, cid) == expected, timeout, f"characteristic {cid} == {expected!r}",
-                    process)
+    return wait_provider_accessories(client, PROVIDER, keys, process, timeout, reachable)
 
 
 def homectl_binary():

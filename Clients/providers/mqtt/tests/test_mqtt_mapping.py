@@ -431,3 +431,76 @@ def test_a_thermostat_declares_its_own_setpoint_range():
     assert target["metadata"] == {"min_value": 5, "max_value": 30}
     ref = Ref(dm.key, "a4cf12aa0004-climate-radiator", "TargetTemperature")
     assert feed(dm, "radiator/climate/radiator/target_temperature/state", "6.5", {})[ref] == 6.5
+
+
+# -- cover tilt, off_delay, expire_after --------------------------------------------------
+
+def tilt_cover(**tilt):
+    config = {"name": "Venetian", "uniq_id": "vb-1", "cmd_t": "vb/set", "pos_t": "vb/pos", "set_pos_t": "vb/set_pos",
+              "dev": {"ids": ["vb"], "name": "Venetian blind"}, **tilt}
+    return entity(f"{P}/cover/vb/config", config)
+
+
+def test_a_covers_tilt_is_the_horizontal_tilt_angle_scaled_from_tilt_min_and_max():
+    e = tilt_cover(tilt_cmd_t="vb/tilt/set", tilt_status_t="vb/tilt")
+    [service] = e.services
+    types = [c["type"] for c in service["characteristics"]]
+    assert "CurrentHorizontalTiltAngle" in types and "TargetHorizontalTiltAngle" in types
+    dm = assemble("vb", [e])
+    cache = {}
+    # Home Assistant's default range 0–100: 0 is -90°, 50 is 0°, 100 is 90°.
+    for payload, angle in (("0", -90), ("50", 0), ("100", 90), ("25", -45)):
+        values = feed(dm, "vb/tilt", payload, cache)
+        assert values[Ref("vb", "vb-1", "CurrentHorizontalTiltAngle")] == angle
+        assert values[Ref("vb", "vb-1", "TargetHorizontalTiltAngle")] == angle
+    target = Ref("vb", "vb-1", "TargetHorizontalTiltAngle")
+    assert [c for c, _ in dm.commands({target: 45}, cache)] == [("vb/tilt/set", "75")]
+    assert [c for c, _ in dm.commands({target: -90}, cache)] == [("vb/tilt/set", "0")]
+    assert dm.bindings[target].write is not None and not dm.bindings[target].optimistic
+
+
+def test_tilt_ranges_templates_and_what_is_refused():
+    # A device range of 0–180 (and Home Assistant's tilt_position, a percentage, in the template)
+    e = tilt_cover(tilt_cmd_t="vb/tilt/set", tilt_status_t="vb/state", tilt_min=0, tilt_max=180,
+                   tilt_status_tpl="{{ value_json.tilt }}", tilt_cmd_tpl='{"tilt": {{ tilt_position }}}')
+    dm = assemble("vb", [e])
+    cache = {}
+    assert feed(dm, "vb/state", '{"tilt": 135}', cache)[Ref("vb", "vb-1", "CurrentHorizontalTiltAngle")] == 45
+    target = Ref("vb", "vb-1", "TargetHorizontalTiltAngle")
+    assert [c for c, _ in dm.commands({target: 45}, cache)] == [("vb/tilt/set", '{"tilt": 75}')]
+    # {{ value }}: the device's own number; an inverted range turns it round.
+    e = tilt_cover(tilt_cmd_t="vb/tilt/set", tilt_min=100, tilt_max=0, tilt_cmd_tpl="T{{ value }}")
+    dm = assemble("vb", [e])
+    assert [c for c, _ in dm.commands({target: -90}, {})] == [("vb/tilt/set", "T100")]
+    # No status topic: optimistic, the current angle follows what was written.
+    assert dm.bindings[target].optimistic
+    assert dm.bindings[target].followers
+    # A status topic alone: the tilt is read, not written.
+    e = tilt_cover(tilt_status_t="vb/tilt")
+    [service] = e.services
+    target_entry = next(c for c in service["characteristics"] if c["type"] == "TargetHorizontalTiltAngle")
+    assert target_entry["properties"] == {"readable": True, "supports_event_notification": True}
+    with pytest.raises(Refused, match="tilt_min and tilt_max are both 5"):
+        tilt_cover(tilt_cmd_t="vb/tilt/set", tilt_min=5, tilt_max=5)
+    with pytest.raises(Refused, match="tilt_cmd_tpl|tilt_command_template"):
+        tilt_cover(tilt_cmd_t="vb/tilt/set", tilt_cmd_tpl="{{ tilt_position * 2 }}")
+
+
+def test_off_delay_and_expire_after_are_read_and_bad_ones_refused():
+    motion = entity(f"{P}/binary_sensor/m1/config", {"name": "Motion", "uniq_id": "m1", "stat_t": "m1/state",
+                                                    "dev_cla": "motion", "off_dly": 30, "exp_aft": 600})
+    [binding] = motion.bindings
+    assert (binding.off_delay, binding.off_value) == (30.0, False)
+    assert (motion.expire_after, motion.state_topic) == (600.0, "m1/state")
+    assert motion.ignored == []
+    temp = entity(f"{P}/sensor/t1/config", {"name": "T", "uniq_id": "t1", "stat_t": "t1/state",
+                                           "dev_cla": "temperature", "unit_of_meas": "°C", "exp_aft": 0})
+    assert temp.expire_after is None  # 0: Home Assistant's "never expires"
+    low = entity(f"{P}/binary_sensor/b1/config", {"name": "Low", "uniq_id": "b1", "stat_t": "b1/state",
+                                                 "dev_cla": "battery", "off_delay": 5})
+    [attachment] = low.attachments
+    assert attachment.make(Ref("k", "s", "StatusLowBattery")).off_delay == 5.0
+    for key, value in (("off_delay", -1), ("off_delay", "soon"), ("expire_after", True)):
+        with pytest.raises(Refused, match=f"{key} .* is not a number of seconds"):
+            entity(f"{P}/binary_sensor/m2/config", {"uniq_id": "m2", "stat_t": "m2/state", "dev_cla": "motion",
+                                                    key: value})

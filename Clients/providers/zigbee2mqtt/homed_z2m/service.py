@@ -1,5 +1,8 @@
 """The provider: Zigbee2MQTT over MQTT (paho-mqtt, threaded) on one side,
-homed (homed.provider.Provider, threaded) on the other.
+homed (homed.provider.Provider, threaded) on the other, on the service
+skeleton it shares with the MQTT devices provider
+(homed.mqtt_provider.MqttProvider: the clients, the sync thread, the
+registration loop, reachability, running).
 
 Three kinds of threads meet here, all under `self.lock`:
 - paho's network thread delivers MQTT messages (`_on_message`): it decodes
@@ -9,26 +12,31 @@ Three kinds of threads meet here, all under `self.lock`:
   /set and wait for the device's answer);
 - the sync thread (`_sync_loop`) tells homed what was queued: registrations
   (new, changed, left devices), reachability, values and button events.
+
+A state message's values take a shorter way when nothing else is waiting to
+be told (`_report_now`): paho's thread sends them itself, without waiting for
+homed's answer nor for the socket (`Provider.report_nowait`), which saves the
+hand-over to the sync thread on the way from the broker to homed. The answer
+is taken later (the next message, or the sync thread); a report that could
+not go at once, or failed on the way, is the sync thread's as before. One
+report at a time is on its way, so values reach homed in order.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import re
 import threading
 import time
 from typing import Any, Dict, List, Optional, Set, Tuple
 
-import paho.mqtt.client as mqtt
-
 from homed import HomedError, pb
 from homed.broker import BrokerAddress, read_credentials
 from homed.errors import error_for
-from homed.provider import Provider, Ref
+from homed.mqtt_provider import MqttProvider
+from homed.provider import Ref
 
 from .bridge import Topic, classify, online_of, parse_json
-from homed.echo import EchoMatcher
 from .mapping import DeviceMap, Unsupported, map_device
 
 log = logging.getLogger("homed-zigbee2mqtt")
@@ -52,17 +60,14 @@ class Settings:
         self.client_id = client_id or f"homed-{provider_id}"
 
 
-ACCESSORY_INDEX = re.compile(r"^accessory (\d+) ")
+class Zigbee2MqttProvider(MqttProvider):
+    log = log
+    sync_thread_name = "z2m-sync"
+    gone_reason = "that left Zigbee2MQTT"
 
-
-class Zigbee2MqttProvider:
     def __init__(self, settings: Settings):
-        self.settings = settings
-        self.lock = threading.RLock()
+        super().__init__(settings, f"homed-zigbee2mqtt ({settings.provider_id})")
         self.changed = threading.Condition(self.lock)  # a state message arrived (reads wait on it)
-        self.wake = threading.Event()
-        self.stopping = threading.Event()
-        self.echo = EchoMatcher()
         # What Zigbee2MQTT says
         self.maps: Dict[str, DeviceMap] = {}  # by IEEE address
         self.names: Dict[str, str] = {}  # friendly name -> IEEE address
@@ -71,53 +76,21 @@ class Zigbee2MqttProvider:
         self.cache: Dict[Ref, Any] = {}
         self.device_online: Dict[str, bool] = {}
         self.bridge_online: Optional[bool] = None
-        self.broker_connected = False
-        self.connections = 0  # successful connections to the broker
         self.state_seq: Dict[str, int] = {}
-        # What homed has
-        self.registered: Dict[str, str] = {}  # ieee -> signature
-        self.refused: Dict[str, str] = {}  # ieee -> the signature homed refused (not asked again)
-        self.reported_reach: Dict[str, bool] = {}
-        self.registrations_seen = -1
-        self.known_removed = False
-        # To tell homed
-        self.outbox: Dict[Ref, Any] = {}
-        self.write_returns = 0  # on_write calls returned (each answered right after)
-        #: (write_returns, release time, {ref: echoed}): told once that write is answered
-        self.deferred: List[Tuple[int, float, Dict[Ref, Any]]] = []
+        # To tell homed, besides the values
         self.events: List[Tuple[Ref, int]] = []
-        # Said once
-        self.logged: Set[Any] = set()
-        self.provider = Provider(settings.provider_id, [], on_read=self.on_read, on_write=self.on_write,
-                                 socket_path=settings.socket_path,
-                                 client_name=f"homed-zigbee2mqtt ({settings.provider_id})")
-        self.mqtt = self._make_client()
-        self.sync_thread = threading.Thread(target=self._sync_loop, name="z2m-sync", daemon=True)
+        # Reports go one at a time (in order), by the sync thread or paho's
+        # (`_report_now`); `in_flight`: one sent at once, its answer not taken yet.
+        self.report_lock = threading.Lock()
+        self.in_flight: Optional[Tuple[Any, Dict[Ref, Any], List[Tuple[Ref, int]]]] = None
 
     # -- MQTT --------------------------------------------------------------------
-
-    def _make_client(self) -> mqtt.Client:
-        client = mqtt.Client(callback_api_version=mqtt.CallbackAPIVersion.VERSION2,
-                             client_id=self.settings.client_id, clean_session=True)
-        if self.settings.username is not None:
-            client.username_pw_set(self.settings.username, self.settings.password)
-        if self.settings.tls:
-            client.tls_set()
-        client.reconnect_delay_set(1, 5)
-        client.on_connect = self._on_connect
-        client.on_disconnect = self._on_disconnect
-        client.on_connect_fail = self._on_connect_fail
-        client.on_message = self._on_message
-        return client
 
     def _topic(self, friendly: str, suffix: str = "") -> str:
         return f"{self.settings.base}/{friendly}{suffix}"
 
     def _on_connect(self, client, userdata, flags, reason, properties=None):
-        if reason.is_failure:
-            self._once(("refused", self.connections, str(reason)), logging.ERROR,
-                       "broker %s:%d refused the connection: %s (check --credentials; trying again)",
-                       self.settings.host, self.settings.port, reason)
+        if self._on_connect_refused(reason):
             return
         log.info("connected to the broker %s:%d; subscribing to %s/#", self.settings.host, self.settings.port,
                  self.settings.base)
@@ -128,21 +101,6 @@ class Zigbee2MqttProvider:
             # that follows re-reads every device (_on_devices).
             self.reread = True
         client.subscribe(self.settings.base + "/#", qos=1)
-        self.wake.set()
-
-    def _on_connect_fail(self, client, userdata):
-        # paho tries again by itself (1 s, doubling to 5 s); said once per outage.
-        self._once(("unreachable-broker", self.connections), logging.WARNING,
-                   "cannot connect to the broker %s:%d (trying again every few seconds)", self.settings.host,
-                   self.settings.port)
-
-    def _on_disconnect(self, client, userdata, flags, reason, properties=None):
-        with self.lock:
-            was = self.broker_connected
-            self.broker_connected = False
-        if was and not self.stopping.is_set():
-            log.warning("lost the broker %s:%d (%s): every device is unreachable until it is back",
-                        self.settings.host, self.settings.port, reason)
         self.wake.set()
 
     def _on_message(self, client, userdata, message):
@@ -293,14 +251,71 @@ class Zigbee2MqttProvider:
             self.events.extend(events)
             self.state_seq[ieee] = self.state_seq.get(ieee, 0) + 1
             self.changed.notify_all()
+        if not self._report_now(ieee):
+            self.wake.set()
+
+    def _report_now(self, ieee: str) -> bool:
+        """On paho's thread: what a device's message changed, sent to homed at
+        once when nothing else is waiting to be told before it (a registration,
+        a reachability change, a deferred rounding, a report not answered yet)
+        and the connection can take it without waiting. True when nothing is
+        left for the sync thread."""
+        if not self.report_lock.acquire(blocking=False):
+            return False
+        try:
+            if self.in_flight is not None:
+                if not self.in_flight[0].done():
+                    return False
+                self._take_answer()
+            with self.lock:
+                if (self.deferred or ieee not in self.registered or not self.provider.connected
+                        or self.provider.registrations != self.registrations_seen
+                        or self.reported_reach.get(ieee) != self.reachable(ieee)
+                        or any(r.accessory_key != ieee for r in self.outbox)
+                        or any(r.accessory_key != ieee for r, _ in self.events)):
+                    return False
+                outbox, events = self.outbox, self.events
+                if not outbox and not events:
+                    return True
+                self.outbox, self.events = {}, []
+            try:
+                pending = self.provider.report_nowait(list(outbox.items()) + events)
+            except HomedError:
+                pending = None  # not connected after all, or a value it refuses: the sync thread says so
+            if pending is None:
+                self._requeue(outbox, events)
+                return False
+            self.in_flight = (pending, outbox, events)
+            return True
+        finally:
+            self.report_lock.release()
+
+    def _take_answer(self) -> None:
+        """The answer to the report sent at once (under report_lock; it may wait for it)."""
+        pending, outbox, events = self.in_flight
+        self.in_flight = None
+        try:
+            pending.result()
+        except HomedError as error:
+            self._report_failed(error, outbox, events)
+
+    def _requeue(self, outbox: Dict[Ref, Any], events: List[Tuple[Ref, int]]) -> None:
+        """Values and presses not told: told at the next sync (a value that
+        changed meanwhile is told as it is now), nothing lost."""
+        with self.lock:
+            for ref, value in outbox.items():
+                self.outbox.setdefault(ref, value)
+            self.events[:0] = events
         self.wake.set()
 
-    def _once(self, key, level: int, message: str, *args) -> None:
-        with self.lock:
-            if key in self.logged:
-                return
-            self.logged.add(key)
-        log.log(level, message, *args)
+    def _report_failed(self, error: HomedError, outbox: Dict[Ref, Any], events: List[Tuple[Ref, int]]) -> None:
+        items = len(outbox) + len(events)
+        if error.code in (pb.UNAVAILABLE, pb.DEADLINE_EXCEEDED, pb.RESOURCE_EXHAUSTED):
+            # Not told, not refused: told again at the next sync.
+            log.info("report of %d values not made (%s); telling them again", items, error)
+            self._requeue(outbox, events)
+        else:
+            log.warning("report of %d values refused: %s", items, error)
 
     # -- homed's requests ----------------------------------------------------------
 
@@ -376,14 +391,7 @@ class Zigbee2MqttProvider:
         if failed:
             log.info("writes not confirmed: %s", "; ".join(str(f[1]) if isinstance(f, tuple) else str(f)
                                                              for f in failed.values()))
-        with self.lock:
-            # The daemon applies the written values when it gets this answer,
-            # which the provider sends once we return: the device's own
-            # rounding (21.3 set, 21.5 echoed) is reported after that.
-            self.write_returns += 1
-            if rounded:
-                self.deferred.append((self.write_returns, time.monotonic() + DEFERRED_WAIT, rounded))
-        self.wake.set()
+        self._write_returned(rounded)
         if atomic and failed:
             raise error_for(*next(iter(failed.values())))
         return failed
@@ -396,49 +404,24 @@ class Zigbee2MqttProvider:
     def sync_once(self) -> None:
         if not self.provider.connected:
             return
-        if self.provider.registrations != self.registrations_seen:
-            # Registered again (homed restarted): every accessory came back reachable.
-            with self.lock:
-                self.registrations_seen = self.provider.registrations
-                self.reported_reach = {ieee: True for ieee in self.registered}
+        self._reset_after_registration()
         self._sync_registrations()
-        with self.lock:
-            reach = {ieee: self.reachable(ieee) for ieee in self.registered}
-            changes = {ieee: r for ieee, r in reach.items() if self.reported_reach.get(ieee) != r}
-        for ieee, reachable in sorted(changes.items(), key=lambda c: c[1]):  # back first, then gone
-            try:
-                self.provider.set_reachable(ieee, reachable)
-                self.reported_reach[ieee] = reachable
-            except HomedError as error:
-                log.info("reachability of %s not told: %s", ieee, error)
-        answered = self.provider.stats.get("writes", 0)
-        with self.lock:
-            now = time.monotonic()
-            for item in list(self.deferred):
-                if answered >= item[0] or now >= item[1]:
-                    self.deferred.remove(item)
-                    for ref, value in item[2].items():
-                        self.outbox.setdefault(ref, value)
-            outbox = {r: v for r, v in self.outbox.items() if r.accessory_key in self.registered}
-            self.outbox = {r: v for r, v in self.outbox.items() if r.accessory_key not in self.registered}
-            events = [(r, v) for r, v in self.events if r.accessory_key in self.registered]
-            self.events = []
-        items = list(outbox.items()) + events
-        if items:
-            try:
-                self.provider.report(items)
-            except HomedError as error:
-                if error.code in (pb.UNAVAILABLE, pb.DEADLINE_EXCEEDED, pb.RESOURCE_EXHAUSTED):
-                    # Not told, not refused: told again at the next sync (a value
-                    # that changed meanwhile is told as it is now), nothing lost.
-                    log.info("report of %d values not made (%s); telling them again", len(items), error)
-                    with self.lock:
-                        for ref, value in outbox.items():
-                            self.outbox.setdefault(ref, value)
-                        self.events[:0] = events
-                    self.wake.set()
-                else:
-                    log.warning("report of %d values refused: %s", len(items), error)
+        self._tell_reachability()
+        with self.report_lock:
+            if self.in_flight is not None:
+                self._take_answer()  # reports go in order: the one sent at once first
+            with self.lock:
+                self._release_deferred()
+                outbox = {r: v for r, v in self.outbox.items() if r.accessory_key in self.registered}
+                self.outbox = {r: v for r, v in self.outbox.items() if r.accessory_key not in self.registered}
+                events = [(r, v) for r, v in self.events if r.accessory_key in self.registered]
+                self.events = []  # a press of a device not registered is not told later
+            items = list(outbox.items()) + events
+            if items:
+                try:
+                    self.provider.report(items)
+                except HomedError as error:
+                    self._report_failed(error, outbox, events)
 
     def _sync_registrations(self) -> None:
         with self.lock:
@@ -449,91 +432,25 @@ class Zigbee2MqttProvider:
             for ieee, dm in maps.items():
                 signature = dm.signature
                 if self.registered.get(ieee) != signature and self.refused.get(ieee) != signature:
-                    todo.append((dm, signature, self._with_values(dm)))
+                    todo.append((dm, signature, self._with_values(ieee, dm.accessory)))
             gone = [ieee for ieee in self.registered if ieee not in maps]
             if not self.known_removed:
                 gone += [k for k in self.provider.known_keys if k not in maps and k not in gone]
-        if gone:
-            try:
-                self.provider.remove(gone)
-                log.info("removed %d devices that left Zigbee2MQTT: %s", len(gone), ", ".join(gone))
-            except HomedError as error:
-                log.warning("removing %s: %s", ", ".join(gone), error)
-            with self.lock:
-                for ieee in gone:
-                    self.registered.pop(ieee, None)
-                    self.reported_reach.pop(ieee, None)
+        self._remove_devices(gone)
         self.known_removed = True
-        while todo:
-            try:
-                self.provider.update([a for _, _, a in todo])
-            except HomedError as error:
-                match = ACCESSORY_INDEX.match(error.message or "")
-                if error.code != pb.INVALID_ARGUMENT:
-                    log.warning("registration of %d devices failed: %s (trying again)", len(todo), error)
-                    return
-                index = int(match.group(1)) - 1 if match and 0 < int(match.group(1)) <= len(todo) else 0
-                dm, signature, _ = todo.pop(index)
-                log.error("device %r (%s): homed refused its registration: %s; registering the others",
-                          dm.friendly_name, dm.ieee, error.message)
-                with self.lock:
-                    self.refused[dm.ieee] = signature
-                continue
-            with self.lock:
-                for dm, signature, _ in todo:
-                    new = dm.ieee not in self.registered
-                    self.registered[dm.ieee] = signature
-                    self.reported_reach[dm.ieee] = True
-                    log.info("device %r (%s) %s", dm.friendly_name, dm.ieee,
-                             "registered" if new else "registered again")
-            return
+        self._register_devices(todo)
 
-    def _with_values(self, dm: DeviceMap) -> dict:
-        accessory = json.loads(json.dumps(dm.accessory))
-        for service in accessory["services"]:
-            for characteristic in service["characteristics"]:
-                ref = Ref(dm.ieee, service["key"], characteristic.get("type_name") or characteristic["type"])
-                if ref in self.cache and "value" not in characteristic:
-                    characteristic["value"] = self.cache[ref]
-        return accessory
-
-    def _sync_loop(self) -> None:
-        while not self.stopping.is_set():
-            self.wake.wait(0.05 if self.deferred else 0.5)
-            self.wake.clear()
-            if self.stopping.is_set():
-                return
-            try:
-                self.sync_once()
-            except Exception:  # noqa: BLE001 - the loop must go on
-                log.exception("sync failed")
+    def _name_of(self, dm: DeviceMap) -> str:
+        return dm.friendly_name
 
     # -- running ---------------------------------------------------------------------
 
-    def run(self) -> None:
+    def _started(self) -> None:
         log.info("broker %s:%d, base topic %r, provider id %r", self.settings.host, self.settings.port,
                  self.settings.base, self.settings.provider_id)
-        self.mqtt.connect_async(self.settings.host, self.settings.port, keepalive=10)
-        self.mqtt.loop_start()
-        self.sync_thread.start()
-        try:
-            self.provider.run()
-        finally:
-            self.stopping.set()
-            self.wake.set()
-            self.mqtt.disconnect()
-            self.mqtt.loop_stop()
-
-    def stop(self) -> None:
-        self.stopping.set()
-        self.wake.set()
-        self.provider.stop()
 
 
 _NONE = object()
-#: At the latest this long after a write returned, its device's rounding is told
-#: (its answer counted or not: a write answered without the handler counts too).
-DEFERRED_WAIT = 2.0
 
 
 def _quiet_actions(dm: DeviceMap) -> Set[str]:

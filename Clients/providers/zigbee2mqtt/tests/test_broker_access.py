@@ -2,7 +2,6 @@
 and the provider connects by itself once it can."""
 
 import os
-import subprocess
 
 from mqtt_broker import Mosquitto, free_port
 from coordinator import FakeCoordinator
@@ -11,13 +10,7 @@ from z2m_helpers import start_provider, wait_accessories, wait_log
 
 
 def test_credentials_come_from_a_file_and_a_refusal_is_logged(homed, workdir, processes):
-    passwords = os.path.join(workdir, "passwords")
-    subprocess.run(["mosquitto_passwd", "-b", "-c", passwords, "homed", "s3cret pass"], check=True)
-    os.chmod(passwords, 0o600)
-    broker = Mosquitto(workdir, free_port())
-    with open(broker.conf, "w") as f:
-        f.write(broker.settings(broker.port, f"allow_anonymous false\npassword_file {passwords}\n"))
-    broker.start()
+    broker = Mosquitto.with_password(workdir, "homed", "s3cret pass").start()
     coordinator = FakeCoordinator(broker.port, username="homed", password="s3cret pass")
     try:
         coordinator.start()

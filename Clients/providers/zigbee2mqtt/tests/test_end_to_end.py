@@ -7,7 +7,8 @@ from homed import pb
 from homed_testkit import EventLog, is_reachability, is_value, plain
 
 import devices
-from z2m_helpers import accessories, ids_of, start_provider, value_of, wait_accessories, wait_for, wait_log
+from z2m_helpers import (accessories, ids_of, start_provider, value_of, wait_accessories, wait_for, wait_log,
+                         wait_value)
 
 SUPPORTED = {d["ieee_address"] for d in devices.DEVICES}
 
@@ -43,11 +44,6 @@ def ready(homed, coordinator, processes, keys=SUPPORTED, *extra, **kwargs):
     provider = start_provider(homed, f"mqtt://127.0.0.1:{coordinator.port}", processes, *extra, **kwargs)
     client = homed.client()
     return provider, client, wait_accessories(client, keys, provider)
-
-
-def wait_value(client, cid, expected, timeout=10.0, process=None):
-    return wait_for(lambda: value_of(client, cid) == expected, timeout, f"characteristic {cid} == {expected!r}",
-                    process)
 
 
 def write(client, cid, value, timeout=10.0):
@@ -155,6 +151,32 @@ def test_sensor_reports_reach_homed_fitted_to_the_catalog(homed, coordinator, pr
         assert value_of(client, motion[("illuminance_lux", "CurrentAmbientLightLevel")]) == pytest.approx(0.0001)
         wait_log(provider, "zigbee2mqtt/Hall motion: device 'Hall motion' (0x00124b0000000011): "
                            "CurrentAmbientLightLevel out of range")
+
+
+def test_a_burst_of_readings_reaches_homed_in_order_with_nothing_lost(homed, coordinator, processes):
+    # Readings are reported by paho's thread at once when it can, else by the
+    # sync thread (a report still on its way): either way in the order they came.
+    provider, client, found = ready(homed, coordinator, processes)
+    with client:
+        temperature = ids_of(found[devices.ieee(22)])[("temperature", "CurrentTemperature")]
+        remote = ids_of(found[devices.ieee(25)])
+        up = remote[("button_brightness_up", "ProgrammableSwitchEvent")]
+        events = EventLog(homed.socket_path)
+        events.wait_subscribed()
+        try:
+            readings = [round(10 + n * 0.1, 1) for n in range(300)]
+            for n, reading in enumerate(readings):
+                coordinator.publish("Bedroom climate", {"temperature": reading, "humidity": 50, "battery": 91})
+                if n % 50 == 0:
+                    coordinator.publish("Living remote", {"action": "brightness_up_click", "battery": 74})
+            events.wait_for(lambda e: is_value(temperature)(e) and plain(e.value.value) == pytest.approx(readings[-1]))
+            seen = [plain(e.value.value) for _, e in events.matching(is_value(temperature))]
+            assert all(a < b for a, b in zip(seen, seen[1:])), seen  # in the order they came
+            events.wait_for(is_value(up), count=6)  # every press, once
+            assert len(events.matching(is_value(up))) == 6
+        finally:
+            events.close()
+        assert "Traceback" not in provider.log()
 
 
 def test_broker_killed_and_restarted(homed, broker, coordinator, processes):

@@ -24,6 +24,8 @@ from ..paging import HomePages
 from ..paths import nothing_listens, resolve_socket_path
 from .stream import Stream
 
+_TIMEOUT_SCOPE = getattr(asyncio, "timeout", None)  # Python 3.11+
+
 __all__ = ["Client", "connect"]
 
 _READ_SIZE = 65536
@@ -235,6 +237,11 @@ class Client(ClientBase):
             await self._drain()
             if timeout is None:
                 return await self._collect(call)
+            if _TIMEOUT_SCOPE is not None:
+                # A deadline on this task (3.11+): wait_for would run the
+                # collection in a task of its own, a hop of the event loop each way.
+                async with _TIMEOUT_SCOPE(timeout + DEADLINE_GRACE):
+                    return await self._collect(call)
             return await asyncio.wait_for(self._collect(call), timeout + DEADLINE_GRACE)
         except asyncio.TimeoutError:
             self._give_up(call)

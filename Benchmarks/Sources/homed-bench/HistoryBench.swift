@@ -1,0 +1,213 @@
+internal import Foundation
+internal import HomeClient
+internal import HomeModel
+internal import HomeServer
+internal import HomeStorage
+internal import HomeTesting
+internal import HomeWire
+internal import Logging
+
+/// `homed-bench history`: what keeping every event costs and what asking the
+/// past takes.
+///
+/// - The event rate to one subscriber and a single write's round trip, on a SQLite
+///   file with the stored history off and on, alternately in one run.
+/// - A simulated year of a 100-accessory home (`--days`, `--events-per-day`, one
+///   commit per accessory report of several values): the file's size per million
+///   events, ReadHistory's round trip for the questions people ask, and a purge of
+///   a month: the longest step, which is the longest any writer waits for it.
+enum HistoryBench {
+    static func run(events: Int, roundTrips: Int, runs: Int, days: Int, eventsPerDay: Int) async throws {
+        let directory = Bench.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        if events > 0 { try await cost(directory: directory, events: events, roundTrips: roundTrips, runs: runs) }
+        if days > 0 { try await queries(directory: directory, days: days, eventsPerDay: eventsPerDay) }
+    }
+
+    static func cost(directory: String, events: Int, roundTrips: Int, runs: Int) async throws {
+        var rates: (off: [Double], on: [Double]) = ([], [])
+        var trips: (off: [Percentiles], on: [Percentiles]) = ([], [])
+        for run in 0..<runs {
+            for history in [false, true] {
+                FileHandle.standardError.write(Data("run \(run + 1): history \(history ? "on" : "off")\n".utf8))
+                let figures = try await Bench.homedStream(
+                    directory: directory + "/c\(run)-\(history)", events: events, database: true, history: history)
+                let trip = try await Durability.writeRoundTrip(
+                    directory: directory + "/r\(run)-\(history)", iterations: roundTrips, database: true,
+                    history: history)
+                if history {
+                    rates.on.append(figures.eventsPerSecond)
+                    trips.on.append(trip)
+                } else {
+                    rates.off.append(figures.eventsPerSecond)
+                    trips.off.append(trip)
+                }
+            }
+        }
+        let off = rates.off.sorted()[runs / 2]
+        let on = rates.on.sorted()[runs / 2]
+        print("Stored history, durable daemon, alternately; median of \(runs) runs:")
+        print(
+            "  value events to one subscriber (batches of 1000 writes): off \(rate(off))/s, on \(rate(on))/s, "
+                + String(format: "loss %.1f%%", (1 - on / off) * 100))
+        let tripOff = median(trips.off)
+        let tripOn = median(trips.on)
+        print(
+            "  a single write's round trip p50 / p99: off \(us(tripOff.p50)) / \(us(tripOff.p99)), "
+                + "on \(us(tripOn.p50)) / \(us(tripOn.p99))")
+    }
+
+    static func queries(directory: String, days: Int, eventsPerDay: Int) async throws {
+        let path = directory + "/year.sqlite"
+        let graph = ScaleHome.make(accessories: 100, rooms: 10)
+        func id(_ path: String) throws -> ObjectID { try graph.resolve(path: path) }
+        // Bulb 0's On is the back door: four changes a day. Bulb 1's Hue changed in
+        // the first week only: its last change is months back. The rest report.
+        let door = try id("Room 0/Bulb 0/On")
+        let cold = try id("Room 1/Bulb 1/Hue")
+        let busy = try id("Room 2/Bulb 2/Brightness")
+        let nowMs = Int64(Date().timeIntervalSince1970 * 1000)
+        let startMs = nowMs - Int64(days) * 86_400_000
+        let perCommit = 5
+        let commitsPerDay = max(eventsPerDay / perCommit, 1)
+        let clock = ContinuousClock()
+        let built = clock.now
+        var seq: UInt64 = 0
+        var events = 0
+        do {
+            let database = try HomeDatabase.open(path: path)
+            defer { database.close() }
+            try database.saveLayout(from: HomeGraph(), to: graph)
+            try database.beginJournal(id: "bench")
+            let origin = Origin(kind: .provider, connectionID: 1, name: "zigbee2mqtt")
+            func event(_ characteristic: ObjectID, _ value: CharacteristicValue, at timeMs: Int64) -> HomeEvent {
+                seq += 1
+                let target = graph.characteristics[characteristic]!
+                return HomeEvent(
+                    seq: seq, timeMs: timeMs, origin: origin,
+                    body: .value(
+                        ValueChange(
+                            accessoryID: target.accessoryID, serviceID: target.serviceID,
+                            characteristicID: characteristic,
+                            value: value)))
+            }
+            let bulbs = (2..<100).map { number in
+                (try? graph.resolve(path: "Room \(number % 10)/Bulb \(number)/Brightness")) ?? busy
+            }
+            for day in 0..<days {
+                for commit in 0..<commitsPerDay {
+                    let timeMs = startMs + Int64(day) * 86_400_000 + Int64(commit) * 86_400_000 / Int64(commitsPerDay)
+                    var batch: [HomeEvent] = []
+                    if commit % (commitsPerDay / 4 + 1) == 0 {
+                        batch.append(event(door, .bool(commit % 2 == 0), at: timeMs))
+                    } else if day < 7 && commit % 50 == 0 {
+                        batch.append(event(cold, .float(Double(commit % 360)), at: timeMs))
+                    } else {
+                        let bulb = bulbs[commit % bulbs.count]
+                        for step in 0..<perCommit {
+                            batch.append(event(bulb, .int(Int64((commit + step) % 101)), at: timeMs))
+                        }
+                    }
+                    events += batch.count
+                    try database.appendEvents(batch, keepUntilMs: timeMs + Int64(days + 30) * 86_400_000, values: [])
+                }
+            }
+        }
+        let buildSeconds = seconds(clock.now - built)
+        let size = ["", "-wal"].reduce(0) { total, suffix in
+            total + ((try? FileManager.default.attributesOfItem(atPath: path + suffix)[.size] as? Int) ?? 0)
+        }
+        print(
+            "A simulated \(days) days of a 100-accessory home: \(events) events in \(seq) numbers, "
+                + String(
+                    format: "written in %.1f s; file %.1f MiB, %.1f MiB per million events", buildSeconds,
+                    Double(size) / 1_048_576, Double(size) / 1_048_576 / (Double(events) / 1_000_000)))
+
+        let database = try HomeDatabase.open(path: path)
+        let loaded = try database.load()
+        let store = HomeStore(graph: loaded, persistence: database, history: StoredHistory(storage: database))
+        var configuration = ServerConfiguration(socketPath: directory + "/homed.sock")
+        configuration.maxConnections = 16
+        var logger = Logger(label: "homed-bench")
+        logger.logLevel = .error
+        let server = HomeServer(store: store, configuration: configuration, logger: logger, group: Bench.daemonGroup)
+        try await server.start()
+        let client = try await HomeClient.connect(to: configuration.socketPath, name: "bench-history")
+        func time(_ label: String, _ iterations: Int = 50, _ ask: () async throws -> Int) async throws {
+            var samples: [Double] = []
+            var answered = 0
+            for _ in 0..<iterations {
+                let start = clock.now
+                answered = try await ask()
+                samples.append(
+                    Double((clock.now - start).components.attoseconds / 1_000_000_000)
+                        + Double((clock.now - start).components.seconds) * 1e9)
+            }
+            let figures = Percentiles(samples)
+            print(
+                "  \(label.padding(toLength: 52, withPad: " ", startingAt: 0))p50 \(ms(figures.p50)) "
+                    + "p99 \(ms(figures.p99))  (\(answered) events)")
+        }
+        print("ReadHistory round trips over it:")
+        for (label, characteristic) in [
+            ("last change of a sensor reporting every minutes", busy), ("last change of the door (4 a day)", door),
+            ("last change of one unchanged for \(max(days - 7, 0)) days", cold),
+        ] {
+            try await time(label, 20) {
+                var request = ReadHistoryRequest(
+                    filter: SubscriptionFilter(characteristicIDs: [characteristic], kinds: [.valueChanged]), limit: 1,
+                    newestFirst: true)
+                while true {
+                    let page = try await client.readHistory(request)
+                    if !page.events.isEmpty || page.nextSeq == 0 { return page.events.count }
+                    request.beforeSeq = page.nextSeq
+                }
+            }
+        }
+        let dayStart = nowMs - Int64(min(100, days / 2)) * 86_400_000
+        try await time("one day of one sensor, \(min(100, days / 2)) days ago") {
+            var request = ReadHistoryRequest(
+                filter: SubscriptionFilter(characteristicIDs: [busy]), sinceMs: dayStart,
+                untilMs: dayStart + 86_400_000,
+                limit: 10_000)
+            var count = 0
+            while true {
+                let page = try await client.readHistory(request)
+                count += page.events.count
+                if page.nextSeq == 0 { return count }
+                request.afterSeq = page.nextSeq
+            }
+        }
+        try await time("the last 100 events of a room") {
+            let room = try loaded.resolve(path: "Room 3")
+            return try await client.readHistory(
+                ReadHistoryRequest(filter: SubscriptionFilter(roomIDs: [room]), limit: 100, newestFirst: true)
+            ).events.count
+        }
+        await client.close()
+        await server.stop()
+
+        // A purge of the oldest month, in the daemon's steps: the longest step is the
+        // longest any writer waits for it.
+        var longest: Double = 0
+        var steps = 0
+        var purged = 0
+        let cutoff = startMs + 30 * 86_400_000 + Int64(days + 30) * 86_400_000
+        let purgeStart = clock.now
+        while true {
+            let start = clock.now
+            let deleted = try database.purgeEvents(expiredBy: cutoff, limit: 256)
+            longest = max(longest, seconds(clock.now - start))
+            steps += 1
+            purged += deleted
+            if deleted < 256 { break }
+        }
+        print(
+            String(
+                format: "A purge of the oldest month: %d commits in %d steps, %.2f s; the longest step %.2f ms",
+                purged, steps, seconds(clock.now - purgeStart), longest * 1000))
+        database.close()
+    }
+
+    static func ms(_ ns: Double) -> String { String(format: "%.2f ms", ns / 1_000_000) }
+}
