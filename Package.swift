@@ -21,12 +21,11 @@ let package = Package(
         .executable(name: "homed-sim", targets: ["homed-sim"]),
         .library(name: "HomeClient", targets: ["HomeClient"]),
         .library(name: "HomeModel", targets: ["HomeModel"]),
-        // The daemon as a library and the wire's generated C code: what the
-        // benchmarks (their own package, Benchmarks/) run and compare against.
+        // The daemon as a library: what the benchmarks (their own package,
+        // Benchmarks/) run and compare against.
         .library(name: "HomeServer", targets: ["HomeServer"]),
         .library(name: "HomeStorage", targets: ["HomeStorage"]),
         .library(name: "HomeWire", targets: ["HomeWire"]),
-        .library(name: "CHomeProto", targets: ["CHomeProto"]),
         .library(name: "HomeTesting", targets: ["HomeTesting"]),
     ],
     dependencies: [

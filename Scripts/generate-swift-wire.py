@@ -7,8 +7,10 @@ writes Sources/HomeWire/Generated/home_v1.wire.swift:
   - for every message, a Swift value type mirroring it field for field (in the
     `Proto` namespace, internal to HomeWire, with `let`s and no defaults, so that
     a field added to the schema is a compile error in every mapping that builds
-    the message; or, for the messages listed in PUBLIC_MESSAGES, the public API
-    type itself), with `init(c:)` copying a protobuf-c tree into it and
+    the message; or, for every request and response and what they carry, the
+    public API type itself, with the model's types (MODEL_MESSAGES, MODEL_ENUMS)
+    in its fields), with `init(c:)` copying a protobuf-c tree into it (converting
+    the model's types once, through their `WireConvertible` conversions) and
     `build(in:)` building one in a `CArena`;
   - for every enum the model owns, its number table: `wireNumber` and
     `init?(wireNumber:)` on the model's Swift enum, as exhaustive switches, so
@@ -16,6 +18,7 @@ writes Sources/HomeWire/Generated/home_v1.wire.swift:
 
 What a message means for the model (`Accessory`, `HomeEvent`, ...) is mapped by
 hand in Sources/HomeWire/Codec/, in plain Swift: no C pointer appears there.
+CONTRIBUTING.md ("The wire in Swift") states what is generated and what is not.
 
 Run by Scripts/generate-proto.sh, whose --check compares the committed output.
   generate-swift-wire.py DESCRIPTOR_SET HEADER OUTPUT
@@ -56,29 +59,79 @@ UNMAPPED_ENUM_VALUES = {
 # StatusCode is `HomeError.Code` (a struct with gRPC's numbers), mapped by hand.
 HAND_MAPPED_ENUMS = {"StatusCode"}
 
-# Messages whose generated Swift type is the API type itself (the wire is all
-# they are), with the access the API gives them and defaults other than zero.
-PUBLIC_MESSAGES = {
+# Messages whose Swift type is a model type (HomeModel): (the type, whether its
+# conversion throws). Each has one hand-written conversion to and from its
+# `Proto` mirror (`WireConvertible`, in Codec/), which every generated message
+# carrying it calls: a field of one of these is typed as the model's type.
+MODEL_MESSAGES = {
+    "Value": ("CharacteristicValue", True),
+    "Origin": ("Origin", False),
+    "Characteristic": ("Characteristic", False),
+    "CharacteristicRead": ("CharacteristicRead", False),
+    "CharacteristicWrite": ("CharacteristicWrite", True),
+    "WriteResult": ("WriteResult", False),
+    "SubscriptionFilter": ("SubscriptionFilter", True),
+    "Event": ("HomeEvent", True),
+    "CharacteristicType": ("CharacteristicTypeInfo", False),
+    "RollupPoint": ("RollupPoint", False),
+    "ServiceType": ("ServiceTypeInfo", False),
+}
+# Model types with an empty value: a field of one is not optional; it is left
+# out of the encoding when empty, as every protobuf runtime leaves out an empty
+# message, and reads as empty when absent.
+MODEL_EMPTY_VALUES = {"SubscriptionFilter": "SubscriptionFilter()"}
+# Model types that are not Hashable: a message carrying one is only Sendable.
+MODEL_NOT_HASHABLE = {"CharacteristicType"}
+# Extra arguments to a model conversion for one field: a client's write carries
+# its condition; a provider's command answers and reports ignore it.
+CONVERSION_ARGUMENTS = {("WriteCharacteristicsRequest", "writes"): "conditional: true"}
+
+# The requests and responses of `service HomeService` whose Swift type is written
+# by hand, and why. Every other request and response, and every message they
+# carry that the model does not own (MODEL_MESSAGES), is generated as the public
+# API type itself: a new method's messages need nothing here.
+HAND_WRITTEN_MESSAGES = {
+    "GetHomeResponse": "a HomeGraph, sent in pages (Codec/Messages+Codec.swift)",
+    "ListAccessoriesResponse": "the model's objects in tables (Codec/Messages+Codec.swift)",
+    "RegisterAccessoriesRequest": "the model's ProvidedAccessory, each error naming the item's place",
+    "RegisterAccessoriesResponse": "the model's objects in tables (Codec/Providers+Codec.swift)",
+    "LayoutRequest": "the model's LayoutOperation (Codec/Layout+Codec.swift)",
+    "SubscribeResponse": "the stream's hot path (Internal/EventCodec.swift)",
+    "ProviderCommand": "the provider hub's command kinds (Codec/Providers+Codec.swift)",
+    "CommandAnswer": "HomeError statuses, each number checked (Codec/Providers+Codec.swift)",
+}
+
+# Generated API types whose access or defaults are not `public` and zeros, and
+# messages outside the methods' that are API types too.
+PUBLIC_OVERRIDES = {
     "Hello": ("@_spi(Wire) public", {"protocol_version": "homeProtocolVersion"}),
     "HelloReply": ("public", {"protocol_version": "homeProtocolVersion"}),
     "CallOpen": ("@_spi(Wire) public", {}),
-    "GetHomeRequest": ("public", {}),
-    "ListAccessoriesRequest": ("public", {}),
-    "GetStatusRequest": ("public", {}),
-    "GetStatusResponse": ("public", {}),
-    "ListTypesRequest": ("public", {}),
-    "GetStatsRequest": ("public", {}),
-    "ModifySubscriptionResponse": ("public", {}),
-    "ExecuteActionSetRequest": ("public", {}),
-    "OpenProviderRequest": ("public", {}),
+    # Carried by the hand-written ProviderCommand.
     "ProviderOpened": ("public", {}),
-    "AnswerCommandResponse": ("public", {}),
-    "ListProvidersRequest": ("public", {}),
-    "ProviderInfo": ("public", {}),
-    "ListProvidersResponse": ("public", {}),
-    "BackupRequest": ("public", {}),
-    "BackupChunk": ("public", {}),
 }
+
+# Every generated API type with its access and defaults: filled by main().
+PUBLIC_MESSAGES = {}
+
+
+def public_messages(file):
+    """PUBLIC_OVERRIDES, and the methods' messages and what they carry, less the
+    hand-written ones and the model's."""
+    messages = {m.name: m for m in file.message_type}
+    for name in list(HAND_WRITTEN_MESSAGES) + list(MODEL_MESSAGES) + list(PUBLIC_OVERRIDES):
+        if name not in messages:
+            sys.exit(f"generate-swift-wire: message {name} is configured but not in the schema")
+    result = dict(PUBLIC_OVERRIDES)
+    pending = [short(t) for service in file.service for m in service.method for t in (m.input_type, m.output_type)]
+    while pending:
+        name = pending.pop()
+        if name in result or name in HAND_WRITTEN_MESSAGES or name in MODEL_MESSAGES:
+            continue
+        result[name] = ("public", {})
+        pending += [short(f.type_name) for f in messages[name].field if f.type == F.TYPE_MESSAGE]
+    return result
+
 
 # Methods whose Swift response type is not the schema's message of that name:
 # GetHome's response is taken as a page, which GetHomeAssembler puts together.
@@ -140,6 +193,38 @@ class Schema:
         for location in file.source_code_info.location:
             if location.leading_comments:
                 self.comments[tuple(location.path)] = location.leading_comments
+        # What clients send: the methods' requests and everything in them.
+        self.requests = set()
+        pending = [short(m.input_type) for service in file.service for m in service.method]
+        while pending:
+            name = pending.pop()
+            if name in self.requests:
+                continue
+            self.requests.add(name)
+            pending += [short(f.type_name) for f in self.messages[name].field if f.type == F.TYPE_MESSAGE]
+
+    def nested(self, name):
+        return [short(f.type_name) for f in self.messages[name].field if f.type == F.TYPE_MESSAGE]
+
+    def throws(self, name):
+        """Whether decoding the message's Swift type can fail (a model conversion
+        that checks, or a client's enum number to check)."""
+        message = self.messages[name]
+        public = name in PUBLIC_MESSAGES
+        for field in message.field:
+            kind = short(field.type_name)
+            if field.type == F.TYPE_MESSAGE:
+                if public and kind in MODEL_MESSAGES:
+                    if MODEL_MESSAGES[kind][1]:
+                        return True
+                elif self.throws(kind):
+                    return True
+            elif field.type == F.TYPE_ENUM and public and kind in MODEL_ENUMS and name in self.requests:
+                return True
+        return False
+
+    def hashable(self, name):
+        return all(n not in MODEL_NOT_HASHABLE and self.hashable(n) for n in self.nested(name))
 
     def doc(self, path, indent):
         text = self.comments.get(tuple(path))
@@ -162,6 +247,15 @@ def swift_message_type(name):
     return name if name in PUBLIC_MESSAGES else f"Proto.{name}"
 
 
+def enum_zero_case(enum):
+    """The Swift case of number 0, or None when 0 has none (the field is then optional)."""
+    zero = [v for v in enum.value if v.number == 0][0]
+    if zero.name in UNMAPPED_ENUM_VALUES:
+        return None
+    prefix = common_prefix([v.name for v in enum.value])
+    return "." + escaped(camel(zero.name[len(prefix):]))
+
+
 class MessageWriter:
     def __init__(self, schema, index, message):
         self.schema = schema
@@ -175,6 +269,10 @@ class MessageWriter:
         self.access = public[0] + " " if public else ""
         self.defaults = public[1] if public else {}
         self.swift_type = swift_message_type(self.name)
+        # A client's request is read strictly: an enum number the schema does not
+        # define is INVALID_ARGUMENT naming the field; what the daemon sent is read
+        # leniently (a newer daemon may know more numbers).
+        self.strict = self.name in schema.requests
         # oneof index -> (name, [fields]); a oneof with one field is presence.
         self.oneofs = {}
         for field in message.field:
@@ -195,6 +293,33 @@ class MessageWriter:
         oneof = self.oneof_name(field.oneof_index)
         return self.schema.need(f"{self.c_type}__{camel(oneof, upper_first=True)}Case")
 
+    # -- what a field is in Swift ------------------------------------------------
+
+    def model_message(self, field):
+        """The model type of a message field of a public message, else None."""
+        if not self.access or field.type != F.TYPE_MESSAGE:
+            return None
+        model = MODEL_MESSAGES.get(short(field.type_name))
+        return model[0] if model else None
+
+    def model_enum(self, field):
+        """The model's enum of an enum field of a public message, else None."""
+        if not self.access or field.type != F.TYPE_ENUM:
+            return None
+        return MODEL_ENUMS.get(short(field.type_name))
+
+    def enum_zero(self, field):
+        return enum_zero_case(self.schema.enums[short(field.type_name)])
+
+    def field_throws(self, field):
+        if self.model_message(field):
+            return MODEL_MESSAGES[short(field.type_name)][1]
+        if self.model_enum(field):
+            return self.strict
+        if field.type == F.TYPE_MESSAGE:
+            return self.schema.throws(short(field.type_name))
+        return False
+
     def value_type(self, field):
         """The Swift type of one value of the field (an element, when repeated)."""
         if field.type in SCALARS:
@@ -206,10 +331,31 @@ class MessageWriter:
         if field.type == F.TYPE_BYTES:
             return "[UInt8]"
         if field.type == F.TYPE_ENUM:
-            return "UInt32"
+            return self.model_enum(field) or "UInt32"
         if field.type == F.TYPE_MESSAGE:
-            return swift_message_type(short(field.type_name))
+            model = self.model_message(field)
+            if model:
+                return model
+            name = short(field.type_name)
+            if self.access and name not in PUBLIC_MESSAGES:
+                sys.exit(f"generate-swift-wire: public {self.name}.{field.name} is a {name}, which is neither "
+                         "public nor a model type: add it to PUBLIC_OVERRIDES or MODEL_MESSAGES")
+            return swift_message_type(name)
         sys.exit(f"generate-swift-wire: {self.name}.{field.name} has a type this generator does not handle")
+
+    def swift_field(self, field):
+        """(Swift type, default) of the whole field."""
+        if field.label == F.LABEL_REPEATED:
+            return f"[{self.value_type(field)}]", "[]"
+        empty = MODEL_EMPTY_VALUES.get(short(field.type_name)) if self.model_message(field) else None
+        if empty:
+            return self.value_type(field), empty
+        if self.model_enum(field) and not self.is_presence(field):
+            zero = self.enum_zero(field)
+            return (self.value_type(field), zero) if zero else (f"{self.value_type(field)}?", "nil")
+        if field.type == F.TYPE_MESSAGE or self.is_presence(field):
+            return f"{self.value_type(field)}?", "nil"
+        return self.value_type(field), self.default(field)
 
     def default(self, field):
         if field.name in self.defaults:
@@ -219,7 +365,7 @@ class MessageWriter:
         return {F.TYPE_BOOL: "false", F.TYPE_STRING: '""', F.TYPE_BYTES: "[]", F.TYPE_ENUM: "0"}[field.type]
 
     def enum_comment(self, field):
-        if field.type != F.TYPE_ENUM:
+        if field.type != F.TYPE_ENUM or self.model_enum(field):
             return ""
         enum = short(field.type_name)
         swift = MODEL_ENUMS.get(enum, "HomeError.Code" if enum in HAND_MAPPED_ENUMS else None)
@@ -241,7 +387,8 @@ class MessageWriter:
         indent = "    " if not self.access else ""
         lines += self.schema.doc([4, self.index], indent)
         # The API's types compare; the internal mirrors need not.
-        conformances = "Hashable, Sendable" if self.access else "Sendable"
+        hashable = self.access and self.schema.hashable(self.name)
+        conformances = "Hashable, Sendable" if hashable else "Sendable"
         lines.append(f"{indent}{self.access}struct {self.name}: {conformances} {{")
         inner = indent + "    "
         emitted_oneofs = set()
@@ -269,12 +416,7 @@ class MessageWriter:
             lines += field_doc
             if self.enum_comment(field):
                 lines.append(f"{inner}///{self.enum_comment(field)}")
-            if field.label == F.LABEL_REPEATED:
-                swift, default = f"[{self.value_type(field)}]", "[]"
-            elif field.type == F.TYPE_MESSAGE or self.is_presence(field):
-                swift, default = f"{self.value_type(field)}?", "nil"
-            else:
-                swift, default = self.value_type(field), self.default(field)
+            swift, default = self.swift_field(field)
             lines.append(f"{inner}{self.member(name, swift, default)}")
             parameters.append((name, swift, default))
         if self.access:
@@ -294,7 +436,7 @@ class MessageWriter:
     # -- C -> Swift --------------------------------------------------------------
 
     def decode_value(self, field, expression):
-        """A Swift expression for one C value of the field."""
+        """A Swift expression for one C value of the field (not a message)."""
         if field.type in SCALARS:
             return expression
         if field.type == F.TYPE_BOOL:
@@ -304,10 +446,34 @@ class MessageWriter:
         if field.type == F.TYPE_BYTES:
             return f"swiftBytes({expression})"
         if field.type == F.TYPE_ENUM:
-            return f"{expression}.rawValue"
-        return f"{self.value_type(field)}(c: {expression}.pointee)"
+            enum = self.model_enum(field)
+            raw = f"{expression}.rawValue"
+            if not enum:
+                return raw
+            optional = self.enum_zero(field) is None
+            if self.strict:
+                strict = f'try {enum}.fromWire({raw}, field: "{self.name}.{field.name}")'
+                return f"{raw} == 0 ? nil : {strict}" if optional else strict
+            return f"{enum}(wireNumber: {raw})" if optional else f"{enum}.fromWire({raw}, default: {self.enum_zero(field)})"
+        sys.exit(f"generate-swift-wire: {self.name}.{field.name}: decode_value of a message")
+
+    def decode_message(self, field, pointee):
+        """A Swift expression for one C message (`pointee`) of the field."""
+        name = short(field.type_name)
+        model = self.model_message(field)
+        if model:
+            arguments = CONVERSION_ARGUMENTS.get((self.name, field.name))
+            extra = f", {arguments}" if arguments else ""
+            call = f"{model}(wire: Proto.{name}(c: {pointee}){extra})"
+        else:
+            call = f"{self.value_type(field)}(c: {pointee})"
+        return f"try {call}" if self.field_throws(field) else call
 
     def decoder(self):
+        throws = self.schema.throws(self.name)
+        if throws and not self.access:
+            sys.exit(f"generate-swift-wire: the mirror {self.name} holds a message whose decoding throws")
+        signature = f"init(c source: {self.c_type})" + (" throws(HomeError)" if throws else "")
         lines = [
             f"extension {self.swift_type}: ProtobufCBridged {{",
             f"    static let messageName = \"home.v1.{self.name}\"",
@@ -316,9 +482,9 @@ class MessageWriter:
         ]
         fields = list(self.message.field)
         if not fields:
-            lines.append(f"    init(c source: {self.c_type}) {{ self.init() }}")
+            lines.append(f"    {signature} {{ self.init() }}")
         else:
-            lines.append(f"    init(c source: {self.c_type}) {{")
+            lines.append(f"    {signature} {{")
             if self.access:
                 lines.append("        self.init()")
             done = set()
@@ -336,9 +502,11 @@ class MessageWriter:
                         member_c = f"source.{member.name}"
                         lines.append(f"        case {self.case_constant(member)}:")
                         if member.type == F.TYPE_MESSAGE:
+                            if self.field_throws(member):
+                                sys.exit(f"generate-swift-wire: {self.name}.{member.name}: a throwing oneof member")
                             lines.append(
                                 f"            {escaped(camel(oneof))} = {member_c}.map "
-                                f"{{ .{case}({self.value_type(member)}(c: $0.pointee)) }}")
+                                f"{{ .{case}({self.decode_message(member, '$0.pointee')}) }}")
                         else:
                             lines.append(
                                 f"            {escaped(camel(oneof))} = .{case}({self.decode_value(member, member_c)})")
@@ -348,7 +516,9 @@ class MessageWriter:
                 elif self.is_presence(field):
                     present = f"source.{self.oneof_name(field.oneof_index)}_case == {self.case_constant(field)}"
                     if field.type == F.TYPE_MESSAGE:
-                        value = f"{c}.map {{ {self.value_type(field)}(c: $0.pointee) }}"
+                        if self.field_throws(field):
+                            sys.exit(f"generate-swift-wire: {self.name}.{field.name}: a throwing presence field")
+                        value = f"{c}.map {{ {self.decode_message(field, '$0.pointee')} }}"
                     else:
                         value = self.decode_value(field, c)
                     lines.append(f"        {name} = {present} ? {value} : nil")
@@ -356,13 +526,21 @@ class MessageWriter:
                     count = f"source.n_{field.name}"
                     if field.type in (F.TYPE_UINT64, F.TYPE_INT64, F.TYPE_UINT32, F.TYPE_INT32, F.TYPE_DOUBLE):
                         lines.append(f"        {name} = copiedArray({c}, {count})")
+                    elif field.type == F.TYPE_MESSAGE and self.field_throws(field):
+                        lines.append(
+                            f"        {name} = try mappedArray({c}, {count}) {{ (element) throws(HomeError) in "
+                            f"{self.decode_message(field, 'element!.pointee')} }}")
                     elif field.type == F.TYPE_MESSAGE:
                         lines.append(
-                            f"        {name} = mappedArray({c}, {count}) {{ {self.value_type(field)}(c: $0!.pointee) }}")
+                            f"        {name} = mappedArray({c}, {count}) {{ {self.decode_message(field, '$0!.pointee')} }}")
+                    elif field.type == F.TYPE_ENUM and self.model_enum(field):
+                        sys.exit(f"generate-swift-wire: {self.name}.{field.name}: a repeated model enum")
                     else:
                         lines.append(f"        {name} = mappedArray({c}, {count}) {{ {self.decode_value(field, '$0')} }}")
+                elif field.type == F.TYPE_MESSAGE and self.access:
+                    lines.append(f"        if let pointer = {c} {{ {name} = {self.decode_message(field, 'pointer.pointee')} }}")
                 elif field.type == F.TYPE_MESSAGE:
-                    lines.append(f"        {name} = {c}.map {{ {self.value_type(field)}(c: $0.pointee) }}")
+                    lines.append(f"        {name} = {c}.map {{ {self.decode_message(field, '$0.pointee')} }}")
                 else:
                     lines.append(f"        {name} = {self.decode_value(field, c)}")
             lines.append("    }")
@@ -395,7 +573,13 @@ class MessageWriter:
         if field.type == F.TYPE_BYTES:
             return f"arena.binary({expression})"
         if field.type == F.TYPE_ENUM:
-            return f"Home__V1__{short(field.type_name)}(rawValue: {expression})"
+            number = expression
+            if self.model_enum(field):
+                optional = self.enum_zero(field) is None and field.label != F.LABEL_REPEATED
+                number = f"({expression}?.wireNumber ?? 0)" if optional else f"{expression}.wireNumber"
+            return f"Home__V1__{short(field.type_name)}(rawValue: {number})"
+        if self.model_message(field):
+            return f"{expression}.wire.build(in: &arena)"
         return f"{expression}.build(in: &arena)"
 
     def encoder(self):
@@ -434,7 +618,11 @@ class MessageWriter:
                 lines.append(f"            {self.encode_value(field, f'{name}[index]')}")
                 lines.append("        }")
             elif field.type == F.TYPE_MESSAGE:
-                lines.append(f"        if let {name} {{ {target} = {name}.build(in: &arena) }}")
+                empty = MODEL_EMPTY_VALUES.get(short(field.type_name)) if self.model_message(field) else None
+                if empty:
+                    lines.append(f"        if {name} != {empty} {{ {target} = {self.encode_value(field, name)} }}")
+                else:
+                    lines.append(f"        if let {name} {{ {target} = {self.encode_value(field, name)} }}")
             elif field.type == F.TYPE_STRING:
                 # protobuf-c's init points an empty string at its own constant.
                 lines.append(f"        if !{name}.isEmpty {{ {target} = arena.cString({name}) }}")
@@ -532,6 +720,7 @@ def main():
     with open(descriptor_path, "rb") as handle:
         files.ParseFromString(handle.read())
     (file,) = files.file
+    PUBLIC_MESSAGES.update(public_messages(file))
     with open(header_path) as handle:
         schema = Schema(file, handle.read())
     for name in list(MODEL_ENUMS) + sorted(HAND_MAPPED_ENUMS):

@@ -15,7 +15,7 @@ final class ClientHandler: ChannelInboundHandler {
     >.Source
 
     private enum Pending {
-        case unary(EventLoopPromise<[UInt8]>, response: [UInt8]?)
+        case unary(EventLoopPromise<ByteBuffer>, response: ByteBuffer?)
         case stream(StreamSource)
         /// A stream whose messages are handed on undecoded, without back-pressure
         /// (a provider's commands: the daemon bounds how many are outstanding).
@@ -59,7 +59,7 @@ final class ClientHandler: ChannelInboundHandler {
 
     // MARK: Calls (event loop only)
 
-    func startUnary(callID: UInt64, open: CallOpen, promise: EventLoopPromise<[UInt8]>) {
+    func startUnary(callID: UInt64, open: CallOpen, promise: EventLoopPromise<ByteBuffer>) {
         guard let context, closedReason == nil else {
             promise.fail(closedReason ?? HomeError(.unavailable, "the connection to homed is closed"))
             return
@@ -106,9 +106,15 @@ final class ClientHandler: ChannelInboundHandler {
     // MARK: Inbound
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let body = unwrapInboundIn(data)
+        // A response message, the common frame, is sliced out of the frame as it is.
+        if let (callID, payload) = WireFrame.messagePayload(of: body), callID != 0 {
+            message(context, callID: callID, payload: payload)
+            return
+        }
         let frame: WireFrame
         do throws(HomeError) {
-            frame = try WireFrame(decoding: unwrapInboundIn(data))
+            frame = try WireFrame(decoding: body)
         } catch {
             shutDown(
                 hello != nil
@@ -122,21 +128,8 @@ final class ClientHandler: ChannelInboundHandler {
             return
         }
         switch (frame.body, calls[frame.callID]) {
-        case (.message(let payload), .unary(let promise, _)):
-            calls[frame.callID] = .unary(promise, response: payload)
-        case (.message(let payload), .stream(let source)):
-            do throws(HomeError) {
-                let response = try SubscribeResponse(fromDaemon: payload)
-                if source.yield(response) == .stopProducing {
-                    if pausedStreams.isEmpty {
-                        context.channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in }
-                    }
-                    pausedStreams.insert(frame.callID)
-                }
-            } catch {
-                calls[frame.callID] = nil
-                source.finish(error)
-            }
+        case (.message(let payload), _):
+            message(context, callID: frame.callID, payload: ByteBuffer(bytes: payload))
         case (.status(let error), .unary(let promise, let response)):
             calls[frame.callID] = nil
             if let error {
@@ -146,8 +139,6 @@ final class ClientHandler: ChannelInboundHandler {
             } else {
                 promise.fail(HomeError(.internal, "call \(frame.callID) ended OK without a response message"))
             }
-        case (.message(let payload), .rawStream(let continuation)):
-            continuation.yield(payload)
         case (.status(let error), .rawStream(let continuation)):
             calls[frame.callID] = nil
             if let error { continuation.finish(throwing: error) } else { continuation.finish() }
@@ -157,6 +148,32 @@ final class ClientHandler: ChannelInboundHandler {
             if let error { source.finish(error) } else { source.finish() }
         default:
             break  // a late frame for a call we cancelled
+        }
+    }
+
+    private func message(_ context: ChannelHandlerContext, callID: UInt64, payload: ByteBuffer) {
+        switch calls[callID] {
+        case .unary(let promise, _):
+            // Copied: the caller decodes it on its own task, later, and a slice would
+            // hold the connection's read buffer (every read after it would copy that).
+            calls[callID] = .unary(promise, response: ByteBuffer(bytes: payload.readableBytesView))
+        case .stream(let source):
+            do throws(HomeError) {
+                let response = try SubscribeResponse(fromDaemon: payload)
+                if source.yield(response) == .stopProducing {
+                    if pausedStreams.isEmpty {
+                        context.channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in }
+                    }
+                    pausedStreams.insert(callID)
+                }
+            } catch {
+                calls[callID] = nil
+                source.finish(error)
+            }
+        case .rawStream(let continuation):
+            continuation.yield(Array(payload.readableBytesView))
+        case nil:
+            break  // a late message for a call we cancelled
         }
     }
 

@@ -178,7 +178,7 @@ public final class HomeClient: Sendable {
         _ method: UnaryMethod<Request, Response>, _ request: Request, timeoutMs: UInt32? = nil
     ) async throws(HomeError) -> Response {
         let open = CallOpen(method: method.name, request: request.encoded(), timeoutMs: timeoutMs)
-        let promise = channel.eventLoop.makePromise(of: [UInt8].self)
+        let promise = channel.eventLoop.makePromise(of: ByteBuffer.self)
         let callID = makeCallID()
         let handler = self.handler
         if channel.eventLoop.inEventLoop {
@@ -186,7 +186,7 @@ public final class HomeClient: Sendable {
         } else {
             channel.eventLoop.execute { handler.value.startUnary(callID: callID, open: open, promise: promise) }
         }
-        let payload: [UInt8]
+        let payload: ByteBuffer
         do {
             payload = try await promise.futureResult.get()
         } catch {

@@ -328,7 +328,7 @@ public final class HomeProvider: Sendable {
             throw HomeError(.notFound, "provider \"\(id)\" registered no accessory with key \"\(accessoryKey)\"")
         }
         let response = try await client.report(
-            ValueReport(reachability: [ReachabilityReport(accessoryID: accessoryID, reachable: reachable)]))
+            ValueReport(reachability: [ReachabilityChange(accessoryID: accessoryID, reachable: reachable)]))
         if let refused = response.rejected.first, let error = refused.error { throw error }
     }
 

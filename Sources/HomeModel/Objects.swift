@@ -295,7 +295,7 @@ public enum TriggerKind: Hashable, Sendable {
     /// The fire dates a timer may have: 1970-01-01 to 9999-12-31 UTC, in
     /// milliseconds since the Unix epoch. Anything else is a mistake, and far enough
     /// from either end of Int64 that date arithmetic on it cannot overflow.
-    public static let fireDateRange: ClosedRange<Int64> = 0...253_402_300_799_999
+    package static let fireDateRange: ClosedRange<Int64> = 0...253_402_300_799_999
     /// Fires when the characteristic becomes `value`, or enters [rangeMin, rangeMax],
     /// and every condition holds.
     case event(

@@ -25,7 +25,7 @@ public struct ServerConfiguration: Sendable {
     public var onListening: (@Sendable () -> Void)?
     public var onStopping: (@Sendable () -> Void)?
     /// Which role each caller has, by its uid and groups (see `RolePolicy`).
-    public var roles = RoleTable(RolePolicy(daemonUID: getuid()))
+    package var roles = RoleTable(RolePolicy(daemonUID: getuid()))
     public var serverName = "homed"
     public var serverVersion = HomedVersion.current
     /// The database's path as GetStatus reports it; "" for a daemon in memory.

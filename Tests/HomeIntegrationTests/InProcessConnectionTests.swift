@@ -44,7 +44,7 @@ struct InProcessConnectionTests {
             let status = try await client.call(HomeMethods.getStatus, GetStatusRequest())
             #expect(status.callerPID == UInt32(ProcessInfo.processInfo.processIdentifier))
             #expect(status.callerUID == getuid())
-            #expect(status.role == .admin)
+            #expect(status.callerRole == .admin)
             await client.close()
         }
     }

@@ -422,7 +422,7 @@ struct ProviderTests {
                 // Nor its reachability: the refusal names the accessory, as characteristic 0.
                 let lampID = try #require(provider.accessoryID(ofKey: "lamp"))
                 let reachability = try await secondClient.report(
-                    ValueReport(reachability: [ReachabilityReport(accessoryID: lampID, reachable: false)]))
+                    ValueReport(reachability: [ReachabilityChange(accessoryID: lampID, reachable: false)]))
                 #expect(reachability.rejected.first?.error?.code == .permissionDenied)
                 #expect(reachability.rejected.first?.characteristicID == 0)
                 #expect(reachability.rejected.first?.accessoryID == lampID)

@@ -242,7 +242,73 @@ struct CodecTests {
             #expect(pieces == packed, "call \(callID), payload of \(payloadLength) bytes in two pieces")
             framed.moveReaderIndex(forwardBy: 4)
             #expect(try WireFrame(decoding: framed) == WireFrame(callID: callID, body: .message(payload)))
+            // And read back by hand, sliced from the frame, as a client reads a response.
+            let sliced = WireFrame.messagePayload(of: framed)
+            #expect(sliced?.callID == callID && sliced?.payload == ByteBuffer(bytes: payload), "call \(callID)")
         }
+    }
+
+    @Test("call-open frames read by hand hold what protobuf-c reads, request sliced from the frame")
+    func handReadCallOpens() throws {
+        for callID: UInt64 in [1, 128, 1 << 35, .max] {
+            for requestLength in [0, 1, 200, 70_000] {
+                for timeoutMs: UInt32? in [nil, 0, 5_000, .max] {
+                    let request = (0..<requestLength).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+                    let open = CallOpen(
+                        method: HomeMethods.readCharacteristics.name, request: request, timeoutMs: timeoutMs)
+                    var body = WireFrame(callID: callID, body: .open(open)).encoded()
+                    body.moveReaderIndex(forwardBy: 4)
+                    let read = try #require(WireFrame.callOpen(of: body))
+                    let decoded = IncomingCall(open)
+                    #expect(read.callID == callID)
+                    #expect(read.call.method == decoded.method && read.call.request == decoded.request)
+                    #expect(read.call.timeoutMs == decoded.timeoutMs)
+                }
+            }
+        }
+        // An open frame with nothing set is an empty call on call 0, as protobuf-c reads it.
+        let bare = try #require(WireFrame.callOpen(of: ByteBuffer(bytes: [0x22, 0])))
+        #expect(bare.callID == 0 && bare.call.method == "" && bare.call.timeoutMs == nil)
+        // Left to protobuf-c (which refuses or merges them): a method with a NUL byte or
+        // not UTF-8, a timeout past 32 bits, a field twice, a field the schema lacks.
+        let declined: [[UInt8]] = [
+            [0x08, 1, 0x22, 4, 0x0A, 2, 0x61, 0x00],
+            [0x08, 1, 0x22, 4, 0x0A, 2, 0xC3, 0x28],
+            [0x08, 1, 0x22, 7, 0x18, 0x80, 0x80, 0x80, 0x80, 0x10, 0x00],
+            [0x08, 1, 0x22, 6, 0x0A, 1, 0x61, 0x0A, 1, 0x62],
+            [0x08, 1, 0x22, 2, 0x20, 1],
+            [0x08, 1, 0x08, 2, 0x22, 0],
+            [0x08, 1, 0x2A, 0],
+        ]
+        for bytes in declined {
+            #expect(WireFrame.callOpen(of: ByteBuffer(bytes: bytes)) == nil, "\(bytes)")
+        }
+    }
+
+    @Test("a frame the hand reader does not take apart exactly is left to protobuf-c")
+    func handReaderDeclinesOtherShapes() throws {
+        func body(_ frame: WireFrame) -> ByteBuffer {
+            var bytes = frame.encoded()
+            bytes.moveReaderIndex(forwardBy: 4)
+            return bytes
+        }
+        // Other kinds of frame.
+        #expect(WireFrame.messagePayload(of: body(WireFrame(callID: 3, body: .status(nil)))) == nil)
+        #expect(WireFrame.messagePayload(of: body(WireFrame(callID: 3, body: .ping(nonce: 1)))) == nil)
+        #expect(WireFrame.messagePayload(of: ByteBuffer()) == nil)
+        // Frame { call_id 3, message { payload "ab" }, message { payload "c" } }: protobuf
+        // merges the two messages (payload "c"); the hand reader leaves that to protobuf-c.
+        let twice = ByteBuffer(bytes: [0x08, 3, 0x2A, 4, 0x0A, 2, 0x61, 0x62, 0x2A, 3, 0x0A, 1, 0x63])
+        #expect(WireFrame.messagePayload(of: twice) == nil)
+        #expect(try WireFrame(decoding: twice) == WireFrame(callID: 3, body: .message([0x63])))
+        // A CallMessage with a field after its payload, and a length past the end.
+        #expect(
+            WireFrame.messagePayload(of: ByteBuffer(bytes: [0x08, 3, 0x2A, 6, 0x0A, 2, 0x61, 0x62, 0x10, 1])) == nil)
+        #expect(WireFrame.messagePayload(of: ByteBuffer(bytes: [0x08, 3, 0x2A, 9, 0x0A, 2, 0x61, 0x62])) == nil)
+        // An empty CallMessage is an empty payload, as protobuf-c reads it.
+        let empty = ByteBuffer(bytes: [0x08, 3, 0x2A, 0])
+        #expect(WireFrame.messagePayload(of: empty)?.payload == ByteBuffer())
+        #expect(try WireFrame(decoding: empty) == WireFrame(callID: 3, body: .message([])))
     }
 
     @Test("the OK status framed by hand is byte for byte what protobuf-c packs")

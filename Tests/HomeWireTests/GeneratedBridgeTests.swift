@@ -55,8 +55,8 @@ struct GeneratedBridgeTests {
             into: &handBuilt)
         var generated = ByteBuffer()
         Proto.SubscribeResponse(
-            journalID: "journal-1", events: Self.events.map(Proto.Event.init),
-            snapshot: snapshot.map(Proto.Characteristic.init), marker: Proto.StreamMarker(marker), resumeAfter: 9
+            journalID: "journal-1", events: Self.events.map(\.wire),
+            snapshot: snapshot.map(\.wire), marker: Proto.StreamMarker(marker), resumeAfter: 9
         ).serialize(into: &generated)
         #expect(handBuilt == generated)
     }
@@ -64,9 +64,9 @@ struct GeneratedBridgeTests {
     @Test("a batch read by hand on the client holds what the generated mirrors read")
     func handReadBatchMatchesGenerated() throws {
         let bytes = SubscribeResponse(journalID: "journal-1", events: Self.events).encoded()
-        let handRead = try SubscribeResponse(fromDaemon: bytes)
+        let handRead = try SubscribeResponse(fromDaemon: ByteBuffer(bytes: bytes))
         let mirror = try bytes.withUnsafeBytes { raw in try Proto.SubscribeResponse(serialized: raw) }
-        #expect(handRead.events == (try mirror.events.map { event throws(HomeError) in try HomeEvent(event) }))
+        #expect(handRead.events == (try mirror.events.map { event throws(HomeError) in try HomeEvent(wire: event) }))
         #expect(handRead.events == Self.events)
     }
 

@@ -25,14 +25,14 @@ public enum Role: Int, Comparable, CaseIterable, Hashable, Sendable {
 
 /// Who is at the other end of a connection, as the kernel says (SO_PEERCRED), with
 /// the groups its user belongs to.
-public struct Peer: Hashable, Sendable {
-    public var pid: Int32
-    public var uid: UInt32
-    public var gid: UInt32
+package struct Peer: Hashable, Sendable {
+    package var pid: Int32
+    package var uid: UInt32
+    package var gid: UInt32
     /// The primary group and every supplementary group of the user.
-    public var groups: Set<UInt32>
+    package var groups: Set<UInt32>
 
-    public init(pid: Int32, uid: UInt32, gid: UInt32, groups: Set<UInt32> = []) {
+    package init(pid: Int32, uid: UInt32, gid: UInt32, groups: Set<UInt32> = []) {
         self.pid = pid
         self.uid = uid
         self.gid = gid
@@ -44,18 +44,18 @@ public struct Peer: Hashable, Sendable {
 /// daemon's own user are always admins (they can open the database file anyway);
 /// anyone else who can open the socket gets `defaultRole` (nil: no role, every
 /// call refused).
-public struct RolePolicy: Hashable, Sendable {
+package struct RolePolicy: Hashable, Sendable {
     /// A user or a group that a role is given to.
-    public enum Member: Hashable, Sendable {
+    package enum Member: Hashable, Sendable {
         case user(UInt32)
         case group(UInt32)
     }
 
-    public var members: [Role: Set<Member>]
-    public var defaultRole: Role?
-    public var daemonUID: UInt32
+    package var members: [Role: Set<Member>]
+    package var defaultRole: Role?
+    package var daemonUID: UInt32
 
-    public init(members: [Role: Set<Member>] = [:], defaultRole: Role? = .user, daemonUID: UInt32) {
+    package init(members: [Role: Set<Member>] = [:], defaultRole: Role? = .user, daemonUID: UInt32) {
         self.members = members
         self.defaultRole = defaultRole
         self.daemonUID = daemonUID
@@ -63,7 +63,7 @@ public struct RolePolicy: Hashable, Sendable {
 
     /// The peer's role: admin for root and the daemon's user; else the highest role
     /// given to its user or one of its groups; else the default.
-    public func role(of peer: Peer) -> Role? {
+    package func role(of peer: Peer) -> Role? {
         if peer.uid == 0 || peer.uid == daemonUID { return .admin }
         let given = Role.allCases.reversed().first { role in
             guard let members = members[role] else { return false }
@@ -73,7 +73,7 @@ public struct RolePolicy: Hashable, Sendable {
     }
 
     /// What a denied call's error says: the role it needs and who the caller is.
-    public static func denial(method: String, needs required: Role, peer: Peer, has role: Role?) -> HomeError {
+    package static func denial(method: String, needs required: Role, peer: Peer, has role: Role?) -> HomeError {
         let holds = role.map { "has the \($0.name) role" } ?? "has no role"
         return HomeError(
             .permissionDenied,

@@ -10,18 +10,18 @@
 /// HAPCatalog.characteristic("Brightness")?.maxValue   // 100
 /// HAPCatalog.service("43")?.name                      // "Lightbulb"
 /// ```
-public enum HAPCatalog {
+package enum HAPCatalog {
     /// The suffix shared by every Apple-defined HAP UUID; a short form is the hex
     /// number before it.
-    public static let appleUUIDSuffix = "-0000-1000-8000-0026BB765291"
+    package static let appleUUIDSuffix = "-0000-1000-8000-0026BB765291"
 
     /// A characteristic type by name, full UUID or short UUID.
-    public static func characteristic(_ nameOrUUID: String) -> CharacteristicTypeInfo? {
+    package static func characteristic(_ nameOrUUID: String) -> CharacteristicTypeInfo? {
         characteristic(named: nameOrUUID) ?? characteristic(uuid: nameOrUUID)
     }
 
     /// A characteristic type by catalog name (case-insensitive, spaces ignored).
-    public static func characteristic(named name: String) -> CharacteristicTypeInfo? {
+    package static func characteristic(named name: String) -> CharacteristicTypeInfo? {
         characteristicIndex.byName[lookupKey(name)].map { characteristicTypes[$0] }
     }
 
@@ -29,7 +29,7 @@ public enum HAPCatalog {
     /// Whether a characteristic type's values are occurrences (a button press), by
     /// UUID: asked for every published event, so it is one set lookup, not a copy of
     /// the catalog entry.
-    public static func isEventOnly(uuid: String) -> Bool {
+    package static func isEventOnly(uuid: String) -> Bool {
         // Asked on every write. Few types are event-only (a button's press):
         // comparing with each is cheaper than hashing a 36-character UUID.
         eventOnlyUUIDs.contains { $0 == uuid }
@@ -37,19 +37,19 @@ public enum HAPCatalog {
 
     private static let eventOnlyUUIDs = characteristicTypes.filter(\.isEventOnly).map(\.uuid)
 
-    public static func characteristic(uuid: String) -> CharacteristicTypeInfo? {
+    package static func characteristic(uuid: String) -> CharacteristicTypeInfo? {
         // The canonical form (what the model stores) needs no parsing: a value write asks this.
         if let position = characteristicIndex.byUUID[uuid] { return characteristicTypes[position] }
         return fullUUID(uuid).flatMap { characteristicIndex.byUUID[$0] }.map { characteristicTypes[$0] }
     }
 
     /// A service type by name, full UUID or short UUID.
-    public static func service(_ nameOrUUID: String) -> ServiceTypeInfo? {
+    package static func service(_ nameOrUUID: String) -> ServiceTypeInfo? {
         service(named: nameOrUUID) ?? service(uuid: nameOrUUID)
     }
 
     /// A service type by catalog name (case-insensitive, spaces ignored).
-    public static func service(named name: String) -> ServiceTypeInfo? {
+    package static func service(named name: String) -> ServiceTypeInfo? {
         serviceIndex.byName[lookupKey(name)].map { serviceTypes[$0] }
     }
 
@@ -57,13 +57,13 @@ public enum HAPCatalog {
     ///
     /// Speaker and TelevisionSpeaker share HAP's UUID 113 (they differ only in the
     /// characteristics HAP-python lists); the UUID finds Speaker, the first by name.
-    public static func service(uuid: String) -> ServiceTypeInfo? {
+    package static func service(uuid: String) -> ServiceTypeInfo? {
         fullUUID(uuid).flatMap { serviceIndex.byUUID[$0] }.map { serviceTypes[$0] }
     }
 
     /// The canonical full upper-case UUID for a full UUID or a HAP short form
     /// (1 to 8 hex digits, meaning an Apple-defined type); nil if it is neither.
-    public static func fullUUID(_ text: String) -> String? {
+    package static func fullUUID(_ text: String) -> String? {
         let upper = text.uppercased()
         let hexDigits = Set("0123456789ABCDEF")
         if (1...8).contains(upper.count), upper.allSatisfy(hexDigits.contains) {

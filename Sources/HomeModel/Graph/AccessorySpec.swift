@@ -6,25 +6,25 @@
 ///               services: [ServiceSpec(type: "Lightbulb", primary: true,
 ///                                      characteristics: ["On": .bool(true), "Brightness": .int(80)])])
 /// ```
-public struct AccessorySpec: Sendable, Hashable {
-    public var name: String
-    public var category: AccessoryCategory
-    public var manufacturer: String
-    public var model: String
-    public var serialNumber: String
-    public var firmwareRevision: String
+package struct AccessorySpec: Sendable, Hashable {
+    package var name: String
+    package var category: AccessoryCategory
+    package var manufacturer: String
+    package var model: String
+    package var serialNumber: String
+    package var firmwareRevision: String
     /// Who serves reads and writes ("simulator", a provider's name).
-    public var provider: String
+    package var provider: String
     /// The provider's own stable key for it; "" for none.
-    public var providerKey: String
+    package var providerKey: String
     /// The bridge (an accessory in the same home) this accessory is reached through.
-    public var bridgeID: ObjectID?
-    public var isReachable: Bool
+    package var bridgeID: ObjectID?
+    package var isReachable: Bool
     /// The services besides AccessoryInformation, which every accessory gets (a
     /// spec for it here adds to it: optional characteristics, overriding values).
-    public var services: [ServiceSpec]
+    package var services: [ServiceSpec]
 
-    public init(
+    package init(
         name: String, category: AccessoryCategory, manufacturer: String = "", model: String = "",
         serialNumber: String = "", firmwareRevision: String = "", provider: String = "", providerKey: String = "",
         bridgeID: ObjectID? = nil, isReachable: Bool = true, services: [ServiceSpec] = []

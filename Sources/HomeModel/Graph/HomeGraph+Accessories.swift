@@ -22,7 +22,7 @@ extension HomeGraph {
     ///   for a bad name, an unknown service or characteristic type, a characteristic
     ///   its service type does not have, an invalid initial value, or two primary services.
     @discardableResult
-    public mutating func addAccessory(
+    package mutating func addAccessory(
         _ spec: AccessorySpec, homeID: ObjectID, roomID: ObjectID? = nil,
         nowMs: Int64
     ) throws(HomeError) -> ObjectID {

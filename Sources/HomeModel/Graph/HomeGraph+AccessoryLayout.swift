@@ -4,7 +4,7 @@ extension HomeGraph {
     /// - Returns: `.moved` with the room as `parentID`, or nothing if it is there already.
     /// - Throws: `.notFound` for an unknown accessory or room; `.invalidArgument` for
     ///   a room of another home.
-    public mutating func assignAccessory(_ id: ObjectID, toRoom roomID: ObjectID) throws(HomeError) -> [LayoutChange] {
+    package mutating func assignAccessory(_ id: ObjectID, toRoom roomID: ObjectID) throws(HomeError) -> [LayoutChange] {
         let accessory = try requireAccessory(id)
         _ = try requireRoom(roomID)
         try requireSameHome(roomID, .room, homeID: accessory.homeID)
@@ -16,7 +16,7 @@ extension HomeGraph {
     /// Renames an accessory. Accessory names need not be unique (two rooms may each
     /// have a "Lamp"). Through `apply(.rename)`, its AccessoryInformation Name
     /// follows (with a value event), and a provider's registrations keep it.
-    public mutating func renameAccessory(_ id: ObjectID, to name: String) throws(HomeError) -> [LayoutChange] {
+    package mutating func renameAccessory(_ id: ObjectID, to name: String) throws(HomeError) -> [LayoutChange] {
         let accessory = try requireAccessory(id)
         try Self.validateName(name, for: .accessory)
         if accessory.name == name { return [] }
@@ -25,7 +25,7 @@ extension HomeGraph {
     }
 
     /// Renames a service.
-    public mutating func renameService(_ id: ObjectID, to name: String) throws(HomeError) -> [LayoutChange] {
+    package mutating func renameService(_ id: ObjectID, to name: String) throws(HomeError) -> [LayoutChange] {
         let service = try requireService(id)
         try Self.validateName(name, for: .service)
         if service.name == name { return [] }
@@ -42,7 +42,7 @@ extension HomeGraph {
     /// - Returns: `.updated` for every action set, group, trigger and bridge that
     ///   changed, `.removed` for every trigger removed, then `.removed` for each
     ///   accessory (bridged ones before their bridge).
-    public mutating func removeAccessory(_ id: ObjectID) throws(HomeError) -> [LayoutChange] {
+    package mutating func removeAccessory(_ id: ObjectID) throws(HomeError) -> [LayoutChange] {
         let accessory = try requireAccessory(id)
         let doomed = accessory.bridgedAccessoryIDs + [id]
         var serviceIDs = Set<ObjectID>()

@@ -5,7 +5,7 @@ extension HomeGraph {
     /// - Throws: `.notFound` for an unknown home; `.invalidArgument` for a bad name;
     ///   `.alreadyExists` for a name in use or a second built-in set of one kind.
     @discardableResult
-    public mutating func addActionSet(name: String, kind: ActionSetKind = .userDefined, homeID: ObjectID)
+    package mutating func addActionSet(name: String, kind: ActionSetKind = .userDefined, homeID: ObjectID)
         throws(HomeError) -> ObjectID
     {
         let home = try requireHome(homeID)
@@ -28,14 +28,14 @@ extension HomeGraph {
     }
 
     /// Renames an action set; action set names are unique in a home.
-    public mutating func renameActionSet(_ id: ObjectID, to name: String) throws(HomeError) -> [LayoutChange] {
+    package mutating func renameActionSet(_ id: ObjectID, to name: String) throws(HomeError) -> [LayoutChange] {
         try renameInHome(id, to: name, kind: .actionSet, table: \.actionSets, siblings: \.actionSetIDs)
     }
 
     /// Removes an action set; triggers that ran it no longer do.
     ///
     /// - Returns: `.updated` for each such trigger, then `.removed` for the set.
-    public mutating func removeActionSet(_ id: ObjectID) throws(HomeError) -> [LayoutChange] {
+    package mutating func removeActionSet(_ id: ObjectID) throws(HomeError) -> [LayoutChange] {
         let actionSet = try requireActionSet(id)
         var changes: [LayoutChange] = []
         let homeTriggers = homes[actionSet.homeID]?.triggerIDs ?? []
@@ -62,7 +62,7 @@ extension HomeGraph {
     ///
     /// - Parameter onlyIf: the value the characteristic must hold when the scene
     ///   runs for this action to write (validated and stored normalised too).
-    public mutating func addAction(
+    package mutating func addAction(
         characteristicID: ObjectID, value: CharacteristicValue, onlyIf: CharacteristicValue? = nil,
         toActionSet actionSetID: ObjectID
     ) throws(HomeError) -> [LayoutChange] {
@@ -86,7 +86,7 @@ extension HomeGraph {
     /// Removes an action set's action for a characteristic.
     ///
     /// - Throws: `.notFound` for an unknown set, or no action for that characteristic.
-    public mutating func removeAction(characteristicID: ObjectID, fromActionSet actionSetID: ObjectID)
+    package mutating func removeAction(characteristicID: ObjectID, fromActionSet actionSetID: ObjectID)
         throws(HomeError) -> [LayoutChange]
     {
         let actionSet = try requireActionSet(actionSetID)

@@ -5,7 +5,7 @@ extension HomeGraph {
     /// The `add…` operations return the new id; this makes their event:
     /// `graph.layoutChange(.added, of: try graph.addRoom(name: "Study", homeID: home))`.
     /// An accessory's change carries its room as `parentID`.
-    public func layoutChange(_ action: LayoutChange.Action, of id: ObjectID) -> LayoutChange? {
+    package func layoutChange(_ action: LayoutChange.Action, of id: ObjectID) -> LayoutChange? {
         guard let kind = kind(of: id), let homeID = homeID(of: id) else { return nil }
         var name = ""
         var parentID: ObjectID = 0

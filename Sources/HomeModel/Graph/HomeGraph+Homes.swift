@@ -1,6 +1,6 @@
 extension HomeGraph {
     /// The name of the room every home starts with, for accessories not assigned elsewhere.
-    public static let defaultRoomName = "Default Room"
+    package static let defaultRoomName = "Default Room"
 
     /// Adds a home with its default room; the first home becomes the primary one.
     ///
@@ -8,7 +8,7 @@ extension HomeGraph {
     /// - Throws: `.invalidArgument` for a blank or over-long name; `.alreadyExists`
     ///   if a home has the name already (case-insensitive).
     @discardableResult
-    public mutating func addHome(name: String) throws(HomeError) -> ObjectID {
+    package mutating func addHome(name: String) throws(HomeError) -> ObjectID {
         try Self.validateName(name, for: .home)
         if let clash = homeOrder.compactMap({ homes[$0] }).first(where: { Self.sameName($0.name, name) }) {
             throw HomeError(.alreadyExists, "a home named \(quoted(clash.name)) already exists (id \(clash.id))")
@@ -26,7 +26,7 @@ extension HomeGraph {
     /// Renames a home; home names are unique without regard to case.
     ///
     /// - Returns: The `.updated` change, or nothing if the name is the same.
-    public mutating func renameHome(_ id: ObjectID, to name: String) throws(HomeError) -> [LayoutChange] {
+    package mutating func renameHome(_ id: ObjectID, to name: String) throws(HomeError) -> [LayoutChange] {
         let home = try requireHome(id)
         try Self.validateName(name, for: .home)
         if let clash = orderedHomes.first(where: { $0.id != id && Self.sameName($0.name, name) }) {
@@ -41,7 +41,7 @@ extension HomeGraph {
     ///
     /// - Returns: `.updated` for the previous primary home and for this one (announce
     ///   a primary-home event with them), or nothing if it was primary already.
-    public mutating func setPrimaryHome(_ id: ObjectID) throws(HomeError) -> [LayoutChange] {
+    package mutating func setPrimaryHome(_ id: ObjectID) throws(HomeError) -> [LayoutChange] {
         let home = try requireHome(id)
         if home.isPrimary { return [] }
         var changes: [LayoutChange] = []
@@ -59,7 +59,7 @@ extension HomeGraph {
     ///
     /// - Returns: `.removed` for the home (its contents go with it, unannounced), then
     ///   `.updated` for the new primary home, if any.
-    public mutating func removeHome(_ id: ObjectID) throws(HomeError) -> [LayoutChange] {
+    package mutating func removeHome(_ id: ObjectID) throws(HomeError) -> [LayoutChange] {
         let home = try requireHome(id)
         var changes = [change(.removed, id)]
         for accessoryID in home.accessoryIDs {

@@ -3,7 +3,7 @@ extension HomeGraph {
     /// and in tests after every operation.
     ///
     /// - Throws: `.dataLoss` naming the first inconsistency found.
-    public func checkIntegrity() throws(HomeError) {
+    package func checkIntegrity() throws(HomeError) {
         func fail(_ message: String) -> HomeError { HomeError(.dataLoss, "home graph is inconsistent: \(message)") }
         func checkID(_ id: ObjectID) throws(HomeError) {
             if id == 0 || id >= nextID { throw fail("id \(id) is not below the next id \(nextID)") }

@@ -1,34 +1,34 @@
 extension HomeGraph {
     /// The homes, in the order they were added.
-    public var orderedHomes: [Home] { homeOrder.compactMap { homes[$0] } }
+    package var orderedHomes: [Home] { homeOrder.compactMap { homes[$0] } }
 
     /// A home's rooms in their order: the default room first, then the others as added.
-    public func rooms(inHome homeID: ObjectID) throws(HomeError) -> [Room] {
+    package func rooms(inHome homeID: ObjectID) throws(HomeError) -> [Room] {
         try requireHome(homeID).roomIDs.compactMap { rooms[$0] }
     }
 
     /// A home's zones, as added.
-    public func zones(inHome homeID: ObjectID) throws(HomeError) -> [Zone] {
+    package func zones(inHome homeID: ObjectID) throws(HomeError) -> [Zone] {
         try requireHome(homeID).zoneIDs.compactMap { zones[$0] }
     }
 
     /// A home's service groups, as added.
-    public func serviceGroups(inHome homeID: ObjectID) throws(HomeError) -> [ServiceGroup] {
+    package func serviceGroups(inHome homeID: ObjectID) throws(HomeError) -> [ServiceGroup] {
         try requireHome(homeID).serviceGroupIDs.compactMap { serviceGroups[$0] }
     }
 
     /// A home's action sets, as added.
-    public func actionSets(inHome homeID: ObjectID) throws(HomeError) -> [ActionSet] {
+    package func actionSets(inHome homeID: ObjectID) throws(HomeError) -> [ActionSet] {
         try requireHome(homeID).actionSetIDs.compactMap { actionSets[$0] }
     }
 
     /// A home's triggers, as added.
-    public func triggers(inHome homeID: ObjectID) throws(HomeError) -> [Trigger] {
+    package func triggers(inHome homeID: ObjectID) throws(HomeError) -> [Trigger] {
         try requireHome(homeID).triggerIDs.compactMap { triggers[$0] }
     }
 
     /// A home's accessories, by name (case-insensitive, then id).
-    public func accessories(inHome homeID: ObjectID) throws(HomeError) -> [Accessory] {
+    package func accessories(inHome homeID: ObjectID) throws(HomeError) -> [Accessory] {
         Self.byName(try requireHome(homeID).accessoryIDs.compactMap { accessories[$0] })
     }
 
@@ -37,7 +37,7 @@ extension HomeGraph {
     /// Rooms come in the home's order, which starts with the default room (the room
     /// for the entire home, then the rooms as they were added); rooms without
     /// accessories are included, with none. Within a room, accessories are by name.
-    public func accessoriesByRoom(homeID: ObjectID) throws(HomeError) -> [(room: Room, accessories: [Accessory])] {
+    package func accessoriesByRoom(homeID: ObjectID) throws(HomeError) -> [(room: Room, accessories: [Accessory])] {
         let home = try requireHome(homeID)
         var byRoom: [ObjectID: [Accessory]] = [:]
         for accessory in home.accessoryIDs.compactMap({ accessories[$0] }) {
@@ -51,7 +51,7 @@ extension HomeGraph {
     /// A home's accessories grouped by category, for output: categories in HAP's
     /// numbering (lightbulb before thermostat), only those with accessories; within
     /// one, accessories by name.
-    public func accessoriesByCategory(homeID: ObjectID) throws(HomeError)
+    package func accessoriesByCategory(homeID: ObjectID) throws(HomeError)
         -> [(category: AccessoryCategory, accessories: [Accessory])]
     {
         let home = try requireHome(homeID)
@@ -65,24 +65,24 @@ extension HomeGraph {
     }
 
     /// The accessories in a room, by name.
-    public func accessories(inRoom roomID: ObjectID) throws(HomeError) -> [Accessory] {
+    package func accessories(inRoom roomID: ObjectID) throws(HomeError) -> [Accessory] {
         let room = try requireRoom(roomID)
         let home = try requireHome(room.homeID)
         return Self.byName(home.accessoryIDs.compactMap { accessories[$0] }.filter { $0.roomID == roomID })
     }
 
     /// An accessory's services in its order (AccessoryInformation first).
-    public func services(ofAccessory accessoryID: ObjectID) throws(HomeError) -> [AccessoryService] {
+    package func services(ofAccessory accessoryID: ObjectID) throws(HomeError) -> [AccessoryService] {
         try requireAccessory(accessoryID).serviceIDs.compactMap { services[$0] }
     }
 
     /// A service's characteristics in its order (required, then optional, as the catalog lists them).
-    public func characteristics(ofService serviceID: ObjectID) throws(HomeError) -> [Characteristic] {
+    package func characteristics(ofService serviceID: ObjectID) throws(HomeError) -> [Characteristic] {
         try requireService(serviceID).characteristicIDs.compactMap { characteristics[$0] }
     }
 
     /// All of an accessory's characteristics, service by service.
-    public func characteristics(ofAccessory accessoryID: ObjectID) throws(HomeError) -> [Characteristic] {
+    package func characteristics(ofAccessory accessoryID: ObjectID) throws(HomeError) -> [Characteristic] {
         try requireAccessory(accessoryID).serviceIDs.compactMap { services[$0] }
             .flatMap { $0.characteristicIDs.compactMap { characteristics[$0] } }
     }

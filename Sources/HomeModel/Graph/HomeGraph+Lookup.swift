@@ -4,7 +4,7 @@
 
 extension HomeGraph {
     /// A home by name or id; nil means the primary home.
-    public func resolveHome(_ text: String?) throws(HomeError) -> ObjectID {
+    package func resolveHome(_ text: String?) throws(HomeError) -> ObjectID {
         guard let text else {
             guard let primary = primaryHomeID else {
                 throw HomeError(.notFound, "there are no homes; add one with: homectl homes add NAME")
@@ -26,14 +26,14 @@ extension HomeGraph {
     }
 
     /// The homes a listing covers: the one named, or all.
-    public func listedHomes(_ text: String?) throws(HomeError) -> [Home] {
+    package func listedHomes(_ text: String?) throws(HomeError) -> [Home] {
         guard let text else { return orderedHomes }
         return [homes[try resolveHome(text)]!]
     }
 
     /// A room: an id, a path (`Demo Home/Kitchen`), or a name, looked for in `homeID`
     /// if given, else in every home (where it must name one room).
-    public func resolveRoom(_ text: String, in homeID: ObjectID? = nil) throws(HomeError) -> ObjectID {
+    package func resolveRoom(_ text: String, in homeID: ObjectID? = nil) throws(HomeError) -> ObjectID {
         if let id = Self.id(text) {
             guard rooms[id] != nil else { throw notFound(.room, id) }
             return id
@@ -53,7 +53,7 @@ extension HomeGraph {
 
     /// An accessory: an id, a path (`Living Room/Lamp`), or a name alone, which must
     /// name one accessory of all homes.
-    public func resolveAccessory(_ text: String) throws(HomeError) -> ObjectID {
+    package func resolveAccessory(_ text: String) throws(HomeError) -> ObjectID {
         if let id = Self.id(text) {
             guard accessories[id] != nil else { throw notFound(.accessory, id) }
             return id
@@ -87,7 +87,7 @@ extension HomeGraph {
 
     /// A service: an id or path naming a service, or an accessory, meaning its
     /// primary service (or its one service besides AccessoryInformation).
-    public func resolveService(_ text: String) throws(HomeError) -> ObjectID {
+    package func resolveService(_ text: String) throws(HomeError) -> ObjectID {
         let id: ObjectID
         if let number = Self.id(text), services[number] != nil {
             id = number
@@ -113,7 +113,7 @@ extension HomeGraph {
 
     /// A zone, service group, action set or trigger: an id, `Home/Name`, or a name
     /// looked for in `homeID` if given, else in every home.
-    public func resolveNamed(_ text: String, _ kind: ObjectKind, in homeID: ObjectID? = nil) throws(HomeError)
+    package func resolveNamed(_ text: String, _ kind: ObjectKind, in homeID: ObjectID? = nil) throws(HomeError)
         -> ObjectID
     {
         if let id = Self.id(text) {
@@ -135,7 +135,7 @@ extension HomeGraph {
 
     /// Anything a person can rename: a path or id first, then an accessory by name,
     /// then a zone, group, scene or trigger by name.
-    public func resolveRenamable(_ text: String) throws(HomeError) -> ObjectID {
+    package func resolveRenamable(_ text: String) throws(HomeError) -> ObjectID {
         if let id = Self.id(text) {
             guard kind(of: id) != nil else { throw HomeError(.notFound, "no object with id \(id)") }
             return id
@@ -154,7 +154,7 @@ extension HomeGraph {
     }
 
     /// The ids and names of a home's zones, groups, action sets or triggers.
-    public func members(_ kind: ObjectKind, of homeID: ObjectID) -> [(id: ObjectID, homeID: ObjectID, name: String)] {
+    package func members(_ kind: ObjectKind, of homeID: ObjectID) -> [(id: ObjectID, homeID: ObjectID, name: String)] {
         guard let home = homes[homeID] else { return [] }
         switch kind {
         case .zone: return home.zoneIDs.compactMap { zones[$0] }.map { ($0.id, homeID, $0.name) }
@@ -196,23 +196,23 @@ extension HomeGraph {
     }
 
     /// An all-digits argument is an id.
-    public static func id(_ text: String) -> ObjectID? {
+    package static func id(_ text: String) -> ObjectID? {
         text.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) ? ObjectID(text) : nil
     }
 
-    public static func names(_ names: [String], limit: Int = 10) -> String {
+    package static func names(_ names: [String], limit: Int = 10) -> String {
         if names.isEmpty { return "none" }
         let shown = names.prefix(limit).map { quoted($0) }.joined(separator: ", ")
         return names.count > limit ? "\(shown) and \(names.count - limit) more" : shown
     }
 
     /// "Demo Home" for a home id, for output.
-    public func homeName(_ id: ObjectID) -> String { homes[id]?.name ?? "?" }
+    package func homeName(_ id: ObjectID) -> String { homes[id]?.name ?? "?" }
 
     /// Resolves a PATH that must name a characteristic. Besides the PATH forms of
     /// `resolve(path:)`, it may start with an accessory's name alone (`Lamp/On`)
     /// when no room or home has that name and it names one accessory of all homes.
-    public func resolveCharacteristic(_ path: String) throws(HomeError) -> ObjectID {
+    package func resolveCharacteristic(_ path: String) throws(HomeError) -> ObjectID {
         let id: ObjectID
         do throws(HomeError) {
             id = try resolve(path: path)

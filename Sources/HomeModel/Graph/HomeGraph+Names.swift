@@ -1,6 +1,6 @@
 extension HomeGraph {
     /// The longest name, in UTF-8 bytes, of anything a person names (HomeKit's limit too).
-    public static let maxNameLength = 64
+    package static let maxNameLength = 64
 
     /// Checks a name a person gave: not blank, no control characters (ESC, newline,
     /// NUL, …), at most 64 bytes of UTF-8; and addressable in a PATH: no "/" (it

@@ -5,7 +5,7 @@ extension HomeGraph {
     ///   over-long name; `.alreadyExists` if the home has a room of that name
     ///   (case-insensitive, the default room included).
     @discardableResult
-    public mutating func addRoom(name: String, homeID: ObjectID) throws(HomeError) -> ObjectID {
+    package mutating func addRoom(name: String, homeID: ObjectID) throws(HomeError) -> ObjectID {
         let home = try requireHome(homeID)
         try Self.validateName(name, for: .room)
         try requireUniqueName(name, kind: .room, among: named(home.roomIDs, in: rooms), in: homeLabel(homeID))
@@ -16,7 +16,7 @@ extension HomeGraph {
     }
 
     /// Renames a room (the default room too); room names are unique in a home.
-    public mutating func renameRoom(_ id: ObjectID, to name: String) throws(HomeError) -> [LayoutChange] {
+    package mutating func renameRoom(_ id: ObjectID, to name: String) throws(HomeError) -> [LayoutChange] {
         try renameInHome(id, to: name, kind: .room, table: \.rooms, siblings: \.roomIDs)
     }
 
@@ -26,7 +26,7 @@ extension HomeGraph {
     /// - Returns: `.moved` for each accessory (to the default room), `.updated` for
     ///   each zone it was in, then `.removed` for the room.
     /// - Throws: `.notFound` for an unknown room; `.failedPrecondition` for the default room.
-    public mutating func removeRoom(_ id: ObjectID) throws(HomeError) -> [LayoutChange] {
+    package mutating func removeRoom(_ id: ObjectID) throws(HomeError) -> [LayoutChange] {
         let room = try requireRoom(id)
         let home = try requireHome(room.homeID)
         if id == home.defaultRoomID {

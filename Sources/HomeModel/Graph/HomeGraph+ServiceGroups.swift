@@ -4,7 +4,7 @@ extension HomeGraph {
     /// - Throws: `.notFound` for an unknown home; `.invalidArgument` for a bad name;
     ///   `.alreadyExists` if the home has a group of that name.
     @discardableResult
-    public mutating func addServiceGroup(name: String, homeID: ObjectID) throws(HomeError) -> ObjectID {
+    package mutating func addServiceGroup(name: String, homeID: ObjectID) throws(HomeError) -> ObjectID {
         let home = try requireHome(homeID)
         try Self.validateName(name, for: .serviceGroup)
         try requireUniqueName(
@@ -17,12 +17,12 @@ extension HomeGraph {
     }
 
     /// Renames a service group; group names are unique in a home.
-    public mutating func renameServiceGroup(_ id: ObjectID, to name: String) throws(HomeError) -> [LayoutChange] {
+    package mutating func renameServiceGroup(_ id: ObjectID, to name: String) throws(HomeError) -> [LayoutChange] {
         try renameInHome(id, to: name, kind: .serviceGroup, table: \.serviceGroups, siblings: \.serviceGroupIDs)
     }
 
     /// Removes a service group; its services stay.
-    public mutating func removeServiceGroup(_ id: ObjectID) throws(HomeError) -> [LayoutChange] {
+    package mutating func removeServiceGroup(_ id: ObjectID) throws(HomeError) -> [LayoutChange] {
         let group = try requireServiceGroup(id)
         let changes = [change(.removed, id)]
         serviceGroups[id] = nil
@@ -34,7 +34,7 @@ extension HomeGraph {
     ///
     /// - Throws: `.notFound` for an unknown group or service; `.invalidArgument` for
     ///   a service of another home; `.alreadyExists` if it is in the group already.
-    public mutating func addService(_ serviceID: ObjectID, toGroup groupID: ObjectID) throws(HomeError)
+    package mutating func addService(_ serviceID: ObjectID, toGroup groupID: ObjectID) throws(HomeError)
         -> [LayoutChange]
     {
         let group = try requireServiceGroup(groupID)
@@ -53,7 +53,7 @@ extension HomeGraph {
     /// Takes a service out of a group.
     ///
     /// - Throws: `.notFound` for an unknown group, or a service not in it.
-    public mutating func removeService(_ serviceID: ObjectID, fromGroup groupID: ObjectID) throws(HomeError)
+    package mutating func removeService(_ serviceID: ObjectID, fromGroup groupID: ObjectID) throws(HomeError)
         -> [LayoutChange]
     {
         let group = try requireServiceGroup(groupID)

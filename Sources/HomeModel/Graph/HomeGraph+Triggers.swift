@@ -12,7 +12,7 @@ extension HomeGraph {
     ///   `.invalidArgument` for a bad name, time zone, value, range, comparison, or
     ///   an object of another home; `.alreadyExists` if the home has a trigger of that name.
     @discardableResult
-    public mutating func addTrigger(
+    package mutating func addTrigger(
         name: String, homeID: ObjectID, kind: TriggerKind, actionSetIDs: [ObjectID] = [],
         enabled: Bool = true
     ) throws(HomeError) -> ObjectID {
@@ -30,14 +30,14 @@ extension HomeGraph {
     }
 
     /// Renames a trigger; trigger names are unique in a home.
-    public mutating func renameTrigger(_ id: ObjectID, to name: String) throws(HomeError) -> [LayoutChange] {
+    package mutating func renameTrigger(_ id: ObjectID, to name: String) throws(HomeError) -> [LayoutChange] {
         try renameInHome(id, to: name, kind: .trigger, table: \.triggers, siblings: \.triggerIDs)
     }
 
     /// Enables or disables a trigger.
     ///
     /// - Returns: `.updated`, or nothing if it already was.
-    public mutating func setTrigger(_ id: ObjectID, enabled: Bool) throws(HomeError) -> [LayoutChange] {
+    package mutating func setTrigger(_ id: ObjectID, enabled: Bool) throws(HomeError) -> [LayoutChange] {
         let trigger = try requireTrigger(id)
         if trigger.isEnabled == enabled { return [] }
         triggers[id]?.isEnabled = enabled
@@ -45,7 +45,7 @@ extension HomeGraph {
     }
 
     /// Replaces what a trigger fires on (a new time, a new threshold), checked as `addTrigger` does.
-    public mutating func setTrigger(_ id: ObjectID, kind: TriggerKind) throws(HomeError) -> [LayoutChange] {
+    package mutating func setTrigger(_ id: ObjectID, kind: TriggerKind) throws(HomeError) -> [LayoutChange] {
         let trigger = try requireTrigger(id)
         let kind = try checked(kind, homeID: trigger.homeID)
         if trigger.kind == kind { return [] }
@@ -54,7 +54,7 @@ extension HomeGraph {
     }
 
     /// Removes a trigger; its action sets stay.
-    public mutating func removeTrigger(_ id: ObjectID) throws(HomeError) -> [LayoutChange] {
+    package mutating func removeTrigger(_ id: ObjectID) throws(HomeError) -> [LayoutChange] {
         let trigger = try requireTrigger(id)
         let changes = [change(.removed, id)]
         triggers[id] = nil
@@ -66,7 +66,7 @@ extension HomeGraph {
     ///
     /// - Throws: `.notFound` for an unknown trigger or action set; `.invalidArgument`
     ///   for a set of another home; `.alreadyExists` if the trigger runs it already.
-    public mutating func addActionSet(_ actionSetID: ObjectID, toTrigger triggerID: ObjectID) throws(HomeError)
+    package mutating func addActionSet(_ actionSetID: ObjectID, toTrigger triggerID: ObjectID) throws(HomeError)
         -> [LayoutChange]
     {
         let trigger = try requireTrigger(triggerID)
@@ -84,7 +84,7 @@ extension HomeGraph {
     /// Stops a trigger running an action set.
     ///
     /// - Throws: `.notFound` for an unknown trigger, or a set it does not run.
-    public mutating func removeActionSet(_ actionSetID: ObjectID, fromTrigger triggerID: ObjectID) throws(HomeError)
+    package mutating func removeActionSet(_ actionSetID: ObjectID, fromTrigger triggerID: ObjectID) throws(HomeError)
         -> [LayoutChange]
     {
         let trigger = try requireTrigger(triggerID)

@@ -5,7 +5,7 @@ extension HomeGraph {
     /// - Returns: The value as it would be stored (normalized).
     /// - Throws: `.notFound` naming the id if it is not a characteristic (and what it
     ///   is instead); `.invalidArgument` as `Characteristic.validate(_:enforceWritable:)`.
-    public func validateWrite(_ value: CharacteristicValue, to id: ObjectID, enforceWritable: Bool) throws(HomeError)
+    package func validateWrite(_ value: CharacteristicValue, to id: ObjectID, enforceWritable: Bool) throws(HomeError)
         -> CharacteristicValue
     {
         try requireCharacteristic(id).validate(value, enforceWritable: enforceWritable)
@@ -17,7 +17,7 @@ extension HomeGraph {
     ///
     /// - Returns: nil when `id` is no characteristic (`validateWrite` says what it is).
     /// - Throws: `.invalidArgument` as `Characteristic.validate(_:enforceWritable:source:)`.
-    public func checkWrite(
+    package func checkWrite(
         _ value: CharacteristicValue, to id: ObjectID, enforceWritable: Bool, source: ValueSource = .request
     ) throws(HomeError) -> CheckedWrite? {
         guard let index = characteristics.index(forKey: id) else { return nil }
@@ -29,7 +29,7 @@ extension HomeGraph {
     ///
     /// - Returns: Whether that changed anything.
     @discardableResult
-    public mutating func setReachable(_ reachable: Bool, accessoryID: ObjectID) throws(HomeError) -> Bool {
+    package mutating func setReachable(_ reachable: Bool, accessoryID: ObjectID) throws(HomeError) -> Bool {
         let accessory = try requireAccessory(accessoryID)
         if accessory.isReachable == reachable { return false }
         accessories[accessoryID]?.isReachable = reachable
@@ -43,13 +43,13 @@ extension HomeGraph {
     ///
     /// - Returns: the stored value if it changed (or is an occurrence), nil when the
     ///   characteristic held it already.
-    public mutating func store(_ checked: CheckedWrite, nowMs: Int64) -> CharacteristicValue? {
+    package mutating func store(_ checked: CheckedWrite, nowMs: Int64) -> CharacteristicValue? {
         characteristics.values[checked.index].store(checked.value, isOccurrence: checked.isOccurrence, nowMs: nowMs)
     }
 
     /// `store`, also giving the value and time the characteristic held before
     /// (read in place, without copying the characteristic), for undoing it.
-    public mutating func storeKeepingPrevious(_ checked: CheckedWrite, nowMs: Int64) -> (
+    package mutating func storeKeepingPrevious(_ checked: CheckedWrite, nowMs: Int64) -> (
         changed: CharacteristicValue?, previousValue: CharacteristicValue?, previousUpdatedMs: Int64,
         previousChangeSeq: UInt64
     ) {
@@ -62,7 +62,7 @@ extension HomeGraph {
     }
 
     /// Puts back a value as it was before `store` (a change that could not be saved).
-    public mutating func restoreValue(
+    package mutating func restoreValue(
         _ value: CharacteristicValue?, lastUpdatedMs: Int64, changeSeq: UInt64, at index: CharacteristicIndex
     ) {
         characteristics.values[index].value = value
@@ -88,15 +88,15 @@ extension Characteristic {
 }
 
 /// A write that passed validation, with what publishing its change needs.
-public struct CheckedWrite: Sendable {
+package struct CheckedWrite: Sendable {
     /// The value as it will be stored (normalized).
-    public var value: CharacteristicValue
-    public var accessoryID: ObjectID
-    public var serviceID: ObjectID
+    package var value: CharacteristicValue
+    package var accessoryID: ObjectID
+    package var serviceID: ObjectID
     /// An occurrence (a button press): every write is an event, never merged.
-    public var isOccurrence: Bool
+    package var isOccurrence: Bool
     /// Where the characteristic is in the graph's table.
-    public var index: HomeGraph.CharacteristicIndex
+    package var index: HomeGraph.CharacteristicIndex
 }
 
 extension Characteristic {

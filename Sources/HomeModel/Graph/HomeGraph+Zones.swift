@@ -4,7 +4,7 @@ extension HomeGraph {
     /// - Throws: `.notFound` for an unknown home; `.invalidArgument` for a bad name;
     ///   `.alreadyExists` if the home has a zone of that name.
     @discardableResult
-    public mutating func addZone(name: String, homeID: ObjectID) throws(HomeError) -> ObjectID {
+    package mutating func addZone(name: String, homeID: ObjectID) throws(HomeError) -> ObjectID {
         let home = try requireHome(homeID)
         try Self.validateName(name, for: .zone)
         try requireUniqueName(name, kind: .zone, among: named(home.zoneIDs, in: zones), in: homeLabel(homeID))
@@ -15,12 +15,12 @@ extension HomeGraph {
     }
 
     /// Renames a zone; zone names are unique in a home.
-    public mutating func renameZone(_ id: ObjectID, to name: String) throws(HomeError) -> [LayoutChange] {
+    package mutating func renameZone(_ id: ObjectID, to name: String) throws(HomeError) -> [LayoutChange] {
         try renameInHome(id, to: name, kind: .zone, table: \.zones, siblings: \.zoneIDs)
     }
 
     /// Removes a zone; its rooms stay.
-    public mutating func removeZone(_ id: ObjectID) throws(HomeError) -> [LayoutChange] {
+    package mutating func removeZone(_ id: ObjectID) throws(HomeError) -> [LayoutChange] {
         let zone = try requireZone(id)
         let changes = [change(.removed, id)]
         zones[id] = nil
@@ -32,7 +32,7 @@ extension HomeGraph {
     ///
     /// - Throws: `.notFound` for an unknown room or zone; `.invalidArgument` for a
     ///   room of another home; `.alreadyExists` if the room is in the zone already.
-    public mutating func addRoom(_ roomID: ObjectID, toZone zoneID: ObjectID) throws(HomeError) -> [LayoutChange] {
+    package mutating func addRoom(_ roomID: ObjectID, toZone zoneID: ObjectID) throws(HomeError) -> [LayoutChange] {
         let zone = try requireZone(zoneID)
         _ = try requireRoom(roomID)
         try requireSameHome(roomID, .room, homeID: zone.homeID)
@@ -46,7 +46,8 @@ extension HomeGraph {
     /// Takes a room out of a zone.
     ///
     /// - Throws: `.notFound` for an unknown zone, or a room not in it.
-    public mutating func removeRoom(_ roomID: ObjectID, fromZone zoneID: ObjectID) throws(HomeError) -> [LayoutChange] {
+    package mutating func removeRoom(_ roomID: ObjectID, fromZone zoneID: ObjectID) throws(HomeError) -> [LayoutChange]
+    {
         let zone = try requireZone(zoneID)
         guard zone.roomIDs.contains(roomID) else {
             let room = rooms[roomID] == nil ? "room \(roomID)" : describe(.room, roomID)

@@ -22,7 +22,7 @@ public struct HomeGraph: Sendable, Equatable {
     public internal(set) var services: [ObjectID: AccessoryService] = [:]
     public internal(set) var characteristics: [ObjectID: Characteristic] = [:]
     /// A position in `characteristics`: valid until the table next changes.
-    public typealias CharacteristicIndex = Dictionary<ObjectID, Characteristic>.Index
+    package typealias CharacteristicIndex = Dictionary<ObjectID, Characteristic>.Index
     public internal(set) var serviceGroups: [ObjectID: ServiceGroup] = [:]
     public internal(set) var actionSets: [ObjectID: ActionSet] = [:]
     public internal(set) var triggers: [ObjectID: Trigger] = [:]
@@ -97,7 +97,7 @@ public struct HomeGraph: Sendable, Equatable {
     public var primaryHomeID: ObjectID? { homeOrder.first { homes[$0]?.isPrimary == true } }
 
     /// What kind of object an id names, or nil if none.
-    public func kind(of id: ObjectID) -> ObjectKind? {
+    package func kind(of id: ObjectID) -> ObjectKind? {
         if characteristics[id] != nil { return .characteristic }
         if services[id] != nil { return .service }
         if accessories[id] != nil { return .accessory }
@@ -111,7 +111,7 @@ public struct HomeGraph: Sendable, Equatable {
     }
 
     /// The home an object belongs to (a home belongs to itself), or nil for an unknown id.
-    public func homeID(of id: ObjectID) -> ObjectID? {
+    package func homeID(of id: ObjectID) -> ObjectID? {
         if let characteristic = characteristics[id] { return accessories[characteristic.accessoryID]?.homeID }
         if let service = services[id] { return accessories[service.accessoryID]?.homeID }
         if let accessory = accessories[id] { return accessory.homeID }
@@ -199,7 +199,7 @@ public struct HomeGraph: Sendable, Equatable {
 
 extension ObjectKind {
     /// How messages name the kind: "service group", "action set".
-    public var noun: String {
+    package var noun: String {
         switch self {
         case .home: return "home"
         case .room: return "room"

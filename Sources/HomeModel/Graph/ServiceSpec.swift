@@ -4,20 +4,20 @@
 /// ones named in `optionalCharacteristics` or given a value in `characteristics`,
 /// in catalog order. A characteristic without a value gets its type's default
 /// (`CharacteristicMetadata.defaultValue`).
-public struct ServiceSpec: Sendable, Hashable {
+package struct ServiceSpec: Sendable, Hashable {
     /// A catalog service name ("Lightbulb") or UUID, full or short ("43").
-    public var type: String
+    package var type: String
     /// The service's name; nil for the accessory's name, as HomeKit does.
-    public var name: String?
-    public var isPrimary: Bool
+    package var name: String?
+    package var isPrimary: Bool
     /// Initial values by characteristic catalog name ("Brightness") or UUID; a value
     /// is validated like a provider's write (read-only characteristics may be set).
-    public var characteristics: [String: CharacteristicValue]
+    package var characteristics: [String: CharacteristicValue]
     /// Optional characteristics to include with their default value.
-    public var optionalCharacteristics: [String]
-    public var isHidden: Bool
+    package var optionalCharacteristics: [String]
+    package var isHidden: Bool
 
-    public init(
+    package init(
         type: String, name: String? = nil, primary: Bool = false,
         characteristics: [String: CharacteristicValue] = [:], optionalCharacteristics: [String] = [],
         hidden: Bool = false

@@ -1,14 +1,14 @@
 /// Durations as people write them on a command line or in a configuration file:
 /// a whole number and a unit, `90s`, `10m`, `2h`, `10d`, `2w`, `1y` (365 days),
 /// or several of them together (`1h30m`).
-public enum DurationText {
+package enum DurationText {
     private static let unitsMs: [Character: Int64] = [
         "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 7 * 86_400_000, "y": 365 * 86_400_000,
     ]
 
     /// The duration in milliseconds, or nil when `text` is not one (no unit, an
     /// unknown unit, a sign, nothing at all, or more than a thousand years).
-    public static func milliseconds(_ text: String) -> Int64? {
+    package static func milliseconds(_ text: String) -> Int64? {
         var total: Int64 = 0
         var number: Int64?
         for character in text {
@@ -30,7 +30,7 @@ public enum DurationText {
     }
 
     /// "10d", "36h", "90m": the largest unit that divides the duration.
-    public static func format(milliseconds: Int64) -> String {
+    package static func format(milliseconds: Int64) -> String {
         for (unit, size) in [
             ("y", unitsMs["y"]!), ("w", unitsMs["w"]!), ("d", unitsMs["d"]!), ("h", unitsMs["h"]!),
             ("m", unitsMs["m"]!), ("s", unitsMs["s"]!),
@@ -48,7 +48,7 @@ extension HistoryRetention {
     /// UUID) or `accessory ID=DURATION`.
     ///
     /// - Throws: `.invalidArgument` naming the entry and what is wrong with it.
-    public static func parse(
+    package static func parse(
         default defaultText: String?, audit auditText: String?, rollups rollupText: String? = nil,
         keep entries: [String]
     ) throws(HomeError) -> HistoryRetention {

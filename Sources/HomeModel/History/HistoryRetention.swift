@@ -7,22 +7,22 @@
 /// so in practice each commit follows its own accessory's rule. Events that are
 /// not about a characteristic (layout, reachability, scenes, triggers: the audit)
 /// follow the default, or `auditMs` when it is longer.
-public struct HistoryRetention: Sendable, Hashable {
-    public static let defaultMs: Int64 = 10 * 24 * 3_600_000
+package struct HistoryRetention: Sendable, Hashable {
+    package static let defaultMs: Int64 = 10 * 24 * 3_600_000
 
-    public var defaultMs: Int64
+    package var defaultMs: Int64
     /// By characteristic type: its full upper-case UUID.
-    public var byType: [String: Int64]
+    package var byType: [String: Int64]
     /// By accessory id.
-    public var byAccessory: [ObjectID: Int64]
+    package var byAccessory: [ObjectID: Int64]
     /// For the events that are not values (who changed the layout, ran a scene).
-    public var auditMs: Int64
+    package var auditMs: Int64
     /// For the 5-minute and hourly rollups of numeric values: longer than the events.
-    public var rollupMs: Int64
+    package var rollupMs: Int64
 
-    public static let defaultRollupMs: Int64 = 400 * 24 * 3_600_000
+    package static let defaultRollupMs: Int64 = 400 * 24 * 3_600_000
 
-    public init(
+    package init(
         defaultMs: Int64 = HistoryRetention.defaultMs, byType: [String: Int64] = [:],
         byAccessory: [ObjectID: Int64] = [:], auditMs: Int64 = HistoryRetention.defaultMs,
         rollupMs: Int64 = HistoryRetention.defaultRollupMs
@@ -38,7 +38,7 @@ public struct HistoryRetention: Sendable, Hashable {
     /// otherwise, not with a retention of nothing).
     ///
     /// - Throws: `.invalidArgument` naming the setting and its value.
-    public func validate() throws(HomeError) {
+    package func validate() throws(HomeError) {
         func check(_ value: Int64, _ what: String) throws(HomeError) {
             guard value > 0 else {
                 throw HomeError(
@@ -55,7 +55,7 @@ public struct HistoryRetention: Sendable, Hashable {
     }
 
     /// How long to keep the events of one commit.
-    public func keepMs(for events: [HomeEvent], in graph: HomeGraph) -> Int64 {
+    package func keepMs(for events: [HomeEvent], in graph: HomeGraph) -> Int64 {
         var keep: Int64 = 0
         for event in events {
             keep = max(keep, keepMs(for: event, in: graph))

@@ -3,7 +3,7 @@
 /// drawn without reading every change. Occurrences (a button press) and values
 /// that are not numbers are never rolled up.
 public struct RollupPoint: Sendable, Hashable {
-    public static let widthsMs: [Int64] = [300_000, 3_600_000]
+    package static let widthsMs: [Int64] = [300_000, 3_600_000]
 
     public var characteristicID: ObjectID
     /// 300 000 (5 minutes) or 3 600 000 (an hour).
@@ -36,7 +36,7 @@ public struct RollupPoint: Sendable, Hashable {
     }
 
     /// The slice of `widthMs` a value at `timeMs` falls in, holding that value alone.
-    public init(characteristicID: ObjectID, widthMs: Int64, value: Double, at timeMs: Int64) {
+    package init(characteristicID: ObjectID, widthMs: Int64, value: Double, at timeMs: Int64) {
         let start = timeMs - ((timeMs % widthMs) + widthMs) % widthMs
         self.init(
             characteristicID: characteristicID, widthMs: widthMs, startMs: start, count: 1, min: value, max: value,
@@ -44,7 +44,7 @@ public struct RollupPoint: Sendable, Hashable {
     }
 
     /// Adds another point of the same slice (a later one wins `last`).
-    public mutating func merge(_ other: RollupPoint) {
+    package mutating func merge(_ other: RollupPoint) {
         count += other.count
         min = Swift.min(min, other.min)
         max = Swift.max(max, other.max)
@@ -59,8 +59,8 @@ public struct RollupPoint: Sendable, Hashable {
 /// Folds value events into rollup points: the daemon's side of the rollups, with
 /// no I/O. Which characteristics count is the caller's to say (numbers, not
 /// occurrences).
-public struct RollupAccumulator: Sendable {
-    public private(set) var points: [RollupPoint] = []
+package struct RollupAccumulator: Sendable {
+    package private(set) var points: [RollupPoint] = []
     private var index: [Key: Int] = [:]
 
     private struct Key: Hashable {
@@ -69,9 +69,9 @@ public struct RollupAccumulator: Sendable {
         var startMs: Int64
     }
 
-    public init() {}
+    package init() {}
 
-    public mutating func add(characteristicID: ObjectID, value: Double, at timeMs: Int64) {
+    package mutating func add(characteristicID: ObjectID, value: Double, at timeMs: Int64) {
         for width in RollupPoint.widthsMs {
             let point = RollupPoint(characteristicID: characteristicID, widthMs: width, value: value, at: timeMs)
             let key = Key(characteristicID: characteristicID, widthMs: width, startMs: point.startMs)

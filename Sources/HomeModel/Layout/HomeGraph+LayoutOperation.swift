@@ -12,7 +12,7 @@ extension HomeGraph {
     /// - Throws: the graph operation's error (ALREADY_EXISTS, NOT_FOUND naming the
     ///   id, INVALID_ARGUMENT, FAILED_PRECONDITION); the graph is then unchanged
     ///   only if the caller applied it to a copy, as the store does.
-    public mutating func apply(_ operation: LayoutOperation, nowMs: Int64 = 0) throws(HomeError)
+    package mutating func apply(_ operation: LayoutOperation, nowMs: Int64 = 0) throws(HomeError)
         -> (events: [HomeEvent.Body], createdID: ObjectID)
     {
         let primaryBefore = primaryHomeID

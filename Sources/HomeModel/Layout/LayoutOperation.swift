@@ -55,16 +55,16 @@ public enum LayoutOperation: Hashable, Sendable {
 }
 
 /// What a layout operation did, once it is durable and published.
-public struct LayoutOutcome: Hashable, Sendable {
+package struct LayoutOutcome: Hashable, Sendable {
     /// Its layout events (and a primary-home event when the primary home changed),
     /// numbered; empty when nothing changed.
-    public var events: [HomeEvent]
+    package var events: [HomeEvent]
     /// The daemon's sequence number once the change took effect.
-    public var seq: UInt64
+    package var seq: UInt64
     /// For an `add…` operation, the new object's id; 0 otherwise.
-    public var createdID: ObjectID
+    package var createdID: ObjectID
 
-    public init(events: [HomeEvent], seq: UInt64, createdID: ObjectID = 0) {
+    package init(events: [HomeEvent], seq: UInt64, createdID: ObjectID = 0) {
         self.events = events
         self.seq = seq
         self.createdID = createdID

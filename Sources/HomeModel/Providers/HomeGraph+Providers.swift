@@ -1,6 +1,6 @@
 extension HomeGraph {
     /// The name of the home made for a provider's accessories when there is none.
-    public static let providerDefaultHomeName = "Home"
+    package static let providerDefaultHomeName = "Home"
 
     /// Adds a provider's accessories, or updates the ones it registered before
     /// under the same keys, and removes the keys it no longer has: all of it or,
@@ -19,7 +19,7 @@ extension HomeGraph {
     /// - Throws: INVALID_ARGUMENT naming the accessory (by position and key), the
     ///   service and the characteristic at fault; NOT_FOUND for an unknown home or
     ///   a key to remove that this provider does not have.
-    public mutating func register(
+    package mutating func register(
         _ provided: [ProvidedAccessory], removing removedKeys: [String] = [], provider: String,
         homeID: ObjectID? = nil, nowMs: Int64
     ) throws(HomeError) -> ProviderRegistration {
@@ -31,7 +31,7 @@ extension HomeGraph {
     }
 
     /// The accessories a provider registered, by key.
-    public func accessoryIDs(ofProvider provider: String) -> [String: ObjectID] {
+    package func accessoryIDs(ofProvider provider: String) -> [String: ObjectID] {
         var byKey: [String: ObjectID] = [:]
         for accessory in accessories.values where accessory.provider == provider && !accessory.providerKey.isEmpty {
             byKey[accessory.providerKey] = accessory.id

@@ -101,22 +101,22 @@ public struct ProvidedCharacteristic: Hashable, Sendable {
 }
 
 /// What a registration did to the graph.
-public struct ProviderRegistration: Hashable, Sendable {
+package struct ProviderRegistration: Hashable, Sendable {
     /// The registered accessories' ids, in the order they were given.
-    public var accessoryIDs: [ObjectID]
+    package var accessoryIDs: [ObjectID]
     /// The layout events, in order: additions, updates, removals.
-    public var changes: [LayoutChange]
+    package var changes: [LayoutChange]
     /// Values given for characteristics that already existed, to apply as the
     /// provider's reports once the layout is committed (new characteristics got
     /// theirs as initial values).
-    public var reportedValues: [CharacteristicWrite]
+    package var reportedValues: [CharacteristicWrite]
     /// Readable characteristics of the registered accessories that were given no
     /// value: the daemon asks the provider for them.
-    public var unreadCharacteristicIDs: [ObjectID]
+    package var unreadCharacteristicIDs: [ObjectID]
     /// Characteristics declared optimistic.
-    public var optimisticCharacteristicIDs: Set<ObjectID>
+    package var optimisticCharacteristicIDs: Set<ObjectID>
 
-    public init(
+    package init(
         accessoryIDs: [ObjectID] = [], changes: [LayoutChange] = [], reportedValues: [CharacteristicWrite] = [],
         unreadCharacteristicIDs: [ObjectID] = [], optimisticCharacteristicIDs: Set<ObjectID> = []
     ) {
@@ -129,14 +129,14 @@ public struct ProviderRegistration: Hashable, Sendable {
 }
 
 /// The rules for provider ids and accessory keys.
-public enum ProviderNames {
+package enum ProviderNames {
     /// The most accessories one registration call may carry.
-    public static let maxAccessoriesPerCall = 1_000
-    public static let maxKeyLength = 256
-    public static let maxProviderIDLength = 64
+    package static let maxAccessoriesPerCall = 1_000
+    package static let maxKeyLength = 256
+    package static let maxProviderIDLength = 64
 
     /// - Throws: INVALID_ARGUMENT saying what is wrong with the id.
-    public static func validateProviderID(_ id: String) throws(HomeError) {
+    package static func validateProviderID(_ id: String) throws(HomeError) {
         guard !id.isEmpty else {
             throw HomeError(.invalidArgument, "a provider id cannot be empty")
         }
@@ -160,7 +160,7 @@ public enum ProviderNames {
 
     /// - Throws: INVALID_ARGUMENT for an empty or too long key, or one with a
     ///   control character, naming `what` ("accessory key", "service key").
-    public static func validateKey(_ key: String, what: String) throws(HomeError) {
+    package static func validateKey(_ key: String, what: String) throws(HomeError) {
         guard !key.isEmpty else { throw HomeError(.invalidArgument, "\(what) cannot be empty") }
         guard key.utf8.count <= maxKeyLength else {
             throw HomeError(

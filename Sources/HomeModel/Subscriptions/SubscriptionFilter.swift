@@ -69,29 +69,3 @@ public struct StreamMarker: Hashable, Sendable {
         self.reason = reason
     }
 }
-
-/// One subscription's figures, for `homectl stats`.
-public struct SubscriptionStats: Hashable, Sendable {
-    public var subscriptionID: UInt64
-    public var callID: UInt64
-    public var policy: SlowConsumerPolicy
-    public var queueLimit: UInt32
-    public var queueDepth: UInt32
-    public var sent: UInt64
-    public var merged: UInt64
-    public var dropped: UInt64
-
-    public init(
-        subscriptionID: UInt64, callID: UInt64, policy: SlowConsumerPolicy, queueLimit: UInt32,
-        queueDepth: UInt32, sent: UInt64, merged: UInt64, dropped: UInt64
-    ) {
-        self.subscriptionID = subscriptionID
-        self.callID = callID
-        self.policy = policy
-        self.queueLimit = queueLimit
-        self.queueDepth = queueDepth
-        self.sent = sent
-        self.merged = merged
-        self.dropped = dropped
-    }
-}

@@ -1,6 +1,6 @@
 /// Who states a value, which decides how strictly it is checked against the
 /// characteristic's metadata.
-public enum ValueSource: Sendable, Hashable {
+package enum ValueSource: Sendable, Hashable {
     /// A client's write, a scene's action, a trigger's value: checked strictly.
     case request
     /// A device's reading, through its provider (a report, a registration, the answer
@@ -14,18 +14,18 @@ public enum ValueSource: Sendable, Hashable {
 
 extension Characteristic {
     /// The catalog entry of this characteristic's type; nil for a custom type.
-    public var typeInfo: CharacteristicTypeInfo? { HAPCatalog.characteristic(uuid: type.uuid) }
+    package var typeInfo: CharacteristicTypeInfo? { HAPCatalog.characteristic(uuid: type.uuid) }
 
     /// Whether the value is an occurrence rather than a state (a button press), so
     /// every write matters; see `CharacteristicTypeInfo.isEventOnly`.
-    public var isEventOnly: Bool { HAPCatalog.isEventOnly(uuid: type.uuid) }
+    package var isEventOnly: Bool { HAPCatalog.isEventOnly(uuid: type.uuid) }
 
     /// "characteristic 42 (CurrentTemperature)": how every message names it.
     var label: String { "characteristic \(id) (\(type.name))" }
 
     /// The canonical representation of a value of this characteristic's format, or
     /// nil if the value cannot stand for one. See `CharacteristicFormat.normalized(_:)`.
-    public func normalized(_ value: CharacteristicValue) -> CharacteristicValue? {
+    package func normalized(_ value: CharacteristicValue) -> CharacteristicValue? {
         metadata.format.normalized(value)
     }
 
@@ -45,7 +45,7 @@ extension Characteristic {
     /// - Returns: The normalized value.
     ///   - source: who states it (`ValueSource`): a device's values are kept where
     ///     a request's would be refused for their step or range.
-    public func validate(
+    package func validate(
         _ value: CharacteristicValue, enforceWritable: Bool = true, source: ValueSource = .request
     ) throws(HomeError) -> CharacteristicValue {
         try ValueCheck(characteristic: self, label: nil, source: source).validate(

@@ -1,6 +1,6 @@
 extension CharacteristicFormat {
     /// Whether values of this format are integers (`uint8` … `uint64`, `int`).
-    public var isInteger: Bool {
+    package var isInteger: Bool {
         switch self {
         case .uint8, .uint16, .uint32, .uint64, .int: return true
         case .bool, .float, .string, .tlv8, .data: return false
@@ -8,7 +8,7 @@ extension CharacteristicFormat {
     }
 
     /// Whether values of this format are unsigned integers, stored as `.uint`.
-    public var isUnsigned: Bool {
+    package var isUnsigned: Bool {
         switch self {
         case .uint8, .uint16, .uint32, .uint64: return true
         case .bool, .int, .float, .string, .tlv8, .data: return false
@@ -48,7 +48,7 @@ extension CharacteristicFormat {
     /// HAP's JSON encodes booleans either way. Strings stay strings and `tlv8`/`data`
     /// stay bytes. Metadata (min, max, step, valid values) is not checked here; see
     /// `Characteristic.validate(_:enforceWritable:)`.
-    public func normalized(_ value: CharacteristicValue) -> CharacteristicValue? {
+    package func normalized(_ value: CharacteristicValue) -> CharacteristicValue? {
         switch (self, value) {
         case (.bool, .bool):
             return value

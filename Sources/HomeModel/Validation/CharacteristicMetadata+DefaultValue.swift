@@ -5,7 +5,7 @@ extension CharacteristicMetadata {
     /// The lowest valid value of an enumeration; otherwise false, 0 or 0.0 moved into
     /// [min, max] and onto the step (so a target temperature starts at its minimum
     /// 10, a current temperature at 0); an empty string; no bytes.
-    public var defaultValue: CharacteristicValue {
+    package var defaultValue: CharacteristicValue {
         switch format {
         case .bool:
             return .bool(false)

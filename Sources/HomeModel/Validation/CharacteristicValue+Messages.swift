@@ -22,7 +22,7 @@ extension CharacteristicValue {
     }
 
     /// The bare value as an error message shows it ("150", "21.5", "\"on\"").
-    public var shortDescription: String {
+    package var shortDescription: String {
         switch self {
         case .float(let number): return formatNumber(number)
         case .string(let text): return quoted(text)

@@ -9,7 +9,7 @@ extension HomeGraph {
     /// - Throws: `.failedPrecondition` naming the characteristic, its current value
     ///   and the seq of its last change when the condition does not hold;
     ///   `.invalidArgument` when the expected value does not suit the format.
-    public func checkCondition(_ condition: WriteCondition, for id: ObjectID, journalID: String) throws(HomeError) {
+    package func checkCondition(_ condition: WriteCondition, for id: ObjectID, journalID: String) throws(HomeError) {
         let characteristic = try requireCharacteristic(id)
         let label = "characteristic \(id) (\(characteristic.type.name))"
         let current = characteristic.value.map { "\($0.shortDescription)" } ?? "no value"
@@ -44,12 +44,12 @@ extension HomeGraph {
     }
 
     /// Records the sequence number of the event that changed a characteristic's value.
-    public mutating func markChanged(at index: CharacteristicIndex, seq: UInt64) {
+    package mutating func markChanged(at index: CharacteristicIndex, seq: UInt64) {
         characteristics.values[index].changeSeq = seq
     }
 
     /// The sequence number of a characteristic's last change, read in place.
-    public func changeSeq(at index: CharacteristicIndex) -> UInt64 {
+    package func changeSeq(at index: CharacteristicIndex) -> UInt64 {
         characteristics.values[index].changeSeq
     }
 }

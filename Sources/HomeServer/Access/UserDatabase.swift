@@ -1,4 +1,4 @@
-public import HomeModel
+package import HomeModel
 
 #if canImport(Glibc)
     internal import Glibc
@@ -6,11 +6,11 @@ public import HomeModel
 
 /// Names of users and groups as the system knows them (`getpwnam_r`, `getgrnam_r`):
 /// what a role list or the socket's group names is resolved to at start and reload.
-public enum UserDatabase {
+package enum UserDatabase {
     /// A role list as people write it: user names or uids, groups as `@name` or
     /// `@gid`, separated by commas. `source` says where the list came from, for errors
     /// ("--admins", "roles.admins in /etc/homed/homed.yaml").
-    public static func members(_ list: [String], source: String) throws(HomeError) -> Set<RolePolicy.Member> {
+    package static func members(_ list: [String], source: String) throws(HomeError) -> Set<RolePolicy.Member> {
         var members = Set<RolePolicy.Member>()
         for item in list.flatMap({ $0.split(separator: ",") }).map({ $0.trimmingSpaces }) where !item.isEmpty {
             if item.hasPrefix("@") {
@@ -31,7 +31,7 @@ public enum UserDatabase {
         return members
     }
 
-    public static func userID(_ name: String) -> UInt32? {
+    package static func userID(_ name: String) -> UInt32? {
         var entry = passwd()
         var result: UnsafeMutablePointer<passwd>?
         var buffer = [CChar](repeating: 0, count: 4096)
@@ -39,7 +39,7 @@ public enum UserDatabase {
         return entry.pw_uid
     }
 
-    public static func groupID(_ name: String) -> UInt32? {
+    package static func groupID(_ name: String) -> UInt32? {
         var entry = group()
         var result: UnsafeMutablePointer<group>?
         var buffer = [CChar](repeating: 0, count: 16384)
@@ -49,7 +49,7 @@ public enum UserDatabase {
 
     /// Whether this process may give a file the group `gid`: root may, and so may a
     /// member of the group.
-    public static func mayGiveGroup(_ gid: UInt32) -> Bool {
+    package static func mayGiveGroup(_ gid: UInt32) -> Bool {
         if geteuid() == 0 || getegid() == gid { return true }
         let count = getgroups(0, nil)
         guard count > 0 else { return false }

@@ -4,7 +4,7 @@ internal import NIOCore
 
 // Running a call: routing its open frame, its deadline, and framing its answer.
 extension ConnectionHandler {
-    func dispatch(_ context: ChannelHandlerContext, callID: UInt64, _ open: CallOpen) {
+    func dispatch(_ context: ChannelHandlerContext, callID: UInt64, _ open: IncomingCall) {
         guard let entry = router.route(for: open.method) else {
             write(
                 context,
@@ -51,6 +51,9 @@ extension ConnectionHandler {
                 machine.opened(callID, .unary)
                 armDeadline(context, callID: callID, timeoutMs: open.timeoutMs, method: open.method)
                 let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
+                // The closure keeps the method's name only: the request is a slice of the
+                // connection's read buffer, which must not be held while the answer waits.
+                let method = open.method
                 handler(open.request, callContext).whenComplete { result in
                     let handler = loopBound.value
                     // Dropped when the call already ended (deadline, cancel, close).
@@ -60,7 +63,7 @@ extension ConnectionHandler {
                         switch result {
                         case .success(let payload): try handler.reply(context, callID: callID, payload: payload)
                         case .failure(let error as HomeError): throw error
-                        case .failure(let error): throw HomeError(.internal, "\(open.method) failed", cause: error)
+                        case .failure(let error): throw HomeError(.internal, "\(method) failed", cause: error)
                         }
                     } catch {
                         handler.write(context, WireFrame(callID: callID, body: .status(error)))

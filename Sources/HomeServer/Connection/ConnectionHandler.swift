@@ -189,14 +189,19 @@ final class ConnectionHandler: ChannelDuplexHandler {
                         + "frame size of \(machine.frameSize) bytes negotiated by this connection's hello"))
             return
         }
-        let frame: WireFrame
-        do throws(HomeError) {
-            frame = try WireFrame(decoding: body)
-        } catch {
-            fail(context, HomeError(.invalidArgument, "unreadable frame: \(error.message)", cause: error))
-            return
+        let action: ConnectionStateMachine.FrameAction
+        // A call's open frame, the common one, is taken apart by hand once the hello is in.
+        if machine.phase != .awaitingHello, let (callID, call) = WireFrame.callOpen(of: body) {
+            action = machine.open(callID: callID, call)
+        } else {
+            do throws(HomeError) {
+                action = machine.receive(try WireFrame(decoding: body))
+            } catch {
+                fail(context, HomeError(.invalidArgument, "unreadable frame: \(error.message)", cause: error))
+                return
+            }
         }
-        switch machine.receive(frame) {
+        switch action {
         case .acceptHello(let hello, let frameSize):
             helloTimeout?.cancel()
             registry.update(connectionID, name: hello.clientName)

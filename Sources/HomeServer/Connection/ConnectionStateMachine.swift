@@ -65,7 +65,7 @@ struct ConnectionStateMachine {
         /// Answer on call 0 with this status and close: the connection is unusable.
         case fail(HomeError)
         /// Run the call (the router decides what it is).
-        case dispatch(callID: UInt64, CallOpen)
+        case dispatch(callID: UInt64, IncomingCall)
         /// Answer with this frame and carry on.
         case reply(WireFrame)
         /// The client cancelled this call: stop it, then confirm with CANCELLED.
@@ -78,7 +78,7 @@ struct ConnectionStateMachine {
         if phase == .awaitingHello { return receiveHello(frame) }
         switch frame.body {
         case .open(let open):
-            return self.open(callID: frame.callID, open)
+            return self.open(callID: frame.callID, IncomingCall(open))
         case .cancel:
             guard let call = calls.removeValue(forKey: frame.callID) else { return .ignore }
             return .cancel(callID: frame.callID, call)
@@ -131,7 +131,7 @@ struct ConnectionStateMachine {
         return min(max(Int(asked), min(minimumFrameSize, limit)), limit)
     }
 
-    private mutating func open(callID: UInt64, _ open: CallOpen) -> FrameAction {
+    mutating func open(callID: UInt64, _ open: IncomingCall) -> FrameAction {
         guard callID != 0 else {
             return .reply(
                 WireFrame(

@@ -9,12 +9,12 @@ struct HomeRouter: Sendable {
     /// A handler with the types erased: bytes in, an encoded response out.
     enum Route: Sendable {
         /// Answers at once, on the connection's event loop.
-        case unary(@Sendable (_ request: [UInt8], CallContext) throws(HomeError) -> ByteBuffer)
+        case unary(@Sendable (_ request: ByteBuffer, CallContext) throws(HomeError) -> ByteBuffer)
         /// Answers later, on the connection's event loop.
-        case deferredUnary(@Sendable (_ request: [UInt8], CallContext) -> EventLoopFuture<ByteBuffer>)
+        case deferredUnary(@Sendable (_ request: ByteBuffer, CallContext) -> EventLoopFuture<ByteBuffer>)
         /// Opens a stream that sends messages through the call's writer until it ends.
         case serverStreaming(
-            @Sendable (_ request: [UInt8], CallContext, CallWriter) throws(HomeError) -> any ServerStreamCall)
+            @Sendable (_ request: ByteBuffer, CallContext, CallWriter) throws(HomeError) -> any ServerStreamCall)
     }
 
     /// A method's handler and the role a caller needs to have it run.

@@ -26,7 +26,7 @@ extension HomeService {
         status.daemonPID = getpid()
         status.callerUID = context.peer.uid
         status.callerPID = context.peer.pid
-        status.role = context.role
+        status.callerRole = context.role
         return status
     }
 

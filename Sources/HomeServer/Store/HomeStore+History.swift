@@ -4,9 +4,14 @@ internal import Logging
 /// The stored history the store keeps every event in, and how long.
 public struct StoredHistory: Sendable {
     public let storage: any HomeHistory
-    public let retention: HistoryRetention
+    package let retention: HistoryRetention
 
-    public init(storage: any HomeHistory, retention: HistoryRetention = HistoryRetention()) {
+    /// With the default retention.
+    public init(storage: any HomeHistory) {
+        self.init(storage: storage, retention: HistoryRetention())
+    }
+
+    package init(storage: any HomeHistory, retention: HistoryRetention) {
         self.storage = storage
         self.retention = retention
     }

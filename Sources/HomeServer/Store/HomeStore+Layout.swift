@@ -1,4 +1,4 @@
-public import HomeModel
+package import HomeModel
 
 extension HomeStore {
     /// Applies a layout operation atomically: the graph applies it to a copy, the
@@ -8,7 +8,7 @@ extension HomeStore {
     ///   id, INVALID_ARGUMENT, FAILED_PRECONDITION), or persistence's; either way
     ///   nothing changed and nothing was published.
     @discardableResult
-    public func changeLayout(_ operation: LayoutOperation, origin: Origin) throws(HomeError) -> LayoutOutcome {
+    package func changeLayout(_ operation: LayoutOperation, origin: Origin) throws(HomeError) -> LayoutOutcome {
         let committed = try commit(.layout, origin: origin) {
             transaction throws(HomeError) -> (events: [HomeEvent.Body], createdID: ObjectID) in
             let applied = try transaction.graph.apply(operation, nowMs: transaction.nowMs)

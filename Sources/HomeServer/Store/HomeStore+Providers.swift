@@ -3,7 +3,7 @@ public import HomeModel
 extension HomeStore {
     /// What a registration did, once durable and published.
     public struct RegistrationOutcome: Sendable {
-        public var registration: ProviderRegistration
+        package var registration: ProviderRegistration
         /// The graph right after it (for the response's accessories).
         public var graph: HomeGraph
         public var seq: UInt64

@@ -1,4 +1,5 @@
 internal import HomeModel
+internal import HomeWire
 
 /// Where a new subscription's stream starts.
 enum SubscriptionStart: Sendable {

@@ -92,7 +92,7 @@ struct DecodedTables {
             for service in accessory.services {
                 var characteristicIDs: [ObjectID] = []
                 for wireCharacteristic in service.characteristics {
-                    let characteristic = Characteristic(wireCharacteristic)
+                    let characteristic = Characteristic(wire: wireCharacteristic)
                     characteristics[characteristic.id] = characteristic
                     characteristicIDs.append(characteristic.id)
                 }

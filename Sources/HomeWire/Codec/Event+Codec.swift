@@ -4,29 +4,27 @@ internal import HomeModel
 // LayoutResponse's events, the stream's markers and the tests. The stream's
 // batches of events take the hand-written path in Internal/EventCodec.swift.
 
-extension Proto.Origin {
-    init(_ origin: Origin) {
-        kind = origin.kind.wireNumber
-        connectionID = origin.connectionID
-        name = origin.name
-        uid = origin.uid
+extension Origin: WireConvertible {
+    var wire: Proto.Origin { Proto.Origin(kind: kind.wireNumber, connectionID: connectionID, name: name, uid: uid) }
+
+    init(wire: Proto.Origin) {
+        self.init(
+            kind: .fromWire(wire.kind, default: .unknown), connectionID: wire.connectionID, name: wire.name,
+            uid: wire.uid)
     }
 }
 
-extension Proto.Event {
-    init(_ event: HomeEvent) {
-        seq = event.seq
-        kind = event.kind.wireNumber
-        timeMs = event.timeMs
-        origin = Proto.Origin(event.origin)
-        switch event.body {
+extension HomeEvent: WireConvertible {
+    var wire: Proto.Event {
+        let body: Proto.Event.Body
+        switch self.body {
         case .value(let change):
             body = .value(
                 Proto.ValueChange(
                     accessoryID: change.accessoryID, serviceID: change.serviceID,
                     characteristicID: change.characteristicID, value: Proto.Value(change.value), merged: change.merged))
         case .reachability(let accessoryID, let reachable):
-            body = .reachability(Proto.ReachabilityChange(accessoryID: accessoryID, reachable: reachable))
+            body = .reachability(ReachabilityChange(accessoryID: accessoryID, reachable: reachable))
         case .layout(let change):
             body = .layout(
                 Proto.LayoutChange(
@@ -41,16 +39,12 @@ extension Proto.Event {
         case .audit(let note):
             body = .audit(Proto.AuditNote(action: note.action, detail: note.detail))
         }
+        return Proto.Event(seq: seq, kind: kind.wireNumber, timeMs: timeMs, origin: origin.wire, body: body)
     }
-}
 
-extension HomeEvent {
     /// - Throws: `.invalidArgument` for an event without a body, or a value event without a value.
-    init(_ wire: Proto.Event) throws(HomeError) {
-        let origin = wire.origin.map {
-            Origin(
-                kind: .fromWire($0.kind, default: .unknown), connectionID: $0.connectionID, name: $0.name, uid: $0.uid)
-        }
+    init(wire: Proto.Event) throws(HomeError) {
+        let origin = wire.origin.map(Origin.init(wire:))
         let body: HomeEvent.Body
         switch wire.body {
         case .value(let change)?:

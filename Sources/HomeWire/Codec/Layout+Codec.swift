@@ -170,17 +170,3 @@ extension LayoutOperation {
         }
     }
 }
-
-extension LayoutResponse: WireMessage {
-    public func encode(into buffer: inout ByteBuffer) {
-        Proto.LayoutResponse(events: events.map(Proto.Event.init), seq: seq, createdID: createdID)
-            .serialize(into: &buffer)
-    }
-
-    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
-        let wire = try Proto.LayoutResponse(serialized: bytes)
-        var events: [HomeEvent] = []
-        for event in wire.events { events.append(try HomeEvent(event)) }
-        self.init(events: events, seq: wire.seq, createdID: wire.createdID)
-    }
-}

@@ -20,6 +20,16 @@ extension WireMessage {
         return Array(buffer.readableBytesView)
     }
 
+    /// Decodes a message straight from where it arrived (a payload sliced from
+    /// its frame): no copy first.
+    @_spi(Wire) @inlinable
+    public init(wire buffer: ByteBuffer) throws(HomeError) {
+        let result: Result<Self, HomeError> = buffer.withUnsafeReadableBytes { raw in
+            do throws(HomeError) { return .success(try Self(wire: raw)) } catch { return .failure(error) }
+        }
+        self = try result.get()
+    }
+
     @_spi(Wire) @inlinable
     public init(wire bytes: [UInt8]) throws(HomeError) {
         let result: Result<Self, HomeError> = bytes.withUnsafeBytes { raw in
@@ -31,7 +41,7 @@ extension WireMessage {
 
 extension GetHomeResponse: WireMessage {
     /// Encodes the given homes of a graph without copying it into a response first.
-    @_spi(Wire) public static func encodeHomes(
+    package static func encodeHomes(
         graph: HomeGraph, homeIDs: [ObjectID], seq: UInt64, journalID: String,
         into buffer: inout ByteBuffer
     ) {
@@ -45,7 +55,7 @@ extension GetHomeResponse: WireMessage {
     /// positions (counted across the homes, in order), and with `withTables` each
     /// home's other tables (the first page); otherwise each home that has
     /// accessories on the page, with only its id.
-    @_spi(Wire) public static func encodePage(
+    package static func encodePage(
         graph: HomeGraph, homeIDs: [ObjectID], accessories positions: Range<Int>, withTables: Bool,
         seq: UInt64, journalID: String, nextPageToken: String, into buffer: inout ByteBuffer
     ) {
@@ -107,18 +117,18 @@ public struct GetHomePage: WireMessage {
 }
 
 /// Puts together a home sent in pages (GetHome with a page size), page by page.
-public struct GetHomeAssembler {
+package struct GetHomeAssembler {
     private var tables = DecodedTables()
     private var snapshot: (seq: UInt64, journalID: String)?
 
-    public init() {}
+    package init() {}
 
     /// Adds the next page.
     ///
     /// - Returns: the token that asks for the page after it; empty after the last.
     /// - Throws: `.invalidArgument` when the page does not decode, comes from
     ///   another snapshot than the first, or names a home the first page did not.
-    public mutating func add(_ page: GetHomePage) throws(HomeError) -> String {
+    package mutating func add(_ page: GetHomePage) throws(HomeError) -> String {
         let result: Result<String, HomeError> = page.encoded.withUnsafeReadableBytes { raw in
             do throws(HomeError) { return .success(try add(page: raw)) } catch { return .failure(error) }
         }
@@ -149,39 +159,31 @@ public struct GetHomeAssembler {
     }
 
     /// The whole home, once the last page is in.
-    public func response() throws(HomeError) -> GetHomeResponse {
+    package func response() throws(HomeError) -> GetHomeResponse {
         guard let snapshot else { throw HomeError(.invalidArgument, "no GetHome page was added") }
         return GetHomeResponse(graph: try tables.graph(), seq: snapshot.seq, journalID: snapshot.journalID)
     }
 }
 
-extension ReadCharacteristicsRequest: WireMessage {
-    public func encode(into buffer: inout ByteBuffer) {
-        Proto.ReadCharacteristicsRequest(characteristicIDs: characteristicIDs, fresh: fresh).serialize(into: &buffer)
-    }
-
-    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
-        let wire = try Proto.ReadCharacteristicsRequest(serialized: bytes)
-        self.init(characteristicIDs: wire.characteristicIDs, fresh: wire.fresh)
-    }
-}
-
 // One read's and one write's items, as reads, writes and provider commands carry them.
 
-extension Proto.CharacteristicWrite {
-    init(_ write: CharacteristicWrite) {
-        self.init(
-            characteristicID: write.characteristicID, value: Proto.Value(write.value),
-            condition: write.condition.map {
+extension CharacteristicWrite: WireConvertible {
+    var wire: Proto.CharacteristicWrite {
+        Proto.CharacteristicWrite(
+            characteristicID: characteristicID, value: Proto.Value(value),
+            condition: condition.map {
                 Proto.WriteCondition(value: $0.value.map(Proto.Value.init), seq: $0.seq, journalID: $0.journalID)
             })
     }
-}
 
-extension CharacteristicWrite {
+    /// A provider's write command or report: the condition is ignored.
+    init(wire: Proto.CharacteristicWrite) throws(HomeError) {
+        try self.init(wire: wire, conditional: false)
+    }
+
     /// - Parameter conditional: take the write's condition (a client's write);
     ///   false for a provider's command answers and reports, which ignore it.
-    init(wire: Proto.CharacteristicWrite, conditional: Bool = false) throws(HomeError) {
+    init(wire: Proto.CharacteristicWrite, conditional: Bool) throws(HomeError) {
         guard let value = CharacteristicValue(wire.value) else {
             throw HomeError(.invalidArgument, "write to characteristic \(wire.characteristicID) carries no value")
         }
@@ -205,17 +207,14 @@ extension CharacteristicWrite {
     }
 }
 
-extension Proto.CharacteristicRead {
-    init(_ read: CharacteristicRead) {
-        self.init(
-            characteristicID: read.characteristicID, value: read.value.map(Proto.Value.init),
-            lastUpdatedMs: read.lastUpdatedMs, code: read.error?.code.wireNumber ?? 0,
-            message: read.error?.message ?? "", changeSeq: read.changeSeq)
+extension CharacteristicRead: WireConvertible {
+    var wire: Proto.CharacteristicRead {
+        Proto.CharacteristicRead(
+            characteristicID: characteristicID, value: value.map(Proto.Value.init), lastUpdatedMs: lastUpdatedMs,
+            code: error?.code.wireNumber ?? 0, message: error?.message ?? "", changeSeq: changeSeq)
     }
-}
 
-extension CharacteristicRead {
-    init(_ wire: Proto.CharacteristicRead) {
+    init(wire: Proto.CharacteristicRead) {
         self.init(
             characteristicID: wire.characteristicID, value: CharacteristicValue(wire.value),
             lastUpdatedMs: wire.lastUpdatedMs, error: .fromWire(code: wire.code, message: wire.message),
@@ -223,44 +222,14 @@ extension CharacteristicRead {
     }
 }
 
-extension ReadCharacteristicsResponse: WireMessage {
-    public func encode(into buffer: inout ByteBuffer) {
-        Proto.ReadCharacteristicsResponse(reads: reads.map(Proto.CharacteristicRead.init), seq: seq)
-            .serialize(into: &buffer)
+extension WriteResult: WireConvertible {
+    var wire: Proto.WriteResult {
+        Proto.WriteResult(
+            characteristicID: characteristicID, code: error?.code.wireNumber ?? 0, message: error?.message ?? "",
+            seq: seq, accessoryID: accessoryID)
     }
 
-    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
-        let wire = try Proto.ReadCharacteristicsResponse(serialized: bytes)
-        self.init(reads: wire.reads.map(CharacteristicRead.init), seq: wire.seq)
-    }
-}
-
-extension WriteCharacteristicsRequest: WireMessage {
-    public func encode(into buffer: inout ByteBuffer) {
-        Proto.WriteCharacteristicsRequest(
-            writes: writes.map(Proto.CharacteristicWrite.init), atomic: atomic, validateOnly: validateOnly
-        ).serialize(into: &buffer)
-    }
-
-    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
-        let wire = try Proto.WriteCharacteristicsRequest(serialized: bytes)
-        var writes: [CharacteristicWrite] = []
-        writes.reserveCapacity(wire.writes.count)
-        for write in wire.writes { writes.append(try CharacteristicWrite(wire: write, conditional: true)) }
-        self.init(writes: writes, atomic: wire.atomic, validateOnly: wire.validateOnly)
-    }
-}
-
-extension Proto.WriteResult {
-    init(_ result: WriteResult) {
-        self.init(
-            characteristicID: result.characteristicID, code: result.error?.code.wireNumber ?? 0,
-            message: result.error?.message ?? "", seq: result.seq, accessoryID: result.accessoryID)
-    }
-}
-
-extension WriteResult {
-    init(_ wire: Proto.WriteResult) {
+    init(wire: Proto.WriteResult) {
         self.init(
             characteristicID: wire.characteristicID, error: .fromWire(code: wire.code, message: wire.message),
             seq: wire.seq, accessoryID: wire.accessoryID)
@@ -270,38 +239,6 @@ extension WriteResult {
 extension HomeError.Code {
     /// The `home.v1.StatusCode` number: gRPC's.
     var wireNumber: UInt32 { UInt32(rawValue) }
-}
-
-extension WriteCharacteristicsResponse: WireMessage {
-    public func encode(into buffer: inout ByteBuffer) {
-        Proto.WriteCharacteristicsResponse(results: results.map(Proto.WriteResult.init), seq: seq)
-            .serialize(into: &buffer)
-    }
-
-    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
-        let wire = try Proto.WriteCharacteristicsResponse(serialized: bytes)
-        self.init(results: wire.results.map(WriteResult.init), seq: wire.seq)
-    }
-}
-
-extension SubscribeRequest: WireMessage {
-    public func encode(into buffer: inout ByteBuffer) {
-        Proto.SubscribeRequest(
-            // An empty filter is left out, as every protobuf runtime leaves out an empty message.
-            filter: filter == SubscriptionFilter() ? nil : Proto.SubscriptionFilter(filter), snapshot: snapshot,
-            sinceSeq: sinceSeq, journalID: journalID, excludeOwn: excludeOwn, policy: policy.wireNumber,
-            queueLimit: queueLimit, heartbeatMs: heartbeatMs, minIntervalMs: minIntervalMs, sinceTimeMs: sinceTimeMs
-        ).serialize(into: &buffer)
-    }
-
-    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
-        let wire = try Proto.SubscribeRequest(serialized: bytes)
-        self.init(
-            filter: try SubscriptionFilter(wire.filter), snapshot: wire.snapshot, sinceSeq: wire.sinceSeq,
-            journalID: wire.journalID, excludeOwn: wire.excludeOwn,
-            policy: try .fromWire(wire.policy, field: "SubscribeRequest.policy"), queueLimit: wire.queueLimit,
-            heartbeatMs: wire.heartbeatMs, minIntervalMs: wire.minIntervalMs, sinceTimeMs: wire.sinceTimeMs)
-    }
 }
 
 extension ListAccessoriesResponse: WireMessage {

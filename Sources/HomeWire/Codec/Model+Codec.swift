@@ -18,7 +18,17 @@ extension Proto.Value {
     }
 }
 
-extension CharacteristicValue {
+extension CharacteristicValue: WireConvertible {
+    var wire: Proto.Value { Proto.Value(self) }
+
+    /// - Throws: `.invalidArgument` for a `Value` with no kind set.
+    init(wire: Proto.Value) throws(HomeError) {
+        guard let value = CharacteristicValue(wire) else {
+            throw HomeError(.invalidArgument, "a value with no kind set (bool, int, uint, float, string or data)")
+        }
+        self = value
+    }
+
     /// nil for a `Value` with no kind set.
     init?(_ wire: Proto.Value?) {
         switch wire?.kind {
@@ -96,22 +106,15 @@ extension ListAccessoriesResponse: ServiceTables {
     func characteristic(_ id: ObjectID) -> Characteristic? { characteristics[id] }
 }
 
-extension Proto.Characteristic {
-    init(_ characteristic: Characteristic) {
-        id = characteristic.id
-        type = characteristic.type.uuid
-        typeName = characteristic.type.name
-        properties = Proto.CharacteristicProperties(characteristic.properties)
-        metadata = Proto.CharacteristicMetadata(characteristic.metadata)
-        value = characteristic.value.map(Proto.Value.init)
-        lastUpdatedMs = characteristic.lastUpdatedMs
-        serviceID = characteristic.serviceID
-        accessoryID = characteristic.accessoryID
+extension Characteristic: WireConvertible {
+    var wire: Proto.Characteristic {
+        Proto.Characteristic(
+            id: id, type: type.uuid, typeName: type.name, properties: Proto.CharacteristicProperties(properties),
+            metadata: Proto.CharacteristicMetadata(metadata), value: value.map(Proto.Value.init),
+            lastUpdatedMs: lastUpdatedMs, serviceID: serviceID, accessoryID: accessoryID)
     }
-}
 
-extension Characteristic {
-    init(_ wire: Proto.Characteristic) {
+    init(wire: Proto.Characteristic) {
         self.init(
             id: wire.id, serviceID: wire.serviceID, accessoryID: wire.accessoryID,
             type: TypeIdentifier(uuid: wire.type, name: wire.typeName),
@@ -133,7 +136,7 @@ extension Proto.AccessoryService {
         linkedServiceIDs = service.linkedServiceIDs
         providerKey = service.providerKey
         characteristics = service.characteristicIDs.compactMap {
-            graph.characteristic($0).map(Proto.Characteristic.init)
+            graph.characteristic($0)?.wire
         }
     }
 }

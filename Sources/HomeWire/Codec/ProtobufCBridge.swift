@@ -13,8 +13,9 @@ protocol ProtobufCBridged {
     /// The message's full name, for the error a malformed one gets.
     static var messageName: String { get }
     static var unpack: Unpacker<CMessage> { get }
-    /// Copies an unpacked C tree.
-    init(c message: CMessage)
+    /// Copies an unpacked C tree; a public message converts the model's types it
+    /// carries on the way, and checks a client's enum numbers.
+    init(c message: CMessage) throws(HomeError)
     /// Builds the C tree in `arena`, which owns every allocation.
     func build(in arena: inout CArena) -> UnsafeMutablePointer<CMessage>
 }
@@ -32,9 +33,19 @@ extension ProtobufCBridged {
     ///   or a string in it is not valid UTF-8 or holds a NUL byte.
     init(serialized bytes: UnsafeRawBufferPointer, checkStrings: Bool = true) throws(HomeError) {
         self = try withUnpacked(bytes, as: Self.messageName, unpack: Self.unpack, checkStrings: checkStrings) {
-            Self(c: $0.pointee)
+            message throws(HomeError) in try Self(c: message.pointee)
         }
     }
+}
+
+/// A model type (HomeModel) that messages of the schema carry: converted to and
+/// from its generated mirror here, once, by hand (what the model means is no
+/// generator's business); every generated message that carries it calls this
+/// conversion (MODEL_MESSAGES in Scripts/generate-swift-wire.py).
+protocol WireConvertible {
+    associatedtype Wire: ProtobufCBridged
+    init(wire: Wire) throws(HomeError)
+    var wire: Wire { get }
 }
 
 /// Packs a protobuf-c message (anything whose first member is `ProtobufCMessage base`)
@@ -105,12 +116,14 @@ func copiedArray<T>(_ pointer: UnsafeMutablePointer<T>?, _ count: Int) -> [T] {
 
 /// A repeated field, each element converted.
 @inline(__always)
-func mappedArray<T, R>(_ pointer: UnsafeMutablePointer<T>?, _ count: Int, _ transform: (T) -> R) -> [R] {
+func mappedArray<T, R, E: Error>(_ pointer: UnsafeMutablePointer<T>?, _ count: Int, _ transform: (T) throws(E) -> R)
+    throws(E) -> [R]
+{
     guard count > 0, let pointer else { return [] }
     var result: [R] = []
     result.reserveCapacity(count)
     for index in 0..<count {
-        result.append(transform(pointer[index]))
+        result.append(try transform(pointer[index]))
     }
     return result
 }

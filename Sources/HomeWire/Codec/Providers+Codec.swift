@@ -13,7 +13,7 @@ extension ProviderCommand: WireMessage {
         case .read(let ids):
             command = .read(Proto.ReadCommand(characteristicIDs: ids))
         case .write(let writes, let atomic):
-            command = .write(Proto.WriteCommand(writes: writes.map(Proto.CharacteristicWrite.init), atomic: atomic))
+            command = .write(Proto.WriteCommand(writes: writes.map(\.wire), atomic: atomic))
         case .ping:
             command = .ping(Proto.PingCommand())
         }
@@ -43,8 +43,8 @@ extension ProviderCommand: WireMessage {
 extension CommandAnswer: WireMessage {
     public func encode(into buffer: inout ByteBuffer) {
         Proto.CommandAnswer(
-            requestID: requestID, reads: reads.map(Proto.CharacteristicRead.init),
-            writes: writes.map(Proto.WriteResult.init), code: error?.code.wireNumber ?? 0,
+            requestID: requestID, reads: reads.map(\.wire),
+            writes: writes.map(\.wire), code: error?.code.wireNumber ?? 0,
             message: error?.message ?? ""
         ).serialize(into: &buffer)
     }
@@ -63,8 +63,8 @@ extension CommandAnswer: WireMessage {
             try Self.checkCode(write.code, in: "\(request), characteristic \(write.characteristicID) of its writes")
         }
         self.init(
-            requestID: wire.requestID, reads: wire.reads.map(CharacteristicRead.init),
-            writes: wire.writes.map(WriteResult.init), error: .fromWire(code: wire.code, message: wire.message))
+            requestID: wire.requestID, reads: wire.reads.map(CharacteristicRead.init(wire:)),
+            writes: wire.writes.map(WriteResult.init(wire:)), error: .fromWire(code: wire.code, message: wire.message))
     }
 
     /// - Throws: INVALID_ARGUMENT naming the number and where it was, when it is
@@ -217,41 +217,5 @@ extension RegisterAccessoriesResponse: WireMessage, ServiceTables {
         self.init(
             accessories: wire.accessories.compactMap { tables.accessories[$0.id] }, services: tables.services,
             characteristics: tables.characteristics, seq: wire.seq)
-    }
-}
-
-// MARK: Reports
-
-extension ValueReport: WireMessage {
-    public func encode(into buffer: inout ByteBuffer) {
-        Proto.ValueReport(
-            values: values.map(Proto.CharacteristicWrite.init),
-            reachability: reachability.map {
-                Proto.ReachabilityChange(accessoryID: $0.accessoryID, reachable: $0.reachable)
-            }
-        ).serialize(into: &buffer)
-    }
-
-    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
-        let wire = try Proto.ValueReport(serialized: bytes)
-        var values: [CharacteristicWrite] = []
-        values.reserveCapacity(wire.values.count)
-        for value in wire.values { values.append(try CharacteristicWrite(wire: value)) }
-        self.init(
-            values: values,
-            reachability: wire.reachability.map {
-                ReachabilityReport(accessoryID: $0.accessoryID, reachable: $0.reachable)
-            })
-    }
-}
-
-extension ValueReportResponse: WireMessage {
-    public func encode(into buffer: inout ByteBuffer) {
-        Proto.ValueReportResponse(seq: seq, rejected: rejected.map(Proto.WriteResult.init)).serialize(into: &buffer)
-    }
-
-    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
-        let wire = try Proto.ValueReportResponse(serialized: bytes)
-        self.init(seq: wire.seq, rejected: wire.rejected.map(WriteResult.init))
     }
 }

@@ -267,11 +267,6 @@ extension Proto {
         let merged: UInt32
     }
 
-    struct ReachabilityChange: Sendable {
-        let accessoryID: UInt64
-        let reachable: Bool
-    }
-
     struct LayoutChange: Sendable {
         /// A `home.v1.LayoutAction` number (see `LayoutChange.Action`).
         let action: UInt32
@@ -293,7 +288,7 @@ extension Proto {
         let origin: Proto.Origin?
         enum Body: Sendable {
             case value(Proto.ValueChange)
-            case reachability(Proto.ReachabilityChange)
+            case reachability(ReachabilityChange)
             case layout(Proto.LayoutChange)
             case primaryHomeID(UInt64)
             case actionSetID(UInt64)
@@ -316,12 +311,6 @@ extension Proto {
         let rooms: [Proto.Room]
     }
 
-    struct ReadCharacteristicsRequest: Sendable {
-        let characteristicIDs: [UInt64]
-        /// Ask the accessory for a fresh value instead of the daemon's cache.
-        let fresh: Bool
-    }
-
     struct CharacteristicRead: Sendable {
         let characteristicID: UInt64
         let value: Proto.Value?
@@ -334,11 +323,6 @@ extension Proto {
         /// changed since the daemon started. Set by ReadCharacteristics; 0 in a
         /// provider's answers (ignored there).
         let changeSeq: UInt64
-    }
-
-    struct ReadCharacteristicsResponse: Sendable {
-        let reads: [Proto.CharacteristicRead]
-        let seq: UInt64
     }
 
     struct CharacteristicWrite: Sendable {
@@ -365,14 +349,6 @@ extension Proto {
         let journalID: String
     }
 
-    struct WriteCharacteristicsRequest: Sendable {
-        let writes: [Proto.CharacteristicWrite]
-        /// All or nothing: if any write is invalid, none is applied.
-        let atomic: Bool
-        /// Validate only: report per-item status, apply nothing.
-        let validateOnly: Bool
-    }
-
     struct WriteResult: Sendable {
         let characteristicID: UInt64
         /// A `home.v1.StatusCode` number (see `HomeError.Code`).
@@ -386,13 +362,6 @@ extension Proto {
         let accessoryID: UInt64
     }
 
-    struct WriteCharacteristicsResponse: Sendable {
-        let results: [Proto.WriteResult]
-        /// The daemon's sequence number once every write of this call took effect:
-        /// every event up to it that concerns these characteristics reflects it.
-        let seq: UInt64
-    }
-
     struct SubscriptionFilter: Sendable {
         let homeIDs: [UInt64]
         let roomIDs: [UInt64]
@@ -404,33 +373,6 @@ extension Proto {
         let characteristicTypes: [String]
         /// A `home.v1.EventKind` number (see `EventKind`).
         let kinds: [UInt32]
-    }
-
-    struct SubscribeRequest: Sendable {
-        let filter: Proto.SubscriptionFilter?
-        /// Send the current values first, then a SNAPSHOT_END marker, then changes.
-        let snapshot: Bool
-        /// Resume after this sequence number (exclusive) of `journal_id`.
-        let sinceSeq: UInt64?
-        let journalID: String
-        let excludeOwn: Bool
-        /// A `home.v1.SlowConsumerPolicy` number (see `SlowConsumerPolicy`).
-        let policy: UInt32
-        /// Events held for this subscriber before its policy applies; 0 = default
-        /// (1024), at most 16384. The queue is also full at 256 bytes per event of
-        /// this limit; one connection's queues hold at most 16 MiB together.
-        let queueLimit: UInt32
-        /// Send a heartbeat when nothing was sent for this long; 0 = none. At least 100
-        /// (less is INVALID_ARGUMENT).
-        let heartbeatMs: UInt32
-        /// At most one value event per characteristic per interval; 0 = no limit.
-        let minIntervalMs: UInt32
-        /// Start in the past: the events from this time on (ms since the epoch), from
-        /// the kept history, then live, stitched by sequence number (as a resume from
-        /// the sequence number before the first of them). A time in the future is
-        /// INVALID_ARGUMENT; one older than everything kept starts at the oldest kept
-        /// event. Not with since_seq or snapshot.
-        let sinceTimeMs: Int64?
     }
 
     struct StreamMarker: Sendable {
@@ -588,18 +530,6 @@ extension Proto {
         let op: Op?
     }
 
-    struct LayoutResponse: Sendable {
-        /// What the change published, in order, with their sequence numbers:
-        /// EVENT_LAYOUT_CHANGED for each object added, removed, renamed, moved or
-        /// updated, and EVENT_PRIMARY_HOME_CHANGED when the primary home changed. Empty
-        /// when the change changed nothing (a rename to the same name).
-        let events: [Proto.Event]
-        /// The daemon's sequence number once the change took effect.
-        let seq: UInt64
-        /// For an add_*: the new object's id; 0 otherwise.
-        let createdID: UInt64
-    }
-
     /// An enumerated value of a characteristic type with its HAP name ("Heat" = 1).
     struct NamedValue: Sendable {
         let value: Int64
@@ -644,59 +574,6 @@ extension Proto {
         /// Characteristic type names, in catalog order.
         let requiredCharacteristics: [String]
         let optionalCharacteristics: [String]
-    }
-
-    struct ListTypesResponse: Sendable {
-        /// By name.
-        let characteristicTypes: [Proto.CharacteristicType]
-        let serviceTypes: [Proto.ServiceType]
-    }
-
-    struct ModifySubscriptionRequest: Sendable {
-        /// The call id of the subscription on this connection.
-        let callID: UInt64
-        /// Objects (and types) to start receiving events about.
-        let add: Proto.SubscriptionFilter?
-        /// Objects (and types) to stop receiving events about.
-        let remove: Proto.SubscriptionFilter?
-    }
-
-    struct SubscriptionStats: Sendable {
-        let subscriptionID: UInt64
-        let callID: UInt64
-        /// A `home.v1.SlowConsumerPolicy` number (see `SlowConsumerPolicy`).
-        let policy: UInt32
-        let queueLimit: UInt32
-        let queueDepth: UInt32
-        let sent: UInt64
-        let merged: UInt64
-        let dropped: UInt64
-    }
-
-    struct ConnectionStats: Sendable {
-        let connectionID: UInt64
-        let clientName: String
-        let openCalls: UInt32
-        let subscriptions: [Proto.SubscriptionStats]
-        /// Bytes written to the socket and not yet taken by the client.
-        let pendingBytes: UInt64
-        /// The connection's peer (SO_PEERCRED) and its role now.
-        let uid: UInt32
-        let pid: Int32
-        /// A `home.v1.Role` number (see `Role`).
-        let role: UInt32
-    }
-
-    struct GetStatsResponse: Sendable {
-        let connections: [Proto.ConnectionStats]
-        let seq: UInt64
-    }
-
-    struct ExecuteActionSetResponse: Sendable {
-        /// One result per action, in the scene's order.
-        let results: [Proto.WriteResult]
-        /// The sequence number of the action-set-executed event.
-        let seq: UInt64
     }
 
     /// One command of the daemon to a provider. Every command but `opened` is
@@ -824,44 +701,6 @@ extension Proto {
         let seq: UInt64
     }
 
-    /// The provider's own changes, as its devices report them.
-    struct ValueReport: Sendable {
-        let values: [Proto.CharacteristicWrite]
-        let reachability: [Proto.ReachabilityChange]
-    }
-
-    struct ValueReportResponse: Sendable {
-        /// The daemon's sequence number once the report took effect.
-        let seq: UInt64
-        /// The values refused (not this provider's, invalid), one result each; the
-        /// others were applied.
-        let rejected: [Proto.WriteResult]
-    }
-
-    struct ReadHistoryRequest: Sendable {
-        /// Which events, as a subscription's filter says (empty: all). Ids of objects
-        /// removed since are allowed: their past events are still answered.
-        let filter: Proto.SubscriptionFilter?
-        /// Only events after this sequence number (exclusive); 0: from the oldest kept.
-        let afterSeq: UInt64
-        /// Only events before this sequence number (exclusive); 0: up to the newest.
-        let beforeSeq: UInt64
-        /// Only events at or after this time (ms since the epoch); 0: no bound.
-        let sinceMs: Int64
-        /// Only events before this time; 0: no bound.
-        let untilMs: Int64
-        /// At most this many events in the response; 0 = 1000, at most 10000.
-        let limit: UInt32
-        /// Newest first, walking back from before_seq (or the newest).
-        let newestFirst: Bool
-        /// Not events but a numeric characteristic's rollups: 300000 (5 minutes) or
-        /// 3600000 (an hour) per slice; the filter names exactly one characteristic id.
-        /// The slices that start in [since_ms, until_ms) (until 0: now), oldest first, at
-        /// most `limit`; ask again with since_ms after the last slice's start for more.
-        /// Events reach the rollups within a minute of being stored.
-        let rollupMs: Int64
-    }
-
     /// A numeric characteristic's values in one slice of time.
     struct RollupPoint: Sendable {
         let characteristicID: UInt64
@@ -876,20 +715,6 @@ extension Proto {
         /// The last value in the slice and when it came.
         let last: Double
         let lastMs: Int64
-    }
-
-    struct ReadHistoryResponse: Sendable {
-        let journalID: String
-        /// In sequence order (descending with newest_first).
-        let events: [Proto.Event]
-        /// Where the next page starts: its after_seq (or, newest first, its before_seq).
-        /// 0: there is no more.
-        let nextSeq: UInt64
-        /// The oldest sequence number kept: events before it were purged (or, without a
-        /// database, are no longer held in memory).
-        let oldestSeq: UInt64
-        /// With rollup_ms: the slices, in time order (no events then).
-        let rollups: [Proto.RollupPoint]
     }
 }
 
@@ -951,6 +776,16 @@ public struct HelloReply: Hashable, Sendable {
     }
 }
 
+public struct ReachabilityChange: Hashable, Sendable {
+    public var accessoryID: UInt64 = 0
+    public var reachable: Bool = false
+
+    public init(accessoryID: UInt64 = 0, reachable: Bool = false) {
+        self.accessoryID = accessoryID
+        self.reachable = reachable
+    }
+}
+
 public struct GetHomeRequest: Hashable, Sendable {
     /// 0 = every home.
     public var homeID: UInt64 = 0
@@ -979,6 +814,92 @@ public struct ListAccessoriesRequest: Hashable, Sendable {
     }
 }
 
+public struct ReadCharacteristicsRequest: Hashable, Sendable {
+    public var characteristicIDs: [UInt64] = []
+    /// Ask the accessory for a fresh value instead of the daemon's cache.
+    public var fresh: Bool = false
+
+    public init(characteristicIDs: [UInt64] = [], fresh: Bool = false) {
+        self.characteristicIDs = characteristicIDs
+        self.fresh = fresh
+    }
+}
+
+public struct ReadCharacteristicsResponse: Hashable, Sendable {
+    public var reads: [CharacteristicRead] = []
+    public var seq: UInt64 = 0
+
+    public init(reads: [CharacteristicRead] = [], seq: UInt64 = 0) {
+        self.reads = reads
+        self.seq = seq
+    }
+}
+
+public struct WriteCharacteristicsRequest: Hashable, Sendable {
+    public var writes: [CharacteristicWrite] = []
+    /// All or nothing: if any write is invalid, none is applied.
+    public var atomic: Bool = false
+    /// Validate only: report per-item status, apply nothing.
+    public var validateOnly: Bool = false
+
+    public init(writes: [CharacteristicWrite] = [], atomic: Bool = false, validateOnly: Bool = false) {
+        self.writes = writes
+        self.atomic = atomic
+        self.validateOnly = validateOnly
+    }
+}
+
+public struct WriteCharacteristicsResponse: Hashable, Sendable {
+    public var results: [WriteResult] = []
+    /// The daemon's sequence number once every write of this call took effect:
+    /// every event up to it that concerns these characteristics reflects it.
+    public var seq: UInt64 = 0
+
+    public init(results: [WriteResult] = [], seq: UInt64 = 0) {
+        self.results = results
+        self.seq = seq
+    }
+}
+
+public struct SubscribeRequest: Hashable, Sendable {
+    public var filter: SubscriptionFilter = SubscriptionFilter()
+    /// Send the current values first, then a SNAPSHOT_END marker, then changes.
+    public var snapshot: Bool = false
+    /// Resume after this sequence number (exclusive) of `journal_id`.
+    public var sinceSeq: UInt64? = nil
+    public var journalID: String = ""
+    public var excludeOwn: Bool = false
+    public var policy: SlowConsumerPolicy = .coalesce
+    /// Events held for this subscriber before its policy applies; 0 = default
+    /// (1024), at most 16384. The queue is also full at 256 bytes per event of
+    /// this limit; one connection's queues hold at most 16 MiB together.
+    public var queueLimit: UInt32 = 0
+    /// Send a heartbeat when nothing was sent for this long; 0 = none. At least 100
+    /// (less is INVALID_ARGUMENT).
+    public var heartbeatMs: UInt32 = 0
+    /// At most one value event per characteristic per interval; 0 = no limit.
+    public var minIntervalMs: UInt32 = 0
+    /// Start in the past: the events from this time on (ms since the epoch), from
+    /// the kept history, then live, stitched by sequence number (as a resume from
+    /// the sequence number before the first of them). A time in the future is
+    /// INVALID_ARGUMENT; one older than everything kept starts at the oldest kept
+    /// event. Not with since_seq or snapshot.
+    public var sinceTimeMs: Int64? = nil
+
+    public init(filter: SubscriptionFilter = SubscriptionFilter(), snapshot: Bool = false, sinceSeq: UInt64? = nil, journalID: String = "", excludeOwn: Bool = false, policy: SlowConsumerPolicy = .coalesce, queueLimit: UInt32 = 0, heartbeatMs: UInt32 = 0, minIntervalMs: UInt32 = 0, sinceTimeMs: Int64? = nil) {
+        self.filter = filter
+        self.snapshot = snapshot
+        self.sinceSeq = sinceSeq
+        self.journalID = journalID
+        self.excludeOwn = excludeOwn
+        self.policy = policy
+        self.queueLimit = queueLimit
+        self.heartbeatMs = heartbeatMs
+        self.minIntervalMs = minIntervalMs
+        self.sinceTimeMs = sinceTimeMs
+    }
+}
+
 public struct GetStatusRequest: Hashable, Sendable {
 
     public init() {}
@@ -1000,15 +921,14 @@ public struct GetStatusResponse: Hashable, Sendable {
     /// The caller as the daemon sees it (SO_PEERCRED), and its role now.
     public var callerUID: UInt32 = 0
     public var callerPID: Int32 = 0
-    /// A `home.v1.Role` number (see `Role`).
-    public var callerRole: UInt32 = 0
+    public var callerRole: Role? = nil
     /// Where the daemon keeps the home: the SQLite database's path, "" when it runs
     /// in memory (nothing survives a restart).
     public var databasePath: String = ""
     /// The daemon's process id.
     public var daemonPID: Int32 = 0
 
-    public init(serverVersion: String = "", protocolVersion: UInt32 = 0, connectionID: UInt64 = 0, journalID: String = "", seq: UInt64 = 0, uptimeMs: Int64 = 0, connections: UInt32 = 0, subscriptions: UInt32 = 0, homes: UInt32 = 0, accessories: UInt32 = 0, characteristics: UInt32 = 0, socketPath: String = "", callerUID: UInt32 = 0, callerPID: Int32 = 0, callerRole: UInt32 = 0, databasePath: String = "", daemonPID: Int32 = 0) {
+    public init(serverVersion: String = "", protocolVersion: UInt32 = 0, connectionID: UInt64 = 0, journalID: String = "", seq: UInt64 = 0, uptimeMs: Int64 = 0, connections: UInt32 = 0, subscriptions: UInt32 = 0, homes: UInt32 = 0, accessories: UInt32 = 0, characteristics: UInt32 = 0, socketPath: String = "", callerUID: UInt32 = 0, callerPID: Int32 = 0, callerRole: Role? = nil, databasePath: String = "", daemonPID: Int32 = 0) {
         self.serverVersion = serverVersion
         self.protocolVersion = protocolVersion
         self.connectionID = connectionID
@@ -1029,9 +949,53 @@ public struct GetStatusResponse: Hashable, Sendable {
     }
 }
 
+public struct LayoutResponse: Hashable, Sendable {
+    /// What the change published, in order, with their sequence numbers:
+    /// EVENT_LAYOUT_CHANGED for each object added, removed, renamed, moved or
+    /// updated, and EVENT_PRIMARY_HOME_CHANGED when the primary home changed. Empty
+    /// when the change changed nothing (a rename to the same name).
+    public var events: [HomeEvent] = []
+    /// The daemon's sequence number once the change took effect.
+    public var seq: UInt64 = 0
+    /// For an add_*: the new object's id; 0 otherwise.
+    public var createdID: UInt64 = 0
+
+    public init(events: [HomeEvent] = [], seq: UInt64 = 0, createdID: UInt64 = 0) {
+        self.events = events
+        self.seq = seq
+        self.createdID = createdID
+    }
+}
+
 public struct ListTypesRequest: Hashable, Sendable {
 
     public init() {}
+}
+
+public struct ListTypesResponse: Sendable {
+    /// By name.
+    public var characteristicTypes: [CharacteristicTypeInfo] = []
+    public var serviceTypes: [ServiceTypeInfo] = []
+
+    public init(characteristicTypes: [CharacteristicTypeInfo] = [], serviceTypes: [ServiceTypeInfo] = []) {
+        self.characteristicTypes = characteristicTypes
+        self.serviceTypes = serviceTypes
+    }
+}
+
+public struct ModifySubscriptionRequest: Hashable, Sendable {
+    /// The call id of the subscription on this connection.
+    public var callID: UInt64 = 0
+    /// Objects (and types) to start receiving events about.
+    public var add: SubscriptionFilter = SubscriptionFilter()
+    /// Objects (and types) to stop receiving events about.
+    public var remove: SubscriptionFilter = SubscriptionFilter()
+
+    public init(callID: UInt64 = 0, add: SubscriptionFilter = SubscriptionFilter(), remove: SubscriptionFilter = SubscriptionFilter()) {
+        self.callID = callID
+        self.add = add
+        self.remove = remove
+    }
 }
 
 public struct ModifySubscriptionResponse: Hashable, Sendable {
@@ -1048,11 +1012,79 @@ public struct GetStatsRequest: Hashable, Sendable {
     public init() {}
 }
 
+public struct SubscriptionStats: Hashable, Sendable {
+    public var subscriptionID: UInt64 = 0
+    public var callID: UInt64 = 0
+    public var policy: SlowConsumerPolicy = .coalesce
+    public var queueLimit: UInt32 = 0
+    public var queueDepth: UInt32 = 0
+    public var sent: UInt64 = 0
+    public var merged: UInt64 = 0
+    public var dropped: UInt64 = 0
+
+    public init(subscriptionID: UInt64 = 0, callID: UInt64 = 0, policy: SlowConsumerPolicy = .coalesce, queueLimit: UInt32 = 0, queueDepth: UInt32 = 0, sent: UInt64 = 0, merged: UInt64 = 0, dropped: UInt64 = 0) {
+        self.subscriptionID = subscriptionID
+        self.callID = callID
+        self.policy = policy
+        self.queueLimit = queueLimit
+        self.queueDepth = queueDepth
+        self.sent = sent
+        self.merged = merged
+        self.dropped = dropped
+    }
+}
+
+public struct ConnectionStats: Hashable, Sendable {
+    public var connectionID: UInt64 = 0
+    public var clientName: String = ""
+    public var openCalls: UInt32 = 0
+    public var subscriptions: [SubscriptionStats] = []
+    /// Bytes written to the socket and not yet taken by the client.
+    public var pendingBytes: UInt64 = 0
+    /// The connection's peer (SO_PEERCRED) and its role now.
+    public var uid: UInt32 = 0
+    public var pid: Int32 = 0
+    public var role: Role? = nil
+
+    public init(connectionID: UInt64 = 0, clientName: String = "", openCalls: UInt32 = 0, subscriptions: [SubscriptionStats] = [], pendingBytes: UInt64 = 0, uid: UInt32 = 0, pid: Int32 = 0, role: Role? = nil) {
+        self.connectionID = connectionID
+        self.clientName = clientName
+        self.openCalls = openCalls
+        self.subscriptions = subscriptions
+        self.pendingBytes = pendingBytes
+        self.uid = uid
+        self.pid = pid
+        self.role = role
+    }
+}
+
+public struct GetStatsResponse: Hashable, Sendable {
+    public var connections: [ConnectionStats] = []
+    public var seq: UInt64 = 0
+
+    public init(connections: [ConnectionStats] = [], seq: UInt64 = 0) {
+        self.connections = connections
+        self.seq = seq
+    }
+}
+
 public struct ExecuteActionSetRequest: Hashable, Sendable {
     public var actionSetID: UInt64 = 0
 
     public init(actionSetID: UInt64 = 0) {
         self.actionSetID = actionSetID
+    }
+}
+
+public struct ExecuteActionSetResponse: Hashable, Sendable {
+    /// One result per action, in the scene's order.
+    public var results: [WriteResult] = []
+    /// The sequence number of the action-set-executed event.
+    public var seq: UInt64 = 0
+
+    public init(results: [WriteResult] = [], seq: UInt64 = 0) {
+        self.results = results
+        self.seq = seq
     }
 }
 
@@ -1089,6 +1121,30 @@ public struct AnswerCommandResponse: Hashable, Sendable {
 
     public init(accepted: Bool = false) {
         self.accepted = accepted
+    }
+}
+
+/// The provider's own changes, as its devices report them.
+public struct ValueReport: Hashable, Sendable {
+    public var values: [CharacteristicWrite] = []
+    public var reachability: [ReachabilityChange] = []
+
+    public init(values: [CharacteristicWrite] = [], reachability: [ReachabilityChange] = []) {
+        self.values = values
+        self.reachability = reachability
+    }
+}
+
+public struct ValueReportResponse: Hashable, Sendable {
+    /// The daemon's sequence number once the report took effect.
+    public var seq: UInt64 = 0
+    /// The values refused (not this provider's, invalid), one result each; the
+    /// others were applied.
+    public var rejected: [WriteResult] = []
+
+    public init(seq: UInt64 = 0, rejected: [WriteResult] = []) {
+        self.seq = seq
+        self.rejected = rejected
     }
 }
 
@@ -1163,6 +1219,63 @@ public struct BackupChunk: Hashable, Sendable {
         self.offset = offset
         self.totalBytes = totalBytes
         self.seq = seq
+    }
+}
+
+public struct ReadHistoryRequest: Hashable, Sendable {
+    /// Which events, as a subscription's filter says (empty: all). Ids of objects
+    /// removed since are allowed: their past events are still answered.
+    public var filter: SubscriptionFilter = SubscriptionFilter()
+    /// Only events after this sequence number (exclusive); 0: from the oldest kept.
+    public var afterSeq: UInt64 = 0
+    /// Only events before this sequence number (exclusive); 0: up to the newest.
+    public var beforeSeq: UInt64 = 0
+    /// Only events at or after this time (ms since the epoch); 0: no bound.
+    public var sinceMs: Int64 = 0
+    /// Only events before this time; 0: no bound.
+    public var untilMs: Int64 = 0
+    /// At most this many events in the response; 0 = 1000, at most 10000.
+    public var limit: UInt32 = 0
+    /// Newest first, walking back from before_seq (or the newest).
+    public var newestFirst: Bool = false
+    /// Not events but a numeric characteristic's rollups: 300000 (5 minutes) or
+    /// 3600000 (an hour) per slice; the filter names exactly one characteristic id.
+    /// The slices that start in [since_ms, until_ms) (until 0: now), oldest first, at
+    /// most `limit`; ask again with since_ms after the last slice's start for more.
+    /// Events reach the rollups within a minute of being stored.
+    public var rollupMs: Int64 = 0
+
+    public init(filter: SubscriptionFilter = SubscriptionFilter(), afterSeq: UInt64 = 0, beforeSeq: UInt64 = 0, sinceMs: Int64 = 0, untilMs: Int64 = 0, limit: UInt32 = 0, newestFirst: Bool = false, rollupMs: Int64 = 0) {
+        self.filter = filter
+        self.afterSeq = afterSeq
+        self.beforeSeq = beforeSeq
+        self.sinceMs = sinceMs
+        self.untilMs = untilMs
+        self.limit = limit
+        self.newestFirst = newestFirst
+        self.rollupMs = rollupMs
+    }
+}
+
+public struct ReadHistoryResponse: Hashable, Sendable {
+    public var journalID: String = ""
+    /// In sequence order (descending with newest_first).
+    public var events: [HomeEvent] = []
+    /// Where the next page starts: its after_seq (or, newest first, its before_seq).
+    /// 0: there is no more.
+    public var nextSeq: UInt64 = 0
+    /// The oldest sequence number kept: events before it were purged (or, without a
+    /// database, are no longer held in memory).
+    public var oldestSeq: UInt64 = 0
+    /// With rollup_ms: the slices, in time order (no events then).
+    public var rollups: [RollupPoint] = []
+
+    public init(journalID: String = "", events: [HomeEvent] = [], nextSeq: UInt64 = 0, oldestSeq: UInt64 = 0, rollups: [RollupPoint] = []) {
+        self.journalID = journalID
+        self.events = events
+        self.nextSeq = nextSeq
+        self.oldestSeq = oldestSeq
+        self.rollups = rollups
     }
 }
 
@@ -2043,11 +2156,12 @@ extension Proto.ValueChange: ProtobufCBridged {
     }
 }
 
-extension Proto.ReachabilityChange: ProtobufCBridged {
+extension ReachabilityChange: ProtobufCBridged {
     static let messageName = "home.v1.ReachabilityChange"
     static var unpack: Unpacker<Home__V1__ReachabilityChange> { home__v1__reachability_change__unpack }
 
     init(c source: Home__V1__ReachabilityChange) {
+        self.init()
         accessoryID = source.accessory_id
         reachable = source.reachable != 0
     }
@@ -2058,6 +2172,16 @@ extension Proto.ReachabilityChange: ProtobufCBridged {
         built.pointee.accessory_id = accessoryID
         built.pointee.reachable = reachable ? 1 : 0
         return built
+    }
+}
+
+extension ReachabilityChange: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        try self.init(serialized: bytes)
     }
 }
 
@@ -2100,7 +2224,7 @@ extension Proto.Event: ProtobufCBridged {
         case HOME__V1__EVENT__BODY_VALUE:
             body = source.value.map { .value(Proto.ValueChange(c: $0.pointee)) }
         case HOME__V1__EVENT__BODY_REACHABILITY:
-            body = source.reachability.map { .reachability(Proto.ReachabilityChange(c: $0.pointee)) }
+            body = source.reachability.map { .reachability(ReachabilityChange(c: $0.pointee)) }
         case HOME__V1__EVENT__BODY_LAYOUT:
             body = source.layout.map { .layout(Proto.LayoutChange(c: $0.pointee)) }
         case HOME__V1__EVENT__BODY_PRIMARY_HOME_ID:
@@ -2259,11 +2383,12 @@ extension Proto.ListAccessoriesResponse: ProtobufCBridged {
     }
 }
 
-extension Proto.ReadCharacteristicsRequest: ProtobufCBridged {
+extension ReadCharacteristicsRequest: ProtobufCBridged {
     static let messageName = "home.v1.ReadCharacteristicsRequest"
     static var unpack: Unpacker<Home__V1__ReadCharacteristicsRequest> { home__v1__read_characteristics_request__unpack }
 
     init(c source: Home__V1__ReadCharacteristicsRequest) {
+        self.init()
         characteristicIDs = copiedArray(source.characteristic_ids, source.n_characteristic_ids)
         fresh = source.fresh != 0
     }
@@ -2277,6 +2402,16 @@ extension Proto.ReadCharacteristicsRequest: ProtobufCBridged {
         }
         built.pointee.fresh = fresh ? 1 : 0
         return built
+    }
+}
+
+extension ReadCharacteristicsRequest: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        try self.init(serialized: bytes)
     }
 }
 
@@ -2306,12 +2441,13 @@ extension Proto.CharacteristicRead: ProtobufCBridged {
     }
 }
 
-extension Proto.ReadCharacteristicsResponse: ProtobufCBridged {
+extension ReadCharacteristicsResponse: ProtobufCBridged {
     static let messageName = "home.v1.ReadCharacteristicsResponse"
     static var unpack: Unpacker<Home__V1__ReadCharacteristicsResponse> { home__v1__read_characteristics_response__unpack }
 
     init(c source: Home__V1__ReadCharacteristicsResponse) {
-        reads = mappedArray(source.reads, source.n_reads) { Proto.CharacteristicRead(c: $0!.pointee) }
+        self.init()
+        reads = mappedArray(source.reads, source.n_reads) { CharacteristicRead(wire: Proto.CharacteristicRead(c: $0!.pointee)) }
         seq = source.seq
     }
 
@@ -2320,10 +2456,20 @@ extension Proto.ReadCharacteristicsResponse: ProtobufCBridged {
         home__v1__read_characteristics_response__init(built)
         built.pointee.n_reads = reads.count
         built.pointee.reads = arena.array(UnsafeMutablePointer<Home__V1__CharacteristicRead>?.self, count: reads.count) { arena, index in
-            reads[index].build(in: &arena)
+            reads[index].wire.build(in: &arena)
         }
         built.pointee.seq = seq
         return built
+    }
+}
+
+extension ReadCharacteristicsResponse: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        try self.init(serialized: bytes)
     }
 }
 
@@ -2370,12 +2516,13 @@ extension Proto.WriteCondition: ProtobufCBridged {
     }
 }
 
-extension Proto.WriteCharacteristicsRequest: ProtobufCBridged {
+extension WriteCharacteristicsRequest: ProtobufCBridged {
     static let messageName = "home.v1.WriteCharacteristicsRequest"
     static var unpack: Unpacker<Home__V1__WriteCharacteristicsRequest> { home__v1__write_characteristics_request__unpack }
 
-    init(c source: Home__V1__WriteCharacteristicsRequest) {
-        writes = mappedArray(source.writes, source.n_writes) { Proto.CharacteristicWrite(c: $0!.pointee) }
+    init(c source: Home__V1__WriteCharacteristicsRequest) throws(HomeError) {
+        self.init()
+        writes = try mappedArray(source.writes, source.n_writes) { (element) throws(HomeError) in try CharacteristicWrite(wire: Proto.CharacteristicWrite(c: element!.pointee), conditional: true) }
         atomic = source.atomic != 0
         validateOnly = source.validate_only != 0
     }
@@ -2385,11 +2532,21 @@ extension Proto.WriteCharacteristicsRequest: ProtobufCBridged {
         home__v1__write_characteristics_request__init(built)
         built.pointee.n_writes = writes.count
         built.pointee.writes = arena.array(UnsafeMutablePointer<Home__V1__CharacteristicWrite>?.self, count: writes.count) { arena, index in
-            writes[index].build(in: &arena)
+            writes[index].wire.build(in: &arena)
         }
         built.pointee.atomic = atomic ? 1 : 0
         built.pointee.validate_only = validateOnly ? 1 : 0
         return built
+    }
+}
+
+extension WriteCharacteristicsRequest: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        try self.init(serialized: bytes)
     }
 }
 
@@ -2417,12 +2574,13 @@ extension Proto.WriteResult: ProtobufCBridged {
     }
 }
 
-extension Proto.WriteCharacteristicsResponse: ProtobufCBridged {
+extension WriteCharacteristicsResponse: ProtobufCBridged {
     static let messageName = "home.v1.WriteCharacteristicsResponse"
     static var unpack: Unpacker<Home__V1__WriteCharacteristicsResponse> { home__v1__write_characteristics_response__unpack }
 
     init(c source: Home__V1__WriteCharacteristicsResponse) {
-        results = mappedArray(source.results, source.n_results) { Proto.WriteResult(c: $0!.pointee) }
+        self.init()
+        results = mappedArray(source.results, source.n_results) { WriteResult(wire: Proto.WriteResult(c: $0!.pointee)) }
         seq = source.seq
     }
 
@@ -2431,10 +2589,20 @@ extension Proto.WriteCharacteristicsResponse: ProtobufCBridged {
         home__v1__write_characteristics_response__init(built)
         built.pointee.n_results = results.count
         built.pointee.results = arena.array(UnsafeMutablePointer<Home__V1__WriteResult>?.self, count: results.count) { arena, index in
-            results[index].build(in: &arena)
+            results[index].wire.build(in: &arena)
         }
         built.pointee.seq = seq
         return built
+    }
+}
+
+extension WriteCharacteristicsResponse: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        try self.init(serialized: bytes)
     }
 }
 
@@ -2497,17 +2665,18 @@ extension Proto.SubscriptionFilter: ProtobufCBridged {
     }
 }
 
-extension Proto.SubscribeRequest: ProtobufCBridged {
+extension SubscribeRequest: ProtobufCBridged {
     static let messageName = "home.v1.SubscribeRequest"
     static var unpack: Unpacker<Home__V1__SubscribeRequest> { home__v1__subscribe_request__unpack }
 
-    init(c source: Home__V1__SubscribeRequest) {
-        filter = source.filter.map { Proto.SubscriptionFilter(c: $0.pointee) }
+    init(c source: Home__V1__SubscribeRequest) throws(HomeError) {
+        self.init()
+        if let pointer = source.filter { filter = try SubscriptionFilter(wire: Proto.SubscriptionFilter(c: pointer.pointee)) }
         snapshot = source.snapshot != 0
         sinceSeq = source.since_present_case == HOME__V1__SUBSCRIBE_REQUEST__SINCE_PRESENT_SINCE_SEQ ? source.since_seq : nil
         journalID = swiftString(source.journal_id)
         excludeOwn = source.exclude_own != 0
-        policy = source.policy.rawValue
+        policy = try SlowConsumerPolicy.fromWire(source.policy.rawValue, field: "SubscribeRequest.policy")
         queueLimit = source.queue_limit
         heartbeatMs = source.heartbeat_ms
         minIntervalMs = source.min_interval_ms
@@ -2517,7 +2686,7 @@ extension Proto.SubscribeRequest: ProtobufCBridged {
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__SubscribeRequest> {
         let built = arena.allocate(Home__V1__SubscribeRequest.self)
         home__v1__subscribe_request__init(built)
-        if let filter { built.pointee.filter = filter.build(in: &arena) }
+        if filter != SubscriptionFilter() { built.pointee.filter = filter.wire.build(in: &arena) }
         built.pointee.snapshot = snapshot ? 1 : 0
         if let sinceSeq {
             built.pointee.since_present_case = HOME__V1__SUBSCRIBE_REQUEST__SINCE_PRESENT_SINCE_SEQ
@@ -2525,7 +2694,7 @@ extension Proto.SubscribeRequest: ProtobufCBridged {
         }
         if !journalID.isEmpty { built.pointee.journal_id = arena.cString(journalID) }
         built.pointee.exclude_own = excludeOwn ? 1 : 0
-        built.pointee.policy = Home__V1__SlowConsumerPolicy(rawValue: policy)
+        built.pointee.policy = Home__V1__SlowConsumerPolicy(rawValue: policy.wireNumber)
         built.pointee.queue_limit = queueLimit
         built.pointee.heartbeat_ms = heartbeatMs
         built.pointee.min_interval_ms = minIntervalMs
@@ -2534,6 +2703,16 @@ extension Proto.SubscribeRequest: ProtobufCBridged {
             built.pointee.since_time_ms = sinceTimeMs
         }
         return built
+    }
+}
+
+extension SubscribeRequest: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        try self.init(serialized: bytes)
     }
 }
 
@@ -2637,7 +2816,7 @@ extension GetStatusResponse: ProtobufCBridged {
         socketPath = swiftString(source.socket_path)
         callerUID = source.caller_uid
         callerPID = source.caller_pid
-        callerRole = source.caller_role.rawValue
+        callerRole = Role(wireNumber: source.caller_role.rawValue)
         databasePath = swiftString(source.database_path)
         daemonPID = source.daemon_pid
     }
@@ -2659,7 +2838,7 @@ extension GetStatusResponse: ProtobufCBridged {
         if !socketPath.isEmpty { built.pointee.socket_path = arena.cString(socketPath) }
         built.pointee.caller_uid = callerUID
         built.pointee.caller_pid = callerPID
-        built.pointee.caller_role = Home__V1__Role(rawValue: callerRole)
+        built.pointee.caller_role = Home__V1__Role(rawValue: (callerRole?.wireNumber ?? 0))
         if !databasePath.isEmpty { built.pointee.database_path = arena.cString(databasePath) }
         built.pointee.daemon_pid = daemonPID
         return built
@@ -3102,12 +3281,13 @@ extension Proto.LayoutRequest: ProtobufCBridged {
     }
 }
 
-extension Proto.LayoutResponse: ProtobufCBridged {
+extension LayoutResponse: ProtobufCBridged {
     static let messageName = "home.v1.LayoutResponse"
     static var unpack: Unpacker<Home__V1__LayoutResponse> { home__v1__layout_response__unpack }
 
-    init(c source: Home__V1__LayoutResponse) {
-        events = mappedArray(source.events, source.n_events) { Proto.Event(c: $0!.pointee) }
+    init(c source: Home__V1__LayoutResponse) throws(HomeError) {
+        self.init()
+        events = try mappedArray(source.events, source.n_events) { (element) throws(HomeError) in try HomeEvent(wire: Proto.Event(c: element!.pointee)) }
         seq = source.seq
         createdID = source.created_id
     }
@@ -3117,11 +3297,21 @@ extension Proto.LayoutResponse: ProtobufCBridged {
         home__v1__layout_response__init(built)
         built.pointee.n_events = events.count
         built.pointee.events = arena.array(UnsafeMutablePointer<Home__V1__Event>?.self, count: events.count) { arena, index in
-            events[index].build(in: &arena)
+            events[index].wire.build(in: &arena)
         }
         built.pointee.seq = seq
         built.pointee.created_id = createdID
         return built
+    }
+}
+
+extension LayoutResponse: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        try self.init(serialized: bytes)
     }
 }
 
@@ -3265,13 +3455,14 @@ extension Proto.ServiceType: ProtobufCBridged {
     }
 }
 
-extension Proto.ListTypesResponse: ProtobufCBridged {
+extension ListTypesResponse: ProtobufCBridged {
     static let messageName = "home.v1.ListTypesResponse"
     static var unpack: Unpacker<Home__V1__ListTypesResponse> { home__v1__list_types_response__unpack }
 
     init(c source: Home__V1__ListTypesResponse) {
-        characteristicTypes = mappedArray(source.characteristic_types, source.n_characteristic_types) { Proto.CharacteristicType(c: $0!.pointee) }
-        serviceTypes = mappedArray(source.service_types, source.n_service_types) { Proto.ServiceType(c: $0!.pointee) }
+        self.init()
+        characteristicTypes = mappedArray(source.characteristic_types, source.n_characteristic_types) { CharacteristicTypeInfo(wire: Proto.CharacteristicType(c: $0!.pointee)) }
+        serviceTypes = mappedArray(source.service_types, source.n_service_types) { ServiceTypeInfo(wire: Proto.ServiceType(c: $0!.pointee)) }
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__ListTypesResponse> {
@@ -3279,33 +3470,54 @@ extension Proto.ListTypesResponse: ProtobufCBridged {
         home__v1__list_types_response__init(built)
         built.pointee.n_characteristic_types = characteristicTypes.count
         built.pointee.characteristic_types = arena.array(UnsafeMutablePointer<Home__V1__CharacteristicType>?.self, count: characteristicTypes.count) { arena, index in
-            characteristicTypes[index].build(in: &arena)
+            characteristicTypes[index].wire.build(in: &arena)
         }
         built.pointee.n_service_types = serviceTypes.count
         built.pointee.service_types = arena.array(UnsafeMutablePointer<Home__V1__ServiceType>?.self, count: serviceTypes.count) { arena, index in
-            serviceTypes[index].build(in: &arena)
+            serviceTypes[index].wire.build(in: &arena)
         }
         return built
     }
 }
 
-extension Proto.ModifySubscriptionRequest: ProtobufCBridged {
+extension ListTypesResponse: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        try self.init(serialized: bytes)
+    }
+}
+
+extension ModifySubscriptionRequest: ProtobufCBridged {
     static let messageName = "home.v1.ModifySubscriptionRequest"
     static var unpack: Unpacker<Home__V1__ModifySubscriptionRequest> { home__v1__modify_subscription_request__unpack }
 
-    init(c source: Home__V1__ModifySubscriptionRequest) {
+    init(c source: Home__V1__ModifySubscriptionRequest) throws(HomeError) {
+        self.init()
         callID = source.call_id
-        add = source.add.map { Proto.SubscriptionFilter(c: $0.pointee) }
-        remove = source.remove.map { Proto.SubscriptionFilter(c: $0.pointee) }
+        if let pointer = source.add { add = try SubscriptionFilter(wire: Proto.SubscriptionFilter(c: pointer.pointee)) }
+        if let pointer = source.remove { remove = try SubscriptionFilter(wire: Proto.SubscriptionFilter(c: pointer.pointee)) }
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__ModifySubscriptionRequest> {
         let built = arena.allocate(Home__V1__ModifySubscriptionRequest.self)
         home__v1__modify_subscription_request__init(built)
         built.pointee.call_id = callID
-        if let add { built.pointee.add = add.build(in: &arena) }
-        if let remove { built.pointee.remove = remove.build(in: &arena) }
+        if add != SubscriptionFilter() { built.pointee.add = add.wire.build(in: &arena) }
+        if remove != SubscriptionFilter() { built.pointee.remove = remove.wire.build(in: &arena) }
         return built
+    }
+}
+
+extension ModifySubscriptionRequest: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        try self.init(serialized: bytes)
     }
 }
 
@@ -3359,14 +3571,15 @@ extension GetStatsRequest: WireMessage {
     }
 }
 
-extension Proto.SubscriptionStats: ProtobufCBridged {
+extension SubscriptionStats: ProtobufCBridged {
     static let messageName = "home.v1.SubscriptionStats"
     static var unpack: Unpacker<Home__V1__SubscriptionStats> { home__v1__subscription_stats__unpack }
 
     init(c source: Home__V1__SubscriptionStats) {
+        self.init()
         subscriptionID = source.subscription_id
         callID = source.call_id
-        policy = source.policy.rawValue
+        policy = SlowConsumerPolicy.fromWire(source.policy.rawValue, default: .coalesce)
         queueLimit = source.queue_limit
         queueDepth = source.queue_depth
         sent = source.sent
@@ -3379,7 +3592,7 @@ extension Proto.SubscriptionStats: ProtobufCBridged {
         home__v1__subscription_stats__init(built)
         built.pointee.subscription_id = subscriptionID
         built.pointee.call_id = callID
-        built.pointee.policy = Home__V1__SlowConsumerPolicy(rawValue: policy)
+        built.pointee.policy = Home__V1__SlowConsumerPolicy(rawValue: policy.wireNumber)
         built.pointee.queue_limit = queueLimit
         built.pointee.queue_depth = queueDepth
         built.pointee.sent = sent
@@ -3389,19 +3602,30 @@ extension Proto.SubscriptionStats: ProtobufCBridged {
     }
 }
 
-extension Proto.ConnectionStats: ProtobufCBridged {
+extension SubscriptionStats: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        try self.init(serialized: bytes)
+    }
+}
+
+extension ConnectionStats: ProtobufCBridged {
     static let messageName = "home.v1.ConnectionStats"
     static var unpack: Unpacker<Home__V1__ConnectionStats> { home__v1__connection_stats__unpack }
 
     init(c source: Home__V1__ConnectionStats) {
+        self.init()
         connectionID = source.connection_id
         clientName = swiftString(source.client_name)
         openCalls = source.open_calls
-        subscriptions = mappedArray(source.subscriptions, source.n_subscriptions) { Proto.SubscriptionStats(c: $0!.pointee) }
+        subscriptions = mappedArray(source.subscriptions, source.n_subscriptions) { SubscriptionStats(c: $0!.pointee) }
         pendingBytes = source.pending_bytes
         uid = source.uid
         pid = source.pid
-        role = source.role.rawValue
+        role = Role(wireNumber: source.role.rawValue)
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__ConnectionStats> {
@@ -3417,17 +3641,28 @@ extension Proto.ConnectionStats: ProtobufCBridged {
         built.pointee.pending_bytes = pendingBytes
         built.pointee.uid = uid
         built.pointee.pid = pid
-        built.pointee.role = Home__V1__Role(rawValue: role)
+        built.pointee.role = Home__V1__Role(rawValue: (role?.wireNumber ?? 0))
         return built
     }
 }
 
-extension Proto.GetStatsResponse: ProtobufCBridged {
+extension ConnectionStats: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        try self.init(serialized: bytes)
+    }
+}
+
+extension GetStatsResponse: ProtobufCBridged {
     static let messageName = "home.v1.GetStatsResponse"
     static var unpack: Unpacker<Home__V1__GetStatsResponse> { home__v1__get_stats_response__unpack }
 
     init(c source: Home__V1__GetStatsResponse) {
-        connections = mappedArray(source.connections, source.n_connections) { Proto.ConnectionStats(c: $0!.pointee) }
+        self.init()
+        connections = mappedArray(source.connections, source.n_connections) { ConnectionStats(c: $0!.pointee) }
         seq = source.seq
     }
 
@@ -3440,6 +3675,16 @@ extension Proto.GetStatsResponse: ProtobufCBridged {
         }
         built.pointee.seq = seq
         return built
+    }
+}
+
+extension GetStatsResponse: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        try self.init(serialized: bytes)
     }
 }
 
@@ -3470,12 +3715,13 @@ extension ExecuteActionSetRequest: WireMessage {
     }
 }
 
-extension Proto.ExecuteActionSetResponse: ProtobufCBridged {
+extension ExecuteActionSetResponse: ProtobufCBridged {
     static let messageName = "home.v1.ExecuteActionSetResponse"
     static var unpack: Unpacker<Home__V1__ExecuteActionSetResponse> { home__v1__execute_action_set_response__unpack }
 
     init(c source: Home__V1__ExecuteActionSetResponse) {
-        results = mappedArray(source.results, source.n_results) { Proto.WriteResult(c: $0!.pointee) }
+        self.init()
+        results = mappedArray(source.results, source.n_results) { WriteResult(wire: Proto.WriteResult(c: $0!.pointee)) }
         seq = source.seq
     }
 
@@ -3484,10 +3730,20 @@ extension Proto.ExecuteActionSetResponse: ProtobufCBridged {
         home__v1__execute_action_set_response__init(built)
         built.pointee.n_results = results.count
         built.pointee.results = arena.array(UnsafeMutablePointer<Home__V1__WriteResult>?.self, count: results.count) { arena, index in
-            results[index].build(in: &arena)
+            results[index].wire.build(in: &arena)
         }
         built.pointee.seq = seq
         return built
+    }
+}
+
+extension ExecuteActionSetResponse: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        try self.init(serialized: bytes)
     }
 }
 
@@ -3849,13 +4105,14 @@ extension Proto.RegisterAccessoriesResponse: ProtobufCBridged {
     }
 }
 
-extension Proto.ValueReport: ProtobufCBridged {
+extension ValueReport: ProtobufCBridged {
     static let messageName = "home.v1.ValueReport"
     static var unpack: Unpacker<Home__V1__ValueReport> { home__v1__value_report__unpack }
 
-    init(c source: Home__V1__ValueReport) {
-        values = mappedArray(source.values, source.n_values) { Proto.CharacteristicWrite(c: $0!.pointee) }
-        reachability = mappedArray(source.reachability, source.n_reachability) { Proto.ReachabilityChange(c: $0!.pointee) }
+    init(c source: Home__V1__ValueReport) throws(HomeError) {
+        self.init()
+        values = try mappedArray(source.values, source.n_values) { (element) throws(HomeError) in try CharacteristicWrite(wire: Proto.CharacteristicWrite(c: element!.pointee)) }
+        reachability = mappedArray(source.reachability, source.n_reachability) { ReachabilityChange(c: $0!.pointee) }
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__ValueReport> {
@@ -3863,7 +4120,7 @@ extension Proto.ValueReport: ProtobufCBridged {
         home__v1__value_report__init(built)
         built.pointee.n_values = values.count
         built.pointee.values = arena.array(UnsafeMutablePointer<Home__V1__CharacteristicWrite>?.self, count: values.count) { arena, index in
-            values[index].build(in: &arena)
+            values[index].wire.build(in: &arena)
         }
         built.pointee.n_reachability = reachability.count
         built.pointee.reachability = arena.array(UnsafeMutablePointer<Home__V1__ReachabilityChange>?.self, count: reachability.count) { arena, index in
@@ -3873,13 +4130,24 @@ extension Proto.ValueReport: ProtobufCBridged {
     }
 }
 
-extension Proto.ValueReportResponse: ProtobufCBridged {
+extension ValueReport: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        try self.init(serialized: bytes)
+    }
+}
+
+extension ValueReportResponse: ProtobufCBridged {
     static let messageName = "home.v1.ValueReportResponse"
     static var unpack: Unpacker<Home__V1__ValueReportResponse> { home__v1__value_report_response__unpack }
 
     init(c source: Home__V1__ValueReportResponse) {
+        self.init()
         seq = source.seq
-        rejected = mappedArray(source.rejected, source.n_rejected) { Proto.WriteResult(c: $0!.pointee) }
+        rejected = mappedArray(source.rejected, source.n_rejected) { WriteResult(wire: Proto.WriteResult(c: $0!.pointee)) }
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__ValueReportResponse> {
@@ -3888,9 +4156,19 @@ extension Proto.ValueReportResponse: ProtobufCBridged {
         built.pointee.seq = seq
         built.pointee.n_rejected = rejected.count
         built.pointee.rejected = arena.array(UnsafeMutablePointer<Home__V1__WriteResult>?.self, count: rejected.count) { arena, index in
-            rejected[index].build(in: &arena)
+            rejected[index].wire.build(in: &arena)
         }
         return built
+    }
+}
+
+extension ValueReportResponse: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        try self.init(serialized: bytes)
     }
 }
 
@@ -4053,12 +4331,13 @@ extension BackupChunk: WireMessage {
     }
 }
 
-extension Proto.ReadHistoryRequest: ProtobufCBridged {
+extension ReadHistoryRequest: ProtobufCBridged {
     static let messageName = "home.v1.ReadHistoryRequest"
     static var unpack: Unpacker<Home__V1__ReadHistoryRequest> { home__v1__read_history_request__unpack }
 
-    init(c source: Home__V1__ReadHistoryRequest) {
-        filter = source.filter.map { Proto.SubscriptionFilter(c: $0.pointee) }
+    init(c source: Home__V1__ReadHistoryRequest) throws(HomeError) {
+        self.init()
+        if let pointer = source.filter { filter = try SubscriptionFilter(wire: Proto.SubscriptionFilter(c: pointer.pointee)) }
         afterSeq = source.after_seq
         beforeSeq = source.before_seq
         sinceMs = source.since_ms
@@ -4071,7 +4350,7 @@ extension Proto.ReadHistoryRequest: ProtobufCBridged {
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__ReadHistoryRequest> {
         let built = arena.allocate(Home__V1__ReadHistoryRequest.self)
         home__v1__read_history_request__init(built)
-        if let filter { built.pointee.filter = filter.build(in: &arena) }
+        if filter != SubscriptionFilter() { built.pointee.filter = filter.wire.build(in: &arena) }
         built.pointee.after_seq = afterSeq
         built.pointee.before_seq = beforeSeq
         built.pointee.since_ms = sinceMs
@@ -4080,6 +4359,16 @@ extension Proto.ReadHistoryRequest: ProtobufCBridged {
         built.pointee.newest_first = newestFirst ? 1 : 0
         built.pointee.rollup_ms = rollupMs
         return built
+    }
+}
+
+extension ReadHistoryRequest: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        try self.init(serialized: bytes)
     }
 }
 
@@ -4115,16 +4404,17 @@ extension Proto.RollupPoint: ProtobufCBridged {
     }
 }
 
-extension Proto.ReadHistoryResponse: ProtobufCBridged {
+extension ReadHistoryResponse: ProtobufCBridged {
     static let messageName = "home.v1.ReadHistoryResponse"
     static var unpack: Unpacker<Home__V1__ReadHistoryResponse> { home__v1__read_history_response__unpack }
 
-    init(c source: Home__V1__ReadHistoryResponse) {
+    init(c source: Home__V1__ReadHistoryResponse) throws(HomeError) {
+        self.init()
         journalID = swiftString(source.journal_id)
-        events = mappedArray(source.events, source.n_events) { Proto.Event(c: $0!.pointee) }
+        events = try mappedArray(source.events, source.n_events) { (element) throws(HomeError) in try HomeEvent(wire: Proto.Event(c: element!.pointee)) }
         nextSeq = source.next_seq
         oldestSeq = source.oldest_seq
-        rollups = mappedArray(source.rollups, source.n_rollups) { Proto.RollupPoint(c: $0!.pointee) }
+        rollups = mappedArray(source.rollups, source.n_rollups) { RollupPoint(wire: Proto.RollupPoint(c: $0!.pointee)) }
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__ReadHistoryResponse> {
@@ -4133,15 +4423,25 @@ extension Proto.ReadHistoryResponse: ProtobufCBridged {
         if !journalID.isEmpty { built.pointee.journal_id = arena.cString(journalID) }
         built.pointee.n_events = events.count
         built.pointee.events = arena.array(UnsafeMutablePointer<Home__V1__Event>?.self, count: events.count) { arena, index in
-            events[index].build(in: &arena)
+            events[index].wire.build(in: &arena)
         }
         built.pointee.next_seq = nextSeq
         built.pointee.oldest_seq = oldestSeq
         built.pointee.n_rollups = rollups.count
         built.pointee.rollups = arena.array(UnsafeMutablePointer<Home__V1__RollupPoint>?.self, count: rollups.count) { arena, index in
-            rollups[index].build(in: &arena)
+            rollups[index].wire.build(in: &arena)
         }
         return built
+    }
+}
+
+extension ReadHistoryResponse: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        try self.init(serialized: bytes)
     }
 }
 

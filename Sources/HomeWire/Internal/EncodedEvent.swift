@@ -47,7 +47,7 @@ extension SubscribeResponse {
 
     /// `SubscribeResponse { resume_after }` packed by protobuf-c, to follow the
     /// packed events of a stream message (fields may come in any order).
-    @_spi(Wire) public static func resumeField(_ resumeAfter: UInt64) -> ByteBuffer {
+    package static func resumeField(_ resumeAfter: UInt64) -> ByteBuffer {
         var buffer = ByteBuffer()
         encode(journalID: "", events: [], marker: nil, resumeAfter: resumeAfter, into: &buffer)
         return buffer
@@ -71,5 +71,17 @@ extension ByteBuffer {
             value >>= 7
         }
         writeInteger(UInt8(value))
+    }
+
+    /// A protobuf base-128 varint; nil when the bytes end first or it runs past 64 bits.
+    mutating func readVarint() -> UInt64? {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while shift < 64, let byte = readInteger(as: UInt8.self) {
+            result |= UInt64(byte & 0x7F) << shift
+            if byte & 0x80 == 0 { return result }
+            shift += 7
+        }
+        return nil
     }
 }

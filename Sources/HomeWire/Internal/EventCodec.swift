@@ -185,7 +185,7 @@ extension SubscribeResponse: WireMessage {
 
     /// Encodes a batch whose events `eventAt(0..<eventCount)` reads from wherever the
     /// sender keeps them, so that no array of them is built first.
-    @_spi(Wire) public static func encode(
+    package static func encode(
         journalID: String, eventCount: Int, event eventAt: (Int) -> HomeEvent,
         snapshot: ArraySlice<Characteristic> = [], marker: StreamMarker?, resumeAfter: UInt64? = nil,
         into buffer: inout ByteBuffer
@@ -208,7 +208,7 @@ extension SubscribeResponse: WireMessage {
         message.pointee.snapshot = arena.array(
             UnsafeMutablePointer<Home__V1__Characteristic>?.self, count: snapshot.count
         ) {
-            Proto.Characteristic(snapshot[snapshotBase + $1]).build(in: &$0)
+            snapshot[snapshotBase + $1].wire.build(in: &$0)
         }
         if let marker {
             message.pointee.marker = Proto.StreamMarker(marker).build(in: &arena)
@@ -227,8 +227,8 @@ extension SubscribeResponse: WireMessage {
     /// Decodes a stream message as a client receives it from the daemon, without
     /// re-checking strings the daemon checked when they entered it (on the hot path
     /// of every event a subscriber reads).
-    @_spi(Wire) public init(fromDaemon bytes: [UInt8]) throws(HomeError) {
-        let result: Result<SubscribeResponse, HomeError> = bytes.withUnsafeBytes { raw in
+    package init(fromDaemon bytes: ByteBuffer) throws(HomeError) {
+        let result: Result<SubscribeResponse, HomeError> = bytes.withUnsafeReadableBytes { raw in
             do throws(HomeError) { return .success(try Self.decode(raw, checkStrings: false)) } catch {
                 return .failure(error)
             }
@@ -255,7 +255,7 @@ extension SubscribeResponse: WireMessage {
                 journalID: swiftString(wire.journal_id),
                 events: events,
                 snapshot: mappedArray(wire.snapshot, wire.n_snapshot) {
-                    Characteristic(Proto.Characteristic(c: $0!.pointee))
+                    Characteristic(wire: Proto.Characteristic(c: $0!.pointee))
                 },
                 marker: marker,
                 resumeAfter: wire.resume_present_case == HOME__V1__SUBSCRIBE_RESPONSE__RESUME_PRESENT_RESUME_AFTER

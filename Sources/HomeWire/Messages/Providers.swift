@@ -79,36 +79,3 @@ public struct RegisterAccessoriesResponse: Sendable {
         self.seq = seq
     }
 }
-
-/// A provider's own changes, as its devices report them.
-public struct ValueReport: Hashable, Sendable {
-    public var values: [CharacteristicWrite]
-    public var reachability: [ReachabilityReport]
-
-    public init(values: [CharacteristicWrite] = [], reachability: [ReachabilityReport] = []) {
-        self.values = values
-        self.reachability = reachability
-    }
-}
-
-public struct ReachabilityReport: Hashable, Sendable {
-    public var accessoryID: ObjectID
-    public var reachable: Bool
-
-    public init(accessoryID: ObjectID, reachable: Bool) {
-        self.accessoryID = accessoryID
-        self.reachable = reachable
-    }
-}
-
-public struct ValueReportResponse: Hashable, Sendable {
-    /// The daemon's sequence number once the report took effect.
-    public var seq: UInt64
-    /// The values refused, one result each; the others were applied.
-    public var rejected: [WriteResult]
-
-    public init(seq: UInt64, rejected: [WriteResult] = []) {
-        self.seq = seq
-        self.rejected = rejected
-    }
-}

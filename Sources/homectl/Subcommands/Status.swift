@@ -28,7 +28,7 @@ struct Status: AsyncParsableCommand {
                     ("characteristics", .uint(UInt64(status.characteristics))),
                     ("uid", .uint(UInt64(status.callerUID))),
                     ("pid", .int(Int64(status.callerPID))),
-                    ("role", status.role.map { .string($0.name) } ?? .null),
+                    ("role", status.callerRole.map { .string($0.name) } ?? .null),
                 ]), options)
             return
         }
@@ -45,7 +45,7 @@ struct Status: AsyncParsableCommand {
             ["homes", String(status.homes)],
             ["accessories", String(status.accessories)],
             ["characteristics", String(status.characteristics)],
-            ["you", "\(status.role?.name ?? "no role") (uid \(status.callerUID), pid \(status.callerPID))"],
+            ["you", "\(status.callerRole?.name ?? "no role") (uid \(status.callerUID), pid \(status.callerPID))"],
         ]) {
             Output.line(line)
         }

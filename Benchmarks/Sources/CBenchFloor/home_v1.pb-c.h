@@ -1,0 +1,1 @@
+../../../Sources/CHomeProto/include/home_v1.pb-c.h
