@@ -88,4 +88,20 @@ struct ImportCLITests {
         #expect(result.stderr.contains(message), "\(result.stderr)")
         #expect(try target.homectl("export").stdout == before, "nothing changed")
     }
+
+    @Test("a name that clashes in the home is refused by the daemon's own rules before anything changed")
+    func clash() throws {
+        let layout = try exportedLayout()
+        let target = try DaemonProcess()
+        // A home has one wake-up scene at most: the file's would be a second.
+        #expect(try target.homectl("scenes", "create", "Rise", "--kind", "wake-up").status == 0)
+        let before = try target.homectl("export").stdout
+        let file = target.directory + "/clash.yaml"
+        try layout.replacingOccurrences(of: "kind: \"user-defined\"", with: "kind: \"wake-up\"").write(
+            toFile: file, atomically: true, encoding: .utf8)
+        let result = try target.homectl("import", file)
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("cannot add scene \"Evening\" to \"Demo Home\": "), "\(result.stderr)")
+        #expect(try target.homectl("export").stdout == before, "nothing changed, the rooms and zone included")
+    }
 }
