@@ -100,7 +100,7 @@ extension HomeStore {
 
     /// Commits deleted per step of a purge: a few milliseconds of the database's time
     /// (`homed-bench history` measures the longest step).
-    public static let purgeStep = 64
+    public static let purgeStep = 16
 
     /// Deletes expired events and rollups, `step` at a time, each step a short call
     /// of its own so that no writer waits for the whole purge.
