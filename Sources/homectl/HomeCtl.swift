@@ -21,6 +21,10 @@ struct HomeCtl: AsyncParsableCommand {
             PATH names an object by id (42) or by names: Room/Accessory/Characteristic \
             ("Living Room/Lamp/Brightness"), optionally with the service \
             ("Living Room/Lamp/Lightbulb/Brightness") or the home first.
+
+            A home on another machine: homectl --nats URL [--site S] [--nats-creds FILE] \
+            watch|get|set … runs the same command through NATS (by homed-nats-remote, \
+            the NATS bridge's command line), with the same output and exit codes.
             """,
         version: HomedVersion.current,
         subcommands: [
@@ -44,6 +48,14 @@ extension HomeCtl {
         // A closed pipe is an ordinary end for a command line tool: the write fails
         // with EPIPE and we exit 0 instead of dying of SIGPIPE.
         signal(SIGPIPE, SIG_IGN)
+        do throws(UsageError) {
+            if let remote = try RemoteDelegation.remoteArguments(Array(CommandLine.arguments.dropFirst())) {
+                RemoteDelegation.exec(remote)
+            }
+        } catch {
+            Output.error("homectl: \(error.message)")
+            Glibc.exit(64)
+        }
         do {
             // The async parse: completions of names ask the daemon (LiveCompletion).
             let arguments = GlobalOptions.movedAfterSubcommand(Array(CommandLine.arguments.dropFirst()))
