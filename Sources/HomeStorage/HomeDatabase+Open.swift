@@ -17,24 +17,27 @@ extension HomeDatabase {
     static func open(path: String, migrations: [Schema.Migration]) throws(HomeError) -> HomeDatabase {
         let latest = migrations.count
         let connection: Connection
+        let claim: FileClaim
         switch try FileHeader.read(path) {
         case .absent:
             try createPrivateFile(path)
             do throws(HomeError) {
+                claim = try FileClaim(path)
                 connection = try Connection(path: path, filename: uri(path), flags: SQLITE_OPEN_READWRITE)
-                try lock(connection)
             } catch {
                 unlink(path)
                 throw error
             }
         case .empty:
+            claim = try FileClaim(path)
             connection = try Connection(path: path, filename: uri(path), flags: SQLITE_OPEN_READWRITE)
-            try lock(connection)
         case .notSQLite(let size):
             let what =
                 size < FileHeader.size ? "it is only \(size) bytes long" : "it does not start with SQLite's header"
             throw refusal(path, "is not a SQLite database (\(what))")
         case .sqlite(let header):
+            // Before anything else: a file another homed has open is refused, not read.
+            claim = try FileClaim(path)
             let hotLog = FileHeader.hasLog(path)
             if !hotLog {
                 if let truncation = header.truncation {
@@ -45,18 +48,30 @@ extension HomeDatabase {
                     flags: SQLITE_OPEN_READONLY)
                 _ = try inspect(checker, latest: latest, quickCheck: true)
             }
-            connection = try Connection(path: path, filename: uri(path), flags: SQLITE_OPEN_READWRITE)
-            connection.setCheckpointOnClose(false)
-            try lock(connection)
-            // Cheap, and the log (if any) may hold a later state than the file alone.
-            _ = try inspect(connection, latest: latest, quickCheck: hotLog)
+            // A refused file is left as it was: the shared-memory index the writing
+            // connection makes beside it goes with it.
+            let hadIndex = access(path + "-shm", F_OK) == 0
+            let writer = try Connection(path: path, filename: uri(path), flags: SQLITE_OPEN_READWRITE)
+            writer.setCheckpointOnClose(false)
+            do throws(HomeError) {
+                // Cheap, and the log (if any) may hold a later state than the file alone.
+                _ = try inspect(writer, latest: latest, quickCheck: hotLog)
+            } catch {
+                _ = consume writer
+                if !hadIndex { unlink(path + "-shm") }
+                throw error
+            }
+            connection = writer
         }
         try migrate(connection, to: migrations)
         try connection.execute(
             "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON",
             doing: "setting up the connection")
         connection.setCheckpointOnClose(true)
-        return HomeDatabase(path: path, connection: connection)
+        let checkpointer = try WALCheckpointer(
+            connection: try Connection(path: path, filename: uri(path), flags: SQLITE_OPEN_READWRITE))
+        checkpointer.attach(to: connection)
+        return HomeDatabase(path: path, connection: connection, checkpointer: checkpointer, claim: claim)
     }
 
     /// Creates an empty file that only its owner may read or write, for SQLite to
@@ -77,20 +92,6 @@ extension HomeDatabase {
             let reason = String(cString: strerror(errno))
             unlink(path)
             throw HomeError(.failedPrecondition, "cannot make database \(path) private (mode 0600): \(reason)")
-        }
-    }
-
-    /// Takes the file for this process alone: exclusive locking mode (which also
-    /// keeps the WAL index in memory, so no `-shm` file), then a lock taken at once so
-    /// that a file in use is refused now rather than at the first save.
-    private static func lock(_ connection: Connection) throws(HomeError) {
-        try connection.execute("PRAGMA locking_mode = EXCLUSIVE", doing: "choosing exclusive locking")
-        do throws(HomeError) {
-            try connection.execute("BEGIN EXCLUSIVE; COMMIT", doing: "locking the file")
-        } catch  where error.code == .unavailable {
-            throw refusal(connection.path, "is in use by another process (is another homed running with it?)")
-        } catch  where error.code == .dataLoss {
-            throw refusal(connection.path, "is corrupt: \(connection.lastErrorMessage)")
         }
     }
 

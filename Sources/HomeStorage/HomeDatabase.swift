@@ -13,20 +13,29 @@ internal import Synchronization
 ///
 /// The file is in WAL mode: a saved layout change survives power loss
 /// (`synchronous=FULL` for its commit), an appended value `kill -9` (see
-/// HomeDatabase+Values.swift). The connection holds an exclusive lock for as long as it
-/// is open: a second daemon on the same file is refused, not interleaved. Calls are
-/// serialized; any thread may make them.
+/// HomeDatabase+Values.swift). The file is claimed (`FileClaim`) for as long as it is
+/// open: a second daemon on the same file is refused, not interleaved. Calls are
+/// serialized; any thread may make them. The log is copied into the file on a
+/// second connection (`WALCheckpointer`), so that writers do not wait for it.
 public final class HomeDatabase: Sendable {
     /// The file, as given to `open(path:)`.
     public let path: String
     private let connection: Mutex<Connection?>
+    private let checkpointer: WALCheckpointer
+    /// Released last, once both connections are closed.
+    private let claim: Mutex<FileClaim?>
 
     /// The newest schema version this build reads and writes.
     public static var schemaVersion: Int { Schema.version }
 
-    init(path: String, connection: consuming sending Connection) {
+    init(
+        path: String, connection: consuming sending Connection, checkpointer: WALCheckpointer,
+        claim: consuming sending FileClaim
+    ) {
         self.path = path
         self.connection = Mutex(connection)
+        self.checkpointer = checkpointer
+        self.claim = Mutex(claim)
     }
 
     /// Opens the database at `path`, creating it if there is no file, and brings
@@ -45,8 +54,15 @@ public final class HomeDatabase: Sendable {
 
     /// Closes the file (checkpointing its log). Later calls throw `.failedPrecondition`.
     public func close() {
-        // Dropping the only reference closes it: statements first, then the connection.
+        // The writers' connection closes last of the two, so that its close copies the
+        // whole log into the file and removes it; dropping the only reference closes
+        // it, statements first. The claim goes after both.
+        connection.withLock { connection in
+            if let connection { checkpointer.detach(from: connection) }
+        }
+        checkpointer.close()
         connection.withLock { $0 = nil }
+        claim.withLock { $0 = nil }
     }
 
     /// Runs `body` with the open connection.

@@ -14,8 +14,11 @@ public enum ScaleHome {
     /// `make(accessories: 10_000)` is the benchmark home: 10 000 accessories,
     /// 100 000 characteristics.
     ///
-    /// - Parameter nowMs: The time of every initial value (`lastUpdatedMs`).
-    public static func make(accessories: Int, rooms: Int = 100, nowMs: Int64 = 0) -> HomeGraph {
+    /// - Parameters:
+    ///   - nowMs: The time of every initial value (`lastUpdatedMs`).
+    ///   - daemonOwned: How many of the last bulbs are the daemon's own (no provider:
+    ///     written in the store); the others are provider "scale"'s.
+    public static func make(accessories: Int, rooms: Int = 100, nowMs: Int64 = 0, daemonOwned: Int = 0) -> HomeGraph {
         var graph = HomeGraph()
         do {
             let home = try graph.addHome(name: "Scale Home")
@@ -26,7 +29,8 @@ public enum ScaleHome {
             for number in 0..<accessories {
                 let spec = AccessorySpec(
                     name: "Bulb \(number)", category: .lightbulb, manufacturer: "homed", model: "Scale Bulb",
-                    serialNumber: "SCALE-\(number)", firmwareRevision: "1.0.0", provider: "scale",
+                    serialNumber: "SCALE-\(number)", firmwareRevision: "1.0.0",
+                    provider: number >= accessories - daemonOwned ? "" : "scale",
                     services: [
                         ServiceSpec(
                             type: "Lightbulb", primary: true,

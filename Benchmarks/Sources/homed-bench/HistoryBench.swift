@@ -59,7 +59,9 @@ enum HistoryBench {
 
     static func queries(directory: String, days: Int, eventsPerDay: Int) async throws {
         let path = directory + "/year.sqlite"
-        let graph = ScaleHome.make(accessories: 100, rooms: 10)
+        // Bulbs 0–99 are a provider's; bulb 100 is the daemon's own, for the writer during the purge.
+        let graph = ScaleHome.make(accessories: 101, rooms: 10, daemonOwned: 1)
+        let writerLamp = try graph.resolve(path: "Room 0/Bulb 100/Brightness")
         func id(_ path: String) throws -> ObjectID { try graph.resolve(path: path) }
         // Bulb 0's On is the back door: four changes a day. Bulb 1's Hue changed in
         // the first week only: its last change is months back. The rest report.
@@ -109,7 +111,9 @@ enum HistoryBench {
                         }
                     }
                     events += batch.count
-                    try database.appendEvents(batch, keepUntilMs: timeMs + Int64(days + 30) * 86_400_000, values: [])
+                    // Kept 5 days past their time (so that the purge below is of the oldest month
+                    // alone, never of the writer's new events, kept the default 10 days from now).
+                    try database.appendEvents(batch, keepUntilMs: timeMs + 5 * 86_400_000, values: [])
                 }
             }
         }
@@ -184,29 +188,82 @@ enum HistoryBench {
                 ReadHistoryRequest(filter: SubscriptionFilter(roomIDs: [room]), limit: 100, newestFirst: true)
             ).events.count
         }
+        try await writerDuringPurge(
+            client: client, store: store, characteristic: writerLamp,
+            cutoffMs: startMs + 35 * 86_400_000)
         await client.close()
         await server.stop()
+        database.close()
+    }
 
-        // A purge of the oldest month, in the daemon's steps: the longest step is the
-        // longest any writer waits for it.
-        var longest: Double = 0
-        var steps = 0
-        var purged = 0
-        let cutoff = startMs + 30 * 86_400_000 + Int64(days + 30) * 86_400_000
-        let purgeStart = clock.now
-        while true {
-            let start = clock.now
-            let deleted = try database.purgeEvents(expiredBy: cutoff, limit: HomeStore.purgeStep)
-            longest = max(longest, seconds(clock.now - start))
-            steps += 1
-            purged += deleted
-            if deleted < HomeStore.purgeStep { break }
+    /// The oldest month purged by the daemon's own upkeep (`HomeStore.purgeHistory`,
+    /// in its steps with its pauses) while a client writes back to back over the
+    /// socket. The purge runs in alternate half-seconds (it waits in its pause
+    /// through the others), so that the machine's noise falls on the writes with and
+    /// without it alike: the writer's slowest round trips in the purge's
+    /// half-seconds, next to the others', are what a purge costs a writer.
+    static func writerDuringPurge(
+        client: HomeClient, store: HomeStore, characteristic: ObjectID, cutoffMs: Int64
+    ) async throws {
+        let clock = ContinuousClock()
+        let began = clock.now
+        let window = Duration.milliseconds(500)
+        /// Whether `instant` falls in one of the purge's half-seconds.
+        @Sendable func purgeWindow(_ instant: ContinuousClock.Instant) -> Bool {
+            Int((instant - began) / window) % 2 == 0
         }
+        let purging = Task {
+            let start = clock.now
+            let purged = try await store.purgeHistory(
+                nowMs: cutoffMs,
+                pause: {
+                    try? await Task.sleep(for: .milliseconds(5))
+                    while !purgeWindow(clock.now) { try? await Task.sleep(for: .milliseconds(5)) }
+                })
+            return (purged, seconds(clock.now - start))
+        }
+        let finished = SeqBox()
+        let watcher = Task {
+            _ = try? await purging.value
+            finished.max(1)
+        }
+        var during = WriterStalls()
+        var between = WriterStalls()
+        var value: Int64 = 0
+        while finished.value == 0 {
+            value += 1
+            let start = clock.now
+            _ = try await client.write(.int(value % 101), to: characteristic)
+            let end = clock.now
+            if purgeWindow(start) && purgeWindow(end) {
+                during.add(nanoseconds(end - start))
+            } else if !purgeWindow(start) && !purgeWindow(end) {
+                between.add(nanoseconds(end - start))
+            }
+        }
+        _ = await watcher.value
+        let (purged, purgeSeconds) = try await purging.value
         print(
             String(
-                format: "A purge of the oldest month: %d commits in %d steps, %.2f s; the longest step %.2f ms",
-                purged, steps, seconds(clock.now - purgeStart), longest * 1000))
-        database.close()
+                format: "A purge of the oldest month by the daemon's upkeep: %d commits in %.1f s (in alternate "
+                    + "half-seconds), while a client wrote back to back:", purged, purgeSeconds))
+        print("  writes in the purge's half-seconds (\(during.samples.count)): \(during.summary)")
+        print("  writes in the others (\(between.samples.count)):            \(between.summary)")
+    }
+
+    /// A writer's round trips: percentiles and the slowest.
+    struct WriterStalls {
+        var samples: [Double] = []
+        mutating func add(_ sample: Double) { samples.append(sample) }
+        var summary: String {
+            let sorted = samples.sorted()
+            guard !sorted.isEmpty else { return "no writes" }
+            func at(_ fraction: Double) -> Double {
+                sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
+            }
+            return "p50 \(us(at(0.5))), p99 \(us(at(0.99))), p99.9 \(us(at(0.999))), slowest \(ms(sorted.last!)); "
+                + "\(sorted.filter { $0 > 10_000_000 }.count) over 10 ms"
+        }
     }
 
     static func ms(_ ns: Double) -> String { String(format: "%.2f ms", ns / 1_000_000) }
