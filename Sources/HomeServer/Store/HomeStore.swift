@@ -145,6 +145,11 @@ public final class HomeStore: Sendable {
         /// refuses it. Nil when nothing is persisted.
         var undo: [ValueUndo]?
 
+        /// Forgets the value events of a commit whose values could not be saved.
+        mutating func dropValueEvents() {
+            events.removeAll { if case .value = $0.body { true } else { false } }
+        }
+
         struct ValueUndo {
             var index: HomeGraph.CharacteristicIndex
             var characteristicID: ObjectID
@@ -246,71 +251,6 @@ public final class HomeStore: Sendable {
         }
         for flusher in wake { flusher.scheduleFlush() }
         return committed
-    }
-
-    /// Makes a commit durable before anyone hears of it: the values a `.values`
-    /// commit stored go to the value log (the last value of each characteristic,
-    /// once), marked for the next fold, and with a stored history its events go to
-    /// the history, in the same transaction. If the values cannot be saved, they are
-    /// put back as they were and the commit's value events dropped, so nothing
-    /// unsaved is published or acknowledged.
-    ///
-    /// - Returns: the values' save error, if any, and the commit's events, numbered
-    ///   as the journal will number them.
-    private func makeDurable(_ transaction: inout Transaction, firstSeq: UInt64, origin: Origin)
-        -> (HomeError?, [HomeEvent])
-    {
-        func numbered() -> [HomeEvent] {
-            transaction.events.enumerated().map { index, pending in
-                HomeEvent(
-                    seq: firstSeq + UInt64(index), timeMs: transaction.nowMs, origin: origin, body: pending.body)
-            }
-        }
-        let changes = valueLogChanges(transaction)
-        let storing = keepsHistory ? history : nil
-        var events = numbered()
-        do throws(HomeError) {
-            if let storing, !events.isEmpty {
-                try storing.storage.appendEvents(
-                    events,
-                    keepUntilMs: transaction.nowMs + storing.retention.keepMs(for: events, in: transaction.graph),
-                    values: changes)
-            } else if let persistence, !changes.isEmpty {
-                try persistence.appendValues(changes, timeMs: transaction.nowMs)
-            }
-            for change in changes { writtenValues?.mark(change.characteristicID) }
-            return (nil, events)
-        } catch {
-            guard !changes.isEmpty, let undo = transaction.undo else {
-                // Only events, and the history refused them: it is off from here on.
-                historyFailed(error, at: firstSeq)
-                return (nil, events)
-            }
-            for entry in undo.reversed() {
-                transaction.graph.restoreValue(
-                    entry.value, lastUpdatedMs: entry.lastUpdatedMs, changeSeq: entry.changeSeq, at: entry.index)
-            }
-            transaction.events.removeAll { if case .value = $0.body { true } else { false } }
-            events = numbered()
-            if storing != nil, !events.isEmpty { storeHistory(events, graph: transaction.graph) }
-            return (error, events)
-        }
-    }
-
-    /// The values a `.values` commit stored, each characteristic once with its
-    /// final value: the value log's row.
-    private func valueLogChanges(_ transaction: Transaction) -> [SavedValue] {
-        guard persistence != nil, let undo = transaction.undo, !undo.isEmpty else { return [] }
-        var seen = Set<HomeGraph.CharacteristicIndex>()
-        var changes: [SavedValue] = []
-        changes.reserveCapacity(undo.count)
-        for entry in undo where undo.count == 1 || seen.insert(entry.index).inserted {
-            changes.append(
-                SavedValue(
-                    characteristicID: entry.characteristicID,
-                    value: transaction.graph.characteristics.values[entry.index].value))
-        }
-        return changes
     }
 
     /// Numbers an event, journals it and offers it to every subscriber. Runs under
