@@ -44,6 +44,13 @@ struct HomeKitCLITests {
         let other = try scratch.script("other-provider", "echo \"other $1\"")
         let list = try homekit(["list"], path: scratch.path, provider: other)
         #expect(list.status == 0 && list.stdout == "other list\n", "\(list.stderr)")
+        // homectl's options for the daemon, given before `homekit`, are not passed on:
+        // the pairing commands do not talk to the daemon.
+        let global = try run(
+            builtExecutable("homectl"),
+            ["--socket", "/run/x.sock", "--timeout=3", "homekit", "list", "--state-dir", "/s"],
+            environment: ["PATH": scratch.path, "HOMED_HOMEKIT_PROVIDER": other])
+        #expect(global.status == 0 && global.stdout == "other list\n", "\(global.stderr)")
     }
 
     @Test("not installed: exit 69 saying what was looked for")

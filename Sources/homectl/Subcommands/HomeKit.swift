@@ -44,7 +44,26 @@ struct HomeKit: ParsableCommand {
             valueName: "command"))
     var arguments: [String] = []
 
+    /// The arguments without homectl's own options for the daemon, which reach them
+    /// when given before `homekit` (`homectl --socket X homekit list`): the pairing
+    /// commands do not talk to the daemon, so those are not passed on.
+    var passedOn: [String] {
+        var rest = arguments[...]
+        while let first = rest.first {
+            let name = String(first.prefix { $0 != "=" })
+            if GlobalOptions.flags.contains(first) || (GlobalOptions.withValue.contains(name) && first.contains("=")) {
+                rest = rest.dropFirst()
+            } else if GlobalOptions.withValue.contains(first) {
+                rest = rest.dropFirst(2)
+            } else {
+                break
+            }
+        }
+        return Array(rest)
+    }
+
     func validate() throws {
+        let arguments = passedOn
         guard let action = arguments.first, Self.actions.contains(action) else {
             let given = arguments.first.map { "'\($0)' is not one of them" } ?? "none was given"
             throw ValidationError("homekit takes \(Self.actions.joined(separator: ", ")); \(given)")
@@ -59,7 +78,7 @@ struct HomeKit: ParsableCommand {
             Output.error("homectl: \(error.message)")
             throw ExitCode(Self.notInstalledExitCode)
         }
-        let argv = [program] + arguments
+        let argv = [program] + passedOn
         var cArguments: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
         execv(program, &cArguments)
         // execv returns only when it failed.
