@@ -483,6 +483,8 @@ def parser() -> argparse.ArgumentParser:
     for sub in (w, g, s):
         sub.add_argument("-o", "--output", default=argparse.SUPPRESS, **output)
         sub.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+        # homectl takes it for every command (it changes only -o table and -o wide).
+        sub.add_argument("--no-headers", action="store_true", help=argparse.SUPPRESS)
     return p
 
 
