@@ -175,6 +175,7 @@ done
 # (Sources/homectl/Options/RemoteDelegation.swift). It finds its modules in
 # ../lib/homed/python from where it is: the NATS bridge's package and the Python client.
 put 755 Clients/bridges/nats/homed_nats_remote.py bin/homed-nats-remote
+put 644 Packaging/man/homed-nats-remote.1 share/man/man1/homed-nats-remote.1
 for module in __init__ cli graph layout remote text; do
   put 644 "Clients/bridges/nats/homed_nats/$module.py" "lib/homed/python/homed_nats/$module.py"
 done

@@ -24,7 +24,7 @@ expected=(
   lib/systemd/system/homed.service lib/systemd/system/homed.socket
   lib/systemd/user/homed.service lib/systemd/user/homed.socket
   lib/sysusers.d/homed.conf lib/tmpfiles.d/homed.conf share/homed/install-manifest
-  bin/homed-nats-remote lib/homed/python/homed_nats/cli.py lib/homed/python/homed_nats/text.py
+  bin/homed-nats-remote share/man/man1/homed-nats-remote.1 lib/homed/python/homed_nats/cli.py lib/homed/python/homed_nats/text.py
   lib/homed/python/homed/__init__.py lib/homed/python/homed/home_v1.desc
 )
 for file in "${expected[@]}"; do [[ -s "$prefix/$file" ]] || fail "missing or empty: $file"; done

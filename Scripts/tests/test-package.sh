@@ -106,6 +106,7 @@ expected=(
   "/usr/lib/python3/dist-packages/homed/__init__.py 644" "/usr/lib/python3/dist-packages/homed/home_v1.desc 644"
   "/usr/lib/python3/dist-packages/homed/aio/__init__.py 644"
   "/usr/bin/homed-nats-remote 755" "/usr/lib/homed/python/homed_nats/cli.py 644"
+  "/usr/share/man/man1/homed-nats-remote.1.gz 644"
   "/etc/homed/homed.yaml 644" "/usr/share/doc/homed/copyright 644" "/usr/share/doc/homed/changelog.gz 644"
   "/usr/share/doc/homed/examples/demo-home.yaml 644"
 )
