@@ -9,7 +9,7 @@
 #   gzip: 74 MB, minutes sooner, which the package test uses).
 # The tree is Scripts/install.sh --prefix /usr --destdir, laid out as Debian expects
 # (zsh's vendor-completions, gzipped man pages, /etc/homed/homed.yaml a conffile), plus
-# the Python client and homed-sysfs with their units. The maintainer scripts and the
+# the Python client and homed-sysfs with their units, and homed-nats-remote (homectl --nats). The maintainer scripts and the
 # control file's template are in Packaging/debian. Not debhelper: homed builds with
 # SwiftPM and a toolchain Debian does not package, so a source package and
 # dpkg-buildpackage would add a build system around a build that stays the same; what
@@ -88,6 +88,11 @@ python=$usr/lib/python3/dist-packages/homed
 [[ -f "$python/__init__.py" && -f "$python/home_v1.desc" ]] || die "the Python client is not in $python"
 # Debian's python3, not whichever python3 is first in PATH.
 sed '1s|^#!.*python3.*$|#!/usr/bin/python3|' Clients/providers/sysfs/homed_sysfs.py >"$usr/bin/homed-sysfs"
+# homed-nats-remote (install.sh put it, for homectl --nats): the client it imports is the
+# one above in dist-packages, not a second copy in its own directory. It needs nats-py,
+# which Debian does not package (pip install nats-py; it says so when missing).
+rm -r "$usr/lib/homed/python/homed"
+sed -i '1s|^#!.*python3.*$|#!/usr/bin/python3|' "$usr/bin/homed-nats-remote"
 chmod 755 "$usr/bin/homed-sysfs"
 sed 's|@BINDIR@|/usr/bin|g' Packaging/systemd/homed-sysfs.service >"$usr/lib/systemd/system/homed-sysfs.service"
 sed 's|@BINDIR@|/usr/bin|g' Packaging/systemd/user/homed-sysfs.service >"$usr/lib/systemd/user/homed-sysfs.service"

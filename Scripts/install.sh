@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds homed, homectl and homed-sim in release mode and installs them with their man
 # pages, shell completions, systemd units (system and user), sysusers.d and tmpfiles.d
-# entries, and a manifest of every file it installed.
+# entries, homed-nats-remote (what `homectl --nats URL` runs, beside homectl; its Python
+# modules in PREFIX/lib/homed/python; it needs python3 with nats-py and protobuf), and a
+# manifest of every file it installed.
 #   Scripts/install.sh [--prefix DIR] [--destdir DIR] [--no-build] [--homectl-name NAME]
 #   Scripts/install.sh --uninstall [--prefix DIR] [--destdir DIR]
 # --prefix (default /usr/local): where the files will live; the units' ExecStart= names
@@ -24,7 +26,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-usage() { sed -n '2,26s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '2,28s/^# \{0,1\}//p' "$0"; }
 die() { echo "install.sh: $*" >&2; exit 2; }
 
 prefix=/usr/local
@@ -169,6 +171,18 @@ for name in homed.service homed.socket; do
   unit "Packaging/systemd/$name" "lib/systemd/system/$name"
   unit "Packaging/systemd/user/$name" "lib/systemd/user/$name"
 done
+# homed-nats-remote: homectl --nats URL watch|get|set runs it, looked for beside homectl
+# (Sources/homectl/Options/RemoteDelegation.swift). It finds its modules in
+# ../lib/homed/python from where it is: the NATS bridge's package and the Python client.
+put 755 Clients/bridges/nats/homed_nats_remote.py bin/homed-nats-remote
+put 644 Packaging/man/homed-nats-remote.1 share/man/man1/homed-nats-remote.1
+for module in __init__ cli graph layout remote text; do
+  put 644 "Clients/bridges/nats/homed_nats/$module.py" "lib/homed/python/homed_nats/$module.py"
+done
+while IFS= read -r file; do
+  put 644 "Clients/python/homed/$file" "lib/homed/python/homed/$file"
+done < <(cd Clients/python/homed && find . -type f \( -name '*.py' -o -name '*.desc' \) -not -path '*/__pycache__/*' |
+  sed 's|^\./||' | sort)
 put 644 Packaging/sysusers.d/homed.conf lib/sysusers.d/homed.conf
 put 644 Packaging/tmpfiles.d/homed.conf lib/tmpfiles.d/homed.conf
 # The configuration's every key, commented out: copy it to /etc/homed/homed.yaml.

@@ -24,9 +24,11 @@ expected=(
   lib/systemd/system/homed.service lib/systemd/system/homed.socket
   lib/systemd/user/homed.service lib/systemd/user/homed.socket
   lib/sysusers.d/homed.conf lib/tmpfiles.d/homed.conf share/homed/install-manifest
+  bin/homed-nats-remote share/man/man1/homed-nats-remote.1 lib/homed/python/homed_nats/cli.py lib/homed/python/homed_nats/text.py
+  lib/homed/python/homed/__init__.py lib/homed/python/homed/home_v1.desc
 )
 for file in "${expected[@]}"; do [[ -s "$prefix/$file" ]] || fail "missing or empty: $file"; done
-for program in homed homectl homed-sim; do [[ -x "$prefix/bin/$program" ]] || fail "not executable: bin/$program"; done
+for program in homed homectl homed-sim homed-nats-remote; do [[ -x "$prefix/bin/$program" ]] || fail "not executable: bin/$program"; done
 ! grep -rn '@BINDIR@' "$prefix/lib" || fail "@BINDIR@ left in a unit"
 grep -qx "ExecStart=$prefix/bin/homed --socket /run/homed/homed.sock --db /var/lib/homed/homed.sqlite" \
   "$prefix/lib/systemd/system/homed.service" || fail "the system unit does not start $prefix/bin/homed"
@@ -34,6 +36,13 @@ grep -qx "ExecStart=$prefix/bin/homed --socket /run/homed/homed.sock --db /var/l
 "$prefix/bin/homed" --help >/dev/null || fail "homed --help failed"
 bash -c "source '$prefix/share/bash-completion/completions/homectl' && complete -p homectl" >/dev/null \
   || fail "bash does not load homectl's completion"
+# homectl --nats runs the homed-nats-remote beside it, with the modules installed with it
+# (a PATH without this tree's: nothing of the source tree is used); port 1 answers nothing.
+nats_out=$(cd / && env -u PYTHONPATH PATH="$(dirname "$(command -v python3)"):/usr/bin:/bin" \
+  "$prefix/bin/homectl" --nats nats://127.0.0.1:1 get Lamp/On 2>&1) && fail "homectl --nats with no server succeeded"
+[[ "$nats_out" == "homed-nats-remote: cannot reach the NATS server nats://127.0.0.1:1"* ]] \
+  || fail "homectl --nats did not run the installed homed-nats-remote: $nats_out"
+[[ -z $(find "$prefix" -name __pycache__) ]] || fail "homed-nats-remote left byte code beside its modules"
 
 if command -v systemd-analyze >/dev/null; then
   # verify prints what it finds and still exits 0: any output is a failure.

@@ -105,6 +105,8 @@ expected=(
   "/usr/share/homed/completions/homectl.fish 644"
   "/usr/lib/python3/dist-packages/homed/__init__.py 644" "/usr/lib/python3/dist-packages/homed/home_v1.desc 644"
   "/usr/lib/python3/dist-packages/homed/aio/__init__.py 644"
+  "/usr/bin/homed-nats-remote 755" "/usr/lib/homed/python/homed_nats/cli.py 644"
+  "/usr/share/man/man1/homed-nats-remote.1.gz 644"
   "/etc/homed/homed.yaml 644" "/usr/share/doc/homed/copyright 644" "/usr/share/doc/homed/changelog.gz 644"
   "/usr/share/doc/homed/examples/demo-home.yaml 644"
 )
@@ -173,6 +175,10 @@ PYTHONPATH="$root/usr/lib/python3/dist-packages" python3 -c 'import homed, homed
   || fail "the packaged Python client does not import (it needs protobuf: python3-protobuf, or Scripts/bootstrap.sh --python)"
 PYTHONPATH="$root/usr/lib/python3/dist-packages" python3 "$root/usr/bin/homed-sysfs" --help >/dev/null \
   || fail "homed-sysfs --help failed with the packaged client"
+[[ $(head -1 "$root/usr/bin/homed-nats-remote") == '#!/usr/bin/python3' ]] || fail "homed-nats-remote does not run Debian's python3"
+[[ ! -e "$root/usr/lib/homed/python/homed" ]] || fail "the package ships a second copy of the Python client"
+PYTHONPATH="$root/usr/lib/python3/dist-packages" python3 "$root/usr/bin/homed-nats-remote" get --help >/dev/null \
+  || fail "homed-nats-remote get --help failed with the packaged modules (it needs nats-py and protobuf)"
 # homed-sysfs.1 is written by hand: every option of its --help must be in it.
 for option in $(PYTHONPATH="$root/usr/lib/python3/dist-packages" python3 "$root/usr/bin/homed-sysfs" --help |
   grep -o -- '--[a-z][a-z-]*' | sort -u | grep -v -x -- --help); do

@@ -25,6 +25,7 @@ import argparse
 import asyncio
 import os
 import shutil
+import statistics
 import sys
 import tempfile
 import threading
@@ -63,12 +64,30 @@ def rss_kb(pid: int) -> int:
     return 0
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (/proc/PID/stat, clock ticks)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def machine_busy() -> tuple:
+    """(busy, total) clock ticks of every CPU since boot (/proc/stat): the machine's use."""
+    with open("/proc/stat") as f:
+        ticks = [int(v) for v in f.readline().split()[1:]]
+    idle = ticks[3] + ticks[4]  # idle, iowait
+    return sum(ticks) - idle, sum(ticks)
+
+
 def pct(values, p):
     values = sorted(values)
     return values[min(len(values) - 1, int(len(values) * p / 100))] if values else float("nan")
 
 
-async def follow_all(url, sites, target, latencies, stop, last, ready, failures):
+async def follow_all(url, sites, target, latencies, stop, last, ready, failures, after):
     nc = await nats.connect(url, max_reconnect_attempts=-1)
     counts = {site: 0 for site in sites}
 
@@ -82,7 +101,9 @@ async def follow_all(url, sites, target, latencies, stop, last, ready, failures)
         async for item in RemoteReader(nc, Names(site), kind="value"):
             if item.kind == "snapshot":
                 ready.add(site)
-            if item.kind == "event":
+            # Only the load's events: a bridge behind homed when the reader took the
+            # bucket's snapshot delivers some committed before the load after it.
+            if item.kind == "event" and item.event.seq > after[site]:
                 latencies.append(time.time() * 1000 - item.event.time_ms)
                 counts[site] += 1
                 last[0] = time.monotonic()
@@ -93,6 +114,9 @@ async def follow_all(url, sites, target, latencies, stop, last, ready, failures)
                 return
     tasks = [asyncio.ensure_future(one(site)) for site in sites]
     while not stop.is_set():
+        # Every event may be in before the target is known (the loaders' end).
+        if target and sum(counts.values()) >= target[0]:
+            stop.set()
         await asyncio.sleep(0.05)
     for task in tasks:
         task.cancel()
@@ -101,6 +125,7 @@ async def follow_all(url, sites, target, latencies, stop, last, ready, failures)
 
 
 def run(n, args, binary, work):
+    os.makedirs(work, exist_ok=True)
     server = NatsServer(work, f"nats{n}").start()
     homeds, providers, bridges = [], [], []
     began = time.monotonic()
@@ -108,7 +133,8 @@ def run(n, args, binary, work):
         for i in range(n):
             directory = os.path.join(work, f"n{n}-h{i}")
             os.makedirs(directory)
-            homed = HomedProcess(binary, directory, in_memory=True).start()
+            extra = ["--provider-ping-timeout-ms", str(args.ping_timeout_ms)] if args.ping_timeout_ms else []
+            homed = HomedProcess(binary, directory, in_memory=True, extra_args=extra).start()
             homeds.append(homed)
             with homed.client() as client:
                 client.call("ChangeLayout", pb.LayoutRequest(add_home=pb.AddHome(name=f"Home {i}")))
@@ -155,7 +181,7 @@ def run(n, args, binary, work):
 
         def reader():
             result["counts"] = asyncio.run(follow_all(server.url, sites, target, latencies, stop, last, ready,
-                                                      failures))
+                                                      failures, dict(zip(sites, before))))
         thread = threading.Thread(target=reader, daemon=True)
         thread.start()
         # Every bridge up and every site's snapshot taken by the reader before the load.
@@ -177,6 +203,10 @@ def run(n, args, binary, work):
                     provider.report({refs[j % len(refs)]: round(((j // len(refs)) % 900 + 1) * 0.1, 1)})
                 except Exception as error:  # noqa: BLE001 - counted: a provider starved of CPU loses homed
                     failed_reports.append(repr(error))
+        groups = {"homeds": [h.proc.pid for h in homeds], "bridges": [b.pid for b in bridges],
+                  "nats-server": [server.proc.pid], "bench (providers, reader)": [os.getpid()]}
+        cpu_before = {k: sum(cpu_seconds(p) for p in pids) for k, pids in groups.items()}
+        busy_before = machine_busy()
         started = time.monotonic()
         loaders = [threading.Thread(target=load, args=(p, i * 1000.0), daemon=True) for i, p in enumerate(providers)]
         for t in loaders:
@@ -189,6 +219,10 @@ def run(n, args, binary, work):
         target.append(expected)
         stop.wait(60)
         elapsed = last[0] - started
+        window = time.monotonic() - started
+        cpu = {k: (sum(cpu_seconds(p) for p in pids) - cpu_before[k]) / window for k, pids in groups.items()}
+        busy_after = machine_busy()
+        machine = (busy_after[0] - busy_before[0]) / max(1, busy_after[1] - busy_before[1])
         stop.set()
         thread.join(10)
         got = sum((result.get("counts") or {}).values()) or len(latencies)
@@ -200,6 +234,8 @@ def run(n, args, binary, work):
               f"per bridge {bridge_mem:.0f} MiB, nats-server {rss_kb(server.proc.pid) / 1024:.0f} MiB, "
               f"this process (providers, reader) {rss_kb(os.getpid()) / 1024:.0f} MiB; "
               f"set-up {setup:.0f} s, load average {os.getloadavg()[0]:.1f}", flush=True)
+        print("   CPU during the load, in cores: " + ", ".join(f"{k} {v:.2f}" for k, v in cpu.items())
+              + f"; the machine {machine * 100:.0f}% busy of {os.cpu_count()} cores", flush=True)
         counts = result.get("counts") or {}
         short = {f"s{i}": (counts.get(f"s{i}", 0), c) for i, c in enumerate(committed) if counts.get(f"s{i}", 0) != c}
         if short:
@@ -209,6 +245,10 @@ def run(n, args, binary, work):
                   f"load): {sorted(set(failed_reports))[:3]}", flush=True)
         for failure in failures:
             print(f"   reader failed: {failure}", flush=True)
+        return {"clean": got == expected and not short and not failed_reports and not failures,
+                "got": got, "expected": expected, "rate": got / elapsed, "p50": pct(latencies, 50),
+                "p99": pct(latencies, 99), "homed": homed_mem, "bridge": bridge_mem,
+                "server": rss_kb(server.proc.pid) / 1024, "cpu": cpu, "machine": machine}
     finally:
         for provider in providers:
             provider.stop()
@@ -224,12 +264,27 @@ def main():
     parser.add_argument("--homeds", type=int, nargs="+", default=[1, 5, 10])
     parser.add_argument("--rate", type=float, default=50.0, help="values per second per homed")
     parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--ping-timeout-ms", type=int, default=0,
+                        help="homed's --provider-ping-timeout-ms (default: homed's, 600): the bench's providers "
+                             "share one Python process, which a starved machine may keep from answering in time")
+    parser.add_argument("--runs", type=int, default=1, help="runs of each N; with more than one, their medians")
     args = parser.parse_args()
     binary, _ = homed_binary()
     work = tempfile.mkdtemp(prefix="homed-nats-sites-")
     try:
         for n in args.homeds:
-            run(n, args, binary, work)
+            results = []
+            for k in range(args.runs):
+                results.append(run(n, args, binary, os.path.join(work, f"run{k}")))
+            if args.runs > 1:
+                med = lambda key: statistics.median(r[key] for r in results)  # noqa: E731
+                cpu = {k: statistics.median(r["cpu"][k] for r in results) for k in results[0]["cpu"]}
+                print(f"N={n:3d} median of {args.runs}: {sum(r['clean'] for r in results)}/{args.runs} runs clean "
+                      f"(every committed event at the reader); {med('rate'):,.0f} events/s, latency p50 "
+                      f"{med('p50'):.1f} ms p99 {med('p99'):.1f} ms; RSS per homed {med('homed'):.0f} MiB, per "
+                      f"bridge {med('bridge'):.0f} MiB, nats-server {med('server'):.0f} MiB; CPU in cores: "
+                      + ", ".join(f"{k} {v:.2f}" for k, v in cpu.items())
+                      + f"; the machine {med('machine') * 100:.0f}% busy", flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -1,14 +1,17 @@
 """`homed-nats-remote watch | get | set`: homectl's commands on another machine,
 through NATS (the stream, the bucket and the request/reply services of
-homed-nats) instead of homed's socket. Same arguments (paths or ids), same JSON
-(`homectl … -o json`; watch's JSON lines), same messages for a name that
-resolves to nothing and the same exit codes (the status code of the error; 4
-for -W, 15 for --no-resync, 75 for a value of an unreachable accessory).
+homed-nats) instead of homed's socket, and what `homectl --nats URL` runs in
+its place. Same arguments (paths or ids), same output — text for people by
+default (`-o text`), `-o json`, `-o yaml` for get and set, watch's JSON lines
+when piped as homectl's — same messages for a name that resolves to nothing and
+the same exit codes (the status code of the error; 4 for -W or --timeout, 15 for
+--no-resync, 75 for a value of an unreachable accessory, 64 for bad options).
 
-What differs, and why: output is JSON only (no text for people); `get` answers
-from the bucket (add --fresh to ask homed through homed-nats), and adds each
-value's `seq` (homed's sequence number of the change; 0 when it came from a
-snapshot) and `journal`; errors are prefixed `homed-nats-remote:`.
+What differs, and why: `get` answers from the bucket (add --fresh to ask homed
+through homed-nats), and its JSON adds each value's `seq` (homed's sequence
+number of the change; 0 when it came from a snapshot) and `journal`; errors are
+prefixed `homed-nats-remote:`; `--home H` also narrows get's and set's paths to
+that home (homectl's get and set over the socket have no --home).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from homed.broker import read_credentials
 
 from . import graph as G
 from . import layout as L
+from . import text as T
 from .remote import RemoteReader, remote_read, remote_write
 
 PROG = "homed-nats-remote"
@@ -40,14 +44,31 @@ KIND_TOKEN = {"value": "value", "reachability": "reachability", "layout": "layou
               "action-set": "scene", "trigger": "trigger"}
 
 
+USAGE = 64  # sysexits' EX_USAGE, as homectl
+
+
 class Exit(Exception):
     def __init__(self, code: int, message: str = ""):
         super().__init__(message)
         self.code, self.message = code, message
 
 
-def out(obj) -> None:
-    print(json.dumps(obj, separators=(",", ":"), ensure_ascii=False), flush=True)
+def out(obj, fmt: str = "json") -> None:
+    """A JSON value as homectl prints it: one line of JSON, or YAML with -o yaml."""
+    if fmt == "yaml":
+        print(T.yaml(obj), flush=True)
+    else:
+        print(json.dumps(obj, separators=(",", ":"), ensure_ascii=False), flush=True)
+
+
+def say(line: str) -> None:
+    """A line of text for people (control characters made visible, as homectl does)."""
+    print(T.terminal_safe(line), flush=True)
+
+
+def layout_words(change):
+    return (enum_word(change, "object", change.object, "OBJECT_"),
+            enum_word(change, "action", change.action, "LAYOUT_"))
 
 
 def enum_word(message, field: str, number: int, prefix: str) -> str:
@@ -103,6 +124,14 @@ class Home:
         if "layout" not in answer:
             raise Exit(pb.UNAVAILABLE, f"homed-nats holds no layout yet (bucket {self.bucket_name})")
         return self._take(answer["layout"], answer.get("types", {}))
+
+    def scoped(self, home: Optional[str]) -> "Home":
+        """With --home: the graph of that home alone, so that paths are looked up in it
+        (and ids of other homes name nothing)."""
+        if home is not None:
+            home_id = self.graph.resolve_home(home)
+            self.graph = G.Graph([self.graph.homes[home_id]])
+        return self
 
     def _take(self, layout: dict, types: dict) -> "Home":
         from google.protobuf import json_format
@@ -255,9 +284,17 @@ async def watch(nc, names: L.Names, args) -> int:
                 await home.load()
                 for cid in sorted(item.values):
                     entry = item.values[cid]
-                    if flt.entry(entry):
+                    if not flt.entry(entry):
+                        continue
+                    if args.text:
+                        say(T.snapshot_line(home.graph, home.catalog, entry["id"],
+                                            L.value_from_json(entry["value"])))
+                    else:
                         out(snapshot_line(home, entry, item.journal, item.seq))
-                out({"seq": item.seq, "journal": item.journal, "kind": "snapshot-end"})
+                if args.text:
+                    say(T.snapshot_end(item.seq))
+                else:
+                    out({"seq": item.seq, "journal": item.journal, "kind": "snapshot-end"})
         elif item.kind == "resync":
             if args.no_resync:
                 raise Exit(15, f"resync required ({item.reason}) and --no-resync was given")
@@ -265,7 +302,10 @@ async def watch(nc, names: L.Names, args) -> int:
             line = {"seq": item.seq, "journal": item.journal, "kind": "resync"}
             if item.reason:
                 line["reason"] = item.reason
-            out(line)
+            if args.text:
+                say(T.resync(item.reason))
+            else:
+                out(line)
         else:
             event = item.event
             if event.kind == pb.EVENT_LAYOUT_CHANGED:
@@ -273,7 +313,10 @@ async def watch(nc, names: L.Names, args) -> int:
                 flt.graph = home.graph
             if not flt.event(event):
                 continue
-            out(event_line(home, event, item.journal))
+            if args.text:
+                say(T.event_line(home.graph, home.catalog, event, layout_words))
+            else:
+                out(event_line(home, event, item.journal))
             printed += 1
             if args.count and printed >= args.count:
                 return 0
@@ -300,12 +343,12 @@ async def bucket(js, names: L.Names, required: bool = True):
 async def get(nc, names: L.Names, args) -> int:
     js = nc.jetstream(timeout=5)
     kv = await bucket(js, names, required=not args.fresh)
-    home = await Home(kv, names, nc).load()
+    home = (await Home(kv, names, nc).load()).scoped(args.home)
     g = home.graph
     targets: List[int] = []
     for path in args.paths:
         targets += g.readable_of(path)
-    items, failure, unreachable = [], None, False
+    items, rows, failure, unreachable = [], [], None, False
     if args.fresh:
         by_home: Dict[int, List[int]] = {}
         for cid in targets:
@@ -324,6 +367,8 @@ async def get(nc, names: L.Names, args) -> int:
             if read.code != pb.OK:
                 error = homed.error_for(read.code, read.message)
                 failure = failure or error
+                if args.output == "text":
+                    print(f"{PROG}: {path}: {read.message}", file=sys.stderr, flush=True)
                 items.append({"id": cid, "path": path, "error": {"code": error.code_name, "status": read.code,
                                                                  "message": read.message}})
                 continue
@@ -334,6 +379,8 @@ async def get(nc, names: L.Names, args) -> int:
             except (nats.js.errors.KeyNotFoundError, nats.js.errors.KeyDeletedError):
                 message = f"characteristic {cid} has no value in bucket {names.bucket} (homed had none to send)"
                 failure = failure or homed.error_for(pb.NOT_FOUND, message)
+                if args.output == "text":
+                    print(f"{PROG}: {path}: {message}", file=sys.stderr, flush=True)
                 items.append({"id": cid, "path": path, "error": {"code": "NOT_FOUND", "status": pb.NOT_FOUND,
                                                                  "message": message}})
                 continue
@@ -351,7 +398,16 @@ async def get(nc, names: L.Names, args) -> int:
         if not args.fresh:
             item.update(seq=seq, journal=journal)
         items.append(item)
-    out(items)
+        shown = T.display(char, value, home.catalog)
+        if not reachable:
+            shown += f" (unreachable, last updated {T.clock(updated_ms)[:8]})" if updated_ms else \
+                " (unreachable, never read)"
+        rows.append([path, shown])
+    if args.output == "text":
+        for line in T.table(rows):
+            print(line, flush=True)
+    else:
+        out(items, args.output)
     if failure is not None:
         return failure.code
     return 75 if unreachable else 0
@@ -360,7 +416,7 @@ async def get(nc, names: L.Names, args) -> int:
 async def set_value(nc, names: L.Names, args) -> int:
     js = nc.jetstream(timeout=5)
     kv = await bucket(js, names, required=False)
-    home = await Home(kv, names, nc).load()
+    home = (await Home(kv, names, nc).load()).scoped(args.home)
     g = home.graph
     cid = g.resolve_characteristic(args.path)
     char = g.characteristics[cid]
@@ -371,21 +427,40 @@ async def set_value(nc, names: L.Names, args) -> int:
     result = response.results[0]
     if result.code != pb.OK:
         raise Exit(result.code, result.message)
-    out({"id": cid, "path": g.path_of(cid) or args.path, "value": G.value_json(value), "seq": result.seq})
+    path = g.path_of(cid) or args.path
+    if args.output == "text":
+        shown = T.display(char, value, home.catalog)
+        say(f"{path} = {shown} (unchanged)" if result.seq == 0 else f"{path} = {shown} (seq {result.seq})")
+    else:
+        out({"id": cid, "path": path, "value": G.value_json(value), "seq": result.seq}, args.output)
     return 0
 
 
 # -- the command ------------------------------------------------------------------------------------
 
+FORMATS = ["text", "json", "yaml"]
+
+
+class Parser(argparse.ArgumentParser):
+    """Bad options exit 64 (homectl's usage code), not argparse's 2."""
+
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        self.exit(USAGE, f"{self.prog}: error: {message}\n")
+
+
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = Parser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--server", action="append", metavar="URL", help="a NATS server (repeat for a cluster)")
     p.add_argument("--site", default="home", help="the homed's site name on NATS (homed-nats --site)")
     p.add_argument("--user-file", metavar="FILE", help="username=… and password=… lines")
     p.add_argument("--creds", metavar="FILE", help="a NATS .creds file")
-    p.add_argument("-o", "--output", choices=["json"], default="json", help="json (the only form)")
-    commands = p.add_subparsers(dest="command", required=True)
-    w = commands.add_parser("watch", help="homectl watch -o json, remotely")
+    # -o, --json and --timeout before the command or after it, as homectl takes them.
+    output = dict(choices=FORMATS, metavar="FORMAT", help="text (for people; the default), json or yaml")
+    p.add_argument("-o", "--output", default=None, **output)
+    p.add_argument("--json", action="store_true", help="the same as -o json")
+    commands = p.add_subparsers(dest="command", required=True, parser_class=Parser)
+    w = commands.add_parser("watch", help="homectl watch, remotely")
     for name in ("home", "room", "accessory", "characteristic"):
         w.add_argument(f"--{name}", action="append", default=[], metavar="PATH")
     w.add_argument("--kind", action="append", default=[], dest="kind_arguments",
@@ -394,30 +469,49 @@ def parser() -> argparse.ArgumentParser:
     w.add_argument("--no-resync", action="store_true", help="exit 15 instead of accepting a resync")
     w.add_argument("-C", dest="count", type=int, help="exit after this many events")
     w.add_argument("-W", dest="timeout", type=float, help="exit 4 after this many seconds")
-    g = commands.add_parser("get", help="homectl get -o json, remotely (from the bucket; --fresh asks homed)")
+    g = commands.add_parser("get", help="homectl get, remotely (from the bucket; --fresh asks homed)")
     g.add_argument("--fresh", action="store_true", help="ask homed (and the accessory) through homed-nats")
     g.add_argument("paths", nargs="+", metavar="PATH")
-    s = commands.add_parser("set", help="homectl set -o json, remotely")
+    s = commands.add_parser("set", help="homectl set, remotely")
     s.add_argument("--if", dest="expected", metavar="CURRENT", help="write only if it holds this value now")
     s.add_argument("path", metavar="PATH")
-    s.add_argument("value", metavar="VALUE")
-    for sub in (w, g, s):  # -o after the command too, where homectl takes it
-        sub.add_argument("-o", "--output", choices=["json"], default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    s.add_argument("value", metavar="VALUE", help="a negative number too (-5)")
+    for sub in (g, s):
+        sub.add_argument("--home", metavar="HOME", help="look the paths up in this home (name or id)")
+        sub.add_argument("--timeout", dest="deadline", type=float, default=10.0, metavar="SECONDS",
+                         help="seconds to wait for an answer before exit 4 (0: wait forever)")
+    for sub in (w, g, s):
+        sub.add_argument("-o", "--output", default=argparse.SUPPRESS, **output)
+        sub.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+        # homectl takes it for every command (it changes only -o table and -o wide).
+        sub.add_argument("--no-headers", action="store_true", help=argparse.SUPPRESS)
     return p
 
 
 def parse(argv) -> argparse.Namespace:
     p = parser()
     args = p.parse_args(argv)
+    if args.json:
+        if args.output not in (None, "text", "json"):
+            p.exit(USAGE, f"{PROG}: --json and -o {args.output} ask for two formats; give one\n")
+        args.output = "json"
     if args.command == "watch":
+        if args.output == "yaml":
+            p.exit(USAGE, f"{PROG}: watch prints lines for people or JSON lines (-o json), not -o yaml\n")
+        # Lines for people on a terminal or when -o text says so; JSON lines into a pipe.
+        args.text = args.output == "text" or (args.output is None and sys.stdout.isatty())
         args.kinds = [k.strip() for a in args.kind_arguments for k in a.split(",") if k.strip()]
         for kind in args.kinds:
             if kind not in KIND_TOKEN:
-                p.exit(64, f"{PROG}: unknown event kind '{kind}'; use {', '.join(KIND_TOKEN)}\n")
+                p.exit(USAGE, f"{PROG}: unknown event kind '{kind}'; use {', '.join(KIND_TOKEN)}\n")
         if args.count is not None and args.count <= 0:
-            p.exit(64, f"{PROG}: -C takes a positive count, not {args.count}\n")
+            p.exit(USAGE, f"{PROG}: -C takes a positive count, not {args.count}\n")
         if args.timeout is not None and not args.timeout > 0:
-            p.exit(64, f"{PROG}: -W takes a positive number of seconds, not {args.timeout}\n")
+            p.exit(USAGE, f"{PROG}: -W takes a positive number of seconds, not {args.timeout}\n")
+    else:
+        args.output = args.output or "text"
+        if not (args.deadline >= 0 and args.deadline != float("inf")):
+            p.exit(USAGE, f"{PROG}: --timeout takes a number of seconds, 0 or more, not {args.deadline}\n")
     return args
 
 
@@ -428,8 +522,19 @@ async def main_async(args) -> int:
         options["user"], options["password"] = read_credentials(args.user_file)
     if args.creds:
         options["user_credentials"] = args.creds
+    errors = []
+
+    async def error_cb(error):  # nats-py would log each failed attempt with its traceback
+        errors.append(error)
+    options["error_cb"] = error_cb
     try:
-        nc = await nats.connect(**options)
+        # The first connection within a bound (homectl's answer for a daemon not there:
+        # 14); once connected, reconnections go on for as long as the command runs.
+        nc = await asyncio.wait_for(nats.connect(**options), 5)
+    except asyncio.TimeoutError:
+        last = errors[-1] if errors else "no answer"
+        raise Exit(pb.UNAVAILABLE, f"cannot reach the NATS server {', '.join(options['servers'])}: "
+                                   f"{last or type(last).__name__}") from None
     except Exception as error:  # noqa: BLE001 - any way of not reaching it
         raise Exit(pb.UNAVAILABLE, f"cannot reach the NATS server {', '.join(options['servers'])}: "
                                    f"{error or type(error).__name__}") from None
@@ -441,6 +546,12 @@ async def main_async(args) -> int:
                 return await asyncio.wait_for(command(nc, names, args), args.timeout)
             except asyncio.TimeoutError:
                 return 4
+        if args.command != "watch" and args.deadline:
+            try:
+                return await asyncio.wait_for(command(nc, names, args), args.deadline)
+            except asyncio.TimeoutError:
+                raise Exit(pb.DEADLINE_EXCEEDED, f"no answer through NATS within {args.deadline:g} s (--timeout)") \
+                    from None
         return await command(nc, names, args)
     finally:
         try:

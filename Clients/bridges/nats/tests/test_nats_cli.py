@@ -43,7 +43,8 @@ def homectl(homed, *args):
 
 
 def remote(url, *args, user_file=None):
-    argv = [sys.executable, REMOTE, "--server", url]
+    """homed-nats-remote with -o json (its default is homectl's: text; -o after the command wins)."""
+    argv = [sys.executable, REMOTE, "--server", url, "-o", "json"]
     if user_file:
         argv += ["--user-file", user_file]
     return subprocess.run(argv + list(args), capture_output=True, text=True, timeout=30)
