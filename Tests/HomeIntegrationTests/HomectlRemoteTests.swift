@@ -48,7 +48,7 @@ struct HomectlRemoteTests {
                     "json", "--home", "Cabin", "--room", "Kitchen", "-C", "3",
                 ])
 
-        // Text unless told, as over the socket; the arguments after `--` stay values.
+        // No -o: the remote command chooses as homectl does; the arguments after `--` stay values.
         let set = try homectl(
             path: directory, "--nats", "nats://a:4222", "--nats-creds", "/etc/c.creds", "set", "--if", "1",
             "Living Room/Lamp/On", "--", "-1")
@@ -57,7 +57,7 @@ struct HomectlRemoteTests {
         #expect(
             setHanded.split(separator: "\n")
                 == [
-                    "--server", "nats://a:4222", "--creds", "/etc/c.creds", "set", "-o", "text", "--if", "1",
+                    "--server", "nats://a:4222", "--creds", "/etc/c.creds", "set", "--if", "1",
                     "Living Room/Lamp/On", "--", "-1",
                 ])
     }

@@ -87,8 +87,9 @@ enum RemoteDelegation {
             throw UsageError("--nats needs a server's URL (nats://host:4222)")
         }
         var remote = servers.flatMap { ["--server", $0] } + connection + [subcommand]
-        // homectl prints text unless told; the remote command the same, when asked.
-        remote += ["-o", format ?? "text"]
+        // Without -o the remote command chooses as homectl does (text for people,
+        // JSON from `watch` into a pipe).
+        if let format { remote += ["-o", format] }
         if let home { remote += ["--home", home] }
         return remote + passed.dropFirst()
     }
