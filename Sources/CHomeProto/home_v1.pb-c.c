@@ -1087,6 +1087,141 @@ void   home__v1__event_trigger__free_unpacked
   assert(message->base.descriptor == &home__v1__event_trigger__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   home__v1__sun_trigger__init
+                     (Home__V1__SunTrigger         *message)
+{
+  static const Home__V1__SunTrigger init_value = HOME__V1__SUN_TRIGGER__INIT;
+  *message = init_value;
+}
+size_t home__v1__sun_trigger__get_packed_size
+                     (const Home__V1__SunTrigger *message)
+{
+  assert(message->base.descriptor == &home__v1__sun_trigger__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__sun_trigger__pack
+                     (const Home__V1__SunTrigger *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__sun_trigger__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__sun_trigger__pack_to_buffer
+                     (const Home__V1__SunTrigger *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__sun_trigger__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__SunTrigger *
+       home__v1__sun_trigger__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__SunTrigger *)
+     protobuf_c_message_unpack (&home__v1__sun_trigger__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__sun_trigger__free_unpacked
+                     (Home__V1__SunTrigger *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__sun_trigger__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__day_time__init
+                     (Home__V1__DayTime         *message)
+{
+  static const Home__V1__DayTime init_value = HOME__V1__DAY_TIME__INIT;
+  *message = init_value;
+}
+size_t home__v1__day_time__get_packed_size
+                     (const Home__V1__DayTime *message)
+{
+  assert(message->base.descriptor == &home__v1__day_time__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__day_time__pack
+                     (const Home__V1__DayTime *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__day_time__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__day_time__pack_to_buffer
+                     (const Home__V1__DayTime *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__day_time__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__DayTime *
+       home__v1__day_time__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__DayTime *)
+     protobuf_c_message_unpack (&home__v1__day_time__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__day_time__free_unpacked
+                     (Home__V1__DayTime *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__day_time__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__time_condition__init
+                     (Home__V1__TimeCondition         *message)
+{
+  static const Home__V1__TimeCondition init_value = HOME__V1__TIME_CONDITION__INIT;
+  *message = init_value;
+}
+size_t home__v1__time_condition__get_packed_size
+                     (const Home__V1__TimeCondition *message)
+{
+  assert(message->base.descriptor == &home__v1__time_condition__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__time_condition__pack
+                     (const Home__V1__TimeCondition *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__time_condition__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__time_condition__pack_to_buffer
+                     (const Home__V1__TimeCondition *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__time_condition__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__TimeCondition *
+       home__v1__time_condition__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__TimeCondition *)
+     protobuf_c_message_unpack (&home__v1__time_condition__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__time_condition__free_unpacked
+                     (Home__V1__TimeCondition *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__time_condition__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   home__v1__trigger__init
                      (Home__V1__Trigger         *message)
 {
@@ -1130,6 +1265,51 @@ void   home__v1__trigger__free_unpacked
   if(!message)
     return;
   assert(message->base.descriptor == &home__v1__trigger__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__location__init
+                     (Home__V1__Location         *message)
+{
+  static const Home__V1__Location init_value = HOME__V1__LOCATION__INIT;
+  *message = init_value;
+}
+size_t home__v1__location__get_packed_size
+                     (const Home__V1__Location *message)
+{
+  assert(message->base.descriptor == &home__v1__location__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__location__pack
+                     (const Home__V1__Location *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__location__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__location__pack_to_buffer
+                     (const Home__V1__Location *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__location__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__Location *
+       home__v1__location__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__Location *)
+     protobuf_c_message_unpack (&home__v1__location__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__location__free_unpacked
+                     (Home__V1__Location *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__location__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
 void   home__v1__home__init
@@ -2885,6 +3065,96 @@ void   home__v1__add_trigger__free_unpacked
   if(!message)
     return;
   assert(message->base.descriptor == &home__v1__add_trigger__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__set_trigger__init
+                     (Home__V1__SetTrigger         *message)
+{
+  static const Home__V1__SetTrigger init_value = HOME__V1__SET_TRIGGER__INIT;
+  *message = init_value;
+}
+size_t home__v1__set_trigger__get_packed_size
+                     (const Home__V1__SetTrigger *message)
+{
+  assert(message->base.descriptor == &home__v1__set_trigger__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__set_trigger__pack
+                     (const Home__V1__SetTrigger *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__set_trigger__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__set_trigger__pack_to_buffer
+                     (const Home__V1__SetTrigger *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__set_trigger__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__SetTrigger *
+       home__v1__set_trigger__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__SetTrigger *)
+     protobuf_c_message_unpack (&home__v1__set_trigger__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__set_trigger__free_unpacked
+                     (Home__V1__SetTrigger *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__set_trigger__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__set_home_location__init
+                     (Home__V1__SetHomeLocation         *message)
+{
+  static const Home__V1__SetHomeLocation init_value = HOME__V1__SET_HOME_LOCATION__INIT;
+  *message = init_value;
+}
+size_t home__v1__set_home_location__get_packed_size
+                     (const Home__V1__SetHomeLocation *message)
+{
+  assert(message->base.descriptor == &home__v1__set_home_location__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__set_home_location__pack
+                     (const Home__V1__SetHomeLocation *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__set_home_location__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__set_home_location__pack_to_buffer
+                     (const Home__V1__SetHomeLocation *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__set_home_location__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__SetHomeLocation *
+       home__v1__set_home_location__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__SetHomeLocation *)
+     protobuf_c_message_unpack (&home__v1__set_home_location__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__set_home_location__free_unpacked
+                     (Home__V1__SetHomeLocation *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__set_home_location__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
 void   home__v1__set_trigger_enabled__init
@@ -6820,7 +7090,212 @@ const ProtobufCMessageDescriptor home__v1__event_trigger__descriptor =
   (ProtobufCMessageInit) home__v1__event_trigger__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor home__v1__trigger__field_descriptors[7] =
+static const ProtobufCFieldDescriptor home__v1__sun_trigger__field_descriptors[3] =
+{
+  {
+    "event",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__SunTrigger, event),
+    &home__v1__sun_event__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "offset_ms",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__SunTrigger, offset_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "time_zone",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__SunTrigger, time_zone),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__sun_trigger__field_indices_by_name[] = {
+  0,   /* field[0] = event */
+  1,   /* field[1] = offset_ms */
+  2,   /* field[2] = time_zone */
+};
+static const ProtobufCIntRange home__v1__sun_trigger__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor home__v1__sun_trigger__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.SunTrigger",
+  "SunTrigger",
+  "Home__V1__SunTrigger",
+  "home.v1",
+  sizeof(Home__V1__SunTrigger),
+  3,
+  home__v1__sun_trigger__field_descriptors,
+  home__v1__sun_trigger__field_indices_by_name,
+  1,  home__v1__sun_trigger__number_ranges,
+  (ProtobufCMessageInit) home__v1__sun_trigger__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__day_time__field_descriptors[3] =
+{
+  {
+    "ms_of_day",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__DayTime, ms_of_day),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "sun",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    offsetof(Home__V1__DayTime, sun_present_case),
+    offsetof(Home__V1__DayTime, sun),
+    &home__v1__sun_event__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "offset_ms",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__DayTime, offset_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__day_time__field_indices_by_name[] = {
+  0,   /* field[0] = ms_of_day */
+  2,   /* field[2] = offset_ms */
+  1,   /* field[1] = sun */
+};
+static const ProtobufCIntRange home__v1__day_time__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor home__v1__day_time__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.DayTime",
+  "DayTime",
+  "Home__V1__DayTime",
+  "home.v1",
+  sizeof(Home__V1__DayTime),
+  3,
+  home__v1__day_time__field_descriptors,
+  home__v1__day_time__field_indices_by_name,
+  1,  home__v1__day_time__number_ranges,
+  (ProtobufCMessageInit) home__v1__day_time__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__time_condition__field_descriptors[4] =
+{
+  {
+    "days",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__TimeCondition, days),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "from",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__TimeCondition, from),
+    &home__v1__day_time__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "to",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__TimeCondition, to),
+    &home__v1__day_time__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "time_zone",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__TimeCondition, time_zone),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__time_condition__field_indices_by_name[] = {
+  0,   /* field[0] = days */
+  1,   /* field[1] = from */
+  3,   /* field[3] = time_zone */
+  2,   /* field[2] = to */
+};
+static const ProtobufCIntRange home__v1__time_condition__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor home__v1__time_condition__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.TimeCondition",
+  "TimeCondition",
+  "Home__V1__TimeCondition",
+  "home.v1",
+  sizeof(Home__V1__TimeCondition),
+  4,
+  home__v1__time_condition__field_descriptors,
+  home__v1__time_condition__field_indices_by_name,
+  1,  home__v1__time_condition__number_ranges,
+  (ProtobufCMessageInit) home__v1__time_condition__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__trigger__field_descriptors[10] =
 {
   {
     "id",
@@ -6906,20 +7381,59 @@ static const ProtobufCFieldDescriptor home__v1__trigger__field_descriptors[7] =
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "sun",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__Trigger, kind_case),
+    offsetof(Home__V1__Trigger, sun),
+    &home__v1__sun_trigger__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "condition",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__Trigger, condition),
+    &home__v1__time_condition__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "hold_ms",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__Trigger, hold_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned home__v1__trigger__field_indices_by_name[] = {
   3,   /* field[3] = action_set_ids */
+  8,   /* field[8] = condition */
   2,   /* field[2] = enabled */
   5,   /* field[5] = event */
+  9,   /* field[9] = hold_ms */
   6,   /* field[6] = home_id */
   0,   /* field[0] = id */
   1,   /* field[1] = name */
+  7,   /* field[7] = sun */
   4,   /* field[4] = timer */
 };
 static const ProtobufCIntRange home__v1__trigger__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 7 }
+  { 0, 10 }
 };
 const ProtobufCMessageDescriptor home__v1__trigger__descriptor =
 {
@@ -6929,14 +7443,65 @@ const ProtobufCMessageDescriptor home__v1__trigger__descriptor =
   "Home__V1__Trigger",
   "home.v1",
   sizeof(Home__V1__Trigger),
-  7,
+  10,
   home__v1__trigger__field_descriptors,
   home__v1__trigger__field_indices_by_name,
   1,  home__v1__trigger__number_ranges,
   (ProtobufCMessageInit) home__v1__trigger__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor home__v1__home__field_descriptors[10] =
+static const ProtobufCFieldDescriptor home__v1__location__field_descriptors[2] =
+{
+  {
+    "latitude",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__Location, latitude),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "longitude",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__Location, longitude),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__location__field_indices_by_name[] = {
+  0,   /* field[0] = latitude */
+  1,   /* field[1] = longitude */
+};
+static const ProtobufCIntRange home__v1__location__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor home__v1__location__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.Location",
+  "Location",
+  "Home__V1__Location",
+  "home.v1",
+  sizeof(Home__V1__Location),
+  2,
+  home__v1__location__field_descriptors,
+  home__v1__location__field_indices_by_name,
+  1,  home__v1__location__number_ranges,
+  (ProtobufCMessageInit) home__v1__location__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__home__field_descriptors[11] =
 {
   {
     "id",
@@ -7058,12 +7623,25 @@ static const ProtobufCFieldDescriptor home__v1__home__field_descriptors[10] =
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "location",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__Home, location),
+    &home__v1__location__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned home__v1__home__field_indices_by_name[] = {
   6,   /* field[6] = accessories */
   8,   /* field[8] = action_sets */
   3,   /* field[3] = default_room_id */
   0,   /* field[0] = id */
+  10,   /* field[10] = location */
   1,   /* field[1] = name */
   2,   /* field[2] = primary */
   4,   /* field[4] = rooms */
@@ -7074,7 +7652,7 @@ static const unsigned home__v1__home__field_indices_by_name[] = {
 static const ProtobufCIntRange home__v1__home__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 10 }
+  { 0, 11 }
 };
 const ProtobufCMessageDescriptor home__v1__home__descriptor =
 {
@@ -7084,7 +7662,7 @@ const ProtobufCMessageDescriptor home__v1__home__descriptor =
   "Home__V1__Home",
   "home.v1",
   sizeof(Home__V1__Home),
-  10,
+  11,
   home__v1__home__field_descriptors,
   home__v1__home__field_indices_by_name,
   1,  home__v1__home__number_ranges,
@@ -9777,7 +10355,7 @@ const ProtobufCMessageDescriptor home__v1__remove_action__descriptor =
   (ProtobufCMessageInit) home__v1__remove_action__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor home__v1__add_trigger__field_descriptors[6] =
+static const ProtobufCFieldDescriptor home__v1__add_trigger__field_descriptors[9] =
 {
   {
     "home_id",
@@ -9851,19 +10429,58 @@ static const ProtobufCFieldDescriptor home__v1__add_trigger__field_descriptors[6
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "sun",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__AddTrigger, kind_case),
+    offsetof(Home__V1__AddTrigger, sun),
+    &home__v1__sun_trigger__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "condition",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__AddTrigger, condition),
+    &home__v1__time_condition__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "hold_ms",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__AddTrigger, hold_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned home__v1__add_trigger__field_indices_by_name[] = {
   2,   /* field[2] = action_set_ids */
+  7,   /* field[7] = condition */
   3,   /* field[3] = disabled */
   5,   /* field[5] = event */
+  8,   /* field[8] = hold_ms */
   0,   /* field[0] = home_id */
   1,   /* field[1] = name */
+  6,   /* field[6] = sun */
   4,   /* field[4] = timer */
 };
 static const ProtobufCIntRange home__v1__add_trigger__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 6 }
+  { 0, 9 }
 };
 const ProtobufCMessageDescriptor home__v1__add_trigger__descriptor =
 {
@@ -9873,11 +10490,165 @@ const ProtobufCMessageDescriptor home__v1__add_trigger__descriptor =
   "Home__V1__AddTrigger",
   "home.v1",
   sizeof(Home__V1__AddTrigger),
-  6,
+  9,
   home__v1__add_trigger__field_descriptors,
   home__v1__add_trigger__field_indices_by_name,
   1,  home__v1__add_trigger__number_ranges,
   (ProtobufCMessageInit) home__v1__add_trigger__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__set_trigger__field_descriptors[6] =
+{
+  {
+    "trigger_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__SetTrigger, trigger_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "timer",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__SetTrigger, kind_case),
+    offsetof(Home__V1__SetTrigger, timer),
+    &home__v1__timer_trigger__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "event",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__SetTrigger, kind_case),
+    offsetof(Home__V1__SetTrigger, event),
+    &home__v1__event_trigger__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "sun",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__SetTrigger, kind_case),
+    offsetof(Home__V1__SetTrigger, sun),
+    &home__v1__sun_trigger__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "condition",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__SetTrigger, condition),
+    &home__v1__time_condition__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "hold_ms",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__SetTrigger, hold_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__set_trigger__field_indices_by_name[] = {
+  4,   /* field[4] = condition */
+  2,   /* field[2] = event */
+  5,   /* field[5] = hold_ms */
+  3,   /* field[3] = sun */
+  1,   /* field[1] = timer */
+  0,   /* field[0] = trigger_id */
+};
+static const ProtobufCIntRange home__v1__set_trigger__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 6 }
+};
+const ProtobufCMessageDescriptor home__v1__set_trigger__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.SetTrigger",
+  "SetTrigger",
+  "Home__V1__SetTrigger",
+  "home.v1",
+  sizeof(Home__V1__SetTrigger),
+  6,
+  home__v1__set_trigger__field_descriptors,
+  home__v1__set_trigger__field_indices_by_name,
+  1,  home__v1__set_trigger__number_ranges,
+  (ProtobufCMessageInit) home__v1__set_trigger__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__set_home_location__field_descriptors[2] =
+{
+  {
+    "home_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__SetHomeLocation, home_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "location",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__SetHomeLocation, location),
+    &home__v1__location__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__set_home_location__field_indices_by_name[] = {
+  0,   /* field[0] = home_id */
+  1,   /* field[1] = location */
+};
+static const ProtobufCIntRange home__v1__set_home_location__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor home__v1__set_home_location__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.SetHomeLocation",
+  "SetHomeLocation",
+  "Home__V1__SetHomeLocation",
+  "home.v1",
+  sizeof(Home__V1__SetHomeLocation),
+  2,
+  home__v1__set_home_location__field_descriptors,
+  home__v1__set_home_location__field_indices_by_name,
+  1,  home__v1__set_home_location__number_ranges,
+  (ProtobufCMessageInit) home__v1__set_home_location__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor home__v1__set_trigger_enabled__field_descriptors[2] =
@@ -9982,7 +10753,7 @@ const ProtobufCMessageDescriptor home__v1__trigger_action_set__descriptor =
   (ProtobufCMessageInit) home__v1__trigger_action_set__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor home__v1__layout_request__field_descriptors[19] =
+static const ProtobufCFieldDescriptor home__v1__layout_request__field_descriptors[21] =
 {
   {
     "add_home",
@@ -10212,6 +10983,30 @@ static const ProtobufCFieldDescriptor home__v1__layout_request__field_descriptor
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "set_trigger",
+    20,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__LayoutRequest, op_case),
+    offsetof(Home__V1__LayoutRequest, set_trigger),
+    &home__v1__set_trigger__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "set_home_location",
+    21,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__LayoutRequest, op_case),
+    offsetof(Home__V1__LayoutRequest, set_home_location),
+    &home__v1__set_home_location__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned home__v1__layout_request__field_indices_by_name[] = {
   13,   /* field[13] = add_action */
@@ -10231,13 +11026,15 @@ static const unsigned home__v1__layout_request__field_indices_by_name[] = {
   7,   /* field[7] = remove_room_from_zone */
   11,   /* field[11] = remove_service_from_group */
   1,   /* field[1] = rename */
+  20,   /* field[20] = set_home_location */
   3,   /* field[3] = set_primary_home */
+  19,   /* field[19] = set_trigger */
   16,   /* field[16] = set_trigger_enabled */
 };
 static const ProtobufCIntRange home__v1__layout_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 19 }
+  { 0, 21 }
 };
 const ProtobufCMessageDescriptor home__v1__layout_request__descriptor =
 {
@@ -10247,7 +11044,7 @@ const ProtobufCMessageDescriptor home__v1__layout_request__descriptor =
   "Home__V1__LayoutRequest",
   "home.v1",
   sizeof(Home__V1__LayoutRequest),
-  19,
+  21,
   home__v1__layout_request__field_descriptors,
   home__v1__layout_request__field_indices_by_name,
   1,  home__v1__layout_request__number_ranges,
@@ -13294,6 +14091,34 @@ const ProtobufCEnumDescriptor home__v1__comparison__descriptor =
   home__v1__comparison__enum_values_by_name,
   1,
   home__v1__comparison__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCEnumValue home__v1__sun_event__enum_values_by_number[2] =
+{
+  { "SUN_EVENT_SUNRISE", "HOME__V1__SUN_EVENT__SUN_EVENT_SUNRISE", 0 },
+  { "SUN_EVENT_SUNSET", "HOME__V1__SUN_EVENT__SUN_EVENT_SUNSET", 1 },
+};
+static const ProtobufCIntRange home__v1__sun_event__value_ranges[] = {
+{0, 0},{0, 2}
+};
+static const ProtobufCEnumValueIndex home__v1__sun_event__enum_values_by_name[2] =
+{
+  { "SUN_EVENT_SUNRISE", 0 },
+  { "SUN_EVENT_SUNSET", 1 },
+};
+const ProtobufCEnumDescriptor home__v1__sun_event__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "home.v1.SunEvent",
+  "SunEvent",
+  "Home__V1__SunEvent",
+  "home.v1",
+  2,
+  home__v1__sun_event__enum_values_by_number,
+  2,
+  home__v1__sun_event__enum_values_by_name,
+  1,
+  home__v1__sun_event__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
 static const ProtobufCEnumValue home__v1__event_kind__enum_values_by_number[8] =

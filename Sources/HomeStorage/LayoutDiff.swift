@@ -184,7 +184,7 @@ struct LayoutDiff {
 
 extension Home {
     fileprivate var withoutLists: Home {
-        Home(id: id, name: name, isPrimary: isPrimary, defaultRoomID: defaultRoomID)
+        Home(id: id, name: name, isPrimary: isPrimary, defaultRoomID: defaultRoomID, location: location)
     }
 }
 

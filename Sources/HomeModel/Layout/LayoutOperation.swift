@@ -23,7 +23,13 @@ public enum LayoutOperation: Hashable, Sendable {
     /// Sets what an action set writes to a characteristic (replacing an earlier value).
     case addAction(CharacteristicWriteAction, actionSetID: ObjectID)
     case removeAction(characteristicID: ObjectID, actionSetID: ObjectID)
-    case addTrigger(name: String, homeID: ObjectID, kind: TriggerKind, actionSetIDs: [ObjectID], enabled: Bool)
+    case addTrigger(
+        name: String, homeID: ObjectID, kind: TriggerKind, actionSetIDs: [ObjectID], enabled: Bool,
+        condition: TimeCondition = .always, holdMs: Int64 = 0)
+    /// Replaces what a trigger fires on, its time condition and its hold, all at once.
+    case setTrigger(triggerID: ObjectID, kind: TriggerKind, condition: TimeCondition, holdMs: Int64)
+    /// Sets (or, with nil, clears) where a home is, for the sun's times.
+    case setHomeLocation(homeID: ObjectID, location: GeoLocation?)
     case setTriggerEnabled(triggerID: ObjectID, enabled: Bool)
     case addActionSetToTrigger(actionSetID: ObjectID, triggerID: ObjectID)
     case removeActionSetFromTrigger(actionSetID: ObjectID, triggerID: ObjectID)
@@ -50,6 +56,8 @@ public enum LayoutOperation: Hashable, Sendable {
         case .setTriggerEnabled: return "set_trigger_enabled"
         case .addActionSetToTrigger: return "add_action_set_to_trigger"
         case .removeActionSetFromTrigger: return "remove_action_set_from_trigger"
+        case .setTrigger: return "set_trigger"
+        case .setHomeLocation: return "set_home_location"
         }
     }
 }

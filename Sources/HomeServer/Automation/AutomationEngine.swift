@@ -59,6 +59,8 @@ public struct AutomationEngine: Service {
         let (inputs, continuation) = AsyncStream.makeStream(of: AutomationInput.self)
         let observer = AutomationObserver(limits: limits, inputs: continuation)
         var timers = TimerTable()
+        /// Event triggers waiting for their event to hold, and when each is due.
+        var holds: [ObjectID: (dueMs: Int64, chain: [ObjectID], seq: UInt64)] = [:]
         var sleeper: (deadlineMs: Int64, task: Task<Void, Never>)?
         store.addObserver(observer)
         defer {
@@ -67,9 +69,9 @@ public struct AutomationEngine: Service {
             sleeper?.task.cancel()
         }
 
-        /// Makes the one sleeping task wait for the earliest timer.
+        /// Makes the one sleeping task wait for the earliest timer or hold.
         func rearm(force: Bool) {
-            let earliest = timers.earliestMs
+            let earliest = [timers.earliestMs, holds.values.map(\.dueMs).min()].compactMap { $0 }.min()
             if !force, sleeper?.deadlineMs == earliest { return }
             sleeper?.task.cancel()
             sleeper = nil
@@ -93,16 +95,21 @@ public struct AutomationEngine: Service {
             let graph = store.snapshot().graph
             for id in timers.rescan(graph, nowMs: clock.nowMs) {
                 guard let trigger = graph.triggers[id], case .timer(_, let timeZone, _) = trigger.kind else { continue }
-                if TimerSchedule.timeZone(named: timeZone) == nil {
+                if !TimerSchedule.knowsTimeZone(timeZone) {
                     logger.warning(
                         "timer trigger's time zone is unknown; reckoning it in UTC",
                         metadata: ["trigger": "\(id)", "name": "\(trigger.name)", "timeZone": "\(timeZone)"])
                 }
             }
+            // A held trigger removed, disabled or changed waits no more.
+            holds = holds.filter { id, _ in
+                graph.triggers[id].map { $0.isEnabled && $0.holdMs > 0 } ?? false
+            }
             rearm(force: false)
         }
 
         rescan()
+        catchUp(timers)
         logger.debug("automation started", metadata: ["timers": "\(timers.armed.count)"])
         onReady()
 
@@ -123,7 +130,14 @@ public struct AutomationEngine: Service {
                             ])
                         continue
                     }
-                    fire(due.triggerID, chain: [], cause: "timer \(due.scheduledMs)")
+                    fire(
+                        due.triggerID, chain: [],
+                        cause: "its time \(describeMoment(due.scheduledMs, of: due.triggerID))")
+                }
+                for (id, hold) in holds.sorted(by: { ($0.value.dueMs, $0.key) < ($1.value.dueMs, $1.key) })
+                where hold.dueMs <= now {
+                    holds[id] = nil
+                    fire(id, chain: hold.chain, cause: "event \(hold.seq) held for its duration", checkConditions: true)
                 }
                 rearm(force: true)
             case .suppressed(let triggerID, let reason, let seq):
@@ -134,20 +148,91 @@ public struct AutomationEngine: Service {
                         "limit":
                             "\(limits.maxFirings) per \(limits.rateWindowMs) ms, cascade depth \(limits.maxCascadeDepth)",
                     ])
+            case .conditionStopped(let triggerID, let reason, let seq):
+                notFired(triggerID, because: "event \(seq): \(reason)")
+            case .holdStarted(let triggerID, let chain, let seq, let holdMs):
+                // A hold already running goes on from its start.
+                let (dueMs, overflow) = clock.nowMs.addingReportingOverflow(holdMs)
+                if holds[triggerID] == nil { holds[triggerID] = (overflow ? .max : dueMs, chain, seq) }
+                rearm(force: false)
+            case .holdEnded(let triggerID):
+                if holds.removeValue(forKey: triggerID) != nil {
+                    logger.debug(
+                        "held trigger's event ended before its duration", metadata: ["trigger": "\(triggerID)"])
+                    rearm(force: false)
+                }
             }
         }
     }
 
-    /// Fires a trigger: publishes "trigger fired", then runs its action sets, with
-    /// the cascade that led here in their origin so that the changes its scenes
-    /// make cannot fire it again.
-    private func fire(_ triggerID: ObjectID, chain: [ObjectID], cause: String) {
+    /// At start, with `limits.catchUpMissed`: each timer or sun trigger that was
+    /// due since it last fired (as the history tells) fires once now. Without a
+    /// firing in the history there is nothing to catch up from.
+    private func catchUp(_ timers: TimerTable) {
+        guard limits.catchUpMissed else { return }
+        let now = clock.nowMs
+        for id in timers.armed.keys.sorted() {
+            guard let lastMs = lastFiring(of: id),
+                let missed = timers.missed(since: lastMs, nowMs: now).first(where: { $0.triggerID == id })
+            else { continue }
+            fire(
+                id, chain: [],
+                cause: "catching up its time \(describeMoment(missed.scheduledMs, of: id)), missed while homed was down"
+            )
+        }
+    }
+
+    /// When a trigger last fired, from the history (nil: never, or not kept).
+    private func lastFiring(of triggerID: ObjectID) -> Int64? {
+        let query = HistoryQuery(newestFirst: true, commitLimit: 64, subjects: [triggerID])
+        guard let page = try? store.pastEvents(query) else { return nil }
+        return page.events.first { event in
+            if case .triggerFired(triggerID) = event.body { return true }
+            return false
+        }?.timeMs
+    }
+
+    private func describeMoment(_ ms: Int64, of triggerID: ObjectID) -> String {
+        guard let trigger = store.snapshot().graph.triggers[triggerID] else { return "\(ms)" }
+        switch trigger.kind {
+        case .sun(let event, let offsetMs, _):
+            return DayTime.sun(event, offsetMs: offsetMs).text + " (\(ms) ms)"
+        default:
+            return "\(ms) ms"
+        }
+    }
+
+    /// Records in the history that a trigger's moment came but it did not fire, and why.
+    private func notFired(_ triggerID: ObjectID, because reason: String) {
+        let name = store.snapshot().graph.triggers[triggerID]?.name ?? ""
+        logger.info("trigger not fired", metadata: ["trigger": "\(triggerID)", "reason": "\(reason)"])
+        store.audit(
+            "trigger-not-fired", detail: "trigger \(triggerID) \"\(name)\": \(reason)",
+            origin: .automation(name: name, triggerChain: [triggerID]))
+    }
+
+    /// Fires a trigger: checks its time condition (and, after a hold, its
+    /// characteristic conditions), publishes "trigger fired" with a note of why,
+    /// then runs its action sets, with the cascade that led here in their origin
+    /// so that the changes its scenes make cannot fire it again.
+    private func fire(_ triggerID: ObjectID, chain: [ObjectID], cause: String, checkConditions: Bool = false) {
         // It may have been disabled or removed since it matched.
-        guard let trigger = store.snapshot().graph.triggers[triggerID], trigger.isEnabled else {
+        let graph = store.snapshot().graph
+        guard let trigger = graph.triggers[triggerID], trigger.isEnabled else {
             logger.debug("trigger gone or disabled before it fired", metadata: ["trigger": "\(triggerID)"])
             return
         }
+        let location = graph.homes[trigger.homeID]?.location
+        if let reason = TriggerSchedule.whyNot(trigger.condition, at: clock.nowMs, location: location) {
+            notFired(triggerID, because: "\(cause): \(reason)")
+            return
+        }
+        if checkConditions, let rule = EventTriggerRule(trigger), let reason = rule.failedCondition(in: graph) {
+            notFired(triggerID, because: "\(cause): \(reason)")
+            return
+        }
         let origin = Origin.automation(name: trigger.name, triggerChain: chain + [triggerID])
+        store.audit("trigger-fired", detail: "trigger \(triggerID) \"\(trigger.name)\": \(cause)", origin: origin)
         let seq = store.recordTriggerFired(triggerID, origin: origin)
         logger.info(
             "trigger fired",

@@ -46,7 +46,8 @@ struct DecodedTables {
         for trigger in wire.triggers {
             triggers[trigger.id] = Trigger(
                 id: trigger.id, homeID: home.id, name: trigger.name, isEnabled: trigger.enabled,
-                actionSetIDs: trigger.actionSetIDs, kind: Self.triggerKind(trigger.kind))
+                actionSetIDs: trigger.actionSetIDs, kind: Self.triggerKind(trigger.kind),
+                condition: TimeCondition(lenient: trigger.condition), holdMs: trigger.holdMs)
             home.triggerIDs.append(trigger.id)
         }
         homes[home.id] = home
@@ -56,6 +57,9 @@ struct DecodedTables {
     /// A stored trigger's kind as the daemon sent it (lenient: a condition without
     /// a value is left out, an unknown number read as the default).
     private static func triggerKind(_ kind: Proto.Trigger.Kind?) -> TriggerKind {
+        if case .sun(let sun)? = kind {
+            return .sun(.fromWire(sun.event, default: .sunrise), offsetMs: sun.offsetMs, timeZone: sun.timeZone)
+        }
         guard case .event(let event)? = kind else {
             let timer: Proto.TimerTrigger
             if case .timer(let wire)? = kind {

@@ -223,6 +223,8 @@ extension Proto.Trigger.Kind {
                             characteristicID: $0.characteristicID, comparison: $0.comparison.wireNumber,
                             value: Proto.Value($0.value))
                     }))
+        case .sun(let event, let offsetMs, let timeZone):
+            self = .sun(Proto.SunTrigger(event: event, offsetMs: offsetMs, timeZone: timeZone))
         }
     }
 }
@@ -235,6 +237,8 @@ extension Proto.Trigger {
         enabled = trigger.isEnabled
         actionSetIDs = trigger.actionSetIDs
         kind = Kind(trigger.kind)
+        condition = Proto.TimeCondition(trigger.condition)
+        holdMs = trigger.holdMs
     }
 }
 
@@ -250,7 +254,7 @@ extension Proto.Home {
         guard withTables else {
             self.init(
                 id: home.id, name: "", primary: false, defaultRoomID: 0, rooms: [], zones: [],
-                accessories: accessories, serviceGroups: [], actionSets: [], triggers: [])
+                accessories: accessories, serviceGroups: [], actionSets: [], triggers: [], location: nil)
             return
         }
         self.init(
@@ -259,6 +263,7 @@ extension Proto.Home {
             zones: home.zoneIDs.compactMap { graph.zones[$0].map(Proto.Zone.init) }, accessories: accessories,
             serviceGroups: home.serviceGroupIDs.compactMap { graph.serviceGroups[$0].map(Proto.ServiceGroup.init) },
             actionSets: home.actionSetIDs.compactMap { graph.actionSets[$0].map(Proto.ActionSet.init) },
-            triggers: home.triggerIDs.compactMap { graph.triggers[$0].map(Proto.Trigger.init) })
+            triggers: home.triggerIDs.compactMap { graph.triggers[$0].map(Proto.Trigger.init) },
+            location: home.location.map(Proto.Location.init))
     }
 }

@@ -45,6 +45,14 @@ struct ImportPlan {
             _ = try step("make \(quote(file.name)) the primary home", .setPrimaryHome(homeID: homeID))
         }
         let home = file.name
+        if let location = file.location {
+            if let current = graph.homes[homeID]?.location, current != location {
+                differences.append("home \(quote(home)) has another location than the file's: left as it is")
+            } else if graph.homes[homeID]?.location == nil {
+                _ = try step(
+                    "set the location of \(quote(home))", .setHomeLocation(homeID: homeID, location: location))
+            }
+        }
         func roomID(_ name: String) -> ObjectID? {
             graph.homes[homeID]?.roomIDs.first { graph.rooms[$0]?.name == name }
         }
@@ -175,7 +183,9 @@ struct ImportPlan {
             return id
         }
         let kind: TriggerKind
-        if let timer = trigger.timer {
+        if let sun = trigger.sun {
+            kind = .sun(sun.event, offsetMs: sun.offsetMs, timeZone: sun.timeZone)
+        } else if let timer = trigger.timer {
             kind = .timer(fireDateMs: timer.fireDateMs, timeZone: timer.timeZone, recurrence: timer.recurrence)
         } else if let event = trigger.event {
             let at = "\(trigger.place).event"
@@ -200,14 +210,18 @@ struct ImportPlan {
         if let existing = graph.homes[homeID]?.triggerIDs.compactMap({ graph.triggers[$0] })
             .first(where: { $0.name == trigger.name })
         {
-            if existing.kind != kind || existing.actionSetIDs != scenes || existing.isEnabled != trigger.enabled {
+            if existing.kind != kind || existing.actionSetIDs != scenes || existing.isEnabled != trigger.enabled
+                || existing.condition != trigger.condition || existing.holdMs != trigger.holdMs
+            {
                 differences.append("trigger \(quote(trigger.name)) exists and is not as the file says: left as it is")
             }
             return
         }
         _ = try step(
             "add trigger \(quote(trigger.name)) to \(quote(home))",
-            .addTrigger(name: trigger.name, homeID: homeID, kind: kind, actionSetIDs: scenes, enabled: trigger.enabled))
+            .addTrigger(
+                name: trigger.name, homeID: homeID, kind: kind, actionSetIDs: scenes, enabled: trigger.enabled,
+                condition: trigger.condition, holdMs: trigger.holdMs))
     }
 
     /// A path within a home (as the export writes it: the home's name left off).
@@ -262,9 +276,14 @@ extension LayoutOperation {
         case .addAction(let action, let actionSetID): return .addAction(action, actionSetID: id(actionSetID))
         case .removeAction(let characteristicID, let actionSetID):
             return .removeAction(characteristicID: characteristicID, actionSetID: id(actionSetID))
-        case .addTrigger(let name, let homeID, let kind, let actionSetIDs, let enabled):
+        case .addTrigger(let name, let homeID, let kind, let actionSetIDs, let enabled, let condition, let holdMs):
             return .addTrigger(
-                name: name, homeID: id(homeID), kind: kind, actionSetIDs: actionSetIDs.map(id), enabled: enabled)
+                name: name, homeID: id(homeID), kind: kind, actionSetIDs: actionSetIDs.map(id), enabled: enabled,
+                condition: condition, holdMs: holdMs)
+        case .setTrigger(let triggerID, let kind, let condition, let holdMs):
+            return .setTrigger(triggerID: id(triggerID), kind: kind, condition: condition, holdMs: holdMs)
+        case .setHomeLocation(let homeID, let location):
+            return .setHomeLocation(homeID: id(homeID), location: location)
         case .setTriggerEnabled(let triggerID, let enabled):
             return .setTriggerEnabled(triggerID: id(triggerID), enabled: enabled)
         case .addActionSetToTrigger(let actionSetID, let triggerID):

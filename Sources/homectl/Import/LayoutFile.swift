@@ -16,6 +16,7 @@ struct LayoutFile {
         var groups: [(name: String, services: [String])]
         var scenes: [Scene]
         var triggers: [Trigger]
+        var location: GeoLocation?
     }
 
     struct Accessory {
@@ -40,6 +41,9 @@ struct LayoutFile {
         var scenes: [String]
         var timer: (fireDateMs: Int64, timeZone: String, recurrence: Recurrence)?
         var event: Event?
+        var sun: (event: SunEvent, offsetMs: Int64, timeZone: String)?
+        var condition: TimeCondition = .always
+        var holdMs: Int64 = 0
     }
 
     struct Event {
@@ -129,7 +133,7 @@ struct LayoutFile {
         func home(_ value: Any, at place: String) throws(HomeError) -> Home {
             let home = try object(
                 value, at: place,
-                keys: ["name", "primary", "rooms", "zones", "accessories", "groups", "scenes", "triggers"])
+                keys: ["name", "primary", "location", "rooms", "zones", "accessories", "groups", "scenes", "triggers"])
             func each<T>(_ key: String, _ read: (Any, String) throws(HomeError) -> T) throws(HomeError) -> [T] {
                 try list(home[key], at: "\(place).\(key)").enumerated().map { index, item throws(HomeError) in
                     try read(item, "\(place).\(key)[\(index)]")
@@ -151,7 +155,24 @@ struct LayoutFile {
                     )
                 },
                 scenes: try each("scenes") { item, at throws(HomeError) in try scene(item, at: at) },
-                triggers: try each("triggers") { item, at throws(HomeError) in try trigger(item, at: at) })
+                triggers: try each("triggers") { item, at throws(HomeError) in try trigger(item, at: at) },
+                location: try home["location"].map { (value) throws(HomeError) in
+                    let at = "\(place).location"
+                    let location = try object(value, at: at, keys: ["latitude", "longitude"])
+                    guard let latitude = try number(location["latitude"], at: "\(at).latitude"),
+                        let longitude = try number(location["longitude"], at: "\(at).longitude")
+                    else { throw fail(at, "needs a latitude and a longitude") }
+                    return GeoLocation(latitude: latitude, longitude: longitude)
+                })
+        }
+
+        /// A text read as a time of day or a sun time, the error naming where it is.
+        func dayTime(_ value: Any?, at place: String) throws(HomeError) -> DayTime {
+            do {
+                return try DayTime(parsing: try string(value, at: place))
+            } catch {
+                throw fail(place, error.message)
+            }
         }
 
         func accessory(_ value: Any, at place: String) throws(HomeError) -> Accessory {
@@ -185,13 +206,46 @@ struct LayoutFile {
         }
 
         func trigger(_ value: Any, at place: String) throws(HomeError) -> Trigger {
-            let fields = try object(value, at: place, keys: ["name", "enabled", "scenes", "timer", "event"])
+            let fields = try object(
+                value, at: place, keys: ["name", "enabled", "scenes", "timer", "event", "sun", "for", "only"])
             var trigger = Trigger(
                 place: place, name: try string(fields["name"], at: "\(place).name"),
                 enabled: try bool(fields["enabled"], at: "\(place).enabled", default: true),
                 scenes: try names(fields["scenes"], at: "\(place).scenes"), timer: nil, event: nil)
-            switch (fields["timer"], fields["event"]) {
-            case (let timer?, nil):
+            if let hold = fields["for"] {
+                let text = try string(hold, at: "\(place).for")
+                guard let ms = parseDurationMs(text), ms > 0 else {
+                    throw fail("\(place).for", "'\(text)' is not a duration above 0 (10m, 1h30m)")
+                }
+                trigger.holdMs = ms
+            }
+            if let only = fields["only"] {
+                let at = "\(place).only"
+                let only = try object(only, at: at, keys: ["days", "from", "until", "time_zone"])
+                var condition = TimeCondition(timeZone: try string(only["time_zone"], at: "\(at).time_zone"))
+                if let days = only["days"] {
+                    do {
+                        condition.days = try Weekdays(parsing: try string(days, at: "\(at).days"))
+                    } catch {
+                        throw fail("\(at).days", error.message)
+                    }
+                }
+                if only["from"] != nil || only["until"] != nil {
+                    condition.window = (
+                        try dayTime(only["from"], at: "\(at).from"), try dayTime(only["until"], at: "\(at).until")
+                    )
+                }
+                trigger.condition = condition
+            }
+            switch (fields["timer"], fields["event"], fields["sun"]) {
+            case (nil, nil, let sun?):
+                let at = "\(place).sun"
+                let sun = try object(sun, at: at, keys: ["at", "time_zone"])
+                guard case .sun(let event, let offsetMs) = try dayTime(sun["at"], at: "\(at).at") else {
+                    throw fail("\(at).at", "is sunrise or sunset with an offset (sunset-30m)")
+                }
+                trigger.sun = (event, offsetMs, try string(sun["time_zone"], at: "\(at).time_zone"))
+            case (let timer?, nil, nil):
                 let at = "\(place).timer"
                 let timer = try object(timer, at: at, keys: ["fire_date", "time_zone", "recurrence"])
                 let dateText = try string(timer["fire_date"], at: "\(at).fire_date")
@@ -210,7 +264,7 @@ struct LayoutFile {
                     Int64((date.timeIntervalSince1970 * 1000).rounded()),
                     try string(timer["time_zone"], at: "\(at).time_zone", required: false), recurrence
                 )
-            case (nil, let event?):
+            case (nil, let event?, nil):
                 let at = "\(place).event"
                 let fields = try object(
                     event, at: at, keys: ["characteristic", "equals", "above", "below", "conditions"])
@@ -230,7 +284,7 @@ struct LayoutFile {
                     equals: fields["equals"], above: try number(fields["above"], at: "\(at).above"),
                     below: try number(fields["below"], at: "\(at).below"), conditions: conditions)
             default:
-                throw fail(place, "needs a timer or an event, one of them")
+                throw fail(place, "needs a timer, an event or a sun time, one of them")
             }
             return trigger
         }
