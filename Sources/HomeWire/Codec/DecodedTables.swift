@@ -15,7 +15,9 @@ struct DecodedTables {
 
     /// Adds a decoded home and everything in it.
     mutating func add(home wire: Proto.Home) {
-        var home = Home(id: wire.id, name: wire.name, isPrimary: wire.primary, defaultRoomID: wire.defaultRoomID)
+        var home = Home(
+            id: wire.id, name: wire.name, isPrimary: wire.primary, defaultRoomID: wire.defaultRoomID,
+            location: wire.location.map(GeoLocation.init))
         for room in wire.rooms {
             rooms[room.id] = Room(id: room.id, homeID: room.homeID == 0 ? home.id : room.homeID, name: room.name)
             home.roomIDs.append(room.id)
