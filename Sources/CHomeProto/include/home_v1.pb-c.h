@@ -1000,7 +1000,8 @@ struct  Home__V1__Home
 
 /*
  * An audit note: what happened (`provider-connected`, `provider-disconnected`,
- * `permission-denied`) and a sentence saying it; who is the event's origin.
+ * `permission-denied`, `trigger-fired`, `trigger-not-fired`) and a sentence saying
+ * it; who is the event's origin.
  */
 struct  Home__V1__AuditNote
 {

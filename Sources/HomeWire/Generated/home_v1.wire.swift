@@ -286,7 +286,8 @@ extension Proto {
     }
 
     /// An audit note: what happened (`provider-connected`, `provider-disconnected`,
-    /// `permission-denied`) and a sentence saying it; who is the event's origin.
+    /// `permission-denied`, `trigger-fired`, `trigger-not-fired`) and a sentence saying
+    /// it; who is the event's origin.
     struct AuditNote: Sendable {
         let action: String
         let detail: String
