@@ -7295,7 +7295,7 @@ const ProtobufCMessageDescriptor home__v1__time_condition__descriptor =
   (ProtobufCMessageInit) home__v1__time_condition__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor home__v1__trigger__field_descriptors[10] =
+static const ProtobufCFieldDescriptor home__v1__trigger__field_descriptors[11] =
 {
   {
     "id",
@@ -7417,12 +7417,25 @@ static const ProtobufCFieldDescriptor home__v1__trigger__field_descriptors[10] =
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "execute_once",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__Trigger, execute_once),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned home__v1__trigger__field_indices_by_name[] = {
   3,   /* field[3] = action_set_ids */
   8,   /* field[8] = condition */
   2,   /* field[2] = enabled */
   5,   /* field[5] = event */
+  10,   /* field[10] = execute_once */
   9,   /* field[9] = hold_ms */
   6,   /* field[6] = home_id */
   0,   /* field[0] = id */
@@ -7433,7 +7446,7 @@ static const unsigned home__v1__trigger__field_indices_by_name[] = {
 static const ProtobufCIntRange home__v1__trigger__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 10 }
+  { 0, 11 }
 };
 const ProtobufCMessageDescriptor home__v1__trigger__descriptor =
 {
@@ -7443,7 +7456,7 @@ const ProtobufCMessageDescriptor home__v1__trigger__descriptor =
   "Home__V1__Trigger",
   "home.v1",
   sizeof(Home__V1__Trigger),
-  10,
+  11,
   home__v1__trigger__field_descriptors,
   home__v1__trigger__field_indices_by_name,
   1,  home__v1__trigger__number_ranges,
@@ -10355,7 +10368,7 @@ const ProtobufCMessageDescriptor home__v1__remove_action__descriptor =
   (ProtobufCMessageInit) home__v1__remove_action__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor home__v1__add_trigger__field_descriptors[9] =
+static const ProtobufCFieldDescriptor home__v1__add_trigger__field_descriptors[10] =
 {
   {
     "home_id",
@@ -10465,12 +10478,25 @@ static const ProtobufCFieldDescriptor home__v1__add_trigger__field_descriptors[9
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "execute_once",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__AddTrigger, execute_once),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned home__v1__add_trigger__field_indices_by_name[] = {
   2,   /* field[2] = action_set_ids */
   7,   /* field[7] = condition */
   3,   /* field[3] = disabled */
   5,   /* field[5] = event */
+  9,   /* field[9] = execute_once */
   8,   /* field[8] = hold_ms */
   0,   /* field[0] = home_id */
   1,   /* field[1] = name */
@@ -10480,7 +10506,7 @@ static const unsigned home__v1__add_trigger__field_indices_by_name[] = {
 static const ProtobufCIntRange home__v1__add_trigger__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 9 }
+  { 0, 10 }
 };
 const ProtobufCMessageDescriptor home__v1__add_trigger__descriptor =
 {
@@ -10490,14 +10516,14 @@ const ProtobufCMessageDescriptor home__v1__add_trigger__descriptor =
   "Home__V1__AddTrigger",
   "home.v1",
   sizeof(Home__V1__AddTrigger),
-  9,
+  10,
   home__v1__add_trigger__field_descriptors,
   home__v1__add_trigger__field_indices_by_name,
   1,  home__v1__add_trigger__number_ranges,
   (ProtobufCMessageInit) home__v1__add_trigger__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor home__v1__set_trigger__field_descriptors[6] =
+static const ProtobufCFieldDescriptor home__v1__set_trigger__field_descriptors[7] =
 {
   {
     "trigger_id",
@@ -10571,10 +10597,23 @@ static const ProtobufCFieldDescriptor home__v1__set_trigger__field_descriptors[6
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "execute_once",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__SetTrigger, execute_once),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned home__v1__set_trigger__field_indices_by_name[] = {
   4,   /* field[4] = condition */
   2,   /* field[2] = event */
+  6,   /* field[6] = execute_once */
   5,   /* field[5] = hold_ms */
   3,   /* field[3] = sun */
   1,   /* field[1] = timer */
@@ -10583,7 +10622,7 @@ static const unsigned home__v1__set_trigger__field_indices_by_name[] = {
 static const ProtobufCIntRange home__v1__set_trigger__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 6 }
+  { 0, 7 }
 };
 const ProtobufCMessageDescriptor home__v1__set_trigger__descriptor =
 {
@@ -10593,7 +10632,7 @@ const ProtobufCMessageDescriptor home__v1__set_trigger__descriptor =
   "Home__V1__SetTrigger",
   "home.v1",
   sizeof(Home__V1__SetTrigger),
-  6,
+  7,
   home__v1__set_trigger__field_descriptors,
   home__v1__set_trigger__field_indices_by_name,
   1,  home__v1__set_trigger__number_ranges,

@@ -348,11 +348,14 @@ public struct Trigger: Hashable, Sendable, Identifiable {
     /// An event trigger fires only once its event has held this long (0: at once);
     /// the wait starts again when the value leaves. Always 0 for the other kinds.
     public var holdMs: Int64
+    /// Disables itself once it has fired (HomeKit's execute-once).
+    public var executeOnce: Bool
 
     public init(
         id: ObjectID, homeID: ObjectID, name: String, isEnabled: Bool = true, actionSetIDs: [ObjectID] = [],
-        kind: TriggerKind, condition: TimeCondition = .always, holdMs: Int64 = 0
+        kind: TriggerKind, condition: TimeCondition = .always, holdMs: Int64 = 0, executeOnce: Bool = false
     ) {
+        self.executeOnce = executeOnce
         self.id = id
         self.homeID = homeID
         self.name = name

@@ -251,7 +251,7 @@ private struct GraphLoader {
             """
             SELECT id, home_id, position, name, is_enabled, kind, fire_date_ms, time_zone, recurrence,
                    characteristic_id, value_type, value, range_min, range_max,
-                   sun, sun_offset_ms, hold_ms, days, window_from, window_to, condition_time_zone
+                   sun, sun_offset_ms, hold_ms, days, window_from, window_to, condition_time_zone, execute_once
             FROM triggers
             """
         ) { row throws(HomeError) in
@@ -288,7 +288,8 @@ private struct GraphLoader {
                 Trigger(
                     id: id, homeID: row.id(1), name: row.string(3), isEnabled: row.bool(4),
                     actionSetIDs: triggerActionSets[id] ?? [], kind: kind,
-                    condition: try HomeDatabase.condition(row, of: id), holdMs: row.int64(16)))
+                    condition: try HomeDatabase.condition(row, of: id), holdMs: row.int64(16),
+                    executeOnce: row.bool(21)))
             triggersOfHome.add(id, to: row.id(1), at: row.int64(2))
         }
 

@@ -376,8 +376,9 @@ private struct LayoutWriter {
             """
             INSERT INTO triggers (id, home_id, position, name, is_enabled, kind, fire_date_ms, time_zone, recurrence,
                                   characteristic_id, value_type, value, range_min, range_max,
-                                  sun, sun_offset_ms, hold_ms, days, window_from, window_to, condition_time_zone)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                  sun, sun_offset_ms, hold_ms, days, window_from, window_to, condition_time_zone,
+                                  execute_once)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """
         ) { (statement, id) throws(HomeError) in
             guard let trigger = graph.triggers[id] else { return }
@@ -394,7 +395,7 @@ private struct LayoutWriter {
             SET name = ?, is_enabled = ?, kind = ?, fire_date_ms = ?, time_zone = ?, recurrence = ?,
                 characteristic_id = ?, value_type = ?, value = ?, range_min = ?, range_max = ?, home_id = ?,
                 sun = ?, sun_offset_ms = ?, hold_ms = ?, days = ?, window_from = ?, window_to = ?,
-                condition_time_zone = ?
+                condition_time_zone = ?, execute_once = ?
             WHERE id = ?
             """
         ) { statement, id in
@@ -402,7 +403,7 @@ private struct LayoutWriter {
             bindColumns(of: trigger, to: statement, from: 1)
             statement.bind(12, trigger.homeID)
             bindTiming(of: trigger, to: statement, from: 13)
-            statement.bind(20, id)
+            statement.bind(21, id)
         }
         try finish(diff.triggers, table: "triggers", .triggers)
         try rewriteLinks(
@@ -467,7 +468,7 @@ private struct LayoutWriter {
         }
     }
 
-    /// Binds the sun, hold and time condition: seven columns.
+    /// Binds the sun, hold, time condition and execute-once: eight columns.
     private func bindTiming(of trigger: Trigger, to statement: Statement, from first: Int32) {
         if case .sun(let event, let offsetMs, _) = trigger.kind {
             statement.bind(first, event.rawValue)
@@ -490,6 +491,7 @@ private struct LayoutWriter {
         } else {
             statement.bind(first + 6, trigger.condition.timeZone)
         }
+        statement.bind(first + 7, trigger.executeOnce)
     }
 
     // MARK: Helpers

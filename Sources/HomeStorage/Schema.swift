@@ -65,6 +65,7 @@ enum Schema {
         ALTER TABLE triggers ADD COLUMN window_from TEXT;
         ALTER TABLE triggers ADD COLUMN window_to TEXT;
         ALTER TABLE triggers ADD COLUMN condition_time_zone TEXT;
+        ALTER TABLE triggers ADD COLUMN execute_once INTEGER NOT NULL DEFAULT 0;
         """
 
     /// A scene's action may be conditional: it writes only if the characteristic

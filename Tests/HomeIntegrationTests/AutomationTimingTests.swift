@@ -180,6 +180,29 @@ struct AutomationTimingTests {
         }
     }
 
+    @Test("an execute-once trigger fires, then disables itself; the next day it does not fire")
+    func executeOnce() async throws {
+        let start = ms("2024-05-01T12:00:00Z")
+        try await withAutomation(clock: ManualClock(nowMs: start)) { server, clock in
+            let client = try await server.connect()
+            let home = try await DemoFixture(client)
+            let trigger = try await client.addTrigger(
+                name: "Just once", homeID: home.id,
+                kind: .timer(fireDateMs: start + hour, timeZone: "UTC", recurrence: .daily), executeOnce: true
+            ).createdID
+            var log = try await EventLog(client, kinds: [.triggerFired, .layoutChanged])
+            try await clock.waitForSleeper(untilMs: start + hour)
+            clock.advance(to: start + hour)
+            let events = try await log.events {
+                if case .layout(let change) = $0.body { change.objectID == trigger } else { false }
+            }
+            #expect(events.firings == [trigger])
+            #expect(events.last?.origin == Origin(kind: .automation, name: "Just once"))
+            #expect(server.store.snapshot().graph.triggers[trigger]?.isEnabled == false)
+            await client.close()
+        }
+    }
+
     @Test("sunset-30m in Berlin at midsummer is due at 21:03 local, fires, and says why in the history")
     func sunsetTrigger() async throws {
         let noon = ms("2024-06-21T10:00:00Z")

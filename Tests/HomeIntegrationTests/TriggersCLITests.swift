@@ -27,7 +27,7 @@ struct TriggersCLITests {
         #expect(porch.status == 0, "\(porch.stderr)")
         #expect(try daemon.homectl("scenes", "create", "Wake").status == 0)
         let wake = try daemon.homectl(
-            "triggers", "create", "Wake", "--at", "07:00", "--time-zone", "Europe/Berlin", "--scene", "Wake")
+            "triggers", "create", "Wake", "--at", "07:00", "--time-zone", "Europe/Berlin", "--scene", "Wake", "--once")
         #expect(wake.status == 0, "\(wake.stderr)")
 
         let listed = try daemon.homectl("triggers")
@@ -43,6 +43,9 @@ struct TriggersCLITests {
         #expect(timer["kind"] as? String == "timer" && timer["recurrence"] as? String == "daily")
         #expect((timer["fire_date"] as? String)?.contains(":00:00") == true)
         #expect(timer["next_fire"] is String && timer["last_fired"] is NSNull)
+        #expect(timer["execute_once"] as? Bool == true)
+        #expect(try daemon.homectl("triggers", "set", "Wake", "--repeating").status == 0)
+        #expect(try trigger(daemon, "Wake")["execute_once"] as? Bool == false)
     }
 
     @Test("an event held for 10m in a window with a condition; set changes it all at once; test says why not")

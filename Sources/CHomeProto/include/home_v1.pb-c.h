@@ -939,6 +939,10 @@ struct  Home__V1__Trigger
    * wait starts again when the value leaves what it waits for.
    */
   int64_t hold_ms;
+  /*
+   * Disables itself once it has fired (a LAYOUT_UPDATED by the automation).
+   */
+  protobuf_c_boolean execute_once;
   Home__V1__Trigger__KindCase kind_case;
   union {
     Home__V1__TimerTrigger *timer;
@@ -948,7 +952,7 @@ struct  Home__V1__Trigger
 };
 #define HOME__V1__TRIGGER__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&home__v1__trigger__descriptor) \
-    , 0, (char *)protobuf_c_empty_string, 0, 0,NULL, 0, NULL, 0, HOME__V1__TRIGGER__KIND__NOT_SET, {0} }
+    , 0, (char *)protobuf_c_empty_string, 0, 0,NULL, 0, NULL, 0, 0, HOME__V1__TRIGGER__KIND__NOT_SET, {0} }
 
 
 /*
@@ -1708,6 +1712,7 @@ struct  Home__V1__AddTrigger
   protobuf_c_boolean disabled;
   Home__V1__TimeCondition *condition;
   int64_t hold_ms;
+  protobuf_c_boolean execute_once;
   Home__V1__AddTrigger__KindCase kind_case;
   union {
     Home__V1__TimerTrigger *timer;
@@ -1717,7 +1722,7 @@ struct  Home__V1__AddTrigger
 };
 #define HOME__V1__ADD_TRIGGER__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&home__v1__add_trigger__descriptor) \
-    , 0, (char *)protobuf_c_empty_string, 0,NULL, 0, NULL, 0, HOME__V1__ADD_TRIGGER__KIND__NOT_SET, {0} }
+    , 0, (char *)protobuf_c_empty_string, 0,NULL, 0, NULL, 0, 0, HOME__V1__ADD_TRIGGER__KIND__NOT_SET, {0} }
 
 
 typedef enum {
@@ -1729,7 +1734,7 @@ typedef enum {
 } Home__V1__SetTrigger__KindCase;
 
 /*
- * Replaces what a trigger fires on, its condition and its hold, all at once
+ * Replaces what a trigger fires on, its condition, its hold and execute_once, all at once
  * (checked as AddTrigger is; nothing changes if any part is refused). Its name,
  * action sets and enabled state stay.
  */
@@ -1739,6 +1744,7 @@ struct  Home__V1__SetTrigger
   uint64_t trigger_id;
   Home__V1__TimeCondition *condition;
   int64_t hold_ms;
+  protobuf_c_boolean execute_once;
   Home__V1__SetTrigger__KindCase kind_case;
   union {
     Home__V1__TimerTrigger *timer;
@@ -1748,7 +1754,7 @@ struct  Home__V1__SetTrigger
 };
 #define HOME__V1__SET_TRIGGER__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&home__v1__set_trigger__descriptor) \
-    , 0, NULL, 0, HOME__V1__SET_TRIGGER__KIND__NOT_SET, {0} }
+    , 0, NULL, 0, 0, HOME__V1__SET_TRIGGER__KIND__NOT_SET, {0} }
 
 
 /*

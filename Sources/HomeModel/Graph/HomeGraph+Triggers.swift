@@ -14,7 +14,7 @@ extension HomeGraph {
     @discardableResult
     package mutating func addTrigger(
         name: String, homeID: ObjectID, kind: TriggerKind, actionSetIDs: [ObjectID] = [],
-        enabled: Bool = true, condition: TimeCondition = .always, holdMs: Int64 = 0
+        enabled: Bool = true, condition: TimeCondition = .always, holdMs: Int64 = 0, executeOnce: Bool = false
     ) throws(HomeError) -> ObjectID {
         let home = try requireHome(homeID)
         try Self.validateName(name, for: .trigger)
@@ -25,7 +25,7 @@ extension HomeGraph {
         let id = allocateID()
         triggers[id] = Trigger(
             id: id, homeID: homeID, name: name, isEnabled: enabled, actionSetIDs: actionSetIDs,
-            kind: kind, condition: condition, holdMs: holdMs)
+            kind: kind, condition: condition, holdMs: holdMs, executeOnce: executeOnce)
         homes[homeID]?.triggerIDs.append(id)
         return id
     }
@@ -48,20 +48,26 @@ extension HomeGraph {
     /// Replaces what a trigger fires on (a new time, a new threshold), checked as `addTrigger` does.
     package mutating func setTrigger(_ id: ObjectID, kind: TriggerKind) throws(HomeError) -> [LayoutChange] {
         let trigger = try requireTrigger(id)
-        return try setTrigger(id, kind: kind, condition: trigger.condition, holdMs: trigger.holdMs)
+        return try setTrigger(
+            id, kind: kind, condition: trigger.condition, holdMs: trigger.holdMs, executeOnce: trigger.executeOnce)
     }
 
-    /// Replaces what a trigger fires on, when it may fire and how long its event
-    /// must hold, checked as `addTrigger` does: all or nothing.
+    /// Replaces what a trigger fires on, when it may fire, how long its event must
+    /// hold and whether it fires once, checked as `addTrigger` does: all or nothing.
     ///
-    /// - Returns: `.updated`, or nothing if all three were so already.
-    package mutating func setTrigger(_ id: ObjectID, kind: TriggerKind, condition: TimeCondition, holdMs: Int64)
-        throws(HomeError) -> [LayoutChange]
-    {
+    /// - Returns: `.updated`, or nothing if all were so already.
+    package mutating func setTrigger(
+        _ id: ObjectID, kind: TriggerKind, condition: TimeCondition, holdMs: Int64, executeOnce: Bool = false
+    ) throws(HomeError) -> [LayoutChange] {
         let trigger = try requireTrigger(id)
         let kind = try checked(kind, homeID: trigger.homeID)
         try checkTiming(kind: kind, condition: condition, holdMs: holdMs, homeID: trigger.homeID, name: trigger.name)
-        if trigger.kind == kind && trigger.condition == condition && trigger.holdMs == holdMs { return [] }
+        if trigger.kind == kind && trigger.condition == condition && trigger.holdMs == holdMs
+            && trigger.executeOnce == executeOnce
+        {
+            return []
+        }
+        triggers[id]?.executeOnce = executeOnce
         triggers[id]?.kind = kind
         triggers[id]?.condition = condition
         triggers[id]?.holdMs = holdMs

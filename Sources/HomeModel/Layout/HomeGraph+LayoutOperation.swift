@@ -77,13 +77,16 @@ private enum LayoutOperations {
             )
         case .removeAction(let characteristicID, let actionSetID):
             return (try graph.removeAction(characteristicID: characteristicID, fromActionSet: actionSetID), 0)
-        case .addTrigger(let name, let homeID, let kind, let actionSetIDs, let enabled, let condition, let holdMs):
+        case .addTrigger(
+            let name, let homeID, let kind, let actionSetIDs, let enabled, let condition, let holdMs, let once):
             return added(
                 try graph.addTrigger(
                     name: name, homeID: homeID, kind: kind, actionSetIDs: actionSetIDs,
-                    enabled: enabled, condition: condition, holdMs: holdMs), in: graph)
-        case .setTrigger(let triggerID, let kind, let condition, let holdMs):
-            return (try graph.setTrigger(triggerID, kind: kind, condition: condition, holdMs: holdMs), 0)
+                    enabled: enabled, condition: condition, holdMs: holdMs, executeOnce: once), in: graph)
+        case .setTrigger(let triggerID, let kind, let condition, let holdMs, let once):
+            return (
+                try graph.setTrigger(triggerID, kind: kind, condition: condition, holdMs: holdMs, executeOnce: once), 0
+            )
         case .setHomeLocation(let homeID, let location):
             return (try graph.setLocation(location, ofHome: homeID), 0)
         case .setTriggerEnabled(let triggerID, let enabled):

@@ -242,6 +242,15 @@ public struct AutomationEngine: Service {
         for actionSetID in trigger.actionSetIDs {
             run(actionSetID, of: triggerID, origin: origin)
         }
+        if trigger.executeOnce {
+            do throws(HomeError) {
+                _ = try store.changeLayout(.setTriggerEnabled(triggerID: triggerID, enabled: false), origin: origin)
+            } catch {
+                logger.error(
+                    "an execute-once trigger could not disable itself",
+                    metadata: ["trigger": "\(triggerID)", "error": "\(error.message)"])
+            }
+        }
     }
 
     /// Runs one scene of a trigger: through the value router when there is one (a

@@ -49,7 +49,8 @@ struct DecodedTables {
             triggers[trigger.id] = Trigger(
                 id: trigger.id, homeID: home.id, name: trigger.name, isEnabled: trigger.enabled,
                 actionSetIDs: trigger.actionSetIDs, kind: Self.triggerKind(trigger.kind),
-                condition: TimeCondition(lenient: trigger.condition), holdMs: trigger.holdMs)
+                condition: TimeCondition(lenient: trigger.condition), holdMs: trigger.holdMs,
+                executeOnce: trigger.executeOnce)
             home.triggerIDs.append(trigger.id)
         }
         homes[home.id] = home

@@ -52,7 +52,8 @@ extension Proto.LayoutRequest.Op {
                 Proto.AddAction(actionSetID: actionSetID, action: Proto.CharacteristicWriteAction(action)))
         case .removeAction(let characteristicID, let actionSetID):
             self = .removeAction(Proto.RemoveAction(actionSetID: actionSetID, characteristicID: characteristicID))
-        case .addTrigger(let name, let homeID, let kind, let actionSetIDs, let enabled, let condition, let holdMs):
+        case .addTrigger(
+            let name, let homeID, let kind, let actionSetIDs, let enabled, let condition, let holdMs, let once):
             let kind: Proto.AddTrigger.Kind =
                 switch Proto.Trigger.Kind(kind) {
                 case .timer(let timer): .timer(timer)
@@ -62,8 +63,8 @@ extension Proto.LayoutRequest.Op {
             self = .addTrigger(
                 Proto.AddTrigger(
                     homeID: homeID, name: name, actionSetIDs: actionSetIDs, disabled: !enabled, kind: kind,
-                    condition: Proto.TimeCondition(condition), holdMs: holdMs))
-        case .setTrigger(let triggerID, let kind, let condition, let holdMs):
+                    condition: Proto.TimeCondition(condition), holdMs: holdMs, executeOnce: once))
+        case .setTrigger(let triggerID, let kind, let condition, let holdMs, let once):
             let kind: Proto.SetTrigger.Kind =
                 switch Proto.Trigger.Kind(kind) {
                 case .timer(let timer): .timer(timer)
@@ -72,7 +73,8 @@ extension Proto.LayoutRequest.Op {
                 }
             self = .setTrigger(
                 Proto.SetTrigger(
-                    triggerID: triggerID, kind: kind, condition: Proto.TimeCondition(condition), holdMs: holdMs))
+                    triggerID: triggerID, kind: kind, condition: Proto.TimeCondition(condition), holdMs: holdMs,
+                    executeOnce: once))
         case .setHomeLocation(let homeID, let location):
             self = .setHomeLocation(
                 Proto.SetHomeLocation(homeID: homeID, location: location.map(Proto.Location.init)))
@@ -142,7 +144,8 @@ extension LayoutOperation {
             self = .addTrigger(
                 name: op.name, homeID: op.homeID, kind: try Self.triggerKind(op.kind, op: "add_trigger"),
                 actionSetIDs: op.actionSetIDs, enabled: !op.disabled,
-                condition: try TimeCondition(op.condition, field: "add_trigger.condition"), holdMs: op.holdMs)
+                condition: try TimeCondition(op.condition, field: "add_trigger.condition"), holdMs: op.holdMs,
+                executeOnce: op.executeOnce)
         case .setTrigger(let op):
             let kind: Proto.AddTrigger.Kind? =
                 switch op.kind {
@@ -153,7 +156,8 @@ extension LayoutOperation {
                 }
             self = .setTrigger(
                 triggerID: op.triggerID, kind: try Self.triggerKind(kind, op: "set_trigger"),
-                condition: try TimeCondition(op.condition, field: "set_trigger.condition"), holdMs: op.holdMs)
+                condition: try TimeCondition(op.condition, field: "set_trigger.condition"), holdMs: op.holdMs,
+                executeOnce: op.executeOnce)
         case .setHomeLocation(let op):
             self = .setHomeLocation(homeID: op.homeID, location: op.location.map(GeoLocation.init))
         case .setTriggerEnabled(let op):

@@ -239,6 +239,7 @@ extension Proto.Trigger {
         kind = Kind(trigger.kind)
         condition = Proto.TimeCondition(trigger.condition)
         holdMs = trigger.holdMs
+        executeOnce = trigger.executeOnce
     }
 }
 

@@ -260,6 +260,8 @@ extension Proto {
         /// An event trigger fires once its event has held this long (0: at once); the
         /// wait starts again when the value leaves what it waits for.
         let holdMs: Int64
+        /// Disables itself once it has fired (a LAYOUT_UPDATED by the automation).
+        let executeOnce: Bool
     }
 
     /// Where a home is, in degrees: latitude -90…90 (north positive), longitude
@@ -543,9 +545,10 @@ extension Proto {
         let kind: Kind?
         let condition: Proto.TimeCondition?
         let holdMs: Int64
+        let executeOnce: Bool
     }
 
-    /// Replaces what a trigger fires on, its condition and its hold, all at once
+    /// Replaces what a trigger fires on, its condition, its hold and execute_once, all at once
     /// (checked as AddTrigger is; nothing changes if any part is refused). Its name,
     /// action sets and enabled state stay.
     struct SetTrigger: Sendable {
@@ -558,6 +561,7 @@ extension Proto {
         let kind: Kind?
         let condition: Proto.TimeCondition?
         let holdMs: Int64
+        let executeOnce: Bool
     }
 
     /// Sets a home's location, or clears it when `location` is absent (refused while
@@ -2154,6 +2158,7 @@ extension Proto.Trigger: ProtobufCBridged {
         homeID = source.home_id
         condition = source.condition.map { Proto.TimeCondition(c: $0.pointee) }
         holdMs = source.hold_ms
+        executeOnce = source.execute_once != 0
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__Trigger> {
@@ -2182,6 +2187,7 @@ extension Proto.Trigger: ProtobufCBridged {
         built.pointee.home_id = homeID
         if let condition { built.pointee.condition = condition.build(in: &arena) }
         built.pointee.hold_ms = holdMs
+        built.pointee.execute_once = executeOnce ? 1 : 0
         return built
     }
 }
@@ -3275,6 +3281,7 @@ extension Proto.AddTrigger: ProtobufCBridged {
         }
         condition = source.condition.map { Proto.TimeCondition(c: $0.pointee) }
         holdMs = source.hold_ms
+        executeOnce = source.execute_once != 0
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__AddTrigger> {
@@ -3302,6 +3309,7 @@ extension Proto.AddTrigger: ProtobufCBridged {
         }
         if let condition { built.pointee.condition = condition.build(in: &arena) }
         built.pointee.hold_ms = holdMs
+        built.pointee.execute_once = executeOnce ? 1 : 0
         return built
     }
 }
@@ -3324,6 +3332,7 @@ extension Proto.SetTrigger: ProtobufCBridged {
         }
         condition = source.condition.map { Proto.TimeCondition(c: $0.pointee) }
         holdMs = source.hold_ms
+        executeOnce = source.execute_once != 0
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__SetTrigger> {
@@ -3345,6 +3354,7 @@ extension Proto.SetTrigger: ProtobufCBridged {
         }
         if let condition { built.pointee.condition = condition.build(in: &arena) }
         built.pointee.hold_ms = holdMs
+        built.pointee.execute_once = executeOnce ? 1 : 0
         return built
     }
 }

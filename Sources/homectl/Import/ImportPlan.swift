@@ -212,6 +212,7 @@ struct ImportPlan {
         {
             if existing.kind != kind || existing.actionSetIDs != scenes || existing.isEnabled != trigger.enabled
                 || existing.condition != trigger.condition || existing.holdMs != trigger.holdMs
+                || existing.executeOnce != trigger.executeOnce
             {
                 differences.append("trigger \(quote(trigger.name)) exists and is not as the file says: left as it is")
             }
@@ -221,7 +222,7 @@ struct ImportPlan {
             "add trigger \(quote(trigger.name)) to \(quote(home))",
             .addTrigger(
                 name: trigger.name, homeID: homeID, kind: kind, actionSetIDs: scenes, enabled: trigger.enabled,
-                condition: trigger.condition, holdMs: trigger.holdMs))
+                condition: trigger.condition, holdMs: trigger.holdMs, executeOnce: trigger.executeOnce))
     }
 
     /// A path within a home (as the export writes it: the home's name left off).
@@ -276,12 +277,14 @@ extension LayoutOperation {
         case .addAction(let action, let actionSetID): return .addAction(action, actionSetID: id(actionSetID))
         case .removeAction(let characteristicID, let actionSetID):
             return .removeAction(characteristicID: characteristicID, actionSetID: id(actionSetID))
-        case .addTrigger(let name, let homeID, let kind, let actionSetIDs, let enabled, let condition, let holdMs):
+        case .addTrigger(
+            let name, let homeID, let kind, let actionSetIDs, let enabled, let condition, let holdMs, let once):
             return .addTrigger(
                 name: name, homeID: id(homeID), kind: kind, actionSetIDs: actionSetIDs.map(id), enabled: enabled,
-                condition: condition, holdMs: holdMs)
-        case .setTrigger(let triggerID, let kind, let condition, let holdMs):
-            return .setTrigger(triggerID: id(triggerID), kind: kind, condition: condition, holdMs: holdMs)
+                condition: condition, holdMs: holdMs, executeOnce: once)
+        case .setTrigger(let triggerID, let kind, let condition, let holdMs, let once):
+            return .setTrigger(
+                triggerID: id(triggerID), kind: kind, condition: condition, holdMs: holdMs, executeOnce: once)
         case .setHomeLocation(let homeID, let location):
             return .setHomeLocation(homeID: id(homeID), location: location)
         case .setTriggerEnabled(let triggerID, let enabled):

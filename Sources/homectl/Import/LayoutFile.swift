@@ -44,6 +44,7 @@ struct LayoutFile {
         var sun: (event: SunEvent, offsetMs: Int64, timeZone: String)?
         var condition: TimeCondition = .always
         var holdMs: Int64 = 0
+        var executeOnce = false
     }
 
     struct Event {
@@ -207,11 +208,13 @@ struct LayoutFile {
 
         func trigger(_ value: Any, at place: String) throws(HomeError) -> Trigger {
             let fields = try object(
-                value, at: place, keys: ["name", "enabled", "scenes", "timer", "event", "sun", "for", "only"])
+                value, at: place,
+                keys: ["name", "enabled", "scenes", "timer", "event", "sun", "for", "only", "once"])
             var trigger = Trigger(
                 place: place, name: try string(fields["name"], at: "\(place).name"),
                 enabled: try bool(fields["enabled"], at: "\(place).enabled", default: true),
                 scenes: try names(fields["scenes"], at: "\(place).scenes"), timer: nil, event: nil)
+            trigger.executeOnce = try bool(fields["once"], at: "\(place).once", default: false)
             if let hold = fields["for"] {
                 let text = try string(hold, at: "\(place).for")
                 guard let ms = parseDurationMs(text), ms > 0 else {

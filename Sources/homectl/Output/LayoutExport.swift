@@ -141,6 +141,7 @@ enum LayoutExport {
             fields.append(("event", .object(event)))
         }
         if trigger.holdMs > 0 { fields.append(("for", .string(formatDurationMs(UInt64(trigger.holdMs))))) }
+        if trigger.executeOnce { fields.append(("once", .bool(true))) }
         if !trigger.condition.isAlways {
             var only: [(String, JSON)] = []
             if trigger.condition.days != .everyDay { only.append(("days", .string(trigger.condition.days.text))) }

@@ -32,6 +32,12 @@ extension Triggers {
         @Flag(help: "Event: remove its characteristic conditions (before any --condition is added).")
         var noConditions = false
 
+        @Flag(help: "Fire once, then disable itself.")
+        var once = false
+
+        @Flag(help: "Fire every time again (undoes --once).")
+        var repeating = false
+
         @Option(
             name: .customLong("add-scene"), help: "A scene it also runs; repeatable.", completion: .homeNames(.scene))
         var addScenes: [String] = []
@@ -46,13 +52,15 @@ extension Triggers {
                 throw ValidationError("--always removes the days and window that --days, --from and --until set")
             }
             if noHold && timing.holdFor != nil { throw ValidationError("--no-hold and --for contradict each other") }
+            if once && repeating { throw ValidationError("--once and --repeating contradict each other") }
         }
 
         func run() async throws {
             let nowMs = Int64((Date().timeIntervalSince1970 * 1000).rounded())
             let changesTiming =
                 timing.at != nil || timing.recurrence != nil || timing.timeZone != nil || timing.touchesCondition
-                || timing.holdFor != nil || !timing.conditions.isEmpty || always || noHold || noConditions
+                || timing.holdFor != nil || !timing.conditions.isEmpty || always || noHold || noConditions || once
+                || repeating
             if changesTiming || (addScenes.isEmpty && removeScenes.isEmpty) {
                 try await options.applyChange { graph throws(HomeError) in
                     let id = try graph.resolveNamed(trigger, .trigger)
@@ -60,7 +68,8 @@ extension Triggers {
                     return .setTrigger(
                         triggerID: id, kind: try kind(of: current, in: graph, nowMs: nowMs),
                         condition: always ? .always : timing.condition(from: current.condition),
-                        holdMs: noHold ? 0 : timing.holdMs ?? current.holdMs)
+                        holdMs: noHold ? 0 : timing.holdMs ?? current.holdMs,
+                        executeOnce: once ? true : repeating ? false : current.executeOnce)
                 }
             }
             for scene in addScenes {

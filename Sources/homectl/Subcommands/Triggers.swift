@@ -122,6 +122,9 @@ struct Triggers: AsyncParsableCommand {
         @Flag(help: "Create it disabled.")
         var disabled = false
 
+        @Flag(help: "Fire once, then disable itself.")
+        var once = false
+
         func validate() throws {
             switch (timing.at, when) {
             case (nil, nil):
@@ -169,7 +172,7 @@ struct Triggers: AsyncParsableCommand {
                 }
                 return .addTrigger(
                     name: name, homeID: home, kind: kind, actionSetIDs: sceneIDs, enabled: !disabled,
-                    condition: timing.condition(from: .always), holdMs: timing.holdMs ?? 0)
+                    condition: timing.condition(from: .always), holdMs: timing.holdMs ?? 0, executeOnce: once)
             }
         }
     }
@@ -256,6 +259,7 @@ struct Triggers: AsyncParsableCommand {
     static func describe(_ trigger: Trigger, in graph: HomeGraph, nowMs: Int64) -> String {
         var text = describe(trigger.kind, in: graph, location: graph.homes[trigger.homeID]?.location, nowMs: nowMs)
         if trigger.holdMs > 0 { text += " for \(formatDurationMs(UInt64(trigger.holdMs)))" }
+        if trigger.executeOnce { text += ", once" }
         if !trigger.condition.isAlways {
             text += ", only \(trigger.condition.text)"
             if trigger.condition.timeZone != trigger.kind.timeZone { text += " \(trigger.condition.timeZone)" }
@@ -358,6 +362,7 @@ struct Triggers: AsyncParsableCommand {
             ]
         }
         fields.append(("hold_ms", .int(trigger.holdMs)))
+        fields.append(("execute_once", .bool(trigger.executeOnce)))
         fields.append(("condition", Triggers.json(trigger.condition)))
         let nextMs = TriggerSchedule.nextFire(
             of: trigger, location: graph.homes[trigger.homeID]?.location, after: nowMs)
