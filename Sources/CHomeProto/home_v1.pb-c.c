@@ -7295,7 +7295,7 @@ const ProtobufCMessageDescriptor home__v1__time_condition__descriptor =
   (ProtobufCMessageInit) home__v1__time_condition__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor home__v1__trigger__field_descriptors[11] =
+static const ProtobufCFieldDescriptor home__v1__trigger__field_descriptors[13] =
 {
   {
     "id",
@@ -7429,11 +7429,37 @@ static const ProtobufCFieldDescriptor home__v1__trigger__field_descriptors[11] =
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "end_after_ms",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__Trigger, end_after_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "end_when_event_ends",
+    13,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__Trigger, end_when_event_ends),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned home__v1__trigger__field_indices_by_name[] = {
   3,   /* field[3] = action_set_ids */
   8,   /* field[8] = condition */
   2,   /* field[2] = enabled */
+  11,   /* field[11] = end_after_ms */
+  12,   /* field[12] = end_when_event_ends */
   5,   /* field[5] = event */
   10,   /* field[10] = execute_once */
   9,   /* field[9] = hold_ms */
@@ -7446,7 +7472,7 @@ static const unsigned home__v1__trigger__field_indices_by_name[] = {
 static const ProtobufCIntRange home__v1__trigger__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 11 }
+  { 0, 13 }
 };
 const ProtobufCMessageDescriptor home__v1__trigger__descriptor =
 {
@@ -7456,7 +7482,7 @@ const ProtobufCMessageDescriptor home__v1__trigger__descriptor =
   "Home__V1__Trigger",
   "home.v1",
   sizeof(Home__V1__Trigger),
-  11,
+  13,
   home__v1__trigger__field_descriptors,
   home__v1__trigger__field_indices_by_name,
   1,  home__v1__trigger__number_ranges,
@@ -10368,7 +10394,7 @@ const ProtobufCMessageDescriptor home__v1__remove_action__descriptor =
   (ProtobufCMessageInit) home__v1__remove_action__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor home__v1__add_trigger__field_descriptors[10] =
+static const ProtobufCFieldDescriptor home__v1__add_trigger__field_descriptors[12] =
 {
   {
     "home_id",
@@ -10490,11 +10516,37 @@ static const ProtobufCFieldDescriptor home__v1__add_trigger__field_descriptors[1
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "end_after_ms",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__AddTrigger, end_after_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "end_when_event_ends",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__AddTrigger, end_when_event_ends),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned home__v1__add_trigger__field_indices_by_name[] = {
   2,   /* field[2] = action_set_ids */
   7,   /* field[7] = condition */
   3,   /* field[3] = disabled */
+  10,   /* field[10] = end_after_ms */
+  11,   /* field[11] = end_when_event_ends */
   5,   /* field[5] = event */
   9,   /* field[9] = execute_once */
   8,   /* field[8] = hold_ms */
@@ -10506,7 +10558,7 @@ static const unsigned home__v1__add_trigger__field_indices_by_name[] = {
 static const ProtobufCIntRange home__v1__add_trigger__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 10 }
+  { 0, 12 }
 };
 const ProtobufCMessageDescriptor home__v1__add_trigger__descriptor =
 {
@@ -10516,14 +10568,14 @@ const ProtobufCMessageDescriptor home__v1__add_trigger__descriptor =
   "Home__V1__AddTrigger",
   "home.v1",
   sizeof(Home__V1__AddTrigger),
-  10,
+  12,
   home__v1__add_trigger__field_descriptors,
   home__v1__add_trigger__field_indices_by_name,
   1,  home__v1__add_trigger__number_ranges,
   (ProtobufCMessageInit) home__v1__add_trigger__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor home__v1__set_trigger__field_descriptors[7] =
+static const ProtobufCFieldDescriptor home__v1__set_trigger__field_descriptors[9] =
 {
   {
     "trigger_id",
@@ -10609,9 +10661,35 @@ static const ProtobufCFieldDescriptor home__v1__set_trigger__field_descriptors[7
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "end_after_ms",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__SetTrigger, end_after_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "end_when_event_ends",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__SetTrigger, end_when_event_ends),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned home__v1__set_trigger__field_indices_by_name[] = {
   4,   /* field[4] = condition */
+  7,   /* field[7] = end_after_ms */
+  8,   /* field[8] = end_when_event_ends */
   2,   /* field[2] = event */
   6,   /* field[6] = execute_once */
   5,   /* field[5] = hold_ms */
@@ -10622,7 +10700,7 @@ static const unsigned home__v1__set_trigger__field_indices_by_name[] = {
 static const ProtobufCIntRange home__v1__set_trigger__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 7 }
+  { 0, 9 }
 };
 const ProtobufCMessageDescriptor home__v1__set_trigger__descriptor =
 {
@@ -10632,7 +10710,7 @@ const ProtobufCMessageDescriptor home__v1__set_trigger__descriptor =
   "Home__V1__SetTrigger",
   "home.v1",
   sizeof(Home__V1__SetTrigger),
-  7,
+  9,
   home__v1__set_trigger__field_descriptors,
   home__v1__set_trigger__field_indices_by_name,
   1,  home__v1__set_trigger__number_ranges,

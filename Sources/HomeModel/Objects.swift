@@ -350,12 +350,16 @@ public struct Trigger: Hashable, Sendable, Identifiable {
     public var holdMs: Int64
     /// Disables itself once it has fired (HomeKit's execute-once).
     public var executeOnce: Bool
+    /// Whether and when it undoes what its scenes did.
+    public var end: TriggerEnd
 
     public init(
         id: ObjectID, homeID: ObjectID, name: String, isEnabled: Bool = true, actionSetIDs: [ObjectID] = [],
-        kind: TriggerKind, condition: TimeCondition = .always, holdMs: Int64 = 0, executeOnce: Bool = false
+        kind: TriggerKind, condition: TimeCondition = .always, holdMs: Int64 = 0, executeOnce: Bool = false,
+        end: TriggerEnd = .none
     ) {
         self.executeOnce = executeOnce
+        self.end = end
         self.id = id
         self.homeID = homeID
         self.name = name

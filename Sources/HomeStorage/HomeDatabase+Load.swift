@@ -251,7 +251,8 @@ private struct GraphLoader {
             """
             SELECT id, home_id, position, name, is_enabled, kind, fire_date_ms, time_zone, recurrence,
                    characteristic_id, value_type, value, range_min, range_max,
-                   sun, sun_offset_ms, hold_ms, days, window_from, window_to, condition_time_zone, execute_once
+                   sun, sun_offset_ms, hold_ms, days, window_from, window_to, condition_time_zone, execute_once,
+                   end_after_ms, end_when_event_ends
             FROM triggers
             """
         ) { row throws(HomeError) in
@@ -289,7 +290,7 @@ private struct GraphLoader {
                     id: id, homeID: row.id(1), name: row.string(3), isEnabled: row.bool(4),
                     actionSetIDs: triggerActionSets[id] ?? [], kind: kind,
                     condition: try HomeDatabase.condition(row, of: id), holdMs: row.int64(16),
-                    executeOnce: row.bool(21)))
+                    executeOnce: row.bool(21), end: TriggerEnd(afterMs: row.int64(22), whenEventEnds: row.bool(23))))
             triggersOfHome.add(id, to: row.id(1), at: row.int64(2))
         }
 

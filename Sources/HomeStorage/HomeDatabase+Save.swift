@@ -377,8 +377,8 @@ private struct LayoutWriter {
             INSERT INTO triggers (id, home_id, position, name, is_enabled, kind, fire_date_ms, time_zone, recurrence,
                                   characteristic_id, value_type, value, range_min, range_max,
                                   sun, sun_offset_ms, hold_ms, days, window_from, window_to, condition_time_zone,
-                                  execute_once)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                  execute_once, end_after_ms, end_when_event_ends)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """
         ) { (statement, id) throws(HomeError) in
             guard let trigger = graph.triggers[id] else { return }
@@ -395,7 +395,7 @@ private struct LayoutWriter {
             SET name = ?, is_enabled = ?, kind = ?, fire_date_ms = ?, time_zone = ?, recurrence = ?,
                 characteristic_id = ?, value_type = ?, value = ?, range_min = ?, range_max = ?, home_id = ?,
                 sun = ?, sun_offset_ms = ?, hold_ms = ?, days = ?, window_from = ?, window_to = ?,
-                condition_time_zone = ?, execute_once = ?
+                condition_time_zone = ?, execute_once = ?, end_after_ms = ?, end_when_event_ends = ?
             WHERE id = ?
             """
         ) { statement, id in
@@ -403,7 +403,7 @@ private struct LayoutWriter {
             bindColumns(of: trigger, to: statement, from: 1)
             statement.bind(12, trigger.homeID)
             bindTiming(of: trigger, to: statement, from: 13)
-            statement.bind(21, id)
+            statement.bind(23, id)
         }
         try finish(diff.triggers, table: "triggers", .triggers)
         try rewriteLinks(
@@ -468,7 +468,7 @@ private struct LayoutWriter {
         }
     }
 
-    /// Binds the sun, hold, time condition and execute-once: eight columns.
+    /// Binds the sun, hold, time condition, execute-once and end: ten columns.
     private func bindTiming(of trigger: Trigger, to statement: Statement, from first: Int32) {
         if case .sun(let event, let offsetMs, _) = trigger.kind {
             statement.bind(first, event.rawValue)
@@ -492,6 +492,8 @@ private struct LayoutWriter {
             statement.bind(first + 6, trigger.condition.timeZone)
         }
         statement.bind(first + 7, trigger.executeOnce)
+        statement.bind(first + 8, trigger.end.afterMs)
+        statement.bind(first + 9, trigger.end.whenEventEnds)
     }
 
     // MARK: Helpers

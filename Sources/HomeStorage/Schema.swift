@@ -66,6 +66,8 @@ enum Schema {
         ALTER TABLE triggers ADD COLUMN window_to TEXT;
         ALTER TABLE triggers ADD COLUMN condition_time_zone TEXT;
         ALTER TABLE triggers ADD COLUMN execute_once INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE triggers ADD COLUMN end_after_ms INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE triggers ADD COLUMN end_when_event_ends INTEGER NOT NULL DEFAULT 0;
         """
 
     /// A scene's action may be conditional: it writes only if the characteristic

@@ -203,6 +203,90 @@ struct AutomationTimingTests {
         }
     }
 
+    @Test(
+        "an end when the event ends: 5 minutes after the lamp goes off the scene's brightness is undone; back on before that, nothing is"
+    )
+    func undoWhenEventEnds() async throws {
+        let start = ms("2024-05-01T12:00:00Z")
+        try await withAutomation(clock: ManualClock(nowMs: start)) { server, clock in
+            let client = try await server.connect()
+            let home = try await DemoFixture(client)
+            _ = try await client.write(.bool(false), to: home.on)
+            _ = try await client.write(.int(30), to: home.brightness)
+            let scene = try await home.scene("Bright", [(home.brightness, .int(90))])
+            let trigger = try await client.addTrigger(
+                name: "Motion light", homeID: home.id,
+                kind: .event(
+                    characteristicID: home.on, value: .bool(true), rangeMin: nil, rangeMax: nil, conditions: []),
+                actionSetIDs: [scene], end: TriggerEnd(afterMs: 5 * minute, whenEventEnds: true)
+            ).createdID
+            let sentinel = try await home.sentinel()
+            var log = try await EventLog(client, kinds: withNotes)
+            func brightness() -> CharacteristicValue? {
+                server.store.snapshot().graph.characteristics[home.brightness]?.value
+            }
+
+            _ = try await client.write(.bool(true), to: home.on)
+            _ = try await log.events { $0.body == .actionSetExecuted(scene) }
+            #expect(brightness() == .int(90))
+            // Off, then on again within the five minutes: the undo is off, the light stays.
+            _ = try await client.write(.bool(false), to: home.on)
+            try await clock.waitForSleeper(untilMs: start + 5 * minute)
+            clock.advance(to: start + 2 * minute)
+            _ = try await client.write(.bool(true), to: home.on)
+            _ = try await log.events { $0.body == .actionSetExecuted(scene) }
+            clock.advance(to: start + 5 * minute)
+            #expect(try await log.events(through: sentinel).firings == [sentinel.trigger])
+            #expect(brightness() == .int(90))
+
+            // Off for good: five minutes later the brightness from before the first firing is back.
+            _ = try await client.write(.bool(false), to: home.on)
+            try await clock.waitForSleeper(untilMs: start + 10 * minute)
+            clock.advance(to: start + 10 * minute)
+            let ended = try await log.events { $0.note?.action == "trigger-ended" }
+            #expect(
+                ended.last?.note?.detail.contains("trigger \(trigger) \"Motion light\": undo 5m after it ends") == true)
+            #expect(ended.last?.note?.detail.contains("restored characteristic \(home.brightness)") == true)
+            #expect(
+                ended.contains {
+                    $0.body == .value(home.change(home.brightness, .int(30)))
+                        && $0.origin == Origin(kind: .automation, name: "Motion light")
+                })
+            #expect(brightness() == .int(30))
+            await client.close()
+        }
+    }
+
+    @Test("an end after a duration keeps a value someone else changed since, and says so")
+    func undoKeepsOthersChanges() async throws {
+        let start = ms("2024-05-01T12:00:00Z")
+        try await withAutomation(clock: ManualClock(nowMs: start)) { server, clock in
+            let client = try await server.connect()
+            let home = try await DemoFixture(client)
+            _ = try await client.write(.int(30), to: home.brightness)
+            _ = try await client.write(.bool(false), to: home.on)
+            let scene = try await home.scene("Evening", [(home.brightness, .int(90)), (home.on, .bool(true))])
+            try await client.addTrigger(
+                name: "For an hour", homeID: home.id,
+                kind: .timer(fireDateMs: start + minute, timeZone: "UTC", recurrence: .none),
+                actionSetIDs: [scene], end: TriggerEnd(afterMs: hour, whenEventEnds: false))
+            var log = try await EventLog(client, kinds: withNotes)
+            try await clock.waitForSleeper(untilMs: start + minute)
+            clock.advance(to: start + minute)
+            _ = try await log.events { $0.body == .actionSetExecuted(scene) }
+            _ = try await client.write(.int(50), to: home.brightness)  // someone else
+            try await clock.waitForSleeper(untilMs: start + minute + hour)
+            clock.advance(to: start + minute + hour)
+            let note = try #require(try await log.events { $0.note?.action == "trigger-ended" }.last?.note)
+            #expect(note.detail.contains("restored characteristic \(home.on)"), "\(note.detail)")
+            #expect(note.detail.contains("kept, changed since by someone else: characteristic \(home.brightness)"))
+            let graph = server.store.snapshot().graph
+            #expect(graph.characteristics[home.brightness]?.value == .int(50))
+            #expect(graph.characteristics[home.on]?.value == .bool(false))
+            await client.close()
+        }
+    }
+
     @Test("sunset-30m in Berlin at midsummer is due at 21:03 local, fires, and says why in the history")
     func sunsetTrigger() async throws {
         let noon = ms("2024-06-21T10:00:00Z")

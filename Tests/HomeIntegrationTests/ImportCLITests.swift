@@ -29,7 +29,7 @@ struct ImportCLITests {
             ],
             [
                 "triggers", "create", "Lamp left on", "--when", "Attic/Reading Lamp/On", "--equals", "true", "--for",
-                "10m", "--from", "22:00", "--until", "06:00", "--time-zone", "UTC",
+                "10m", "--from", "22:00", "--until", "06:00", "--time-zone", "UTC", "--undo-when-ended", "--once",
             ],
         ] {
             let result = try run(builtExecutable("homectl"), arguments, environment: source.environment)

@@ -54,7 +54,8 @@ struct TriggersCLITests {
         #expect(try daemon.homectl("set", "Living Room/Lamp/On", "false").status == 0)
         let created = try daemon.homectl(
             "triggers", "create", "Lamp left on", "--when", "Living Room/Lamp/On", "--equals", "true", "--for", "10m",
-            "--from", "22:00", "--until", "06:00", "--time-zone", "UTC", "--condition",
+            "--from", "22:00", "--until", "06:00", "--time-zone", "UTC", "--undo-when-ended", "--undo-after", "5m",
+            "--condition",
             "Bedroom/Temperature Sensor/CurrentTemperature < 40")
         #expect(created.status == 0, "\(created.stderr)")
         var listed = try trigger(daemon, "Lamp left on")
@@ -62,6 +63,9 @@ struct TriggersCLITests {
         #expect((listed["condition"] as? [String: Any])?["from"] as? String == "22:00")
         #expect((listed["condition"] as? [String: Any])?["until"] as? String == "06:00")
         #expect((listed["conditions"] as? [Any])?.count == 1)
+        #expect((listed["end"] as? [String: Any])?["after_ms"] as? Int == 300_000)
+        #expect((listed["end"] as? [String: Any])?["when_event_ends"] as? Bool == true)
+        #expect(try daemon.homectl("triggers").stdout.contains("undo 5m after it ends"))
 
         let tested = try daemon.homectl("triggers", "test", "Lamp left on")
         #expect(tested.status == 0, "\(tested.stderr)")
@@ -69,11 +73,12 @@ struct TriggersCLITests {
             tested.stdout.contains("now: would not fire: Living Room/Lamp/Lightbulb/On is off, not what it fires on")
                 || tested.stdout.contains("not what it fires on"), "\(tested.stdout)")
 
-        let set = try daemon.homectl("triggers", "set", "Lamp left on", "--for", "5m", "--always")
+        let set = try daemon.homectl("triggers", "set", "Lamp left on", "--for", "5m", "--always", "--no-undo")
         #expect(set.status == 0, "\(set.stderr)")
         listed = try trigger(daemon, "Lamp left on")
         #expect(listed["hold_ms"] as? Int == 300_000)
         #expect(listed["condition"] is NSNull)
+        #expect(listed["end"] is NSNull)
         #expect(try daemon.homectl("set", "Living Room/Lamp/On", "true").status == 0)
         let now = try json("[" + daemon.homectl("triggers", "test", "Lamp left on", "--json").stdout + "]")
         #expect(now.first?["would_fire"] as? Bool == true, "\(now)")

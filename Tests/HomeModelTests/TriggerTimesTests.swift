@@ -282,6 +282,22 @@ struct TriggerTimingRefusalTests {
                     window: (.sun(.sunset, offsetMs: 0), .sun(.sunrise, offsetMs: 0)), timeZone: "UTC"))
         }
 
+        expectRefused(graph, .invalidArgument, "only an event trigger has an event that ends") {
+            _ = try $0.addTrigger(
+                name: "T", homeID: 1, kind: .timer(fireDateMs: 0, timeZone: "UTC", recurrence: .daily),
+                end: TriggerEnd(afterMs: 0, whenEventEnds: true))
+        }
+        expectRefused(graph, .invalidArgument, "fires on any change, so its event never ends") {
+            _ = try $0.addTrigger(
+                name: "T", homeID: 1,
+                kind: .event(characteristicID: on, value: nil, rangeMin: nil, rangeMax: nil, conditions: []),
+                end: TriggerEnd(afterMs: 0, whenEventEnds: true))
+        }
+        expectRefused(graph, .invalidArgument, "undoing -5 ms after is not a duration") {
+            _ = try $0.addTrigger(
+                name: "T", homeID: 1, kind: lampOn, end: TriggerEnd(afterMs: -5, whenEventEnds: false))
+        }
+
         // With a location, a sun trigger is taken, and the location cannot be cleared under it.
         _ = try graph.setLocation(berlin, ofHome: 1)
         let porch = try graph.addTrigger(

@@ -63,7 +63,7 @@ struct RoundTripTests {
             condition: TimeCondition(
                 days: .everyDay, window: (.sun(.sunset, offsetMs: 600_000), .clock(msOfDay: 21_600_000)),
                 timeZone: "Europe/Berlin"),
-            holdMs: 600_000)
+            holdMs: 600_000, end: TriggerEnd(afterMs: 300_000, whenEventEnds: true))
         try database.saveLayout(from: demo, to: graph)
         expectSame(try reloaded(database), graph)
         let reopened = try HomeDatabase.open(path: database.path)

@@ -943,6 +943,13 @@ struct  Home__V1__Trigger
    * Disables itself once it has fired (a LAYOUT_UPDATED by the automation).
    */
   protobuf_c_boolean execute_once;
+  /*
+   * The end: undo what its scenes changed `end_after_ms` after the firing, or,
+   * with `end_when_event_ends` (an event trigger with a value or range), that
+   * long after the value leaves it; a value someone else changed since is kept.
+   */
+  int64_t end_after_ms;
+  protobuf_c_boolean end_when_event_ends;
   Home__V1__Trigger__KindCase kind_case;
   union {
     Home__V1__TimerTrigger *timer;
@@ -952,7 +959,7 @@ struct  Home__V1__Trigger
 };
 #define HOME__V1__TRIGGER__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&home__v1__trigger__descriptor) \
-    , 0, (char *)protobuf_c_empty_string, 0, 0,NULL, 0, NULL, 0, 0, HOME__V1__TRIGGER__KIND__NOT_SET, {0} }
+    , 0, (char *)protobuf_c_empty_string, 0, 0,NULL, 0, NULL, 0, 0, 0, 0, HOME__V1__TRIGGER__KIND__NOT_SET, {0} }
 
 
 /*
@@ -1004,7 +1011,7 @@ struct  Home__V1__Home
 
 /*
  * An audit note: what happened (`provider-connected`, `provider-disconnected`,
- * `permission-denied`, `trigger-fired`, `trigger-not-fired`) and a sentence saying
+ * `permission-denied`, `trigger-fired`, `trigger-not-fired`, `trigger-ended`) and a sentence saying
  * it; who is the event's origin.
  */
 struct  Home__V1__AuditNote
@@ -1713,6 +1720,8 @@ struct  Home__V1__AddTrigger
   Home__V1__TimeCondition *condition;
   int64_t hold_ms;
   protobuf_c_boolean execute_once;
+  int64_t end_after_ms;
+  protobuf_c_boolean end_when_event_ends;
   Home__V1__AddTrigger__KindCase kind_case;
   union {
     Home__V1__TimerTrigger *timer;
@@ -1722,7 +1731,7 @@ struct  Home__V1__AddTrigger
 };
 #define HOME__V1__ADD_TRIGGER__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&home__v1__add_trigger__descriptor) \
-    , 0, (char *)protobuf_c_empty_string, 0,NULL, 0, NULL, 0, 0, HOME__V1__ADD_TRIGGER__KIND__NOT_SET, {0} }
+    , 0, (char *)protobuf_c_empty_string, 0,NULL, 0, NULL, 0, 0, 0, 0, HOME__V1__ADD_TRIGGER__KIND__NOT_SET, {0} }
 
 
 typedef enum {
@@ -1734,7 +1743,7 @@ typedef enum {
 } Home__V1__SetTrigger__KindCase;
 
 /*
- * Replaces what a trigger fires on, its condition, its hold and execute_once, all at once
+ * Replaces what a trigger fires on, its condition, its hold, execute_once and its end, all at once
  * (checked as AddTrigger is; nothing changes if any part is refused). Its name,
  * action sets and enabled state stay.
  */
@@ -1745,6 +1754,8 @@ struct  Home__V1__SetTrigger
   Home__V1__TimeCondition *condition;
   int64_t hold_ms;
   protobuf_c_boolean execute_once;
+  int64_t end_after_ms;
+  protobuf_c_boolean end_when_event_ends;
   Home__V1__SetTrigger__KindCase kind_case;
   union {
     Home__V1__TimerTrigger *timer;
@@ -1754,7 +1765,7 @@ struct  Home__V1__SetTrigger
 };
 #define HOME__V1__SET_TRIGGER__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&home__v1__set_trigger__descriptor) \
-    , 0, NULL, 0, 0, HOME__V1__SET_TRIGGER__KIND__NOT_SET, {0} }
+    , 0, NULL, 0, 0, 0, 0, HOME__V1__SET_TRIGGER__KIND__NOT_SET, {0} }
 
 
 /*

@@ -197,6 +197,35 @@ public struct TimeCondition: Hashable, Sendable {
     }
 }
 
+/// When a trigger undoes what its scenes did (HomeKit's end events): after a
+/// duration from its firing, or once its event ends (the value leaves what it fired
+/// on: motion stops), `afterMs` later. It restores each value its scenes changed,
+/// unless someone else changed it since.
+public struct TriggerEnd: Hashable, Sendable {
+    /// How long after the firing (or after the event ended) it undoes them.
+    public var afterMs: Int64
+    /// Undo once the event ends rather than after the firing (event triggers only).
+    public var whenEventEnds: Bool
+
+    /// No end: what the scenes did stays.
+    public static let none = TriggerEnd(afterMs: 0, whenEventEnds: false)
+
+    public init(afterMs: Int64, whenEventEnds: Bool) {
+        self.afterMs = afterMs
+        self.whenEventEnds = whenEventEnds
+    }
+
+    public var isNone: Bool { afterMs == 0 && !whenEventEnds }
+
+    /// "undo after 30m", "undo 5m after it ends", "undo when it ends".
+    public var text: String {
+        if whenEventEnds {
+            return afterMs > 0 ? "undo \(formatDurationMs(UInt64(afterMs))) after it ends" : "undo when it ends"
+        }
+        return "undo after \(formatDurationMs(UInt64(max(afterMs, 0))))"
+    }
+}
+
 /// Where a home is, for the sun's times.
 public struct GeoLocation: Hashable, Sendable {
     /// Degrees north (negative: south), -90…90.

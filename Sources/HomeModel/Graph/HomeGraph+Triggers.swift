@@ -14,18 +14,20 @@ extension HomeGraph {
     @discardableResult
     package mutating func addTrigger(
         name: String, homeID: ObjectID, kind: TriggerKind, actionSetIDs: [ObjectID] = [],
-        enabled: Bool = true, condition: TimeCondition = .always, holdMs: Int64 = 0, executeOnce: Bool = false
+        enabled: Bool = true, condition: TimeCondition = .always, holdMs: Int64 = 0, executeOnce: Bool = false,
+        end: TriggerEnd = .none
     ) throws(HomeError) -> ObjectID {
         let home = try requireHome(homeID)
         try Self.validateName(name, for: .trigger)
         try requireUniqueName(name, kind: .trigger, among: named(home.triggerIDs, in: triggers), in: homeLabel(homeID))
         let kind = try checked(kind, homeID: homeID)
         try checkTiming(kind: kind, condition: condition, holdMs: holdMs, homeID: homeID, name: name)
+        try Self.checkEnd(end, kind: kind, name: name)
         try checkActionSets(actionSetIDs, homeID: homeID)
         let id = allocateID()
         triggers[id] = Trigger(
             id: id, homeID: homeID, name: name, isEnabled: enabled, actionSetIDs: actionSetIDs,
-            kind: kind, condition: condition, holdMs: holdMs, executeOnce: executeOnce)
+            kind: kind, condition: condition, holdMs: holdMs, executeOnce: executeOnce, end: end)
         homes[homeID]?.triggerIDs.append(id)
         return id
     }
@@ -49,7 +51,8 @@ extension HomeGraph {
     package mutating func setTrigger(_ id: ObjectID, kind: TriggerKind) throws(HomeError) -> [LayoutChange] {
         let trigger = try requireTrigger(id)
         return try setTrigger(
-            id, kind: kind, condition: trigger.condition, holdMs: trigger.holdMs, executeOnce: trigger.executeOnce)
+            id, kind: kind, condition: trigger.condition, holdMs: trigger.holdMs, executeOnce: trigger.executeOnce,
+            end: trigger.end)
     }
 
     /// Replaces what a trigger fires on, when it may fire, how long its event must
@@ -57,16 +60,19 @@ extension HomeGraph {
     ///
     /// - Returns: `.updated`, or nothing if all were so already.
     package mutating func setTrigger(
-        _ id: ObjectID, kind: TriggerKind, condition: TimeCondition, holdMs: Int64, executeOnce: Bool = false
+        _ id: ObjectID, kind: TriggerKind, condition: TimeCondition, holdMs: Int64, executeOnce: Bool = false,
+        end: TriggerEnd = .none
     ) throws(HomeError) -> [LayoutChange] {
         let trigger = try requireTrigger(id)
         let kind = try checked(kind, homeID: trigger.homeID)
         try checkTiming(kind: kind, condition: condition, holdMs: holdMs, homeID: trigger.homeID, name: trigger.name)
+        try Self.checkEnd(end, kind: kind, name: trigger.name)
         if trigger.kind == kind && trigger.condition == condition && trigger.holdMs == holdMs
-            && trigger.executeOnce == executeOnce
+            && trigger.executeOnce == executeOnce && trigger.end == end
         {
             return []
         }
+        triggers[id]?.end = end
         triggers[id]?.executeOnce = executeOnce
         triggers[id]?.kind = kind
         triggers[id]?.condition = condition
@@ -226,6 +232,27 @@ extension HomeGraph {
                 .failedPrecondition,
                 "\(what) needs the home's location for the sun's times: \(homeLabel(homeID)) has none "
                     + "(homectl homes set-location HOME LAT LON)")
+        }
+    }
+
+    /// Checks a trigger's end against its kind: a duration not below 0, and "when
+    /// the event ends" only for an event that has a value or range to leave.
+    static func checkEnd(_ end: TriggerEnd, kind: TriggerKind, name: String) throws(HomeError) {
+        guard end.afterMs >= 0 else {
+            throw HomeError(
+                .invalidArgument,
+                "trigger \(quoted(name)): undoing \(end.afterMs) ms after is not a duration; give 0 or more")
+        }
+        if end.whenEventEnds {
+            guard case .event(_, let value, let rangeMin, let rangeMax, _) = kind else {
+                throw HomeError(
+                    .invalidArgument, "trigger \(quoted(name)): only an event trigger has an event that ends")
+            }
+            if value == nil && rangeMin == nil && rangeMax == nil {
+                throw HomeError(
+                    .invalidArgument,
+                    "trigger \(quoted(name)) fires on any change, so its event never ends: give it a value or range")
+            }
         }
     }
 

@@ -78,14 +78,16 @@ private enum LayoutOperations {
         case .removeAction(let characteristicID, let actionSetID):
             return (try graph.removeAction(characteristicID: characteristicID, fromActionSet: actionSetID), 0)
         case .addTrigger(
-            let name, let homeID, let kind, let actionSetIDs, let enabled, let condition, let holdMs, let once):
+            let name, let homeID, let kind, let actionSetIDs, let enabled, let condition, let holdMs, let once,
+            let end):
             return added(
                 try graph.addTrigger(
                     name: name, homeID: homeID, kind: kind, actionSetIDs: actionSetIDs,
-                    enabled: enabled, condition: condition, holdMs: holdMs, executeOnce: once), in: graph)
-        case .setTrigger(let triggerID, let kind, let condition, let holdMs, let once):
+                    enabled: enabled, condition: condition, holdMs: holdMs, executeOnce: once, end: end), in: graph)
+        case .setTrigger(let triggerID, let kind, let condition, let holdMs, let once, let end):
             return (
-                try graph.setTrigger(triggerID, kind: kind, condition: condition, holdMs: holdMs, executeOnce: once), 0
+                try graph.setTrigger(
+                    triggerID, kind: kind, condition: condition, holdMs: holdMs, executeOnce: once, end: end), 0
             )
         case .setHomeLocation(let homeID, let location):
             return (try graph.setLocation(location, ofHome: homeID), 0)

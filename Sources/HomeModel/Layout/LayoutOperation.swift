@@ -25,11 +25,12 @@ public enum LayoutOperation: Hashable, Sendable {
     case removeAction(characteristicID: ObjectID, actionSetID: ObjectID)
     case addTrigger(
         name: String, homeID: ObjectID, kind: TriggerKind, actionSetIDs: [ObjectID], enabled: Bool,
-        condition: TimeCondition = .always, holdMs: Int64 = 0, executeOnce: Bool = false)
-    /// Replaces what a trigger fires on, its time condition, its hold and whether it
-    /// fires once, all at once.
+        condition: TimeCondition = .always, holdMs: Int64 = 0, executeOnce: Bool = false, end: TriggerEnd = .none)
+    /// Replaces what a trigger fires on, its time condition, its hold, whether it
+    /// fires once and its end, all at once.
     case setTrigger(
-        triggerID: ObjectID, kind: TriggerKind, condition: TimeCondition, holdMs: Int64, executeOnce: Bool = false)
+        triggerID: ObjectID, kind: TriggerKind, condition: TimeCondition, holdMs: Int64, executeOnce: Bool = false,
+        end: TriggerEnd = .none)
     /// Sets (or, with nil, clears) where a home is, for the sun's times.
     case setHomeLocation(homeID: ObjectID, location: GeoLocation?)
     case setTriggerEnabled(triggerID: ObjectID, enabled: Bool)

@@ -61,6 +61,16 @@ public struct AutomationEngine: Service {
         var timers = TimerTable()
         /// Event triggers waiting for their event to hold, and when each is due.
         var holds: [ObjectID: (dueMs: Int64, chain: [ObjectID], seq: UInt64)] = [:]
+        var ends = EndTable()
+        let onWritten: @Sendable (ObjectID, [WriteResult]) -> Void = { triggerID, results in
+            continuation.yield(.sceneWrote(triggerID: triggerID, results: results))
+        }
+        /// Fires a trigger, noting what its end is to undo.
+        func fire(_ triggerID: ObjectID, chain: [ObjectID], cause: String, checkConditions: Bool = false) {
+            self.fire(
+                triggerID, chain: chain, cause: cause, checkConditions: checkConditions, ends: &ends,
+                onWritten: onWritten)
+        }
         var sleeper: (deadlineMs: Int64, task: Task<Void, Never>)?
         store.addObserver(observer)
         defer {
@@ -71,7 +81,7 @@ public struct AutomationEngine: Service {
 
         /// Makes the one sleeping task wait for the earliest timer or hold.
         func rearm(force: Bool) {
-            let earliest = [timers.earliestMs, holds.values.map(\.dueMs).min()].compactMap { $0 }.min()
+            let earliest = [timers.earliestMs, holds.values.map(\.dueMs).min(), ends.earliestMs].compactMap { $0 }.min()
             if !force, sleeper?.deadlineMs == earliest { return }
             sleeper?.task.cancel()
             sleeper = nil
@@ -109,7 +119,7 @@ public struct AutomationEngine: Service {
         }
 
         rescan()
-        catchUp(timers)
+        catchUp(timers, fire: { fire($0, chain: [], cause: $1) })
         logger.debug("automation started", metadata: ["timers": "\(timers.armed.count)"])
         onReady()
 
@@ -139,6 +149,9 @@ public struct AutomationEngine: Service {
                     holds[id] = nil
                     fire(id, chain: hold.chain, cause: "event \(hold.seq) held for its duration", checkConditions: true)
                 }
+                for (id, pending) in ends.takeDue(nowMs: now) {
+                    undo(id, pending)
+                }
                 rearm(force: true)
             case .suppressed(let triggerID, let reason, let seq):
                 logger.warning(
@@ -155,6 +168,13 @@ public struct AutomationEngine: Service {
                 let (dueMs, overflow) = clock.nowMs.addingReportingOverflow(holdMs)
                 if holds[triggerID] == nil { holds[triggerID] = (overflow ? .max : dueMs, chain, seq) }
                 rearm(force: false)
+            case .eventEnded(let triggerID):
+                ends.eventEnded(triggerID, nowMs: clock.nowMs)
+                rearm(force: false)
+            case .sceneWrote(let triggerID, let results):
+                for result in results where result.error == nil {
+                    ends.wrote(triggerID, characteristicID: result.characteristicID, seq: result.seq)
+                }
             case .holdEnded(let triggerID):
                 if holds.removeValue(forKey: triggerID) != nil {
                     logger.debug(
@@ -168,17 +188,14 @@ public struct AutomationEngine: Service {
     /// At start, with `limits.catchUpMissed`: each timer or sun trigger that was
     /// due since it last fired (as the history tells) fires once now. Without a
     /// firing in the history there is nothing to catch up from.
-    private func catchUp(_ timers: TimerTable) {
+    private func catchUp(_ timers: TimerTable, fire: (ObjectID, String) -> Void) {
         guard limits.catchUpMissed else { return }
         let now = clock.nowMs
         for id in timers.armed.keys.sorted() {
             guard let lastMs = lastFiring(of: id),
                 let missed = timers.missed(since: lastMs, nowMs: now).first(where: { $0.triggerID == id })
             else { continue }
-            fire(
-                id, chain: [],
-                cause: "catching up its time \(describeMoment(missed.scheduledMs, of: id)), missed while homed was down"
-            )
+            fire(id, "catching up its time \(describeMoment(missed.scheduledMs, of: id)), missed while homed was down")
         }
     }
 
@@ -215,7 +232,10 @@ public struct AutomationEngine: Service {
     /// characteristic conditions), publishes "trigger fired" with a note of why,
     /// then runs its action sets, with the cascade that led here in their origin
     /// so that the changes its scenes make cannot fire it again.
-    private func fire(_ triggerID: ObjectID, chain: [ObjectID], cause: String, checkConditions: Bool = false) {
+    private func fire(
+        _ triggerID: ObjectID, chain: [ObjectID], cause: String, checkConditions: Bool, ends: inout EndTable,
+        onWritten: @escaping @Sendable (ObjectID, [WriteResult]) -> Void
+    ) {
         // It may have been disabled or removed since it matched.
         let graph = store.snapshot().graph
         guard let trigger = graph.triggers[triggerID], trigger.isEnabled else {
@@ -239,8 +259,18 @@ public struct AutomationEngine: Service {
             metadata: [
                 "trigger": "\(triggerID)", "name": "\(trigger.name)", "seq": "\(seq)", "cause": "\(cause)",
             ])
+        if !trigger.end.isNone {
+            // What its scenes are about to change, as it is now: what the end restores.
+            var previous: [ObjectID: CharacteristicValue] = [:]
+            for action in trigger.actionSetIDs.compactMap({ graph.actionSets[$0] }).flatMap(\.actions) {
+                if let value = graph.characteristics[action.characteristicID]?.value {
+                    previous[action.characteristicID] = previous[action.characteristicID] ?? value
+                }
+            }
+            ends.fired(trigger, previous: previous, nowMs: clock.nowMs)
+        }
         for actionSetID in trigger.actionSetIDs {
-            run(actionSetID, of: triggerID, origin: origin)
+            run(actionSetID, of: triggerID, origin: origin, onWritten: trigger.end.isNone ? nil : onWritten)
         }
         if trigger.executeOnce {
             do throws(HomeError) {
@@ -253,13 +283,57 @@ public struct AutomationEngine: Service {
         }
     }
 
+    /// Undoes what a trigger's scenes changed: writes each old value back on the
+    /// condition that the characteristic's last change is still the scene's, and
+    /// notes in the history what was restored and what was kept.
+    private func undo(_ triggerID: ObjectID, _ pending: EndTable.Pending) {
+        let writes = EndTable.undoWrites(pending)
+        let origin = Origin.automation(name: pending.name, triggerChain: [triggerID])
+        let store = self.store
+        let why = pending.end.text
+        let report: @Sendable (Result<WriteOutcome, any Error>) -> Void = { result in
+            var restored: [String] = []
+            var kept: [String] = []
+            switch result {
+            case .success(let outcome):
+                for result in outcome.results {
+                    if result.error == nil {
+                        restored.append("characteristic \(result.characteristicID)")
+                    } else {
+                        kept.append("characteristic \(result.characteristicID)")
+                    }
+                }
+            case .failure(let error):
+                kept.append("everything (\(error))")
+            }
+            var detail = "trigger \(triggerID) \"\(pending.name)\": \(why): "
+            detail += restored.isEmpty ? "nothing to restore" : "restored " + restored.joined(separator: ", ")
+            if !kept.isEmpty { detail += "; kept, changed since by someone else: " + kept.joined(separator: ", ") }
+            store.audit("trigger-ended", detail: detail, origin: origin)
+        }
+        if writes.isEmpty {
+            report(.success(WriteOutcome(results: [], seq: 0)))
+            return
+        }
+        if let values {
+            values.write(writes, origin: origin, timeoutMs: nil, on: MultiThreadedEventLoopGroup.singleton.next())
+                .whenComplete(report)
+            return
+        }
+        report(.success(store.write(writes, origin: origin)))
+    }
+
     /// Runs one scene of a trigger: through the value router when there is one (a
     /// provider's writes complete later; their outcome is logged then).
-    private func run(_ actionSetID: ObjectID, of triggerID: ObjectID, origin: Origin) {
+    private func run(
+        _ actionSetID: ObjectID, of triggerID: ObjectID, origin: Origin,
+        onWritten: (@Sendable (ObjectID, [WriteResult]) -> Void)?
+    ) {
         let logger = self.logger
         let report: @Sendable (Result<WriteOutcome, any Error>) -> Void = { result in
             switch result {
             case .success(let response):
+                onWritten?(triggerID, response.results)
                 for result in response.results {
                     guard let error = result.error else { continue }
                     logger.warning(

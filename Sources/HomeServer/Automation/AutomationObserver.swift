@@ -17,6 +17,10 @@ enum AutomationInput: Sendable, Hashable {
     case holdStarted(triggerID: ObjectID, chain: [ObjectID], seq: UInt64, holdMs: Int64)
     /// The value a held trigger waits on left it: the wait is off (and starts again when it comes back).
     case holdEnded(triggerID: ObjectID)
+    /// The value an event trigger fired on left it (motion stopped): its end may begin.
+    case eventEnded(triggerID: ObjectID)
+    /// A trigger's scene changed characteristics: their events' sequence numbers, for its end.
+    case sceneWrote(triggerID: ObjectID, results: [WriteResult])
 
     enum Suppression: String, Sendable, Hashable {
         case cascade = "the change came from its own cascade"
@@ -91,8 +95,9 @@ final class AutomationObserver: HomeEventObserver {
             let occurrence = graph.characteristics[id]?.isEventOnly ?? false
             var outputs: [AutomationInput] = []
             for rule in rules {
-                if rule.holdMs > 0, !rule.matches(change.value), old.map(rule.matches) ?? false {
-                    outputs.append(.holdEnded(triggerID: rule.triggerID))
+                if !occurrence, !rule.matches(change.value), old.map(rule.matches) ?? false {
+                    if rule.endsWithEvent { outputs.append(.eventEnded(triggerID: rule.triggerID)) }
+                    if rule.holdMs > 0 { outputs.append(.holdEnded(triggerID: rule.triggerID)) }
                     continue
                 }
                 guard rule.fires(from: old, to: change.value, occurrence: occurrence) else { continue }

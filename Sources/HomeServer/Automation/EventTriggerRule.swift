@@ -17,6 +17,8 @@ struct EventTriggerRule: Hashable, Sendable {
     var conditions: [CharacteristicCondition]
     /// How long the event must hold before the trigger fires (0: at once).
     var holdMs: Int64 = 0
+    /// Whether its end waits for the event to end (so the engine is told when it does).
+    var endsWithEvent = false
 
     /// The rule of an enabled event trigger; nil for a timer or a disabled trigger.
     init?(_ trigger: Trigger) {
@@ -27,6 +29,7 @@ struct EventTriggerRule: Hashable, Sendable {
             triggerID: trigger.id, characteristicID: characteristicID, value: value, rangeMin: rangeMin,
             rangeMax: rangeMax, conditions: conditions)
         self.holdMs = trigger.holdMs
+        self.endsWithEvent = trigger.end.whenEventEnds
     }
 
     init(

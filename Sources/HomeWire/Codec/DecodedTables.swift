@@ -50,7 +50,8 @@ struct DecodedTables {
                 id: trigger.id, homeID: home.id, name: trigger.name, isEnabled: trigger.enabled,
                 actionSetIDs: trigger.actionSetIDs, kind: Self.triggerKind(trigger.kind),
                 condition: TimeCondition(lenient: trigger.condition), holdMs: trigger.holdMs,
-                executeOnce: trigger.executeOnce)
+                executeOnce: trigger.executeOnce,
+                end: TriggerEnd(afterMs: trigger.endAfterMs, whenEventEnds: trigger.endWhenEventEnds))
             home.triggerIDs.append(trigger.id)
         }
         homes[home.id] = home

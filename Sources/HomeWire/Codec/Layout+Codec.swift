@@ -53,7 +53,8 @@ extension Proto.LayoutRequest.Op {
         case .removeAction(let characteristicID, let actionSetID):
             self = .removeAction(Proto.RemoveAction(actionSetID: actionSetID, characteristicID: characteristicID))
         case .addTrigger(
-            let name, let homeID, let kind, let actionSetIDs, let enabled, let condition, let holdMs, let once):
+            let name, let homeID, let kind, let actionSetIDs, let enabled, let condition, let holdMs, let once,
+            let end):
             let kind: Proto.AddTrigger.Kind =
                 switch Proto.Trigger.Kind(kind) {
                 case .timer(let timer): .timer(timer)
@@ -63,8 +64,9 @@ extension Proto.LayoutRequest.Op {
             self = .addTrigger(
                 Proto.AddTrigger(
                     homeID: homeID, name: name, actionSetIDs: actionSetIDs, disabled: !enabled, kind: kind,
-                    condition: Proto.TimeCondition(condition), holdMs: holdMs, executeOnce: once))
-        case .setTrigger(let triggerID, let kind, let condition, let holdMs, let once):
+                    condition: Proto.TimeCondition(condition), holdMs: holdMs, executeOnce: once,
+                    endAfterMs: end.afterMs, endWhenEventEnds: end.whenEventEnds))
+        case .setTrigger(let triggerID, let kind, let condition, let holdMs, let once, let end):
             let kind: Proto.SetTrigger.Kind =
                 switch Proto.Trigger.Kind(kind) {
                 case .timer(let timer): .timer(timer)
@@ -74,7 +76,7 @@ extension Proto.LayoutRequest.Op {
             self = .setTrigger(
                 Proto.SetTrigger(
                     triggerID: triggerID, kind: kind, condition: Proto.TimeCondition(condition), holdMs: holdMs,
-                    executeOnce: once))
+                    executeOnce: once, endAfterMs: end.afterMs, endWhenEventEnds: end.whenEventEnds))
         case .setHomeLocation(let homeID, let location):
             self = .setHomeLocation(
                 Proto.SetHomeLocation(homeID: homeID, location: location.map(Proto.Location.init)))
@@ -145,7 +147,8 @@ extension LayoutOperation {
                 name: op.name, homeID: op.homeID, kind: try Self.triggerKind(op.kind, op: "add_trigger"),
                 actionSetIDs: op.actionSetIDs, enabled: !op.disabled,
                 condition: try TimeCondition(op.condition, field: "add_trigger.condition"), holdMs: op.holdMs,
-                executeOnce: op.executeOnce)
+                executeOnce: op.executeOnce,
+                end: TriggerEnd(afterMs: op.endAfterMs, whenEventEnds: op.endWhenEventEnds))
         case .setTrigger(let op):
             let kind: Proto.AddTrigger.Kind? =
                 switch op.kind {
@@ -157,7 +160,8 @@ extension LayoutOperation {
             self = .setTrigger(
                 triggerID: op.triggerID, kind: try Self.triggerKind(kind, op: "set_trigger"),
                 condition: try TimeCondition(op.condition, field: "set_trigger.condition"), holdMs: op.holdMs,
-                executeOnce: op.executeOnce)
+                executeOnce: op.executeOnce,
+                end: TriggerEnd(afterMs: op.endAfterMs, whenEventEnds: op.endWhenEventEnds))
         case .setHomeLocation(let op):
             self = .setHomeLocation(homeID: op.homeID, location: op.location.map(GeoLocation.init))
         case .setTriggerEnabled(let op):

@@ -240,6 +240,8 @@ extension Proto.Trigger {
         condition = Proto.TimeCondition(trigger.condition)
         holdMs = trigger.holdMs
         executeOnce = trigger.executeOnce
+        endAfterMs = trigger.end.afterMs
+        endWhenEventEnds = trigger.end.whenEventEnds
     }
 }
 

@@ -262,6 +262,11 @@ extension Proto {
         let holdMs: Int64
         /// Disables itself once it has fired (a LAYOUT_UPDATED by the automation).
         let executeOnce: Bool
+        /// The end: undo what its scenes changed `end_after_ms` after the firing, or,
+        /// with `end_when_event_ends` (an event trigger with a value or range), that
+        /// long after the value leaves it; a value someone else changed since is kept.
+        let endAfterMs: Int64
+        let endWhenEventEnds: Bool
     }
 
     /// Where a home is, in degrees: latitude -90…90 (north positive), longitude
@@ -288,7 +293,7 @@ extension Proto {
     }
 
     /// An audit note: what happened (`provider-connected`, `provider-disconnected`,
-    /// `permission-denied`, `trigger-fired`, `trigger-not-fired`) and a sentence saying
+    /// `permission-denied`, `trigger-fired`, `trigger-not-fired`, `trigger-ended`) and a sentence saying
     /// it; who is the event's origin.
     struct AuditNote: Sendable {
         let action: String
@@ -546,9 +551,11 @@ extension Proto {
         let condition: Proto.TimeCondition?
         let holdMs: Int64
         let executeOnce: Bool
+        let endAfterMs: Int64
+        let endWhenEventEnds: Bool
     }
 
-    /// Replaces what a trigger fires on, its condition, its hold and execute_once, all at once
+    /// Replaces what a trigger fires on, its condition, its hold, execute_once and its end, all at once
     /// (checked as AddTrigger is; nothing changes if any part is refused). Its name,
     /// action sets and enabled state stay.
     struct SetTrigger: Sendable {
@@ -562,6 +569,8 @@ extension Proto {
         let condition: Proto.TimeCondition?
         let holdMs: Int64
         let executeOnce: Bool
+        let endAfterMs: Int64
+        let endWhenEventEnds: Bool
     }
 
     /// Sets a home's location, or clears it when `location` is absent (refused while
@@ -2159,6 +2168,8 @@ extension Proto.Trigger: ProtobufCBridged {
         condition = source.condition.map { Proto.TimeCondition(c: $0.pointee) }
         holdMs = source.hold_ms
         executeOnce = source.execute_once != 0
+        endAfterMs = source.end_after_ms
+        endWhenEventEnds = source.end_when_event_ends != 0
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__Trigger> {
@@ -2188,6 +2199,8 @@ extension Proto.Trigger: ProtobufCBridged {
         if let condition { built.pointee.condition = condition.build(in: &arena) }
         built.pointee.hold_ms = holdMs
         built.pointee.execute_once = executeOnce ? 1 : 0
+        built.pointee.end_after_ms = endAfterMs
+        built.pointee.end_when_event_ends = endWhenEventEnds ? 1 : 0
         return built
     }
 }
@@ -3282,6 +3295,8 @@ extension Proto.AddTrigger: ProtobufCBridged {
         condition = source.condition.map { Proto.TimeCondition(c: $0.pointee) }
         holdMs = source.hold_ms
         executeOnce = source.execute_once != 0
+        endAfterMs = source.end_after_ms
+        endWhenEventEnds = source.end_when_event_ends != 0
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__AddTrigger> {
@@ -3310,6 +3325,8 @@ extension Proto.AddTrigger: ProtobufCBridged {
         if let condition { built.pointee.condition = condition.build(in: &arena) }
         built.pointee.hold_ms = holdMs
         built.pointee.execute_once = executeOnce ? 1 : 0
+        built.pointee.end_after_ms = endAfterMs
+        built.pointee.end_when_event_ends = endWhenEventEnds ? 1 : 0
         return built
     }
 }
@@ -3333,6 +3350,8 @@ extension Proto.SetTrigger: ProtobufCBridged {
         condition = source.condition.map { Proto.TimeCondition(c: $0.pointee) }
         holdMs = source.hold_ms
         executeOnce = source.execute_once != 0
+        endAfterMs = source.end_after_ms
+        endWhenEventEnds = source.end_when_event_ends != 0
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__SetTrigger> {
@@ -3355,6 +3374,8 @@ extension Proto.SetTrigger: ProtobufCBridged {
         if let condition { built.pointee.condition = condition.build(in: &arena) }
         built.pointee.hold_ms = holdMs
         built.pointee.execute_once = executeOnce ? 1 : 0
+        built.pointee.end_after_ms = endAfterMs
+        built.pointee.end_when_event_ends = endWhenEventEnds ? 1 : 0
         return built
     }
 }

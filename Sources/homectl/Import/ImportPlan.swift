@@ -212,7 +212,7 @@ struct ImportPlan {
         {
             if existing.kind != kind || existing.actionSetIDs != scenes || existing.isEnabled != trigger.enabled
                 || existing.condition != trigger.condition || existing.holdMs != trigger.holdMs
-                || existing.executeOnce != trigger.executeOnce
+                || existing.executeOnce != trigger.executeOnce || existing.end != trigger.end
             {
                 differences.append("trigger \(quote(trigger.name)) exists and is not as the file says: left as it is")
             }
@@ -222,7 +222,8 @@ struct ImportPlan {
             "add trigger \(quote(trigger.name)) to \(quote(home))",
             .addTrigger(
                 name: trigger.name, homeID: homeID, kind: kind, actionSetIDs: scenes, enabled: trigger.enabled,
-                condition: trigger.condition, holdMs: trigger.holdMs, executeOnce: trigger.executeOnce))
+                condition: trigger.condition, holdMs: trigger.holdMs, executeOnce: trigger.executeOnce,
+                end: trigger.end))
     }
 
     /// A path within a home (as the export writes it: the home's name left off).
@@ -278,13 +279,15 @@ extension LayoutOperation {
         case .removeAction(let characteristicID, let actionSetID):
             return .removeAction(characteristicID: characteristicID, actionSetID: id(actionSetID))
         case .addTrigger(
-            let name, let homeID, let kind, let actionSetIDs, let enabled, let condition, let holdMs, let once):
+            let name, let homeID, let kind, let actionSetIDs, let enabled, let condition, let holdMs, let once,
+            let end):
             return .addTrigger(
                 name: name, homeID: id(homeID), kind: kind, actionSetIDs: actionSetIDs.map(id), enabled: enabled,
-                condition: condition, holdMs: holdMs, executeOnce: once)
-        case .setTrigger(let triggerID, let kind, let condition, let holdMs, let once):
+                condition: condition, holdMs: holdMs, executeOnce: once, end: end)
+        case .setTrigger(let triggerID, let kind, let condition, let holdMs, let once, let end):
             return .setTrigger(
-                triggerID: id(triggerID), kind: kind, condition: condition, holdMs: holdMs, executeOnce: once)
+                triggerID: id(triggerID), kind: kind, condition: condition, holdMs: holdMs, executeOnce: once,
+                end: end)
         case .setHomeLocation(let homeID, let location):
             return .setHomeLocation(homeID: id(homeID), location: location)
         case .setTriggerEnabled(let triggerID, let enabled):

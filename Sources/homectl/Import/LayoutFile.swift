@@ -45,6 +45,7 @@ struct LayoutFile {
         var condition: TimeCondition = .always
         var holdMs: Int64 = 0
         var executeOnce = false
+        var end: TriggerEnd = .none
     }
 
     struct Event {
@@ -209,12 +210,27 @@ struct LayoutFile {
         func trigger(_ value: Any, at place: String) throws(HomeError) -> Trigger {
             let fields = try object(
                 value, at: place,
-                keys: ["name", "enabled", "scenes", "timer", "event", "sun", "for", "only", "once"])
+                keys: ["name", "enabled", "scenes", "timer", "event", "sun", "for", "only", "once", "undo"])
             var trigger = Trigger(
                 place: place, name: try string(fields["name"], at: "\(place).name"),
                 enabled: try bool(fields["enabled"], at: "\(place).enabled", default: true),
                 scenes: try names(fields["scenes"], at: "\(place).scenes"), timer: nil, event: nil)
             trigger.executeOnce = try bool(fields["once"], at: "\(place).once", default: false)
+            if let undo = fields["undo"] {
+                let at = "\(place).undo"
+                let undo = try object(undo, at: at, keys: ["after", "when_ended"])
+                var afterMs: Int64 = 0
+                if let after = undo["after"] {
+                    let text = try string(after, at: "\(at).after")
+                    guard let ms = parseDurationMs(text) else {
+                        throw fail("\(at).after", "'\(text)' is not a duration (5m, 1h30m)")
+                    }
+                    afterMs = ms
+                }
+                trigger.end = TriggerEnd(
+                    afterMs: afterMs,
+                    whenEventEnds: try bool(undo["when_ended"], at: "\(at).when_ended", default: false))
+            }
             if let hold = fields["for"] {
                 let text = try string(hold, at: "\(place).for")
                 guard let ms = parseDurationMs(text), ms > 0 else {

@@ -142,6 +142,14 @@ enum LayoutExport {
         }
         if trigger.holdMs > 0 { fields.append(("for", .string(formatDurationMs(UInt64(trigger.holdMs))))) }
         if trigger.executeOnce { fields.append(("once", .bool(true))) }
+        if !trigger.end.isNone {
+            var undo: [(String, JSON)] = []
+            if trigger.end.afterMs > 0 {
+                undo.append(("after", .string(formatDurationMs(UInt64(trigger.end.afterMs)))))
+            }
+            if trigger.end.whenEventEnds { undo.append(("when_ended", .bool(true))) }
+            fields.append(("undo", .object(undo)))
+        }
         if !trigger.condition.isAlways {
             var only: [(String, JSON)] = []
             if trigger.condition.days != .everyDay { only.append(("days", .string(trigger.condition.days.text))) }

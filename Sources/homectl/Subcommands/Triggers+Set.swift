@@ -35,6 +35,9 @@ extension Triggers {
         @Flag(help: "Fire once, then disable itself.")
         var once = false
 
+        @Flag(help: "Undo nothing after it fires (removes --undo-after and --undo-when-ended).")
+        var noUndo = false
+
         @Flag(help: "Fire every time again (undoes --once).")
         var repeating = false
 
@@ -53,6 +56,9 @@ extension Triggers {
             }
             if noHold && timing.holdFor != nil { throw ValidationError("--no-hold and --for contradict each other") }
             if once && repeating { throw ValidationError("--once and --repeating contradict each other") }
+            if noUndo && timing.end != nil {
+                throw ValidationError("--no-undo and --undo-after/--undo-when-ended contradict each other")
+            }
         }
 
         func run() async throws {
@@ -60,7 +66,7 @@ extension Triggers {
             let changesTiming =
                 timing.at != nil || timing.recurrence != nil || timing.timeZone != nil || timing.touchesCondition
                 || timing.holdFor != nil || !timing.conditions.isEmpty || always || noHold || noConditions || once
-                || repeating
+                || repeating || noUndo || timing.end != nil
             if changesTiming || (addScenes.isEmpty && removeScenes.isEmpty) {
                 try await options.applyChange { graph throws(HomeError) in
                     let id = try graph.resolveNamed(trigger, .trigger)
@@ -69,7 +75,8 @@ extension Triggers {
                         triggerID: id, kind: try kind(of: current, in: graph, nowMs: nowMs),
                         condition: always ? .always : timing.condition(from: current.condition),
                         holdMs: noHold ? 0 : timing.holdMs ?? current.holdMs,
-                        executeOnce: once ? true : repeating ? false : current.executeOnce)
+                        executeOnce: once ? true : repeating ? false : current.executeOnce,
+                        end: noUndo ? .none : timing.end ?? current.end)
                 }
             }
             for scene in addScenes {

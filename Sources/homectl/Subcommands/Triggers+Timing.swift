@@ -49,6 +49,21 @@ struct TimingOptions: ParsableArguments {
             valueName: "CONDITION"))
     var conditions: [String] = []
 
+    @Option(
+        help: ArgumentHelp(
+            "Undo what its scenes changed this long after it fires (or, with --undo-when-ended, after its event ends); a value someone else changed since is kept.",
+            valueName: "DURATION"))
+    var undoAfter: String?
+
+    @Flag(help: "Event: undo what its scenes changed once the event ends (the value leaves what it fired on).")
+    var undoWhenEnded = false
+
+    /// The end these options give, or nil without them.
+    var end: TriggerEnd? {
+        if undoAfter == nil && !undoWhenEnded { return nil }
+        return TriggerEnd(afterMs: undoAfter.flatMap(parseDurationMs) ?? 0, whenEventEnds: undoWhenEnded)
+    }
+
     /// Whether any option that shapes the time condition was given.
     var touchesCondition: Bool { days != nil || from != nil || until != nil }
 
@@ -86,6 +101,10 @@ struct TimingOptions: ParsableArguments {
             do throws(HomeError) { _ = try Weekdays(parsing: days) } catch {
                 throw ValidationError("--days: \(error.message)")
             }
+        }
+        if let undoAfter, parseDurationMs(undoAfter) == nil || (!undoWhenEnded && parseDurationMs(undoAfter) == 0) {
+            throw ValidationError(
+                "--undo-after takes a duration such as 5m (above 0 without --undo-when-ended), not '\(undoAfter)'")
         }
         if let holdFor, (parseDurationMs(holdFor) ?? 0) <= 0 {
             throw ValidationError("--for takes a duration above 0 such as 10m or 1h30m, not '\(holdFor)'")

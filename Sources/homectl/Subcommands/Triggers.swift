@@ -172,7 +172,8 @@ struct Triggers: AsyncParsableCommand {
                 }
                 return .addTrigger(
                     name: name, homeID: home, kind: kind, actionSetIDs: sceneIDs, enabled: !disabled,
-                    condition: timing.condition(from: .always), holdMs: timing.holdMs ?? 0, executeOnce: once)
+                    condition: timing.condition(from: .always), holdMs: timing.holdMs ?? 0, executeOnce: once,
+                    end: timing.end ?? .none)
             }
         }
     }
@@ -260,6 +261,7 @@ struct Triggers: AsyncParsableCommand {
         var text = describe(trigger.kind, in: graph, location: graph.homes[trigger.homeID]?.location, nowMs: nowMs)
         if trigger.holdMs > 0 { text += " for \(formatDurationMs(UInt64(trigger.holdMs)))" }
         if trigger.executeOnce { text += ", once" }
+        if !trigger.end.isNone { text += ", \(trigger.end.text)" }
         if !trigger.condition.isAlways {
             text += ", only \(trigger.condition.text)"
             if trigger.condition.timeZone != trigger.kind.timeZone { text += " \(trigger.condition.timeZone)" }
@@ -363,6 +365,15 @@ struct Triggers: AsyncParsableCommand {
         }
         fields.append(("hold_ms", .int(trigger.holdMs)))
         fields.append(("execute_once", .bool(trigger.executeOnce)))
+        fields.append(
+            (
+                "end",
+                trigger.end.isNone
+                    ? .null
+                    : .object([
+                        ("after_ms", .int(trigger.end.afterMs)), ("when_event_ends", .bool(trigger.end.whenEventEnds)),
+                    ])
+            ))
         fields.append(("condition", Triggers.json(trigger.condition)))
         let nextMs = TriggerSchedule.nextFire(
             of: trigger, location: graph.homes[trigger.homeID]?.location, after: nowMs)
