@@ -1267,6 +1267,51 @@ void   home__v1__trigger__free_unpacked
   assert(message->base.descriptor == &home__v1__trigger__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   home__v1__trigger_command__init
+                     (Home__V1__TriggerCommand         *message)
+{
+  static const Home__V1__TriggerCommand init_value = HOME__V1__TRIGGER_COMMAND__INIT;
+  *message = init_value;
+}
+size_t home__v1__trigger_command__get_packed_size
+                     (const Home__V1__TriggerCommand *message)
+{
+  assert(message->base.descriptor == &home__v1__trigger_command__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__trigger_command__pack
+                     (const Home__V1__TriggerCommand *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__trigger_command__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__trigger_command__pack_to_buffer
+                     (const Home__V1__TriggerCommand *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__trigger_command__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__TriggerCommand *
+       home__v1__trigger_command__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__TriggerCommand *)
+     protobuf_c_message_unpack (&home__v1__trigger_command__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__trigger_command__free_unpacked
+                     (Home__V1__TriggerCommand *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__trigger_command__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   home__v1__location__init
                      (Home__V1__Location         *message)
 {
@@ -7295,7 +7340,7 @@ const ProtobufCMessageDescriptor home__v1__time_condition__descriptor =
   (ProtobufCMessageInit) home__v1__time_condition__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor home__v1__trigger__field_descriptors[13] =
+static const ProtobufCFieldDescriptor home__v1__trigger__field_descriptors[14] =
 {
   {
     "id",
@@ -7453,9 +7498,22 @@ static const ProtobufCFieldDescriptor home__v1__trigger__field_descriptors[13] =
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "command",
+    14,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__Trigger, command),
+    &home__v1__trigger_command__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned home__v1__trigger__field_indices_by_name[] = {
   3,   /* field[3] = action_set_ids */
+  13,   /* field[13] = command */
   8,   /* field[8] = condition */
   2,   /* field[2] = enabled */
   11,   /* field[11] = end_after_ms */
@@ -7472,7 +7530,7 @@ static const unsigned home__v1__trigger__field_indices_by_name[] = {
 static const ProtobufCIntRange home__v1__trigger__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 13 }
+  { 0, 14 }
 };
 const ProtobufCMessageDescriptor home__v1__trigger__descriptor =
 {
@@ -7482,11 +7540,75 @@ const ProtobufCMessageDescriptor home__v1__trigger__descriptor =
   "Home__V1__Trigger",
   "home.v1",
   sizeof(Home__V1__Trigger),
-  13,
+  14,
   home__v1__trigger__field_descriptors,
   home__v1__trigger__field_indices_by_name,
   1,  home__v1__trigger__number_ranges,
   (ProtobufCMessageInit) home__v1__trigger__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__trigger_command__field_descriptors[3] =
+{
+  {
+    "program",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__TriggerCommand, program),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "arguments",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Home__V1__TriggerCommand, n_arguments),
+    offsetof(Home__V1__TriggerCommand, arguments),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "timeout_ms",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__TriggerCommand, timeout_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__trigger_command__field_indices_by_name[] = {
+  1,   /* field[1] = arguments */
+  0,   /* field[0] = program */
+  2,   /* field[2] = timeout_ms */
+};
+static const ProtobufCIntRange home__v1__trigger_command__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor home__v1__trigger_command__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.TriggerCommand",
+  "TriggerCommand",
+  "Home__V1__TriggerCommand",
+  "home.v1",
+  sizeof(Home__V1__TriggerCommand),
+  3,
+  home__v1__trigger_command__field_descriptors,
+  home__v1__trigger_command__field_indices_by_name,
+  1,  home__v1__trigger_command__number_ranges,
+  (ProtobufCMessageInit) home__v1__trigger_command__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor home__v1__location__field_descriptors[2] =
@@ -10394,7 +10516,7 @@ const ProtobufCMessageDescriptor home__v1__remove_action__descriptor =
   (ProtobufCMessageInit) home__v1__remove_action__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor home__v1__add_trigger__field_descriptors[12] =
+static const ProtobufCFieldDescriptor home__v1__add_trigger__field_descriptors[13] =
 {
   {
     "home_id",
@@ -10540,9 +10662,22 @@ static const ProtobufCFieldDescriptor home__v1__add_trigger__field_descriptors[1
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "command",
+    13,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__AddTrigger, command),
+    &home__v1__trigger_command__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned home__v1__add_trigger__field_indices_by_name[] = {
   2,   /* field[2] = action_set_ids */
+  12,   /* field[12] = command */
   7,   /* field[7] = condition */
   3,   /* field[3] = disabled */
   10,   /* field[10] = end_after_ms */
@@ -10558,7 +10693,7 @@ static const unsigned home__v1__add_trigger__field_indices_by_name[] = {
 static const ProtobufCIntRange home__v1__add_trigger__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 12 }
+  { 0, 13 }
 };
 const ProtobufCMessageDescriptor home__v1__add_trigger__descriptor =
 {
@@ -10568,14 +10703,14 @@ const ProtobufCMessageDescriptor home__v1__add_trigger__descriptor =
   "Home__V1__AddTrigger",
   "home.v1",
   sizeof(Home__V1__AddTrigger),
-  12,
+  13,
   home__v1__add_trigger__field_descriptors,
   home__v1__add_trigger__field_indices_by_name,
   1,  home__v1__add_trigger__number_ranges,
   (ProtobufCMessageInit) home__v1__add_trigger__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor home__v1__set_trigger__field_descriptors[9] =
+static const ProtobufCFieldDescriptor home__v1__set_trigger__field_descriptors[10] =
 {
   {
     "trigger_id",
@@ -10685,8 +10820,21 @@ static const ProtobufCFieldDescriptor home__v1__set_trigger__field_descriptors[9
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "command",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__SetTrigger, command),
+    &home__v1__trigger_command__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned home__v1__set_trigger__field_indices_by_name[] = {
+  9,   /* field[9] = command */
   4,   /* field[4] = condition */
   7,   /* field[7] = end_after_ms */
   8,   /* field[8] = end_when_event_ends */
@@ -10700,7 +10848,7 @@ static const unsigned home__v1__set_trigger__field_indices_by_name[] = {
 static const ProtobufCIntRange home__v1__set_trigger__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 9 }
+  { 0, 10 }
 };
 const ProtobufCMessageDescriptor home__v1__set_trigger__descriptor =
 {
@@ -10710,7 +10858,7 @@ const ProtobufCMessageDescriptor home__v1__set_trigger__descriptor =
   "Home__V1__SetTrigger",
   "home.v1",
   sizeof(Home__V1__SetTrigger),
-  9,
+  10,
   home__v1__set_trigger__field_descriptors,
   home__v1__set_trigger__field_indices_by_name,
   1,  home__v1__set_trigger__number_ranges,

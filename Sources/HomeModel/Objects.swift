@@ -352,12 +352,15 @@ public struct Trigger: Hashable, Sendable, Identifiable {
     public var executeOnce: Bool
     /// Whether and when it undoes what its scenes did.
     public var end: TriggerEnd
+    /// A program it runs when it fires, after its scenes; nil: none.
+    public var command: TriggerCommand?
 
     public init(
         id: ObjectID, homeID: ObjectID, name: String, isEnabled: Bool = true, actionSetIDs: [ObjectID] = [],
         kind: TriggerKind, condition: TimeCondition = .always, holdMs: Int64 = 0, executeOnce: Bool = false,
-        end: TriggerEnd = .none
+        end: TriggerEnd = .none, command: TriggerCommand? = nil
     ) {
+        self.command = command
         self.executeOnce = executeOnce
         self.end = end
         self.id = id

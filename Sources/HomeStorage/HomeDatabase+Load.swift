@@ -252,7 +252,7 @@ private struct GraphLoader {
             SELECT id, home_id, position, name, is_enabled, kind, fire_date_ms, time_zone, recurrence,
                    characteristic_id, value_type, value, range_min, range_max,
                    sun, sun_offset_ms, hold_ms, days, window_from, window_to, condition_time_zone, execute_once,
-                   end_after_ms, end_when_event_ends
+                   end_after_ms, end_when_event_ends, command_program, command_arguments, command_timeout_ms
             FROM triggers
             """
         ) { row throws(HomeError) in
@@ -290,7 +290,8 @@ private struct GraphLoader {
                     id: id, homeID: row.id(1), name: row.string(3), isEnabled: row.bool(4),
                     actionSetIDs: triggerActionSets[id] ?? [], kind: kind,
                     condition: try HomeDatabase.condition(row, of: id), holdMs: row.int64(16),
-                    executeOnce: row.bool(21), end: TriggerEnd(afterMs: row.int64(22), whenEventEnds: row.bool(23))))
+                    executeOnce: row.bool(21), end: TriggerEnd(afterMs: row.int64(22), whenEventEnds: row.bool(23)),
+                    command: try HomeDatabase.command(row, of: id)))
             triggersOfHome.add(id, to: row.id(1), at: row.int64(2))
         }
 
@@ -372,6 +373,28 @@ extension HomeDatabase {
             condition[keyPath: path] = time
         }
         return condition
+    }
+}
+
+extension HomeDatabase {
+    /// A trigger row's command (columns 24 to 26), or nil.
+    static func command(_ row: Statement, of id: ObjectID) throws(HomeError) -> TriggerCommand? {
+        if row.isNull(24) { return nil }
+        var arguments: [String] = []
+        var rest = Substring(row.string(25))
+        while !rest.isEmpty {
+            guard let colon = rest.firstIndex(of: ":"), let length = Int(rest[..<colon]), length >= 0,
+                case let start = rest.index(after: colon),
+                let end = rest.utf8.index(start, offsetBy: length, limitedBy: rest.utf8.endIndex)
+            else {
+                throw HomeError(.dataLoss, "trigger \(id) has unreadable command arguments")
+            }
+            // By UTF-8 offsets, not characters: an argument ending in a letter that
+            // the next one's combining mark would join is still cut where it ends.
+            arguments.append(String(decoding: rest.utf8[start..<end], as: UTF8.self))
+            rest = rest[end...]
+        }
+        return TriggerCommand(program: row.string(24), arguments: arguments, timeoutMs: row.int64(26))
     }
 }
 

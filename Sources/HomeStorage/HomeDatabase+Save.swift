@@ -377,8 +377,9 @@ private struct LayoutWriter {
             INSERT INTO triggers (id, home_id, position, name, is_enabled, kind, fire_date_ms, time_zone, recurrence,
                                   characteristic_id, value_type, value, range_min, range_max,
                                   sun, sun_offset_ms, hold_ms, days, window_from, window_to, condition_time_zone,
-                                  execute_once, end_after_ms, end_when_event_ends)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                  execute_once, end_after_ms, end_when_event_ends, command_program, command_arguments,
+                                  command_timeout_ms)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """
         ) { (statement, id) throws(HomeError) in
             guard let trigger = graph.triggers[id] else { return }
@@ -395,7 +396,8 @@ private struct LayoutWriter {
             SET name = ?, is_enabled = ?, kind = ?, fire_date_ms = ?, time_zone = ?, recurrence = ?,
                 characteristic_id = ?, value_type = ?, value = ?, range_min = ?, range_max = ?, home_id = ?,
                 sun = ?, sun_offset_ms = ?, hold_ms = ?, days = ?, window_from = ?, window_to = ?,
-                condition_time_zone = ?, execute_once = ?, end_after_ms = ?, end_when_event_ends = ?
+                condition_time_zone = ?, execute_once = ?, end_after_ms = ?, end_when_event_ends = ?,
+                command_program = ?, command_arguments = ?, command_timeout_ms = ?
             WHERE id = ?
             """
         ) { statement, id in
@@ -403,7 +405,7 @@ private struct LayoutWriter {
             bindColumns(of: trigger, to: statement, from: 1)
             statement.bind(12, trigger.homeID)
             bindTiming(of: trigger, to: statement, from: 13)
-            statement.bind(23, id)
+            statement.bind(26, id)
         }
         try finish(diff.triggers, table: "triggers", .triggers)
         try rewriteLinks(
@@ -468,7 +470,7 @@ private struct LayoutWriter {
         }
     }
 
-    /// Binds the sun, hold, time condition, execute-once and end: ten columns.
+    /// Binds the sun, hold, time condition, execute-once, end and command: thirteen columns.
     private func bindTiming(of trigger: Trigger, to statement: Statement, from first: Int32) {
         if case .sun(let event, let offsetMs, _) = trigger.kind {
             statement.bind(first, event.rawValue)
@@ -494,6 +496,15 @@ private struct LayoutWriter {
         statement.bind(first + 7, trigger.executeOnce)
         statement.bind(first + 8, trigger.end.afterMs)
         statement.bind(first + 9, trigger.end.whenEventEnds)
+        if let command = trigger.command {
+            statement.bind(first + 10, command.program)
+            statement.bind(first + 11, command.arguments.map { "\($0.utf8.count):\($0)" }.joined())
+            statement.bind(first + 12, command.timeoutMs)
+        } else {
+            statement.bindNull(first + 10)
+            statement.bindNull(first + 11)
+            statement.bindNull(first + 12)
+        }
     }
 
     // MARK: Helpers

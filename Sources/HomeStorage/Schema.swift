@@ -55,6 +55,8 @@ enum Schema {
     /// cascade to the triggers' links. `days` is the condition's days (bit 0
     /// Monday … bit 6 Sunday, 127 every day); `window_from`/`window_to` are "clock
     /// MS" (ms after local midnight) or "sunrise MS"/"sunset MS" (an offset).
+    /// `command_arguments` holds each argument as its UTF-8 length, ":" and the
+    /// argument ("5:hello3:you"), so any argument reads back as it was.
     private static let triggerTiming = """
         ALTER TABLE homes ADD COLUMN latitude REAL;
         ALTER TABLE homes ADD COLUMN longitude REAL;
@@ -68,6 +70,9 @@ enum Schema {
         ALTER TABLE triggers ADD COLUMN execute_once INTEGER NOT NULL DEFAULT 0;
         ALTER TABLE triggers ADD COLUMN end_after_ms INTEGER NOT NULL DEFAULT 0;
         ALTER TABLE triggers ADD COLUMN end_when_event_ends INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE triggers ADD COLUMN command_program TEXT;
+        ALTER TABLE triggers ADD COLUMN command_arguments TEXT;
+        ALTER TABLE triggers ADD COLUMN command_timeout_ms INTEGER;
         """
 
     /// A scene's action may be conditional: it writes only if the characteristic

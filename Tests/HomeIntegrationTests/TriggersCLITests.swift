@@ -44,6 +44,17 @@ struct TriggersCLITests {
         #expect((timer["fire_date"] as? String)?.contains(":00:00") == true)
         #expect(timer["next_fire"] is String && timer["last_fired"] is NSNull)
         #expect(timer["execute_once"] as? Bool == true)
+        #expect(timer["command"] is NSNull)
+        let run = try daemon.homectl(
+            "triggers", "set", "Wake", "--run", "/bin/echo", "--arg", "-n", "--run-timeout", "5s")
+        #expect(run.status == 0, "\(run.stderr)")
+        let command = try #require(try trigger(daemon, "Wake")["command"] as? [String: Any])
+        #expect(command["program"] as? String == "/bin/echo" && command["arguments"] as? [String] == ["-n"])
+        #expect(command["timeout_ms"] as? Int == 5000)
+        let missing = try daemon.homectl("triggers", "set", "Wake", "--run", "/nonexistent/notify")
+        #expect(missing.status != 0 && missing.stderr.contains("the command /nonexistent/notify does not exist"))
+        #expect(try daemon.homectl("triggers", "set", "Wake", "--no-run").status == 0)
+        #expect(try trigger(daemon, "Wake")["command"] is NSNull)
         #expect(try daemon.homectl("triggers", "set", "Wake", "--repeating").status == 0)
         #expect(try trigger(daemon, "Wake")["execute_once"] as? Bool == false)
     }

@@ -63,7 +63,9 @@ struct RoundTripTests {
             condition: TimeCondition(
                 days: .everyDay, window: (.sun(.sunset, offsetMs: 600_000), .clock(msOfDay: 21_600_000)),
                 timeZone: "Europe/Berlin"),
-            holdMs: 600_000, end: TriggerEnd(afterMs: 300_000, whenEventEnds: true))
+            holdMs: 600_000, end: TriggerEnd(afterMs: 300_000, whenEventEnds: true),
+            command: TriggerCommand(
+                program: "/bin/echo", arguments: ["", "a:b", "é\u{301}", "two words"], timeoutMs: 5))
         try database.saveLayout(from: demo, to: graph)
         expectSame(try reloaded(database), graph)
         let reopened = try HomeDatabase.open(path: database.path)

@@ -43,6 +43,7 @@ typedef struct Home__V1__SunTrigger Home__V1__SunTrigger;
 typedef struct Home__V1__DayTime Home__V1__DayTime;
 typedef struct Home__V1__TimeCondition Home__V1__TimeCondition;
 typedef struct Home__V1__Trigger Home__V1__Trigger;
+typedef struct Home__V1__TriggerCommand Home__V1__TriggerCommand;
 typedef struct Home__V1__Location Home__V1__Location;
 typedef struct Home__V1__Home Home__V1__Home;
 typedef struct Home__V1__AuditNote Home__V1__AuditNote;
@@ -950,6 +951,10 @@ struct  Home__V1__Trigger
    */
   int64_t end_after_ms;
   protobuf_c_boolean end_when_event_ends;
+  /*
+   * A program run when it fires, after its scenes; absent: none.
+   */
+  Home__V1__TriggerCommand *command;
   Home__V1__Trigger__KindCase kind_case;
   union {
     Home__V1__TimerTrigger *timer;
@@ -959,7 +964,31 @@ struct  Home__V1__Trigger
 };
 #define HOME__V1__TRIGGER__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&home__v1__trigger__descriptor) \
-    , 0, (char *)protobuf_c_empty_string, 0, 0,NULL, 0, NULL, 0, 0, 0, 0, HOME__V1__TRIGGER__KIND__NOT_SET, {0} }
+    , 0, (char *)protobuf_c_empty_string, 0, 0,NULL, 0, NULL, 0, 0, 0, 0, NULL, HOME__V1__TRIGGER__KIND__NOT_SET, {0} }
+
+
+/*
+ * A program a trigger runs: an absolute path that exists and is executable (when
+ * the trigger is added or set; else INVALID_ARGUMENT naming it), at most 64
+ * arguments without control characters, stopped (SIGTERM, then SIGKILL after a
+ * second) after `timeout_ms` (0: 30000; at most 600000). It runs as the daemon's
+ * user, or as nobody when the daemon runs as root, in /, with stdin empty and an
+ * environment describing the firing (HOMED_TRIGGER, HOMED_TRIGGER_ID, HOMED_HOME,
+ * HOMED_CAUSE, HOMED_TIME_MS, and for an event trigger HOMED_CHARACTERISTIC,
+ * HOMED_CHARACTERISTIC_ID and HOMED_VALUE). Its exit status and the first 2 KiB of
+ * its output are noted in the history (EVENT_AUDIT `trigger-command`).
+ */
+struct  Home__V1__TriggerCommand
+{
+  ProtobufCMessage base;
+  char *program;
+  size_t n_arguments;
+  char **arguments;
+  int64_t timeout_ms;
+};
+#define HOME__V1__TRIGGER_COMMAND__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__trigger_command__descriptor) \
+    , (char *)protobuf_c_empty_string, 0,NULL, 0 }
 
 
 /*
@@ -1011,7 +1040,8 @@ struct  Home__V1__Home
 
 /*
  * An audit note: what happened (`provider-connected`, `provider-disconnected`,
- * `permission-denied`, `trigger-fired`, `trigger-not-fired`, `trigger-ended`) and a sentence saying
+ * `permission-denied`, `trigger-fired`, `trigger-not-fired`, `trigger-ended`,
+ * `trigger-command`) and a sentence saying
  * it; who is the event's origin.
  */
 struct  Home__V1__AuditNote
@@ -1722,6 +1752,7 @@ struct  Home__V1__AddTrigger
   protobuf_c_boolean execute_once;
   int64_t end_after_ms;
   protobuf_c_boolean end_when_event_ends;
+  Home__V1__TriggerCommand *command;
   Home__V1__AddTrigger__KindCase kind_case;
   union {
     Home__V1__TimerTrigger *timer;
@@ -1731,7 +1762,7 @@ struct  Home__V1__AddTrigger
 };
 #define HOME__V1__ADD_TRIGGER__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&home__v1__add_trigger__descriptor) \
-    , 0, (char *)protobuf_c_empty_string, 0,NULL, 0, NULL, 0, 0, 0, 0, HOME__V1__ADD_TRIGGER__KIND__NOT_SET, {0} }
+    , 0, (char *)protobuf_c_empty_string, 0,NULL, 0, NULL, 0, 0, 0, 0, NULL, HOME__V1__ADD_TRIGGER__KIND__NOT_SET, {0} }
 
 
 typedef enum {
@@ -1743,7 +1774,7 @@ typedef enum {
 } Home__V1__SetTrigger__KindCase;
 
 /*
- * Replaces what a trigger fires on, its condition, its hold, execute_once and its end, all at once
+ * Replaces what a trigger fires on, its condition, its hold, execute_once, its end and its command, all at once
  * (checked as AddTrigger is; nothing changes if any part is refused). Its name,
  * action sets and enabled state stay.
  */
@@ -1756,6 +1787,7 @@ struct  Home__V1__SetTrigger
   protobuf_c_boolean execute_once;
   int64_t end_after_ms;
   protobuf_c_boolean end_when_event_ends;
+  Home__V1__TriggerCommand *command;
   Home__V1__SetTrigger__KindCase kind_case;
   union {
     Home__V1__TimerTrigger *timer;
@@ -1765,7 +1797,7 @@ struct  Home__V1__SetTrigger
 };
 #define HOME__V1__SET_TRIGGER__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&home__v1__set_trigger__descriptor) \
-    , 0, NULL, 0, 0, 0, 0, HOME__V1__SET_TRIGGER__KIND__NOT_SET, {0} }
+    , 0, NULL, 0, 0, 0, 0, NULL, HOME__V1__SET_TRIGGER__KIND__NOT_SET, {0} }
 
 
 /*
@@ -3235,6 +3267,25 @@ Home__V1__Trigger *
                       const uint8_t       *data);
 void   home__v1__trigger__free_unpacked
                      (Home__V1__Trigger *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__TriggerCommand methods */
+void   home__v1__trigger_command__init
+                     (Home__V1__TriggerCommand         *message);
+size_t home__v1__trigger_command__get_packed_size
+                     (const Home__V1__TriggerCommand   *message);
+size_t home__v1__trigger_command__pack
+                     (const Home__V1__TriggerCommand   *message,
+                      uint8_t             *out);
+size_t home__v1__trigger_command__pack_to_buffer
+                     (const Home__V1__TriggerCommand   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__TriggerCommand *
+       home__v1__trigger_command__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__trigger_command__free_unpacked
+                     (Home__V1__TriggerCommand *message,
                       ProtobufCAllocator *allocator);
 /* Home__V1__Location methods */
 void   home__v1__location__init
@@ -4899,6 +4950,9 @@ typedef void (*Home__V1__TimeCondition_Closure)
 typedef void (*Home__V1__Trigger_Closure)
                  (const Home__V1__Trigger *message,
                   void *closure_data);
+typedef void (*Home__V1__TriggerCommand_Closure)
+                 (const Home__V1__TriggerCommand *message,
+                  void *closure_data);
 typedef void (*Home__V1__Location_Closure)
                  (const Home__V1__Location *message,
                   void *closure_data);
@@ -5371,6 +5425,7 @@ extern const ProtobufCMessageDescriptor home__v1__sun_trigger__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__day_time__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__time_condition__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__trigger__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__trigger_command__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__location__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__home__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__audit_note__descriptor;

@@ -15,7 +15,7 @@ extension HomeGraph {
     package mutating func addTrigger(
         name: String, homeID: ObjectID, kind: TriggerKind, actionSetIDs: [ObjectID] = [],
         enabled: Bool = true, condition: TimeCondition = .always, holdMs: Int64 = 0, executeOnce: Bool = false,
-        end: TriggerEnd = .none
+        end: TriggerEnd = .none, command: TriggerCommand? = nil
     ) throws(HomeError) -> ObjectID {
         let home = try requireHome(homeID)
         try Self.validateName(name, for: .trigger)
@@ -23,11 +23,12 @@ extension HomeGraph {
         let kind = try checked(kind, homeID: homeID)
         try checkTiming(kind: kind, condition: condition, holdMs: holdMs, homeID: homeID, name: name)
         try Self.checkEnd(end, kind: kind, name: name)
+        let command = try command.map { (command) throws(HomeError) in try command.checked(trigger: name) }
         try checkActionSets(actionSetIDs, homeID: homeID)
         let id = allocateID()
         triggers[id] = Trigger(
             id: id, homeID: homeID, name: name, isEnabled: enabled, actionSetIDs: actionSetIDs,
-            kind: kind, condition: condition, holdMs: holdMs, executeOnce: executeOnce, end: end)
+            kind: kind, condition: condition, holdMs: holdMs, executeOnce: executeOnce, end: end, command: command)
         homes[homeID]?.triggerIDs.append(id)
         return id
     }
@@ -52,7 +53,7 @@ extension HomeGraph {
         let trigger = try requireTrigger(id)
         return try setTrigger(
             id, kind: kind, condition: trigger.condition, holdMs: trigger.holdMs, executeOnce: trigger.executeOnce,
-            end: trigger.end)
+            end: trigger.end, command: trigger.command)
     }
 
     /// Replaces what a trigger fires on, when it may fire, how long its event must
@@ -61,17 +62,19 @@ extension HomeGraph {
     /// - Returns: `.updated`, or nothing if all were so already.
     package mutating func setTrigger(
         _ id: ObjectID, kind: TriggerKind, condition: TimeCondition, holdMs: Int64, executeOnce: Bool = false,
-        end: TriggerEnd = .none
+        end: TriggerEnd = .none, command: TriggerCommand? = nil
     ) throws(HomeError) -> [LayoutChange] {
         let trigger = try requireTrigger(id)
         let kind = try checked(kind, homeID: trigger.homeID)
         try checkTiming(kind: kind, condition: condition, holdMs: holdMs, homeID: trigger.homeID, name: trigger.name)
         try Self.checkEnd(end, kind: kind, name: trigger.name)
+        let command = try command.map { (command) throws(HomeError) in try command.checked(trigger: trigger.name) }
         if trigger.kind == kind && trigger.condition == condition && trigger.holdMs == holdMs
-            && trigger.executeOnce == executeOnce && trigger.end == end
+            && trigger.executeOnce == executeOnce && trigger.end == end && trigger.command == command
         {
             return []
         }
+        triggers[id]?.command = command
         triggers[id]?.end = end
         triggers[id]?.executeOnce = executeOnce
         triggers[id]?.kind = kind

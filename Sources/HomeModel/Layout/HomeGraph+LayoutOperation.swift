@@ -79,15 +79,17 @@ private enum LayoutOperations {
             return (try graph.removeAction(characteristicID: characteristicID, fromActionSet: actionSetID), 0)
         case .addTrigger(
             let name, let homeID, let kind, let actionSetIDs, let enabled, let condition, let holdMs, let once,
-            let end):
+            let end, let command):
             return added(
                 try graph.addTrigger(
                     name: name, homeID: homeID, kind: kind, actionSetIDs: actionSetIDs,
-                    enabled: enabled, condition: condition, holdMs: holdMs, executeOnce: once, end: end), in: graph)
-        case .setTrigger(let triggerID, let kind, let condition, let holdMs, let once, let end):
+                    enabled: enabled, condition: condition, holdMs: holdMs, executeOnce: once, end: end,
+                    command: command), in: graph)
+        case .setTrigger(let triggerID, let kind, let condition, let holdMs, let once, let end, let command):
             return (
                 try graph.setTrigger(
-                    triggerID, kind: kind, condition: condition, holdMs: holdMs, executeOnce: once, end: end), 0
+                    triggerID, kind: kind, condition: condition, holdMs: holdMs, executeOnce: once, end: end,
+                    command: command), 0
             )
         case .setHomeLocation(let homeID, let location):
             return (try graph.setLocation(location, ofHome: homeID), 0)

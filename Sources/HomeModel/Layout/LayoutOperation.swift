@@ -25,17 +25,29 @@ public enum LayoutOperation: Hashable, Sendable {
     case removeAction(characteristicID: ObjectID, actionSetID: ObjectID)
     case addTrigger(
         name: String, homeID: ObjectID, kind: TriggerKind, actionSetIDs: [ObjectID], enabled: Bool,
-        condition: TimeCondition = .always, holdMs: Int64 = 0, executeOnce: Bool = false, end: TriggerEnd = .none)
+        condition: TimeCondition = .always, holdMs: Int64 = 0, executeOnce: Bool = false, end: TriggerEnd = .none,
+        command: TriggerCommand? = nil)
     /// Replaces what a trigger fires on, its time condition, its hold, whether it
     /// fires once and its end, all at once.
     case setTrigger(
         triggerID: ObjectID, kind: TriggerKind, condition: TimeCondition, holdMs: Int64, executeOnce: Bool = false,
-        end: TriggerEnd = .none)
+        end: TriggerEnd = .none, command: TriggerCommand? = nil)
     /// Sets (or, with nil, clears) where a home is, for the sun's times.
     case setHomeLocation(homeID: ObjectID, location: GeoLocation?)
     case setTriggerEnabled(triggerID: ObjectID, enabled: Bool)
     case addActionSetToTrigger(actionSetID: ObjectID, triggerID: ObjectID)
     case removeActionSetFromTrigger(actionSetID: ObjectID, triggerID: ObjectID)
+
+    /// The command an operation gives a trigger, if any: the daemon checks the
+    /// program exists and is executable before applying it.
+    package var command: TriggerCommand? {
+        switch self {
+        case .addTrigger(_, _, _, _, _, _, _, _, _, let command), .setTrigger(_, _, _, _, _, _, let command):
+            return command
+        default:
+            return nil
+        }
+    }
 
     /// The operation's name in the schema (`add_room`), for messages and logs.
     public var name: String {

@@ -28,6 +28,8 @@ public struct AutomationEngine: Service {
     /// Scenes are written through it, so that providers' characteristics are
     /// written by their providers; nil writes everything in the store.
     let values: ValueRouter?
+    /// Runs triggers' commands.
+    let commands = CommandRunner()
     /// Called once the engine watches the store and has armed its timers.
     let onReady: @Sendable () -> Void
 
@@ -272,6 +274,9 @@ public struct AutomationEngine: Service {
         for actionSetID in trigger.actionSetIDs {
             run(actionSetID, of: triggerID, origin: origin, onWritten: trigger.end.isNone ? nil : onWritten)
         }
+        if let command = trigger.command {
+            runCommand(command, of: trigger, in: graph, cause: cause, origin: origin)
+        }
         if trigger.executeOnce {
             do throws(HomeError) {
                 _ = try store.changeLayout(.setTriggerEnabled(triggerID: triggerID, enabled: false), origin: origin)
@@ -280,6 +285,29 @@ public struct AutomationEngine: Service {
                     "an execute-once trigger could not disable itself",
                     metadata: ["trigger": "\(triggerID)", "error": "\(error.message)"])
             }
+        }
+    }
+
+    /// Runs a trigger's command with an environment describing the firing, and
+    /// notes in the history how it ended.
+    private func runCommand(
+        _ command: TriggerCommand, of trigger: Trigger, in graph: HomeGraph, cause: String, origin: Origin
+    ) {
+        var environment = [
+            "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
+            "HOMED_TRIGGER": trigger.name, "HOMED_TRIGGER_ID": "\(trigger.id)",
+            "HOMED_HOME": graph.homes[trigger.homeID]?.name ?? "", "HOMED_CAUSE": cause,
+            "HOMED_TIME_MS": "\(clock.nowMs)",
+        ]
+        if case .event(let characteristicID, _, _, _, _) = trigger.kind {
+            environment["HOMED_CHARACTERISTIC_ID"] = "\(characteristicID)"
+            environment["HOMED_CHARACTERISTIC"] = graph.path(of: characteristicID) ?? ""
+            environment["HOMED_VALUE"] = graph.characteristics[characteristicID]?.value.map { "\($0)" } ?? ""
+        }
+        let store = self.store
+        let prefix = "trigger \(trigger.id) \"\(trigger.name)\": \(command.text) "
+        commands.run(command, environment: environment) { outcome in
+            store.audit("trigger-command", detail: prefix + outcome, origin: origin)
         }
     }
 

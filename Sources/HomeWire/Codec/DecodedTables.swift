@@ -51,7 +51,8 @@ struct DecodedTables {
                 actionSetIDs: trigger.actionSetIDs, kind: Self.triggerKind(trigger.kind),
                 condition: TimeCondition(lenient: trigger.condition), holdMs: trigger.holdMs,
                 executeOnce: trigger.executeOnce,
-                end: TriggerEnd(afterMs: trigger.endAfterMs, whenEventEnds: trigger.endWhenEventEnds))
+                end: TriggerEnd(afterMs: trigger.endAfterMs, whenEventEnds: trigger.endWhenEventEnds),
+                command: trigger.command.map(TriggerCommand.init))
             home.triggerIDs.append(trigger.id)
         }
         homes[home.id] = home

@@ -54,7 +54,7 @@ extension Proto.LayoutRequest.Op {
             self = .removeAction(Proto.RemoveAction(actionSetID: actionSetID, characteristicID: characteristicID))
         case .addTrigger(
             let name, let homeID, let kind, let actionSetIDs, let enabled, let condition, let holdMs, let once,
-            let end):
+            let end, let command):
             let kind: Proto.AddTrigger.Kind =
                 switch Proto.Trigger.Kind(kind) {
                 case .timer(let timer): .timer(timer)
@@ -65,8 +65,9 @@ extension Proto.LayoutRequest.Op {
                 Proto.AddTrigger(
                     homeID: homeID, name: name, actionSetIDs: actionSetIDs, disabled: !enabled, kind: kind,
                     condition: Proto.TimeCondition(condition), holdMs: holdMs, executeOnce: once,
-                    endAfterMs: end.afterMs, endWhenEventEnds: end.whenEventEnds))
-        case .setTrigger(let triggerID, let kind, let condition, let holdMs, let once, let end):
+                    endAfterMs: end.afterMs, endWhenEventEnds: end.whenEventEnds,
+                    command: command.map(Proto.TriggerCommand.init)))
+        case .setTrigger(let triggerID, let kind, let condition, let holdMs, let once, let end, let command):
             let kind: Proto.SetTrigger.Kind =
                 switch Proto.Trigger.Kind(kind) {
                 case .timer(let timer): .timer(timer)
@@ -76,7 +77,8 @@ extension Proto.LayoutRequest.Op {
             self = .setTrigger(
                 Proto.SetTrigger(
                     triggerID: triggerID, kind: kind, condition: Proto.TimeCondition(condition), holdMs: holdMs,
-                    executeOnce: once, endAfterMs: end.afterMs, endWhenEventEnds: end.whenEventEnds))
+                    executeOnce: once, endAfterMs: end.afterMs, endWhenEventEnds: end.whenEventEnds,
+                    command: command.map(Proto.TriggerCommand.init)))
         case .setHomeLocation(let homeID, let location):
             self = .setHomeLocation(
                 Proto.SetHomeLocation(homeID: homeID, location: location.map(Proto.Location.init)))
@@ -148,7 +150,8 @@ extension LayoutOperation {
                 actionSetIDs: op.actionSetIDs, enabled: !op.disabled,
                 condition: try TimeCondition(op.condition, field: "add_trigger.condition"), holdMs: op.holdMs,
                 executeOnce: op.executeOnce,
-                end: TriggerEnd(afterMs: op.endAfterMs, whenEventEnds: op.endWhenEventEnds))
+                end: TriggerEnd(afterMs: op.endAfterMs, whenEventEnds: op.endWhenEventEnds),
+                command: op.command.map(TriggerCommand.init))
         case .setTrigger(let op):
             let kind: Proto.AddTrigger.Kind? =
                 switch op.kind {
@@ -161,7 +164,8 @@ extension LayoutOperation {
                 triggerID: op.triggerID, kind: try Self.triggerKind(kind, op: "set_trigger"),
                 condition: try TimeCondition(op.condition, field: "set_trigger.condition"), holdMs: op.holdMs,
                 executeOnce: op.executeOnce,
-                end: TriggerEnd(afterMs: op.endAfterMs, whenEventEnds: op.endWhenEventEnds))
+                end: TriggerEnd(afterMs: op.endAfterMs, whenEventEnds: op.endWhenEventEnds),
+                command: op.command.map(TriggerCommand.init))
         case .setHomeLocation(let op):
             self = .setHomeLocation(homeID: op.homeID, location: op.location.map(GeoLocation.init))
         case .setTriggerEnabled(let op):

@@ -242,6 +242,7 @@ extension Proto.Trigger {
         executeOnce = trigger.executeOnce
         endAfterMs = trigger.end.afterMs
         endWhenEventEnds = trigger.end.whenEventEnds
+        command = trigger.command.map(Proto.TriggerCommand.init)
     }
 }
 

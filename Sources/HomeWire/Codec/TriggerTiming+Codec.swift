@@ -82,6 +82,21 @@ extension Proto.SunTrigger {
     }
 }
 
+extension Proto.TriggerCommand {
+    init(_ command: TriggerCommand) {
+        self.init(program: command.program, arguments: command.arguments, timeoutMs: command.timeoutMs)
+    }
+}
+
+extension TriggerCommand {
+    /// A command as the wire carries it: a timeout of 0 is the default.
+    init(_ wire: Proto.TriggerCommand) {
+        self.init(
+            program: wire.program, arguments: wire.arguments,
+            timeoutMs: wire.timeoutMs == 0 ? TriggerCommand.defaultTimeoutMs : wire.timeoutMs)
+    }
+}
+
 extension Proto.Location {
     init(_ location: GeoLocation) {
         self.init(latitude: location.latitude, longitude: location.longitude)

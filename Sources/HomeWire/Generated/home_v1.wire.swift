@@ -267,6 +267,23 @@ extension Proto {
         /// long after the value leaves it; a value someone else changed since is kept.
         let endAfterMs: Int64
         let endWhenEventEnds: Bool
+        /// A program run when it fires, after its scenes; absent: none.
+        let command: Proto.TriggerCommand?
+    }
+
+    /// A program a trigger runs: an absolute path that exists and is executable (when
+    /// the trigger is added or set; else INVALID_ARGUMENT naming it), at most 64
+    /// arguments without control characters, stopped (SIGTERM, then SIGKILL after a
+    /// second) after `timeout_ms` (0: 30000; at most 600000). It runs as the daemon's
+    /// user, or as nobody when the daemon runs as root, in /, with stdin empty and an
+    /// environment describing the firing (HOMED_TRIGGER, HOMED_TRIGGER_ID, HOMED_HOME,
+    /// HOMED_CAUSE, HOMED_TIME_MS, and for an event trigger HOMED_CHARACTERISTIC,
+    /// HOMED_CHARACTERISTIC_ID and HOMED_VALUE). Its exit status and the first 2 KiB of
+    /// its output are noted in the history (EVENT_AUDIT `trigger-command`).
+    struct TriggerCommand: Sendable {
+        let program: String
+        let arguments: [String]
+        let timeoutMs: Int64
     }
 
     /// Where a home is, in degrees: latitude -90…90 (north positive), longitude
@@ -293,7 +310,8 @@ extension Proto {
     }
 
     /// An audit note: what happened (`provider-connected`, `provider-disconnected`,
-    /// `permission-denied`, `trigger-fired`, `trigger-not-fired`, `trigger-ended`) and a sentence saying
+    /// `permission-denied`, `trigger-fired`, `trigger-not-fired`, `trigger-ended`,
+    /// `trigger-command`) and a sentence saying
     /// it; who is the event's origin.
     struct AuditNote: Sendable {
         let action: String
@@ -553,9 +571,10 @@ extension Proto {
         let executeOnce: Bool
         let endAfterMs: Int64
         let endWhenEventEnds: Bool
+        let command: Proto.TriggerCommand?
     }
 
-    /// Replaces what a trigger fires on, its condition, its hold, execute_once and its end, all at once
+    /// Replaces what a trigger fires on, its condition, its hold, execute_once, its end and its command, all at once
     /// (checked as AddTrigger is; nothing changes if any part is refused). Its name,
     /// action sets and enabled state stay.
     struct SetTrigger: Sendable {
@@ -571,6 +590,7 @@ extension Proto {
         let executeOnce: Bool
         let endAfterMs: Int64
         let endWhenEventEnds: Bool
+        let command: Proto.TriggerCommand?
     }
 
     /// Sets a home's location, or clears it when `location` is absent (refused while
@@ -2170,6 +2190,7 @@ extension Proto.Trigger: ProtobufCBridged {
         executeOnce = source.execute_once != 0
         endAfterMs = source.end_after_ms
         endWhenEventEnds = source.end_when_event_ends != 0
+        command = source.command.map { Proto.TriggerCommand(c: $0.pointee) }
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__Trigger> {
@@ -2201,6 +2222,30 @@ extension Proto.Trigger: ProtobufCBridged {
         built.pointee.execute_once = executeOnce ? 1 : 0
         built.pointee.end_after_ms = endAfterMs
         built.pointee.end_when_event_ends = endWhenEventEnds ? 1 : 0
+        if let command { built.pointee.command = command.build(in: &arena) }
+        return built
+    }
+}
+
+extension Proto.TriggerCommand: ProtobufCBridged {
+    static let messageName = "home.v1.TriggerCommand"
+    static var unpack: Unpacker<Home__V1__TriggerCommand> { home__v1__trigger_command__unpack }
+
+    init(c source: Home__V1__TriggerCommand) {
+        program = swiftString(source.program)
+        arguments = mappedArray(source.arguments, source.n_arguments) { swiftString($0) }
+        timeoutMs = source.timeout_ms
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__TriggerCommand> {
+        let built = arena.allocate(Home__V1__TriggerCommand.self)
+        home__v1__trigger_command__init(built)
+        if !program.isEmpty { built.pointee.program = arena.cString(program) }
+        built.pointee.n_arguments = arguments.count
+        built.pointee.arguments = arena.array(UnsafeMutablePointer<CChar>?.self, count: arguments.count) { arena, index in
+            arena.cString(arguments[index])
+        }
+        built.pointee.timeout_ms = timeoutMs
         return built
     }
 }
@@ -3297,6 +3342,7 @@ extension Proto.AddTrigger: ProtobufCBridged {
         executeOnce = source.execute_once != 0
         endAfterMs = source.end_after_ms
         endWhenEventEnds = source.end_when_event_ends != 0
+        command = source.command.map { Proto.TriggerCommand(c: $0.pointee) }
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__AddTrigger> {
@@ -3327,6 +3373,7 @@ extension Proto.AddTrigger: ProtobufCBridged {
         built.pointee.execute_once = executeOnce ? 1 : 0
         built.pointee.end_after_ms = endAfterMs
         built.pointee.end_when_event_ends = endWhenEventEnds ? 1 : 0
+        if let command { built.pointee.command = command.build(in: &arena) }
         return built
     }
 }
@@ -3352,6 +3399,7 @@ extension Proto.SetTrigger: ProtobufCBridged {
         executeOnce = source.execute_once != 0
         endAfterMs = source.end_after_ms
         endWhenEventEnds = source.end_when_event_ends != 0
+        command = source.command.map { Proto.TriggerCommand(c: $0.pointee) }
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__SetTrigger> {
@@ -3376,6 +3424,7 @@ extension Proto.SetTrigger: ProtobufCBridged {
         built.pointee.execute_once = executeOnce ? 1 : 0
         built.pointee.end_after_ms = endAfterMs
         built.pointee.end_when_event_ends = endWhenEventEnds ? 1 : 0
+        if let command { built.pointee.command = command.build(in: &arena) }
         return built
     }
 }

@@ -213,6 +213,7 @@ struct ImportPlan {
             if existing.kind != kind || existing.actionSetIDs != scenes || existing.isEnabled != trigger.enabled
                 || existing.condition != trigger.condition || existing.holdMs != trigger.holdMs
                 || existing.executeOnce != trigger.executeOnce || existing.end != trigger.end
+                || existing.command != trigger.command
             {
                 differences.append("trigger \(quote(trigger.name)) exists and is not as the file says: left as it is")
             }
@@ -223,7 +224,7 @@ struct ImportPlan {
             .addTrigger(
                 name: trigger.name, homeID: homeID, kind: kind, actionSetIDs: scenes, enabled: trigger.enabled,
                 condition: trigger.condition, holdMs: trigger.holdMs, executeOnce: trigger.executeOnce,
-                end: trigger.end))
+                end: trigger.end, command: trigger.command))
     }
 
     /// A path within a home (as the export writes it: the home's name left off).
@@ -280,14 +281,14 @@ extension LayoutOperation {
             return .removeAction(characteristicID: characteristicID, actionSetID: id(actionSetID))
         case .addTrigger(
             let name, let homeID, let kind, let actionSetIDs, let enabled, let condition, let holdMs, let once,
-            let end):
+            let end, let command):
             return .addTrigger(
                 name: name, homeID: id(homeID), kind: kind, actionSetIDs: actionSetIDs.map(id), enabled: enabled,
-                condition: condition, holdMs: holdMs, executeOnce: once, end: end)
-        case .setTrigger(let triggerID, let kind, let condition, let holdMs, let once, let end):
+                condition: condition, holdMs: holdMs, executeOnce: once, end: end, command: command)
+        case .setTrigger(let triggerID, let kind, let condition, let holdMs, let once, let end, let command):
             return .setTrigger(
                 triggerID: id(triggerID), kind: kind, condition: condition, holdMs: holdMs, executeOnce: once,
-                end: end)
+                end: end, command: command)
         case .setHomeLocation(let homeID, let location):
             return .setHomeLocation(homeID: id(homeID), location: location)
         case .setTriggerEnabled(let triggerID, let enabled):

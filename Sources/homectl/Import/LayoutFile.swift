@@ -46,6 +46,7 @@ struct LayoutFile {
         var holdMs: Int64 = 0
         var executeOnce = false
         var end: TriggerEnd = .none
+        var command: TriggerCommand?
     }
 
     struct Event {
@@ -210,12 +211,27 @@ struct LayoutFile {
         func trigger(_ value: Any, at place: String) throws(HomeError) -> Trigger {
             let fields = try object(
                 value, at: place,
-                keys: ["name", "enabled", "scenes", "timer", "event", "sun", "for", "only", "once", "undo"])
+                keys: ["name", "enabled", "scenes", "timer", "event", "sun", "for", "only", "once", "undo", "run"])
             var trigger = Trigger(
                 place: place, name: try string(fields["name"], at: "\(place).name"),
                 enabled: try bool(fields["enabled"], at: "\(place).enabled", default: true),
                 scenes: try names(fields["scenes"], at: "\(place).scenes"), timer: nil, event: nil)
             trigger.executeOnce = try bool(fields["once"], at: "\(place).once", default: false)
+            if let run = fields["run"] {
+                let at = "\(place).run"
+                let run = try object(run, at: at, keys: ["program", "arguments", "timeout"])
+                var timeoutMs = TriggerCommand.defaultTimeoutMs
+                if let timeout = run["timeout"] {
+                    let text = try string(timeout, at: "\(at).timeout")
+                    guard let ms = parseDurationMs(text), ms > 0 else {
+                        throw fail("\(at).timeout", "'\(text)' is not a duration above 0 (30s, 2m)")
+                    }
+                    timeoutMs = ms
+                }
+                trigger.command = TriggerCommand(
+                    program: try string(run["program"], at: "\(at).program"),
+                    arguments: try names(run["arguments"], at: "\(at).arguments"), timeoutMs: timeoutMs)
+            }
             if let undo = fields["undo"] {
                 let at = "\(place).undo"
                 let undo = try object(undo, at: at, keys: ["after", "when_ended"])

@@ -142,6 +142,17 @@ enum LayoutExport {
         }
         if trigger.holdMs > 0 { fields.append(("for", .string(formatDurationMs(UInt64(trigger.holdMs))))) }
         if trigger.executeOnce { fields.append(("once", .bool(true))) }
+        if let command = trigger.command {
+            fields.append(
+                (
+                    "run",
+                    .object([
+                        ("program", .string(command.program)),
+                        ("arguments", .array(command.arguments.map(JSON.string))),
+                        ("timeout", .string(formatDurationMs(UInt64(command.timeoutMs)))),
+                    ])
+                ))
+        }
         if !trigger.end.isNone {
             var undo: [(String, JSON)] = []
             if trigger.end.afterMs > 0 {

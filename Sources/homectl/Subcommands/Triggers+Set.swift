@@ -38,6 +38,9 @@ extension Triggers {
         @Flag(help: "Undo nothing after it fires (removes --undo-after and --undo-when-ended).")
         var noUndo = false
 
+        @Flag(help: "Run no program when it fires (removes --run).")
+        var noRun = false
+
         @Flag(help: "Fire every time again (undoes --once).")
         var repeating = false
 
@@ -56,6 +59,7 @@ extension Triggers {
             }
             if noHold && timing.holdFor != nil { throw ValidationError("--no-hold and --for contradict each other") }
             if once && repeating { throw ValidationError("--once and --repeating contradict each other") }
+            if noRun && timing.run != nil { throw ValidationError("--no-run and --run contradict each other") }
             if noUndo && timing.end != nil {
                 throw ValidationError("--no-undo and --undo-after/--undo-when-ended contradict each other")
             }
@@ -66,7 +70,7 @@ extension Triggers {
             let changesTiming =
                 timing.at != nil || timing.recurrence != nil || timing.timeZone != nil || timing.touchesCondition
                 || timing.holdFor != nil || !timing.conditions.isEmpty || always || noHold || noConditions || once
-                || repeating || noUndo || timing.end != nil
+                || repeating || noUndo || timing.end != nil || noRun || timing.run != nil
             if changesTiming || (addScenes.isEmpty && removeScenes.isEmpty) {
                 try await options.applyChange { graph throws(HomeError) in
                     let id = try graph.resolveNamed(trigger, .trigger)
@@ -76,7 +80,8 @@ extension Triggers {
                         condition: always ? .always : timing.condition(from: current.condition),
                         holdMs: noHold ? 0 : timing.holdMs ?? current.holdMs,
                         executeOnce: once ? true : repeating ? false : current.executeOnce,
-                        end: noUndo ? .none : timing.end ?? current.end)
+                        end: noUndo ? .none : timing.end ?? current.end,
+                        command: noRun ? nil : timing.command ?? current.command)
                 }
             }
             for scene in addScenes {

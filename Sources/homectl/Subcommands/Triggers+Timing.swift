@@ -58,6 +58,29 @@ struct TimingOptions: ParsableArguments {
     @Flag(help: "Event: undo what its scenes changed once the event ends (the value leaves what it fired on).")
     var undoWhenEnded = false
 
+    @Option(
+        help: ArgumentHelp(
+            "A program to run when it fires, after its scenes (an absolute path; no shell): its exit and output go in the history.",
+            valueName: "PROGRAM"))
+    var run: String?
+
+    @Option(
+        name: .customLong("arg"), parsing: .unconditionalSingleValue,
+        help: ArgumentHelp("An argument for --run; repeatable, in order.", valueName: "ARG"))
+    var runArguments: [String] = []
+
+    @Option(help: ArgumentHelp("How long --run may take before it is stopped (default 30s).", valueName: "DURATION"))
+    var runTimeout: String?
+
+    /// The command these options give, or nil without `--run`.
+    var command: TriggerCommand? {
+        run.map {
+            TriggerCommand(
+                program: $0, arguments: runArguments,
+                timeoutMs: runTimeout.flatMap(parseDurationMs) ?? TriggerCommand.defaultTimeoutMs)
+        }
+    }
+
     /// The end these options give, or nil without them.
     var end: TriggerEnd? {
         if undoAfter == nil && !undoWhenEnded { return nil }
@@ -105,6 +128,12 @@ struct TimingOptions: ParsableArguments {
         if let undoAfter, parseDurationMs(undoAfter) == nil || (!undoWhenEnded && parseDurationMs(undoAfter) == 0) {
             throw ValidationError(
                 "--undo-after takes a duration such as 5m (above 0 without --undo-when-ended), not '\(undoAfter)'")
+        }
+        if run == nil && (!runArguments.isEmpty || runTimeout != nil) {
+            throw ValidationError("--arg and --run-timeout belong to --run PROGRAM")
+        }
+        if let runTimeout, (parseDurationMs(runTimeout) ?? 0) <= 0 {
+            throw ValidationError("--run-timeout takes a duration above 0 such as 30s or 2m, not '\(runTimeout)'")
         }
         if let holdFor, (parseDurationMs(holdFor) ?? 0) <= 0 {
             throw ValidationError("--for takes a duration above 0 such as 10m or 1h30m, not '\(holdFor)'")

@@ -136,6 +136,9 @@ struct Triggers: AsyncParsableCommand {
             if timing.at != nil && (equals != nil || above != nil || below != nil) {
                 throw ValidationError("--equals, --above and --below belong to an event trigger (--when)")
             }
+            if timing.at == nil && when == nil && timing.run != nil {
+                throw ValidationError("say when the trigger runs it: --at TIME or --when PATH")
+            }
             if timing.at != nil && (timing.holdFor != nil || !timing.conditions.isEmpty) {
                 throw ValidationError("--for and --condition belong to an event trigger (--when)")
             }
@@ -173,7 +176,7 @@ struct Triggers: AsyncParsableCommand {
                 return .addTrigger(
                     name: name, homeID: home, kind: kind, actionSetIDs: sceneIDs, enabled: !disabled,
                     condition: timing.condition(from: .always), holdMs: timing.holdMs ?? 0, executeOnce: once,
-                    end: timing.end ?? .none)
+                    end: timing.end ?? .none, command: timing.command)
             }
         }
     }
@@ -262,6 +265,7 @@ struct Triggers: AsyncParsableCommand {
         if trigger.holdMs > 0 { text += " for \(formatDurationMs(UInt64(trigger.holdMs)))" }
         if trigger.executeOnce { text += ", once" }
         if !trigger.end.isNone { text += ", \(trigger.end.text)" }
+        if let command = trigger.command { text += ", runs \(command.text)" }
         if !trigger.condition.isAlways {
             text += ", only \(trigger.condition.text)"
             if trigger.condition.timeZone != trigger.kind.timeZone { text += " \(trigger.condition.timeZone)" }
@@ -365,6 +369,17 @@ struct Triggers: AsyncParsableCommand {
         }
         fields.append(("hold_ms", .int(trigger.holdMs)))
         fields.append(("execute_once", .bool(trigger.executeOnce)))
+        fields.append(
+            (
+                "command",
+                trigger.command.map { command in
+                    .object([
+                        ("program", .string(command.program)),
+                        ("arguments", .array(command.arguments.map(JSON.string))),
+                        ("timeout_ms", .int(command.timeoutMs)),
+                    ])
+                } ?? .null
+            ))
         fields.append(
             (
                 "end",
