@@ -112,39 +112,44 @@ struct AutomationTimingTests {
         }
     }
 
-    @Test("02:30 Europe/Paris on the night 02:30 does not exist fires once, at 03:30 summer time, then Monday at 02:30")
-    func springForwardFiresOnce() async throws {
-        let saturday = ms("2024-03-30T12:00:00Z")
-        try await withAutomation(clock: ManualClock(nowMs: saturday)) { server, clock in
+    /// Runs `body` with a daily timer armed from `start` by the injected clock, a
+    /// log of firings and a sentinel (to show what did not fire).
+    private func withDailyTimer(
+        from start: Int64, firstAt fireDateMs: Int64, in timeZone: String,
+        _ body: (ManualClock, inout EventLog, ObjectID, Sentinel) async throws -> Void
+    ) async throws {
+        try await withAutomation(clock: ManualClock(nowMs: start)) { server, clock in
             let client = try await server.connect()
             let home = try await DemoFixture(client)
             let trigger = try await client.addTrigger(
-                name: "Half past two", homeID: home.id,
-                kind: .timer(fireDateMs: ms("2024-03-30T01:30:00Z"), timeZone: "Europe/Paris", recurrence: .daily)
+                name: "Daily", homeID: home.id,
+                kind: .timer(fireDateMs: fireDateMs, timeZone: timeZone, recurrence: .daily)
             ).createdID
             let sentinel = try await home.sentinel()
             var log = try await EventLog(client)
+            try await body(clock, &log, trigger, sentinel)
+            await client.close()
+        }
+    }
+
+    @Test("02:30 Europe/Paris on the night 02:30 does not exist fires once, at 03:30 summer time, then Monday at 02:30")
+    func springForwardFiresOnce() async throws {
+        try await withDailyTimer(
+            from: ms("2024-03-30T12:00:00Z"), firstAt: ms("2024-03-30T01:30:00Z"), in: "Europe/Paris"
+        ) { clock, log, trigger, sentinel in
             try await clock.waitForSleeper(untilMs: ms("2024-03-31T01:30:00Z"))
             clock.advance(to: ms("2024-03-31T01:30:00Z"))
             #expect(try await log.events { $0.body == .triggerFired(trigger) }.firings == [trigger])
             try await clock.waitForSleeper(untilMs: ms("2024-04-01T00:30:00Z"))
             #expect(try await log.events(through: sentinel).firings == [sentinel.trigger])
-            await client.close()
         }
     }
 
     @Test("02:30 Europe/Paris on the night 02:30 comes twice fires once, at the first")
     func fallBackFiresOnce() async throws {
-        let saturday = ms("2024-10-26T12:00:00Z")
-        try await withAutomation(clock: ManualClock(nowMs: saturday)) { server, clock in
-            let client = try await server.connect()
-            let home = try await DemoFixture(client)
-            let trigger = try await client.addTrigger(
-                name: "Half past two", homeID: home.id,
-                kind: .timer(fireDateMs: ms("2024-10-26T00:30:00Z"), timeZone: "Europe/Paris", recurrence: .daily)
-            ).createdID
-            let sentinel = try await home.sentinel()
-            var log = try await EventLog(client)
+        try await withDailyTimer(
+            from: ms("2024-10-26T12:00:00Z"), firstAt: ms("2024-10-26T00:30:00Z"), in: "Europe/Paris"
+        ) { clock, log, trigger, sentinel in
             try await clock.waitForSleeper(untilMs: ms("2024-10-27T00:30:00Z"))  // 02:30 CEST
             clock.advance(to: ms("2024-10-27T00:30:00Z"))
             #expect(try await log.events { $0.body == .triggerFired(trigger) }.firings == [trigger])
@@ -152,22 +157,13 @@ struct AutomationTimingTests {
             try await clock.waitForSleeper(untilMs: ms("2024-10-28T01:30:00Z"))
             clock.advance(to: ms("2024-10-27T01:30:00Z"))
             #expect(try await log.events(through: sentinel).firings == [sentinel.trigger])
-            await client.close()
         }
     }
 
     @Test("a clock set back after a firing does not fire the trigger again when it passes the moment a second time")
     func clockSetBack() async throws {
         let start = ms("2024-05-01T12:00:00Z")
-        try await withAutomation(clock: ManualClock(nowMs: start)) { server, clock in
-            let client = try await server.connect()
-            let home = try await DemoFixture(client)
-            let trigger = try await client.addTrigger(
-                name: "One o'clock", homeID: home.id,
-                kind: .timer(fireDateMs: start + hour, timeZone: "UTC", recurrence: .daily)
-            ).createdID
-            let sentinel = try await home.sentinel()
-            var log = try await EventLog(client)
+        try await withDailyTimer(from: start, firstAt: start + hour, in: "UTC") { clock, log, trigger, sentinel in
             try await clock.waitForSleeper(untilMs: start + hour)
             clock.advance(to: start + hour)
             #expect(try await log.events { $0.body == .triggerFired(trigger) }.firings == [trigger])
@@ -176,7 +172,6 @@ struct AutomationTimingTests {
             clock.advance(to: start + hour + minute)  // past 13:00 again
             #expect(try await log.events(through: sentinel).firings == [sentinel.trigger])
             try await clock.waitForSleeper(untilMs: start + 25 * hour)
-            await client.close()
         }
     }
 
