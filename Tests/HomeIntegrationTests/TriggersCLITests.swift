@@ -44,6 +44,9 @@ struct TriggersCLITests {
         #expect((timer["fire_date"] as? String)?.contains(":00:00") == true)
         #expect(timer["next_fire"] is String && timer["last_fired"] is NSNull)
         #expect(timer["execute_once"] as? Bool == true)
+        let tested = try daemon.homectl("triggers", "test", "Wake")
+        #expect(tested.stdout.contains("now: its conditions hold; it fires at its time"), "\(tested.stdout)")
+        #expect(tested.stdout.contains("next fire: 20"))
         #expect(timer["command"] is NSNull)
         let run = try daemon.homectl(
             "triggers", "set", "Wake", "--run", "/bin/echo", "--arg", "-n", "--run-timeout", "5s")

@@ -199,7 +199,12 @@ extension Triggers {
             }
             Output.line("\(trigger.name): \(Triggers.describe(trigger, in: graph, nowMs: nowMs))")
             if reasons.isEmpty {
-                Output.line("now: would fire")
+                // A timer or sun trigger fires at its time, not now: now only its conditions are known to hold.
+                if case .event = trigger.kind {
+                    Output.line("now: would fire")
+                } else {
+                    Output.line("now: its conditions hold; it fires at its time")
+                }
             } else {
                 for reason in reasons { Output.line("now: would not fire: \(reason)") }
             }
