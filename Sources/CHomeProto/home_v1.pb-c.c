@@ -7340,7 +7340,7 @@ const ProtobufCMessageDescriptor home__v1__time_condition__descriptor =
   (ProtobufCMessageInit) home__v1__time_condition__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor home__v1__trigger__field_descriptors[14] =
+static const ProtobufCFieldDescriptor home__v1__trigger__field_descriptors[15] =
 {
   {
     "id",
@@ -7510,11 +7510,24 @@ static const ProtobufCFieldDescriptor home__v1__trigger__field_descriptors[14] =
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "conditions",
+    15,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__Trigger, n_conditions),
+    offsetof(Home__V1__Trigger, conditions),
+    &home__v1__characteristic_condition__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned home__v1__trigger__field_indices_by_name[] = {
   3,   /* field[3] = action_set_ids */
   13,   /* field[13] = command */
   8,   /* field[8] = condition */
+  14,   /* field[14] = conditions */
   2,   /* field[2] = enabled */
   11,   /* field[11] = end_after_ms */
   12,   /* field[12] = end_when_event_ends */
@@ -7530,7 +7543,7 @@ static const unsigned home__v1__trigger__field_indices_by_name[] = {
 static const ProtobufCIntRange home__v1__trigger__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 14 }
+  { 0, 15 }
 };
 const ProtobufCMessageDescriptor home__v1__trigger__descriptor =
 {
@@ -7540,7 +7553,7 @@ const ProtobufCMessageDescriptor home__v1__trigger__descriptor =
   "Home__V1__Trigger",
   "home.v1",
   sizeof(Home__V1__Trigger),
-  14,
+  15,
   home__v1__trigger__field_descriptors,
   home__v1__trigger__field_indices_by_name,
   1,  home__v1__trigger__number_ranges,
@@ -10516,7 +10529,7 @@ const ProtobufCMessageDescriptor home__v1__remove_action__descriptor =
   (ProtobufCMessageInit) home__v1__remove_action__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor home__v1__add_trigger__field_descriptors[13] =
+static const ProtobufCFieldDescriptor home__v1__add_trigger__field_descriptors[14] =
 {
   {
     "home_id",
@@ -10674,11 +10687,24 @@ static const ProtobufCFieldDescriptor home__v1__add_trigger__field_descriptors[1
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "conditions",
+    14,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__AddTrigger, n_conditions),
+    offsetof(Home__V1__AddTrigger, conditions),
+    &home__v1__characteristic_condition__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned home__v1__add_trigger__field_indices_by_name[] = {
   2,   /* field[2] = action_set_ids */
   12,   /* field[12] = command */
   7,   /* field[7] = condition */
+  13,   /* field[13] = conditions */
   3,   /* field[3] = disabled */
   10,   /* field[10] = end_after_ms */
   11,   /* field[11] = end_when_event_ends */
@@ -10693,7 +10719,7 @@ static const unsigned home__v1__add_trigger__field_indices_by_name[] = {
 static const ProtobufCIntRange home__v1__add_trigger__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 13 }
+  { 0, 14 }
 };
 const ProtobufCMessageDescriptor home__v1__add_trigger__descriptor =
 {
@@ -10703,14 +10729,14 @@ const ProtobufCMessageDescriptor home__v1__add_trigger__descriptor =
   "Home__V1__AddTrigger",
   "home.v1",
   sizeof(Home__V1__AddTrigger),
-  13,
+  14,
   home__v1__add_trigger__field_descriptors,
   home__v1__add_trigger__field_indices_by_name,
   1,  home__v1__add_trigger__number_ranges,
   (ProtobufCMessageInit) home__v1__add_trigger__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor home__v1__set_trigger__field_descriptors[10] =
+static const ProtobufCFieldDescriptor home__v1__set_trigger__field_descriptors[11] =
 {
   {
     "trigger_id",
@@ -10832,10 +10858,23 @@ static const ProtobufCFieldDescriptor home__v1__set_trigger__field_descriptors[1
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "conditions",
+    11,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__SetTrigger, n_conditions),
+    offsetof(Home__V1__SetTrigger, conditions),
+    &home__v1__characteristic_condition__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned home__v1__set_trigger__field_indices_by_name[] = {
   9,   /* field[9] = command */
   4,   /* field[4] = condition */
+  10,   /* field[10] = conditions */
   7,   /* field[7] = end_after_ms */
   8,   /* field[8] = end_when_event_ends */
   2,   /* field[2] = event */
@@ -10848,7 +10887,7 @@ static const unsigned home__v1__set_trigger__field_indices_by_name[] = {
 static const ProtobufCIntRange home__v1__set_trigger__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 10 }
+  { 0, 11 }
 };
 const ProtobufCMessageDescriptor home__v1__set_trigger__descriptor =
 {
@@ -10858,7 +10897,7 @@ const ProtobufCMessageDescriptor home__v1__set_trigger__descriptor =
   "Home__V1__SetTrigger",
   "home.v1",
   sizeof(Home__V1__SetTrigger),
-  10,
+  11,
   home__v1__set_trigger__field_descriptors,
   home__v1__set_trigger__field_indices_by_name,
   1,  home__v1__set_trigger__number_ranges,

@@ -143,25 +143,25 @@ extension HomeClient {
     public func addTrigger(
         name: String, homeID: ObjectID, kind: TriggerKind, actionSetIDs: [ObjectID] = [],
         enabled: Bool = true, condition: TimeCondition = .always, holdMs: Int64 = 0, executeOnce: Bool = false,
-        end: TriggerEnd = .none, command: TriggerCommand? = nil
+        end: TriggerEnd = .none, command: TriggerCommand? = nil, conditions: [CharacteristicCondition] = []
     ) async throws(HomeError) -> LayoutResponse {
         try await changeLayout(
             .addTrigger(
                 name: name, homeID: homeID, kind: kind, actionSetIDs: actionSetIDs,
                 enabled: enabled, condition: condition, holdMs: holdMs, executeOnce: executeOnce, end: end,
-                command: command))
+                command: command, conditions: conditions))
     }
 
     /// Replaces what a trigger fires on, its condition, its hold and whether it fires once, all at once.
     @discardableResult
     public func setTrigger(
         _ triggerID: ObjectID, kind: TriggerKind, condition: TimeCondition, holdMs: Int64, executeOnce: Bool = false,
-        end: TriggerEnd = .none, command: TriggerCommand? = nil
+        end: TriggerEnd = .none, command: TriggerCommand? = nil, conditions: [CharacteristicCondition] = []
     ) async throws(HomeError) -> LayoutResponse {
         try await changeLayout(
             .setTrigger(
                 triggerID: triggerID, kind: kind, condition: condition, holdMs: holdMs, executeOnce: executeOnce,
-                end: end, command: command))
+                end: end, command: command, conditions: conditions))
     }
 
     /// Sets where a home is (for sunrise and sunset), or clears it with nil.

@@ -354,12 +354,16 @@ public struct Trigger: Hashable, Sendable, Identifiable {
     public var end: TriggerEnd
     /// A program it runs when it fires, after its scenes; nil: none.
     public var command: TriggerCommand?
+    /// A timer or sun trigger's conditions on characteristics (an event trigger's
+    /// are part of its event): all must hold when it fires.
+    public var conditions: [CharacteristicCondition]
 
     public init(
         id: ObjectID, homeID: ObjectID, name: String, isEnabled: Bool = true, actionSetIDs: [ObjectID] = [],
         kind: TriggerKind, condition: TimeCondition = .always, holdMs: Int64 = 0, executeOnce: Bool = false,
-        end: TriggerEnd = .none, command: TriggerCommand? = nil
+        end: TriggerEnd = .none, command: TriggerCommand? = nil, conditions: [CharacteristicCondition] = []
     ) {
+        self.conditions = conditions
         self.command = command
         self.executeOnce = executeOnce
         self.end = end

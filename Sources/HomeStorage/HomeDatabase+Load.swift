@@ -291,7 +291,8 @@ private struct GraphLoader {
                     actionSetIDs: triggerActionSets[id] ?? [], kind: kind,
                     condition: try HomeDatabase.condition(row, of: id), holdMs: row.int64(16),
                     executeOnce: row.bool(21), end: TriggerEnd(afterMs: row.int64(22), whenEventEnds: row.bool(23)),
-                    command: try HomeDatabase.command(row, of: id)))
+                    command: try HomeDatabase.command(row, of: id),
+                    conditions: kind.isEvent ? [] : conditions[id] ?? []))
             triggersOfHome.add(id, to: row.id(1), at: row.int64(2))
         }
 

@@ -425,7 +425,7 @@ private struct LayoutWriter {
                 VALUES (?, ?, ?, ?, ?, ?)
                 """
         ) {
-            graph.triggers[$0]?.kind.conditions ?? []
+            graph.triggers[$0]?.characteristicConditions ?? []
         } bind: { statement, condition in
             statement.bind(3, condition.characteristicID)
             statement.bind(4, condition.comparison.rawValue)

@@ -97,6 +97,32 @@ struct AutomationTimingTests {
         }
     }
 
+    @Test("a timer whose characteristic condition does not hold at its time runs nothing, and the history says why")
+    func timerConditionStops() async throws {
+        let start = ms("2024-05-01T12:00:00Z")
+        try await withAutomation(clock: ManualClock(nowMs: start)) { server, clock in
+            let client = try await server.connect()
+            let home = try await DemoFixture(client)
+            _ = try await client.write(.bool(false), to: home.on)
+            let scene = try await home.scene("Dim", [(home.brightness, .int(5))])
+            try await client.addTrigger(
+                name: "If lit", homeID: home.id,
+                kind: .timer(fireDateMs: start + minute, timeZone: "UTC", recurrence: .none), actionSetIDs: [scene],
+                conditions: [CharacteristicCondition(characteristicID: home.on, comparison: .equal, value: .bool(true))]
+            )
+            var log = try await EventLog(client, kinds: withNotes)
+            try await clock.waitForSleeper(untilMs: start + minute)
+            clock.advance(to: start + minute)
+            let events = try await log.events { $0.note?.action == "trigger-not-fired" }
+            #expect(events.firings.isEmpty)
+            #expect(
+                events.last?.note?.detail.contains(
+                    "its condition characteristic \(home.on) == true does not hold (it is false)") == true,
+                "\(String(describing: events.last?.note?.detail))")
+            await client.close()
+        }
+    }
+
     @Test("07:00 on mon-fri, armed on a Friday afternoon, is next due on Monday")
     func weekdaysSkipWeekend() async throws {
         let friday = ms("2024-05-03T12:00:00Z")

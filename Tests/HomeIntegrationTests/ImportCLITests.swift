@@ -25,7 +25,8 @@ struct ImportCLITests {
             ["homes", "set-location", "Demo Home", "--latitude", "52.52", "--longitude", "13.405"],
             [
                 "triggers", "create", "Porch", "--at", "sunset-30m", "--days", "mon-fri", "--time-zone",
-                "Europe/Berlin", "--scene", "Evening", "--run", "/bin/true", "--arg", "porch light",
+                "Europe/Berlin", "--scene", "Evening", "--run", "/bin/true", "--arg", "porch light", "--condition",
+                "Attic/Reading Lamp/On == false",
             ],
             [
                 "triggers", "create", "Lamp left on", "--when", "Attic/Reading Lamp/On", "--equals", "true", "--for",

@@ -27,7 +27,8 @@ struct TriggersCLITests {
         #expect(porch.status == 0, "\(porch.stderr)")
         #expect(try daemon.homectl("scenes", "create", "Wake").status == 0)
         let wake = try daemon.homectl(
-            "triggers", "create", "Wake", "--at", "07:00", "--time-zone", "Europe/Berlin", "--scene", "Wake", "--once")
+            "triggers", "create", "Wake", "--at", "07:00", "--time-zone", "Europe/Berlin", "--scene", "Wake", "--once",
+            "--condition", "Living Room/Lamp/On == true")
         #expect(wake.status == 0, "\(wake.stderr)")
 
         let listed = try daemon.homectl("triggers")
@@ -44,6 +45,7 @@ struct TriggersCLITests {
         #expect((timer["fire_date"] as? String)?.contains(":00:00") == true)
         #expect(timer["next_fire"] is String && timer["last_fired"] is NSNull)
         #expect(timer["execute_once"] as? Bool == true)
+        #expect((timer["conditions"] as? [[String: Any]])?.first?["comparison"] as? String == "==")
         let tested = try daemon.homectl("triggers", "test", "Wake")
         #expect(tested.stdout.contains("now: its conditions hold; it fires at its time"), "\(tested.stdout)")
         #expect(tested.stdout.contains("next fire: 20"))

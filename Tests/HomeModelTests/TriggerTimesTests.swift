@@ -298,6 +298,20 @@ struct TriggerTimingRefusalTests {
                 name: "T", homeID: 1, kind: lampOn, end: TriggerEnd(afterMs: -5, whenEventEnds: false))
         }
 
+        let identify = id(graph, "Living Room/Lamp/Identify")
+        expectRefused(graph, .invalidArgument, "cannot be read, so no condition can test it") {
+            _ = try $0.addTrigger(
+                name: "T", homeID: 1, kind: .timer(fireDateMs: 0, timeZone: "UTC", recurrence: .daily),
+                conditions: [
+                    CharacteristicCondition(characteristicID: identify, comparison: .equal, value: .bool(true))
+                ])
+        }
+        expectRefused(graph, .invalidArgument, "an event trigger's conditions are part of its event") {
+            _ = try $0.addTrigger(
+                name: "T", homeID: 1, kind: lampOn,
+                conditions: [CharacteristicCondition(characteristicID: on, comparison: .equal, value: .bool(true))])
+        }
+
         // With a location, a sun trigger is taken, and the location cannot be cleared under it.
         _ = try graph.setLocation(berlin, ofHome: 1)
         let porch = try graph.addTrigger(

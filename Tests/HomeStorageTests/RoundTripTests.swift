@@ -56,7 +56,8 @@ struct RoundTripTests {
         let on = try graph.resolve(path: "Living Room/Lamp/On")
         let porch = try graph.addTrigger(
             name: "Porch", homeID: 1, kind: .sun(.sunset, offsetMs: -1_800_000, timeZone: "Australia/Sydney"),
-            condition: TimeCondition(days: [.monday, .friday], timeZone: "Australia/Sydney"), executeOnce: true)
+            condition: TimeCondition(days: [.monday, .friday], timeZone: "Australia/Sydney"), executeOnce: true,
+            conditions: [CharacteristicCondition(characteristicID: on, comparison: .notEqual, value: .bool(true))])
         try graph.addTrigger(
             name: "Held", homeID: 1,
             kind: .event(characteristicID: on, value: .bool(true), rangeMin: nil, rangeMax: nil, conditions: []),

@@ -955,6 +955,12 @@ struct  Home__V1__Trigger
    * A program run when it fires, after its scenes; absent: none.
    */
   Home__V1__TriggerCommand *command;
+  /*
+   * A timer or sun trigger's conditions on characteristics, all of which must
+   * hold when it fires (an event trigger's are its EventTrigger's `conditions`).
+   */
+  size_t n_conditions;
+  Home__V1__CharacteristicCondition **conditions;
   Home__V1__Trigger__KindCase kind_case;
   union {
     Home__V1__TimerTrigger *timer;
@@ -964,7 +970,7 @@ struct  Home__V1__Trigger
 };
 #define HOME__V1__TRIGGER__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&home__v1__trigger__descriptor) \
-    , 0, (char *)protobuf_c_empty_string, 0, 0,NULL, 0, NULL, 0, 0, 0, 0, NULL, HOME__V1__TRIGGER__KIND__NOT_SET, {0} }
+    , 0, (char *)protobuf_c_empty_string, 0, 0,NULL, 0, NULL, 0, 0, 0, 0, NULL, 0,NULL, HOME__V1__TRIGGER__KIND__NOT_SET, {0} }
 
 
 /*
@@ -1753,6 +1759,8 @@ struct  Home__V1__AddTrigger
   int64_t end_after_ms;
   protobuf_c_boolean end_when_event_ends;
   Home__V1__TriggerCommand *command;
+  size_t n_conditions;
+  Home__V1__CharacteristicCondition **conditions;
   Home__V1__AddTrigger__KindCase kind_case;
   union {
     Home__V1__TimerTrigger *timer;
@@ -1762,7 +1770,7 @@ struct  Home__V1__AddTrigger
 };
 #define HOME__V1__ADD_TRIGGER__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&home__v1__add_trigger__descriptor) \
-    , 0, (char *)protobuf_c_empty_string, 0,NULL, 0, NULL, 0, 0, 0, 0, NULL, HOME__V1__ADD_TRIGGER__KIND__NOT_SET, {0} }
+    , 0, (char *)protobuf_c_empty_string, 0,NULL, 0, NULL, 0, 0, 0, 0, NULL, 0,NULL, HOME__V1__ADD_TRIGGER__KIND__NOT_SET, {0} }
 
 
 typedef enum {
@@ -1788,6 +1796,8 @@ struct  Home__V1__SetTrigger
   int64_t end_after_ms;
   protobuf_c_boolean end_when_event_ends;
   Home__V1__TriggerCommand *command;
+  size_t n_conditions;
+  Home__V1__CharacteristicCondition **conditions;
   Home__V1__SetTrigger__KindCase kind_case;
   union {
     Home__V1__TimerTrigger *timer;
@@ -1797,7 +1807,7 @@ struct  Home__V1__SetTrigger
 };
 #define HOME__V1__SET_TRIGGER__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&home__v1__set_trigger__descriptor) \
-    , 0, NULL, 0, 0, 0, 0, NULL, HOME__V1__SET_TRIGGER__KIND__NOT_SET, {0} }
+    , 0, NULL, 0, 0, 0, 0, NULL, 0,NULL, HOME__V1__SET_TRIGGER__KIND__NOT_SET, {0} }
 
 
 /*

@@ -367,7 +367,20 @@ extension String {
     fileprivate var trimmingSpaces: String { self[...].trimmingSpaces }
 }
 
+extension Trigger {
+    /// Every condition on a characteristic: its event's, or a timer's or sun trigger's own.
+    package var characteristicConditions: [CharacteristicCondition] {
+        if case .event(_, _, _, _, let conditions) = kind { return conditions }
+        return conditions
+    }
+}
+
 extension TriggerKind {
+    package var isEvent: Bool {
+        if case .event = self { return true }
+        return false
+    }
+
     /// The IANA time zone a timer or sun trigger is reckoned in; empty for an event trigger.
     package var timeZone: String {
         switch self {

@@ -15,7 +15,7 @@ extension HomeGraph {
     package mutating func addTrigger(
         name: String, homeID: ObjectID, kind: TriggerKind, actionSetIDs: [ObjectID] = [],
         enabled: Bool = true, condition: TimeCondition = .always, holdMs: Int64 = 0, executeOnce: Bool = false,
-        end: TriggerEnd = .none, command: TriggerCommand? = nil
+        end: TriggerEnd = .none, command: TriggerCommand? = nil, conditions: [CharacteristicCondition] = []
     ) throws(HomeError) -> ObjectID {
         let home = try requireHome(homeID)
         try Self.validateName(name, for: .trigger)
@@ -24,11 +24,13 @@ extension HomeGraph {
         try checkTiming(kind: kind, condition: condition, holdMs: holdMs, homeID: homeID, name: name)
         try Self.checkEnd(end, kind: kind, name: name)
         let command = try command.map { (command) throws(HomeError) in try command.checked(trigger: name) }
+        let conditions = try checked(conditions, of: kind, homeID: homeID, name: name)
         try checkActionSets(actionSetIDs, homeID: homeID)
         let id = allocateID()
         triggers[id] = Trigger(
             id: id, homeID: homeID, name: name, isEnabled: enabled, actionSetIDs: actionSetIDs,
-            kind: kind, condition: condition, holdMs: holdMs, executeOnce: executeOnce, end: end, command: command)
+            kind: kind, condition: condition, holdMs: holdMs, executeOnce: executeOnce, end: end, command: command,
+            conditions: conditions)
         homes[homeID]?.triggerIDs.append(id)
         return id
     }
@@ -53,7 +55,7 @@ extension HomeGraph {
         let trigger = try requireTrigger(id)
         return try setTrigger(
             id, kind: kind, condition: trigger.condition, holdMs: trigger.holdMs, executeOnce: trigger.executeOnce,
-            end: trigger.end, command: trigger.command)
+            end: trigger.end, command: trigger.command, conditions: trigger.conditions)
     }
 
     /// Replaces what a trigger fires on, when it may fire, how long its event must
@@ -62,18 +64,21 @@ extension HomeGraph {
     /// - Returns: `.updated`, or nothing if all were so already.
     package mutating func setTrigger(
         _ id: ObjectID, kind: TriggerKind, condition: TimeCondition, holdMs: Int64, executeOnce: Bool = false,
-        end: TriggerEnd = .none, command: TriggerCommand? = nil
+        end: TriggerEnd = .none, command: TriggerCommand? = nil, conditions: [CharacteristicCondition] = []
     ) throws(HomeError) -> [LayoutChange] {
         let trigger = try requireTrigger(id)
         let kind = try checked(kind, homeID: trigger.homeID)
         try checkTiming(kind: kind, condition: condition, holdMs: holdMs, homeID: trigger.homeID, name: trigger.name)
         try Self.checkEnd(end, kind: kind, name: trigger.name)
         let command = try command.map { (command) throws(HomeError) in try command.checked(trigger: trigger.name) }
+        let conditions = try checked(conditions, of: kind, homeID: trigger.homeID, name: trigger.name)
         if trigger.kind == kind && trigger.condition == condition && trigger.holdMs == holdMs
             && trigger.executeOnce == executeOnce && trigger.end == end && trigger.command == command
+            && trigger.conditions == conditions
         {
             return []
         }
+        triggers[id]?.conditions = conditions
         triggers[id]?.command = command
         triggers[id]?.end = end
         triggers[id]?.executeOnce = executeOnce
@@ -236,6 +241,22 @@ extension HomeGraph {
                 "\(what) needs the home's location for the sun's times: \(homeLabel(homeID)) has none "
                     + "(homectl homes set-location HOME LAT LON)")
         }
+    }
+
+    /// A timer or sun trigger's characteristic conditions, checked as an event's are.
+    private func checked(
+        _ conditions: [CharacteristicCondition], of kind: TriggerKind, homeID: ObjectID, name: String
+    ) throws(HomeError) -> [CharacteristicCondition] {
+        if conditions.isEmpty { return [] }
+        if case .event = kind {
+            throw HomeError(
+                .invalidArgument, "trigger \(quoted(name)): an event trigger's conditions are part of its event")
+        }
+        var result: [CharacteristicCondition] = []
+        for condition in conditions {
+            result.append(try checked(condition, homeID: homeID))
+        }
+        return result
     }
 
     /// Checks a trigger's end against its kind: a duration not below 0, and "when

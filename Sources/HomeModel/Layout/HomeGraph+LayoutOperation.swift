@@ -79,17 +79,18 @@ private enum LayoutOperations {
             return (try graph.removeAction(characteristicID: characteristicID, fromActionSet: actionSetID), 0)
         case .addTrigger(
             let name, let homeID, let kind, let actionSetIDs, let enabled, let condition, let holdMs, let once,
-            let end, let command):
+            let end, let command, let conditions):
             return added(
                 try graph.addTrigger(
                     name: name, homeID: homeID, kind: kind, actionSetIDs: actionSetIDs,
                     enabled: enabled, condition: condition, holdMs: holdMs, executeOnce: once, end: end,
-                    command: command), in: graph)
-        case .setTrigger(let triggerID, let kind, let condition, let holdMs, let once, let end, let command):
+                    command: command, conditions: conditions), in: graph)
+        case .setTrigger(
+            let triggerID, let kind, let condition, let holdMs, let once, let end, let command, let conditions):
             return (
                 try graph.setTrigger(
                     triggerID, kind: kind, condition: condition, holdMs: holdMs, executeOnce: once, end: end,
-                    command: command), 0
+                    command: command, conditions: conditions), 0
             )
         case .setHomeLocation(let homeID, let location):
             return (try graph.setLocation(location, ofHome: homeID), 0)

@@ -26,12 +26,12 @@ public enum LayoutOperation: Hashable, Sendable {
     case addTrigger(
         name: String, homeID: ObjectID, kind: TriggerKind, actionSetIDs: [ObjectID], enabled: Bool,
         condition: TimeCondition = .always, holdMs: Int64 = 0, executeOnce: Bool = false, end: TriggerEnd = .none,
-        command: TriggerCommand? = nil)
+        command: TriggerCommand? = nil, conditions: [CharacteristicCondition] = [])
     /// Replaces what a trigger fires on, its time condition, its hold, whether it
     /// fires once and its end, all at once.
     case setTrigger(
         triggerID: ObjectID, kind: TriggerKind, condition: TimeCondition, holdMs: Int64, executeOnce: Bool = false,
-        end: TriggerEnd = .none, command: TriggerCommand? = nil)
+        end: TriggerEnd = .none, command: TriggerCommand? = nil, conditions: [CharacteristicCondition] = [])
     /// Sets (or, with nil, clears) where a home is, for the sun's times.
     case setHomeLocation(homeID: ObjectID, location: GeoLocation?)
     case setTriggerEnabled(triggerID: ObjectID, enabled: Bool)
@@ -42,7 +42,7 @@ public enum LayoutOperation: Hashable, Sendable {
     /// program exists and is executable before applying it.
     package var command: TriggerCommand? {
         switch self {
-        case .addTrigger(_, _, _, _, _, _, _, _, _, let command), .setTrigger(_, _, _, _, _, _, let command):
+        case .addTrigger(_, _, _, _, _, _, _, _, _, let command, _), .setTrigger(_, _, _, _, _, _, let command, _):
             return command
         default:
             return nil

@@ -249,6 +249,10 @@ public struct AutomationEngine: Service {
             notFired(triggerID, because: "\(cause): \(reason)")
             return
         }
+        if let reason = EventTriggerRule.failedCondition(trigger.conditions, in: graph) {
+            notFired(triggerID, because: "\(cause): \(reason)")
+            return
+        }
         if checkConditions, let rule = EventTriggerRule(trigger), let reason = rule.failedCondition(in: graph) {
             notFired(triggerID, because: "\(cause): \(reason)")
             return

@@ -69,6 +69,11 @@ struct EventTriggerRule: Hashable, Sendable {
 
     /// The first condition that does not hold, described, or nil when all hold.
     func failedCondition(in graph: HomeGraph) -> String? {
+        Self.failedCondition(conditions, in: graph)
+    }
+
+    /// The first of `conditions` that does not hold in `graph`, described.
+    static func failedCondition(_ conditions: [CharacteristicCondition], in graph: HomeGraph) -> String? {
         for condition in conditions {
             let current = graph.characteristics[condition.characteristicID]?.value
             if !Self.holds(condition, current: current) {

@@ -52,7 +52,8 @@ struct DecodedTables {
                 condition: TimeCondition(lenient: trigger.condition), holdMs: trigger.holdMs,
                 executeOnce: trigger.executeOnce,
                 end: TriggerEnd(afterMs: trigger.endAfterMs, whenEventEnds: trigger.endWhenEventEnds),
-                command: trigger.command.map(TriggerCommand.init))
+                command: trigger.command.map(TriggerCommand.init),
+                conditions: CharacteristicCondition.lenient(trigger.conditions))
             home.triggerIDs.append(trigger.id)
         }
         homes[home.id] = home
@@ -76,13 +77,7 @@ struct DecodedTables {
                 fireDateMs: timer.fireDateMs, timeZone: timer.timeZone,
                 recurrence: .fromWire(timer.recurrence, default: .none))
         }
-        let conditions = event.conditions.compactMap { condition in
-            CharacteristicValue(condition.value).map {
-                CharacteristicCondition(
-                    characteristicID: condition.characteristicID,
-                    comparison: .fromWire(condition.comparison, default: .equal), value: $0)
-            }
-        }
+        let conditions = CharacteristicCondition.lenient(event.conditions)
         return .event(
             characteristicID: event.characteristicID, value: CharacteristicValue(event.value),
             rangeMin: event.rangeMin, rangeMax: event.rangeMax, conditions: conditions)

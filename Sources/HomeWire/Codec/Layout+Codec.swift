@@ -54,7 +54,7 @@ extension Proto.LayoutRequest.Op {
             self = .removeAction(Proto.RemoveAction(actionSetID: actionSetID, characteristicID: characteristicID))
         case .addTrigger(
             let name, let homeID, let kind, let actionSetIDs, let enabled, let condition, let holdMs, let once,
-            let end, let command):
+            let end, let command, let conditions):
             let kind: Proto.AddTrigger.Kind =
                 switch Proto.Trigger.Kind(kind) {
                 case .timer(let timer): .timer(timer)
@@ -66,8 +66,10 @@ extension Proto.LayoutRequest.Op {
                     homeID: homeID, name: name, actionSetIDs: actionSetIDs, disabled: !enabled, kind: kind,
                     condition: Proto.TimeCondition(condition), holdMs: holdMs, executeOnce: once,
                     endAfterMs: end.afterMs, endWhenEventEnds: end.whenEventEnds,
-                    command: command.map(Proto.TriggerCommand.init)))
-        case .setTrigger(let triggerID, let kind, let condition, let holdMs, let once, let end, let command):
+                    command: command.map(Proto.TriggerCommand.init),
+                    conditions: conditions.map(Proto.CharacteristicCondition.init)))
+        case .setTrigger(
+            let triggerID, let kind, let condition, let holdMs, let once, let end, let command, let conditions):
             let kind: Proto.SetTrigger.Kind =
                 switch Proto.Trigger.Kind(kind) {
                 case .timer(let timer): .timer(timer)
@@ -78,7 +80,8 @@ extension Proto.LayoutRequest.Op {
                 Proto.SetTrigger(
                     triggerID: triggerID, kind: kind, condition: Proto.TimeCondition(condition), holdMs: holdMs,
                     executeOnce: once, endAfterMs: end.afterMs, endWhenEventEnds: end.whenEventEnds,
-                    command: command.map(Proto.TriggerCommand.init)))
+                    command: command.map(Proto.TriggerCommand.init),
+                    conditions: conditions.map(Proto.CharacteristicCondition.init)))
         case .setHomeLocation(let homeID, let location):
             self = .setHomeLocation(
                 Proto.SetHomeLocation(homeID: homeID, location: location.map(Proto.Location.init)))
@@ -151,7 +154,8 @@ extension LayoutOperation {
                 condition: try TimeCondition(op.condition, field: "add_trigger.condition"), holdMs: op.holdMs,
                 executeOnce: op.executeOnce,
                 end: TriggerEnd(afterMs: op.endAfterMs, whenEventEnds: op.endWhenEventEnds),
-                command: op.command.map(TriggerCommand.init))
+                command: op.command.map(TriggerCommand.init),
+                conditions: try CharacteristicCondition.strict(op.conditions, field: "add_trigger.conditions"))
         case .setTrigger(let op):
             let kind: Proto.AddTrigger.Kind? =
                 switch op.kind {
@@ -165,7 +169,8 @@ extension LayoutOperation {
                 condition: try TimeCondition(op.condition, field: "set_trigger.condition"), holdMs: op.holdMs,
                 executeOnce: op.executeOnce,
                 end: TriggerEnd(afterMs: op.endAfterMs, whenEventEnds: op.endWhenEventEnds),
-                command: op.command.map(TriggerCommand.init))
+                command: op.command.map(TriggerCommand.init),
+                conditions: try CharacteristicCondition.strict(op.conditions, field: "set_trigger.conditions"))
         case .setHomeLocation(let op):
             self = .setHomeLocation(homeID: op.homeID, location: op.location.map(GeoLocation.init))
         case .setTriggerEnabled(let op):
@@ -193,19 +198,7 @@ extension LayoutOperation {
                 }
                 value = decoded
             }
-            var conditions: [CharacteristicCondition] = []
-            for (index, condition) in event.conditions.enumerated() {
-                let comparison = try Comparison.fromWire(
-                    condition.comparison, field: "\(op).event.conditions[\(index)].comparison")
-                guard let conditionValue = CharacteristicValue(condition.value) else {
-                    throw HomeError(
-                        .invalidArgument,
-                        "the condition on characteristic \(condition.characteristicID) carries no value")
-                }
-                conditions.append(
-                    CharacteristicCondition(
-                        characteristicID: condition.characteristicID, comparison: comparison, value: conditionValue))
-            }
+            let conditions = try CharacteristicCondition.strict(event.conditions, field: "\(op).event.conditions")
             return .event(
                 characteristicID: event.characteristicID, value: value, rangeMin: event.rangeMin,
                 rangeMax: event.rangeMax, conditions: conditions)

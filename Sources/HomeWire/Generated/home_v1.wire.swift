@@ -269,6 +269,9 @@ extension Proto {
         let endWhenEventEnds: Bool
         /// A program run when it fires, after its scenes; absent: none.
         let command: Proto.TriggerCommand?
+        /// A timer or sun trigger's conditions on characteristics, all of which must
+        /// hold when it fires (an event trigger's are its EventTrigger's `conditions`).
+        let conditions: [Proto.CharacteristicCondition]
     }
 
     /// A program a trigger runs: an absolute path that exists and is executable (when
@@ -572,6 +575,7 @@ extension Proto {
         let endAfterMs: Int64
         let endWhenEventEnds: Bool
         let command: Proto.TriggerCommand?
+        let conditions: [Proto.CharacteristicCondition]
     }
 
     /// Replaces what a trigger fires on, its condition, its hold, execute_once, its end and its command, all at once
@@ -591,6 +595,7 @@ extension Proto {
         let endAfterMs: Int64
         let endWhenEventEnds: Bool
         let command: Proto.TriggerCommand?
+        let conditions: [Proto.CharacteristicCondition]
     }
 
     /// Sets a home's location, or clears it when `location` is absent (refused while
@@ -2191,6 +2196,7 @@ extension Proto.Trigger: ProtobufCBridged {
         endAfterMs = source.end_after_ms
         endWhenEventEnds = source.end_when_event_ends != 0
         command = source.command.map { Proto.TriggerCommand(c: $0.pointee) }
+        conditions = mappedArray(source.conditions, source.n_conditions) { Proto.CharacteristicCondition(c: $0!.pointee) }
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__Trigger> {
@@ -2223,6 +2229,10 @@ extension Proto.Trigger: ProtobufCBridged {
         built.pointee.end_after_ms = endAfterMs
         built.pointee.end_when_event_ends = endWhenEventEnds ? 1 : 0
         if let command { built.pointee.command = command.build(in: &arena) }
+        built.pointee.n_conditions = conditions.count
+        built.pointee.conditions = arena.array(UnsafeMutablePointer<Home__V1__CharacteristicCondition>?.self, count: conditions.count) { arena, index in
+            conditions[index].build(in: &arena)
+        }
         return built
     }
 }
@@ -3343,6 +3353,7 @@ extension Proto.AddTrigger: ProtobufCBridged {
         endAfterMs = source.end_after_ms
         endWhenEventEnds = source.end_when_event_ends != 0
         command = source.command.map { Proto.TriggerCommand(c: $0.pointee) }
+        conditions = mappedArray(source.conditions, source.n_conditions) { Proto.CharacteristicCondition(c: $0!.pointee) }
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__AddTrigger> {
@@ -3374,6 +3385,10 @@ extension Proto.AddTrigger: ProtobufCBridged {
         built.pointee.end_after_ms = endAfterMs
         built.pointee.end_when_event_ends = endWhenEventEnds ? 1 : 0
         if let command { built.pointee.command = command.build(in: &arena) }
+        built.pointee.n_conditions = conditions.count
+        built.pointee.conditions = arena.array(UnsafeMutablePointer<Home__V1__CharacteristicCondition>?.self, count: conditions.count) { arena, index in
+            conditions[index].build(in: &arena)
+        }
         return built
     }
 }
@@ -3400,6 +3415,7 @@ extension Proto.SetTrigger: ProtobufCBridged {
         endAfterMs = source.end_after_ms
         endWhenEventEnds = source.end_when_event_ends != 0
         command = source.command.map { Proto.TriggerCommand(c: $0.pointee) }
+        conditions = mappedArray(source.conditions, source.n_conditions) { Proto.CharacteristicCondition(c: $0!.pointee) }
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__SetTrigger> {
@@ -3425,6 +3441,10 @@ extension Proto.SetTrigger: ProtobufCBridged {
         built.pointee.end_after_ms = endAfterMs
         built.pointee.end_when_event_ends = endWhenEventEnds ? 1 : 0
         if let command { built.pointee.command = command.build(in: &arena) }
+        built.pointee.n_conditions = conditions.count
+        built.pointee.conditions = arena.array(UnsafeMutablePointer<Home__V1__CharacteristicCondition>?.self, count: conditions.count) { arena, index in
+            conditions[index].build(in: &arena)
+        }
         return built
     }
 }

@@ -192,14 +192,7 @@ struct ImportPlan {
             let characteristicID = try resolve(event.characteristic, in: home, as: "\(at).characteristic") {
                 graph, full throws(HomeError) in try graph.resolveCharacteristic(full)
             }
-            let conditions = try event.conditions.enumerated().map {
-                index, condition throws(HomeError) -> CharacteristicCondition in
-                let cat = "\(at).conditions[\(index)]"
-                return CharacteristicCondition(
-                    characteristicID: try resolve(condition.characteristic, in: home, as: "\(cat).characteristic") {
-                        graph, full throws(HomeError) in try graph.resolveCharacteristic(full)
-                    }, comparison: condition.comparison, value: try Self.value(condition.value, at: "\(cat).value"))
-            }
+            let conditions = try resolved(event.conditions, in: home, at: "\(at).conditions")
             kind = .event(
                 characteristicID: characteristicID,
                 value: try event.equals.map { value throws(HomeError) in try Self.value(value, at: "\(at).equals") },
@@ -207,13 +200,14 @@ struct ImportPlan {
         } else {
             return
         }
+        let conditions = try resolved(trigger.conditions, in: home, at: "\(trigger.place).conditions")
         if let existing = graph.homes[homeID]?.triggerIDs.compactMap({ graph.triggers[$0] })
             .first(where: { $0.name == trigger.name })
         {
             if existing.kind != kind || existing.actionSetIDs != scenes || existing.isEnabled != trigger.enabled
                 || existing.condition != trigger.condition || existing.holdMs != trigger.holdMs
                 || existing.executeOnce != trigger.executeOnce || existing.end != trigger.end
-                || existing.command != trigger.command
+                || existing.command != trigger.command || existing.conditions != conditions
             {
                 differences.append("trigger \(quote(trigger.name)) exists and is not as the file says: left as it is")
             }
@@ -224,7 +218,21 @@ struct ImportPlan {
             .addTrigger(
                 name: trigger.name, homeID: homeID, kind: kind, actionSetIDs: scenes, enabled: trigger.enabled,
                 condition: trigger.condition, holdMs: trigger.holdMs, executeOnce: trigger.executeOnce,
-                end: trigger.end, command: trigger.command))
+                end: trigger.end, command: trigger.command, conditions: conditions))
+    }
+
+    /// A file's conditions with their characteristics resolved in `home`.
+    private func resolved(
+        _ conditions: [(characteristic: String, comparison: Comparison, value: Any)], in home: String,
+        at place: String
+    ) throws(HomeError) -> [CharacteristicCondition] {
+        try conditions.enumerated().map { index, condition throws(HomeError) -> CharacteristicCondition in
+            let cat = "\(place)[\(index)]"
+            return CharacteristicCondition(
+                characteristicID: try resolve(condition.characteristic, in: home, as: "\(cat).characteristic") {
+                    graph, full throws(HomeError) in try graph.resolveCharacteristic(full)
+                }, comparison: condition.comparison, value: try Self.value(condition.value, at: "\(cat).value"))
+        }
     }
 
     /// A path within a home (as the export writes it: the home's name left off).
@@ -281,14 +289,16 @@ extension LayoutOperation {
             return .removeAction(characteristicID: characteristicID, actionSetID: id(actionSetID))
         case .addTrigger(
             let name, let homeID, let kind, let actionSetIDs, let enabled, let condition, let holdMs, let once,
-            let end, let command):
+            let end, let command, let conditions):
             return .addTrigger(
                 name: name, homeID: id(homeID), kind: kind, actionSetIDs: actionSetIDs.map(id), enabled: enabled,
-                condition: condition, holdMs: holdMs, executeOnce: once, end: end, command: command)
-        case .setTrigger(let triggerID, let kind, let condition, let holdMs, let once, let end, let command):
+                condition: condition, holdMs: holdMs, executeOnce: once, end: end, command: command,
+                conditions: conditions)
+        case .setTrigger(
+            let triggerID, let kind, let condition, let holdMs, let once, let end, let command, let conditions):
             return .setTrigger(
                 triggerID: id(triggerID), kind: kind, condition: condition, holdMs: holdMs, executeOnce: once,
-                end: end, command: command)
+                end: end, command: command, conditions: conditions)
         case .setHomeLocation(let homeID, let location):
             return .setHomeLocation(homeID: id(homeID), location: location)
         case .setTriggerEnabled(let triggerID, let enabled):

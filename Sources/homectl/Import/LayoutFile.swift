@@ -47,6 +47,8 @@ struct LayoutFile {
         var executeOnce = false
         var end: TriggerEnd = .none
         var command: TriggerCommand?
+        /// A timer's or sun trigger's own conditions (an event's are in `event`).
+        var conditions: [(characteristic: String, comparison: Comparison, value: Any)] = []
     }
 
     struct Event {
@@ -211,7 +213,10 @@ struct LayoutFile {
         func trigger(_ value: Any, at place: String) throws(HomeError) -> Trigger {
             let fields = try object(
                 value, at: place,
-                keys: ["name", "enabled", "scenes", "timer", "event", "sun", "for", "only", "once", "undo", "run"])
+                keys: [
+                    "name", "enabled", "scenes", "timer", "event", "sun", "for", "only", "once", "undo", "run",
+                    "conditions",
+                ])
             var trigger = Trigger(
                 place: place, name: try string(fields["name"], at: "\(place).name"),
                 enabled: try bool(fields["enabled"], at: "\(place).enabled", default: true),
@@ -303,17 +308,7 @@ struct LayoutFile {
                 let at = "\(place).event"
                 let fields = try object(
                     event, at: at, keys: ["characteristic", "equals", "above", "below", "conditions"])
-                let conditions = try list(fields["conditions"], at: "\(at).conditions").enumerated().map {
-                    index, item throws(HomeError) in
-                    let cat = "\(at).conditions[\(index)]"
-                    let condition = try object(item, at: cat, keys: ["characteristic", "comparison", "value"])
-                    let comparisonText = try string(condition["comparison"], at: "\(cat).comparison")
-                    guard let comparison = Comparison(rawValue: comparisonText) else {
-                        throw fail("\(cat).comparison", "'\(comparisonText)' is no comparison")
-                    }
-                    guard let value = condition["value"] else { throw fail("\(cat).value", "is missing") }
-                    return (try string(condition["characteristic"], at: "\(cat).characteristic"), comparison, value)
-                }
+                let conditions = try conditions(fields["conditions"], at: "\(at).conditions")
                 trigger.event = Event(
                     characteristic: try string(fields["characteristic"], at: "\(at).characteristic"),
                     equals: fields["equals"], above: try number(fields["above"], at: "\(at).above"),
@@ -321,7 +316,26 @@ struct LayoutFile {
             default:
                 throw fail(place, "needs a timer, an event or a sun time, one of them")
             }
+            trigger.conditions = try conditions(fields["conditions"], at: "\(place).conditions")
+            if trigger.event != nil && !trigger.conditions.isEmpty {
+                throw fail("\(place).conditions", "an event trigger's conditions go in its event")
+            }
             return trigger
+        }
+
+        func conditions(_ value: Any?, at place: String) throws(HomeError)
+            -> [(characteristic: String, comparison: Comparison, value: Any)]
+        {
+            try list(value, at: place).enumerated().map { index, item throws(HomeError) in
+                let cat = "\(place)[\(index)]"
+                let condition = try object(item, at: cat, keys: ["characteristic", "comparison", "value"])
+                let comparisonText = try string(condition["comparison"], at: "\(cat).comparison")
+                guard let comparison = Comparison(rawValue: comparisonText) else {
+                    throw fail("\(cat).comparison", "'\(comparisonText)' is no comparison")
+                }
+                guard let value = condition["value"] else { throw fail("\(cat).value", "is missing") }
+                return (try string(condition["characteristic"], at: "\(cat).characteristic"), comparison, value)
+            }
         }
     }
 }

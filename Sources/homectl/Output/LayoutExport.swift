@@ -126,19 +126,11 @@ enum LayoutExport {
             if let value { event.append(("equals", value.json)) }
             if let rangeMin { event.append(("above", .double(rangeMin))) }
             if let rangeMax { event.append(("below", .double(rangeMax))) }
-            event.append(
-                (
-                    "conditions",
-                    .array(
-                        conditions.map { condition in
-                            .object([
-                                ("characteristic", .string(path(graph, condition.characteristicID, in: home))),
-                                ("comparison", .string(condition.comparison.rawValue)),
-                                ("value", condition.value.json),
-                            ])
-                        })
-                ))
+            event.append(("conditions", Self.conditions(graph, conditions, in: home)))
             fields.append(("event", .object(event)))
+        }
+        if !trigger.conditions.isEmpty {
+            fields.append(("conditions", Self.conditions(graph, trigger.conditions, in: home)))
         }
         if trigger.holdMs > 0 { fields.append(("for", .string(formatDurationMs(UInt64(trigger.holdMs))))) }
         if trigger.executeOnce { fields.append(("once", .bool(true))) }
@@ -171,6 +163,19 @@ enum LayoutExport {
             fields.append(("only", .object(only)))
         }
         return .object(fields)
+    }
+
+    private static func conditions(_ graph: HomeGraph, _ conditions: [CharacteristicCondition], in home: Home)
+        -> JSON
+    {
+        .array(
+            conditions.map { condition in
+                .object([
+                    ("characteristic", .string(path(graph, condition.characteristicID, in: home))),
+                    ("comparison", .string(condition.comparison.rawValue)),
+                    ("value", condition.value.json),
+                ])
+            })
     }
 
     /// An object's path within its home (the home's name left off), or its id

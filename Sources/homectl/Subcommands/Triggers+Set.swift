@@ -81,7 +81,8 @@ extension Triggers {
                         holdMs: noHold ? 0 : timing.holdMs ?? current.holdMs,
                         executeOnce: once ? true : repeating ? false : current.executeOnce,
                         end: noUndo ? .none : timing.end ?? current.end,
-                        command: noRun ? nil : timing.command ?? current.command)
+                        command: noRun ? nil : timing.command ?? current.command,
+                        conditions: try conditions(of: current, in: graph, nowMs: nowMs))
                 }
             }
             for scene in addScenes {
@@ -100,12 +101,20 @@ extension Triggers {
             }
         }
 
+        /// A timer's or sun trigger's own conditions with what the options change
+        /// (an event trigger's are part of its kind).
+        private func conditions(of current: Trigger, in graph: HomeGraph, nowMs: Int64) throws(HomeError)
+            -> [CharacteristicCondition]
+        {
+            if (timing.kind(nowMs: nowMs) ?? current.kind).isEvent { return [] }
+            return (noConditions ? [] : current.conditions) + (try timing.characteristicConditions(in: graph))
+        }
+
         /// The trigger's kind with what the options change.
         private func kind(of current: Trigger, in graph: HomeGraph, nowMs: Int64) throws(HomeError) -> TriggerKind {
             if let kind = timing.kind(nowMs: nowMs) {
-                if case .event = current.kind, timing.holdFor != nil || !timing.conditions.isEmpty {
-                    throw HomeError(
-                        .invalidArgument, "--for and --condition belong to an event trigger, and --at makes it a timer")
+                if timing.holdFor != nil {
+                    throw HomeError(.invalidArgument, "--for belongs to an event trigger, and --at makes it a timer")
                 }
                 return kind
             }
@@ -156,7 +165,7 @@ extension Triggers {
             let location = graph.homes[trigger.homeID]?.location
             var reasons: [String] = []
             if !trigger.isEnabled { reasons.append("it is disabled") }
-            if case .event(let characteristicID, let value, let rangeMin, let rangeMax, let conditions) = trigger.kind {
+            if case .event(let characteristicID, let value, let rangeMin, let rangeMax, _) = trigger.kind {
                 let current = graph.characteristics[characteristicID]?.value
                 let matches: Bool
                 if let value {
@@ -176,13 +185,12 @@ extension Triggers {
                         "\(path) is \(current.map { graph.shown($0, of: characteristicID) } ?? "unknown"), "
                             + "not what it fires on")
                 }
-                for condition in conditions where !Self.holds(condition, in: graph) {
-                    let path =
-                        graph.path(of: condition.characteristicID) ?? "characteristic \(condition.characteristicID)"
-                    reasons.append(
-                        "its condition \(path) \(condition.comparison.rawValue) "
-                            + "\(graph.shown(condition.value, of: condition.characteristicID)) does not hold")
-                }
+            }
+            for condition in trigger.characteristicConditions where !Self.holds(condition, in: graph) {
+                let path = graph.path(of: condition.characteristicID) ?? "characteristic \(condition.characteristicID)"
+                reasons.append(
+                    "its condition \(path) \(condition.comparison.rawValue) "
+                        + "\(graph.shown(condition.value, of: condition.characteristicID)) does not hold")
             }
             if let reason = TriggerSchedule.whyNot(trigger.condition, at: nowMs, location: location) {
                 reasons.append(reason)

@@ -139,8 +139,8 @@ struct Triggers: AsyncParsableCommand {
             if timing.at == nil && when == nil && timing.run != nil {
                 throw ValidationError("say when the trigger runs it: --at TIME or --when PATH")
             }
-            if timing.at != nil && (timing.holdFor != nil || !timing.conditions.isEmpty) {
-                throw ValidationError("--for and --condition belong to an event trigger (--when)")
+            if timing.at != nil && timing.holdFor != nil {
+                throw ValidationError("--for belongs to an event trigger (--when)")
             }
             if when != nil && (timing.recurrence != nil) {
                 throw ValidationError("--recurrence belongs to a timer (--at)")
@@ -176,7 +176,8 @@ struct Triggers: AsyncParsableCommand {
                 return .addTrigger(
                     name: name, homeID: home, kind: kind, actionSetIDs: sceneIDs, enabled: !disabled,
                     condition: timing.condition(from: .always), holdMs: timing.holdMs ?? 0, executeOnce: once,
-                    end: timing.end ?? .none, command: timing.command)
+                    end: timing.end ?? .none, command: timing.command,
+                    conditions: when == nil ? try timing.characteristicConditions(in: graph) : [])
             }
         }
     }
@@ -262,6 +263,7 @@ struct Triggers: AsyncParsableCommand {
     /// mon-fri 22:00–06:00".
     static func describe(_ trigger: Trigger, in graph: HomeGraph, nowMs: Int64) -> String {
         var text = describe(trigger.kind, in: graph, location: graph.homes[trigger.homeID]?.location, nowMs: nowMs)
+        text += describe(trigger.conditions, in: graph)
         if trigger.holdMs > 0 { text += " for \(formatDurationMs(UInt64(trigger.holdMs)))" }
         if trigger.executeOnce { text += ", once" }
         if !trigger.end.isNone { text += ", \(trigger.end.text)" }
@@ -300,15 +302,26 @@ struct Triggers: AsyncParsableCommand {
             case (nil, nil, let high?): text = "when \(path) ≤ \(number(high))"
             case (nil, nil, nil): text = "when \(path) changes"
             }
-            for condition in conditions {
-                let conditionPath =
-                    graph.path(of: condition.characteristicID) ?? "characteristic \(condition.characteristicID)"
-                text +=
-                    " if \(conditionPath) \(condition.comparison.rawValue) "
-                    + graph.shown(condition.value, of: condition.characteristicID)
-            }
-            return text
+            return text + describe(conditions, in: graph)
         }
+    }
+
+    /// " if Hall/Motion/MotionDetected == true if …": a trigger's characteristic conditions.
+    static func describe(_ conditions: [CharacteristicCondition], in graph: HomeGraph) -> String {
+        conditions.map { condition in
+            let path = graph.path(of: condition.characteristicID) ?? "characteristic \(condition.characteristicID)"
+            return " if \(path) \(condition.comparison.rawValue) "
+                + graph.shown(condition.value, of: condition.characteristicID)
+        }.joined()
+    }
+
+    static func json(_ condition: CharacteristicCondition, in graph: HomeGraph) -> JSON {
+        .object([
+            ("characteristic_id", .uint(condition.characteristicID)),
+            ("path", .string(graph.path(of: condition.characteristicID) ?? "")),
+            ("comparison", .string(condition.comparison.rawValue)),
+            ("value", condition.value.json),
+        ])
     }
 
     static func json(_ condition: TimeCondition) -> JSON {
@@ -354,18 +367,12 @@ struct Triggers: AsyncParsableCommand {
                 ("min", rangeMin.map { .double($0) } ?? .null),
                 ("max", rangeMax.map { .double($0) } ?? .null),
                 (
-                    "conditions",
-                    .array(
-                        conditions.map { condition in
-                            .object([
-                                ("characteristic_id", .uint(condition.characteristicID)),
-                                ("path", .string(graph.path(of: condition.characteristicID) ?? "")),
-                                ("comparison", .string(condition.comparison.rawValue)),
-                                ("value", condition.value.json),
-                            ])
-                        })
+                    "conditions", .array(conditions.map { Triggers.json($0, in: graph) })
                 ),
             ]
+        }
+        if !trigger.kind.isEvent {
+            fields.append(("conditions", .array(trigger.conditions.map { Triggers.json($0, in: graph) })))
         }
         fields.append(("hold_ms", .int(trigger.holdMs)))
         fields.append(("execute_once", .bool(trigger.executeOnce)))
