@@ -40,6 +40,7 @@ MODEL_ENUMS = {
     "ActionSetKind": "ActionSetKind",
     "Recurrence": "Recurrence",
     "Comparison": "Comparison",
+    "SunEvent": "SunEvent",
     "EventKind": "EventKind",
     "OriginKind": "Origin.Kind",
     "LayoutAction": "LayoutChange.Action",

@@ -1087,6 +1087,141 @@ void   home__v1__event_trigger__free_unpacked
   assert(message->base.descriptor == &home__v1__event_trigger__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   home__v1__sun_trigger__init
+                     (Home__V1__SunTrigger         *message)
+{
+  static const Home__V1__SunTrigger init_value = HOME__V1__SUN_TRIGGER__INIT;
+  *message = init_value;
+}
+size_t home__v1__sun_trigger__get_packed_size
+                     (const Home__V1__SunTrigger *message)
+{
+  assert(message->base.descriptor == &home__v1__sun_trigger__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__sun_trigger__pack
+                     (const Home__V1__SunTrigger *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__sun_trigger__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__sun_trigger__pack_to_buffer
+                     (const Home__V1__SunTrigger *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__sun_trigger__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__SunTrigger *
+       home__v1__sun_trigger__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__SunTrigger *)
+     protobuf_c_message_unpack (&home__v1__sun_trigger__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__sun_trigger__free_unpacked
+                     (Home__V1__SunTrigger *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__sun_trigger__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__day_time__init
+                     (Home__V1__DayTime         *message)
+{
+  static const Home__V1__DayTime init_value = HOME__V1__DAY_TIME__INIT;
+  *message = init_value;
+}
+size_t home__v1__day_time__get_packed_size
+                     (const Home__V1__DayTime *message)
+{
+  assert(message->base.descriptor == &home__v1__day_time__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__day_time__pack
+                     (const Home__V1__DayTime *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__day_time__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__day_time__pack_to_buffer
+                     (const Home__V1__DayTime *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__day_time__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__DayTime *
+       home__v1__day_time__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__DayTime *)
+     protobuf_c_message_unpack (&home__v1__day_time__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__day_time__free_unpacked
+                     (Home__V1__DayTime *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__day_time__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__time_condition__init
+                     (Home__V1__TimeCondition         *message)
+{
+  static const Home__V1__TimeCondition init_value = HOME__V1__TIME_CONDITION__INIT;
+  *message = init_value;
+}
+size_t home__v1__time_condition__get_packed_size
+                     (const Home__V1__TimeCondition *message)
+{
+  assert(message->base.descriptor == &home__v1__time_condition__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__time_condition__pack
+                     (const Home__V1__TimeCondition *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__time_condition__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__time_condition__pack_to_buffer
+                     (const Home__V1__TimeCondition *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__time_condition__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__TimeCondition *
+       home__v1__time_condition__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__TimeCondition *)
+     protobuf_c_message_unpack (&home__v1__time_condition__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__time_condition__free_unpacked
+                     (Home__V1__TimeCondition *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__time_condition__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   home__v1__trigger__init
                      (Home__V1__Trigger         *message)
 {
@@ -1130,6 +1265,96 @@ void   home__v1__trigger__free_unpacked
   if(!message)
     return;
   assert(message->base.descriptor == &home__v1__trigger__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__trigger_command__init
+                     (Home__V1__TriggerCommand         *message)
+{
+  static const Home__V1__TriggerCommand init_value = HOME__V1__TRIGGER_COMMAND__INIT;
+  *message = init_value;
+}
+size_t home__v1__trigger_command__get_packed_size
+                     (const Home__V1__TriggerCommand *message)
+{
+  assert(message->base.descriptor == &home__v1__trigger_command__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__trigger_command__pack
+                     (const Home__V1__TriggerCommand *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__trigger_command__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__trigger_command__pack_to_buffer
+                     (const Home__V1__TriggerCommand *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__trigger_command__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__TriggerCommand *
+       home__v1__trigger_command__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__TriggerCommand *)
+     protobuf_c_message_unpack (&home__v1__trigger_command__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__trigger_command__free_unpacked
+                     (Home__V1__TriggerCommand *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__trigger_command__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__location__init
+                     (Home__V1__Location         *message)
+{
+  static const Home__V1__Location init_value = HOME__V1__LOCATION__INIT;
+  *message = init_value;
+}
+size_t home__v1__location__get_packed_size
+                     (const Home__V1__Location *message)
+{
+  assert(message->base.descriptor == &home__v1__location__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__location__pack
+                     (const Home__V1__Location *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__location__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__location__pack_to_buffer
+                     (const Home__V1__Location *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__location__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__Location *
+       home__v1__location__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__Location *)
+     protobuf_c_message_unpack (&home__v1__location__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__location__free_unpacked
+                     (Home__V1__Location *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__location__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
 void   home__v1__home__init
@@ -2885,6 +3110,96 @@ void   home__v1__add_trigger__free_unpacked
   if(!message)
     return;
   assert(message->base.descriptor == &home__v1__add_trigger__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__set_trigger__init
+                     (Home__V1__SetTrigger         *message)
+{
+  static const Home__V1__SetTrigger init_value = HOME__V1__SET_TRIGGER__INIT;
+  *message = init_value;
+}
+size_t home__v1__set_trigger__get_packed_size
+                     (const Home__V1__SetTrigger *message)
+{
+  assert(message->base.descriptor == &home__v1__set_trigger__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__set_trigger__pack
+                     (const Home__V1__SetTrigger *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__set_trigger__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__set_trigger__pack_to_buffer
+                     (const Home__V1__SetTrigger *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__set_trigger__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__SetTrigger *
+       home__v1__set_trigger__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__SetTrigger *)
+     protobuf_c_message_unpack (&home__v1__set_trigger__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__set_trigger__free_unpacked
+                     (Home__V1__SetTrigger *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__set_trigger__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__set_home_location__init
+                     (Home__V1__SetHomeLocation         *message)
+{
+  static const Home__V1__SetHomeLocation init_value = HOME__V1__SET_HOME_LOCATION__INIT;
+  *message = init_value;
+}
+size_t home__v1__set_home_location__get_packed_size
+                     (const Home__V1__SetHomeLocation *message)
+{
+  assert(message->base.descriptor == &home__v1__set_home_location__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__set_home_location__pack
+                     (const Home__V1__SetHomeLocation *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__set_home_location__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__set_home_location__pack_to_buffer
+                     (const Home__V1__SetHomeLocation *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__set_home_location__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__SetHomeLocation *
+       home__v1__set_home_location__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__SetHomeLocation *)
+     protobuf_c_message_unpack (&home__v1__set_home_location__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__set_home_location__free_unpacked
+                     (Home__V1__SetHomeLocation *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__set_home_location__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
 void   home__v1__set_trigger_enabled__init
@@ -6820,7 +7135,212 @@ const ProtobufCMessageDescriptor home__v1__event_trigger__descriptor =
   (ProtobufCMessageInit) home__v1__event_trigger__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor home__v1__trigger__field_descriptors[7] =
+static const ProtobufCFieldDescriptor home__v1__sun_trigger__field_descriptors[3] =
+{
+  {
+    "event",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__SunTrigger, event),
+    &home__v1__sun_event__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "offset_ms",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__SunTrigger, offset_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "time_zone",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__SunTrigger, time_zone),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__sun_trigger__field_indices_by_name[] = {
+  0,   /* field[0] = event */
+  1,   /* field[1] = offset_ms */
+  2,   /* field[2] = time_zone */
+};
+static const ProtobufCIntRange home__v1__sun_trigger__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor home__v1__sun_trigger__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.SunTrigger",
+  "SunTrigger",
+  "Home__V1__SunTrigger",
+  "home.v1",
+  sizeof(Home__V1__SunTrigger),
+  3,
+  home__v1__sun_trigger__field_descriptors,
+  home__v1__sun_trigger__field_indices_by_name,
+  1,  home__v1__sun_trigger__number_ranges,
+  (ProtobufCMessageInit) home__v1__sun_trigger__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__day_time__field_descriptors[3] =
+{
+  {
+    "ms_of_day",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__DayTime, ms_of_day),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "sun",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    offsetof(Home__V1__DayTime, sun_present_case),
+    offsetof(Home__V1__DayTime, sun),
+    &home__v1__sun_event__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "offset_ms",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__DayTime, offset_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__day_time__field_indices_by_name[] = {
+  0,   /* field[0] = ms_of_day */
+  2,   /* field[2] = offset_ms */
+  1,   /* field[1] = sun */
+};
+static const ProtobufCIntRange home__v1__day_time__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor home__v1__day_time__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.DayTime",
+  "DayTime",
+  "Home__V1__DayTime",
+  "home.v1",
+  sizeof(Home__V1__DayTime),
+  3,
+  home__v1__day_time__field_descriptors,
+  home__v1__day_time__field_indices_by_name,
+  1,  home__v1__day_time__number_ranges,
+  (ProtobufCMessageInit) home__v1__day_time__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__time_condition__field_descriptors[4] =
+{
+  {
+    "days",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__TimeCondition, days),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "from",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__TimeCondition, from),
+    &home__v1__day_time__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "to",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__TimeCondition, to),
+    &home__v1__day_time__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "time_zone",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__TimeCondition, time_zone),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__time_condition__field_indices_by_name[] = {
+  0,   /* field[0] = days */
+  1,   /* field[1] = from */
+  3,   /* field[3] = time_zone */
+  2,   /* field[2] = to */
+};
+static const ProtobufCIntRange home__v1__time_condition__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor home__v1__time_condition__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.TimeCondition",
+  "TimeCondition",
+  "Home__V1__TimeCondition",
+  "home.v1",
+  sizeof(Home__V1__TimeCondition),
+  4,
+  home__v1__time_condition__field_descriptors,
+  home__v1__time_condition__field_indices_by_name,
+  1,  home__v1__time_condition__number_ranges,
+  (ProtobufCMessageInit) home__v1__time_condition__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__trigger__field_descriptors[15] =
 {
   {
     "id",
@@ -6906,20 +7426,124 @@ static const ProtobufCFieldDescriptor home__v1__trigger__field_descriptors[7] =
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "sun",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__Trigger, kind_case),
+    offsetof(Home__V1__Trigger, sun),
+    &home__v1__sun_trigger__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "condition",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__Trigger, condition),
+    &home__v1__time_condition__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "hold_ms",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__Trigger, hold_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "execute_once",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__Trigger, execute_once),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "end_after_ms",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__Trigger, end_after_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "end_when_event_ends",
+    13,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__Trigger, end_when_event_ends),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "command",
+    14,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__Trigger, command),
+    &home__v1__trigger_command__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "conditions",
+    15,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__Trigger, n_conditions),
+    offsetof(Home__V1__Trigger, conditions),
+    &home__v1__characteristic_condition__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned home__v1__trigger__field_indices_by_name[] = {
   3,   /* field[3] = action_set_ids */
+  13,   /* field[13] = command */
+  8,   /* field[8] = condition */
+  14,   /* field[14] = conditions */
   2,   /* field[2] = enabled */
+  11,   /* field[11] = end_after_ms */
+  12,   /* field[12] = end_when_event_ends */
   5,   /* field[5] = event */
+  10,   /* field[10] = execute_once */
+  9,   /* field[9] = hold_ms */
   6,   /* field[6] = home_id */
   0,   /* field[0] = id */
   1,   /* field[1] = name */
+  7,   /* field[7] = sun */
   4,   /* field[4] = timer */
 };
 static const ProtobufCIntRange home__v1__trigger__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 7 }
+  { 0, 15 }
 };
 const ProtobufCMessageDescriptor home__v1__trigger__descriptor =
 {
@@ -6929,14 +7553,129 @@ const ProtobufCMessageDescriptor home__v1__trigger__descriptor =
   "Home__V1__Trigger",
   "home.v1",
   sizeof(Home__V1__Trigger),
-  7,
+  15,
   home__v1__trigger__field_descriptors,
   home__v1__trigger__field_indices_by_name,
   1,  home__v1__trigger__number_ranges,
   (ProtobufCMessageInit) home__v1__trigger__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor home__v1__home__field_descriptors[10] =
+static const ProtobufCFieldDescriptor home__v1__trigger_command__field_descriptors[3] =
+{
+  {
+    "program",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__TriggerCommand, program),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "arguments",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Home__V1__TriggerCommand, n_arguments),
+    offsetof(Home__V1__TriggerCommand, arguments),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "timeout_ms",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__TriggerCommand, timeout_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__trigger_command__field_indices_by_name[] = {
+  1,   /* field[1] = arguments */
+  0,   /* field[0] = program */
+  2,   /* field[2] = timeout_ms */
+};
+static const ProtobufCIntRange home__v1__trigger_command__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor home__v1__trigger_command__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.TriggerCommand",
+  "TriggerCommand",
+  "Home__V1__TriggerCommand",
+  "home.v1",
+  sizeof(Home__V1__TriggerCommand),
+  3,
+  home__v1__trigger_command__field_descriptors,
+  home__v1__trigger_command__field_indices_by_name,
+  1,  home__v1__trigger_command__number_ranges,
+  (ProtobufCMessageInit) home__v1__trigger_command__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__location__field_descriptors[2] =
+{
+  {
+    "latitude",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__Location, latitude),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "longitude",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__Location, longitude),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__location__field_indices_by_name[] = {
+  0,   /* field[0] = latitude */
+  1,   /* field[1] = longitude */
+};
+static const ProtobufCIntRange home__v1__location__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor home__v1__location__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.Location",
+  "Location",
+  "Home__V1__Location",
+  "home.v1",
+  sizeof(Home__V1__Location),
+  2,
+  home__v1__location__field_descriptors,
+  home__v1__location__field_indices_by_name,
+  1,  home__v1__location__number_ranges,
+  (ProtobufCMessageInit) home__v1__location__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__home__field_descriptors[11] =
 {
   {
     "id",
@@ -7058,12 +7797,25 @@ static const ProtobufCFieldDescriptor home__v1__home__field_descriptors[10] =
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "location",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__Home, location),
+    &home__v1__location__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned home__v1__home__field_indices_by_name[] = {
   6,   /* field[6] = accessories */
   8,   /* field[8] = action_sets */
   3,   /* field[3] = default_room_id */
   0,   /* field[0] = id */
+  10,   /* field[10] = location */
   1,   /* field[1] = name */
   2,   /* field[2] = primary */
   4,   /* field[4] = rooms */
@@ -7074,7 +7826,7 @@ static const unsigned home__v1__home__field_indices_by_name[] = {
 static const ProtobufCIntRange home__v1__home__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 10 }
+  { 0, 11 }
 };
 const ProtobufCMessageDescriptor home__v1__home__descriptor =
 {
@@ -7084,7 +7836,7 @@ const ProtobufCMessageDescriptor home__v1__home__descriptor =
   "Home__V1__Home",
   "home.v1",
   sizeof(Home__V1__Home),
-  10,
+  11,
   home__v1__home__field_descriptors,
   home__v1__home__field_indices_by_name,
   1,  home__v1__home__number_ranges,
@@ -9777,7 +10529,7 @@ const ProtobufCMessageDescriptor home__v1__remove_action__descriptor =
   (ProtobufCMessageInit) home__v1__remove_action__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor home__v1__add_trigger__field_descriptors[6] =
+static const ProtobufCFieldDescriptor home__v1__add_trigger__field_descriptors[14] =
 {
   {
     "home_id",
@@ -9851,19 +10603,123 @@ static const ProtobufCFieldDescriptor home__v1__add_trigger__field_descriptors[6
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "sun",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__AddTrigger, kind_case),
+    offsetof(Home__V1__AddTrigger, sun),
+    &home__v1__sun_trigger__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "condition",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__AddTrigger, condition),
+    &home__v1__time_condition__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "hold_ms",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__AddTrigger, hold_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "execute_once",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__AddTrigger, execute_once),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "end_after_ms",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__AddTrigger, end_after_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "end_when_event_ends",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__AddTrigger, end_when_event_ends),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "command",
+    13,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__AddTrigger, command),
+    &home__v1__trigger_command__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "conditions",
+    14,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__AddTrigger, n_conditions),
+    offsetof(Home__V1__AddTrigger, conditions),
+    &home__v1__characteristic_condition__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned home__v1__add_trigger__field_indices_by_name[] = {
   2,   /* field[2] = action_set_ids */
+  12,   /* field[12] = command */
+  7,   /* field[7] = condition */
+  13,   /* field[13] = conditions */
   3,   /* field[3] = disabled */
+  10,   /* field[10] = end_after_ms */
+  11,   /* field[11] = end_when_event_ends */
   5,   /* field[5] = event */
+  9,   /* field[9] = execute_once */
+  8,   /* field[8] = hold_ms */
   0,   /* field[0] = home_id */
   1,   /* field[1] = name */
+  6,   /* field[6] = sun */
   4,   /* field[4] = timer */
 };
 static const ProtobufCIntRange home__v1__add_trigger__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 6 }
+  { 0, 14 }
 };
 const ProtobufCMessageDescriptor home__v1__add_trigger__descriptor =
 {
@@ -9873,11 +10729,230 @@ const ProtobufCMessageDescriptor home__v1__add_trigger__descriptor =
   "Home__V1__AddTrigger",
   "home.v1",
   sizeof(Home__V1__AddTrigger),
-  6,
+  14,
   home__v1__add_trigger__field_descriptors,
   home__v1__add_trigger__field_indices_by_name,
   1,  home__v1__add_trigger__number_ranges,
   (ProtobufCMessageInit) home__v1__add_trigger__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__set_trigger__field_descriptors[11] =
+{
+  {
+    "trigger_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__SetTrigger, trigger_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "timer",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__SetTrigger, kind_case),
+    offsetof(Home__V1__SetTrigger, timer),
+    &home__v1__timer_trigger__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "event",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__SetTrigger, kind_case),
+    offsetof(Home__V1__SetTrigger, event),
+    &home__v1__event_trigger__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "sun",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__SetTrigger, kind_case),
+    offsetof(Home__V1__SetTrigger, sun),
+    &home__v1__sun_trigger__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "condition",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__SetTrigger, condition),
+    &home__v1__time_condition__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "hold_ms",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__SetTrigger, hold_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "execute_once",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__SetTrigger, execute_once),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "end_after_ms",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__SetTrigger, end_after_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "end_when_event_ends",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__SetTrigger, end_when_event_ends),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "command",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__SetTrigger, command),
+    &home__v1__trigger_command__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "conditions",
+    11,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__SetTrigger, n_conditions),
+    offsetof(Home__V1__SetTrigger, conditions),
+    &home__v1__characteristic_condition__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__set_trigger__field_indices_by_name[] = {
+  9,   /* field[9] = command */
+  4,   /* field[4] = condition */
+  10,   /* field[10] = conditions */
+  7,   /* field[7] = end_after_ms */
+  8,   /* field[8] = end_when_event_ends */
+  2,   /* field[2] = event */
+  6,   /* field[6] = execute_once */
+  5,   /* field[5] = hold_ms */
+  3,   /* field[3] = sun */
+  1,   /* field[1] = timer */
+  0,   /* field[0] = trigger_id */
+};
+static const ProtobufCIntRange home__v1__set_trigger__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 11 }
+};
+const ProtobufCMessageDescriptor home__v1__set_trigger__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.SetTrigger",
+  "SetTrigger",
+  "Home__V1__SetTrigger",
+  "home.v1",
+  sizeof(Home__V1__SetTrigger),
+  11,
+  home__v1__set_trigger__field_descriptors,
+  home__v1__set_trigger__field_indices_by_name,
+  1,  home__v1__set_trigger__number_ranges,
+  (ProtobufCMessageInit) home__v1__set_trigger__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__set_home_location__field_descriptors[2] =
+{
+  {
+    "home_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__SetHomeLocation, home_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "location",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__SetHomeLocation, location),
+    &home__v1__location__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__set_home_location__field_indices_by_name[] = {
+  0,   /* field[0] = home_id */
+  1,   /* field[1] = location */
+};
+static const ProtobufCIntRange home__v1__set_home_location__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor home__v1__set_home_location__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.SetHomeLocation",
+  "SetHomeLocation",
+  "Home__V1__SetHomeLocation",
+  "home.v1",
+  sizeof(Home__V1__SetHomeLocation),
+  2,
+  home__v1__set_home_location__field_descriptors,
+  home__v1__set_home_location__field_indices_by_name,
+  1,  home__v1__set_home_location__number_ranges,
+  (ProtobufCMessageInit) home__v1__set_home_location__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor home__v1__set_trigger_enabled__field_descriptors[2] =
@@ -9982,7 +11057,7 @@ const ProtobufCMessageDescriptor home__v1__trigger_action_set__descriptor =
   (ProtobufCMessageInit) home__v1__trigger_action_set__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor home__v1__layout_request__field_descriptors[19] =
+static const ProtobufCFieldDescriptor home__v1__layout_request__field_descriptors[21] =
 {
   {
     "add_home",
@@ -10212,6 +11287,30 @@ static const ProtobufCFieldDescriptor home__v1__layout_request__field_descriptor
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "set_trigger",
+    20,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__LayoutRequest, op_case),
+    offsetof(Home__V1__LayoutRequest, set_trigger),
+    &home__v1__set_trigger__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "set_home_location",
+    21,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__LayoutRequest, op_case),
+    offsetof(Home__V1__LayoutRequest, set_home_location),
+    &home__v1__set_home_location__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned home__v1__layout_request__field_indices_by_name[] = {
   13,   /* field[13] = add_action */
@@ -10231,13 +11330,15 @@ static const unsigned home__v1__layout_request__field_indices_by_name[] = {
   7,   /* field[7] = remove_room_from_zone */
   11,   /* field[11] = remove_service_from_group */
   1,   /* field[1] = rename */
+  20,   /* field[20] = set_home_location */
   3,   /* field[3] = set_primary_home */
+  19,   /* field[19] = set_trigger */
   16,   /* field[16] = set_trigger_enabled */
 };
 static const ProtobufCIntRange home__v1__layout_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 19 }
+  { 0, 21 }
 };
 const ProtobufCMessageDescriptor home__v1__layout_request__descriptor =
 {
@@ -10247,7 +11348,7 @@ const ProtobufCMessageDescriptor home__v1__layout_request__descriptor =
   "Home__V1__LayoutRequest",
   "home.v1",
   sizeof(Home__V1__LayoutRequest),
-  19,
+  21,
   home__v1__layout_request__field_descriptors,
   home__v1__layout_request__field_indices_by_name,
   1,  home__v1__layout_request__number_ranges,
@@ -13294,6 +14395,34 @@ const ProtobufCEnumDescriptor home__v1__comparison__descriptor =
   home__v1__comparison__enum_values_by_name,
   1,
   home__v1__comparison__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCEnumValue home__v1__sun_event__enum_values_by_number[2] =
+{
+  { "SUN_EVENT_SUNRISE", "HOME__V1__SUN_EVENT__SUN_EVENT_SUNRISE", 0 },
+  { "SUN_EVENT_SUNSET", "HOME__V1__SUN_EVENT__SUN_EVENT_SUNSET", 1 },
+};
+static const ProtobufCIntRange home__v1__sun_event__value_ranges[] = {
+{0, 0},{0, 2}
+};
+static const ProtobufCEnumValueIndex home__v1__sun_event__enum_values_by_name[2] =
+{
+  { "SUN_EVENT_SUNRISE", 0 },
+  { "SUN_EVENT_SUNSET", 1 },
+};
+const ProtobufCEnumDescriptor home__v1__sun_event__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "home.v1.SunEvent",
+  "SunEvent",
+  "Home__V1__SunEvent",
+  "home.v1",
+  2,
+  home__v1__sun_event__enum_values_by_number,
+  2,
+  home__v1__sun_event__enum_values_by_name,
+  1,
+  home__v1__sun_event__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
 static const ProtobufCEnumValue home__v1__event_kind__enum_values_by_number[8] =

@@ -137,15 +137,39 @@ extension HomeClient {
 
     // MARK: Triggers
 
+    /// Adds a trigger: when it fires (`kind`), when it may (`condition`), and for
+    /// an event trigger how long its event must hold first (`holdMs`, 0: at once).
     @discardableResult
     public func addTrigger(
         name: String, homeID: ObjectID, kind: TriggerKind, actionSetIDs: [ObjectID] = [],
-        enabled: Bool = true
+        enabled: Bool = true, condition: TimeCondition = .always, holdMs: Int64 = 0, executeOnce: Bool = false,
+        end: TriggerEnd = .none, command: TriggerCommand? = nil, conditions: [CharacteristicCondition] = []
     ) async throws(HomeError) -> LayoutResponse {
         try await changeLayout(
             .addTrigger(
                 name: name, homeID: homeID, kind: kind, actionSetIDs: actionSetIDs,
-                enabled: enabled))
+                enabled: enabled, condition: condition, holdMs: holdMs, executeOnce: executeOnce, end: end,
+                command: command, conditions: conditions))
+    }
+
+    /// Replaces what a trigger fires on, its condition, its hold and whether it fires once, all at once.
+    @discardableResult
+    public func setTrigger(
+        _ triggerID: ObjectID, kind: TriggerKind, condition: TimeCondition, holdMs: Int64, executeOnce: Bool = false,
+        end: TriggerEnd = .none, command: TriggerCommand? = nil, conditions: [CharacteristicCondition] = []
+    ) async throws(HomeError) -> LayoutResponse {
+        try await changeLayout(
+            .setTrigger(
+                triggerID: triggerID, kind: kind, condition: condition, holdMs: holdMs, executeOnce: executeOnce,
+                end: end, command: command, conditions: conditions))
+    }
+
+    /// Sets where a home is (for sunrise and sunset), or clears it with nil.
+    @discardableResult
+    public func setLocation(_ location: GeoLocation?, ofHome homeID: ObjectID) async throws(HomeError)
+        -> LayoutResponse
+    {
+        try await changeLayout(.setHomeLocation(homeID: homeID, location: location))
     }
 
     @discardableResult

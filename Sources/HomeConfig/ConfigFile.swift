@@ -61,6 +61,7 @@ public struct ConfigFile: Equatable, Sendable {
         "providers.ping_timeout_ms": .integer, "providers.startup_grace_ms": .integer,
         "roles.admins": .list, "roles.users": .list, "roles.viewers": .list, "roles.default": .string,
         "log.level": .string, "log.format": .string,
+        "automation.missed_triggers": .string,
     ]
 
     public init(path: String, settings: [String: Setting] = [:]) {

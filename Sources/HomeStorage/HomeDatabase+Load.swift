@@ -50,9 +50,16 @@ private struct GraphLoader {
 
         var homes: [Home] = []
         var homeOrder: [(position: Int64, id: ObjectID)] = []
-        try each("SELECT id, position, name, is_primary, default_room_id FROM homes") { row throws(HomeError) in
+        try each("SELECT id, position, name, is_primary, default_room_id, latitude, longitude FROM homes") {
+            row throws(HomeError) in
             let id = row.id(0)
-            homes.append(Home(id: id, name: row.string(2), isPrimary: row.bool(3), defaultRoomID: row.id(4)))
+            let location = row.optionalDouble(5).flatMap { latitude in
+                row.optionalDouble(6).map { GeoLocation(latitude: latitude, longitude: $0) }
+            }
+            homes.append(
+                Home(
+                    id: id, name: row.string(2), isPrimary: row.bool(3), defaultRoomID: row.id(4),
+                    location: location))
             homeOrder.append((row.int64(1), id))
         }
 
@@ -243,13 +250,20 @@ private struct GraphLoader {
         try each(
             """
             SELECT id, home_id, position, name, is_enabled, kind, fire_date_ms, time_zone, recurrence,
-                   characteristic_id, value_type, value, range_min, range_max
+                   characteristic_id, value_type, value, range_min, range_max,
+                   sun, sun_offset_ms, hold_ms, days, window_from, window_to, condition_time_zone, execute_once,
+                   end_after_ms, end_when_event_ends, command_program, command_arguments, command_timeout_ms
             FROM triggers
             """
         ) { row throws(HomeError) in
             let id = row.id(0)
             let kind: TriggerKind
-            if row.text(5, equals: "timer") {
+            if !row.isNull(14) {
+                guard let event = SunEvent(rawValue: row.string(14)) else {
+                    throw HomeError(.dataLoss, "trigger \(id) has unknown sun event \(row.string(14))")
+                }
+                kind = .sun(event, offsetMs: row.int64(15), timeZone: row.string(7))
+            } else if row.text(5, equals: "timer") {
                 guard let recurrence = Recurrence(rawValue: row.string(8)) else {
                     throw HomeError(.dataLoss, "trigger \(id) has unknown recurrence \(row.string(8))")
                 }
@@ -274,7 +288,11 @@ private struct GraphLoader {
             triggers.append(
                 Trigger(
                     id: id, homeID: row.id(1), name: row.string(3), isEnabled: row.bool(4),
-                    actionSetIDs: triggerActionSets[id] ?? [], kind: kind))
+                    actionSetIDs: triggerActionSets[id] ?? [], kind: kind,
+                    condition: try HomeDatabase.condition(row, of: id), holdMs: row.int64(16),
+                    executeOnce: row.bool(21), end: TriggerEnd(afterMs: row.int64(22), whenEventEnds: row.bool(23)),
+                    command: try HomeDatabase.command(row, of: id),
+                    conditions: kind.isEvent ? [] : conditions[id] ?? []))
             triggersOfHome.add(id, to: row.id(1), at: row.int64(2))
         }
 
@@ -339,5 +357,66 @@ private struct TypeIdentifiers {
         if let shared = known[type] { return shared }
         known[type] = type
         return type
+    }
+}
+
+extension HomeDatabase {
+    /// A trigger row's time condition (columns 17 to 20).
+    static func condition(_ row: Statement, of id: ObjectID) throws(HomeError) -> TimeCondition {
+        var condition = TimeCondition(
+            days: Weekdays(rawValue: UInt8(truncatingIfNeeded: row.int64(17))),
+            timeZone: row.isNull(20) ? "" : row.string(20))
+        for (column, path) in [(Int32(18), \TimeCondition.windowFrom), (19, \TimeCondition.windowTo)]
+        where !row.isNull(column) {
+            guard let time = DayTime(storedText: row.string(column)) else {
+                throw HomeError(.dataLoss, "trigger \(id) has an unreadable window end \(row.string(column))")
+            }
+            condition[keyPath: path] = time
+        }
+        return condition
+    }
+}
+
+extension HomeDatabase {
+    /// A trigger row's command (columns 24 to 26), or nil.
+    static func command(_ row: Statement, of id: ObjectID) throws(HomeError) -> TriggerCommand? {
+        if row.isNull(24) { return nil }
+        var arguments: [String] = []
+        var rest = Substring(row.string(25))
+        while !rest.isEmpty {
+            guard let colon = rest.firstIndex(of: ":"), let length = Int(rest[..<colon]), length >= 0,
+                case let start = rest.index(after: colon),
+                let end = rest.utf8.index(start, offsetBy: length, limitedBy: rest.utf8.endIndex)
+            else {
+                throw HomeError(.dataLoss, "trigger \(id) has unreadable command arguments")
+            }
+            // By UTF-8 offsets, not characters: an argument ending in a letter that
+            // the next one's combining mark would join is still cut where it ends.
+            arguments.append(String(decoding: rest.utf8[start..<end], as: UTF8.self))
+            rest = rest[end...]
+        }
+        return TriggerCommand(program: row.string(24), arguments: arguments, timeoutMs: row.int64(26))
+    }
+}
+
+extension DayTime {
+    /// "clock MS", "sunrise MS", "sunset MS": how a window's end is stored.
+    var storedText: String {
+        switch self {
+        case .clock(let msOfDay): "clock \(msOfDay)"
+        case .sun(let event, let offsetMs): "\(event.rawValue) \(offsetMs)"
+        }
+    }
+
+    init?(storedText: String) {
+        let parts = storedText.split(separator: " ")
+        guard parts.count == 2, let number = Int64(parts[1]) else { return nil }
+        if parts[0] == "clock" {
+            self = .clock(msOfDay: number)
+        } else if let event = SunEvent(rawValue: String(parts[0])) {
+            self = .sun(event, offsetMs: number)
+        } else {
+            return nil
+        }
     }
 }

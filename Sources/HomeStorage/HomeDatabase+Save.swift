@@ -59,7 +59,11 @@ private struct LayoutWriter {
 
     private func writeHomes() throws(HomeError) {
         try insert(
-            diff.homes, "INSERT INTO homes (id, position, name, is_primary, default_room_id) VALUES (?, ?, ?, ?, ?)"
+            diff.homes,
+            """
+            INSERT INTO homes (id, position, name, is_primary, default_room_id, latitude, longitude)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """
         ) {
             (statement, id) throws(HomeError) in
             guard let home = graph.homes[id] else { return }
@@ -68,14 +72,21 @@ private struct LayoutWriter {
             statement.bind(3, home.name)
             statement.bind(4, home.isPrimary)
             statement.bind(5, home.defaultRoomID)
+            statement.bind(6, home.location?.latitude)
+            statement.bind(7, home.location?.longitude)
         }
-        try update(diff.homes, "UPDATE homes SET name = ?, is_primary = ?, default_room_id = ? WHERE id = ?") {
+        try update(
+            diff.homes,
+            "UPDATE homes SET name = ?, is_primary = ?, default_room_id = ?, latitude = ?, longitude = ? WHERE id = ?"
+        ) {
             statement, id in
             guard let home = graph.homes[id] else { return }
             statement.bind(1, home.name)
             statement.bind(2, home.isPrimary)
             statement.bind(3, home.defaultRoomID)
-            statement.bind(4, id)
+            statement.bind(4, home.location?.latitude)
+            statement.bind(5, home.location?.longitude)
+            statement.bind(6, id)
         }
         try finish(diff.homes, table: "homes", .homes)
     }
@@ -364,8 +375,11 @@ private struct LayoutWriter {
             diff.triggers,
             """
             INSERT INTO triggers (id, home_id, position, name, is_enabled, kind, fire_date_ms, time_zone, recurrence,
-                                  characteristic_id, value_type, value, range_min, range_max)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                  characteristic_id, value_type, value, range_min, range_max,
+                                  sun, sun_offset_ms, hold_ms, days, window_from, window_to, condition_time_zone,
+                                  execute_once, end_after_ms, end_when_event_ends, command_program, command_arguments,
+                                  command_timeout_ms)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """
         ) { (statement, id) throws(HomeError) in
             guard let trigger = graph.triggers[id] else { return }
@@ -373,20 +387,25 @@ private struct LayoutWriter {
             statement.bind(2, trigger.homeID)
             statement.bind(3, try position(.triggers, id))
             bindColumns(of: trigger, to: statement, from: 4)
+            bindTiming(of: trigger, to: statement, from: 15)
         }
         try update(
             diff.triggers,
             """
             UPDATE triggers
             SET name = ?, is_enabled = ?, kind = ?, fire_date_ms = ?, time_zone = ?, recurrence = ?,
-                characteristic_id = ?, value_type = ?, value = ?, range_min = ?, range_max = ?, home_id = ?
+                characteristic_id = ?, value_type = ?, value = ?, range_min = ?, range_max = ?, home_id = ?,
+                sun = ?, sun_offset_ms = ?, hold_ms = ?, days = ?, window_from = ?, window_to = ?,
+                condition_time_zone = ?, execute_once = ?, end_after_ms = ?, end_when_event_ends = ?,
+                command_program = ?, command_arguments = ?, command_timeout_ms = ?
             WHERE id = ?
             """
         ) { statement, id in
             guard let trigger = graph.triggers[id] else { return }
             bindColumns(of: trigger, to: statement, from: 1)
             statement.bind(12, trigger.homeID)
-            statement.bind(13, id)
+            bindTiming(of: trigger, to: statement, from: 13)
+            statement.bind(26, id)
         }
         try finish(diff.triggers, table: "triggers", .triggers)
         try rewriteLinks(
@@ -406,7 +425,7 @@ private struct LayoutWriter {
                 VALUES (?, ?, ?, ?, ?, ?)
                 """
         ) {
-            graph.triggers[$0]?.kind.conditions ?? []
+            graph.triggers[$0]?.characteristicConditions ?? []
         } bind: { statement, condition in
             statement.bind(3, condition.characteristicID)
             statement.bind(4, condition.comparison.rawValue)
@@ -438,6 +457,53 @@ private struct LayoutWriter {
             statement.bind(first + 7, first + 8, value)
             statement.bind(first + 9, rangeMin)
             statement.bind(first + 10, rangeMax)
+        case .sun(_, _, let timeZone):
+            // A timer row with `sun` set (see `Schema.triggerTiming`).
+            statement.bind(first + 2, "timer")
+            statement.bind(first + 3, Int64(0))
+            statement.bind(first + 4, timeZone)
+            statement.bind(first + 5, Recurrence.daily.rawValue)
+            statement.bindNull(first + 6)
+            statement.bind(first + 7, first + 8, nil)
+            statement.bindNull(first + 9)
+            statement.bindNull(first + 10)
+        }
+    }
+
+    /// Binds the sun, hold, time condition, execute-once, end and command: thirteen columns.
+    private func bindTiming(of trigger: Trigger, to statement: Statement, from first: Int32) {
+        if case .sun(let event, let offsetMs, _) = trigger.kind {
+            statement.bind(first, event.rawValue)
+            statement.bind(first + 1, offsetMs)
+        } else {
+            statement.bindNull(first)
+            statement.bindNull(first + 1)
+        }
+        statement.bind(first + 2, trigger.holdMs)
+        statement.bind(first + 3, Int64(trigger.condition.days.rawValue))
+        for (offset, time) in [trigger.condition.windowFrom, trigger.condition.windowTo].enumerated() {
+            if let time {
+                statement.bind(first + 4 + Int32(offset), time.storedText)
+            } else {
+                statement.bindNull(first + 4 + Int32(offset))
+            }
+        }
+        if trigger.condition.isAlways {
+            statement.bindNull(first + 6)
+        } else {
+            statement.bind(first + 6, trigger.condition.timeZone)
+        }
+        statement.bind(first + 7, trigger.executeOnce)
+        statement.bind(first + 8, trigger.end.afterMs)
+        statement.bind(first + 9, trigger.end.whenEventEnds)
+        if let command = trigger.command {
+            statement.bind(first + 10, command.program)
+            statement.bind(first + 11, command.arguments.map { "\($0.utf8.count):\($0)" }.joined())
+            statement.bind(first + 12, command.timeoutMs)
+        } else {
+            statement.bindNull(first + 10)
+            statement.bindNull(first + 11)
+            statement.bindNull(first + 12)
         }
     }
 

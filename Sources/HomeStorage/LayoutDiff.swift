@@ -80,7 +80,7 @@ struct LayoutDiff {
         groupMembers = Self.owners(of: serviceGroups, old.serviceGroups, new.serviceGroups, \.serviceIDs)
         actions = Self.owners(of: actionSets, old.actionSets, new.actionSets, \.actions)
         triggerActionSets = Self.owners(of: triggers, old.triggers, new.triggers, \.actionSetIDs)
-        triggerConditions = Self.owners(of: triggers, old.triggers, new.triggers, \.kind.conditions)
+        triggerConditions = Self.owners(of: triggers, old.triggers, new.triggers, \.characteristicConditions)
 
         nextIDChanged = old.nextID != new.nextID
     }
@@ -184,7 +184,7 @@ struct LayoutDiff {
 
 extension Home {
     fileprivate var withoutLists: Home {
-        Home(id: id, name: name, isPrimary: isPrimary, defaultRoomID: defaultRoomID)
+        Home(id: id, name: name, isPrimary: isPrimary, defaultRoomID: defaultRoomID, location: location)
     }
 }
 
@@ -232,6 +232,7 @@ extension Trigger {
         var copy = self
         copy.actionSetIDs = []
         copy.kind = kind.withoutConditions
+        copy.conditions = []
         return copy
     }
 }

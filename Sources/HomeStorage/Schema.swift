@@ -44,7 +44,36 @@ enum Schema {
         Migration(version: 4, sql: journal),
         Migration(version: 5, sql: rollups),
         Migration(version: 6, sql: actionConditions),
+        Migration(version: 7, sql: triggerTiming),
     ]
+
+    /// Where a home is (for the sun's times), and when a trigger may fire.
+    ///
+    /// A sun trigger is a row of kind 'timer' with `sun` set ('sunrise', 'sunset'):
+    /// the first migration's CHECK allows only 'timer' and 'event', and SQLite
+    /// cannot change a CHECK without rebuilding the table, whose removal would
+    /// cascade to the triggers' links. `days` is the condition's days (bit 0
+    /// Monday … bit 6 Sunday, 127 every day); `window_from`/`window_to` are "clock
+    /// MS" (ms after local midnight) or "sunrise MS"/"sunset MS" (an offset).
+    /// `command_arguments` holds each argument as its UTF-8 length, ":" and the
+    /// argument ("5:hello3:you"), so any argument reads back as it was.
+    private static let triggerTiming = """
+        ALTER TABLE homes ADD COLUMN latitude REAL;
+        ALTER TABLE homes ADD COLUMN longitude REAL;
+        ALTER TABLE triggers ADD COLUMN sun TEXT;
+        ALTER TABLE triggers ADD COLUMN sun_offset_ms INTEGER;
+        ALTER TABLE triggers ADD COLUMN hold_ms INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE triggers ADD COLUMN days INTEGER NOT NULL DEFAULT 127;
+        ALTER TABLE triggers ADD COLUMN window_from TEXT;
+        ALTER TABLE triggers ADD COLUMN window_to TEXT;
+        ALTER TABLE triggers ADD COLUMN condition_time_zone TEXT;
+        ALTER TABLE triggers ADD COLUMN execute_once INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE triggers ADD COLUMN end_after_ms INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE triggers ADD COLUMN end_when_event_ends INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE triggers ADD COLUMN command_program TEXT;
+        ALTER TABLE triggers ADD COLUMN command_arguments TEXT;
+        ALTER TABLE triggers ADD COLUMN command_timeout_ms INTEGER;
+        """
 
     /// A scene's action may be conditional: it writes only if the characteristic
     /// holds `only_if` when the scene runs (NULL: always).

@@ -26,6 +26,8 @@ struct DaemonSettings {
     var logLevel: Logger.Level
     var logFormat: LogFormat
     var access: AccessSettings
+    /// Whether a timer or sun trigger missed while homed was down fires once at start.
+    var catchUpMissedTriggers: Bool
 }
 
 extension Homed {
@@ -118,7 +120,10 @@ extension Homed {
             logFormat: try named(
                 logFormat, "--log-format", "log.format", default: .auto, parse: { LogFormat(rawValue: $0) },
                 expected: "auto, human or journal"),
-            access: try accessSettings(file: file))
+            access: try accessSettings(file: file),
+            catchUpMissedTriggers: try named(
+                missedTriggers, "--missed-triggers", "automation.missed_triggers", default: false,
+                parse: { ["catch-up": true, "skip": false][$0] }, expected: "skip or catch-up"))
     }
 }
 
@@ -182,6 +187,9 @@ extension Homed {
         compare("providers.startup_grace_ms", current.providerStartupGraceMs, next.providerStartupGraceMs)
         compare("log.level", current.logLevel, next.logLevel, live: true)
         compare("log.format", current.logFormat, next.logFormat)
+        compare(
+            "automation.missed_triggers", current.catchUpMissedTriggers ? "catch-up" : "skip",
+            next.catchUpMissedTriggers ? "catch-up" : "skip")
         live.roles.replace(with: next.access.roles)
         live.limits.replace(
             with: LiveLimits.Values(

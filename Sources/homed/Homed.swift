@@ -107,6 +107,12 @@ struct Homed: AsyncParsableCommand {
     )
     var historyRetention: String?
 
+    @Option(
+        help:
+            "What a timer or sunrise/sunset trigger that came due while homed was down does at the next start: skip (the default) or catch-up (fire once, if it was due since it last fired)."
+    )
+    var missedTriggers: String?
+
     @Option(help: "Events a subscriber may have pending unless it asks otherwise (default 1024).")
     var queueLimit: Int?
 
@@ -273,7 +279,11 @@ struct Homed: AsyncParsableCommand {
             services.append(.init(service: HistoryMaintenance(store: store, logger: logger)))
         }
         services.append(.init(service: server))
-        services.append(.init(service: AutomationEngine(store: store, values: server.values, logger: logger)))
+        services.append(
+            .init(
+                service: AutomationEngine(
+                    store: store, limits: AutomationLimits(catchUpMissed: settings.catchUpMissedTriggers),
+                    values: server.values, logger: logger)))
         if let simulator {
             services.append(.init(service: simulator))
         }

@@ -24,6 +24,7 @@ struct ConfigFileTests {
               viewers: []
               default: viewer
             log: {level: debug, format: journal}
+            automation: {missed_triggers: catch-up}
             """, path: "homed.yaml")
         #expect(file.string("socket.path") == "/run/homed/homed.sock")
         #expect(file.string("socket.mode") == "0660")
@@ -36,6 +37,7 @@ struct ConfigFileTests {
         #expect(file.string("history.retention") == "30d")
         #expect(file.list("history.keep") == ["ContactSensorState=1y", "accessory 12=1d"])
         #expect(file.string("roles.default") == "viewer")
+        #expect(file.string("automation.missed_triggers") == "catch-up")
         #expect(file.source("roles.admins") == "homed.yaml:11 (roles.admins)")
         #expect(file.settings.count == ConfigFile.keys.count)
         #expect(try ConfigFile.parse("", path: "empty.yaml").settings.isEmpty)
@@ -49,7 +51,7 @@ struct ConfigFileTests {
             "homed.yaml:3: unknown key 'socket.pth'; socket holds group, mode, path")
         expectRefusal(
             "journal: {capacity: 5}\nsokcet: {path: /x}\n",
-            "homed.yaml:2: unknown key 'sokcet'; the sections are database, history, journal, log, providers, roles, socket, subscriptions"
+            "homed.yaml:2: unknown key 'sokcet'; the sections are automation, database, history, journal, log, providers, roles, socket, subscriptions"
         )
         expectRefusal(
             "roles:\n  admin: [alice]\n", "homed.yaml:2: unknown key 'roles.admin'; roles holds admins, default")

@@ -350,7 +350,7 @@ struct AutomationThroughProviderTests {
 // MARK: - Support
 
 /// Runs an automation engine on a fresh test server for the length of `body`.
-private func withAutomation<T>(
+func withAutomation<T>(
     clock: ManualClock = ManualClock(nowMs: 1_714_564_800_000),
     limits: AutomationLimits = AutomationLimits(),
     _ body: (TestServer, ManualClock) async throws -> T
@@ -378,7 +378,7 @@ private func withAutomation<T>(
 }
 
 /// The demo home as a test sees it, and the setup steps the tests share.
-private struct DemoFixture {
+struct DemoFixture {
     let client: HomeClient
     let graph: HomeGraph
     let id: ObjectID
@@ -421,7 +421,7 @@ private struct DemoFixture {
     }
 }
 
-private final class Sentinel: Sendable {
+final class Sentinel: Sendable {
     let client: HomeClient
     let hue: ObjectID
     let trigger: ObjectID
@@ -444,15 +444,15 @@ private final class Sentinel: Sendable {
 }
 
 /// A subscriber to value changes, firings and scene runs, read as a flat list of events.
-private struct EventLog {
+struct EventLog {
     private var iterator: HomeSubscription.AsyncIterator
     private var pending: [HomeEvent] = []
 
-    init(_ client: HomeClient) async throws {
+    init(_ client: HomeClient, kinds: [EventKind] = [.valueChanged, .triggerFired, .actionSetExecuted]) async throws {
         iterator = client.subscribe(
             SubscribeRequest(
                 filter: SubscriptionFilter(
-                    kinds: [.valueChanged, .triggerFired, .actionSetExecuted]))
+                    kinds: kinds))
         ).makeAsyncIterator()
         let first = try await iterator.next()
         try #require(first?.marker?.kind == .subscribed)
@@ -481,7 +481,7 @@ private struct EventLog {
 
 extension Array where Element == HomeEvent {
     /// The triggers that fired, in order.
-    fileprivate var firings: [ObjectID] {
+    var firings: [ObjectID] {
         compactMap { if case .triggerFired(let id) = $0.body { id } else { nil } }
     }
 }
@@ -545,6 +545,18 @@ final class ManualClock: AutomationClock {
             return due
         }
         for waiter in due { waiter.continuation.resume() }
+    }
+
+    /// Waits (boundedly) until something sleeps until a deadline in `range`, and returns it.
+    func waitForSleeper(in range: ClosedRange<Int64>) async throws -> Int64 {
+        try await withTimeout(10, "a sleeper in \(range)") { [self] in
+            while true {
+                if let deadline = state.withLock({ $0.waiters.map(\.deadlineMs).first { range.contains($0) } }) {
+                    return deadline
+                }
+                try await Task.sleep(for: .milliseconds(2))
+            }
+        }
     }
 
     /// Waits (boundedly) until something sleeps until exactly `deadlineMs`.

@@ -22,6 +22,16 @@ struct ImportCLITests {
                 "triggers", "create", "Morning", "--at", "2026-12-01T07:00:00", "--recurrence", "daily", "--scene",
                 "Evening",
             ],
+            ["homes", "set-location", "Demo Home", "--latitude", "52.52", "--longitude", "13.405"],
+            [
+                "triggers", "create", "Porch", "--at", "sunset-30m", "--days", "mon-fri", "--time-zone",
+                "Europe/Berlin", "--scene", "Evening", "--run", "/bin/true", "--arg", "porch light", "--condition",
+                "Attic/Reading Lamp/On == false",
+            ],
+            [
+                "triggers", "create", "Lamp left on", "--when", "Attic/Reading Lamp/On", "--equals", "true", "--for",
+                "10m", "--from", "22:00", "--until", "06:00", "--time-zone", "UTC", "--undo-when-ended", "--once",
+            ],
         ] {
             let result = try run(builtExecutable("homectl"), arguments, environment: source.environment)
             #expect(result.status == 0, "\(arguments): \(result.stderr)")
@@ -41,7 +51,7 @@ struct ImportCLITests {
         #expect(try !target.homectl("rooms").stdout.contains("Attic"), "a dry run changes nothing")
         let applied = try target.homectl("import", file)
         #expect(applied.status == 0, "\(applied.stderr)")
-        #expect(applied.stdout.hasSuffix("imported: 12 changes\n"), "\(applied.stdout)")
+        #expect(applied.stdout.hasSuffix("imported: 15 changes\n"), "\(applied.stdout)")
         #expect(try target.homectl("export").stdout == layout)
         let again = try target.homectl("import", file)
         #expect(again.stdout == "nothing to change: the home already has everything the file names\n")

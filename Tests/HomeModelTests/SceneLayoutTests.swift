@@ -137,7 +137,7 @@ struct SceneLayoutTests {
             graph,
             HomeError(
                 .invalidArgument,
-                "a timer trigger needs an IANA time zone such as Europe/Berlin, not \"\"")
+                "a timer trigger needs an IANA time zone such as Europe/Berlin; \"\" is not one this system knows")
         ) {
             _ = try $0.addTrigger(name: "T", homeID: 1, kind: .timer(fireDateMs: 0, timeZone: "", recurrence: .none))
         }

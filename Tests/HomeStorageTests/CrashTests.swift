@@ -68,13 +68,14 @@ struct CrashTests {
     func refusedWithLog() async throws {
         let scratch = try Scratch()
         let file = scratch.file("homed.sqlite")
-        // A newer homed (played by a child) saves a home, records schema 7, and is killed:
-        // its last transactions live only in the write-ahead log beside the file.
-        await #expect(processExitsWith: .signal(SIGKILL)) { [file = file as String] in
+        // A newer homed (played by a child) saves a home, records a newer schema, and is
+        // killed: its last transactions live only in the write-ahead log beside the file.
+        let newer = HomeDatabase.schemaVersion + 1
+        await #expect(processExitsWith: .signal(SIGKILL)) { [file = file as String, newer = newer as Int] in
             let database = try HomeDatabase.open(path: file)
             try database.saveLayout(from: HomeGraph(), to: DemoHome.make(nowMs: 0))
             try database.withConnection { connection throws(HomeError) in
-                try connection.execute("PRAGMA user_version = 7", doing: "playing a newer homed")
+                try connection.execute("PRAGMA user_version = \(newer)", doing: "playing a newer homed")
             }
             kill(getpid(), SIGKILL)
         }
@@ -84,7 +85,7 @@ struct CrashTests {
         #expect(
             throws: HomeError(
                 .failedPrecondition,
-                "\(file) was written by a newer homed (schema 7; this build "
+                "\(file) was written by a newer homed (schema \(newer); this build "
                     + "knows up to \(HomeDatabase.schemaVersion)); refusing to open it")
         ) {
             _ = try HomeDatabase.open(path: file)

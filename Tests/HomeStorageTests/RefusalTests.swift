@@ -97,10 +97,11 @@ struct RefusalTests {
     func newerSchema() throws {
         let scratch = try Scratch()
         let file = try demoDatabase(scratch)
-        try rawSQL(file, "PRAGMA user_version = 7")
+        let newer = HomeDatabase.schemaVersion + 1
+        try rawSQL(file, "PRAGMA user_version = \(newer)")
         try expectRefusal(
             scratch, file,
-            "was written by a newer homed (schema 7; this build knows up to "
+            "was written by a newer homed (schema \(newer); this build knows up to "
                 + "\(HomeDatabase.schemaVersion))")
     }
 

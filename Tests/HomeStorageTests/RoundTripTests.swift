@@ -43,6 +43,44 @@ struct RoundTripTests {
         #expect(restarted.primaryHomeID == restarted.homeOrder[1])
     }
 
+    @Test(
+        "a home's location, sun triggers, time conditions and holds load back, and changing them updates the rows"
+    )
+    func triggerTiming() throws {
+        let scratch = try Scratch()
+        let database = try HomeDatabase.open(path: scratch.file("homed.sqlite"))
+        let demo = DemoHome.make(nowMs: 1_700_000_000_123)
+        try database.saveLayout(from: HomeGraph(), to: demo)
+        var graph = demo
+        _ = try graph.setLocation(GeoLocation(latitude: -33.87, longitude: 151.21), ofHome: 1)
+        let on = try graph.resolve(path: "Living Room/Lamp/On")
+        let porch = try graph.addTrigger(
+            name: "Porch", homeID: 1, kind: .sun(.sunset, offsetMs: -1_800_000, timeZone: "Australia/Sydney"),
+            condition: TimeCondition(days: [.monday, .friday], timeZone: "Australia/Sydney"), executeOnce: true,
+            conditions: [CharacteristicCondition(characteristicID: on, comparison: .notEqual, value: .bool(true))])
+        try graph.addTrigger(
+            name: "Held", homeID: 1,
+            kind: .event(characteristicID: on, value: .bool(true), rangeMin: nil, rangeMax: nil, conditions: []),
+            condition: TimeCondition(
+                days: .everyDay, window: (.sun(.sunset, offsetMs: 600_000), .clock(msOfDay: 21_600_000)),
+                timeZone: "Europe/Berlin"),
+            holdMs: 600_000, end: TriggerEnd(afterMs: 300_000, whenEventEnds: true),
+            command: TriggerCommand(
+                program: "/bin/echo", arguments: ["", "a:b", "é\u{301}", "two words"], timeoutMs: 5))
+        try database.saveLayout(from: demo, to: graph)
+        expectSame(try reloaded(database), graph)
+        let reopened = try HomeDatabase.open(path: database.path)
+        defer { reopened.close() }
+
+        var changed = graph
+        _ = try changed.setTrigger(
+            porch, kind: .timer(fireDateMs: 1_700_000_000_000, timeZone: "UTC", recurrence: .daily),
+            condition: .always, holdMs: 0)
+        _ = try changed.setLocation(GeoLocation(latitude: 52.52, longitude: 13.405), ofHome: 1)
+        try reopened.saveLayout(from: graph, to: changed)
+        expectSame(try reopened.load(), changed)
+    }
+
     @Test("a provider's keys for its accessories and services load back, and registering again keeps ids")
     func providerKeys() throws {
         let scratch = try Scratch()

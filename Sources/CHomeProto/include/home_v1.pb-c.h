@@ -39,7 +39,12 @@ typedef struct Home__V1__ActionSet Home__V1__ActionSet;
 typedef struct Home__V1__TimerTrigger Home__V1__TimerTrigger;
 typedef struct Home__V1__CharacteristicCondition Home__V1__CharacteristicCondition;
 typedef struct Home__V1__EventTrigger Home__V1__EventTrigger;
+typedef struct Home__V1__SunTrigger Home__V1__SunTrigger;
+typedef struct Home__V1__DayTime Home__V1__DayTime;
+typedef struct Home__V1__TimeCondition Home__V1__TimeCondition;
 typedef struct Home__V1__Trigger Home__V1__Trigger;
+typedef struct Home__V1__TriggerCommand Home__V1__TriggerCommand;
+typedef struct Home__V1__Location Home__V1__Location;
 typedef struct Home__V1__Home Home__V1__Home;
 typedef struct Home__V1__AuditNote Home__V1__AuditNote;
 typedef struct Home__V1__Origin Home__V1__Origin;
@@ -79,6 +84,8 @@ typedef struct Home__V1__AddActionSet Home__V1__AddActionSet;
 typedef struct Home__V1__AddAction Home__V1__AddAction;
 typedef struct Home__V1__RemoveAction Home__V1__RemoveAction;
 typedef struct Home__V1__AddTrigger Home__V1__AddTrigger;
+typedef struct Home__V1__SetTrigger Home__V1__SetTrigger;
+typedef struct Home__V1__SetHomeLocation Home__V1__SetHomeLocation;
 typedef struct Home__V1__SetTriggerEnabled Home__V1__SetTriggerEnabled;
 typedef struct Home__V1__TriggerActionSet Home__V1__TriggerActionSet;
 typedef struct Home__V1__LayoutRequest Home__V1__LayoutRequest;
@@ -227,6 +234,11 @@ typedef enum _Home__V1__Comparison {
   HOME__V1__COMPARISON__COMPARISON_GREATER_OR_EQUAL = 5
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(HOME__V1__COMPARISON)
 } Home__V1__Comparison;
+typedef enum _Home__V1__SunEvent {
+  HOME__V1__SUN_EVENT__SUN_EVENT_SUNRISE = 0,
+  HOME__V1__SUN_EVENT__SUN_EVENT_SUNSET = 1
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(HOME__V1__SUN_EVENT)
+} Home__V1__SunEvent;
 typedef enum _Home__V1__EventKind {
   HOME__V1__EVENT_KIND__EVENT_UNSPECIFIED = 0,
   HOME__V1__EVENT_KIND__EVENT_VALUE_CHANGED = 1,
@@ -839,10 +851,74 @@ struct  Home__V1__EventTrigger
     , 0, 0,NULL, HOME__V1__EVENT_TRIGGER__VALUE_PRESENT__NOT_SET, {0}, HOME__V1__EVENT_TRIGGER__MIN_PRESENT__NOT_SET, {0}, HOME__V1__EVENT_TRIGGER__MAX_PRESENT__NOT_SET, {0} }
 
 
+/*
+ * Fires each day at the sun's event plus `offset_ms` (negative: before; at most a
+ * day either way), computed from the home's location. The local day, and the
+ * days of the trigger's condition, are reckoned in `time_zone` (an IANA name). On
+ * a day the sun does not rise or set (polar day or night) it does not fire.
+ */
+struct  Home__V1__SunTrigger
+{
+  ProtobufCMessage base;
+  Home__V1__SunEvent event;
+  int64_t offset_ms;
+  char *time_zone;
+};
+#define HOME__V1__SUN_TRIGGER__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__sun_trigger__descriptor) \
+    , HOME__V1__SUN_EVENT__SUN_EVENT_SUNRISE, 0, (char *)protobuf_c_empty_string }
+
+
+typedef enum {
+  HOME__V1__DAY_TIME__SUN_PRESENT__NOT_SET = 0,
+  HOME__V1__DAY_TIME__SUN_PRESENT_SUN = 2
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(HOME__V1__DAY_TIME__SUN_PRESENT__CASE)
+} Home__V1__DayTime__SunPresentCase;
+
+/*
+ * A moment of a day: `ms_of_day` after the local midnight (0 to 86399999), or,
+ * with `sun` present, that day's sunrise or sunset plus `offset_ms`.
+ */
+struct  Home__V1__DayTime
+{
+  ProtobufCMessage base;
+  int64_t ms_of_day;
+  int64_t offset_ms;
+  Home__V1__DayTime__SunPresentCase sun_present_case;
+  union {
+    Home__V1__SunEvent sun;
+  };
+};
+#define HOME__V1__DAY_TIME__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__day_time__descriptor) \
+    , 0, 0, HOME__V1__DAY_TIME__SUN_PRESENT__NOT_SET, {0} }
+
+
+/*
+ * When a trigger may fire. `days`: bit 0 Monday … bit 6 Sunday, 0 = every day;
+ * a timer or sun trigger is due only on these days. `from`/`to` (both or
+ * neither): a window of the local day, `from` included, `to` excluded; `to`
+ * before `from` crosses midnight (22:00–06:00, sunset–sunrise). Reckoned in
+ * `time_zone` (an IANA name; needed when anything is restricted).
+ */
+struct  Home__V1__TimeCondition
+{
+  ProtobufCMessage base;
+  uint32_t days;
+  Home__V1__DayTime *from;
+  Home__V1__DayTime *to;
+  char *time_zone;
+};
+#define HOME__V1__TIME_CONDITION__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__time_condition__descriptor) \
+    , 0, NULL, NULL, (char *)protobuf_c_empty_string }
+
+
 typedef enum {
   HOME__V1__TRIGGER__KIND__NOT_SET = 0,
   HOME__V1__TRIGGER__KIND_TIMER = 5,
-  HOME__V1__TRIGGER__KIND_EVENT = 6
+  HOME__V1__TRIGGER__KIND_EVENT = 6,
+  HOME__V1__TRIGGER__KIND_SUN = 8
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(HOME__V1__TRIGGER__KIND__CASE)
 } Home__V1__Trigger__KindCase;
 
@@ -855,15 +931,85 @@ struct  Home__V1__Trigger
   size_t n_action_set_ids;
   uint64_t *action_set_ids;
   uint64_t home_id;
+  /*
+   * Absent: no restriction.
+   */
+  Home__V1__TimeCondition *condition;
+  /*
+   * An event trigger fires once its event has held this long (0: at once); the
+   * wait starts again when the value leaves what it waits for.
+   */
+  int64_t hold_ms;
+  /*
+   * Disables itself once it has fired (a LAYOUT_UPDATED by the automation).
+   */
+  protobuf_c_boolean execute_once;
+  /*
+   * The end: undo what its scenes changed `end_after_ms` after the firing, or,
+   * with `end_when_event_ends` (an event trigger with a value or range), that
+   * long after the value leaves it; a value someone else changed since is kept.
+   */
+  int64_t end_after_ms;
+  protobuf_c_boolean end_when_event_ends;
+  /*
+   * A program run when it fires, after its scenes; absent: none.
+   */
+  Home__V1__TriggerCommand *command;
+  /*
+   * A timer or sun trigger's conditions on characteristics, all of which must
+   * hold when it fires (an event trigger's are its EventTrigger's `conditions`).
+   */
+  size_t n_conditions;
+  Home__V1__CharacteristicCondition **conditions;
   Home__V1__Trigger__KindCase kind_case;
   union {
     Home__V1__TimerTrigger *timer;
     Home__V1__EventTrigger *event;
+    Home__V1__SunTrigger *sun;
   };
 };
 #define HOME__V1__TRIGGER__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&home__v1__trigger__descriptor) \
-    , 0, (char *)protobuf_c_empty_string, 0, 0,NULL, 0, HOME__V1__TRIGGER__KIND__NOT_SET, {0} }
+    , 0, (char *)protobuf_c_empty_string, 0, 0,NULL, 0, NULL, 0, 0, 0, 0, NULL, 0,NULL, HOME__V1__TRIGGER__KIND__NOT_SET, {0} }
+
+
+/*
+ * A program a trigger runs: an absolute path that exists and is executable (when
+ * the trigger is added or set; else INVALID_ARGUMENT naming it), at most 64
+ * arguments without control characters, stopped (SIGTERM, then SIGKILL after a
+ * second) after `timeout_ms` (0: 30000; at most 600000). It runs as the daemon's
+ * user, or as nobody when the daemon runs as root, in /, with stdin empty and an
+ * environment describing the firing (HOMED_TRIGGER, HOMED_TRIGGER_ID, HOMED_HOME,
+ * HOMED_CAUSE, HOMED_TIME_MS, and for an event trigger HOMED_CHARACTERISTIC,
+ * HOMED_CHARACTERISTIC_ID and HOMED_VALUE). Its exit status and the first 2 KiB of
+ * its output are noted in the history (EVENT_AUDIT `trigger-command`).
+ */
+struct  Home__V1__TriggerCommand
+{
+  ProtobufCMessage base;
+  char *program;
+  size_t n_arguments;
+  char **arguments;
+  int64_t timeout_ms;
+};
+#define HOME__V1__TRIGGER_COMMAND__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__trigger_command__descriptor) \
+    , (char *)protobuf_c_empty_string, 0,NULL, 0 }
+
+
+/*
+ * Where a home is, in degrees: latitude -90…90 (north positive), longitude
+ * -180…180 (east positive).
+ */
+struct  Home__V1__Location
+{
+  ProtobufCMessage base;
+  double latitude;
+  double longitude;
+};
+#define HOME__V1__LOCATION__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__location__descriptor) \
+    , 0, 0 }
 
 
 struct  Home__V1__Home
@@ -888,15 +1034,21 @@ struct  Home__V1__Home
   Home__V1__ActionSet **action_sets;
   size_t n_triggers;
   Home__V1__Trigger **triggers;
+  /*
+   * Absent until set (SetHomeLocation); sun triggers and windows need it.
+   */
+  Home__V1__Location *location;
 };
 #define HOME__V1__HOME__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&home__v1__home__descriptor) \
-    , 0, (char *)protobuf_c_empty_string, 0, 0, 0,NULL, 0,NULL, 0,NULL, 0,NULL, 0,NULL, 0,NULL }
+    , 0, (char *)protobuf_c_empty_string, 0, 0, 0,NULL, 0,NULL, 0,NULL, 0,NULL, 0,NULL, 0,NULL, NULL }
 
 
 /*
  * An audit note: what happened (`provider-connected`, `provider-disconnected`,
- * `permission-denied`) and a sentence saying it; who is the event's origin.
+ * `permission-denied`, `trigger-fired`, `trigger-not-fired`, `trigger-ended`,
+ * `trigger-command`) and a sentence saying
+ * it; who is the event's origin.
  */
 struct  Home__V1__AuditNote
 {
@@ -1583,7 +1735,8 @@ struct  Home__V1__RemoveAction
 typedef enum {
   HOME__V1__ADD_TRIGGER__KIND__NOT_SET = 0,
   HOME__V1__ADD_TRIGGER__KIND_TIMER = 5,
-  HOME__V1__ADD_TRIGGER__KIND_EVENT = 6
+  HOME__V1__ADD_TRIGGER__KIND_EVENT = 6,
+  HOME__V1__ADD_TRIGGER__KIND_SUN = 7
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(HOME__V1__ADD_TRIGGER__KIND__CASE)
 } Home__V1__AddTrigger__KindCase;
 
@@ -1600,15 +1753,76 @@ struct  Home__V1__AddTrigger
   size_t n_action_set_ids;
   uint64_t *action_set_ids;
   protobuf_c_boolean disabled;
+  Home__V1__TimeCondition *condition;
+  int64_t hold_ms;
+  protobuf_c_boolean execute_once;
+  int64_t end_after_ms;
+  protobuf_c_boolean end_when_event_ends;
+  Home__V1__TriggerCommand *command;
+  size_t n_conditions;
+  Home__V1__CharacteristicCondition **conditions;
   Home__V1__AddTrigger__KindCase kind_case;
   union {
     Home__V1__TimerTrigger *timer;
     Home__V1__EventTrigger *event;
+    Home__V1__SunTrigger *sun;
   };
 };
 #define HOME__V1__ADD_TRIGGER__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&home__v1__add_trigger__descriptor) \
-    , 0, (char *)protobuf_c_empty_string, 0,NULL, 0, HOME__V1__ADD_TRIGGER__KIND__NOT_SET, {0} }
+    , 0, (char *)protobuf_c_empty_string, 0,NULL, 0, NULL, 0, 0, 0, 0, NULL, 0,NULL, HOME__V1__ADD_TRIGGER__KIND__NOT_SET, {0} }
+
+
+typedef enum {
+  HOME__V1__SET_TRIGGER__KIND__NOT_SET = 0,
+  HOME__V1__SET_TRIGGER__KIND_TIMER = 2,
+  HOME__V1__SET_TRIGGER__KIND_EVENT = 3,
+  HOME__V1__SET_TRIGGER__KIND_SUN = 4
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(HOME__V1__SET_TRIGGER__KIND__CASE)
+} Home__V1__SetTrigger__KindCase;
+
+/*
+ * Replaces what a trigger fires on, its condition, its hold, execute_once, its end and its command, all at once
+ * (checked as AddTrigger is; nothing changes if any part is refused). Its name,
+ * action sets and enabled state stay.
+ */
+struct  Home__V1__SetTrigger
+{
+  ProtobufCMessage base;
+  uint64_t trigger_id;
+  Home__V1__TimeCondition *condition;
+  int64_t hold_ms;
+  protobuf_c_boolean execute_once;
+  int64_t end_after_ms;
+  protobuf_c_boolean end_when_event_ends;
+  Home__V1__TriggerCommand *command;
+  size_t n_conditions;
+  Home__V1__CharacteristicCondition **conditions;
+  Home__V1__SetTrigger__KindCase kind_case;
+  union {
+    Home__V1__TimerTrigger *timer;
+    Home__V1__EventTrigger *event;
+    Home__V1__SunTrigger *sun;
+  };
+};
+#define HOME__V1__SET_TRIGGER__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__set_trigger__descriptor) \
+    , 0, NULL, 0, 0, 0, 0, NULL, 0,NULL, HOME__V1__SET_TRIGGER__KIND__NOT_SET, {0} }
+
+
+/*
+ * Sets a home's location, or clears it when `location` is absent (refused while
+ * a trigger of the home uses the sun).
+ */
+struct  Home__V1__SetHomeLocation
+{
+  ProtobufCMessage base;
+  uint64_t home_id;
+  Home__V1__Location *location;
+};
+#define HOME__V1__SET_HOME_LOCATION__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__set_home_location__descriptor) \
+    , 0, NULL }
 
 
 struct  Home__V1__SetTriggerEnabled
@@ -1656,7 +1870,9 @@ typedef enum {
   HOME__V1__LAYOUT_REQUEST__OP_ADD_TRIGGER = 16,
   HOME__V1__LAYOUT_REQUEST__OP_SET_TRIGGER_ENABLED = 17,
   HOME__V1__LAYOUT_REQUEST__OP_ADD_ACTION_SET_TO_TRIGGER = 18,
-  HOME__V1__LAYOUT_REQUEST__OP_REMOVE_ACTION_SET_FROM_TRIGGER = 19
+  HOME__V1__LAYOUT_REQUEST__OP_REMOVE_ACTION_SET_FROM_TRIGGER = 19,
+  HOME__V1__LAYOUT_REQUEST__OP_SET_TRIGGER = 20,
+  HOME__V1__LAYOUT_REQUEST__OP_SET_HOME_LOCATION = 21
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(HOME__V1__LAYOUT_REQUEST__OP__CASE)
 } Home__V1__LayoutRequest__OpCase;
 
@@ -1684,6 +1900,8 @@ struct  Home__V1__LayoutRequest
     Home__V1__SetTriggerEnabled *set_trigger_enabled;
     Home__V1__TriggerActionSet *add_action_set_to_trigger;
     Home__V1__TriggerActionSet *remove_action_set_from_trigger;
+    Home__V1__SetTrigger *set_trigger;
+    Home__V1__SetHomeLocation *set_home_location;
   };
 };
 #define HOME__V1__LAYOUT_REQUEST__INIT \
@@ -2984,6 +3202,63 @@ Home__V1__EventTrigger *
 void   home__v1__event_trigger__free_unpacked
                      (Home__V1__EventTrigger *message,
                       ProtobufCAllocator *allocator);
+/* Home__V1__SunTrigger methods */
+void   home__v1__sun_trigger__init
+                     (Home__V1__SunTrigger         *message);
+size_t home__v1__sun_trigger__get_packed_size
+                     (const Home__V1__SunTrigger   *message);
+size_t home__v1__sun_trigger__pack
+                     (const Home__V1__SunTrigger   *message,
+                      uint8_t             *out);
+size_t home__v1__sun_trigger__pack_to_buffer
+                     (const Home__V1__SunTrigger   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__SunTrigger *
+       home__v1__sun_trigger__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__sun_trigger__free_unpacked
+                     (Home__V1__SunTrigger *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__DayTime methods */
+void   home__v1__day_time__init
+                     (Home__V1__DayTime         *message);
+size_t home__v1__day_time__get_packed_size
+                     (const Home__V1__DayTime   *message);
+size_t home__v1__day_time__pack
+                     (const Home__V1__DayTime   *message,
+                      uint8_t             *out);
+size_t home__v1__day_time__pack_to_buffer
+                     (const Home__V1__DayTime   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__DayTime *
+       home__v1__day_time__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__day_time__free_unpacked
+                     (Home__V1__DayTime *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__TimeCondition methods */
+void   home__v1__time_condition__init
+                     (Home__V1__TimeCondition         *message);
+size_t home__v1__time_condition__get_packed_size
+                     (const Home__V1__TimeCondition   *message);
+size_t home__v1__time_condition__pack
+                     (const Home__V1__TimeCondition   *message,
+                      uint8_t             *out);
+size_t home__v1__time_condition__pack_to_buffer
+                     (const Home__V1__TimeCondition   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__TimeCondition *
+       home__v1__time_condition__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__time_condition__free_unpacked
+                     (Home__V1__TimeCondition *message,
+                      ProtobufCAllocator *allocator);
 /* Home__V1__Trigger methods */
 void   home__v1__trigger__init
                      (Home__V1__Trigger         *message);
@@ -3002,6 +3277,44 @@ Home__V1__Trigger *
                       const uint8_t       *data);
 void   home__v1__trigger__free_unpacked
                      (Home__V1__Trigger *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__TriggerCommand methods */
+void   home__v1__trigger_command__init
+                     (Home__V1__TriggerCommand         *message);
+size_t home__v1__trigger_command__get_packed_size
+                     (const Home__V1__TriggerCommand   *message);
+size_t home__v1__trigger_command__pack
+                     (const Home__V1__TriggerCommand   *message,
+                      uint8_t             *out);
+size_t home__v1__trigger_command__pack_to_buffer
+                     (const Home__V1__TriggerCommand   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__TriggerCommand *
+       home__v1__trigger_command__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__trigger_command__free_unpacked
+                     (Home__V1__TriggerCommand *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__Location methods */
+void   home__v1__location__init
+                     (Home__V1__Location         *message);
+size_t home__v1__location__get_packed_size
+                     (const Home__V1__Location   *message);
+size_t home__v1__location__pack
+                     (const Home__V1__Location   *message,
+                      uint8_t             *out);
+size_t home__v1__location__pack_to_buffer
+                     (const Home__V1__Location   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__Location *
+       home__v1__location__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__location__free_unpacked
+                     (Home__V1__Location *message,
                       ProtobufCAllocator *allocator);
 /* Home__V1__Home methods */
 void   home__v1__home__init
@@ -3743,6 +4056,44 @@ Home__V1__AddTrigger *
                       const uint8_t       *data);
 void   home__v1__add_trigger__free_unpacked
                      (Home__V1__AddTrigger *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__SetTrigger methods */
+void   home__v1__set_trigger__init
+                     (Home__V1__SetTrigger         *message);
+size_t home__v1__set_trigger__get_packed_size
+                     (const Home__V1__SetTrigger   *message);
+size_t home__v1__set_trigger__pack
+                     (const Home__V1__SetTrigger   *message,
+                      uint8_t             *out);
+size_t home__v1__set_trigger__pack_to_buffer
+                     (const Home__V1__SetTrigger   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__SetTrigger *
+       home__v1__set_trigger__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__set_trigger__free_unpacked
+                     (Home__V1__SetTrigger *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__SetHomeLocation methods */
+void   home__v1__set_home_location__init
+                     (Home__V1__SetHomeLocation         *message);
+size_t home__v1__set_home_location__get_packed_size
+                     (const Home__V1__SetHomeLocation   *message);
+size_t home__v1__set_home_location__pack
+                     (const Home__V1__SetHomeLocation   *message,
+                      uint8_t             *out);
+size_t home__v1__set_home_location__pack_to_buffer
+                     (const Home__V1__SetHomeLocation   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__SetHomeLocation *
+       home__v1__set_home_location__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__set_home_location__free_unpacked
+                     (Home__V1__SetHomeLocation *message,
                       ProtobufCAllocator *allocator);
 /* Home__V1__SetTriggerEnabled methods */
 void   home__v1__set_trigger_enabled__init
@@ -4597,8 +4948,23 @@ typedef void (*Home__V1__CharacteristicCondition_Closure)
 typedef void (*Home__V1__EventTrigger_Closure)
                  (const Home__V1__EventTrigger *message,
                   void *closure_data);
+typedef void (*Home__V1__SunTrigger_Closure)
+                 (const Home__V1__SunTrigger *message,
+                  void *closure_data);
+typedef void (*Home__V1__DayTime_Closure)
+                 (const Home__V1__DayTime *message,
+                  void *closure_data);
+typedef void (*Home__V1__TimeCondition_Closure)
+                 (const Home__V1__TimeCondition *message,
+                  void *closure_data);
 typedef void (*Home__V1__Trigger_Closure)
                  (const Home__V1__Trigger *message,
+                  void *closure_data);
+typedef void (*Home__V1__TriggerCommand_Closure)
+                 (const Home__V1__TriggerCommand *message,
+                  void *closure_data);
+typedef void (*Home__V1__Location_Closure)
+                 (const Home__V1__Location *message,
                   void *closure_data);
 typedef void (*Home__V1__Home_Closure)
                  (const Home__V1__Home *message,
@@ -4716,6 +5082,12 @@ typedef void (*Home__V1__RemoveAction_Closure)
                   void *closure_data);
 typedef void (*Home__V1__AddTrigger_Closure)
                  (const Home__V1__AddTrigger *message,
+                  void *closure_data);
+typedef void (*Home__V1__SetTrigger_Closure)
+                 (const Home__V1__SetTrigger *message,
+                  void *closure_data);
+typedef void (*Home__V1__SetHomeLocation_Closure)
+                 (const Home__V1__SetHomeLocation *message,
                   void *closure_data);
 typedef void (*Home__V1__SetTriggerEnabled_Closure)
                  (const Home__V1__SetTriggerEnabled *message,
@@ -5027,6 +5399,7 @@ extern const ProtobufCEnumDescriptor    home__v1__accessory_category__descriptor
 extern const ProtobufCEnumDescriptor    home__v1__action_set_kind__descriptor;
 extern const ProtobufCEnumDescriptor    home__v1__recurrence__descriptor;
 extern const ProtobufCEnumDescriptor    home__v1__comparison__descriptor;
+extern const ProtobufCEnumDescriptor    home__v1__sun_event__descriptor;
 extern const ProtobufCEnumDescriptor    home__v1__event_kind__descriptor;
 extern const ProtobufCEnumDescriptor    home__v1__origin_kind__descriptor;
 extern const ProtobufCEnumDescriptor    home__v1__layout_action__descriptor;
@@ -5058,7 +5431,12 @@ extern const ProtobufCMessageDescriptor home__v1__action_set__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__timer_trigger__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__characteristic_condition__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__event_trigger__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__sun_trigger__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__day_time__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__time_condition__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__trigger__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__trigger_command__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__location__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__home__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__audit_note__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__origin__descriptor;
@@ -5098,6 +5476,8 @@ extern const ProtobufCMessageDescriptor home__v1__add_action_set__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__add_action__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__remove_action__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__add_trigger__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__set_trigger__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__set_home_location__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__set_trigger_enabled__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__trigger_action_set__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__layout_request__descriptor;

@@ -95,6 +95,12 @@ extension HomeGraph {
         }
         var removedTriggers: [ObjectID] = []
         for triggerID in home.triggerIDs {
+            if let conditions = triggers[triggerID]?.conditions,
+                conditions.contains(where: { characteristicIDs.contains($0.characteristicID) })
+            {
+                triggers[triggerID]?.conditions = conditions.filter { !characteristicIDs.contains($0.characteristicID) }
+                changes.append(change(.updated, triggerID))
+            }
             guard case .event(let watched, let value, let low, let high, let conditions) = triggers[triggerID]?.kind
             else { continue }
             if characteristicIDs.contains(watched) {

@@ -110,11 +110,12 @@ extension HomeGraph {
             for actionSetID in trigger.actionSetIDs where actionSets[actionSetID]?.homeID != trigger.homeID {
                 throw fail("trigger \(trigger.id) runs action set \(actionSetID), which is not in its home")
             }
+            var watched = trigger.conditions.map(\.characteristicID)
             if case .event(let characteristicID, _, _, _, let conditions) = trigger.kind {
-                for id in [characteristicID] + conditions.map(\.characteristicID)
-                where characteristics[id] == nil || homeID(of: id) != trigger.homeID {
-                    throw fail("trigger \(trigger.id) watches characteristic \(id), which is not in its home")
-                }
+                watched += [characteristicID] + conditions.map(\.characteristicID)
+            }
+            for id in watched where characteristics[id] == nil || homeID(of: id) != trigger.homeID {
+                throw fail("trigger \(trigger.id) watches characteristic \(id), which is not in its home")
             }
         }
     }

@@ -77,11 +77,23 @@ private enum LayoutOperations {
             )
         case .removeAction(let characteristicID, let actionSetID):
             return (try graph.removeAction(characteristicID: characteristicID, fromActionSet: actionSetID), 0)
-        case .addTrigger(let name, let homeID, let kind, let actionSetIDs, let enabled):
+        case .addTrigger(
+            let name, let homeID, let kind, let actionSetIDs, let enabled, let condition, let holdMs, let once,
+            let end, let command, let conditions):
             return added(
                 try graph.addTrigger(
                     name: name, homeID: homeID, kind: kind, actionSetIDs: actionSetIDs,
-                    enabled: enabled), in: graph)
+                    enabled: enabled, condition: condition, holdMs: holdMs, executeOnce: once, end: end,
+                    command: command, conditions: conditions), in: graph)
+        case .setTrigger(
+            let triggerID, let kind, let condition, let holdMs, let once, let end, let command, let conditions):
+            return (
+                try graph.setTrigger(
+                    triggerID, kind: kind, condition: condition, holdMs: holdMs, executeOnce: once, end: end,
+                    command: command, conditions: conditions), 0
+            )
+        case .setHomeLocation(let homeID, let location):
+            return (try graph.setLocation(location, ofHome: homeID), 0)
         case .setTriggerEnabled(let triggerID, let enabled):
             return (try graph.setTrigger(triggerID, enabled: enabled), 0)
         case .addActionSetToTrigger(let actionSetID, let triggerID):

@@ -23,10 +23,31 @@ public enum LayoutOperation: Hashable, Sendable {
     /// Sets what an action set writes to a characteristic (replacing an earlier value).
     case addAction(CharacteristicWriteAction, actionSetID: ObjectID)
     case removeAction(characteristicID: ObjectID, actionSetID: ObjectID)
-    case addTrigger(name: String, homeID: ObjectID, kind: TriggerKind, actionSetIDs: [ObjectID], enabled: Bool)
+    case addTrigger(
+        name: String, homeID: ObjectID, kind: TriggerKind, actionSetIDs: [ObjectID], enabled: Bool,
+        condition: TimeCondition = .always, holdMs: Int64 = 0, executeOnce: Bool = false, end: TriggerEnd = .none,
+        command: TriggerCommand? = nil, conditions: [CharacteristicCondition] = [])
+    /// Replaces what a trigger fires on, its time condition, its hold, whether it
+    /// fires once and its end, all at once.
+    case setTrigger(
+        triggerID: ObjectID, kind: TriggerKind, condition: TimeCondition, holdMs: Int64, executeOnce: Bool = false,
+        end: TriggerEnd = .none, command: TriggerCommand? = nil, conditions: [CharacteristicCondition] = [])
+    /// Sets (or, with nil, clears) where a home is, for the sun's times.
+    case setHomeLocation(homeID: ObjectID, location: GeoLocation?)
     case setTriggerEnabled(triggerID: ObjectID, enabled: Bool)
     case addActionSetToTrigger(actionSetID: ObjectID, triggerID: ObjectID)
     case removeActionSetFromTrigger(actionSetID: ObjectID, triggerID: ObjectID)
+
+    /// The command an operation gives a trigger, if any: the daemon checks the
+    /// program exists and is executable before applying it.
+    package var command: TriggerCommand? {
+        switch self {
+        case .addTrigger(_, _, _, _, _, _, _, _, _, let command, _), .setTrigger(_, _, _, _, _, _, let command, _):
+            return command
+        default:
+            return nil
+        }
+    }
 
     /// The operation's name in the schema (`add_room`), for messages and logs.
     public var name: String {
@@ -50,6 +71,8 @@ public enum LayoutOperation: Hashable, Sendable {
         case .setTriggerEnabled: return "set_trigger_enabled"
         case .addActionSetToTrigger: return "add_action_set_to_trigger"
         case .removeActionSetFromTrigger: return "remove_action_set_from_trigger"
+        case .setTrigger: return "set_trigger"
+        case .setHomeLocation: return "set_home_location"
         }
     }
 }

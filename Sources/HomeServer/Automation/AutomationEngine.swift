@@ -28,6 +28,8 @@ public struct AutomationEngine: Service {
     /// Scenes are written through it, so that providers' characteristics are
     /// written by their providers; nil writes everything in the store.
     let values: ValueRouter?
+    /// Runs triggers' commands.
+    let commands = CommandRunner()
     /// Called once the engine watches the store and has armed its timers.
     let onReady: @Sendable () -> Void
 
@@ -59,6 +61,18 @@ public struct AutomationEngine: Service {
         let (inputs, continuation) = AsyncStream.makeStream(of: AutomationInput.self)
         let observer = AutomationObserver(limits: limits, inputs: continuation)
         var timers = TimerTable()
+        /// Event triggers waiting for their event to hold, and when each is due.
+        var holds: [ObjectID: (dueMs: Int64, chain: [ObjectID], seq: UInt64)] = [:]
+        var ends = EndTable()
+        let onWritten: @Sendable (ObjectID, [WriteResult]) -> Void = { triggerID, results in
+            continuation.yield(.sceneWrote(triggerID: triggerID, results: results))
+        }
+        /// Fires a trigger, noting what its end is to undo.
+        func fire(_ triggerID: ObjectID, chain: [ObjectID], cause: String, checkConditions: Bool = false) {
+            self.fire(
+                triggerID, chain: chain, cause: cause, checkConditions: checkConditions, ends: &ends,
+                onWritten: onWritten)
+        }
         var sleeper: (deadlineMs: Int64, task: Task<Void, Never>)?
         store.addObserver(observer)
         defer {
@@ -67,9 +81,9 @@ public struct AutomationEngine: Service {
             sleeper?.task.cancel()
         }
 
-        /// Makes the one sleeping task wait for the earliest timer.
+        /// Makes the one sleeping task wait for the earliest timer or hold.
         func rearm(force: Bool) {
-            let earliest = timers.earliestMs
+            let earliest = [timers.earliestMs, holds.values.map(\.dueMs).min(), ends.earliestMs].compactMap { $0 }.min()
             if !force, sleeper?.deadlineMs == earliest { return }
             sleeper?.task.cancel()
             sleeper = nil
@@ -93,16 +107,21 @@ public struct AutomationEngine: Service {
             let graph = store.snapshot().graph
             for id in timers.rescan(graph, nowMs: clock.nowMs) {
                 guard let trigger = graph.triggers[id], case .timer(_, let timeZone, _) = trigger.kind else { continue }
-                if TimerSchedule.timeZone(named: timeZone) == nil {
+                if !TimerSchedule.knowsTimeZone(timeZone) {
                     logger.warning(
                         "timer trigger's time zone is unknown; reckoning it in UTC",
                         metadata: ["trigger": "\(id)", "name": "\(trigger.name)", "timeZone": "\(timeZone)"])
                 }
             }
+            // A held trigger removed, disabled or changed waits no more.
+            holds = holds.filter { id, _ in
+                graph.triggers[id].map { $0.isEnabled && $0.holdMs > 0 } ?? false
+            }
             rearm(force: false)
         }
 
         rescan()
+        catchUp(timers, fire: { fire($0, chain: [], cause: $1) })
         logger.debug("automation started", metadata: ["timers": "\(timers.armed.count)"])
         onReady()
 
@@ -123,7 +142,17 @@ public struct AutomationEngine: Service {
                             ])
                         continue
                     }
-                    fire(due.triggerID, chain: [], cause: "timer \(due.scheduledMs)")
+                    fire(
+                        due.triggerID, chain: [],
+                        cause: "its time \(describeMoment(due.scheduledMs, of: due.triggerID))")
+                }
+                for (id, hold) in holds.sorted(by: { ($0.value.dueMs, $0.key) < ($1.value.dueMs, $1.key) })
+                where hold.dueMs <= now {
+                    holds[id] = nil
+                    fire(id, chain: hold.chain, cause: "event \(hold.seq) held for its duration", checkConditions: true)
+                }
+                for (id, pending) in ends.takeDue(nowMs: now) {
+                    undo(id, pending)
                 }
                 rearm(force: true)
             case .suppressed(let triggerID, let reason, let seq):
@@ -134,38 +163,209 @@ public struct AutomationEngine: Service {
                         "limit":
                             "\(limits.maxFirings) per \(limits.rateWindowMs) ms, cascade depth \(limits.maxCascadeDepth)",
                     ])
+            case .conditionStopped(let triggerID, let reason, let seq):
+                notFired(triggerID, because: "event \(seq): \(reason)")
+            case .holdStarted(let triggerID, let chain, let seq, let holdMs):
+                // A hold already running goes on from its start.
+                let (dueMs, overflow) = clock.nowMs.addingReportingOverflow(holdMs)
+                if holds[triggerID] == nil { holds[triggerID] = (overflow ? .max : dueMs, chain, seq) }
+                rearm(force: false)
+            case .eventEnded(let triggerID):
+                ends.eventEnded(triggerID, nowMs: clock.nowMs)
+                rearm(force: false)
+            case .sceneWrote(let triggerID, let results):
+                for result in results where result.error == nil {
+                    ends.wrote(triggerID, characteristicID: result.characteristicID, seq: result.seq)
+                }
+            case .holdEnded(let triggerID):
+                if holds.removeValue(forKey: triggerID) != nil {
+                    logger.debug(
+                        "held trigger's event ended before its duration", metadata: ["trigger": "\(triggerID)"])
+                    rearm(force: false)
+                }
             }
         }
     }
 
-    /// Fires a trigger: publishes "trigger fired", then runs its action sets, with
-    /// the cascade that led here in their origin so that the changes its scenes
-    /// make cannot fire it again.
-    private func fire(_ triggerID: ObjectID, chain: [ObjectID], cause: String) {
+    /// At start, with `limits.catchUpMissed`: each timer or sun trigger that was
+    /// due since it last fired (as the history tells) fires once now. Without a
+    /// firing in the history there is nothing to catch up from.
+    private func catchUp(_ timers: TimerTable, fire: (ObjectID, String) -> Void) {
+        guard limits.catchUpMissed else { return }
+        let now = clock.nowMs
+        for id in timers.armed.keys.sorted() {
+            guard let lastMs = lastFiring(of: id),
+                let missed = timers.missed(since: lastMs, nowMs: now).first(where: { $0.triggerID == id })
+            else { continue }
+            fire(id, "catching up its time \(describeMoment(missed.scheduledMs, of: id)), missed while homed was down")
+        }
+    }
+
+    /// When a trigger last fired, from the history (nil: never, or not kept).
+    private func lastFiring(of triggerID: ObjectID) -> Int64? {
+        let query = HistoryQuery(newestFirst: true, commitLimit: 64, subjects: [triggerID])
+        guard let page = try? store.pastEvents(query) else { return nil }
+        return page.events.first { event in
+            if case .triggerFired(triggerID) = event.body { return true }
+            return false
+        }?.timeMs
+    }
+
+    private func describeMoment(_ ms: Int64, of triggerID: ObjectID) -> String {
+        guard let trigger = store.snapshot().graph.triggers[triggerID] else { return "\(ms)" }
+        switch trigger.kind {
+        case .sun(let event, let offsetMs, _):
+            return DayTime.sun(event, offsetMs: offsetMs).text + " (\(ms) ms)"
+        default:
+            return "\(ms) ms"
+        }
+    }
+
+    /// Records in the history that a trigger's moment came but it did not fire, and why.
+    private func notFired(_ triggerID: ObjectID, because reason: String) {
+        let name = store.snapshot().graph.triggers[triggerID]?.name ?? ""
+        logger.info("trigger not fired", metadata: ["trigger": "\(triggerID)", "reason": "\(reason)"])
+        store.audit(
+            "trigger-not-fired", detail: "trigger \(triggerID) \"\(name)\": \(reason)",
+            origin: .automation(name: name, triggerChain: [triggerID]))
+    }
+
+    /// Fires a trigger: checks its time condition (and, after a hold, its
+    /// characteristic conditions), publishes "trigger fired" with a note of why,
+    /// then runs its action sets, with the cascade that led here in their origin
+    /// so that the changes its scenes make cannot fire it again.
+    private func fire(
+        _ triggerID: ObjectID, chain: [ObjectID], cause: String, checkConditions: Bool, ends: inout EndTable,
+        onWritten: @escaping @Sendable (ObjectID, [WriteResult]) -> Void
+    ) {
         // It may have been disabled or removed since it matched.
-        guard let trigger = store.snapshot().graph.triggers[triggerID], trigger.isEnabled else {
+        let graph = store.snapshot().graph
+        guard let trigger = graph.triggers[triggerID], trigger.isEnabled else {
             logger.debug("trigger gone or disabled before it fired", metadata: ["trigger": "\(triggerID)"])
             return
         }
+        let location = graph.homes[trigger.homeID]?.location
+        if let reason = TriggerSchedule.whyNot(trigger.condition, at: clock.nowMs, location: location) {
+            notFired(triggerID, because: "\(cause): \(reason)")
+            return
+        }
+        if let reason = EventTriggerRule.failedCondition(trigger.conditions, in: graph) {
+            notFired(triggerID, because: "\(cause): \(reason)")
+            return
+        }
+        if checkConditions, let rule = EventTriggerRule(trigger), let reason = rule.failedCondition(in: graph) {
+            notFired(triggerID, because: "\(cause): \(reason)")
+            return
+        }
         let origin = Origin.automation(name: trigger.name, triggerChain: chain + [triggerID])
+        store.audit("trigger-fired", detail: "trigger \(triggerID) \"\(trigger.name)\": \(cause)", origin: origin)
         let seq = store.recordTriggerFired(triggerID, origin: origin)
         logger.info(
             "trigger fired",
             metadata: [
                 "trigger": "\(triggerID)", "name": "\(trigger.name)", "seq": "\(seq)", "cause": "\(cause)",
             ])
-        for actionSetID in trigger.actionSetIDs {
-            run(actionSetID, of: triggerID, origin: origin)
+        if !trigger.end.isNone {
+            // What its scenes are about to change, as it is now: what the end restores.
+            var previous: [ObjectID: CharacteristicValue] = [:]
+            for action in trigger.actionSetIDs.compactMap({ graph.actionSets[$0] }).flatMap(\.actions) {
+                if let value = graph.characteristics[action.characteristicID]?.value {
+                    previous[action.characteristicID] = previous[action.characteristicID] ?? value
+                }
+            }
+            ends.fired(trigger, previous: previous, nowMs: clock.nowMs)
         }
+        for actionSetID in trigger.actionSetIDs {
+            run(actionSetID, of: triggerID, origin: origin, onWritten: trigger.end.isNone ? nil : onWritten)
+        }
+        if let command = trigger.command {
+            runCommand(command, of: trigger, in: graph, cause: cause, origin: origin)
+        }
+        if trigger.executeOnce {
+            do throws(HomeError) {
+                _ = try store.changeLayout(.setTriggerEnabled(triggerID: triggerID, enabled: false), origin: origin)
+            } catch {
+                logger.error(
+                    "an execute-once trigger could not disable itself",
+                    metadata: ["trigger": "\(triggerID)", "error": "\(error.message)"])
+            }
+        }
+    }
+
+    /// Runs a trigger's command with an environment describing the firing, and
+    /// notes in the history how it ended.
+    private func runCommand(
+        _ command: TriggerCommand, of trigger: Trigger, in graph: HomeGraph, cause: String, origin: Origin
+    ) {
+        var environment = [
+            "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
+            "HOMED_TRIGGER": trigger.name, "HOMED_TRIGGER_ID": "\(trigger.id)",
+            "HOMED_HOME": graph.homes[trigger.homeID]?.name ?? "", "HOMED_CAUSE": cause,
+            "HOMED_TIME_MS": "\(clock.nowMs)",
+        ]
+        if case .event(let characteristicID, _, _, _, _) = trigger.kind {
+            environment["HOMED_CHARACTERISTIC_ID"] = "\(characteristicID)"
+            environment["HOMED_CHARACTERISTIC"] = graph.path(of: characteristicID) ?? ""
+            environment["HOMED_VALUE"] = graph.characteristics[characteristicID]?.value.map { "\($0)" } ?? ""
+        }
+        let store = self.store
+        let prefix = "trigger \(trigger.id) \"\(trigger.name)\": \(command.text) "
+        commands.run(command, environment: environment) { outcome in
+            store.audit("trigger-command", detail: prefix + outcome, origin: origin)
+        }
+    }
+
+    /// Undoes what a trigger's scenes changed: writes each old value back on the
+    /// condition that the characteristic's last change is still the scene's, and
+    /// notes in the history what was restored and what was kept.
+    private func undo(_ triggerID: ObjectID, _ pending: EndTable.Pending) {
+        let writes = EndTable.undoWrites(pending)
+        let origin = Origin.automation(name: pending.name, triggerChain: [triggerID])
+        let store = self.store
+        let why = pending.end.text
+        let report: @Sendable (Result<WriteOutcome, any Error>) -> Void = { result in
+            var restored: [String] = []
+            var kept: [String] = []
+            switch result {
+            case .success(let outcome):
+                for result in outcome.results {
+                    if result.error == nil {
+                        restored.append("characteristic \(result.characteristicID)")
+                    } else {
+                        kept.append("characteristic \(result.characteristicID)")
+                    }
+                }
+            case .failure(let error):
+                kept.append("everything (\(error))")
+            }
+            var detail = "trigger \(triggerID) \"\(pending.name)\": \(why): "
+            detail += restored.isEmpty ? "nothing to restore" : "restored " + restored.joined(separator: ", ")
+            if !kept.isEmpty { detail += "; kept, changed since by someone else: " + kept.joined(separator: ", ") }
+            store.audit("trigger-ended", detail: detail, origin: origin)
+        }
+        if writes.isEmpty {
+            report(.success(WriteOutcome(results: [], seq: 0)))
+            return
+        }
+        if let values {
+            values.write(writes, origin: origin, timeoutMs: nil, on: MultiThreadedEventLoopGroup.singleton.next())
+                .whenComplete(report)
+            return
+        }
+        report(.success(store.write(writes, origin: origin)))
     }
 
     /// Runs one scene of a trigger: through the value router when there is one (a
     /// provider's writes complete later; their outcome is logged then).
-    private func run(_ actionSetID: ObjectID, of triggerID: ObjectID, origin: Origin) {
+    private func run(
+        _ actionSetID: ObjectID, of triggerID: ObjectID, origin: Origin,
+        onWritten: (@Sendable (ObjectID, [WriteResult]) -> Void)?
+    ) {
         let logger = self.logger
         let report: @Sendable (Result<WriteOutcome, any Error>) -> Void = { result in
             switch result {
             case .success(let response):
+                onWritten?(triggerID, response.results)
                 for result in response.results {
                     guard let error = result.error else { continue }
                     logger.warning(

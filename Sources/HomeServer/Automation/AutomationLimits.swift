@@ -20,11 +20,17 @@ public struct AutomationLimits: Sendable, Hashable {
     /// A timer whose moment passed longer ago than this (the machine slept, the
     /// clock was set forward) is skipped, not fired late.
     public var timerGraceMs: Int64
+    /// What a daemon that was down when a timer or sun trigger was due does at its
+    /// next start: false (the default) skips the missed moments; true fires each
+    /// such trigger once, at start, if it was due since it last fired (as the
+    /// history tells; a trigger that never fired has nothing to catch up).
+    public var catchUpMissed: Bool
 
     public init(
         maxFirings: Int = 10, rateWindowMs: Int64 = 10_000, maxCascadeDepth: Int = 8,
-        timerGraceMs: Int64 = 60_000
+        timerGraceMs: Int64 = 60_000, catchUpMissed: Bool = false
     ) {
+        self.catchUpMissed = catchUpMissed
         self.maxFirings = max(maxFirings, 1)
         self.rateWindowMs = max(rateWindowMs, 0)
         self.maxCascadeDepth = max(maxCascadeDepth, 1)

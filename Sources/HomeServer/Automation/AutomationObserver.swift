@@ -10,6 +10,17 @@ enum AutomationInput: Sendable, Hashable {
     case timerDue
     /// An event trigger matched but a guard stopped it (reported once per rate window).
     case suppressed(triggerID: ObjectID, reason: Suppression, seq: UInt64)
+    /// An event trigger matched but one of its characteristic conditions does not hold.
+    case conditionStopped(triggerID: ObjectID, reason: String, seq: UInt64)
+    /// An event trigger with a hold matched: fire it `holdMs` from now (by the
+    /// engine's clock) unless its event ends first.
+    case holdStarted(triggerID: ObjectID, chain: [ObjectID], seq: UInt64, holdMs: Int64)
+    /// The value a held trigger waits on left it: the wait is off (and starts again when it comes back).
+    case holdEnded(triggerID: ObjectID)
+    /// The value an event trigger fired on left it (motion stopped): its end may begin.
+    case eventEnded(triggerID: ObjectID)
+    /// A trigger's scene changed characteristics: their events' sequence numbers, for its end.
+    case sceneWrote(triggerID: ObjectID, results: [WriteResult])
 
     enum Suppression: String, Sendable, Hashable {
         case cascade = "the change came from its own cascade"
@@ -83,10 +94,18 @@ final class AutomationObserver: HomeEventObserver {
             state.lastValues[id] = change.value
             let occurrence = graph.characteristics[id]?.isEventOnly ?? false
             var outputs: [AutomationInput] = []
-            for rule in rules
-            where rule.fires(from: old, to: change.value, occurrence: occurrence)
-                && rule.conditionsHold(in: graph)
-            {
+            for rule in rules {
+                if !occurrence, !rule.matches(change.value), old.map(rule.matches) ?? false {
+                    if rule.endsWithEvent { outputs.append(.eventEnded(triggerID: rule.triggerID)) }
+                    if rule.holdMs > 0 { outputs.append(.holdEnded(triggerID: rule.triggerID)) }
+                    continue
+                }
+                guard rule.fires(from: old, to: change.value, occurrence: occurrence) else { continue }
+                // A held trigger's conditions are checked when the hold is over.
+                if rule.holdMs == 0, let reason = rule.failedCondition(in: graph) {
+                    outputs.append(.conditionStopped(triggerID: rule.triggerID, reason: reason, seq: event.seq))
+                    continue
+                }
                 // The cascade travels in the change's origin, so it is known however
                 // the change was committed (at once, or on a provider's confirmation).
                 let chain = event.origin.kind == .automation ? event.origin.triggerChain : []
@@ -99,6 +118,11 @@ final class AutomationObserver: HomeEventObserver {
                         state.reportedSuppression[rule.triggerID] = event.timeMs
                         outputs.append(.suppressed(triggerID: rule.triggerID, reason: reason, seq: event.seq))
                     }
+                    continue
+                }
+                if rule.holdMs > 0 {
+                    outputs.append(
+                        .holdStarted(triggerID: rule.triggerID, chain: chain, seq: event.seq, holdMs: rule.holdMs))
                     continue
                 }
                 outputs.append(.fire(triggerID: rule.triggerID, chain: chain, seq: event.seq))

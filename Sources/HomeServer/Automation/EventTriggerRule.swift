@@ -15,6 +15,10 @@ struct EventTriggerRule: Hashable, Sendable {
     var rangeMin: Double?
     var rangeMax: Double?
     var conditions: [CharacteristicCondition]
+    /// How long the event must hold before the trigger fires (0: at once).
+    var holdMs: Int64 = 0
+    /// Whether its end waits for the event to end (so the engine is told when it does).
+    var endsWithEvent = false
 
     /// The rule of an enabled event trigger; nil for a timer or a disabled trigger.
     init?(_ trigger: Trigger) {
@@ -24,6 +28,8 @@ struct EventTriggerRule: Hashable, Sendable {
         self.init(
             triggerID: trigger.id, characteristicID: characteristicID, value: value, rangeMin: rangeMin,
             rangeMax: rangeMax, conditions: conditions)
+        self.holdMs = trigger.holdMs
+        self.endsWithEvent = trigger.end.whenEventEnds
     }
 
     init(
@@ -53,6 +59,32 @@ struct EventTriggerRule: Hashable, Sendable {
         return occurrence || !(old.map(isInRange) ?? false)
     }
 
+    /// Whether `value` is what the trigger waits for (its value, in its range, or
+    /// any value when it has neither): while it is, a hold goes on.
+    func matches(_ value: CharacteristicValue) -> Bool {
+        if let expected = self.value { return Self.equal(value, expected) }
+        if rangeMin == nil && rangeMax == nil { return true }
+        return isInRange(value)
+    }
+
+    /// The first condition that does not hold, described, or nil when all hold.
+    func failedCondition(in graph: HomeGraph) -> String? {
+        Self.failedCondition(conditions, in: graph)
+    }
+
+    /// The first of `conditions` that does not hold in `graph`, described.
+    static func failedCondition(_ conditions: [CharacteristicCondition], in graph: HomeGraph) -> String? {
+        for condition in conditions {
+            let current = graph.characteristics[condition.characteristicID]?.value
+            if !Self.holds(condition, current: current) {
+                let label = "characteristic \(condition.characteristicID)"
+                return "its condition \(label) \(condition.comparison.rawValue) \(condition.value) does not hold "
+                    + "(it is \(current.map { "\($0)" } ?? "unknown"))"
+            }
+        }
+        return nil
+    }
+
     func isInRange(_ value: CharacteristicValue) -> Bool {
         guard let number = value.numericValue else { return false }
         return (rangeMin.map { number >= $0 } ?? true) && (rangeMax.map { number <= $0 } ?? true)
@@ -67,27 +99,10 @@ struct EventTriggerRule: Hashable, Sendable {
     }
 
     static func holds(_ condition: CharacteristicCondition, current: CharacteristicValue?) -> Bool {
-        guard let current else { return false }
-        switch condition.comparison {
-        case .equal: return equal(current, condition.value)
-        case .notEqual: return !equal(current, condition.value)
-        case .less, .lessOrEqual, .greater, .greaterOrEqual:
-            guard let lhs = current.numericValue, let rhs = condition.value.numericValue else { return false }
-            switch condition.comparison {
-            case .less: return lhs < rhs
-            case .lessOrEqual: return lhs <= rhs
-            case .greater: return lhs > rhs
-            default: return lhs >= rhs
-            }
-        }
+        condition.holds(for: current)
     }
 
-    /// Values are equal when identical, or when both are numbers of equal value
-    /// (`.uint(1)` and `.int(1)`, `.bool(true)` and `.uint(1)`): the model normalizes
-    /// what it stores, but a comparison should not depend on it.
     static func equal(_ lhs: CharacteristicValue, _ rhs: CharacteristicValue) -> Bool {
-        if lhs == rhs { return true }
-        guard let left = lhs.numericValue, let right = rhs.numericValue else { return false }
-        return left == right
+        lhs.sameValue(as: rhs)
     }
 }

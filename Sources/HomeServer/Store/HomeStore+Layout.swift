@@ -9,6 +9,8 @@ extension HomeStore {
     ///   nothing changed and nothing was published.
     @discardableResult
     package func changeLayout(_ operation: LayoutOperation, origin: Origin) throws(HomeError) -> LayoutOutcome {
+        // The file system is no part of the model: a trigger's program is checked here.
+        if let command = operation.command { try CommandRunner.checkExecutable(command.program) }
         let committed = try commit(.layout, origin: origin) {
             transaction throws(HomeError) -> (events: [HomeEvent.Body], createdID: ObjectID) in
             let applied = try transaction.graph.apply(operation, nowMs: transaction.nowMs)

@@ -15,7 +15,9 @@ struct DecodedTables {
 
     /// Adds a decoded home and everything in it.
     mutating func add(home wire: Proto.Home) {
-        var home = Home(id: wire.id, name: wire.name, isPrimary: wire.primary, defaultRoomID: wire.defaultRoomID)
+        var home = Home(
+            id: wire.id, name: wire.name, isPrimary: wire.primary, defaultRoomID: wire.defaultRoomID,
+            location: wire.location.map(GeoLocation.init))
         for room in wire.rooms {
             rooms[room.id] = Room(id: room.id, homeID: room.homeID == 0 ? home.id : room.homeID, name: room.name)
             home.roomIDs.append(room.id)
@@ -46,7 +48,12 @@ struct DecodedTables {
         for trigger in wire.triggers {
             triggers[trigger.id] = Trigger(
                 id: trigger.id, homeID: home.id, name: trigger.name, isEnabled: trigger.enabled,
-                actionSetIDs: trigger.actionSetIDs, kind: Self.triggerKind(trigger.kind))
+                actionSetIDs: trigger.actionSetIDs, kind: Self.triggerKind(trigger.kind),
+                condition: TimeCondition(lenient: trigger.condition), holdMs: trigger.holdMs,
+                executeOnce: trigger.executeOnce,
+                end: TriggerEnd(afterMs: trigger.endAfterMs, whenEventEnds: trigger.endWhenEventEnds),
+                command: trigger.command.map(TriggerCommand.init),
+                conditions: CharacteristicCondition.lenient(trigger.conditions))
             home.triggerIDs.append(trigger.id)
         }
         homes[home.id] = home
@@ -56,6 +63,9 @@ struct DecodedTables {
     /// A stored trigger's kind as the daemon sent it (lenient: a condition without
     /// a value is left out, an unknown number read as the default).
     private static func triggerKind(_ kind: Proto.Trigger.Kind?) -> TriggerKind {
+        if case .sun(let sun)? = kind {
+            return .sun(.fromWire(sun.event, default: .sunrise), offsetMs: sun.offsetMs, timeZone: sun.timeZone)
+        }
         guard case .event(let event)? = kind else {
             let timer: Proto.TimerTrigger
             if case .timer(let wire)? = kind {
@@ -67,13 +77,7 @@ struct DecodedTables {
                 fireDateMs: timer.fireDateMs, timeZone: timer.timeZone,
                 recurrence: .fromWire(timer.recurrence, default: .none))
         }
-        let conditions = event.conditions.compactMap { condition in
-            CharacteristicValue(condition.value).map {
-                CharacteristicCondition(
-                    characteristicID: condition.characteristicID,
-                    comparison: .fromWire(condition.comparison, default: .equal), value: $0)
-            }
-        }
+        let conditions = CharacteristicCondition.lenient(event.conditions)
         return .event(
             characteristicID: event.characteristicID, value: CharacteristicValue(event.value),
             rangeMin: event.rangeMin, rangeMax: event.rangeMax, conditions: conditions)

@@ -52,15 +52,39 @@ extension Proto.LayoutRequest.Op {
                 Proto.AddAction(actionSetID: actionSetID, action: Proto.CharacteristicWriteAction(action)))
         case .removeAction(let characteristicID, let actionSetID):
             self = .removeAction(Proto.RemoveAction(actionSetID: actionSetID, characteristicID: characteristicID))
-        case .addTrigger(let name, let homeID, let kind, let actionSetIDs, let enabled):
+        case .addTrigger(
+            let name, let homeID, let kind, let actionSetIDs, let enabled, let condition, let holdMs, let once,
+            let end, let command, let conditions):
             let kind: Proto.AddTrigger.Kind =
                 switch Proto.Trigger.Kind(kind) {
                 case .timer(let timer): .timer(timer)
                 case .event(let event): .event(event)
+                case .sun(let sun): .sun(sun)
                 }
             self = .addTrigger(
                 Proto.AddTrigger(
-                    homeID: homeID, name: name, actionSetIDs: actionSetIDs, disabled: !enabled, kind: kind))
+                    homeID: homeID, name: name, actionSetIDs: actionSetIDs, disabled: !enabled, kind: kind,
+                    condition: Proto.TimeCondition(condition), holdMs: holdMs, executeOnce: once,
+                    endAfterMs: end.afterMs, endWhenEventEnds: end.whenEventEnds,
+                    command: command.map(Proto.TriggerCommand.init),
+                    conditions: conditions.map(Proto.CharacteristicCondition.init)))
+        case .setTrigger(
+            let triggerID, let kind, let condition, let holdMs, let once, let end, let command, let conditions):
+            let kind: Proto.SetTrigger.Kind =
+                switch Proto.Trigger.Kind(kind) {
+                case .timer(let timer): .timer(timer)
+                case .event(let event): .event(event)
+                case .sun(let sun): .sun(sun)
+                }
+            self = .setTrigger(
+                Proto.SetTrigger(
+                    triggerID: triggerID, kind: kind, condition: Proto.TimeCondition(condition), holdMs: holdMs,
+                    executeOnce: once, endAfterMs: end.afterMs, endWhenEventEnds: end.whenEventEnds,
+                    command: command.map(Proto.TriggerCommand.init),
+                    conditions: conditions.map(Proto.CharacteristicCondition.init)))
+        case .setHomeLocation(let homeID, let location):
+            self = .setHomeLocation(
+                Proto.SetHomeLocation(homeID: homeID, location: location.map(Proto.Location.init)))
         case .setTriggerEnabled(let triggerID, let enabled):
             self = .setTriggerEnabled(Proto.SetTriggerEnabled(triggerID: triggerID, enabled: enabled))
         case .addActionSetToTrigger(let actionSetID, let triggerID):
@@ -125,8 +149,30 @@ extension LayoutOperation {
             self = .removeAction(characteristicID: op.characteristicID, actionSetID: op.actionSetID)
         case .addTrigger(let op):
             self = .addTrigger(
-                name: op.name, homeID: op.homeID, kind: try Self.triggerKind(op.kind), actionSetIDs: op.actionSetIDs,
-                enabled: !op.disabled)
+                name: op.name, homeID: op.homeID, kind: try Self.triggerKind(op.kind, op: "add_trigger"),
+                actionSetIDs: op.actionSetIDs, enabled: !op.disabled,
+                condition: try TimeCondition(op.condition, field: "add_trigger.condition"), holdMs: op.holdMs,
+                executeOnce: op.executeOnce,
+                end: TriggerEnd(afterMs: op.endAfterMs, whenEventEnds: op.endWhenEventEnds),
+                command: op.command.map(TriggerCommand.init),
+                conditions: try CharacteristicCondition.strict(op.conditions, field: "add_trigger.conditions"))
+        case .setTrigger(let op):
+            let kind: Proto.AddTrigger.Kind? =
+                switch op.kind {
+                case .timer(let timer)?: .timer(timer)
+                case .event(let event)?: .event(event)
+                case .sun(let sun)?: .sun(sun)
+                case nil: nil
+                }
+            self = .setTrigger(
+                triggerID: op.triggerID, kind: try Self.triggerKind(kind, op: "set_trigger"),
+                condition: try TimeCondition(op.condition, field: "set_trigger.condition"), holdMs: op.holdMs,
+                executeOnce: op.executeOnce,
+                end: TriggerEnd(afterMs: op.endAfterMs, whenEventEnds: op.endWhenEventEnds),
+                command: op.command.map(TriggerCommand.init),
+                conditions: try CharacteristicCondition.strict(op.conditions, field: "set_trigger.conditions"))
+        case .setHomeLocation(let op):
+            self = .setHomeLocation(homeID: op.homeID, location: op.location.map(GeoLocation.init))
         case .setTriggerEnabled(let op):
             self = .setTriggerEnabled(triggerID: op.triggerID, enabled: op.enabled)
         case .addActionSetToTrigger(let op):
@@ -136,37 +182,28 @@ extension LayoutOperation {
         }
     }
 
-    private static func triggerKind(_ kind: Proto.AddTrigger.Kind?) throws(HomeError) -> TriggerKind {
+    private static func triggerKind(_ kind: Proto.AddTrigger.Kind?, op: String) throws(HomeError) -> TriggerKind {
         switch kind {
+        case .sun(let sun)?:
+            let event = try SunEvent.fromWire(sun.event, field: "\(op).sun.event")
+            return .sun(event, offsetMs: sun.offsetMs, timeZone: sun.timeZone)
         case .timer(let timer)?:
-            let recurrence = try Recurrence.fromWire(timer.recurrence, field: "add_trigger.timer.recurrence")
+            let recurrence = try Recurrence.fromWire(timer.recurrence, field: "\(op).timer.recurrence")
             return .timer(fireDateMs: timer.fireDateMs, timeZone: timer.timeZone, recurrence: recurrence)
         case .event(let event)?:
             var value: CharacteristicValue?
             if let wire = event.value {
                 guard let decoded = CharacteristicValue(wire) else {
-                    throw HomeError(.invalidArgument, "add_trigger.event.value is present but empty")
+                    throw HomeError(.invalidArgument, "\(op).event.value is present but empty")
                 }
                 value = decoded
             }
-            var conditions: [CharacteristicCondition] = []
-            for (index, condition) in event.conditions.enumerated() {
-                let comparison = try Comparison.fromWire(
-                    condition.comparison, field: "add_trigger.event.conditions[\(index)].comparison")
-                guard let conditionValue = CharacteristicValue(condition.value) else {
-                    throw HomeError(
-                        .invalidArgument,
-                        "the condition on characteristic \(condition.characteristicID) carries no value")
-                }
-                conditions.append(
-                    CharacteristicCondition(
-                        characteristicID: condition.characteristicID, comparison: comparison, value: conditionValue))
-            }
+            let conditions = try CharacteristicCondition.strict(event.conditions, field: "\(op).event.conditions")
             return .event(
                 characteristicID: event.characteristicID, value: value, rangeMin: event.rangeMin,
                 rangeMax: event.rangeMax, conditions: conditions)
         case nil:
-            throw HomeError(.invalidArgument, "add_trigger needs a timer or an event")
+            throw HomeError(.invalidArgument, "\(op) needs a timer, an event or a sun trigger")
         }
     }
 }

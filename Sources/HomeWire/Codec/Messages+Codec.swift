@@ -278,7 +278,7 @@ extension ListAccessoriesResponse: WireMessage {
         tables.add(
             home: Proto.Home(
                 id: 0, name: "", primary: false, defaultRoomID: 0, rooms: wire.rooms, zones: [],
-                accessories: wire.accessories, serviceGroups: [], actionSets: [], triggers: []))
+                accessories: wire.accessories, serviceGroups: [], actionSets: [], triggers: [], location: nil))
         self.init(
             accessories: wire.accessories.compactMap { tables.accessories[$0.id] },
             rooms: wire.rooms.compactMap { tables.rooms[$0.id] }, services: tables.services,

@@ -217,12 +217,9 @@ extension Proto.Trigger.Kind {
             self = .event(
                 Proto.EventTrigger(
                     characteristicID: characteristicID, value: value.map(Proto.Value.init), rangeMin: rangeMin,
-                    rangeMax: rangeMax,
-                    conditions: conditions.map {
-                        Proto.CharacteristicCondition(
-                            characteristicID: $0.characteristicID, comparison: $0.comparison.wireNumber,
-                            value: Proto.Value($0.value))
-                    }))
+                    rangeMax: rangeMax, conditions: conditions.map(Proto.CharacteristicCondition.init)))
+        case .sun(let event, let offsetMs, let timeZone):
+            self = .sun(Proto.SunTrigger(event: event, offsetMs: offsetMs, timeZone: timeZone))
         }
     }
 }
@@ -235,6 +232,54 @@ extension Proto.Trigger {
         enabled = trigger.isEnabled
         actionSetIDs = trigger.actionSetIDs
         kind = Kind(trigger.kind)
+        condition = Proto.TimeCondition(trigger.condition)
+        holdMs = trigger.holdMs
+        executeOnce = trigger.executeOnce
+        endAfterMs = trigger.end.afterMs
+        endWhenEventEnds = trigger.end.whenEventEnds
+        command = trigger.command.map(Proto.TriggerCommand.init)
+        conditions = trigger.conditions.map(Proto.CharacteristicCondition.init)
+    }
+}
+
+extension Proto.CharacteristicCondition {
+    init(_ condition: CharacteristicCondition) {
+        self.init(
+            characteristicID: condition.characteristicID, comparison: condition.comparison.wireNumber,
+            value: Proto.Value(condition.value))
+    }
+}
+
+extension CharacteristicCondition {
+    /// Conditions as the daemon sent them (lenient: one without a value is left
+    /// out, an unknown comparison read as the default).
+    static func lenient(_ wire: [Proto.CharacteristicCondition]) -> [CharacteristicCondition] {
+        wire.compactMap { condition in
+            CharacteristicValue(condition.value).map {
+                CharacteristicCondition(
+                    characteristicID: condition.characteristicID,
+                    comparison: .fromWire(condition.comparison, default: .equal), value: $0)
+            }
+        }
+    }
+
+    /// Conditions as a client sent them: an undeclared comparison or a missing
+    /// value is INVALID_ARGUMENT naming it.
+    static func strict(_ wire: [Proto.CharacteristicCondition], field: String) throws(HomeError)
+        -> [CharacteristicCondition]
+    {
+        var conditions: [CharacteristicCondition] = []
+        for (index, condition) in wire.enumerated() {
+            let comparison = try Comparison.fromWire(condition.comparison, field: "\(field)[\(index)].comparison")
+            guard let value = CharacteristicValue(condition.value) else {
+                throw HomeError(
+                    .invalidArgument, "the condition on characteristic \(condition.characteristicID) carries no value")
+            }
+            conditions.append(
+                CharacteristicCondition(
+                    characteristicID: condition.characteristicID, comparison: comparison, value: value))
+        }
+        return conditions
     }
 }
 
@@ -250,7 +295,7 @@ extension Proto.Home {
         guard withTables else {
             self.init(
                 id: home.id, name: "", primary: false, defaultRoomID: 0, rooms: [], zones: [],
-                accessories: accessories, serviceGroups: [], actionSets: [], triggers: [])
+                accessories: accessories, serviceGroups: [], actionSets: [], triggers: [], location: nil)
             return
         }
         self.init(
@@ -259,6 +304,7 @@ extension Proto.Home {
             zones: home.zoneIDs.compactMap { graph.zones[$0].map(Proto.Zone.init) }, accessories: accessories,
             serviceGroups: home.serviceGroupIDs.compactMap { graph.serviceGroups[$0].map(Proto.ServiceGroup.init) },
             actionSets: home.actionSetIDs.compactMap { graph.actionSets[$0].map(Proto.ActionSet.init) },
-            triggers: home.triggerIDs.compactMap { graph.triggers[$0].map(Proto.Trigger.init) })
+            triggers: home.triggerIDs.compactMap { graph.triggers[$0].map(Proto.Trigger.init) },
+            location: home.location.map(Proto.Location.init))
     }
 }

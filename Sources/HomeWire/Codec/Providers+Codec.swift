@@ -213,7 +213,7 @@ extension RegisterAccessoriesResponse: WireMessage, ServiceTables {
         tables.add(
             home: Proto.Home(
                 id: 0, name: "", primary: false, defaultRoomID: 0, rooms: [], zones: [],
-                accessories: wire.accessories, serviceGroups: [], actionSets: [], triggers: []))
+                accessories: wire.accessories, serviceGroups: [], actionSets: [], triggers: [], location: nil))
         self.init(
             accessories: wire.accessories.compactMap { tables.accessories[$0.id] }, services: tables.services,
             characteristics: tables.characteristics, seq: wire.seq)

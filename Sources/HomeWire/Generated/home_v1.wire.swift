@@ -211,6 +211,38 @@ extension Proto {
         let conditions: [Proto.CharacteristicCondition]
     }
 
+    /// Fires each day at the sun's event plus `offset_ms` (negative: before; at most a
+    /// day either way), computed from the home's location. The local day, and the
+    /// days of the trigger's condition, are reckoned in `time_zone` (an IANA name). On
+    /// a day the sun does not rise or set (polar day or night) it does not fire.
+    struct SunTrigger: Sendable {
+        /// A `home.v1.SunEvent` number (see `SunEvent`).
+        let event: UInt32
+        let offsetMs: Int64
+        let timeZone: String
+    }
+
+    /// A moment of a day: `ms_of_day` after the local midnight (0 to 86399999), or,
+    /// with `sun` present, that day's sunrise or sunset plus `offset_ms`.
+    struct DayTime: Sendable {
+        let msOfDay: Int64
+        /// A `home.v1.SunEvent` number (see `SunEvent`).
+        let sun: UInt32?
+        let offsetMs: Int64
+    }
+
+    /// When a trigger may fire. `days`: bit 0 Monday … bit 6 Sunday, 0 = every day;
+    /// a timer or sun trigger is due only on these days. `from`/`to` (both or
+    /// neither): a window of the local day, `from` included, `to` excluded; `to`
+    /// before `from` crosses midnight (22:00–06:00, sunset–sunrise). Reckoned in
+    /// `time_zone` (an IANA name; needed when anything is restricted).
+    struct TimeCondition: Sendable {
+        let days: UInt32
+        let from: Proto.DayTime?
+        let to: Proto.DayTime?
+        let timeZone: String
+    }
+
     struct Trigger: Sendable {
         let id: UInt64
         let name: String
@@ -219,9 +251,49 @@ extension Proto {
         enum Kind: Sendable {
             case timer(Proto.TimerTrigger)
             case event(Proto.EventTrigger)
+            case sun(Proto.SunTrigger)
         }
         let kind: Kind?
         let homeID: UInt64
+        /// Absent: no restriction.
+        let condition: Proto.TimeCondition?
+        /// An event trigger fires once its event has held this long (0: at once); the
+        /// wait starts again when the value leaves what it waits for.
+        let holdMs: Int64
+        /// Disables itself once it has fired (a LAYOUT_UPDATED by the automation).
+        let executeOnce: Bool
+        /// The end: undo what its scenes changed `end_after_ms` after the firing, or,
+        /// with `end_when_event_ends` (an event trigger with a value or range), that
+        /// long after the value leaves it; a value someone else changed since is kept.
+        let endAfterMs: Int64
+        let endWhenEventEnds: Bool
+        /// A program run when it fires, after its scenes; absent: none.
+        let command: Proto.TriggerCommand?
+        /// A timer or sun trigger's conditions on characteristics, all of which must
+        /// hold when it fires (an event trigger's are its EventTrigger's `conditions`).
+        let conditions: [Proto.CharacteristicCondition]
+    }
+
+    /// A program a trigger runs: an absolute path that exists and is executable (when
+    /// the trigger is added or set; else INVALID_ARGUMENT naming it), at most 64
+    /// arguments without control characters, stopped (SIGTERM, then SIGKILL after a
+    /// second) after `timeout_ms` (0: 30000; at most 600000). It runs as the daemon's
+    /// user, or as nobody when the daemon runs as root, in /, with stdin empty and an
+    /// environment describing the firing (HOMED_TRIGGER, HOMED_TRIGGER_ID, HOMED_HOME,
+    /// HOMED_CAUSE, HOMED_TIME_MS, and for an event trigger HOMED_CHARACTERISTIC,
+    /// HOMED_CHARACTERISTIC_ID and HOMED_VALUE). Its exit status and the first 2 KiB of
+    /// its output are noted in the history (EVENT_AUDIT `trigger-command`).
+    struct TriggerCommand: Sendable {
+        let program: String
+        let arguments: [String]
+        let timeoutMs: Int64
+    }
+
+    /// Where a home is, in degrees: latitude -90…90 (north positive), longitude
+    /// -180…180 (east positive).
+    struct Location: Sendable {
+        let latitude: Double
+        let longitude: Double
     }
 
     struct Home: Sendable {
@@ -236,10 +308,14 @@ extension Proto {
         let serviceGroups: [Proto.ServiceGroup]
         let actionSets: [Proto.ActionSet]
         let triggers: [Proto.Trigger]
+        /// Absent until set (SetHomeLocation); sun triggers and windows need it.
+        let location: Proto.Location?
     }
 
     /// An audit note: what happened (`provider-connected`, `provider-disconnected`,
-    /// `permission-denied`) and a sentence saying it; who is the event's origin.
+    /// `permission-denied`, `trigger-fired`, `trigger-not-fired`, `trigger-ended`,
+    /// `trigger-command`) and a sentence saying
+    /// it; who is the event's origin.
     struct AuditNote: Sendable {
         let action: String
         let detail: String
@@ -490,8 +566,43 @@ extension Proto {
         enum Kind: Sendable {
             case timer(Proto.TimerTrigger)
             case event(Proto.EventTrigger)
+            case sun(Proto.SunTrigger)
         }
         let kind: Kind?
+        let condition: Proto.TimeCondition?
+        let holdMs: Int64
+        let executeOnce: Bool
+        let endAfterMs: Int64
+        let endWhenEventEnds: Bool
+        let command: Proto.TriggerCommand?
+        let conditions: [Proto.CharacteristicCondition]
+    }
+
+    /// Replaces what a trigger fires on, its condition, its hold, execute_once, its end and its command, all at once
+    /// (checked as AddTrigger is; nothing changes if any part is refused). Its name,
+    /// action sets and enabled state stay.
+    struct SetTrigger: Sendable {
+        let triggerID: UInt64
+        enum Kind: Sendable {
+            case timer(Proto.TimerTrigger)
+            case event(Proto.EventTrigger)
+            case sun(Proto.SunTrigger)
+        }
+        let kind: Kind?
+        let condition: Proto.TimeCondition?
+        let holdMs: Int64
+        let executeOnce: Bool
+        let endAfterMs: Int64
+        let endWhenEventEnds: Bool
+        let command: Proto.TriggerCommand?
+        let conditions: [Proto.CharacteristicCondition]
+    }
+
+    /// Sets a home's location, or clears it when `location` is absent (refused while
+    /// a trigger of the home uses the sun).
+    struct SetHomeLocation: Sendable {
+        let homeID: UInt64
+        let location: Proto.Location?
     }
 
     struct SetTriggerEnabled: Sendable {
@@ -526,6 +637,8 @@ extension Proto {
             case setTriggerEnabled(Proto.SetTriggerEnabled)
             case addActionSetToTrigger(Proto.TriggerActionSet)
             case removeActionSetFromTrigger(Proto.TriggerActionSet)
+            case setTrigger(Proto.SetTrigger)
+            case setHomeLocation(Proto.SetHomeLocation)
         }
         let op: Op?
     }
@@ -1992,6 +2105,71 @@ extension Proto.EventTrigger: ProtobufCBridged {
     }
 }
 
+extension Proto.SunTrigger: ProtobufCBridged {
+    static let messageName = "home.v1.SunTrigger"
+    static var unpack: Unpacker<Home__V1__SunTrigger> { home__v1__sun_trigger__unpack }
+
+    init(c source: Home__V1__SunTrigger) {
+        event = source.event.rawValue
+        offsetMs = source.offset_ms
+        timeZone = swiftString(source.time_zone)
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__SunTrigger> {
+        let built = arena.allocate(Home__V1__SunTrigger.self)
+        home__v1__sun_trigger__init(built)
+        built.pointee.event = Home__V1__SunEvent(rawValue: event)
+        built.pointee.offset_ms = offsetMs
+        if !timeZone.isEmpty { built.pointee.time_zone = arena.cString(timeZone) }
+        return built
+    }
+}
+
+extension Proto.DayTime: ProtobufCBridged {
+    static let messageName = "home.v1.DayTime"
+    static var unpack: Unpacker<Home__V1__DayTime> { home__v1__day_time__unpack }
+
+    init(c source: Home__V1__DayTime) {
+        msOfDay = source.ms_of_day
+        sun = source.sun_present_case == HOME__V1__DAY_TIME__SUN_PRESENT_SUN ? source.sun.rawValue : nil
+        offsetMs = source.offset_ms
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__DayTime> {
+        let built = arena.allocate(Home__V1__DayTime.self)
+        home__v1__day_time__init(built)
+        built.pointee.ms_of_day = msOfDay
+        if let sun {
+            built.pointee.sun_present_case = HOME__V1__DAY_TIME__SUN_PRESENT_SUN
+            built.pointee.sun = Home__V1__SunEvent(rawValue: sun)
+        }
+        built.pointee.offset_ms = offsetMs
+        return built
+    }
+}
+
+extension Proto.TimeCondition: ProtobufCBridged {
+    static let messageName = "home.v1.TimeCondition"
+    static var unpack: Unpacker<Home__V1__TimeCondition> { home__v1__time_condition__unpack }
+
+    init(c source: Home__V1__TimeCondition) {
+        days = source.days
+        from = source.from.map { Proto.DayTime(c: $0.pointee) }
+        to = source.to.map { Proto.DayTime(c: $0.pointee) }
+        timeZone = swiftString(source.time_zone)
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__TimeCondition> {
+        let built = arena.allocate(Home__V1__TimeCondition.self)
+        home__v1__time_condition__init(built)
+        built.pointee.days = days
+        if let from { built.pointee.from = from.build(in: &arena) }
+        if let to { built.pointee.to = to.build(in: &arena) }
+        if !timeZone.isEmpty { built.pointee.time_zone = arena.cString(timeZone) }
+        return built
+    }
+}
+
 extension Proto.Trigger: ProtobufCBridged {
     static let messageName = "home.v1.Trigger"
     static var unpack: Unpacker<Home__V1__Trigger> { home__v1__trigger__unpack }
@@ -2006,10 +2184,19 @@ extension Proto.Trigger: ProtobufCBridged {
             kind = source.timer.map { .timer(Proto.TimerTrigger(c: $0.pointee)) }
         case HOME__V1__TRIGGER__KIND_EVENT:
             kind = source.event.map { .event(Proto.EventTrigger(c: $0.pointee)) }
+        case HOME__V1__TRIGGER__KIND_SUN:
+            kind = source.sun.map { .sun(Proto.SunTrigger(c: $0.pointee)) }
         default:
             kind = nil
         }
         homeID = source.home_id
+        condition = source.condition.map { Proto.TimeCondition(c: $0.pointee) }
+        holdMs = source.hold_ms
+        executeOnce = source.execute_once != 0
+        endAfterMs = source.end_after_ms
+        endWhenEventEnds = source.end_when_event_ends != 0
+        command = source.command.map { Proto.TriggerCommand(c: $0.pointee) }
+        conditions = mappedArray(source.conditions, source.n_conditions) { Proto.CharacteristicCondition(c: $0!.pointee) }
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__Trigger> {
@@ -2029,10 +2216,64 @@ extension Proto.Trigger: ProtobufCBridged {
         case .event(let value)?:
             built.pointee.kind_case = HOME__V1__TRIGGER__KIND_EVENT
             built.pointee.event = value.build(in: &arena)
+        case .sun(let value)?:
+            built.pointee.kind_case = HOME__V1__TRIGGER__KIND_SUN
+            built.pointee.sun = value.build(in: &arena)
         case nil:
             break
         }
         built.pointee.home_id = homeID
+        if let condition { built.pointee.condition = condition.build(in: &arena) }
+        built.pointee.hold_ms = holdMs
+        built.pointee.execute_once = executeOnce ? 1 : 0
+        built.pointee.end_after_ms = endAfterMs
+        built.pointee.end_when_event_ends = endWhenEventEnds ? 1 : 0
+        if let command { built.pointee.command = command.build(in: &arena) }
+        built.pointee.n_conditions = conditions.count
+        built.pointee.conditions = arena.array(UnsafeMutablePointer<Home__V1__CharacteristicCondition>?.self, count: conditions.count) { arena, index in
+            conditions[index].build(in: &arena)
+        }
+        return built
+    }
+}
+
+extension Proto.TriggerCommand: ProtobufCBridged {
+    static let messageName = "home.v1.TriggerCommand"
+    static var unpack: Unpacker<Home__V1__TriggerCommand> { home__v1__trigger_command__unpack }
+
+    init(c source: Home__V1__TriggerCommand) {
+        program = swiftString(source.program)
+        arguments = mappedArray(source.arguments, source.n_arguments) { swiftString($0) }
+        timeoutMs = source.timeout_ms
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__TriggerCommand> {
+        let built = arena.allocate(Home__V1__TriggerCommand.self)
+        home__v1__trigger_command__init(built)
+        if !program.isEmpty { built.pointee.program = arena.cString(program) }
+        built.pointee.n_arguments = arguments.count
+        built.pointee.arguments = arena.array(UnsafeMutablePointer<CChar>?.self, count: arguments.count) { arena, index in
+            arena.cString(arguments[index])
+        }
+        built.pointee.timeout_ms = timeoutMs
+        return built
+    }
+}
+
+extension Proto.Location: ProtobufCBridged {
+    static let messageName = "home.v1.Location"
+    static var unpack: Unpacker<Home__V1__Location> { home__v1__location__unpack }
+
+    init(c source: Home__V1__Location) {
+        latitude = source.latitude
+        longitude = source.longitude
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__Location> {
+        let built = arena.allocate(Home__V1__Location.self)
+        home__v1__location__init(built)
+        built.pointee.latitude = latitude
+        built.pointee.longitude = longitude
         return built
     }
 }
@@ -2052,6 +2293,7 @@ extension Proto.Home: ProtobufCBridged {
         serviceGroups = mappedArray(source.service_groups, source.n_service_groups) { Proto.ServiceGroup(c: $0!.pointee) }
         actionSets = mappedArray(source.action_sets, source.n_action_sets) { Proto.ActionSet(c: $0!.pointee) }
         triggers = mappedArray(source.triggers, source.n_triggers) { Proto.Trigger(c: $0!.pointee) }
+        location = source.location.map { Proto.Location(c: $0.pointee) }
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__Home> {
@@ -2085,6 +2327,7 @@ extension Proto.Home: ProtobufCBridged {
         built.pointee.triggers = arena.array(UnsafeMutablePointer<Home__V1__Trigger>?.self, count: triggers.count) { arena, index in
             triggers[index].build(in: &arena)
         }
+        if let location { built.pointee.location = location.build(in: &arena) }
         return built
     }
 }
@@ -3099,9 +3342,18 @@ extension Proto.AddTrigger: ProtobufCBridged {
             kind = source.timer.map { .timer(Proto.TimerTrigger(c: $0.pointee)) }
         case HOME__V1__ADD_TRIGGER__KIND_EVENT:
             kind = source.event.map { .event(Proto.EventTrigger(c: $0.pointee)) }
+        case HOME__V1__ADD_TRIGGER__KIND_SUN:
+            kind = source.sun.map { .sun(Proto.SunTrigger(c: $0.pointee)) }
         default:
             kind = nil
         }
+        condition = source.condition.map { Proto.TimeCondition(c: $0.pointee) }
+        holdMs = source.hold_ms
+        executeOnce = source.execute_once != 0
+        endAfterMs = source.end_after_ms
+        endWhenEventEnds = source.end_when_event_ends != 0
+        command = source.command.map { Proto.TriggerCommand(c: $0.pointee) }
+        conditions = mappedArray(source.conditions, source.n_conditions) { Proto.CharacteristicCondition(c: $0!.pointee) }
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__AddTrigger> {
@@ -3121,9 +3373,96 @@ extension Proto.AddTrigger: ProtobufCBridged {
         case .event(let value)?:
             built.pointee.kind_case = HOME__V1__ADD_TRIGGER__KIND_EVENT
             built.pointee.event = value.build(in: &arena)
+        case .sun(let value)?:
+            built.pointee.kind_case = HOME__V1__ADD_TRIGGER__KIND_SUN
+            built.pointee.sun = value.build(in: &arena)
         case nil:
             break
         }
+        if let condition { built.pointee.condition = condition.build(in: &arena) }
+        built.pointee.hold_ms = holdMs
+        built.pointee.execute_once = executeOnce ? 1 : 0
+        built.pointee.end_after_ms = endAfterMs
+        built.pointee.end_when_event_ends = endWhenEventEnds ? 1 : 0
+        if let command { built.pointee.command = command.build(in: &arena) }
+        built.pointee.n_conditions = conditions.count
+        built.pointee.conditions = arena.array(UnsafeMutablePointer<Home__V1__CharacteristicCondition>?.self, count: conditions.count) { arena, index in
+            conditions[index].build(in: &arena)
+        }
+        return built
+    }
+}
+
+extension Proto.SetTrigger: ProtobufCBridged {
+    static let messageName = "home.v1.SetTrigger"
+    static var unpack: Unpacker<Home__V1__SetTrigger> { home__v1__set_trigger__unpack }
+
+    init(c source: Home__V1__SetTrigger) {
+        triggerID = source.trigger_id
+        switch source.kind_case {
+        case HOME__V1__SET_TRIGGER__KIND_TIMER:
+            kind = source.timer.map { .timer(Proto.TimerTrigger(c: $0.pointee)) }
+        case HOME__V1__SET_TRIGGER__KIND_EVENT:
+            kind = source.event.map { .event(Proto.EventTrigger(c: $0.pointee)) }
+        case HOME__V1__SET_TRIGGER__KIND_SUN:
+            kind = source.sun.map { .sun(Proto.SunTrigger(c: $0.pointee)) }
+        default:
+            kind = nil
+        }
+        condition = source.condition.map { Proto.TimeCondition(c: $0.pointee) }
+        holdMs = source.hold_ms
+        executeOnce = source.execute_once != 0
+        endAfterMs = source.end_after_ms
+        endWhenEventEnds = source.end_when_event_ends != 0
+        command = source.command.map { Proto.TriggerCommand(c: $0.pointee) }
+        conditions = mappedArray(source.conditions, source.n_conditions) { Proto.CharacteristicCondition(c: $0!.pointee) }
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__SetTrigger> {
+        let built = arena.allocate(Home__V1__SetTrigger.self)
+        home__v1__set_trigger__init(built)
+        built.pointee.trigger_id = triggerID
+        switch kind {
+        case .timer(let value)?:
+            built.pointee.kind_case = HOME__V1__SET_TRIGGER__KIND_TIMER
+            built.pointee.timer = value.build(in: &arena)
+        case .event(let value)?:
+            built.pointee.kind_case = HOME__V1__SET_TRIGGER__KIND_EVENT
+            built.pointee.event = value.build(in: &arena)
+        case .sun(let value)?:
+            built.pointee.kind_case = HOME__V1__SET_TRIGGER__KIND_SUN
+            built.pointee.sun = value.build(in: &arena)
+        case nil:
+            break
+        }
+        if let condition { built.pointee.condition = condition.build(in: &arena) }
+        built.pointee.hold_ms = holdMs
+        built.pointee.execute_once = executeOnce ? 1 : 0
+        built.pointee.end_after_ms = endAfterMs
+        built.pointee.end_when_event_ends = endWhenEventEnds ? 1 : 0
+        if let command { built.pointee.command = command.build(in: &arena) }
+        built.pointee.n_conditions = conditions.count
+        built.pointee.conditions = arena.array(UnsafeMutablePointer<Home__V1__CharacteristicCondition>?.self, count: conditions.count) { arena, index in
+            conditions[index].build(in: &arena)
+        }
+        return built
+    }
+}
+
+extension Proto.SetHomeLocation: ProtobufCBridged {
+    static let messageName = "home.v1.SetHomeLocation"
+    static var unpack: Unpacker<Home__V1__SetHomeLocation> { home__v1__set_home_location__unpack }
+
+    init(c source: Home__V1__SetHomeLocation) {
+        homeID = source.home_id
+        location = source.location.map { Proto.Location(c: $0.pointee) }
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__SetHomeLocation> {
+        let built = arena.allocate(Home__V1__SetHomeLocation.self)
+        home__v1__set_home_location__init(built)
+        built.pointee.home_id = homeID
+        if let location { built.pointee.location = location.build(in: &arena) }
         return built
     }
 }
@@ -3208,6 +3547,10 @@ extension Proto.LayoutRequest: ProtobufCBridged {
             op = source.add_action_set_to_trigger.map { .addActionSetToTrigger(Proto.TriggerActionSet(c: $0.pointee)) }
         case HOME__V1__LAYOUT_REQUEST__OP_REMOVE_ACTION_SET_FROM_TRIGGER:
             op = source.remove_action_set_from_trigger.map { .removeActionSetFromTrigger(Proto.TriggerActionSet(c: $0.pointee)) }
+        case HOME__V1__LAYOUT_REQUEST__OP_SET_TRIGGER:
+            op = source.set_trigger.map { .setTrigger(Proto.SetTrigger(c: $0.pointee)) }
+        case HOME__V1__LAYOUT_REQUEST__OP_SET_HOME_LOCATION:
+            op = source.set_home_location.map { .setHomeLocation(Proto.SetHomeLocation(c: $0.pointee)) }
         default:
             op = nil
         }
@@ -3274,6 +3617,12 @@ extension Proto.LayoutRequest: ProtobufCBridged {
         case .removeActionSetFromTrigger(let value)?:
             built.pointee.op_case = HOME__V1__LAYOUT_REQUEST__OP_REMOVE_ACTION_SET_FROM_TRIGGER
             built.pointee.remove_action_set_from_trigger = value.build(in: &arena)
+        case .setTrigger(let value)?:
+            built.pointee.op_case = HOME__V1__LAYOUT_REQUEST__OP_SET_TRIGGER
+            built.pointee.set_trigger = value.build(in: &arena)
+        case .setHomeLocation(let value)?:
+            built.pointee.op_case = HOME__V1__LAYOUT_REQUEST__OP_SET_HOME_LOCATION
+            built.pointee.set_home_location = value.build(in: &arena)
         case nil:
             break
         }
@@ -4645,6 +4994,25 @@ extension Comparison: WireEnum {
         case 3: self = .lessOrEqual
         case 4: self = .greater
         case 5: self = .greaterOrEqual
+        default: return nil
+        }
+    }
+}
+
+extension SunEvent: WireEnum {
+    /// The `home.v1.SunEvent` number of this case.
+    var wireNumber: UInt32 {
+        switch self {
+        case .sunrise: 0
+        case .sunset: 1
+        }
+    }
+
+    /// The case of a `home.v1.SunEvent` number; nil for a number without one.
+    init?(wireNumber: UInt32) {
+        switch wireNumber {
+        case 0: self = .sunrise
+        case 1: self = .sunset
         default: return nil
         }
     }

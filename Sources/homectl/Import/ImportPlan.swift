@@ -45,6 +45,14 @@ struct ImportPlan {
             _ = try step("make \(quote(file.name)) the primary home", .setPrimaryHome(homeID: homeID))
         }
         let home = file.name
+        if let location = file.location {
+            if let current = graph.homes[homeID]?.location, current != location {
+                differences.append("home \(quote(home)) has another location than the file's: left as it is")
+            } else if graph.homes[homeID]?.location == nil {
+                _ = try step(
+                    "set the location of \(quote(home))", .setHomeLocation(homeID: homeID, location: location))
+            }
+        }
         func roomID(_ name: String) -> ObjectID? {
             graph.homes[homeID]?.roomIDs.first { graph.rooms[$0]?.name == name }
         }
@@ -175,21 +183,16 @@ struct ImportPlan {
             return id
         }
         let kind: TriggerKind
-        if let timer = trigger.timer {
+        if let sun = trigger.sun {
+            kind = .sun(sun.event, offsetMs: sun.offsetMs, timeZone: sun.timeZone)
+        } else if let timer = trigger.timer {
             kind = .timer(fireDateMs: timer.fireDateMs, timeZone: timer.timeZone, recurrence: timer.recurrence)
         } else if let event = trigger.event {
             let at = "\(trigger.place).event"
             let characteristicID = try resolve(event.characteristic, in: home, as: "\(at).characteristic") {
                 graph, full throws(HomeError) in try graph.resolveCharacteristic(full)
             }
-            let conditions = try event.conditions.enumerated().map {
-                index, condition throws(HomeError) -> CharacteristicCondition in
-                let cat = "\(at).conditions[\(index)]"
-                return CharacteristicCondition(
-                    characteristicID: try resolve(condition.characteristic, in: home, as: "\(cat).characteristic") {
-                        graph, full throws(HomeError) in try graph.resolveCharacteristic(full)
-                    }, comparison: condition.comparison, value: try Self.value(condition.value, at: "\(cat).value"))
-            }
+            let conditions = try resolved(event.conditions, in: home, at: "\(at).conditions")
             kind = .event(
                 characteristicID: characteristicID,
                 value: try event.equals.map { value throws(HomeError) in try Self.value(value, at: "\(at).equals") },
@@ -197,17 +200,39 @@ struct ImportPlan {
         } else {
             return
         }
+        let conditions = try resolved(trigger.conditions, in: home, at: "\(trigger.place).conditions")
         if let existing = graph.homes[homeID]?.triggerIDs.compactMap({ graph.triggers[$0] })
             .first(where: { $0.name == trigger.name })
         {
-            if existing.kind != kind || existing.actionSetIDs != scenes || existing.isEnabled != trigger.enabled {
+            if existing.kind != kind || existing.actionSetIDs != scenes || existing.isEnabled != trigger.enabled
+                || existing.condition != trigger.condition || existing.holdMs != trigger.holdMs
+                || existing.executeOnce != trigger.executeOnce || existing.end != trigger.end
+                || existing.command != trigger.command || existing.conditions != conditions
+            {
                 differences.append("trigger \(quote(trigger.name)) exists and is not as the file says: left as it is")
             }
             return
         }
         _ = try step(
             "add trigger \(quote(trigger.name)) to \(quote(home))",
-            .addTrigger(name: trigger.name, homeID: homeID, kind: kind, actionSetIDs: scenes, enabled: trigger.enabled))
+            .addTrigger(
+                name: trigger.name, homeID: homeID, kind: kind, actionSetIDs: scenes, enabled: trigger.enabled,
+                condition: trigger.condition, holdMs: trigger.holdMs, executeOnce: trigger.executeOnce,
+                end: trigger.end, command: trigger.command, conditions: conditions))
+    }
+
+    /// A file's conditions with their characteristics resolved in `home`.
+    private func resolved(
+        _ conditions: [(characteristic: String, comparison: Comparison, value: Any)], in home: String,
+        at place: String
+    ) throws(HomeError) -> [CharacteristicCondition] {
+        try conditions.enumerated().map { index, condition throws(HomeError) -> CharacteristicCondition in
+            let cat = "\(place)[\(index)]"
+            return CharacteristicCondition(
+                characteristicID: try resolve(condition.characteristic, in: home, as: "\(cat).characteristic") {
+                    graph, full throws(HomeError) in try graph.resolveCharacteristic(full)
+                }, comparison: condition.comparison, value: try Self.value(condition.value, at: "\(cat).value"))
+        }
     }
 
     /// A path within a home (as the export writes it: the home's name left off).
@@ -262,9 +287,20 @@ extension LayoutOperation {
         case .addAction(let action, let actionSetID): return .addAction(action, actionSetID: id(actionSetID))
         case .removeAction(let characteristicID, let actionSetID):
             return .removeAction(characteristicID: characteristicID, actionSetID: id(actionSetID))
-        case .addTrigger(let name, let homeID, let kind, let actionSetIDs, let enabled):
+        case .addTrigger(
+            let name, let homeID, let kind, let actionSetIDs, let enabled, let condition, let holdMs, let once,
+            let end, let command, let conditions):
             return .addTrigger(
-                name: name, homeID: id(homeID), kind: kind, actionSetIDs: actionSetIDs.map(id), enabled: enabled)
+                name: name, homeID: id(homeID), kind: kind, actionSetIDs: actionSetIDs.map(id), enabled: enabled,
+                condition: condition, holdMs: holdMs, executeOnce: once, end: end, command: command,
+                conditions: conditions)
+        case .setTrigger(
+            let triggerID, let kind, let condition, let holdMs, let once, let end, let command, let conditions):
+            return .setTrigger(
+                triggerID: id(triggerID), kind: kind, condition: condition, holdMs: holdMs, executeOnce: once,
+                end: end, command: command, conditions: conditions)
+        case .setHomeLocation(let homeID, let location):
+            return .setHomeLocation(homeID: id(homeID), location: location)
         case .setTriggerEnabled(let triggerID, let enabled):
             return .setTriggerEnabled(triggerID: id(triggerID), enabled: enabled)
         case .addActionSetToTrigger(let actionSetID, let triggerID):

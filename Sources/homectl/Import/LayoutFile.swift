@@ -16,6 +16,7 @@ struct LayoutFile {
         var groups: [(name: String, services: [String])]
         var scenes: [Scene]
         var triggers: [Trigger]
+        var location: GeoLocation?
     }
 
     struct Accessory {
@@ -40,6 +41,14 @@ struct LayoutFile {
         var scenes: [String]
         var timer: (fireDateMs: Int64, timeZone: String, recurrence: Recurrence)?
         var event: Event?
+        var sun: (event: SunEvent, offsetMs: Int64, timeZone: String)?
+        var condition: TimeCondition = .always
+        var holdMs: Int64 = 0
+        var executeOnce = false
+        var end: TriggerEnd = .none
+        var command: TriggerCommand?
+        /// A timer's or sun trigger's own conditions (an event's are in `event`).
+        var conditions: [(characteristic: String, comparison: Comparison, value: Any)] = []
     }
 
     struct Event {
@@ -129,7 +138,7 @@ struct LayoutFile {
         func home(_ value: Any, at place: String) throws(HomeError) -> Home {
             let home = try object(
                 value, at: place,
-                keys: ["name", "primary", "rooms", "zones", "accessories", "groups", "scenes", "triggers"])
+                keys: ["name", "primary", "location", "rooms", "zones", "accessories", "groups", "scenes", "triggers"])
             func each<T>(_ key: String, _ read: (Any, String) throws(HomeError) -> T) throws(HomeError) -> [T] {
                 try list(home[key], at: "\(place).\(key)").enumerated().map { index, item throws(HomeError) in
                     try read(item, "\(place).\(key)[\(index)]")
@@ -151,7 +160,24 @@ struct LayoutFile {
                     )
                 },
                 scenes: try each("scenes") { item, at throws(HomeError) in try scene(item, at: at) },
-                triggers: try each("triggers") { item, at throws(HomeError) in try trigger(item, at: at) })
+                triggers: try each("triggers") { item, at throws(HomeError) in try trigger(item, at: at) },
+                location: try home["location"].map { (value) throws(HomeError) in
+                    let at = "\(place).location"
+                    let location = try object(value, at: at, keys: ["latitude", "longitude"])
+                    guard let latitude = try number(location["latitude"], at: "\(at).latitude"),
+                        let longitude = try number(location["longitude"], at: "\(at).longitude")
+                    else { throw fail(at, "needs a latitude and a longitude") }
+                    return GeoLocation(latitude: latitude, longitude: longitude)
+                })
+        }
+
+        /// A text read as a time of day or a sun time, the error naming where it is.
+        func dayTime(_ value: Any?, at place: String) throws(HomeError) -> DayTime {
+            do {
+                return try DayTime(parsing: try string(value, at: place))
+            } catch {
+                throw fail(place, error.message)
+            }
         }
 
         func accessory(_ value: Any, at place: String) throws(HomeError) -> Accessory {
@@ -185,13 +211,81 @@ struct LayoutFile {
         }
 
         func trigger(_ value: Any, at place: String) throws(HomeError) -> Trigger {
-            let fields = try object(value, at: place, keys: ["name", "enabled", "scenes", "timer", "event"])
+            let fields = try object(
+                value, at: place,
+                keys: [
+                    "name", "enabled", "scenes", "timer", "event", "sun", "for", "only", "once", "undo", "run",
+                    "conditions",
+                ])
             var trigger = Trigger(
                 place: place, name: try string(fields["name"], at: "\(place).name"),
                 enabled: try bool(fields["enabled"], at: "\(place).enabled", default: true),
                 scenes: try names(fields["scenes"], at: "\(place).scenes"), timer: nil, event: nil)
-            switch (fields["timer"], fields["event"]) {
-            case (let timer?, nil):
+            trigger.executeOnce = try bool(fields["once"], at: "\(place).once", default: false)
+            if let run = fields["run"] {
+                let at = "\(place).run"
+                let run = try object(run, at: at, keys: ["program", "arguments", "timeout"])
+                var timeoutMs = TriggerCommand.defaultTimeoutMs
+                if let timeout = run["timeout"] {
+                    let text = try string(timeout, at: "\(at).timeout")
+                    guard let ms = parseDurationMs(text), ms > 0 else {
+                        throw fail("\(at).timeout", "'\(text)' is not a duration above 0 (30s, 2m)")
+                    }
+                    timeoutMs = ms
+                }
+                trigger.command = TriggerCommand(
+                    program: try string(run["program"], at: "\(at).program"),
+                    arguments: try names(run["arguments"], at: "\(at).arguments"), timeoutMs: timeoutMs)
+            }
+            if let undo = fields["undo"] {
+                let at = "\(place).undo"
+                let undo = try object(undo, at: at, keys: ["after", "when_ended"])
+                var afterMs: Int64 = 0
+                if let after = undo["after"] {
+                    let text = try string(after, at: "\(at).after")
+                    guard let ms = parseDurationMs(text) else {
+                        throw fail("\(at).after", "'\(text)' is not a duration (5m, 1h30m)")
+                    }
+                    afterMs = ms
+                }
+                trigger.end = TriggerEnd(
+                    afterMs: afterMs,
+                    whenEventEnds: try bool(undo["when_ended"], at: "\(at).when_ended", default: false))
+            }
+            if let hold = fields["for"] {
+                let text = try string(hold, at: "\(place).for")
+                guard let ms = parseDurationMs(text), ms > 0 else {
+                    throw fail("\(place).for", "'\(text)' is not a duration above 0 (10m, 1h30m)")
+                }
+                trigger.holdMs = ms
+            }
+            if let only = fields["only"] {
+                let at = "\(place).only"
+                let only = try object(only, at: at, keys: ["days", "from", "until", "time_zone"])
+                var condition = TimeCondition(timeZone: try string(only["time_zone"], at: "\(at).time_zone"))
+                if let days = only["days"] {
+                    do {
+                        condition.days = try Weekdays(parsing: try string(days, at: "\(at).days"))
+                    } catch {
+                        throw fail("\(at).days", error.message)
+                    }
+                }
+                if only["from"] != nil || only["until"] != nil {
+                    condition.window = (
+                        try dayTime(only["from"], at: "\(at).from"), try dayTime(only["until"], at: "\(at).until")
+                    )
+                }
+                trigger.condition = condition
+            }
+            switch (fields["timer"], fields["event"], fields["sun"]) {
+            case (nil, nil, let sun?):
+                let at = "\(place).sun"
+                let sun = try object(sun, at: at, keys: ["at", "time_zone"])
+                guard case .sun(let event, let offsetMs) = try dayTime(sun["at"], at: "\(at).at") else {
+                    throw fail("\(at).at", "is sunrise or sunset with an offset (sunset-30m)")
+                }
+                trigger.sun = (event, offsetMs, try string(sun["time_zone"], at: "\(at).time_zone"))
+            case (let timer?, nil, nil):
                 let at = "\(place).timer"
                 let timer = try object(timer, at: at, keys: ["fire_date", "time_zone", "recurrence"])
                 let dateText = try string(timer["fire_date"], at: "\(at).fire_date")
@@ -210,29 +304,38 @@ struct LayoutFile {
                     Int64((date.timeIntervalSince1970 * 1000).rounded()),
                     try string(timer["time_zone"], at: "\(at).time_zone", required: false), recurrence
                 )
-            case (nil, let event?):
+            case (nil, let event?, nil):
                 let at = "\(place).event"
                 let fields = try object(
                     event, at: at, keys: ["characteristic", "equals", "above", "below", "conditions"])
-                let conditions = try list(fields["conditions"], at: "\(at).conditions").enumerated().map {
-                    index, item throws(HomeError) in
-                    let cat = "\(at).conditions[\(index)]"
-                    let condition = try object(item, at: cat, keys: ["characteristic", "comparison", "value"])
-                    let comparisonText = try string(condition["comparison"], at: "\(cat).comparison")
-                    guard let comparison = Comparison(rawValue: comparisonText) else {
-                        throw fail("\(cat).comparison", "'\(comparisonText)' is no comparison")
-                    }
-                    guard let value = condition["value"] else { throw fail("\(cat).value", "is missing") }
-                    return (try string(condition["characteristic"], at: "\(cat).characteristic"), comparison, value)
-                }
+                let conditions = try conditions(fields["conditions"], at: "\(at).conditions")
                 trigger.event = Event(
                     characteristic: try string(fields["characteristic"], at: "\(at).characteristic"),
                     equals: fields["equals"], above: try number(fields["above"], at: "\(at).above"),
                     below: try number(fields["below"], at: "\(at).below"), conditions: conditions)
             default:
-                throw fail(place, "needs a timer or an event, one of them")
+                throw fail(place, "needs a timer, an event or a sun time, one of them")
+            }
+            trigger.conditions = try conditions(fields["conditions"], at: "\(place).conditions")
+            if trigger.event != nil && !trigger.conditions.isEmpty {
+                throw fail("\(place).conditions", "an event trigger's conditions go in its event")
             }
             return trigger
+        }
+
+        func conditions(_ value: Any?, at place: String) throws(HomeError)
+            -> [(characteristic: String, comparison: Comparison, value: Any)]
+        {
+            try list(value, at: place).enumerated().map { index, item throws(HomeError) in
+                let cat = "\(place)[\(index)]"
+                let condition = try object(item, at: cat, keys: ["characteristic", "comparison", "value"])
+                let comparisonText = try string(condition["comparison"], at: "\(cat).comparison")
+                guard let comparison = Comparison(rawValue: comparisonText) else {
+                    throw fail("\(cat).comparison", "'\(comparisonText)' is no comparison")
+                }
+                guard let value = condition["value"] else { throw fail("\(cat).value", "is missing") }
+                return (try string(condition["characteristic"], at: "\(cat).characteristic"), comparison, value)
+            }
         }
     }
 }

@@ -21,34 +21,45 @@ enum LayoutExport {
         let groups = home.serviceGroupIDs.compactMap { graph.serviceGroups[$0] }
         let scenes = home.actionSetIDs.compactMap { graph.actionSets[$0] }
         let triggers = home.triggerIDs.compactMap { graph.triggers[$0] }
-        return .object([
-            ("name", .string(home.name)),
-            ("primary", .bool(home.isPrimary)),
-            ("rooms", .array(rooms.map { .string($0.name) })),
-            (
-                "zones",
-                .array(
-                    zones.map { zone in
-                        .object([
-                            ("name", .string(zone.name)),
-                            ("rooms", .array(zone.roomIDs.compactMap { graph.rooms[$0]?.name }.map(JSON.string))),
-                        ])
-                    })
-            ),
-            ("accessories", .array(accessories.map { accessory(graph, $0) })),
-            (
-                "groups",
-                .array(
-                    groups.map { group in
-                        .object([
-                            ("name", .string(group.name)),
-                            ("services", .array(group.serviceIDs.map { .string(path(graph, $0, in: home)) })),
-                        ])
-                    })
-            ),
-            ("scenes", .array(scenes.map { scene(graph, $0, in: home) })),
-            ("triggers", .array(triggers.map { trigger(graph, $0, in: home) })),
-        ])
+        let location: [(String, JSON)] =
+            home.location.map { location in
+                [
+                    (
+                        "location",
+                        .object([("latitude", .double(location.latitude)), ("longitude", .double(location.longitude))])
+                    )
+                ]
+            } ?? []
+        return .object(
+            [
+                ("name", .string(home.name)),
+                ("primary", .bool(home.isPrimary)),
+            ] + location + [
+                ("rooms", .array(rooms.map { .string($0.name) })),
+                (
+                    "zones",
+                    .array(
+                        zones.map { zone in
+                            .object([
+                                ("name", .string(zone.name)),
+                                ("rooms", .array(zone.roomIDs.compactMap { graph.rooms[$0]?.name }.map(JSON.string))),
+                            ])
+                        })
+                ),
+                ("accessories", .array(accessories.map { accessory(graph, $0) })),
+                (
+                    "groups",
+                    .array(
+                        groups.map { group in
+                            .object([
+                                ("name", .string(group.name)),
+                                ("services", .array(group.serviceIDs.map { .string(path(graph, $0, in: home)) })),
+                            ])
+                        })
+                ),
+                ("scenes", .array(scenes.map { scene(graph, $0, in: home) })),
+                ("triggers", .array(triggers.map { trigger(graph, $0, in: home) })),
+            ])
     }
 
     private static func accessory(_ graph: HomeGraph, _ accessory: Accessory) -> JSON {
@@ -90,6 +101,14 @@ enum LayoutExport {
             ("scenes", .array(trigger.actionSetIDs.compactMap { graph.actionSets[$0]?.name }.map(JSON.string))),
         ]
         switch trigger.kind {
+        case .sun(let event, let offsetMs, let timeZone):
+            fields.append(
+                (
+                    "sun",
+                    .object([
+                        ("at", .string(DayTime.sun(event, offsetMs: offsetMs).text)), ("time_zone", .string(timeZone)),
+                    ])
+                ))
         case .timer(let fireDateMs, let timeZone, let recurrence):
             let date = Date(timeIntervalSince1970: Double(fireDateMs) / 1000)
             let formatter = ISO8601DateFormatter()
@@ -107,21 +126,56 @@ enum LayoutExport {
             if let value { event.append(("equals", value.json)) }
             if let rangeMin { event.append(("above", .double(rangeMin))) }
             if let rangeMax { event.append(("below", .double(rangeMax))) }
-            event.append(
-                (
-                    "conditions",
-                    .array(
-                        conditions.map { condition in
-                            .object([
-                                ("characteristic", .string(path(graph, condition.characteristicID, in: home))),
-                                ("comparison", .string(condition.comparison.rawValue)),
-                                ("value", condition.value.json),
-                            ])
-                        })
-                ))
+            event.append(("conditions", Self.conditions(graph, conditions, in: home)))
             fields.append(("event", .object(event)))
         }
+        if !trigger.conditions.isEmpty {
+            fields.append(("conditions", Self.conditions(graph, trigger.conditions, in: home)))
+        }
+        if trigger.holdMs > 0 { fields.append(("for", .string(formatDurationMs(UInt64(trigger.holdMs))))) }
+        if trigger.executeOnce { fields.append(("once", .bool(true))) }
+        if let command = trigger.command {
+            fields.append(
+                (
+                    "run",
+                    .object([
+                        ("program", .string(command.program)),
+                        ("arguments", .array(command.arguments.map(JSON.string))),
+                        ("timeout", .string(formatDurationMs(UInt64(command.timeoutMs)))),
+                    ])
+                ))
+        }
+        if !trigger.end.isNone {
+            var undo: [(String, JSON)] = []
+            if trigger.end.afterMs > 0 {
+                undo.append(("after", .string(formatDurationMs(UInt64(trigger.end.afterMs)))))
+            }
+            if trigger.end.whenEventEnds { undo.append(("when_ended", .bool(true))) }
+            fields.append(("undo", .object(undo)))
+        }
+        if !trigger.condition.isAlways {
+            var only: [(String, JSON)] = []
+            if trigger.condition.days != .everyDay { only.append(("days", .string(trigger.condition.days.text))) }
+            if let window = trigger.condition.window {
+                only += [("from", .string(window.from.text)), ("until", .string(window.to.text))]
+            }
+            only.append(("time_zone", .string(trigger.condition.timeZone)))
+            fields.append(("only", .object(only)))
+        }
         return .object(fields)
+    }
+
+    private static func conditions(_ graph: HomeGraph, _ conditions: [CharacteristicCondition], in home: Home)
+        -> JSON
+    {
+        .array(
+            conditions.map { condition in
+                .object([
+                    ("characteristic", .string(path(graph, condition.characteristicID, in: home))),
+                    ("comparison", .string(condition.comparison.rawValue)),
+                    ("value", condition.value.json),
+                ])
+            })
     }
 
     /// An object's path within its home (the home's name left off), or its id

@@ -6,8 +6,8 @@ internal import HomeWire
 /// `homectl homes`: list homes; add, rename, remove one; choose the primary one.
 struct Homes: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "List homes, or add, rename, remove one, or choose the primary home.",
-        subcommands: [List.self, Add.self, Rename.self, Remove.self, Primary.self],
+        abstract: "List homes, or add, rename, remove one, choose the primary home, or set where one is.",
+        subcommands: [List.self, Add.self, Rename.self, Remove.self, Primary.self, SetLocation.self],
         defaultSubcommand: List.self)
 
     struct List: AsyncParsableCommand {
@@ -30,6 +30,8 @@ struct Homes: AsyncParsableCommand {
                         ("service_groups", .uint(UInt64(home.serviceGroupIDs.count))),
                         ("action_sets", .uint(UInt64(home.actionSetIDs.count))),
                         ("triggers", .uint(UInt64(home.triggerIDs.count))),
+                        ("latitude", home.location.map { .double($0.latitude) } ?? .null),
+                        ("longitude", home.location.map { .double($0.longitude) } ?? .null),
                     ])
                 }
             let columns = [
@@ -42,6 +44,8 @@ struct Homes: AsyncParsableCommand {
                 Column("ID", "id", wide: true),
                 Column("ZONES", "zones", wide: true),
                 Column("GROUPS", "service_groups", wide: true),
+                Column("LATITUDE", "latitude", wide: true),
+                Column("LONGITUDE", "longitude", wide: true),
             ]
             if Output.list(items, columns: columns, options) { return }
             if graph.homes.isEmpty {
@@ -132,6 +136,49 @@ struct Homes: AsyncParsableCommand {
         func run() async throws {
             try await options.applyChange { graph throws(HomeError) in
                 .setPrimaryHome(homeID: try graph.resolveHome(home))
+            }
+        }
+    }
+
+    struct SetLocation: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set-location",
+            abstract: "Set where a home is (for sunrise and sunset), or clear it with --clear.",
+            discussion:
+                "Latitude in degrees north (-90 to 90, south negative), longitude in degrees east (-180 to 180, west negative): homectl homes set-location Home --latitude 52.52 --longitude 13.405. The sun's times are computed from it on this machine and in the daemon; nothing is looked up."
+        )
+
+        @OptionGroup var options: ConnectionOptions
+
+        @Argument(help: "The home, by name or id.", completion: .homeNames(.home))
+        var home: String
+
+        // Unconditional: a southern latitude or western longitude is negative (-0.12).
+        @Option(parsing: .unconditional, help: "Degrees north (negative: south).")
+        var latitude: Double?
+
+        @Option(parsing: .unconditional, help: "Degrees east (negative: west).")
+        var longitude: Double?
+
+        @Flag(help: "Clear the location (refused while a trigger of the home uses the sun).")
+        var clear = false
+
+        func validate() throws {
+            if clear && (latitude != nil || longitude != nil) {
+                throw ValidationError("--clear takes no --latitude or --longitude")
+            }
+            if !clear && (latitude == nil || longitude == nil) {
+                throw ValidationError(
+                    "give --latitude and --longitude (--latitude 52.52 --longitude 13.405), or --clear")
+            }
+        }
+
+        func run() async throws {
+            let location = latitude.flatMap { latitude in
+                longitude.map { GeoLocation(latitude: latitude, longitude: $0) }
+            }
+            try await options.applyChange { graph throws(HomeError) in
+                .setHomeLocation(homeID: try graph.resolveHome(home), location: clear ? nil : location)
             }
         }
     }

@@ -7,10 +7,10 @@ internal import HomeWire
 /// `homectl triggers`: timers and event triggers that run scenes.
 struct Triggers: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "List triggers, or create, enable, disable or remove one.",
+        abstract: "List triggers, or create, change, test, enable, disable or remove one.",
         discussion:
-            "TRIGGER is an id, a name, or Home/Trigger. The daemon runs enabled triggers: a timer at its moment, an event when its characteristic's value matches; each runs its scenes.",
-        subcommands: [List.self, Create.self, Enable.self, Disable.self, Remove.self],
+            "TRIGGER is an id, a name, or Home/Trigger. The daemon runs enabled triggers: a timer at its moment, a sun trigger at sunrise or sunset, an event when its characteristic's value matches (and has held, with --for); each runs its scenes if its conditions hold. Every firing, and every firing a condition stopped, is in the history (homectl history --kind audit) with its reason.",
+        subcommands: [List.self, Create.self, Set.self, Test.self, Enable.self, Disable.self, Remove.self],
         defaultSubcommand: List.self)
 
     struct List: AsyncParsableCommand {
@@ -20,25 +20,32 @@ struct Triggers: AsyncParsableCommand {
         @OptionGroup var home: HomeOption
 
         func run() async throws {
-            let graph = try await options.fetchGraph()
+            let (graph, lastFired) = try await options.withClient { client throws(HomeError) in
+                (try await client.getHome().graph, try await Triggers.lastFirings(client))
+            }
+            let nowMs = Int64((Date().timeIntervalSince1970 * 1000).rounded())
             let homes: [Home]
             do throws(HomeError) { homes = try graph.listedHomes(home.home) } catch { throw Failure(error) }
             let items: [JSON] =
                 homes.flatMap { home in
-                    home.triggerIDs.compactMap { graph.triggers[$0] }.map { Triggers.json($0, in: graph) }
+                    home.triggerIDs.compactMap { graph.triggers[$0] }.map {
+                        Triggers.json($0, in: graph, nowMs: nowMs, lastFiredMs: lastFired[$0.id])
+                    }
                 }
             let columns = [
                 Column("NAME", "name"),
                 Column("ENABLED", "enabled"),
                 Column("KIND", "kind"),
                 Column("HOME", "home"),
+                Column("NEXT FIRE", "next_fire"),
+                Column("LAST FIRED", "last_fired"),
                 Column("ID", "id", wide: true),
                 Column("PATH", "path", wide: true),
                 Column("FIRE DATE", "fire_date", wide: true),
                 Column("RECURRENCE", "recurrence", wide: true),
                 Column("WHEN", "kind", wide: true) { item in
                     guard case .uint(let id)? = item["id"], let trigger = graph.triggers[id] else { return "" }
-                    return Triggers.describe(trigger.kind, in: graph)
+                    return Triggers.describe(trigger, in: graph, nowMs: nowMs)
                 },
                 Column("RUNS", "action_sets", wide: true) { item in
                     guard case .uint(let id)? = item["id"], let trigger = graph.triggers[id] else { return "" }
@@ -55,8 +62,12 @@ struct Triggers: AsyncParsableCommand {
                     let scenes = trigger.actionSetIDs.compactMap { graph.actionSets[$0]?.name }
                     return [
                         trigger.name, trigger.isEnabled ? "enabled" : "disabled",
-                        Triggers.describe(trigger.kind, in: graph),
+                        Triggers.describe(trigger, in: graph, nowMs: nowMs),
                         scenes.isEmpty ? "runs nothing" : "runs " + scenes.joined(separator: ", "),
+                        "next " + Triggers.nextText(trigger, location: home.location, nowMs: nowMs),
+                        "last "
+                            + (lastFired[trigger.id].map { TimeText.local($0, in: Triggers.zone(of: trigger)) }
+                                ?? "never"),
                         "id \(trigger.id)",
                     ]
                 }
@@ -67,28 +78,26 @@ struct Triggers: AsyncParsableCommand {
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Create a timer or an event trigger.",
+            abstract: "Create a timer, a sunrise/sunset or an event trigger.",
             discussion: """
-                A timer fires --at a date and time (ISO 8601: 2027-01-15T07:00, read in --time-zone, \
-                or with Z or an offset), then per --recurrence. An event trigger fires --when a \
-                characteristic --equals a value, or enters a range given by --above and/or --below \
-                (bounds included), or, with neither, whenever it changes.
+                A timer fires --at a time of day (07:00: daily, or per --recurrence) or a date and \
+                time (ISO 8601: 2027-01-15T07:00, read in --time-zone, or with Z or an offset), then \
+                per --recurrence. --at sunrise or sunset (with an offset: sunset-30m) fires each day \
+                the sun does so at the home's location (homectl homes set-location; none on a day of \
+                polar day or night). An event trigger fires --when a characteristic --equals a value, \
+                or enters a range given by --above and/or --below (bounds included), or, with neither, \
+                whenever it changes; with --for, only once that has held so long. --days, --from and \
+                --until restrict any trigger to days of the week and a window of the day (a firing \
+                they stop is in the history, with the reason); --condition, an event trigger to what \
+                other characteristics hold.
                 """)
 
         @OptionGroup var options: ConnectionOptions
         @OptionGroup var home: HomeOption
+        @OptionGroup var timing: TimingOptions
 
         @Argument(help: "The trigger's name, unique in its home.")
         var name: String
-
-        @Option(help: "Timer: when it first fires (ISO 8601).")
-        var at: String?
-
-        @Option(help: "Timer: none, hourly, daily or weekly.")
-        var recurrence: String = Recurrence.none.rawValue
-
-        @Option(help: "Timer: an IANA time zone such as Europe/Berlin (default: this machine's).")
-        var timeZone: String?
 
         @Option(help: "Event: the characteristic to watch, by PATH or id.", completion: .homeNames(.characteristic))
         var when: String?
@@ -113,42 +122,37 @@ struct Triggers: AsyncParsableCommand {
         @Flag(help: "Create it disabled.")
         var disabled = false
 
+        @Flag(help: "Fire once, then disable itself.")
+        var once = false
+
         func validate() throws {
-            switch (at, when) {
+            switch (timing.at, when) {
             case (nil, nil):
-                throw ValidationError("say when the trigger fires: --at TIME (a timer) or --when PATH (an event)")
+                throw ValidationError(
+                    "say when the trigger fires: --at TIME (a timer, sunrise or sunset) or --when PATH (an event)")
             case (.some, .some): throw ValidationError("a trigger is a timer (--at) or an event (--when), not both")
             default: break
             }
-            if at != nil && (equals != nil || above != nil || below != nil) {
+            if timing.at != nil && (equals != nil || above != nil || below != nil) {
                 throw ValidationError("--equals, --above and --below belong to an event trigger (--when)")
             }
-            if when != nil && (timeZone != nil || recurrence != Recurrence.none.rawValue) {
-                throw ValidationError("--recurrence and --time-zone belong to a timer (--at)")
+            if timing.at == nil && when == nil && timing.run != nil {
+                throw ValidationError("say when the trigger runs it: --at TIME or --when PATH")
+            }
+            if timing.at != nil && timing.holdFor != nil {
+                throw ValidationError("--for belongs to an event trigger (--when)")
+            }
+            if when != nil && (timing.recurrence != nil) {
+                throw ValidationError("--recurrence belongs to a timer (--at)")
             }
             if equals != nil && (above != nil || below != nil) {
                 throw ValidationError(
                     "an event trigger fires on a value (--equals) or a range (--above/--below), not both")
             }
-            if Recurrence(rawValue: recurrence) == nil {
-                throw ValidationError(
-                    "--recurrence takes \(Recurrence.allCases.map(\.rawValue).joined(separator: ", ")), not '\(recurrence)'"
-                )
-            }
-            if let timeZone, TimeZone(identifier: timeZone) == nil {
-                throw ValidationError("unknown time zone '\(timeZone)'; use an IANA name such as Europe/Berlin or UTC")
-            }
-            if let at, TimeText.parse(at, in: TimeZone(identifier: timeZone ?? "UTC") ?? .current) == nil {
-                throw ValidationError(
-                    "--at takes an ISO 8601 date and time such as 2027-01-15T07:00 or "
-                        + "2027-01-15T07:00:00Z, not '\(at)'")
-            }
         }
 
         func run() async throws {
-            let zoneName = timeZone ?? TimeZone.current.identifier
-            let fireDateMs = at.flatMap { TimeText.parse($0, in: TimeZone(identifier: zoneName) ?? .current) }
-            let recurrence = Recurrence(rawValue: self.recurrence) ?? .none
+            let nowMs = Int64((Date().timeIntervalSince1970 * 1000).rounded())
             try await options.applyChange { graph throws(HomeError) in
                 let kind: TriggerKind
                 var homeID = try home.home.map { (text) throws(HomeError) in try graph.resolveHome(text) }
@@ -159,17 +163,21 @@ struct Triggers: AsyncParsableCommand {
                     }
                     kind = .event(
                         characteristicID: characteristicID, value: value, rangeMin: above, rangeMax: below,
-                        conditions: [])
+                        conditions: try timing.characteristicConditions(in: graph))
                     homeID = homeID ?? graph.homeID(of: characteristicID)
                 } else {
-                    kind = .timer(fireDateMs: fireDateMs ?? 0, timeZone: zoneName, recurrence: recurrence)
+                    kind = timing.kind(nowMs: nowMs) ?? .timer(fireDateMs: 0, timeZone: "UTC", recurrence: .none)
                 }
                 let home = try graph.resolveHome(homeID.map { String($0) })
                 var sceneIDs: [ObjectID] = []
                 for scene in scenes {
                     sceneIDs.append(try graph.resolveNamed(scene, .actionSet, in: home))
                 }
-                return .addTrigger(name: name, homeID: home, kind: kind, actionSetIDs: sceneIDs, enabled: !disabled)
+                return .addTrigger(
+                    name: name, homeID: home, kind: kind, actionSetIDs: sceneIDs, enabled: !disabled,
+                    condition: timing.condition(from: .always), holdMs: timing.holdMs ?? 0, executeOnce: once,
+                    end: timing.end ?? .none, command: timing.command,
+                    conditions: when == nil ? try timing.characteristicConditions(in: graph) : [])
             }
         }
     }
@@ -221,9 +229,66 @@ struct Triggers: AsyncParsableCommand {
 
     // MARK: Output
 
-    /// "at 2027-01-15 07:00 Europe/Berlin, daily"; "when Bedroom/…/CurrentTemperature ≤ 16".
-    static func describe(_ kind: TriggerKind, in graph: HomeGraph) -> String {
+    /// When each trigger last fired, from the history's newest 1 000 firings
+    /// (a trigger not among them shows as never fired).
+    static func lastFirings(_ client: HomeClient) async throws(HomeError) -> [ObjectID: Int64] {
+        var filter = SubscriptionFilter()
+        filter.kinds = [.triggerFired]
+        let page = try await client.readHistory(ReadHistoryRequest(filter: filter, limit: 1000, newestFirst: true))
+        var last: [ObjectID: Int64] = [:]
+        for event in page.events {
+            if case .triggerFired(let id) = event.body, last[id] == nil { last[id] = event.timeMs }
+        }
+        return last
+    }
+
+    /// "2026-11-27 07:00", "on its event", "never (disabled)": when it fires next.
+    static func nextText(_ trigger: Trigger, location: GeoLocation?, nowMs: Int64) -> String {
+        if !trigger.isEnabled { return "never (disabled)" }
+        if case .event = trigger.kind { return "on its event" }
+        guard let next = TriggerSchedule.nextFire(of: trigger, location: location, after: nowMs) else {
+            return "never"
+        }
+        return TimeText.local(next, in: zone(of: trigger))
+    }
+
+    /// The zone a trigger's times are shown in: its own, its condition's, or this machine's.
+    static func zone(of trigger: Trigger) -> String {
+        if !trigger.kind.timeZone.isEmpty { return trigger.kind.timeZone }
+        if !trigger.condition.timeZone.isEmpty { return trigger.condition.timeZone }
+        return TimeZone.current.identifier
+    }
+
+    /// "at 2027-01-15 07:00 Europe/Berlin, daily"; "when Bedroom/…/CurrentTemperature ≤ 16 for 10m,
+    /// mon-fri 22:00–06:00".
+    static func describe(_ trigger: Trigger, in graph: HomeGraph, nowMs: Int64) -> String {
+        var text = describe(trigger.kind, in: graph, location: graph.homes[trigger.homeID]?.location, nowMs: nowMs)
+        text += describe(trigger.conditions, in: graph)
+        if trigger.holdMs > 0 { text += " for \(formatDurationMs(UInt64(trigger.holdMs)))" }
+        if trigger.executeOnce { text += ", once" }
+        if !trigger.end.isNone { text += ", \(trigger.end.text)" }
+        if let command = trigger.command { text += ", runs \(command.text)" }
+        if !trigger.condition.isAlways {
+            text += ", only \(trigger.condition.text)"
+            if trigger.condition.timeZone != trigger.kind.timeZone { text += " \(trigger.condition.timeZone)" }
+        }
+        return text
+    }
+
+    static func describe(_ kind: TriggerKind, in graph: HomeGraph, location: GeoLocation?, nowMs: Int64) -> String {
         switch kind {
+        case .sun(let event, let offsetMs, let timeZone):
+            var text = "at \(DayTime.sun(event, offsetMs: offsetMs).text) \(timeZone)"
+            if let location {
+                if let today = TriggerSchedule.sunTime(
+                    event, offsetMs: offsetMs, timeZone: timeZone, location: location, onDayOf: nowMs)
+                {
+                    text += " (today \(TimeText.local(today, in: timeZone).split(separator: " ").last ?? ""))"
+                } else {
+                    text += " (no \(event.rawValue) today)"
+                }
+            }
+            return text
         case .timer(let fireDateMs, let timeZone, let recurrence):
             let local = TimeText.local(fireDateMs, in: timeZone)
             return "at \(local) \(timeZone)" + (recurrence == .none ? "" : ", \(recurrence.rawValue)")
@@ -237,18 +302,39 @@ struct Triggers: AsyncParsableCommand {
             case (nil, nil, let high?): text = "when \(path) ≤ \(number(high))"
             case (nil, nil, nil): text = "when \(path) changes"
             }
-            for condition in conditions {
-                let conditionPath =
-                    graph.path(of: condition.characteristicID) ?? "characteristic \(condition.characteristicID)"
-                text +=
-                    " if \(conditionPath) \(condition.comparison.rawValue) "
-                    + graph.shown(condition.value, of: condition.characteristicID)
-            }
-            return text
+            return text + describe(conditions, in: graph)
         }
     }
 
-    static func json(_ trigger: Trigger, in graph: HomeGraph) -> JSON {
+    /// " if Hall/Motion/MotionDetected == true if …": a trigger's characteristic conditions.
+    static func describe(_ conditions: [CharacteristicCondition], in graph: HomeGraph) -> String {
+        conditions.map { condition in
+            let path = graph.path(of: condition.characteristicID) ?? "characteristic \(condition.characteristicID)"
+            return " if \(path) \(condition.comparison.rawValue) "
+                + graph.shown(condition.value, of: condition.characteristicID)
+        }.joined()
+    }
+
+    static func json(_ condition: CharacteristicCondition, in graph: HomeGraph) -> JSON {
+        .object([
+            ("characteristic_id", .uint(condition.characteristicID)),
+            ("path", .string(graph.path(of: condition.characteristicID) ?? "")),
+            ("comparison", .string(condition.comparison.rawValue)),
+            ("value", condition.value.json),
+        ])
+    }
+
+    static func json(_ condition: TimeCondition) -> JSON {
+        if condition.isAlways { return .null }
+        return .object([
+            ("days", .string(condition.days.text)),
+            ("from", condition.windowFrom.map { .string($0.text) } ?? .null),
+            ("until", condition.windowTo.map { .string($0.text) } ?? .null),
+            ("time_zone", .string(condition.timeZone)),
+        ])
+    }
+
+    static func json(_ trigger: Trigger, in graph: HomeGraph, nowMs: Int64, lastFiredMs: Int64?) -> JSON {
         var fields: [(String, JSON)] = [
             ("id", .uint(trigger.id)),
             ("name", .string(trigger.name)),
@@ -257,6 +343,13 @@ struct Triggers: AsyncParsableCommand {
             ("home", .string(graph.homeName(trigger.homeID))),
         ]
         switch trigger.kind {
+        case .sun(let event, let offsetMs, let timeZone):
+            fields += [
+                ("kind", .string("sun")),
+                ("sun", .string(event.rawValue)),
+                ("offset_ms", .int(offsetMs)),
+                ("time_zone", .string(timeZone)),
+            ]
         case .timer(let fireDateMs, let timeZone, let recurrence):
             fields += [
                 ("kind", .string("timer")),
@@ -274,19 +367,40 @@ struct Triggers: AsyncParsableCommand {
                 ("min", rangeMin.map { .double($0) } ?? .null),
                 ("max", rangeMax.map { .double($0) } ?? .null),
                 (
-                    "conditions",
-                    .array(
-                        conditions.map { condition in
-                            .object([
-                                ("characteristic_id", .uint(condition.characteristicID)),
-                                ("path", .string(graph.path(of: condition.characteristicID) ?? "")),
-                                ("comparison", .string(condition.comparison.rawValue)),
-                                ("value", condition.value.json),
-                            ])
-                        })
+                    "conditions", .array(conditions.map { Triggers.json($0, in: graph) })
                 ),
             ]
         }
+        if !trigger.kind.isEvent {
+            fields.append(("conditions", .array(trigger.conditions.map { Triggers.json($0, in: graph) })))
+        }
+        fields.append(("hold_ms", .int(trigger.holdMs)))
+        fields.append(("execute_once", .bool(trigger.executeOnce)))
+        fields.append(
+            (
+                "command",
+                trigger.command.map { command in
+                    .object([
+                        ("program", .string(command.program)),
+                        ("arguments", .array(command.arguments.map(JSON.string))),
+                        ("timeout_ms", .int(command.timeoutMs)),
+                    ])
+                } ?? .null
+            ))
+        fields.append(
+            (
+                "end",
+                trigger.end.isNone
+                    ? .null
+                    : .object([
+                        ("after_ms", .int(trigger.end.afterMs)), ("when_event_ends", .bool(trigger.end.whenEventEnds)),
+                    ])
+            ))
+        fields.append(("condition", Triggers.json(trigger.condition)))
+        let nextMs = TriggerSchedule.nextFire(
+            of: trigger, location: graph.homes[trigger.homeID]?.location, after: nowMs)
+        fields.append(("next_fire", trigger.isEnabled ? nextMs.map { .string(isoTime($0)) } ?? .null : .null))
+        fields.append(("last_fired", lastFiredMs.map { .string(isoTime($0)) } ?? .null))
         fields.append(("action_set_ids", .array(trigger.actionSetIDs.map { .uint($0) })))
         fields.append(("action_sets", .array(trigger.actionSetIDs.map { .string(graph.actionSets[$0]?.name ?? "") })))
         return .object(fields)

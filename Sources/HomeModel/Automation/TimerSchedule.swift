@@ -1,5 +1,4 @@
 internal import Foundation
-internal import HomeModel
 
 /// When a timer trigger fires: at its fire date, then every hour, day or week,
 /// reckoned in its own time zone.
@@ -10,7 +9,7 @@ internal import HomeModel
 /// Each occurrence is reckoned from the fire date, not from the previous one, so a
 /// time that does not exist on one day (02:30 when clocks spring forward, which
 /// becomes 03:30) does not drag the following days with it.
-enum TimerSchedule {
+package enum TimerSchedule {
     /// The first moment strictly after `afterMs` at which the timer fires, or nil
     /// if it never fires again (a one-off timer whose moment has passed).
     ///
@@ -26,7 +25,7 @@ enum TimerSchedule {
     ///   - fireDateMs: the first firing, milliseconds since the Unix epoch.
     ///   - timeZone: an IANA name; one Foundation does not know counts as UTC.
     ///   - recurrence: how often it repeats.
-    static func nextFireDate(
+    package static func nextFireDate(
         after afterMs: Int64, fireDateMs: Int64, timeZone: String,
         recurrence: Recurrence
     ) -> Int64? {
@@ -57,6 +56,11 @@ enum TimerSchedule {
     /// The time zone a trigger names, if Foundation knows it.
     static func timeZone(named name: String) -> TimeZone? {
         TimeZone(identifier: name)
+    }
+
+    /// Whether the system knows the IANA time zone `name`.
+    package static func knowsTimeZone(_ name: String) -> Bool {
+        timeZone(named: name) != nil
     }
 
     private static func nextCalendarOccurrence(

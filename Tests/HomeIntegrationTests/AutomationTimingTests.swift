@@ -1,0 +1,388 @@
+import Foundation
+import HomeClient
+import HomeModel
+@_spi(Wire) import HomeTesting
+@_spi(Wire) import HomeWire
+import Logging
+import Testing
+
+@testable import HomeServer
+
+/// Milliseconds since the epoch of an ISO 8601 UTC time.
+private func ms(_ iso: String) -> Int64 {
+    guard let date = ISO8601DateFormatter().date(from: iso) else { fatalError("bad test time \(iso)") }
+    return Int64((date.timeIntervalSince1970 * 1000).rounded())
+}
+
+private let minute: Int64 = 60_000
+private let hour: Int64 = 3_600_000
+
+/// Value changes, firings, scene runs and audit notes (where firings say why).
+private let withNotes: [EventKind] = [.valueChanged, .triggerFired, .actionSetExecuted, .audit]
+
+extension HomeEvent {
+    /// The audit note's action and detail, if it is one.
+    fileprivate var note: AuditNote? { if case .audit(let note) = body { note } else { nil } }
+}
+
+@Suite("automation across time, by an injected clock", .timeLimit(.minutes(1)))
+struct AutomationTimingTests {
+    @Test("a value held for its duration fires once; leaving it restarts the wait")
+    func holdRestarts() async throws {
+        let start = ms("2024-05-01T12:00:00Z")
+        try await withAutomation(clock: ManualClock(nowMs: start)) { server, clock in
+            let client = try await server.connect()
+            let home = try await DemoFixture(client)
+            _ = try await client.write(.bool(false), to: home.on)
+            let scene = try await home.scene("Dim", [(home.brightness, .int(10))])
+            let trigger = try await client.addTrigger(
+                name: "On for 10m", homeID: home.id,
+                kind: .event(
+                    characteristicID: home.on, value: .bool(true), rangeMin: nil, rangeMax: nil, conditions: []),
+                actionSetIDs: [scene], holdMs: 10 * minute
+            ).createdID
+            let sentinel = try await home.sentinel()
+            var log = try await EventLog(client, kinds: withNotes)
+
+            _ = try await client.write(.bool(true), to: home.on)
+            try await clock.waitForSleeper(untilMs: start + 10 * minute)
+            clock.advance(to: start + 5 * minute)
+            _ = try await client.write(.bool(false), to: home.on)
+            _ = try await client.write(.bool(true), to: home.on)
+            try await clock.waitForSleeper(untilMs: start + 15 * minute)
+            clock.advance(to: start + 10 * minute)
+            #expect(try await log.events(through: sentinel).firings == [sentinel.trigger], "not 10 min after the first")
+
+            clock.advance(to: start + 15 * minute)
+            let fired = try await log.events { $0.body == .actionSetExecuted(scene) }
+            #expect(fired.firings == [trigger])
+            #expect(
+                fired.contains {
+                    $0.note?.action == "trigger-fired" && $0.note?.detail.contains("held for its duration") == true
+                })
+            #expect(try await log.events(through: sentinel).firings == [sentinel.trigger], "once")
+            await client.close()
+        }
+    }
+
+    @Test("a firing a time condition stops is in the history with its reason, and runs nothing")
+    func conditionStopRecorded() async throws {
+        let wednesday = ms("2024-05-01T12:00:00Z")
+        try await withAutomation(clock: ManualClock(nowMs: wednesday)) { server, _ in
+            let client = try await server.connect()
+            let home = try await DemoFixture(client)
+            _ = try await client.write(.bool(false), to: home.on)
+            let trigger = try await client.addTrigger(
+                name: "Weekend lamp", homeID: home.id,
+                kind: .event(
+                    characteristicID: home.on, value: .bool(true), rangeMin: nil, rangeMax: nil, conditions: []),
+                condition: TimeCondition(days: [.saturday, .sunday], timeZone: "UTC")
+            ).createdID
+            let sentinel = try await home.sentinel()
+            var log = try await EventLog(client, kinds: withNotes)
+
+            _ = try await client.write(.bool(true), to: home.on)
+            let events = try await log.events(through: sentinel)
+            #expect(events.firings == [sentinel.trigger])
+            let note = try #require(events.compactMap(\.note).first { $0.action == "trigger-not-fired" })
+            #expect(note.detail.contains("trigger \(trigger) \"Weekend lamp\""))
+            #expect(note.detail.contains("today (wed) is not one of its days (sat,sun)"))
+
+            // The history keeps it: read back from the past, by the trigger's id.
+            var filter = SubscriptionFilter()
+            filter.kinds = [.audit]
+            let past = try await client.readHistory(ReadHistoryRequest(filter: filter, limit: 100, newestFirst: true))
+            #expect(past.events.contains { $0.note?.action == "trigger-not-fired" })
+            await client.close()
+        }
+    }
+
+    @Test("a timer whose characteristic condition does not hold at its time runs nothing, and the history says why")
+    func timerConditionStops() async throws {
+        let start = ms("2024-05-01T12:00:00Z")
+        try await withAutomation(clock: ManualClock(nowMs: start)) { server, clock in
+            let client = try await server.connect()
+            let home = try await DemoFixture(client)
+            _ = try await client.write(.bool(false), to: home.on)
+            let scene = try await home.scene("Dim", [(home.brightness, .int(5))])
+            try await client.addTrigger(
+                name: "If lit", homeID: home.id,
+                kind: .timer(fireDateMs: start + minute, timeZone: "UTC", recurrence: .none), actionSetIDs: [scene],
+                conditions: [CharacteristicCondition(characteristicID: home.on, comparison: .equal, value: .bool(true))]
+            )
+            var log = try await EventLog(client, kinds: withNotes)
+            try await clock.waitForSleeper(untilMs: start + minute)
+            clock.advance(to: start + minute)
+            let events = try await log.events { $0.note?.action == "trigger-not-fired" }
+            #expect(events.firings.isEmpty)
+            #expect(
+                events.last?.note?.detail.contains(
+                    "its condition characteristic \(home.on) == true does not hold (it is false)") == true,
+                "\(String(describing: events.last?.note?.detail))")
+            await client.close()
+        }
+    }
+
+    @Test("07:00 on mon-fri, armed on a Friday afternoon, is next due on Monday")
+    func weekdaysSkipWeekend() async throws {
+        let friday = ms("2024-05-03T12:00:00Z")
+        try await withAutomation(clock: ManualClock(nowMs: friday)) { server, clock in
+            let client = try await server.connect()
+            let home = try await DemoFixture(client)
+            try await client.addTrigger(
+                name: "Workdays", homeID: home.id,
+                kind: .timer(fireDateMs: ms("2024-05-03T07:00:00Z"), timeZone: "UTC", recurrence: .daily),
+                condition: TimeCondition(days: try Weekdays(parsing: "mon-fri"), timeZone: "UTC"))
+            try await clock.waitForSleeper(untilMs: ms("2024-05-06T07:00:00Z"))
+            await client.close()
+        }
+    }
+
+    /// Runs `body` with a daily timer armed from `start` by the injected clock, a
+    /// log of firings and a sentinel (to show what did not fire).
+    private func withDailyTimer(
+        from start: Int64, firstAt fireDateMs: Int64, in timeZone: String,
+        _ body: (ManualClock, inout EventLog, ObjectID, Sentinel) async throws -> Void
+    ) async throws {
+        try await withAutomation(clock: ManualClock(nowMs: start)) { server, clock in
+            let client = try await server.connect()
+            let home = try await DemoFixture(client)
+            let trigger = try await client.addTrigger(
+                name: "Daily", homeID: home.id,
+                kind: .timer(fireDateMs: fireDateMs, timeZone: timeZone, recurrence: .daily)
+            ).createdID
+            let sentinel = try await home.sentinel()
+            var log = try await EventLog(client)
+            try await body(clock, &log, trigger, sentinel)
+            await client.close()
+        }
+    }
+
+    @Test("02:30 Europe/Paris on the night 02:30 does not exist fires once, at 03:30 summer time, then Monday at 02:30")
+    func springForwardFiresOnce() async throws {
+        try await withDailyTimer(
+            from: ms("2024-03-30T12:00:00Z"), firstAt: ms("2024-03-30T01:30:00Z"), in: "Europe/Paris"
+        ) { clock, log, trigger, sentinel in
+            try await clock.waitForSleeper(untilMs: ms("2024-03-31T01:30:00Z"))
+            clock.advance(to: ms("2024-03-31T01:30:00Z"))
+            #expect(try await log.events { $0.body == .triggerFired(trigger) }.firings == [trigger])
+            try await clock.waitForSleeper(untilMs: ms("2024-04-01T00:30:00Z"))
+            #expect(try await log.events(through: sentinel).firings == [sentinel.trigger])
+        }
+    }
+
+    @Test("02:30 Europe/Paris on the night 02:30 comes twice fires once, at the first")
+    func fallBackFiresOnce() async throws {
+        try await withDailyTimer(
+            from: ms("2024-10-26T12:00:00Z"), firstAt: ms("2024-10-26T00:30:00Z"), in: "Europe/Paris"
+        ) { clock, log, trigger, sentinel in
+            try await clock.waitForSleeper(untilMs: ms("2024-10-27T00:30:00Z"))  // 02:30 CEST
+            clock.advance(to: ms("2024-10-27T00:30:00Z"))
+            #expect(try await log.events { $0.body == .triggerFired(trigger) }.firings == [trigger])
+            // The second 02:30 (CET, 01:30 UTC) passes without a firing: the next is Monday's.
+            try await clock.waitForSleeper(untilMs: ms("2024-10-28T01:30:00Z"))
+            clock.advance(to: ms("2024-10-27T01:30:00Z"))
+            #expect(try await log.events(through: sentinel).firings == [sentinel.trigger])
+        }
+    }
+
+    @Test("a clock set back after a firing does not fire the trigger again when it passes the moment a second time")
+    func clockSetBack() async throws {
+        let start = ms("2024-05-01T12:00:00Z")
+        try await withDailyTimer(from: start, firstAt: start + hour, in: "UTC") { clock, log, trigger, sentinel in
+            try await clock.waitForSleeper(untilMs: start + hour)
+            clock.advance(to: start + hour)
+            #expect(try await log.events { $0.body == .triggerFired(trigger) }.firings == [trigger])
+            try await clock.waitForSleeper(untilMs: start + 25 * hour)
+            clock.advance(to: start + 30 * minute)  // set back
+            clock.advance(to: start + hour + minute)  // past 13:00 again
+            #expect(try await log.events(through: sentinel).firings == [sentinel.trigger])
+            try await clock.waitForSleeper(untilMs: start + 25 * hour)
+        }
+    }
+
+    @Test("an execute-once trigger fires, then disables itself; the next day it does not fire")
+    func executeOnce() async throws {
+        let start = ms("2024-05-01T12:00:00Z")
+        try await withAutomation(clock: ManualClock(nowMs: start)) { server, clock in
+            let client = try await server.connect()
+            let home = try await DemoFixture(client)
+            let trigger = try await client.addTrigger(
+                name: "Just once", homeID: home.id,
+                kind: .timer(fireDateMs: start + hour, timeZone: "UTC", recurrence: .daily), executeOnce: true
+            ).createdID
+            var log = try await EventLog(client, kinds: [.triggerFired, .layoutChanged])
+            try await clock.waitForSleeper(untilMs: start + hour)
+            clock.advance(to: start + hour)
+            let events = try await log.events {
+                if case .layout(let change) = $0.body { change.objectID == trigger } else { false }
+            }
+            #expect(events.firings == [trigger])
+            #expect(events.last?.origin == Origin(kind: .automation, name: "Just once"))
+            #expect(server.store.snapshot().graph.triggers[trigger]?.isEnabled == false)
+            await client.close()
+        }
+    }
+
+    @Test(
+        "an end when the event ends: 5 minutes after the lamp goes off the scene's brightness is undone; back on before that, nothing is"
+    )
+    func undoWhenEventEnds() async throws {
+        let start = ms("2024-05-01T12:00:00Z")
+        try await withAutomation(clock: ManualClock(nowMs: start)) { server, clock in
+            let client = try await server.connect()
+            let home = try await DemoFixture(client)
+            _ = try await client.write(.bool(false), to: home.on)
+            _ = try await client.write(.int(30), to: home.brightness)
+            let scene = try await home.scene("Bright", [(home.brightness, .int(90))])
+            let trigger = try await client.addTrigger(
+                name: "Motion light", homeID: home.id,
+                kind: .event(
+                    characteristicID: home.on, value: .bool(true), rangeMin: nil, rangeMax: nil, conditions: []),
+                actionSetIDs: [scene], end: TriggerEnd(afterMs: 5 * minute, whenEventEnds: true)
+            ).createdID
+            let sentinel = try await home.sentinel()
+            var log = try await EventLog(client, kinds: withNotes)
+            func brightness() -> CharacteristicValue? {
+                server.store.snapshot().graph.characteristics[home.brightness]?.value
+            }
+
+            _ = try await client.write(.bool(true), to: home.on)
+            _ = try await log.events { $0.body == .actionSetExecuted(scene) }
+            #expect(brightness() == .int(90))
+            // Off, then on again within the five minutes: the undo is off, the light stays.
+            _ = try await client.write(.bool(false), to: home.on)
+            try await clock.waitForSleeper(untilMs: start + 5 * minute)
+            clock.advance(to: start + 2 * minute)
+            _ = try await client.write(.bool(true), to: home.on)
+            _ = try await log.events { $0.body == .actionSetExecuted(scene) }
+            clock.advance(to: start + 5 * minute)
+            #expect(try await log.events(through: sentinel).firings == [sentinel.trigger])
+            #expect(brightness() == .int(90))
+
+            // Off for good: five minutes later the brightness from before the first firing is back.
+            _ = try await client.write(.bool(false), to: home.on)
+            try await clock.waitForSleeper(untilMs: start + 10 * minute)
+            clock.advance(to: start + 10 * minute)
+            let ended = try await log.events { $0.note?.action == "trigger-ended" }
+            #expect(
+                ended.last?.note?.detail.contains("trigger \(trigger) \"Motion light\": undo 5m after it ends") == true)
+            #expect(ended.last?.note?.detail.contains("restored characteristic \(home.brightness)") == true)
+            #expect(
+                ended.contains {
+                    $0.body == .value(home.change(home.brightness, .int(30)))
+                        && $0.origin == Origin(kind: .automation, name: "Motion light")
+                })
+            #expect(brightness() == .int(30))
+            await client.close()
+        }
+    }
+
+    @Test("an end after a duration keeps a value someone else changed since, and says so")
+    func undoKeepsOthersChanges() async throws {
+        let start = ms("2024-05-01T12:00:00Z")
+        try await withAutomation(clock: ManualClock(nowMs: start)) { server, clock in
+            let client = try await server.connect()
+            let home = try await DemoFixture(client)
+            _ = try await client.write(.int(30), to: home.brightness)
+            _ = try await client.write(.bool(false), to: home.on)
+            let scene = try await home.scene("Evening", [(home.brightness, .int(90)), (home.on, .bool(true))])
+            try await client.addTrigger(
+                name: "For an hour", homeID: home.id,
+                kind: .timer(fireDateMs: start + minute, timeZone: "UTC", recurrence: .none),
+                actionSetIDs: [scene], end: TriggerEnd(afterMs: hour, whenEventEnds: false))
+            var log = try await EventLog(client, kinds: withNotes)
+            try await clock.waitForSleeper(untilMs: start + minute)
+            clock.advance(to: start + minute)
+            _ = try await log.events { $0.body == .actionSetExecuted(scene) }
+            _ = try await client.write(.int(50), to: home.brightness)  // someone else
+            try await clock.waitForSleeper(untilMs: start + minute + hour)
+            clock.advance(to: start + minute + hour)
+            let note = try #require(try await log.events { $0.note?.action == "trigger-ended" }.last?.note)
+            #expect(note.detail.contains("restored characteristic \(home.on)"), "\(note.detail)")
+            #expect(note.detail.contains("kept, changed since by someone else: characteristic \(home.brightness)"))
+            let graph = server.store.snapshot().graph
+            #expect(graph.characteristics[home.brightness]?.value == .int(50))
+            #expect(graph.characteristics[home.on]?.value == .bool(false))
+            await client.close()
+        }
+    }
+
+    @Test("sunset-30m in Berlin at midsummer is due at 21:03 local, fires, and says why in the history")
+    func sunsetTrigger() async throws {
+        let noon = ms("2024-06-21T10:00:00Z")
+        try await withAutomation(clock: ManualClock(nowMs: noon)) { server, clock in
+            let client = try await server.connect()
+            let home = try await DemoFixture(client)
+            try await client.setLocation(GeoLocation(latitude: 52.52, longitude: 13.405), ofHome: home.id)
+            let trigger = try await client.addTrigger(
+                name: "Porch", homeID: home.id, kind: .sun(.sunset, offsetMs: -30 * minute, timeZone: "Europe/Berlin")
+            ).createdID
+            var log = try await EventLog(client, kinds: withNotes)
+            // Published sunset: 21:33 CEST (19:33 UTC); computed here within three minutes.
+            let due = try await clock.waitForSleeper(in: ms("2024-06-21T19:00:00Z")...ms("2024-06-21T19:06:00Z"))
+            clock.advance(to: due)
+            let events = try await log.events { $0.body == .triggerFired(trigger) }
+            #expect(
+                events.contains { $0.note?.action == "trigger-fired" && $0.note?.detail.contains("sunset-30m") == true }
+            )
+            await client.close()
+        }
+    }
+}
+
+@Suite("automation after homed was down", .timeLimit(.minutes(1)))
+struct AutomationCatchUpTests {
+    @Test("a daily timer missed three times while homed was down fires once at start with catch-up, never with skip")
+    func catchUpOrSkip() async throws {
+        // The history's times are the store's (the real clock): the test's clock starts there.
+        let start = Int64(Date().timeIntervalSince1970 * 1000)
+        try await withTestServer { server in
+            let first = ManualClock(nowMs: start)
+            var engine = try await Self.start(server, first, AutomationLimits())
+            let client = try await server.connect()
+            let home = try await DemoFixture(client)
+            let trigger = try await client.addTrigger(
+                name: "One o'clock", homeID: home.id,
+                kind: .timer(fireDateMs: start + hour, timeZone: "UTC", recurrence: .daily)
+            ).createdID
+            let sentinel = try await home.sentinel()
+            var log = try await EventLog(client, kinds: withNotes)
+            try await first.waitForSleeper(untilMs: start + hour)
+            first.advance(to: start + hour)
+            #expect(try await log.events { $0.body == .triggerFired(trigger) }.firings == [trigger])
+            engine.cancel()
+            _ = await engine.result
+
+            // Down for three days and a bit: catch-up fires it once, at start.
+            engine = try await Self.start(
+                server, ManualClock(nowMs: start + 74 * hour), AutomationLimits(catchUpMissed: true))
+            let caught = try await log.events(through: sentinel)
+            #expect(caught.firings == [trigger, sentinel.trigger])
+            #expect(caught.contains { $0.note?.detail.contains("missed while homed was down") == true })
+            engine.cancel()
+            _ = await engine.result
+
+            // Down again, skip (the default): nothing at start.
+            engine = try await Self.start(server, ManualClock(nowMs: start + 150 * hour), AutomationLimits())
+            #expect(try await log.events(through: sentinel).firings == [sentinel.trigger])
+            engine.cancel()
+            _ = await engine.result
+            await client.close()
+        }
+    }
+
+    /// Starts an engine on the server's store and returns once it has armed its timers.
+    private static func start(_ server: TestServer, _ clock: ManualClock, _ limits: AutomationLimits) async throws
+        -> Task<Void, any Error>
+    {
+        var logger = Logger(label: "automation-test")
+        logger.logLevel = .critical
+        let (ready, readiness) = AsyncStream.makeStream(of: Void.self)
+        let engine = AutomationEngine(
+            store: server.store, clock: clock, limits: limits, logger: logger, onReady: { readiness.finish() })
+        let task = Task { try await engine.run() }
+        for await _ in ready {}
+        return task
+    }
+}
