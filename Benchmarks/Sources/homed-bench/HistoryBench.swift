@@ -198,10 +198,12 @@ enum HistoryBench {
 
     /// The oldest month purged by the daemon's own upkeep (`HomeStore.purgeHistory`,
     /// in its steps with its pauses) while a client writes back to back over the
-    /// socket. The purge runs in alternate half-seconds (it waits in its pause
+    /// socket, and a subscriber of what it writes receives each change. The purge
+    /// runs in alternate half-seconds (it waits in its pause
     /// through the others), so that the machine's noise falls on the writes with and
-    /// without it alike: the writer's slowest round trips in the purge's
-    /// half-seconds, next to the others', are what a purge costs a writer.
+    /// without it alike: the slowest round trips and deliveries in the purge's
+    /// half-seconds, next to the others', are what a purge costs a writer and a
+    /// subscriber.
     static func writerDuringPurge(
         client: HomeClient, store: HomeStore, characteristic: ObjectID, cutoffMs: Int64
     ) async throws {
@@ -227,18 +229,35 @@ enum HistoryBench {
             _ = try? await purging.value
             finished.max(1)
         }
+        // A subscriber of the lamp: each write's event, timed from the write's start
+        // to its arrival (one at a time, so nothing is merged).
+        var subscription = client.subscribe(
+            SubscribeRequest(
+                filter: SubscriptionFilter(characteristicIDs: [characteristic], kinds: [.valueChanged]),
+                queueLimit: 1024, heartbeatMs: 1000)
+        ).makeAsyncIterator()
+        _ = try await subscription.next()
         var during = WriterStalls()
         var between = WriterStalls()
+        var deliveredDuring = WriterStalls()
+        var deliveredBetween = WriterStalls()
         var value: Int64 = 0
         while finished.value == 0 {
             value += 1
             let start = clock.now
             _ = try await client.write(.int(value % 101), to: characteristic)
             let end = clock.now
-            if purgeWindow(start) && purgeWindow(end) {
+            var delivered = false
+            while !delivered, let message = try await subscription.next() {
+                delivered = message.events.contains { if case .value = $0.body { true } else { false } }
+            }
+            let arrived = clock.now
+            if purgeWindow(start) && purgeWindow(arrived) {
                 during.add(nanoseconds(end - start))
-            } else if !purgeWindow(start) && !purgeWindow(end) {
+                deliveredDuring.add(nanoseconds(arrived - start))
+            } else if !purgeWindow(start) && !purgeWindow(arrived) {
                 between.add(nanoseconds(end - start))
+                deliveredBetween.add(nanoseconds(arrived - start))
             }
         }
         _ = await watcher.value
@@ -249,6 +268,9 @@ enum HistoryBench {
                     + "half-seconds), while a client wrote back to back:", purged, purgeSeconds))
         print("  writes in the purge's half-seconds (\(during.samples.count)): \(during.summary)")
         print("  writes in the others (\(between.samples.count)):            \(between.summary)")
+        print("  a subscriber's event, from the write's start, in the purge's half-seconds: \(deliveredDuring.summary)")
+        print(
+            "  a subscriber's event, from the write's start, in the others:               \(deliveredBetween.summary)")
     }
 
     /// A writer's round trips: percentiles and the slowest.
