@@ -114,4 +114,25 @@ struct ImportCLITests {
         #expect(result.stderr.contains("cannot add scene \"Evening\" to \"Demo Home\": "), "\(result.stderr)")
         #expect(try target.homectl("export").stdout == before, "nothing changed, the rooms and zone included")
     }
+
+    @Test("a trigger's command that is not on this machine stops the import before anything changed")
+    func missingProgram() throws {
+        let layout = try exportedLayout()
+        let target = try DaemonProcess()
+        let before = try target.homectl("export").stdout
+        let file = target.directory + "/missing.yaml"
+        #expect(layout.contains("/bin/true"))
+        try layout.replacingOccurrences(of: "/bin/true", with: "/nonexistent/homed-porch-light").write(
+            toFile: file, atomically: true, encoding: .utf8)
+        for arguments in [["import", "--dry-run", file], ["import", file]] {
+            let result = try run(builtExecutable("homectl"), arguments, environment: target.environment)
+            #expect(result.status == 3, "\(arguments): \(result.stderr)")
+            #expect(
+                result.stderr.contains(
+                    "cannot add trigger \"Porch\" to \"Demo Home\": the command /nonexistent/homed-porch-light "
+                        + "does not exist"),
+                "\(result.stderr)")
+        }
+        #expect(try target.homectl("export").stdout == before, "nothing changed, the rooms and zone included")
+    }
 }

@@ -213,12 +213,34 @@ struct ImportPlan {
             }
             return
         }
+        if let command = trigger.command {
+            // The daemon checks the program when the trigger is added, after the steps
+            // before it are made; checked here too, an import that names a program
+            // that is not there stops before anything changed.
+            if let problem = Self.problem(withProgram: command.program) {
+                throw HomeError(
+                    .invalidArgument,
+                    "cannot add trigger \(quote(trigger.name)) to \(quote(home)): the command \(command.program) "
+                        + problem)
+            }
+        }
         _ = try step(
             "add trigger \(quote(trigger.name)) to \(quote(home))",
             .addTrigger(
                 name: trigger.name, homeID: homeID, kind: kind, actionSetIDs: scenes, enabled: trigger.enabled,
                 condition: trigger.condition, holdMs: trigger.holdMs, executeOnce: trigger.executeOnce,
                 end: trigger.end, command: trigger.command, conditions: conditions))
+    }
+
+    /// Why `program` cannot be a trigger's command on this machine ("does not
+    /// exist", "is not a file", "is not executable"), or nil. The execute bits
+    /// alone: the daemon's user, not this one's, is the one that will run it.
+    static func problem(withProgram program: String) -> String? {
+        guard program.hasPrefix("/") else { return nil }  // the model refuses it, in its words
+        var info = stat()
+        guard stat(program, &info) == 0 else { return "does not exist" }
+        guard info.st_mode & S_IFMT == S_IFREG else { return "is not a file" }
+        return info.st_mode & 0o111 == 0 ? "is not executable" : nil
     }
 
     /// A file's conditions with their characteristics resolved in `home`.
