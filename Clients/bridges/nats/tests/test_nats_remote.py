@@ -158,6 +158,16 @@ def test_a_reader_behind_the_streams_limits_resyncs_from_the_bucket(homed, serve
             await nc.close()
         asyncio.run(limit())
         burst(devices, 20)
+
+        async def first_seq():
+            nc = await nats.connect(server.url)
+            try:
+                return (await nc.jetstream().stream_info(NAMES.stream)).state.first_seq
+            finally:
+                await nc.close()
+        # The bridge publishes after homed reports, so the burst reaching the
+        # stream (and the limit trimming it past record 2) is awaited, not assumed.
+        wait_for(lambda: asyncio.run(first_seq()) > 2 or None, 15, "the stream trimmed past record 2", bridge)
         reader = ReaderThread(server.url, NAMES, start_after=1).start()
         reader.wait(lambda items: len(items) >= 2)
         assert [i.kind for i in reader.items[:2]] == ["resync", "snapshot"]
