@@ -109,7 +109,7 @@ let package = Package(
         .target(
             name: "HomeTesting",
             dependencies: [
-                "HomeServer", "HomeClient", "HomeWire", "HomeModel",
+                "HomeServer", "HomeClient", "HomeWire", "HomeModel", "HomeStorage",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -35,6 +35,7 @@ let package = Package(
                 "CFuzzerDriver",
                 .product(name: "HomeModel", package: "homed"),
                 .product(name: "HomeServer", package: "homed"),
+                .product(name: "HomeTesting", package: "homed"),
                 .product(name: "HomeWire", package: "homed"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -158,7 +158,7 @@ extension HomeEvent {
     /// Roughly the bytes the event holds in memory: its fixed layout plus its
     /// strings and data. What a subscriber's queue counts against its byte limit,
     /// so that a few events with large values cannot pin unbounded memory.
-    public var approximateSize: Int {
+    package var approximateSize: Int {
         var size = MemoryLayout<HomeEvent>.stride + origin.name.utf8.count
         switch body {
         case .value(let change):

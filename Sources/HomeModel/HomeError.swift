@@ -24,7 +24,7 @@ public struct HomeError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let unauthenticated = Code(16)
 
         /// The code for a wire status number; nil for 0 (OK). Unknown numbers map to `.unknown`.
-        public init?(wireValue: Int) {
+        package init?(wireValue: Int) {
             guard wireValue != 0 else { return nil }
             self.init((1...16).contains(wireValue) ? wireValue : 2)
         }

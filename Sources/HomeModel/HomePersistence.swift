@@ -7,7 +7,7 @@
 /// acknowledged or published, and folded into the tables from time to time; what
 /// is in the tables plus the log, replayed in order, is always the last state
 /// acknowledged.
-public protocol HomePersistence: Sendable {
+package protocol HomePersistence: Sendable {
     /// Makes the layout of `new` durable (everything but values, except a new
     /// characteristic's initial value), given that `old` is what is stored now, and
     /// in the same transaction saves the current values of `values` (the
@@ -32,17 +32,17 @@ public protocol HomePersistence: Sendable {
 }
 
 extension HomePersistence {
-    public func backupToTemporaryFile() throws(HomeError) -> String {
+    package func backupToTemporaryFile() throws(HomeError) -> String {
         throw HomeError(.unimplemented, "this daemon's storage cannot make a backup")
     }
 }
 
 /// A characteristic's value as the value log records it.
-public struct SavedValue: Sendable, Hashable {
-    public var characteristicID: ObjectID
-    public var value: CharacteristicValue?
+package struct SavedValue: Sendable, Hashable {
+    package var characteristicID: ObjectID
+    package var value: CharacteristicValue?
 
-    public init(characteristicID: ObjectID, value: CharacteristicValue?) {
+    package init(characteristicID: ObjectID, value: CharacteristicValue?) {
         self.characteristicID = characteristicID
         self.value = value
     }

@@ -4,7 +4,7 @@ public import HomeModel
 /// same call as the commit's value-log row would be, read by sequence number or
 /// time, and purged a few rows at a time.
 extension HomeDatabase: HomeHistory {
-    public func storedJournal() throws(HomeError) -> StoredJournal? {
+    package func storedJournal() throws(HomeError) -> StoredJournal? {
         try withConnection { connection throws(HomeError) -> StoredJournal? in
             let statement = try connection.prepare("SELECT value FROM meta WHERE key = 'journal_id'")
             guard try statement.step(doing: "reading the journal id"), !statement.isNull(0) else { return nil }
@@ -34,7 +34,7 @@ extension HomeDatabase: HomeHistory {
         }
     }
 
-    public func appendEvents(_ events: [HomeEvent], keepUntilMs: Int64, values: [SavedValue]) throws(HomeError) {
+    package func appendEvents(_ events: [HomeEvent], keepUntilMs: Int64, values: [SavedValue]) throws(HomeError) {
         guard let first = events.first, let last = events.last else { return }
         let record = JournalRecord.encode(events)
         try withConnection { connection throws(HomeError) in
@@ -70,7 +70,7 @@ extension HomeDatabase: HomeHistory {
         }
     }
 
-    public func events(_ query: HistoryQuery) throws(HomeError) -> HistoryPage {
+    package func events(_ query: HistoryQuery) throws(HomeError) -> HistoryPage {
         if !query.subjects.isEmpty { return try eventsBySubject(query) }
         return try withConnection { connection throws(HomeError) -> HistoryPage in
             var conditions: [String] = []

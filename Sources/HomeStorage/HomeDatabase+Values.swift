@@ -8,7 +8,7 @@ public import HomeModel
 /// but not synced, which costs a few microseconds instead of a disk flush; the
 /// next layout save (`synchronous=FULL`) syncs everything before it too.
 extension HomeDatabase: HomePersistence {
-    public func appendValues(_ changes: [SavedValue], timeMs: Int64) throws(HomeError) {
+    package func appendValues(_ changes: [SavedValue], timeMs: Int64) throws(HomeError) {
         if changes.isEmpty { return }
         try withConnection { connection throws(HomeError) in try appendValues(changes, timeMs: timeMs, on: connection) }
     }

@@ -25,7 +25,7 @@ public struct TestServer: Sendable {
     }
 
     public static func start(
-        graph: HomeGraph = DemoHome.make(nowMs: 1_700_000_000_000), journalCapacity: Int = 100_000,
+        graph: HomeGraph = demoHome(nowMs: 1_700_000_000_000), journalCapacity: Int = 100_000,
         configure: (inout ServerConfiguration) -> Void = { _ in }
     ) async throws -> TestServer {
         let directory = makeTemporaryDirectory()
@@ -72,7 +72,7 @@ public struct TestServer: Sendable {
 
 /// Runs `body` against a fresh server, always stopping it.
 public func withTestServer<T>(
-    graph: HomeGraph = DemoHome.make(nowMs: 1_700_000_000_000),
+    graph: HomeGraph = demoHome(nowMs: 1_700_000_000_000),
     journalCapacity: Int = 100_000,
     configure: (inout ServerConfiguration) -> Void = { _ in },
     _ body: (TestServer) async throws -> T

@@ -17,7 +17,7 @@ enum BackupStall {
         let graph = ScaleHome.make(accessories: accessories)
         let database = try HomeDatabase.open(path: directory + "/homed.sqlite")
         try database.saveLayout(from: HomeGraph(), to: graph)
-        let store = HomeStore(graph: graph, persistence: database)
+        let store = HomeStore(graph: graph, database: database)
         let brightness = try store.snapshot().graph.resolve(path: "Room 0/Bulb 0/Brightness")
         let size = (try? FileManager.default.attributesOfItem(atPath: directory + "/homed.sqlite")[.size] as? Int) ?? 0
         print("backup-stall: a home of \(accessories) accessories, database \(size / 1_048_576) MiB (+ its log)")

@@ -353,7 +353,7 @@ enum Bench {
         graph: HomeGraph? = nil, database: Bool = false, history: Bool = false
     ) async throws -> HomeServer {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let home = graph ?? DemoHome.make(nowMs: 0)
+        let home = graph ?? demoHome()
         var persistence: HomeDatabase?
         if database {
             let file = try HomeDatabase.open(path: directory + "/homed.sqlite")
@@ -369,9 +369,8 @@ enum Bench {
         var logger = Logger(label: "homed-bench")
         logger.logLevel = .error
         let server = HomeServer(
-            store: HomeStore(
-                graph: home, persistence: persistence,
-                history: history ? persistence.map { StoredHistory(storage: $0) } : nil),
+            store: persistence.map { HomeStore(graph: home, database: $0, history: history) }
+                ?? HomeStore(graph: home),
             configuration: configuration, logger: logger,
             group: daemonGroup)
         try await server.start()

@@ -1,5 +1,6 @@
 internal import HomeModel
 internal import HomeServer
+internal import HomeTesting
 
 /// `homed-bench journal-stall [N]`: the time of each of N single-value writes to a
 /// fresh store (default 200 000), as a publisher sees it under the store's lock,
@@ -7,7 +8,7 @@ internal import HomeServer
 /// shows there as a step every subscriber waits for.
 enum JournalStall {
     static func run(count: Int) {
-        let store = HomeStore(graph: DemoHome.make(nowMs: 0), journalCapacity: 100_000)
+        let store = HomeStore(graph: demoHome(), journalCapacity: 100_000)
         let brightness = try! store.snapshot().graph.resolve(path: "Living Room/Lamp/Brightness")
         let clock = ContinuousClock()
         var times = [Double](repeating: 0, count: count)

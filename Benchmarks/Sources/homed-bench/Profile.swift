@@ -3,6 +3,7 @@ internal import Foundation
 internal import HomeClient
 internal import HomeModel
 internal import HomeServer
+internal import HomeTesting
 @_spi(Wire) internal import HomeWire
 internal import NIOCore
 
@@ -57,7 +58,7 @@ enum Profile {
             if let latency = figures.latency { print("fanout-nio p50 \(us(latency.p50)) p99 \(us(latency.p99))") }
         case "write-cpu":
             // HomeStore.write alone (no sockets, no subscribers): batches of 1000 changes.
-            let store = HomeStore(graph: DemoHome.make(nowMs: 0))
+            let store = HomeStore(graph: demoHome())
             let brightness = try store.snapshot().graph.resolve(path: "Living Room/Lamp/Brightness")
             let batches = (0..<2).map { parity in
                 WriteCharacteristicsRequest(
@@ -94,7 +95,7 @@ enum Profile {
             print(total)
         case "cpu":
             // The server's CPU work for one cached read, without sockets or NIO.
-            let store = HomeStore(graph: DemoHome.make(nowMs: 0))
+            let store = HomeStore(graph: demoHome())
             let brightness = try store.snapshot().graph.resolve(path: "Living Room/Lamp/Brightness")
             let open = WireFrame(
                 callID: 1,

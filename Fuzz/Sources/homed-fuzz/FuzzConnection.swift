@@ -1,5 +1,6 @@
 internal import HomeModel
 @_spi(Fuzzing) internal import HomeServer
+internal import HomeTesting
 @_spi(Wire) internal import HomeWire
 internal import Logging
 internal import NIOCore
@@ -12,7 +13,7 @@ internal import NIOEmbedded
 /// The demo home, made once; every input's store starts from it (cheap: the
 /// graph's tables are copy-on-write), so an input's effect ends with it and a
 /// crash reproduces from its input alone.
-let demoHome = DemoHome.make(nowMs: 1_700_000_000_000)
+let demo = demoHome(nowMs: 1_700_000_000_000)
 
 /// HOMED_FUZZ_TRACE=1 prints every frame the daemon writes: what an input (a seed,
 /// a finding) makes the daemon answer.
@@ -32,7 +33,7 @@ final class FuzzConnection {
         let loop = EmbeddedEventLoop()
         channel = EmbeddedChannel(loop: loop)
         let server = HomeServer(
-            store: HomeStore(graph: demoHome, journalCapacity: 256), configuration: Self.configuration,
+            store: HomeStore(graph: demo, journalCapacity: 256), configuration: Self.configuration,
             logger: Logger(label: "homed-fuzz", factory: { _ in SwiftLogNoOpLogHandler() }),
             group: loop)
         do {

@@ -19,7 +19,7 @@ public struct TriggerEnd: Hashable, Sendable {
     public var isNone: Bool { afterMs == 0 && !whenEventEnds }
 
     /// "undo after 30m", "undo 5m after it ends", "undo when it ends".
-    public var text: String {
+    package var text: String {
         if whenEventEnds {
             return afterMs > 0 ? "undo \(formatDurationMs(UInt64(afterMs))) after it ends" : "undo when it ends"
         }
@@ -38,7 +38,7 @@ public struct TriggerCommand: Hashable, Sendable {
     /// How long a command may run unless told otherwise.
     public static let defaultTimeoutMs: Int64 = 30_000
     /// The longest a command may be given.
-    public static let maxTimeoutMs: Int64 = 600_000
+    package static let maxTimeoutMs: Int64 = 600_000
 
     public init(program: String, arguments: [String] = [], timeoutMs: Int64 = TriggerCommand.defaultTimeoutMs) {
         self.program = program
@@ -47,7 +47,7 @@ public struct TriggerCommand: Hashable, Sendable {
     }
 
     /// "/usr/local/bin/notify 'back door' open": for listings and the history.
-    public var text: String {
+    package var text: String {
         ([program] + arguments).map { $0.isEmpty || $0.contains(" ") ? "'\($0)'" : $0 }.joined(separator: " ")
     }
 

@@ -17,17 +17,17 @@ public struct Weekdays: OptionSet, Hashable, Sendable {
     public static let everyDay = Weekdays(rawValue: 0x7F)
 
     /// The short names, Monday first, as `homectl` reads and writes them.
-    public static let names = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
+    package static let names = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 
     /// The day of an ISO weekday number (1 = Monday … 7 = Sunday).
-    public init(isoWeekday: Int) {
+    package init(isoWeekday: Int) {
         self.init(rawValue: (1...7).contains(isoWeekday) ? UInt8(1) << UInt8(isoWeekday - 1) : 0)
     }
 
     /// Reads "mon-fri", "sat,sun", "mon,wed-fri", "weekdays", "weekends", "all".
     ///
     /// - Throws: `.invalidArgument` naming the part that is not a day.
-    public init(parsing text: String) throws(HomeError) {
+    package init(parsing text: String) throws(HomeError) {
         var days = Weekdays()
         for part in text.lowercased().split(separator: ",", omittingEmptySubsequences: false) {
             let part = part.trimmingSpaces
@@ -62,7 +62,7 @@ public struct Weekdays: OptionSet, Hashable, Sendable {
     }
 
     /// "mon-fri", "sat,sun", "every day": the shortest form `init(parsing:)` reads back.
-    public var text: String {
+    package var text: String {
         if self == .everyDay { return "every day" }
         if isEmpty { return "no day" }
         var parts: [String] = []
@@ -100,7 +100,7 @@ public enum DayTime: Hashable, Sendable {
     /// Reads "07:00", "22:30:15", "sunset", "sunrise+30m", "sunset-1h15m".
     ///
     /// - Throws: `.invalidArgument` naming the text.
-    public init(parsing text: String) throws(HomeError) {
+    package init(parsing text: String) throws(HomeError) {
         let text = text.lowercased().trimmingSpaces
         for event in SunEvent.allCases where text.hasPrefix(event.rawValue) {
             let rest = text.dropFirst(event.rawValue.count)
@@ -135,7 +135,7 @@ public enum DayTime: Hashable, Sendable {
     }
 
     /// "07:00", "sunset-30m": what `init(parsing:)` reads back.
-    public var text: String {
+    package var text: String {
         switch self {
         case .clock(let ms):
             let seconds = ms / 1000
@@ -184,12 +184,12 @@ public struct TimeCondition: Hashable, Sendable {
     public var isAlways: Bool { days == .everyDay && windowFrom == nil && windowTo == nil }
 
     /// Whether it uses the sun (and so the home's location).
-    public var usesSun: Bool {
+    package var usesSun: Bool {
         [windowFrom, windowTo].contains { if case .sun = $0 { true } else { false } }
     }
 
     /// "mon-fri 22:00–06:00", "sunset–sunrise": for listings and the history.
-    public var text: String {
+    package var text: String {
         var parts: [String] = []
         if days != .everyDay { parts.append(days.text) }
         if let window { parts.append("\(window.from.text)–\(window.to.text)") }

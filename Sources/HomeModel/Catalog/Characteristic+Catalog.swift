@@ -4,7 +4,7 @@ extension Characteristic {
     /// - Parameters:
     ///   - info: The catalog type, e.g. `HAPCatalog.characteristic("Brightness")!`.
     ///   - value: The initial value, stored as given: validate it first.
-    public init(
+    package init(
         id: ObjectID, serviceID: ObjectID, accessoryID: ObjectID, typeInfo info: CharacteristicTypeInfo,
         value: CharacteristicValue? = nil, lastUpdatedMs: Int64 = 0
     ) {

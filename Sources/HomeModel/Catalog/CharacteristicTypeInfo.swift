@@ -48,23 +48,23 @@ public struct CharacteristicTypeInfo: Sendable {
     public var typeIdentifier: TypeIdentifier { TypeIdentifier(uuid: uuid, name: name) }
 
     /// The HAP default length limit of a string value, where the catalog states none.
-    public static let defaultStringMaxLength = 64
+    package static let defaultStringMaxLength = 64
 
     /// The daemon's length limit of a data or TLV8 value where neither the catalog
     /// nor the provider states one: 64 KiB. (HAP's own default, 2 MiB, would let
     /// any characteristic hold values that pin memory in every queue and the
     /// journal; a provider whose device needs more says so with `maxLength`.)
-    public static let defaultDataMaxLength = 65_536
+    package static let defaultDataMaxLength = 65_536
 
     /// The largest `maxLength` a characteristic may state: the daemon's default
     /// frame size, 4 MiB, since a value travels whole in one frame.
-    public static let largestMaxLength = 4_194_304
+    package static let largestMaxLength = 4_194_304
 
     /// The metadata a new characteristic of this type starts with.
     ///
     /// Valid bits fold into a mask; a string without a stated maximum length gets
     /// HAP's default of 64 bytes, so every string characteristic has a bound.
-    public var defaultMetadata: CharacteristicMetadata {
+    package var defaultMetadata: CharacteristicMetadata {
         CharacteristicMetadata(
             format: format, unit: unit, minValue: minValue, maxValue: maxValue, minStep: minStep,
             validValues: validValues.map(\.value),
@@ -73,7 +73,7 @@ public struct CharacteristicTypeInfo: Sendable {
     }
 
     /// The HAP name of an enumerated value ("Heat" for 1 of TargetHeatingCoolingState).
-    public func name(ofValidValue value: Int64) -> String? {
+    package func name(ofValidValue value: Int64) -> String? {
         validValues.first { $0.value == value }?.name
     }
 }

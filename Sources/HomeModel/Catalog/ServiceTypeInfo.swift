@@ -21,7 +21,7 @@ public struct ServiceTypeInfo: Sendable, Hashable {
     public var typeIdentifier: TypeIdentifier { TypeIdentifier(uuid: uuid, name: name) }
 
     /// Whether a characteristic type (by catalog name, case-insensitive) is required or optional here.
-    public func allows(characteristic name: String) -> Bool {
+    package func allows(characteristic name: String) -> Bool {
         let key = HAPCatalog.lookupKey(name)
         return (requiredCharacteristics + optionalCharacteristics).contains { HAPCatalog.lookupKey($0) == key }
     }

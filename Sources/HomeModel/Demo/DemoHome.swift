@@ -16,15 +16,15 @@
 ///
 /// Ids are deterministic: the home is 1, its default room 2, the rooms 3–6, then
 /// each accessory, its services and characteristics in the order above.
-public enum DemoHome {
-    public static let name = "Demo Home"
-    public static let manufacturer = "homed"
-    public static let provider = "simulator"
+package enum DemoHome {
+    package static let name = "Demo Home"
+    package static let manufacturer = "homed"
+    package static let provider = "simulator"
 
     /// Builds the demo home.
     ///
     /// - Parameter nowMs: The time of every initial value (`lastUpdatedMs`).
-    public static func make(nowMs: Int64) -> HomeGraph {
+    package static func make(nowMs: Int64) -> HomeGraph {
         var graph = HomeGraph()
         do {
             try add(to: &graph, nowMs: nowMs)

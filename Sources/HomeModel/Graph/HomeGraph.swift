@@ -29,7 +29,7 @@ public struct HomeGraph: Sendable, Equatable {
     /// Homes in the order they were added.
     public internal(set) var homeOrder: [ObjectID] = []
     /// The id the next new object gets.
-    public internal(set) var nextID: ObjectID = 1
+    package internal(set) var nextID: ObjectID = 1
 
     /// An empty graph: no homes, ids starting at 1.
     public init() {}
@@ -38,7 +38,7 @@ public struct HomeGraph: Sendable, Equatable {
     ///
     /// - Throws: `.dataLoss` naming the first inconsistency: a duplicate id, a
     ///   dangling reference, an id at or above `nextID`, ….
-    public init(
+    package init(
         homes: [Home], rooms: [Room], zones: [Zone], accessories: [Accessory],
         services: [AccessoryService], characteristics: [Characteristic], serviceGroups: [ServiceGroup],
         actionSets: [ActionSet], triggers: [Trigger], homeOrder: [ObjectID], nextID: ObjectID

@@ -5,7 +5,7 @@
 /// The store appends each commit's events under its lock, after they are numbered
 /// and before anyone hears of them; reads and purges run outside the lock, each
 /// step serialized with the appends by the storage itself.
-public protocol HomeHistory: Sendable {
+package protocol HomeHistory: Sendable {
     /// The journal the last run kept: its id and the last sequence number stored,
     /// or nil when none is stored (a new file, or history was off).
     func storedJournal() throws(HomeError) -> StoredJournal?
@@ -53,11 +53,11 @@ public protocol HomeHistory: Sendable {
 }
 
 /// What a previous run left of its journal.
-public struct StoredJournal: Sendable, Hashable {
-    public var id: String
-    public var lastSeq: UInt64
+package struct StoredJournal: Sendable, Hashable {
+    package var id: String
+    package var lastSeq: UInt64
 
-    public init(id: String, lastSeq: UInt64) {
+    package init(id: String, lastSeq: UInt64) {
         self.id = id
         self.lastSeq = lastSeq
     }
@@ -66,26 +66,26 @@ public struct StoredJournal: Sendable, Hashable {
 /// One page of stored events, as the storage reads them: in sequence order, by
 /// sequence number and time. Filtering by what the events are about is the
 /// caller's (it knows the home).
-public struct HistoryQuery: Sendable, Hashable {
+package struct HistoryQuery: Sendable, Hashable {
     /// Only events after this sequence number (0: from the first).
-    public var afterSeq: UInt64
+    package var afterSeq: UInt64
     /// Only events before this sequence number (nil: up to the last).
-    public var beforeSeq: UInt64?
+    package var beforeSeq: UInt64?
     /// Only events at or after this time (ms since the epoch; nil: any).
-    public var sinceMs: Int64?
+    package var sinceMs: Int64?
     /// Only events before this time (nil: any).
-    public var untilMs: Int64?
+    package var untilMs: Int64?
     /// Newest first: the page ends at `beforeSeq` and walks back.
-    public var newestFirst: Bool
+    package var newestFirst: Bool
     /// Stored commits read at most for this page (a commit holds one or more events).
-    public var commitLimit: Int
+    package var commitLimit: Int
     /// Only commits about one of these ids (an event's characteristic, service or
     /// accessory; a layout change's object, home or parent; a scene's or trigger's
     /// id); empty: every commit. It narrows what is read: a commit about X may
     /// still hold events about others, which the caller filters out.
-    public var subjects: [ObjectID]
+    package var subjects: [ObjectID]
 
-    public init(
+    package init(
         afterSeq: UInt64 = 0, beforeSeq: UInt64? = nil, sinceMs: Int64? = nil, untilMs: Int64? = nil,
         newestFirst: Bool = false, commitLimit: Int = 512, subjects: [ObjectID] = []
     ) {
@@ -101,7 +101,7 @@ public struct HistoryQuery: Sendable, Hashable {
 
 extension HomeEvent {
     /// The ids a stored commit is found by (see `HistoryQuery.subjects`).
-    public var subjects: [ObjectID] {
+    package var subjects: [ObjectID] {
         switch body {
         case .value(let change): return [change.characteristicID, change.serviceID, change.accessoryID]
         case .reachability(let accessoryID, _): return [accessoryID]
@@ -113,13 +113,13 @@ extension HomeEvent {
 }
 
 /// Events read from the stored journal.
-public struct HistoryPage: Sendable {
+package struct HistoryPage: Sendable {
     /// In the order the query asked for.
-    public var events: [HomeEvent]
+    package var events: [HomeEvent]
     /// True when the commit limit stopped the read: more may follow.
-    public var truncated: Bool
+    package var truncated: Bool
 
-    public init(events: [HomeEvent], truncated: Bool) {
+    package init(events: [HomeEvent], truncated: Bool) {
         self.events = events
         self.truncated = truncated
     }

@@ -50,7 +50,7 @@ public enum LayoutOperation: Hashable, Sendable {
     }
 
     /// The operation's name in the schema (`add_room`), for messages and logs.
-    public var name: String {
+    package var name: String {
         switch self {
         case .addHome: return "add_home"
         case .rename: return "rename"

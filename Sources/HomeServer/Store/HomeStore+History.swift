@@ -2,12 +2,12 @@ public import HomeModel
 internal import Logging
 
 /// The stored history the store keeps every event in, and how long.
-public struct StoredHistory: Sendable {
-    public let storage: any HomeHistory
+package struct StoredHistory: Sendable {
+    package let storage: any HomeHistory
     package let retention: HistoryRetention
 
     /// With the default retention.
-    public init(storage: any HomeHistory) {
+    package init(storage: any HomeHistory) {
         self.init(storage: storage, retention: HistoryRetention())
     }
 

@@ -75,9 +75,9 @@ public final class HomeStore: Sendable {
     ///   - history: where every committed event is kept beyond memory; with it the
     ///     journal continues across restarts. Nil: the journal lives in memory and
     ///     a restart begins a new one.
-    public init(
+    package init(
         graph: HomeGraph, journalCapacity: Int = 100_000, journalByteCapacity: Int = 32 * 1024 * 1024,
-        persistence: (any HomePersistence)? = nil, history: StoredHistory? = nil,
+        persistence: (any HomePersistence)?, history: StoredHistory? = nil,
         logger: Logger = Logger(label: "homed")
     ) {
         let start = Self.startJournal(in: history, logger: logger)
@@ -93,6 +93,17 @@ public final class HomeStore: Sendable {
         self.writtenValues = persistence == nil ? nil : WrittenValues()
         self.adjustedDeviceValues = AdjustedDeviceValues(logger: logger)
         self.state = Locked(State(graph: graph, journal: journal))
+    }
+
+    /// A store that keeps everything in memory (the storage seams are the
+    /// package's own: `homed` passes its SQLite file, HomeTesting a test's).
+    public convenience init(
+        graph: HomeGraph, journalCapacity: Int = 100_000, journalByteCapacity: Int = 32 * 1024 * 1024,
+        logger: Logger = Logger(label: "homed")
+    ) {
+        self.init(
+            graph: graph, journalCapacity: journalCapacity, journalByteCapacity: journalByteCapacity,
+            persistence: nil, history: nil, logger: logger)
     }
 
     /// Runs `body` under the lock (for the store's extensions in other files).

@@ -96,9 +96,9 @@ public struct GetHomePage: WireMessage {
     /// The page's encoding: a `GetHomeResponse`.
     let encoded: ByteBuffer
 
-    public var bytes: [UInt8] { Array(encoded.readableBytesView) }
+    package var bytes: [UInt8] { Array(encoded.readableBytesView) }
 
-    public init(bytes: [UInt8]) {
+    package init(bytes: [UInt8]) {
         self.encoded = ByteBuffer(bytes: bytes)
     }
 

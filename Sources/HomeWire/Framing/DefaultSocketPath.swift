@@ -5,7 +5,7 @@
 /// - Parameters:
 ///   - environment: the process environment.
 ///   - uid: the process's user id.
-public func defaultSocketPath(environment: [String: String], uid: UInt32) -> String {
+package func defaultSocketPath(environment: [String: String], uid: UInt32) -> String {
     if let explicit = environment["HOMED_SOCKET"], !explicit.isEmpty { return explicit }
     if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty { return runtime + "/homed/homed.sock" }
     if uid == 0 { return "/run/homed/homed.sock" }
