@@ -8,7 +8,7 @@ from homed import pb
 from provider_testkit import wait_for, wait_log
 
 from homed_nats import layout as L
-from nats_home import Devices, TEMP, BRIGHTNESS, char_id, direct_log, found, journal_events, make_home, read_bucket, \
+from nats_home import Devices, TEMP, BRIGHTNESS, direct_log, journal_events, make_home, read_bucket, \
     read_stream, start_bridge
 
 NAMES = L.Names("home")
@@ -233,7 +233,12 @@ def test_a_snapshot_cut_short_by_a_kill_is_taken_again(homed, server, processes)
         wait_log(bridge, "the snapshot in the stream was cut short: taken again")
         devices.report(TEMP, 34.0)
         events.wait_for(lambda e: e.value.value.float_value == 34.0)
-        records = read_stream(server.url, NAMES)
+
+        # homed has it; the bridge publishes it after: the stream is awaited, not assumed.
+        def with_34():
+            records = read_stream(server.url, NAMES)
+            return records if any(e.value.value.float_value == 34.0 for _, _, e in journal_events(records)) else None
+        records = wait_for(with_34, 15, "34.0 in the stream", bridge)
         kinds = [h.get(L.HDR_RECORD) for _, _, h, _ in records]
         assert kinds.count(L.RESYNC) == 3 and kinds.count(L.END) == 2  # first start, the cut one, again
         assert kinds[-1] == L.EVENT
