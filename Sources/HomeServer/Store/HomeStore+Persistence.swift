@@ -8,22 +8,17 @@ extension HomeStore {
     /// put back as they were and the commit's value events dropped, so nothing
     /// unsaved is published or acknowledged.
     ///
-    /// - Returns: the values' save error, if any, and the commit's events, numbered
-    ///   as the journal will number them.
-    func makeDurable(_ transaction: inout Transaction, firstSeq: UInt64, origin: Origin)
-        -> (HomeError?, [HomeEvent])
-    {
-        func numbered() -> [HomeEvent] {
-            transaction.events.enumerated().map { index, pending in
-                HomeEvent(
-                    seq: firstSeq + UInt64(index), timeMs: transaction.nowMs, origin: origin, body: pending.body)
-            }
-        }
+    /// Without a stored history the events are not made here: the commit makes
+    /// each as it publishes it (an array per commit cost the busiest path).
+    ///
+    /// - Returns: the values' save error, if any (the commit's value events are then
+    ///   dropped from `transaction`).
+    func makeDurable(_ transaction: inout Transaction, firstSeq: UInt64, origin: Origin) -> HomeError? {
         let changes = valueLogChanges(transaction)
-        let storing = keepsHistory ? history : nil
-        var events = numbered()
+        let storing = keepsHistory && !transaction.events.isEmpty ? history : nil
         do throws(HomeError) {
-            if let storing, !events.isEmpty {
+            if let storing {
+                let events = transaction.numberedEvents(firstSeq: firstSeq, origin: origin)
                 try storing.storage.appendEvents(
                     events,
                     keepUntilMs: transaction.nowMs + storing.retention.keepMs(for: events, in: transaction.graph),
@@ -32,21 +27,22 @@ extension HomeStore {
                 try persistence.appendValues(changes, timeMs: transaction.nowMs)
             }
             for change in changes { writtenValues?.mark(change.characteristicID) }
-            return (nil, events)
+            return nil
         } catch {
             guard !changes.isEmpty, let undo = transaction.undo else {
                 // Only events, and the history refused them: it is off from here on.
                 historyFailed(error, at: firstSeq)
-                return (nil, events)
+                return nil
             }
             for entry in undo.reversed() {
                 transaction.graph.restoreValue(
                     entry.value, lastUpdatedMs: entry.lastUpdatedMs, changeSeq: entry.changeSeq, at: entry.index)
             }
             transaction.dropValueEvents()
-            events = numbered()
-            if storing != nil, !events.isEmpty { storeHistory(events, graph: transaction.graph) }
-            return (error, events)
+            if storing != nil, !transaction.events.isEmpty {
+                storeHistory(transaction.numberedEvents(firstSeq: firstSeq, origin: origin), graph: transaction.graph)
+            }
+            return error
         }
     }
 

@@ -13,8 +13,9 @@ extension HomeStore {
     ) -> WriteOutcome? {
         let committed = commit(.values, origin: origin) { transaction -> [WriteResult]? in
             var lastLocal: ObjectID?
-            for write in writes {
-                guard let accessoryID = transaction.graph.characteristics[write.characteristicID]?.accessoryID,
+            // By index: binding each write would copy it (its value and condition).
+            for index in writes.indices {
+                guard let accessoryID = transaction.graph.characteristics[writes[index].characteristicID]?.accessoryID,
                     accessoryID != lastLocal
                 else { continue }
                 if let accessory = transaction.graph.accessories[accessoryID], isRemote(accessory) { return nil }

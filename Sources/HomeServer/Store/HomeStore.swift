@@ -156,6 +156,13 @@ public final class HomeStore: Sendable {
         /// refuses it. Nil when nothing is persisted.
         var undo: [ValueUndo]?
 
+        /// The commit's events as the journal numbers them.
+        func numberedEvents(firstSeq: UInt64, origin: Origin) -> [HomeEvent] {
+            events.enumerated().map { index, pending in
+                HomeEvent(seq: firstSeq + UInt64(index), timeMs: nowMs, origin: origin, body: pending.body)
+            }
+        }
+
         /// Forgets the value events of a commit whose values could not be saved.
         mutating func dropValueEvents() {
             events.removeAll { if case .value = $0.body { true } else { false } }
@@ -244,15 +251,17 @@ public final class HomeStore: Sendable {
                 throw error
             }
             // Values and events are durable before anyone hears of them.
-            var (saveFailure, events) = makeDurable(&transaction, firstSeq: firstSeq, origin: origin)
+            let saveFailure = makeDurable(&transaction, firstSeq: firstSeq, origin: origin)
             swap(&transaction.graph, &state.graph)
             if kind == .layout { state.layoutVersion &+= 1 }
             state.graphVersion &+= 1
             // The graph now stands after every event of this commit.
-            let graphSeq = state.journal.lastSeq + UInt64(events.count)
+            let graphSeq = state.journal.lastSeq + UInt64(transaction.events.count)
             for (index, pending) in transaction.events.enumerated() {
+                var event = HomeEvent(
+                    seq: firstSeq + UInt64(index), timeMs: now, origin: origin, body: pending.body)
                 Self.publish(
-                    &events[index], in: &state, graphSeq: graphSeq, wake: &wake, mergeable: pending.mergeable,
+                    &event, in: &state, graphSeq: graphSeq, wake: &wake, mergeable: pending.mergeable,
                     subject: pending.subject)
             }
             publishedSeq.publish(state.journal.lastSeq)

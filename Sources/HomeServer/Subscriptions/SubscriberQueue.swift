@@ -66,15 +66,17 @@ struct SubscriberQueue {
     /// - Parameter mergeable: false for occurrences of event characteristics
     ///   (ProgrammableSwitchEvent: every press counts), which are never coalesced.
     mutating func push(_ event: HomeEvent, mergeable: Bool = true) -> PushOutcome {
-        push(.own(event), mergeable: mergeable)
+        push(.own(event), size: event.approximateSize, mergeable: mergeable)
     }
 
     /// Queues an event (its own copy, or the publisher's shared object), or applies
     /// the policy when the queue is full.
-    mutating func push(_ queued: QueuedEvent, mergeable: Bool = true) -> PushOutcome {
+    ///
+    /// - Parameter size: the event's `approximateSize`.
+    mutating func push(_ queued: QueuedEvent, size: Int, mergeable: Bool = true) -> PushOutcome {
         // The common case first, without copying the event out of `queued`.
         if pendingGap == nil && !isOverflowing && hasRoom {
-            bytes += queued.approximateSize
+            bytes += size
             items.append(.event(queued))
             return .queued
         }
@@ -87,7 +89,7 @@ struct SubscriberQueue {
                             kind: .gap, seq: gap.to, gapFrom: gap.from, gapTo: gap.to,
                             reason: "subscriber queue full (\(limit) events)")))
                 pendingGap = nil
-                bytes += queued.approximateSize
+                bytes += size
                 items.append(.event(queued))
                 return .queued
             }
@@ -106,7 +108,6 @@ struct SubscriberQueue {
             guard case .value(let change) = event.body else {
                 return startResync()
             }
-            let size = event.approximateSize
             if !mergeable {
                 guard occurrences.count < limit, bytes + size <= byteLimit else { return startResync() }
                 bytes += size
@@ -157,9 +158,13 @@ struct SubscriberQueue {
         }
         var batch: [Item] = []
         batch.reserveCapacity(min(max, items.count + 1))
-        while batch.count < max, let item = items.popFirst() {
-            if case .event(let queued) = item { bytes -= queued.approximateSize }
-            batch.append(item)
+        while batch.count < max, let item = items.popFirst() { batch.append(item) }
+        if items.isEmpty && !isOverflowing {
+            // Nothing is held any more (the usual drain, all at once): no event's
+            // size to work out again.
+            bytes = 0
+        } else {
+            for case .event(let queued) in batch { bytes -= queued.approximateSize }
         }
         if items.isEmpty, !isOverflowing, let gap = pendingGap, batch.count < max {
             batch.append(

@@ -86,7 +86,9 @@ struct SubscriptionState {
         if let resyncFrom, event.seq <= resyncFrom.seq { return false }
         if !mergeable, case .value(let change) = event.body { occurrenceIDs.insert(change.characteristicID) }
         let queued = share().map(QueuedEvent.shared) ?? .own(event)
-        switch queue.push(queued, mergeable: mergeable) {
+        // Its size from the event at hand: worked out of `queued`, an own copy is
+        // copied once more on the way.
+        switch queue.push(queued, size: event.approximateSize, mergeable: mergeable) {
         case .queued, .absorbed: break
         case .overflow: overflowed = true
         case .resync: resyncFrom = (graph, graphSeq)

@@ -113,10 +113,13 @@ enum EventDecoding {
     static func origin(_ wire: Home__V1__Origin, previous: inout PreviousOrigin?) -> Origin {
         let kind = Origin.Kind.fromWire(wire.kind.rawValue, default: .unknown)
         let uid = wire.uid_present_case == HOME__V1__ORIGIN__UID_PRESENT_UID ? wire.uid : nil
-        if let last = previous, last.origin.kind == kind, last.origin.connectionID == wire.connection_id,
-            last.origin.uid == uid, let lastName = last.name, let name = wire.name, strcmp(lastName, name) == 0
+        // Read in place (`previous!`), never bound to a copy: a copy of the pair is
+        // an outlined copy and destroy per event, on the subscriber's hottest path.
+        if previous != nil, previous!.origin.kind == kind, previous!.origin.connectionID == wire.connection_id,
+            previous!.origin.uid == uid, let lastName = previous!.name, let name = wire.name,
+            strcmp(lastName, name) == 0
         {
-            return last.origin
+            return previous!.origin
         }
         let origin = Origin(kind: kind, connectionID: wire.connection_id, name: swiftString(wire.name), uid: uid)
         previous = PreviousOrigin(name: UnsafePointer(wire.name), origin: origin)
