@@ -7,6 +7,10 @@ enum SinkItem: Equatable {
     case snapshotPage([Characteristic])
 
     static let snapshotPageSize = 256
+
+    var isEvent: Bool {
+        if case .event = self { true } else { false }
+    }
 }
 
 /// The current state of everything a subscription covers, as stream items.

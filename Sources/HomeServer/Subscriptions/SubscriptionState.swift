@@ -231,9 +231,8 @@ struct SubscriptionState {
 
     mutating func recordSent(_ items: [SinkItem], nowMs: Int64) {
         guard !items.isEmpty else { return }
-        for item in items {
-            if case .event = item { sent += 1 }
-        }
+        // By index: binding each item would copy its event.
+        for index in items.indices where items[index].isEvent { sent += 1 }
         lastWriteMs = nowMs
     }
 

@@ -131,13 +131,20 @@ final class SubscriptionStream: Subscriber {
         writer.eventLoop.preconditionInEventLoop()
         var wroteAnything = false
         defer { if wroteAnything { writer.flush() } }
+        // When the earliest held value is due, learnt under the lock that takes the
+        // last batch (one lock per batch, not one more per flush).
+        var heldDue: Int64?
         while writer.isWritable {
-            let (batch, more) = state.withLock { state in
-                (state.nextBatch(max: Self.batchSize, nowMs: currentTimeMs()), state.hasMore)
+            let (batch, more, due) = state.withLock { state in
+                let now = currentTimeMs()
+                let batch = state.nextBatch(max: Self.batchSize, nowMs: now)
+                let more = state.hasMore
+                return (batch, more, more ? nil : state.heldDueInMs(nowMs: now))
             }
+            heldDue = due
             switch batch {
             case .nothing:
-                scheduleHeldFlushIfNeeded()
+                scheduleHeldFlush(in: due)
                 return
             case .overflowed:
                 let limit = state.withLock { $0.options.queueLimit }
@@ -159,12 +166,15 @@ final class SubscriptionStream: Subscriber {
             }
             if !more { break }
         }
-        scheduleHeldFlushIfNeeded()
+        // Left with more to send (the socket is full): the flush on writability
+        // works it out again.
+        scheduleHeldFlush(in: heldDue)
     }
 
-    /// Wakes the stream when the earliest held value is due.
-    private func scheduleHeldFlushIfNeeded() {
-        guard let delay = state.withLock({ $0.heldDueInMs(nowMs: currentTimeMs()) }) else { return }
+    /// Wakes the stream when the earliest held value is due (`delay` ms from now;
+    /// nil: none is held).
+    private func scheduleHeldFlush(in delay: Int64?) {
+        guard let delay else { return }
         let schedule = timers.withLock { timers in
             defer { timers.heldFlushScheduled = true }
             return !timers.heldFlushScheduled
