@@ -85,10 +85,12 @@ struct SubscriptionState {
         // Already in the pending resync's snapshot.
         if let resyncFrom, event.seq <= resyncFrom.seq { return false }
         if !mergeable, case .value(let change) = event.body { occurrenceIDs.insert(change.characteristicID) }
-        let queued = share().map(QueuedEvent.shared) ?? .own(event)
-        // Its size from the event at hand: worked out of `queued`, an own copy is
-        // copied once more on the way.
-        switch queue.push(queued, size: event.approximateSize, mergeable: mergeable) {
+        let shared = share()
+        let queued = shared.map(QueuedEvent.shared) ?? .own(event)
+        // The shared object's size is worked out once for every subscriber; an own
+        // copy's from the event at hand (out of `queued`, it is copied once more).
+        let size = shared?.approximateSize ?? event.approximateSize
+        switch queue.push(queued, size: size, mergeable: mergeable) {
         case .queued, .absorbed: break
         case .overflow: overflowed = true
         case .resync: resyncFrom = (graph, graphSeq)
