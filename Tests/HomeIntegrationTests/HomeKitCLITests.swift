@@ -87,8 +87,11 @@ struct HomeKitCLITests {
     @Test("the real provider (Clients/providers/homekit): list of an empty state directory, a malformed address")
     func realProvider() throws {
         let scratch = Scratch()
-        let program = repositoryRoot.appendingPathComponent("Clients/providers/homekit/homed_homekit_provider.py").path
+        // As installed: the command in the test venv (Scripts/test.sh puts .venv/bin on PATH).
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        let found = path.split(separator: ":").map { "\($0)/homed-homekit-provider" }
+            .first { FileManager.default.isExecutableFile(atPath: $0) }
+        let program = try #require(found, "homed-homekit-provider is not on PATH: run Scripts/bootstrap.sh --python")
         let list = try homekit(["list", "--state-dir", scratch.path], path: path, provider: program)
         #expect(list.status == 0, "\(list.stderr)")
         #expect(list.stdout.isEmpty)

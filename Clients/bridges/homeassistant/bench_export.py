@@ -13,7 +13,7 @@ reported (homed's subscriber queue may merge values under load — coalescing,
 latest wins — so fewer messages than changes can arrive; the last one never
 is lost).
 
-    HOMED_BIN=/tmp/homed-bin/homed python3 Clients/bridges/homeassistant/bench_export.py \\
+    HOMED_BIN=/tmp/homed-bin/homed .venv/bin/python -m Clients.bridges.homeassistant.bench_export \\
         [--rate 10000] [--seconds 10] [--sensors 100]
 """
 
@@ -30,15 +30,14 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.join(HERE, "..", "..", "python"), os.path.join(HERE, "..", "..", "python", "tests"),
-                HERE, os.path.join(HERE, "tests")]
 
-import paho.mqtt.client as mqtt  # noqa: E402
+import paho.mqtt.client as mqtt
 
-from homed import pb  # noqa: E402
-from homed.provider import Provider, Ref  # noqa: E402
-from homed_testkit import HomedProcess, ProviderProcess, kill_pid  # noqa: E402
-from mqtt_broker import Mosquitto, free_port  # noqa: E402
+from homed import pb
+from homed.provider import Provider, Ref
+from homed_testkit import HomedProcess, ProviderProcess, kill_pid
+from homed_testkit.mqtt_broker import Mosquitto, free_port
+from homed_testkit import installed_program
 
 
 def main() -> int:
@@ -87,7 +86,7 @@ def main() -> int:
         sub.loop_start()
         ready.wait(10)
         profile = ["-m", "cProfile", "-o", os.path.abspath(args.profile)] if args.profile else []
-        bridge = ProviderProcess([sys.executable, *profile, os.path.join(HERE, "homed_mqtt.py"), "--socket",
+        bridge = ProviderProcess([sys.executable, *profile, installed_program("homed-mqtt"), "--socket",
                                   homed.socket_path, "--broker", broker.url, "--log-level", "warning"],
                                  os.path.join(work, "bridge.log"))
         bridge.start()

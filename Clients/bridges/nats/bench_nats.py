@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """homed-nats benchmarks (not a test: figures, not assertions).
 
-    HOMED_BIN=.build/debug/homed python3 Clients/bridges/nats/bench_nats.py [--events 3000]
+    HOMED_BIN=.build/debug/homed .venv/bin/python -m Clients.bridges.nats.bench_nats [--events 3000]
 
 In one run, on one machine, with a real nats-server, homed and the bridge:
 1. raw JetStream: publish (pipelined, with Nats-Msg-Id, as the bridge does) and
@@ -24,20 +24,18 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
-for path in (os.path.join(REPO, "Clients", "python", "tests"), os.path.join(REPO, "Clients", "python"), HERE,
-             os.path.join(HERE, "tests")):
-    sys.path.insert(0, path)
 
-import nats  # noqa: E402
-from nats.js import api  # noqa: E402
+import nats
+from nats.js import api
 
-from homed import pb  # noqa: E402
-from homed.provider import Provider, Ref  # noqa: E402
-from homed_testkit import HomedProcess, ProviderProcess, homed_binary  # noqa: E402
-from nats_server import NatsServer  # noqa: E402
+from homed import pb
+from homed.provider import Provider, Ref
+from homed_testkit import HomedProcess, ProviderProcess, homed_binary
+from .tests.nats_server import NatsServer
 
-from homed_nats import layout as L  # noqa: E402
-from homed_nats.remote import RemoteReader, remote_write  # noqa: E402
+from homed_nats import layout as L
+from homed_nats.remote import RemoteReader, remote_write
+from homed_testkit import installed_program
 
 SENSORS = 20
 
@@ -163,7 +161,7 @@ def main():
         roles = os.path.join(work, "roles.ini")
         with open(roles, "w") as f:
             f.write("[roles]\n")
-        bridge = ProviderProcess([sys.executable, os.path.join(HERE, "homed_nats.py"), "--socket", homed.socket_path,
+        bridge = ProviderProcess([sys.executable, installed_program("homed-nats"), "--socket", homed.socket_path,
                                   "--server", server.url, "--site", "bench", "--log-level", "warning"],
                                  os.path.join(work, "bridge.log")).start()
         for batch in (1, SENSORS):
@@ -194,7 +192,7 @@ accounts: {
     provider = Provider("bench", accessories(), socket_path=homed.socket_path, on_write=lambda v, a: None)
     provider.start()
     provider.wait_registered(15)
-    bridge = ProviderProcess([sys.executable, os.path.join(HERE, "homed_nats.py"), "--socket", homed.socket_path,
+    bridge = ProviderProcess([sys.executable, installed_program("homed-nats"), "--socket", homed.socket_path,
                               "--server", server.url, "--site", "bench", "--config", os.path.join(work, "w.ini"),
                               "--user-file", os.path.join(work, "bridge.user"), "--log-level", "warning"],
                              os.path.join(work, "bridge-2.log")).start()

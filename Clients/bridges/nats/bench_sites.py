@@ -2,7 +2,7 @@
 """N homeds on one NATS server, one remote reader following all of them
 (issue 28, item 6: "past this machine, in simulation"). Figures, not assertions.
 
-    HOMED_BIN=.build/debug/homed python3 Clients/bridges/nats/bench_sites.py --homeds 1 5 10 [--rate 50 --seconds 5]
+    HOMED_BIN=.build/debug/homed .venv/bin/python -m Clients.bridges.nats.bench_sites --homeds 1 5 10 [--rate 50 --seconds 5]
 
 For each N: N homeds (each its own socket and in-memory database), each with a
 provider (a thread of this process) reporting `--rate` values per second for
@@ -33,19 +33,17 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
-for path in (os.path.join(REPO, "Clients", "python", "tests"), os.path.join(REPO, "Clients", "python"), HERE,
-             os.path.join(HERE, "tests")):
-    sys.path.insert(0, path)
 
-import nats  # noqa: E402
+import nats
 
-from homed import pb  # noqa: E402
-from homed.provider import Provider, Ref  # noqa: E402
-from homed_testkit import HomedProcess, ProviderProcess, homed_binary  # noqa: E402
-from nats_server import NatsServer  # noqa: E402
+from homed import pb
+from homed.provider import Provider, Ref
+from homed_testkit import HomedProcess, ProviderProcess, homed_binary
+from .tests.nats_server import NatsServer
 
-from homed_nats.layout import Names  # noqa: E402
-from homed_nats.remote import RemoteReader  # noqa: E402
+from homed_nats.layout import Names
+from homed_nats.remote import RemoteReader
+from homed_testkit import installed_program
 
 ACCESSORIES = [{"key": f"t{i}", "name": f"Thermometer {i}", "category": "SENSOR",
                 "services": [{"type": "TemperatureSensor",
@@ -142,7 +140,7 @@ def run(n, args, binary, work):
             provider.start()
             provider.wait_registered(30)
             providers.append(provider)
-            bridges.append(ProviderProcess([sys.executable, os.path.join(HERE, "homed_nats.py"), "--socket",
+            bridges.append(ProviderProcess([sys.executable, installed_program("homed-nats"), "--socket",
                                             homed.socket_path, "--server", server.url, "--site", f"s{i}",
                                             "--log-level", "warning"], os.path.join(directory, "bridge.log")).start())
         sites = [f"s{i}" for i in range(n)]

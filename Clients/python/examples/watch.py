@@ -19,7 +19,6 @@ import json
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from homed import Client, HomedError, pb  # noqa: E402
 

@@ -23,26 +23,42 @@ listens on the socket, saying where its path came from and how to start homed.
 
 Message classes come from the descriptor set ``home_v1.desc`` at run time
 (``homed.pb.<MessageName>``); only the ``protobuf`` package is needed.
+
+Nothing is imported until it is first used (``homed.Client`` imports
+``homed.client`` then): ``homed.requirements``, which a program runs before
+anything else, must load even when ``protobuf`` is missing or of the wrong version.
 """
 
-from . import proto as pb
-from .client import PROTOCOL_VERSION, Client, Subscription
-from .cursor import StreamCursor
-from .errors import (
-    Aborted, AlreadyExists, Cancelled, DaemonNotRunning, DataLoss, DeadlineExceeded, FailedPrecondition, HomedError,
-    Internal, InvalidArgument, NotFound, OutOfRange, PermissionDenied, ResourceExhausted, SocketNotPermitted,
-    Unauthenticated, Unavailable, Unimplemented, Unknown, error_for,
-)
-from .framing import DEFAULT_MAX_FRAME_SIZE, FrameDecoder, FrameTooLarge, encode_frame
-from .paths import default_socket_path
-from .provider import Provider, Ref
+from importlib import import_module
 
-__all__ = [
-    "pb", "Client", "HomedError", "Subscription", "StreamCursor", "default_socket_path", "PROTOCOL_VERSION",
-    "DEFAULT_MAX_FRAME_SIZE", "FrameDecoder", "FrameTooLarge", "encode_frame", "Provider", "Ref",
-    # typed errors (homed.errors)
-    "error_for", "Cancelled", "Unknown", "InvalidArgument", "DeadlineExceeded", "NotFound", "AlreadyExists",
-    "PermissionDenied", "SocketNotPermitted", "ResourceExhausted", "FailedPrecondition", "Aborted", "OutOfRange", "Unimplemented",
-    "Internal", "Unavailable", "DataLoss", "Unauthenticated", "DaemonNotRunning",
-]
+# name → (module, attribute; None for the module itself)
+_EXPORTS = {"pb": ("proto", None), "Client": ("client", "Client"), "Subscription": ("client", "Subscription"),
+            "PROTOCOL_VERSION": ("client", "PROTOCOL_VERSION"), "StreamCursor": ("cursor", "StreamCursor"),
+            "DEFAULT_MAX_FRAME_SIZE": ("framing", "DEFAULT_MAX_FRAME_SIZE"),
+            "FrameDecoder": ("framing", "FrameDecoder"), "FrameTooLarge": ("framing", "FrameTooLarge"),
+            "encode_frame": ("framing", "encode_frame"), "default_socket_path": ("paths", "default_socket_path"),
+            "Provider": ("provider", "Provider"), "Ref": ("provider", "Ref")}
+_ERRORS = ["error_for", "Cancelled", "Unknown", "InvalidArgument", "DeadlineExceeded", "NotFound", "AlreadyExists",
+           "PermissionDenied", "SocketNotPermitted", "ResourceExhausted", "FailedPrecondition", "Aborted",
+           "OutOfRange", "Unimplemented", "Internal", "Unavailable", "DataLoss", "Unauthenticated",
+           "DaemonNotRunning", "HomedError"]
+_EXPORTS.update({name: ("errors", name) for name in _ERRORS})
+
+__all__ = sorted(_EXPORTS)
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    try:
+        module, attribute = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module 'homed' has no attribute {name!r}") from None
+    value = import_module(f".{module}", __name__)
+    if attribute is not None:
+        value = getattr(value, attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))

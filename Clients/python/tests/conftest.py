@@ -1,5 +1,5 @@
-"""Shared test setup: import the package from this checkout, and start a real
-homed for the integration tests."""
+"""Shared test setup: a real homed for the integration tests (the package under
+test is the installed one: Scripts/bootstrap.sh --python installs it into .venv)."""
 
 import os
 import shutil
@@ -14,7 +14,7 @@ import pytest
 
 CLIENT_DIR = Path(__file__).resolve().parents[1]
 REPO = CLIENT_DIR.parents[1]
-sys.path.insert(0, str(CLIENT_DIR))
+
 
 START_TIMEOUT = 10.0
 

@@ -29,10 +29,9 @@ import sys
 import threading
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from homed import HomedError  # noqa: E402
-from homed.provider import Provider, Ref  # noqa: E402
+from homed import HomedError
+from homed.provider import Provider, Ref
 
 _out_lock = threading.Lock()
 

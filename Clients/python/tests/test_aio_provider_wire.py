@@ -7,7 +7,7 @@ import asyncio
 
 import homed.aio
 from homed import pb
-from test_aio_wire import WAIT, FakeDaemon, frame, run
+from .test_aio_wire import WAIT, FakeDaemon, frame, run
 
 LAMP = {"key": "lamp-1", "name": "Desk Lamp", "category": "LIGHTBULB",
         "services": [{"type": "Lightbulb", "characteristics": [{"type": "On", "value": False}]}]}

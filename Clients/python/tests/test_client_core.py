@@ -8,11 +8,10 @@ import sys
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from homed import HomedError, pb  # noqa: E402
-from homed.client_core import Call, Connection, StreamEnd, unary_item  # noqa: E402
-from homed.framing import FrameDecoder, FrameTooLarge, encode_frame  # noqa: E402
+from homed import HomedError, pb
+from homed.client_core import Call, Connection, StreamEnd, unary_item
+from homed.framing import FrameDecoder, FrameTooLarge, encode_frame
 
 
 def wire(**fields) -> bytes:

@@ -8,7 +8,7 @@ import pytest
 from homed import Client, pb
 from homed.client_core import write_condition, write_request
 
-from test_client import CALL_TIMEOUT, find_lamp
+from .test_client import CALL_TIMEOUT, find_lamp
 
 
 def test_write_condition_from_what_a_caller_has():

@@ -13,9 +13,9 @@ import pytest
 
 from homed import Client, HomedError, StreamCursor, pb
 
-from homed_testkit import REPO, HomedProcess, kill_pid, require_binary
+from homed_testkit import HomedProcess, kill_pid, repository, require_binary
 
-LIST = json.loads((REPO / "Tests" / "Conformance" / "scenarios.json").read_text())
+LIST = json.loads((repository() / "Tests" / "Conformance" / "scenarios.json").read_text())
 WAIT = 5.0
 
 

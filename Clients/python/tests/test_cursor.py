@@ -5,7 +5,7 @@ import pytest
 
 from homed import Client, StreamCursor, pb
 
-from test_client import CALL_TIMEOUT, find_lamp, number_of, number_value
+from .test_client import CALL_TIMEOUT, find_lamp, number_of, number_value
 
 
 def value_event(seq, characteristic_id, number):

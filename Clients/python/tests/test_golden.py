@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from conftest import REPO
+from .conftest import REPO
 from homed import pb
 from homed.framing import FrameDecoder
 

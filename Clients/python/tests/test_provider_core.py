@@ -7,14 +7,13 @@ import sys
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from homed import HomedError, pb  # noqa: E402
-from homed.commands import Job  # noqa: E402
-from homed.errors import error_for  # noqa: E402
-from homed.provider_core import ProviderCore, Reconnecting, open_refused, opened_of  # noqa: E402
-from homed.refs import Ref  # noqa: E402
-from homed.registration import MAX_ACCESSORIES_PER_CALL, RegistrationPlan  # noqa: E402
+from homed import HomedError, pb
+from homed.commands import Job
+from homed.errors import error_for
+from homed.provider_core import ProviderCore, Reconnecting, open_refused, opened_of
+from homed.refs import Ref
+from homed.registration import MAX_ACCESSORIES_PER_CALL, RegistrationPlan
 
 LAMP = {"key": "lamp-1", "name": "Desk Lamp", "category": "LIGHTBULB",
         "services": [{"type": "Lightbulb", "characteristics": [

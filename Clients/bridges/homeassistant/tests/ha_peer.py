@@ -9,7 +9,7 @@ import time
 
 import paho.mqtt.client as mqtt
 
-import ha_checker
+from . import ha_checker
 
 
 class HomeAssistantPeer:

@@ -10,8 +10,9 @@ import threading
 from homed import pb
 from homed.provider import Provider, Ref
 from homed_testkit import ProviderProcess
+from homed_testkit import installed_program
 
-PROGRAM = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "homed_mqtt.py")
+PROGRAM = installed_program("homed-mqtt")
 
 ACCESSORIES = [
     {"key": "lamp", "name": "Lamp", "category": "LIGHTBULB", "manufacturer": "Acme", "model": "Bulb 2",

@@ -4,11 +4,11 @@ garbage on its topics."""
 
 import os
 
-from mqtt_broker import Mosquitto, free_port
-from provider_testkit import wait_log
+from homed_testkit.mqtt_broker import Mosquitto, free_port
+from homed_testkit.providers import wait_log
 
-from ha_peer import HomeAssistantPeer, read_retained
-from home_source import FROM_MQTT, Devices, accessory_ids, make_home, object_id, start_bridge
+from .ha_peer import HomeAssistantPeer, read_retained
+from .home_source import FROM_MQTT, Devices, accessory_ids, make_home, object_id, start_bridge
 
 
 def sources(homed):

@@ -5,11 +5,11 @@ removed by an empty config; a switch of form leaves no config of the other."""
 
 import json
 
-from provider_testkit import wait_log
+from homed_testkit.providers import wait_log
 
-import ha_checker
-from ha_peer import read_retained
-from home_source import ACCESSORIES, EXPECTED, Devices, accessory_ids, make_home, object_id, start_bridge
+from . import ha_checker
+from .ha_peer import read_retained
+from .home_source import ACCESSORIES, EXPECTED, Devices, accessory_ids, make_home, object_id, start_bridge
 
 
 def setup(homed, broker, ha, processes, *extra):

@@ -7,11 +7,11 @@ import pytest
 
 from homed import pb
 from homed_testkit import EventLog, plain
-from provider_testkit import wait_for, wait_log
+from homed_testkit.providers import wait_for, wait_log
 
-import ha_checker
-from ha_peer import read_retained
-from home_source import (EXPECTED, FROM_MQTT, Devices, accessory_ids, char_id, make_home, object_id,
+from . import ha_checker
+from .ha_peer import read_retained
+from .home_source import (EXPECTED, FROM_MQTT, Devices, accessory_ids, char_id, make_home, object_id,
                          start_bridge)
 
 
@@ -212,7 +212,7 @@ def test_removed_accessories_and_services_leave_an_empty_config(homed, broker, h
     ha.wait_payload(f"homed/{lamp.id}/availability", b"")
     # A service that goes: the climate sensor without its light sensor.
     sensor = found["climate-sensor"]
-    from home_source import ACCESSORIES
+    from .home_source import ACCESSORIES
     changed = json.loads(json.dumps(next(a for a in ACCESSORIES if a["key"] == "climate-sensor")))
     changed["services"] = [s for s in changed["services"] if s["type"] != "LightSensor"]
     home.provider.update([changed])

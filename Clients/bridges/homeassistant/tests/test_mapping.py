@@ -8,7 +8,7 @@ import pytest
 
 from homed import pb
 
-import ha_checker
+from . import ha_checker
 from homed_ha.config import Settings, SettingsError, load
 from homed_ha.discovery import device_config, device_topic, entities_for, exported
 from homed_ha.model import AccessoryView, Char, Service

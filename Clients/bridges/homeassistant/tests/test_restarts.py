@@ -5,10 +5,10 @@ import json
 import os
 
 from homed.provider import Ref
-from provider_testkit import wait_for, wait_log
+from homed_testkit.providers import wait_for, wait_log
 
-from ha_peer import read_retained
-from home_source import ACCESSORIES, EXPECTED, Devices, accessory_ids, make_home, object_id, start_bridge
+from .ha_peer import read_retained
+from .home_source import ACCESSORIES, EXPECTED, Devices, accessory_ids, make_home, object_id, start_bridge
 
 
 def setup(homed, broker, ha, processes):
@@ -154,7 +154,7 @@ def test_a_dropped_connection_resumes_and_delivers_what_happened_meanwhile(homed
     """homed lives on while the bridge's connection is down: the subscription
     resumes from the cursor (no resync), and a button press made meanwhile — which
     no snapshot could bring back — still reaches Home Assistant, once."""
-    from socket_proxy import SocketProxy
+    from .socket_proxy import SocketProxy
     with homed.client() as client:
         make_home(client)
     devices = Devices(homed.socket_path).start()

@@ -14,8 +14,8 @@ and the same two for a HAP-python accessory served directly in this process
 because its default holds events for up to 0.5 s to merge them). The difference
 at p50 is what homed and the bridge add (goal: at most 2 ms).
 
-    HOMED_BIN=/tmp/homed-bin/homed python3 Clients/bridges/homekit/bench/bench_roundtrip.py [-n 300]
-        [--bridge OTHER/Clients/bridges/homekit/homed_homekit.py]
+    HOMED_BIN=/tmp/homed-bin/homed .venv/bin/python -m Clients.bridges.homekit.bench.bench_roundtrip [-n 300]
+        [--bridge OTHER/Clients/bridges/homekit/homed-homekit]
 
 It also prints the bridge process's CPU time (user + system, from /proc) per
 write of the measured ones, which the machine's load disturbs less than the
@@ -38,12 +38,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 BRIDGE_DIR = HERE.parent
 REPO = BRIDGE_DIR.parents[2]
-for path in (REPO / "Clients" / "python" / "tests", REPO / "Clients" / "python", BRIDGE_DIR, BRIDGE_DIR / "tests"):
-    sys.path.insert(0, str(path))
 
-from bridge_kit import BRIGHTNESS, BridgeProcess, TestDevices, free_port, placement  # noqa: E402
-from hap_controller import HapController  # noqa: E402
-from homed_testkit import HomedProcess  # noqa: E402
+from ..tests.bridge_kit import BRIGHTNESS, BridgeProcess, TestDevices, free_port, placement
+from ..tests.hap_controller import HapController
+from homed_testkit import HomedProcess
 
 
 def percentiles(samples):
@@ -147,7 +145,7 @@ class DirectAccessory:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=300, help="round trips of each kind (default 300)")
-    parser.add_argument("--bridge", metavar="PROGRAM", help="the homed_homekit.py to measure (default: this checkout's)")
+    parser.add_argument("--bridge", metavar="PROGRAM", help="the homed-homekit to measure (default: this checkout's)")
     args = parser.parse_args()
     binary = os.environ.get("HOMED_BIN", str(REPO / ".build" / "debug" / "homed"))
     workdir = tempfile.mkdtemp(prefix="homed-bench-", dir="/tmp")

@@ -33,12 +33,11 @@ from pyhap.const import STANDALONE_AID
 from pyhap.hap_handler import HAP_TLV_TAGS, HAPServerHandler
 from pyhap.hap_protocol import HAPServerProtocol
 from pyhap.hap_server import HAPServer
-from pyhap.params import get_srp_context
 from pyhap.util import from_hap_json, to_hap_json
 
 from . import hapmodel as hm
 from .accessories import HomedAccessory, apply_value
-from .hapsrp import PaddedSrpServer, PairSetupSteps
+from .hapsrp import PairSetupSteps, use_padded_verifier
 
 log = logging.getLogger("homed-homekit")
 
@@ -280,8 +279,7 @@ class BridgeDriver(AccessoryDriver):
 
     def setup_srp_verifier(self):
         """HAP-python's, with the padding controllers use (hapsrp.py)."""
-        self.srp_verifier = PaddedSrpServer(get_srp_context(3072, hashlib.sha512, 16), b"Pair-Setup",
-                                            self.state.pincode)
+        use_padded_verifier(self)
 
     def unpair(self, client_uuid):
         """HAP-python forgets the controller but keeps its open sessions; HAP

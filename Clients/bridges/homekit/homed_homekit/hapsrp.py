@@ -15,10 +15,15 @@ the figures with this module.
 ``PaddedSrpServer`` sends B as 384 bytes and computes S, K, M and H(AMK) with
 the padding; ``PairSetupSteps`` (mixed into the bridge's request handler) runs
 HAP-python's steps 1 and 3 to 5 with those bytes; everything else is HAP-python's.
+``use_padded_verifier`` puts a ``PaddedSrpServer`` where the driver keeps its
+verifier: an attribute up to HAP-python 5.1, a read-only property over
+``_srp_verifier`` from 5.2 (assigning to it there raised in step 1, so that every
+pairing ended in "M2: Accessory did not send public key").
 """
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from http import HTTPStatus
 
@@ -31,6 +36,7 @@ from pyhap.const import HAP_PERMISSIONS, HAP_SERVER_STATUS
 from pyhap.hap_crypto import hap_hkdf
 from pyhap.hap_handler import HAP_TLV_STATES, HAP_TLV_TAGS
 from pyhap.hsrp import Server, bytes_to_long
+from pyhap.params import get_srp_context
 from pyhap.util import long_to_bytes
 
 
@@ -51,6 +57,16 @@ class PaddedSrpServer(Server):
 
     def session_key_bytes(self) -> bytes:
         return self.Kb
+
+
+def use_padded_verifier(driver) -> None:
+    """What an ``AccessoryDriver.setup_srp_verifier`` override calls: HAP's
+    3072-bit group with SHA-512, the driver's setup code, padded as controllers pad."""
+    verifier = PaddedSrpServer(get_srp_context(3072, hashlib.sha512, 16), b"Pair-Setup", driver.state.pincode)
+    if isinstance(getattr(type(driver), "srp_verifier", None), property):
+        driver._srp_verifier = verifier  # HAP-python >= 5.2: the property reads this
+    else:
+        driver.srp_verifier = verifier
 
 
 class PairSetupSteps:

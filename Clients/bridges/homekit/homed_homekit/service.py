@@ -121,7 +121,7 @@ class HomekitBridgeService:
             raise
         log.info("HomeKit bridge %r listening on port %d (configuration %d, %s)", bridge.bridge.display_name,
                  bridge.driver.state.port, bridge.config_number, "paired" if bridge.driver.state.paired else
-                 "not paired: see `homed_homekit.py pairing` for its setup code")
+                 "not paired: see `homed-homekit pairing` for its setup code")
 
     async def _start_unfilled(self, delay: float) -> None:
         """A bridge is started with its accessories, so that no controller sees

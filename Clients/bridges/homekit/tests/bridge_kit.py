@@ -15,11 +15,12 @@ from typing import List
 from homed import pb
 from homed.provider import Provider, Ref
 from homed_testkit import ProviderProcess
-from provider_testkit import wait_log
+from homed_testkit.providers import wait_log
+from homed_testkit import installed_program
 
 BRIDGE_DIR = Path(__file__).resolve().parent.parent
 REPO = BRIDGE_DIR.parents[2]
-PROGRAM = str(BRIDGE_DIR / "homed_homekit.py")
+PROGRAM = installed_program("homed-homekit")
 
 CUSTOM_TYPE = "6A1D0001-0000-4000-8000-686F6D656474"
 RUNTIME_TYPE = "6A1D0002-0000-4000-8000-686F6D656474"   # readable, no events: homed does not stream it
@@ -129,7 +130,7 @@ def free_port(count: int = 1) -> int:
 
 
 class BridgeProcess:
-    """homed_homekit.py as a real process on 127.0.0.1:port, without mDNS."""
+    """homed-homekit as a real process on 127.0.0.1:port, without mDNS."""
 
     def __init__(self, workdir: str, socket_path: str, port: int = None, extra=(), state_dir: str = None):
         self.workdir = workdir

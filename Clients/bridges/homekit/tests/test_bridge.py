@@ -9,11 +9,11 @@ import sys
 
 import pytest
 
-from bridge_kit import (BRIGHTNESS, CUSTOM_TYPE, ON, PRESS, REPLY, REPO, RUNTIME, SENSOR, TEMPERATURE, WARMTH,
+from .bridge_kit import (BRIGHTNESS, CUSTOM_TYPE, ON, PRESS, REPLY, REPO, RUNTIME, SENSOR, TEMPERATURE, WARMTH,
                         BridgeProcess, TestDevices, placement, value_of)
 from homed import pb
 from homed_testkit import EventLog, ProviderProcess, is_value
-from provider_testkit import wait_for
+from homed_testkit.providers import wait_for
 
 HOST = "127.0.0.1"
 APPLE = "-0000-1000-8000-0026BB765291"

@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from bridge_kit import BridgeProcess, placement
+from .bridge_kit import BridgeProcess, placement
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "providers" / "homekit" / "tests"))
-from hk_helpers import KEYS, Accessory, Setup, key  # noqa: E402
+from Clients.providers.homekit.tests.hk_helpers import KEYS, Accessory, Setup, key
 
 HOST = "127.0.0.1"
 

@@ -8,8 +8,8 @@ import sys
 import pytest
 from aiohomekit.exceptions import AuthenticationError, UnavailableError
 
-from bridge_kit import PROGRAM, BridgeProcess
-from provider_testkit import wait_for
+from .bridge_kit import PROGRAM, BridgeProcess
+from homed_testkit.providers import wait_for
 
 HOST = "127.0.0.1"
 

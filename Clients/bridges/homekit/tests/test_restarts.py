@@ -2,9 +2,9 @@
 users build on them), pairings kept, and the values the controller sees are
 homed's — nothing lost while one side was away, nothing stale after."""
 
-from bridge_kit import BRIGHTNESS, ON, TEMPERATURE, BridgeProcess, TestDevices, placement, value_of
+from .bridge_kit import BRIGHTNESS, ON, TEMPERATURE, BridgeProcess, TestDevices, placement, value_of
 from homed_testkit import HomedProcess, require_binary
-from provider_testkit import wait_for
+from homed_testkit.providers import wait_for
 
 HOST = "127.0.0.1"
 

@@ -2,7 +2,7 @@
 bridge → an aiohomekit controller writes → homed → the provider is sent the
 write; and the provider's report comes back as an event at the controllers."""
 
-from bridge_kit import BRIGHTNESS, ON, BridgeProcess, placement
+from .bridge_kit import BRIGHTNESS, ON, BridgeProcess, placement
 from homed import pb
 from homed_testkit import EventLog, is_value
 

@@ -14,8 +14,9 @@ from homed.provider import Provider, Ref
 from homed_testkit import EventLog, ProviderProcess
 
 from homed_nats import layout as L
+from homed_testkit import installed_program
 
-PROGRAM = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "homed_nats.py")
+PROGRAM = installed_program("homed-nats")
 
 ACCESSORIES = [
     {"key": "lamp", "name": "Lamp", "category": "LIGHTBULB", "room": "Kitchen",

@@ -16,16 +16,17 @@ import pytest
 import homed as homed_errors
 from homed import pb
 from homed_testkit import ProviderProcess
-from provider_testkit import wait_for, wait_log
+from homed_testkit.providers import wait_for, wait_log
 
 from homed_nats import layout as L
 from homed_nats.remote import remote_read
-from nats_home import BRIGHTNESS, TEMP, Devices, found, make_home, read_bucket, run, start_bridge
-from nats_server import NatsServer
-from test_nats_writes import accounts_server, files  # noqa: F401 - the fixture
+from .nats_home import BRIGHTNESS, TEMP, Devices, found, make_home, read_bucket, run, start_bridge
+from .nats_server import NatsServer
+from .test_nats_writes import accounts_server, files  # noqa: F401 - the fixture
+from homed_testkit import installed_program
 
 NAMES = L.Names("home")
-REMOTE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "homed_nats_remote.py")
+REMOTE = installed_program("homed-nats-remote")
 
 
 def homectl_binary():

@@ -6,12 +6,12 @@ import asyncio
 
 import nats
 import pytest
-from provider_testkit import wait_for, wait_log
+from homed_testkit.providers import wait_for, wait_log
 
 from homed_nats import layout as L
-from nats_home import direct_log, make_home, Devices, start_bridge, run
-from nats_server import Cluster
-from test_nats_restarts import BURST, Burst, bucket_matches, stream_matches
+from .nats_home import direct_log, make_home, Devices, start_bridge, run
+from .nats_server import Cluster
+from .test_nats_restarts import BURST, Burst, bucket_matches, stream_matches
 
 NAMES = L.Names("home")
 

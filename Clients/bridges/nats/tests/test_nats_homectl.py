@@ -15,11 +15,11 @@ import pytest
 
 from homed import pb
 from homed_testkit import ProviderProcess, kill_pid
-from provider_testkit import wait_for
+from homed_testkit.providers import wait_for
 
-from nats_home import BRIGHTNESS, TEMP, Devices, found, make_home, start_bridge
-from test_nats_cli import REMOTE, Site, burst, check_nothing_missed_nor_twice, homectl_binary
-from test_nats_writes import accounts_server  # noqa: F401 - the fixture
+from .nats_home import BRIGHTNESS, TEMP, Devices, found, make_home, start_bridge
+from .test_nats_cli import REMOTE, Site, burst, check_nothing_missed_nor_twice, homectl_binary
+from .test_nats_writes import accounts_server  # noqa: F401 - the fixture
 
 
 @pytest.fixture

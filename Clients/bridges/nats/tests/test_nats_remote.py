@@ -5,10 +5,11 @@ filters by subject; remote writes over request/reply with roles."""
 import threading
 
 from homed import pb
-from provider_testkit import wait_for, wait_log
+from homed_testkit.providers import wait_for, wait_log
 
 from homed_nats import layout as L
-from nats_home import BRIGHTNESS, TEMP, Devices, ReaderThread, char_id, direct_log, found, make_home, start_bridge
+from .nats_home import BRIGHTNESS, TEMP, Devices, ReaderThread, char_id, direct_log, found, make_home, start_bridge
+from homed_testkit import installed_program
 
 NAMES = L.Names("home")
 
@@ -89,7 +90,7 @@ def test_a_reader_filtered_by_accessory_gets_only_its_events(homed, server, proc
 
 
 def test_an_accessory_removed_leaves_no_key_in_the_bucket(homed, server, processes):
-    from nats_home import read_bucket
+    from .nats_home import read_bucket
     import json as _json
     with homed.client() as client:
         make_home(client)
@@ -197,7 +198,7 @@ def test_remote_watch_prints_the_snapshot_then_each_change_across_a_server_resta
         with homed.client() as client:
             sensor = found(client)["sensor"]
         temp = char_id(sensor, "CurrentTemperature")
-        program = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "homed_nats_remote.py")
+        program = installed_program("homed-nats-remote")
         watch = ProviderProcess([sys.executable, program, "--server", server.url, "watch", "--snapshot",
                                  "--accessory", str(sensor.id)], os.path.join(homed.directory, "watch.log"))
         processes.append(watch)

@@ -5,10 +5,10 @@ order; the bucket ends equal to homed's values."""
 import threading
 
 from homed import pb
-from provider_testkit import wait_for, wait_log
+from homed_testkit.providers import wait_for, wait_log
 
 from homed_nats import layout as L
-from nats_home import Devices, TEMP, BRIGHTNESS, direct_log, journal_events, make_home, read_bucket, \
+from .nats_home import Devices, TEMP, BRIGHTNESS, direct_log, journal_events, make_home, read_bucket, \
     read_stream, start_bridge
 
 NAMES = L.Names("home")
@@ -212,7 +212,7 @@ def test_a_snapshot_cut_short_by_a_kill_is_taken_again(homed, server, processes)
     """The bridge killed between a resync record and its end: the stream's tail is
     a resync (or a page), so the next bridge takes the snapshot again."""
     import nats
-    from nats_home import run
+    from .nats_home import run
     devices, events, bridge = setup(homed, server.url, processes)
     try:
         journal = events.client.hello_reply.journal_id

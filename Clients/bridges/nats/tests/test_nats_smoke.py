@@ -2,10 +2,10 @@
 
 import json
 
-from provider_testkit import wait_for, wait_log
+from homed_testkit.providers import wait_for, wait_log
 
 from homed_nats import layout as L
-from nats_home import Devices, TEMP, char_id, direct_log, found, journal_events, make_home, read_bucket, \
+from .nats_home import Devices, TEMP, char_id, direct_log, found, journal_events, make_home, read_bucket, \
     read_stream, start_bridge
 
 

@@ -14,16 +14,17 @@ import pytest
 
 import homed as homed_errors
 from homed import pb
-from provider_testkit import wait_for, wait_log
+from homed_testkit.providers import wait_for, wait_log
 
 from homed_nats import layout as L
 from homed_nats.remote import remote_write
-from nats_home import BRIGHTNESS, TEMP, Devices, ReaderThread, char_id, found, journal_events, make_home, \
+from .nats_home import BRIGHTNESS, TEMP, Devices, ReaderThread, char_id, found, journal_events, make_home, \
     read_stream, run, start_bridge
-from nats_server import NatsServer
+from .nats_server import NatsServer
+from homed_testkit import installed_program
 
 NAMES = L.Names("home")
-REMOTE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "homed_nats_remote.py")
+REMOTE = installed_program("homed-nats-remote")
 
 ACCOUNTS = """
 listen: 127.0.0.1:{port}

@@ -4,7 +4,7 @@ aiohomekit writing to the same accessory directly, in the same run; and an
 accessory's event → a homed subscriber, next to aiohomekit receiving the same
 event directly (a benchmark, not a test: nothing here asserts a time).
 
-    HOMED_BIN=/tmp/homed-bin/homed python3 Clients/providers/homekit/benchmark/latency.py [-n 500]
+    HOMED_BIN=/tmp/homed-bin/homed .venv/bin/python -m Clients.providers.homekit.benchmark.latency [-n 500]
 
 It starts a homed (in memory), the test accessory (tests/accessory_server.py,
 HAP-python on loopback), pairs with it with the provider's `pair` command, starts
@@ -34,12 +34,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
-for path in (ROOT / "python" / "tests", ROOT / "python", HERE.parent, HERE.parent / "tests"):
-    sys.path.insert(0, str(path))
 
-from homed import pb  # noqa: E402
-from homed_testkit import HomedProcess, require_binary  # noqa: E402
-from hk_helpers import (CODE, HOMECTL, KEYS, Accessory, ids_of, key, run_cli, start_provider,  # noqa: E402
+from homed import pb
+from homed_testkit import HomedProcess, require_binary
+from ..tests.hk_helpers import (CODE, HOMECTL, KEYS, Accessory, ids_of, key, run_cli, start_provider,
                         wait_accessories)
 
 

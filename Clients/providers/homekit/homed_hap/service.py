@@ -61,7 +61,7 @@ class HomeKitProvider:
         for record in self.store.load_all():
             self._add_link(record)
         if not self.links:
-            log.info("no paired accessories yet: pair one with `homed_homekit_provider.py pair HOST:PORT`")
+            log.info("no paired accessories yet: pair one with `homed-homekit-provider pair HOST:PORT`")
         accessories = [a for link in self.links.values() for a in link.map.accessories(link.values, False)]
         self.provider = homed.aio.Provider(self.settings.provider_id, accessories, on_read=self.on_read,
                                            on_write=self.on_write, socket_path=self.settings.socket_path,

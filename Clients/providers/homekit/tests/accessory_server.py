@@ -27,7 +27,6 @@ HAP errors: 13 → -70410 (invalid value), 19 → -70402 (the setter fails:
 service communication failure), 17 → the process dies before it answers."""
 
 import argparse
-import hashlib
 import json
 import os
 import sys
@@ -44,14 +43,12 @@ from pyhap.hap_handler import HAPServerHandler
 from pyhap.hap_protocol import HAPServerProtocol
 from pyhap.hap_server import HAPServer
 from pyhap.service import Service
-from pyhap.params import get_srp_context
 
 # HAP-python's own SRP server refuses about one right setup code in 85 (it drops
 # leading zero bytes that controllers, like real accessories, keep: see
 # Clients/bridges/homekit/homed_homekit/hapsrp.py). The accessory the provider is
 # tested against pairs as real accessories do, so that no test fails on that bug.
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bridges" / "homekit"))
-from homed_homekit.hapsrp import PaddedSrpServer, PairSetupSteps  # noqa: E402
+from homed_homekit.hapsrp import PairSetupSteps, use_padded_verifier
 
 GADGET_LEVEL = "5B1E0F6A-3C2D-4E8F-9A7B-000000000001"
 GADGET_SERVICE = "5B1E0F6A-3C2D-4E8F-9A7B-0000000000AA"
@@ -113,8 +110,7 @@ class Driver(AccessoryDriver):
         self.http_server = _PaddedServer(self.http_server._addr_port, self)
 
     def setup_srp_verifier(self):
-        self.srp_verifier = PaddedSrpServer(get_srp_context(3072, hashlib.sha512, 16), b"Pair-Setup",
-                                            self.state.pincode)
+        use_padded_verifier(self)
 
     def set_characteristics(self, chars_query, client_addr):
         queries = chars_query.get("characteristics", [])

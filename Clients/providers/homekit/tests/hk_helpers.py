@@ -11,10 +11,11 @@ from pathlib import Path
 
 from homed import pb
 from homed_testkit import ProviderProcess, homed_binary, plain
-from provider_testkit import wait_for, wait_log  # noqa: F401 (the tests import them from here too)
+from homed_testkit.providers import wait_for, wait_log  # noqa: F401 (the tests import them from here too)
+from homed_testkit import installed_program
 
 HERE = Path(__file__).resolve().parent
-PROGRAM = str(HERE.parent / "homed_homekit_provider.py")
+PROGRAM = installed_program("homed-homekit-provider")
 SERVER = str(HERE / "accessory_server.py")
 # The real homectl beside the homed under test ($HOMED_BIN), unless $HOMECTL_BIN names one.
 HOMECTL = os.environ.get("HOMECTL_BIN") or os.path.join(os.path.dirname(os.path.abspath(homed_binary()[0])), "homectl")

@@ -13,7 +13,7 @@ from aiohomekit.model.feature_flags import FeatureFlags
 from aiohomekit.model.status_flags import StatusFlags
 from aiohomekit.zeroconf import HomeKitService
 
-from hk_helpers import DEVICE, KEYS, Setup, key, wait_accessories, wait_for
+from .hk_helpers import DEVICE, KEYS, Setup, key, wait_accessories, wait_for
 from homed_hap.service import HomeKitProvider, Settings
 
 

@@ -7,7 +7,7 @@ import signal
 from homed import pb
 from homed_testkit import EventLog, is_reachability, is_value, plain
 
-from hk_helpers import KEYS, accessories, homectl, ids_of, key, value_of, wait_accessories, wait_for, wait_log
+from .hk_helpers import KEYS, accessories, homectl, ids_of, key, value_of, wait_accessories, wait_for, wait_log
 
 LEVEL = ("Switch", "Gadget level")
 

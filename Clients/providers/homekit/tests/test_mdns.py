@@ -14,7 +14,7 @@ import socket
 
 import pytest
 
-from hk_helpers import CODE, Accessory, accessories, run_cli, start_provider, wait_accessories, wait_for
+from .hk_helpers import CODE, Accessory, accessories, run_cli, start_provider, wait_accessories, wait_for
 
 
 def _multicast_works() -> bool:

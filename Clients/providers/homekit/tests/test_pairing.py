@@ -6,7 +6,7 @@ import os
 import socket
 import threading
 
-from hk_helpers import (CODE, DEVICE, KEYS, Setup, accessories, key, mode, pairing_files, run_cli,
+from .hk_helpers import (CODE, DEVICE, KEYS, Setup, accessories, key, mode, pairing_files, run_cli,
                         start_provider, wait_accessories, wait_for, wait_log)
 
 

@@ -9,7 +9,7 @@ and states retained; then the provider is started and the clock runs until
 homed has every accessory (registered) and every value the devices retained
 (seeded).
 
-    HOMED_BIN=.build/release/homed python3 Clients/providers/mqtt/bench/bench_discovery.py --devices 1000
+    HOMED_BIN=.build/release/homed .venv/bin/python -m Clients.providers.mqtt.bench.bench_discovery --devices 1000
 """
 
 from __future__ import annotations
@@ -26,16 +26,15 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[3]
-for path in (REPO / "Clients" / "python" / "tests", REPO / "Clients" / "python"):
-    sys.path.insert(0, str(path))
 
-import paho.mqtt.client as mqtt  # noqa: E402
+import paho.mqtt.client as mqtt
 
-from homed import pb  # noqa: E402
-from homed_testkit import HomedProcess, homed_binary, plain  # noqa: E402
-from mqtt_broker import Mosquitto, free_port  # noqa: E402
+from homed import pb
+from homed_testkit import HomedProcess, homed_binary, plain
+from homed_testkit.mqtt_broker import Mosquitto, free_port
+from homed_testkit import installed_program
 
-PROGRAM = REPO / "Clients" / "providers" / "mqtt" / "homed_mqtt_devices.py"
+PROGRAM = installed_program("homed-mqtt-devices")
 
 
 def device_messages(index: int):

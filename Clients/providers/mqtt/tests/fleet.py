@@ -14,7 +14,7 @@ from typing import Dict, List, Optional
 
 import paho.mqtt.client as mqtt
 
-import discovered_devices as catalog
+from . import discovered_devices as catalog
 
 
 class Fleet:

@@ -1,5 +1,5 @@
 """Helpers of the end-to-end tests: the provider process, its log, what homed
-holds of its accessories (the shared parts are provider_testkit's), and the
+holds of its accessories (the shared parts are homed_testkit.providers'), and the
 real homectl. Every wait is bounded."""
 
 import json
@@ -9,10 +9,11 @@ import sys
 from pathlib import Path
 
 from homed_testkit import homed_binary
-from provider_testkit import (ids_of, provider_accessories, start_program, value_of,  # noqa: F401 (tests import them here)
-                              wait_for, wait_log, wait_provider_accessories, wait_value)
+from homed_testkit import installed_program
+from homed_testkit.providers import (ids_of, provider_accessories, start_program, value_of,  # noqa: F401 (tests import them here)
+                                     wait_for, wait_log, wait_provider_accessories, wait_value)
 
-PROGRAM = str(Path(__file__).resolve().parents[1] / "homed_mqtt_devices.py")
+PROGRAM = installed_program("homed-mqtt-devices")
 PROVIDER = "mqtt"
 
 

@@ -3,10 +3,10 @@ and the provider connects by itself once it can."""
 
 import os
 
-from mqtt_broker import Mosquitto, free_port
-from fleet import Fleet
-from discovered_devices import KEYS
-from mqtt_helpers import start_provider, wait_accessories, wait_log
+from homed_testkit.mqtt_broker import Mosquitto, free_port
+from .fleet import Fleet
+from .discovered_devices import KEYS
+from .mqtt_helpers import start_provider, wait_accessories, wait_log
 
 
 def test_credentials_come_from_a_file_and_a_refusal_is_logged(homed, workdir, processes):

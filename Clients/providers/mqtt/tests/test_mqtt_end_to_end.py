@@ -10,8 +10,8 @@ import pytest
 from homed import pb
 from homed_testkit import EventLog, is_reachability, is_value, plain
 
-import discovered_devices as devices
-from mqtt_helpers import (accessories, homectl, homectl_json, ids_of, start_provider, value_of, wait_accessories,
+from . import discovered_devices as devices
+from .mqtt_helpers import (accessories, homectl, homectl_json, ids_of, start_provider, value_of, wait_accessories,
                           wait_for, wait_log, wait_value)
 
 KEYS = devices.KEYS

@@ -14,7 +14,7 @@ from homed_mqtt_devices.discovery import read_config
 from homed.echo import EchoMatcher
 from homed_mqtt_devices.templates import MISSING, RenderError, Unsupported, compile_template
 
-import discovered_devices as devices
+from . import discovered_devices as devices
 
 P = "homeassistant"
 

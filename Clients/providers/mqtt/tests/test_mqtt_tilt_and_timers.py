@@ -11,9 +11,9 @@ import pytest
 from homed import pb
 from homed_testkit import EventLog
 
-from discovered_devices import Device
-from fleet import Fleet
-from mqtt_helpers import accessories, ids_of, start_provider, value_of, wait_accessories, wait_log, \
+from .discovered_devices import Device
+from .fleet import Fleet
+from .mqtt_helpers import accessories, ids_of, start_provider, value_of, wait_accessories, wait_log, \
     wait_value
 
 P = "homeassistant"

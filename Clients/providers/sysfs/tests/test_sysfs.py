@@ -19,8 +19,9 @@ import pytest
 
 from homed import pb
 from homed_testkit import EventLog, ProviderProcess, die_with_parent_as_a_user, is_reachability, is_value, plain
+from homed_testkit import installed_program
 
-PROGRAM = str(Path(__file__).resolve().parents[1] / "homed_sysfs.py")
+PROGRAM = installed_program("homed-sysfs")
 
 KBD = "/sys/class/leds/tpacpi::kbd_backlight"
 CAPS = "/sys/class/leds/input3::capslock"

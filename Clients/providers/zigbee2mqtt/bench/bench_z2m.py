@@ -33,16 +33,14 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 PROVIDER_DIR = HERE.parent
 REPO = PROVIDER_DIR.parents[2]
-for path in (REPO / "Clients" / "python" / "tests", REPO / "Clients" / "python", PROVIDER_DIR,
-             PROVIDER_DIR / "tests"):
-    sys.path.insert(0, str(path))
 
-import paho.mqtt.client as mqtt  # noqa: E402
+import paho.mqtt.client as mqtt
 
-import devices as catalog  # noqa: E402
-from homed import pb  # noqa: E402
-from homed_testkit import HomedProcess, ProviderProcess, homed_binary  # noqa: E402
-from mqtt_broker import Mosquitto, free_port  # noqa: E402
+from ..tests import devices as catalog
+from homed import pb
+from homed_testkit import HomedProcess, ProviderProcess, homed_binary
+from homed_testkit.mqtt_broker import Mosquitto, free_port
+from homed_testkit import installed_program
 
 BASE = "zigbee2mqtt"
 
@@ -103,7 +101,7 @@ def start_world(workdir: str, devices: list):
 
 
 def start_provider(homed, broker, workdir):
-    argv = [sys.executable, str(PROVIDER_DIR / "homed_zigbee2mqtt.py"), "--socket", homed.socket_path,
+    argv = [sys.executable, installed_program("homed-zigbee2mqtt"), "--socket", homed.socket_path,
             "--broker", broker.url, "--log-level", "warning"]
     return ProviderProcess(argv, os.path.join(workdir, "z2m.log")).start()
 

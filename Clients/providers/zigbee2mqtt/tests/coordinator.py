@@ -14,7 +14,7 @@ from typing import Dict, List, Optional
 
 import paho.mqtt.client as mqtt
 
-import devices as catalog
+from . import devices as catalog
 
 BASE = "zigbee2mqtt"
 

@@ -9,12 +9,12 @@ import threading
 
 import pytest
 
-import devices
+from . import devices
 from homed import pb
 from homed_z2m import service
 from homed_z2m.mapping import map_device
-from test_end_to_end import SUPPORTED
-from z2m_helpers import accessories, value_of, wait_accessories, wait_for
+from .test_end_to_end import SUPPORTED
+from .z2m_helpers import accessories, value_of, wait_accessories, wait_for
 
 CT_BULB = devices.ieee(1)
 REFUSAL = ('accessory 1 (key "0x00124b0000000001"), service 1 ("Lightbulb"), characteristic 4 ("CurrentTemperature"): '

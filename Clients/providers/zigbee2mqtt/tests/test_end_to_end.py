@@ -6,8 +6,8 @@ import pytest
 from homed import pb
 from homed_testkit import EventLog, is_reachability, is_value, plain
 
-import devices
-from z2m_helpers import (accessories, ids_of, start_provider, value_of, wait_accessories, wait_for, wait_log,
+from . import devices
+from .z2m_helpers import (accessories, ids_of, start_provider, value_of, wait_accessories, wait_for, wait_log,
                          wait_value)
 
 SUPPORTED = {d["ieee_address"] for d in devices.DEVICES}

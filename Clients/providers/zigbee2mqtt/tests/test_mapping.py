@@ -4,8 +4,8 @@ import pytest
 
 from homed.refs import Ref
 
-import devices
-from coordinator import INITIAL
+from . import devices
+from .coordinator import INITIAL
 from homed_z2m.mapping import PRESSURE_UUID, Unsupported, map_device, parse_action
 from homed_z2m.values import fit, unscale, valid_name, xy_to_hs
 

@@ -1,14 +1,14 @@
 """Helpers of the end-to-end tests: the provider process, its log, and what
-homed holds of its accessories (the shared parts are provider_testkit's).
+homed holds of its accessories (the shared parts are homed_testkit.providers').
 Every wait is bounded."""
 
 import sys
-from pathlib import Path
 
-from provider_testkit import (ids_of, provider_accessories, start_program, value_of,  # noqa: F401 (tests import them here)
-                              wait_for, wait_log, wait_provider_accessories, wait_value)
+from homed_testkit import installed_program
+from homed_testkit.providers import (ids_of, provider_accessories, start_program, value_of,  # noqa: F401 (tests import them here)
+                                     wait_for, wait_log, wait_provider_accessories, wait_value)
 
-PROGRAM = str(Path(__file__).resolve().parents[1] / "homed_zigbee2mqtt.py")
+PROGRAM = installed_program("homed-zigbee2mqtt")
 PROVIDER = "zigbee2mqtt"
 
 

@@ -1,7 +1,7 @@
-"""Fixtures shared by the providers' and bridges' tests. A conftest.py puts
-Clients/python/tests on sys.path and imports the ones it uses:
+"""Fixtures shared by the providers' and bridges' tests. A conftest.py imports
+the ones it uses:
 
-    from provider_fixtures import broker, homed, processes, workdir  # noqa: F401
+    from homed_testkit.fixtures import broker, homed, processes, workdir  # noqa: F401
 
 `workdir` is a fresh temporary directory, `homed` a real daemon in it (no demo, in
 memory), `stored_homed` one on a database there (so a test can restart it with its
@@ -26,7 +26,7 @@ def workdir():
 
 @pytest.fixture
 def homed(workdir):
-    from homed_testkit import HomedProcess, require_binary
+    from . import HomedProcess, require_binary
     daemon = HomedProcess(require_binary(), workdir, in_memory=True)
     try:
         daemon.start()
@@ -37,7 +37,7 @@ def homed(workdir):
 
 @pytest.fixture
 def stored_homed(workdir):
-    from homed_testkit import HomedProcess, require_binary
+    from . import HomedProcess, require_binary
     daemon = HomedProcess(require_binary(), workdir)
     try:
         daemon.start()
@@ -48,7 +48,7 @@ def stored_homed(workdir):
 
 @pytest.fixture
 def broker(workdir):
-    from mqtt_broker import Mosquitto, free_port
+    from .mqtt_broker import Mosquitto, free_port
     server = Mosquitto(workdir, free_port())
     try:
         yield server.start()

@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """homed-nats: homed's journal on NATS JetStream (see README.md).
 
-    homed_nats.py [--config FILE] [--server nats://127.0.0.1:4222]… [--site NAME]
+    homed-nats [--config FILE] [--server nats://127.0.0.1:4222]… [--site NAME]
                   [--user-file FILE | --creds FILE] [--replicas N] [--socket PATH]
 """
 
@@ -9,19 +8,12 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-try:
-    import homed  # noqa: F401
-except ImportError:  # run from a checkout: Clients/python beside Clients/bridges
-    sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
-sys.path.insert(0, HERE)
 
-from homed.provider import run_until_signalled  # noqa: E402
-from homed_nats.bridge import Bridge  # noqa: E402
-from homed_nats.config import SettingsError, load  # noqa: E402
+from homed.provider import run_until_signalled
+from homed_nats.bridge import Bridge
+from homed_nats.config import SettingsError, load
 
 log = logging.getLogger("homed-nats")
 
@@ -51,7 +43,3 @@ def main(argv=None) -> int:
         return 2
     bridge = Bridge(settings)
     return run_until_signalled(bridge.run, bridge.stop, "homed-nats", log)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

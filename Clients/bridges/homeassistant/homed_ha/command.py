@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """homed-mqtt: homed's home in Home Assistant, by MQTT discovery (see README.md).
 
-    homed_mqtt.py [--config FILE] [--broker mqtt://127.0.0.1:1883] [--credentials FILE]
+    homed-mqtt [--config FILE] [--broker mqtt://127.0.0.1:1883] [--credentials FILE]
                   [--discovery-prefix homeassistant] [--discovery entity|device] [--base-topic homed] [--node-id homed]
                   [--exclude-provider NAME]… [--include-room NAME]… [--exclude-room NAME]…
                   [--include-accessory NAME|ID]… [--exclude-accessory NAME|ID]… [--socket PATH]
@@ -11,19 +10,12 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-try:
-    import homed  # noqa: F401
-except ImportError:  # run from a checkout: Clients/python beside Clients/bridges
-    sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
-sys.path.insert(0, HERE)
 
-from homed.provider import run_until_signalled  # noqa: E402
-from homed_ha.config import SettingsError, load  # noqa: E402
-from homed_ha.service import Bridge  # noqa: E402
+from homed.provider import run_until_signalled
+from homed_ha.config import SettingsError, load
+from homed_ha.service import Bridge
 
 log = logging.getLogger("homed-mqtt")
 
@@ -66,7 +58,3 @@ def main(argv=None) -> int:
         return 2
     bridge = Bridge(settings)
     return run_until_signalled(bridge.run, bridge.stop, "homed-mqtt", log)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -37,7 +37,7 @@ def wait_for(condition, timeout=10.0, what="the condition", process=None):
 def start_program(homed, argv, log_name, processes):
     """A provider or bridge program as a process (its stderr in `log_name` in
     homed's directory), in the test's `processes` (killed by pid at teardown)."""
-    from homed_testkit import ProviderProcess
+    from . import ProviderProcess
     process = ProviderProcess(argv, os.path.join(homed.directory, log_name))
     processes.append(process)
     return process.start()
@@ -68,7 +68,7 @@ def ids_of(accessory):
 
 def value_of(client, cid, fresh=False):
     """A characteristic's value as a plain Python value, or (code, message)."""
-    from homed_testkit import plain
+    from . import plain
     read = client.read([cid], fresh=fresh).reads[0]
     return plain(read.value) if read.code == 0 else (read.code, read.message)
 

@@ -1,8 +1,7 @@
-#!/usr/bin/env python3
 """homed-mqtt-devices: devices announced with Home Assistant's MQTT discovery as
 homed accessories (see README.md).
 
-    homed_mqtt_devices.py [--broker mqtt://127.0.0.1:1883] [--prefix homeassistant]
+    homed-mqtt-devices [--broker mqtt://127.0.0.1:1883] [--prefix homeassistant]
                           [--credentials FILE] [--socket PATH]
 """
 
@@ -10,18 +9,11 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-try:
-    import homed  # noqa: F401
-except ImportError:  # run from a checkout: Clients/python beside Clients/providers
-    sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
-sys.path.insert(0, HERE)
 
-from homed.provider import run_until_signalled  # noqa: E402
-from homed_mqtt_devices.service import MqttDevicesProvider, Settings, read_credentials  # noqa: E402
+from homed.provider import run_until_signalled
+from homed_mqtt_devices.service import MqttDevicesProvider, Settings, read_credentials
 
 log = logging.getLogger("homed-mqtt-devices")
 
@@ -67,7 +59,3 @@ def main(argv=None) -> int:
         provider.provider.stop()
 
     return run_until_signalled(provider.run, stop, args.provider_id, log)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -2,8 +2,8 @@
 temporary directory, provider processes that talk JSON lines, and a subscription
 that records every event with the time it arrived.
 
-Shared by Clients/python/tests and Clients/providers/*/tests (which put this
-directory on sys.path). Every process is started with PR_SET_PDEATHSIG, so a test
+Shared by Clients/python/tests and the providers' and bridges' tests (the
+homed-testkit distribution, installed with them). Every process is started with PR_SET_PDEATHSIG, so a test
 run that dies leaks none, and tests kill what they started by pid in `finally`.
 """
 
@@ -20,33 +20,47 @@ import time
 from pathlib import Path
 from typing import Callable, List, Optional
 
-TESTS_DIR = Path(__file__).resolve().parent
-CLIENT_DIR = TESTS_DIR.parent
-REPO = CLIENT_DIR.parents[1]
-if str(CLIENT_DIR) not in sys.path:
-    sys.path.insert(0, str(CLIENT_DIR))
-
-from homed import Client, pb  # noqa: E402
+from homed import Client, pb
 
 START_TIMEOUT = 10.0
 CALL_TIMEOUT = 10.0
 
 
+def repository() -> Path:
+    """The checkout the tests run in: the nearest directory at or above the
+    current one with Package.swift (the test kit itself is installed elsewhere)."""
+    here = Path.cwd().resolve()
+    for directory in (here, *here.parents):
+        if (directory / "Package.swift").is_file() and (directory / "Clients").is_dir():
+            return directory
+    raise RuntimeError(f"run the tests inside homed's checkout ({here} is not in one)")
+
+
 def homed_binary():
     """(path, explicitly requested): $HOMED_BIN, else <repo>/.build/debug/homed."""
     env = os.environ.get("HOMED_BIN")
-    return (env, True) if env else (str(REPO / ".build" / "debug" / "homed"), False)
+    return (env, True) if env else (str(repository() / ".build" / "debug" / "homed"), False)
+
+
+def installed_program(name: str) -> str:
+    """The console script ``name`` of a distribution installed beside this Python
+    (the test venv's bin/): tests run the programs as users do."""
+    path = os.path.join(os.path.dirname(sys.executable), name)
+    if not os.access(path, os.X_OK):
+        raise RuntimeError(f"{name} is not installed beside {sys.executable}: run Scripts/bootstrap.sh --python "
+                           f"(it installs every integration into .venv from Clients/constraints.txt)")
+    return path
 
 
 def require_binary():
-    """The homed binary's path; skips the test (fails it, when $HOMED_BIN names a
-    missing file) when there is none."""
+    """The homed binary's path; fails the test when there is none (a test that
+    cannot run has not passed)."""
     import pytest
     binary, explicit = homed_binary()
     if not os.access(binary, os.X_OK):
         if explicit:
             pytest.fail(f"HOMED_BIN={binary} is not an executable file")
-        pytest.skip(f"no homed binary at {binary} (build it, or set HOMED_BIN)")
+        pytest.fail(f"no homed binary at {binary} (swift build, or set HOMED_BIN)")
     return binary
 
 

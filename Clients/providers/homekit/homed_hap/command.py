@@ -1,12 +1,11 @@
-#!/usr/bin/env python3
 """homed-homekit-provider: HAP-IP accessories (HomeKit over Wi-Fi/Ethernet) as
 homed accessories, on aiohomekit (see README.md).
 
-    homed_homekit_provider.py [run] [--socket PATH] [--state-dir DIR]
-    homed_homekit_provider.py pair HOST:PORT [CODE | --code-file FILE]   (no CODE: read from stdin)
-    homed_homekit_provider.py unpair DEVICE_ID
-    homed_homekit_provider.py list
-    homed_homekit_provider.py discover [--seconds 5]
+    homed-homekit-provider [run] [--socket PATH] [--state-dir DIR]
+    homed-homekit-provider pair HOST:PORT [CODE | --code-file FILE]   (no CODE: read from stdin)
+    homed-homekit-provider unpair DEVICE_ID
+    homed-homekit-provider list
+    homed-homekit-provider discover [--seconds 5]
 """
 
 from __future__ import annotations
@@ -15,19 +14,12 @@ import argparse
 import asyncio
 import json
 import logging
-import os
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-try:
-    import homed  # noqa: F401
-except ImportError:  # run from a checkout: Clients/python beside Clients/providers
-    sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
-sys.path.insert(0, HERE)
 
-from homed.provider import run_until_signalled  # noqa: E402
-from homed_hap import pairing  # noqa: E402
-from homed_hap.store import Store, default_state_dir  # noqa: E402
+from homed.provider import run_until_signalled
+from homed_hap import pairing
+from homed_hap.store import Store, default_state_dir
 
 log = logging.getLogger("homed-homekit")
 
@@ -153,7 +145,3 @@ def main(argv=None) -> int:
     command = args.command or "run"
     return {"run": cmd_run, "pair": cmd_pair, "unpair": cmd_unpair, "list": cmd_list,
             "discover": cmd_discover}[command](args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """homed-sysfs: what this Linux machine has in sysfs, as homed accessories.
 
-    homed_sysfs.py [--socket PATH] [--sysfs-root /sys] [--poll-interval 5]
+    homed-sysfs [--socket PATH] [--sysfs-root /sys] [--poll-interval 5]
 
 - /sys/class/thermal/thermal_zone*/temp (millidegrees Celsius): a TemperatureSensor
   accessory per zone, named after the zone's `type`.
@@ -33,13 +32,9 @@ import sys
 import threading
 from typing import Dict, List, Mapping, Optional
 
-try:
-    import homed  # noqa: F401
-except ImportError:  # run from a checkout: Clients/python beside Clients/providers
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
-from homed import HomedError  # noqa: E402
-from homed.provider import Provider, Ref, run_until_signalled  # noqa: E402
+from homed import HomedError
+from homed.provider import Provider, Ref, run_until_signalled
 
 log = logging.getLogger("homed-sysfs")
 
@@ -554,10 +549,3 @@ def print_json(value) -> int:
         # Python would report the failed flush of stdout at exit: point it at /dev/null.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
-
-
-if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:  # Ctrl-C before the provider's own handler is in place
-        sys.exit(130)

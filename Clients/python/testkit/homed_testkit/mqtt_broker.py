@@ -46,7 +46,7 @@ class Mosquitto:
         return f"listener {port} 127.0.0.1\npersistence false\n{user}{extra}"
 
     def start(self) -> "Mosquitto":
-        from homed_testkit import die_with_parent
+        from . import die_with_parent
         binary = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
         if not os.access(binary, os.X_OK):
             pytest.fail("no mosquitto: run Scripts/bootstrap.sh --python (apt-get install mosquitto)")
@@ -61,7 +61,7 @@ class Mosquitto:
         return self
 
     def kill(self) -> None:
-        from homed_testkit import kill_pid
+        from . import kill_pid
         kill_pid(self.proc)
 
     def log(self) -> str:

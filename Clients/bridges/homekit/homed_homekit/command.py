@@ -1,8 +1,7 @@
-#!/usr/bin/env python3
 """homed-homekit: homed's accessories in Apple's Home app (see README.md).
 
-    homed_homekit.py [run] [--config FILE] [--state-dir DIR] [--socket PATH] [--address IP] [--port N]
-    homed_homekit.py pairing [--state-dir DIR]      # setup code, X-HM:// URI and QR code
+    homed-homekit [run] [--config FILE] [--state-dir DIR] [--socket PATH] [--address IP] [--port N]
+    homed-homekit pairing [--state-dir DIR]      # setup code, X-HM:// URI and QR code
 """
 
 from __future__ import annotations
@@ -10,21 +9,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import os
 import signal
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-try:
-    import homed  # noqa: F401
-except ImportError:  # run from a checkout: Clients/python beside Clients/bridges
-    sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
-sys.path.insert(0, HERE)
 
-from homed_homekit.exposure import Exposure  # noqa: E402
-from homed_homekit.ids import HOMEKIT_MAX_PER_BRIDGE  # noqa: E402
-from homed_homekit.setupcode import qr_text, setup_uri  # noqa: E402
-from homed_homekit.state import StateDir, default_state_dir  # noqa: E402
+from homed_homekit.exposure import Exposure
+from homed_homekit.ids import HOMEKIT_MAX_PER_BRIDGE
+from homed_homekit.setupcode import qr_text, setup_uri
+from homed_homekit.state import StateDir, default_state_dir
 
 log = logging.getLogger("homed-homekit")
 CATEGORY_BRIDGE = 2
@@ -124,7 +116,3 @@ def main(argv=None) -> int:
     if args.log_level != "debug":
         logging.getLogger("pyhap").setLevel(logging.WARNING)
     return pairing(args) if args.command == "pairing" else run(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

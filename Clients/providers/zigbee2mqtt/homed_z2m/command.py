@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """homed-zigbee2mqtt: Zigbee2MQTT's devices as homed accessories (see README.md).
 
-    homed_zigbee2mqtt.py [--broker mqtt://127.0.0.1:1883] [--base-topic zigbee2mqtt]
+    homed-zigbee2mqtt [--broker mqtt://127.0.0.1:1883] [--base-topic zigbee2mqtt]
                          [--credentials FILE] [--socket PATH]
 """
 
@@ -9,18 +8,11 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-try:
-    import homed  # noqa: F401
-except ImportError:  # run from a checkout: Clients/python beside Clients/providers
-    sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
-sys.path.insert(0, HERE)
 
-from homed.provider import run_until_signalled  # noqa: E402
-from homed_z2m.service import Settings, Zigbee2MqttProvider, read_credentials  # noqa: E402
+from homed.provider import run_until_signalled
+from homed_z2m.service import Settings, Zigbee2MqttProvider, read_credentials
 
 log = logging.getLogger("homed-zigbee2mqtt")
 
@@ -59,10 +51,3 @@ def main(argv=None) -> int:
         provider.provider.stop()
 
     return run_until_signalled(provider.run, stop, args.provider_id, log)
-
-
-if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:  # Ctrl-C before the provider's own handler is in place
-        sys.exit(130)

@@ -1,0 +1,7 @@
+"""`python -m homed_ha`: the homed-mqtt command."""
+
+import sys
+
+from .launch import main
+
+sys.exit(main())

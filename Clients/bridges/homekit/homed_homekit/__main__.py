@@ -1,0 +1,7 @@
+"""`python -m homed_homekit`: the homed-homekit command."""
+
+import sys
+
+from .launch import main
+
+sys.exit(main())

@@ -1,0 +1,17 @@
+"""The homed-nats command: its dependencies checked (homed.requirements) before
+anything imports them, so that a wrong version is one sentence, not a traceback."""
+
+from homed.requirements import check
+
+
+def main() -> int:
+    check("homed-nats", "homed-nats")
+    from .command import main as run
+    return run()
+
+
+def remote() -> int:
+    """homed-nats-remote: what `homectl --nats URL get|set|watch` runs."""
+    check("homed-nats", "homed-nats-remote")
+    from .cli import main as run
+    return run()

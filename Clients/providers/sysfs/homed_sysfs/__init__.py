@@ -1,0 +1,1 @@
+"""homed-sysfs: Linux LEDs, backlights and hwmon sensors as homed accessories (README.md)."""

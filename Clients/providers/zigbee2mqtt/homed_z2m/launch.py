@@ -1,0 +1,10 @@
+"""The homed-zigbee2mqtt command: its dependencies checked (homed.requirements) before
+anything imports them, so that a wrong version is one sentence, not a traceback."""
+
+from homed.requirements import check
+
+
+def main() -> int:
+    check("homed-zigbee2mqtt", "homed-zigbee2mqtt")
+    from .command import main as run
+    return run()
