@@ -1,0 +1,62 @@
+"""The mapping against Zigbee2MQTT's own device documentation: every device of
+tests/corpus/devices.json (made by tests/corpus/generate.py from the
+zigbee2mqtt.io pages, never edited by hand) mapped with no broker and no
+daemon, and the coverage kept from going down (tests/corpus/floor.json)."""
+
+import importlib.util
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from . import corpus_coverage
+from homed_z2m.mapping import Unsupported, map_device
+
+HERE = Path(__file__).resolve().parent
+FLOOR = HERE / "corpus" / "floor.json"
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location("z2m_corpus_generate", HERE / "corpus" / "generate.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_corpus_is_the_generators_output_unedited():
+    """Written as the script writes it (one device a line, keys sorted, in the
+    script's order), each device once, from a recorded source commit."""
+    text = corpus_coverage.CORPUS.read_text(encoding="utf-8")
+    corpus = json.loads(text)
+    assert _generator().render(corpus) == text
+    assert corpus["source"]["repository"] == "zigbee2mqtt.io" and len(corpus["source"]["commit"]) == 40
+    keys = [d["ieee_address"] for d in corpus["devices"]]
+    assert len(keys) == len(set(keys)) > 2000
+    order = [(d["definition"]["vendor"].lower(), d["definition"]["model"].lower(), d["definition"]["model"])
+             for d in corpus["devices"]]
+    assert order == sorted(order)
+
+
+@pytest.mark.skipif(not os.environ.get("ZIGBEE2MQTT_IO"), reason="ZIGBEE2MQTT_IO (a zigbee2mqtt.io checkout) not set")
+def test_the_corpus_is_what_the_pages_give():
+    """With the documentation at hand (ZIGBEE2MQTT_IO=path[@rev]), the
+    committed corpus is what the script makes of it."""
+    path, _, rev = os.environ["ZIGBEE2MQTT_IO"].partition("@")
+    assert _generator().main(["--source", path, "--rev", rev or "HEAD", "--check"]) == 0
+
+
+def test_coverage_does_not_go_down(capsys):
+    result = corpus_coverage.measure(corpus_coverage.corpus_devices(), map_device, Unsupported)
+    floor = json.loads(FLOOR.read_text(encoding="utf-8"))
+    numbers = result.as_dict()
+    with capsys.disabled():
+        print(f"\nZigbee2MQTT corpus: {numbers['devices']} devices, {numbers['registered']} registered with at "
+              f"least one service; {numbers['left_out']} of {numbers['exposes']} exposes left out: "
+              + ", ".join(f"{t} {n}" for t, n in numbers["left_out_by_type"].items()))
+    assert numbers["devices"] >= floor["devices"]
+    assert numbers["registered"] >= floor["registered"], numbers
+    assert numbers["left_out"] <= floor["left_out"], numbers
+    for etype, count in numbers["left_out_by_type"].items():
+        assert count <= floor["left_out_by_type"].get(etype, 0), (etype, numbers)
+
