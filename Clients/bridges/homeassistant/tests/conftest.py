@@ -1,5 +1,5 @@
 """homed-mqtt's tests: a real mosquitto on a free loopback port, a real homed
-(Clients/python/tests/homed_testkit.py) with accessories from a provider the
+(homed_testkit, Clients/python/testkit) with accessories from a provider the
 test runs (tests/home_source.py), the bridge as a real process, and a paho
 subscriber in the role of Home Assistant (tests/ha_peer.py)."""
 

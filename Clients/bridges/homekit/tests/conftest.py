@@ -1,4 +1,4 @@
-"""The HomeKit bridge's tests: a real homed (Clients/python/tests/homed_testkit.py),
+"""The HomeKit bridge's tests: a real homed (homed_testkit, Clients/python/testkit),
 a provider of test accessories in this process (homed.Provider), the bridge as a
 real process on a free loopback port (mDNS off: --no-advertise), and aiohomekit
 as the controller (hap_controller.py)."""

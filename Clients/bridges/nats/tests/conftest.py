@@ -1,5 +1,5 @@
 """homed-nats's tests: a real nats-server on a free loopback port (or three
-routed into a cluster), a real homed (Clients/python/tests/homed_testkit.py),
+routed into a cluster), a real homed (homed_testkit, Clients/python/testkit),
 the bridge as a real process, and readers and writers over nats-py."""
 
 

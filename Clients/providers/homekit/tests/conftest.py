@@ -1,6 +1,6 @@
 """The HomeKit provider's tests: an accessory served by HAP-python on loopback
 as a real process (tests/accessory_server.py, mDNS stubbed), a real homed
-(Clients/python/tests/homed_testkit.py) and the provider as a real process,
+(homed_testkit, Clients/python/testkit) and the provider as a real process,
 paired with the accessory by its own `pair` command."""
 
 

@@ -1,6 +1,6 @@
 """The MQTT devices provider's tests: a real mosquitto on a free loopback port,
 a fleet of fake devices announcing themselves on it (tests/fleet.py), a real
-homed (Clients/python/tests/homed_testkit.py) and the provider as a real
+homed (homed_testkit, Clients/python/testkit) and the provider as a real
 process."""
 
 

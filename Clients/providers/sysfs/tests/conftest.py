@@ -1,4 +1,4 @@
-"""The sysfs provider's tests: a real homed (Clients/python/tests/homed_testkit.py)
+"""The sysfs provider's tests: a real homed (homed_testkit, Clients/python/testkit)
 and the provider run as a real process against a fake sysfs tree."""
 
 

@@ -1,6 +1,6 @@
 """The Zigbee2MQTT provider's tests: a real mosquitto on a free loopback port,
 a fake Zigbee2MQTT coordinator (tests/coordinator.py) on it, a real homed
-(Clients/python/tests/homed_testkit.py) and the provider as a real process."""
+(homed_testkit, Clients/python/testkit) and the provider as a real process."""
 
 
 import pytest
