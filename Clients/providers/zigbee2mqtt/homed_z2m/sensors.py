@@ -1,0 +1,144 @@
+"""Sensors as HAP services, with no I/O: binary and numeric exposes with a
+HAP counterpart become sensor services, and `tamper`, `battery_low`,
+`battery` and `pressure` join the services the others made."""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+from homed.refs import Ref
+
+from .binding import Binding
+from .builder import CATALOG, Builder, gettable, num
+from .buttons import action
+
+__all__ = ["generic", "attach", "finish_battery", "PRESSURE_UUID", "KNOWN_TYPES"]
+
+#: A custom characteristic for air pressure (HAP has none): a UUID of this
+#: provider's own, hPa as Zigbee2MQTT reports it.
+PRESSURE_UUID = "5B1E0F6A-3C2D-4E8F-9A7B-6C5D4E3F2A10"
+PRESSURE_META = {"format": "float", "unit": "none", "min_value": 0.0, "max_value": 2000.0, "step_value": 0.1}
+
+#: Exposes types this mapping knows (a feature of another type is logged as unknown).
+KNOWN_TYPES = {"light", "switch", "cover", "lock", "climate", "fan", "binary", "numeric", "enum", "text",
+               "composite", "list"}
+
+#: Above this CO2 level (ppm) CarbonDioxideDetected says abnormal.
+CO2_ABNORMAL_PPM = 1000
+#: Without battery_low, a battery below this (percent) is low.
+LOW_BATTERY_PERCENT = 20
+
+
+# Binary sensors: name -> (service type, characteristic, HAP value when on, when off)
+BINARY_SENSORS = {
+    "contact": ("ContactSensor", "ContactSensorState", 0, 1),  # contact true: closed, ContactDetected
+    "occupancy": ("MotionSensor", "MotionDetected", True, False),
+    "vibration": ("MotionSensor", "MotionDetected", True, False),
+    "water_leak": ("LeakSensor", "LeakDetected", 1, 0),
+    "smoke": ("SmokeSensor", "SmokeDetected", 1, 0),
+    "carbon_monoxide": ("CarbonMonoxideSensor", "CarbonMonoxideDetected", 1, 0),
+}
+# Numeric sensors: name -> (service type, characteristic)
+NUMERIC_SENSORS = {
+    "temperature": ("TemperatureSensor", "CurrentTemperature"),
+    "humidity": ("HumiditySensor", "CurrentRelativeHumidity"),
+    "illuminance": ("LightSensor", "CurrentAmbientLightLevel"),
+    "illuminance_lux": ("LightSensor", "CurrentAmbientLightLevel"),
+}
+# Shown by name only in the debug log: diagnostics with no HAP counterpart.
+QUIET = {"linkquality", "voltage", "power", "energy", "current", "update", "update_available", "power_on_behavior",
+         "effect", "identify", "color_temp_startup", "level_config", "color_options", "child_lock", "local_time"}
+
+
+def _binary_value(feature: dict, when_on, when_off):
+    prop, on = feature["property"], feature.get("value_on", True)
+    return dict(props=(prop,), decode=lambda s: when_on if s[prop] == on else when_off, gettable=gettable(feature))
+
+
+def generic(b: Builder, feature: dict, ignored: List[str], unknown: List[str], later: List[dict]) -> None:
+    ftype, name, prop = feature.get("type"), feature.get("name"), feature.get("property")
+    if ftype not in KNOWN_TYPES:
+        unknown.append(f"{name or prop} (type {ftype!r})")
+        return
+    if not prop:
+        ignored.append(str(name))
+        return
+    label = name.replace("_", " ").capitalize() if isinstance(name, str) else str(prop)
+    key = prop
+    if ftype == "binary" and name in BINARY_SENSORS:
+        stype, ctype, when_on, when_off = BINARY_SENSORS[name]
+        service = b.service(stype, key, f"{b.name} {label}", sensor=True)
+        b.bind(service, ctype, _binary_value(feature, when_on, when_off))
+    elif name == "moving" and any(s["type"] == "WindowCovering" for s in b.services):
+        return  # the cover's PositionState
+    elif ftype == "numeric" and name == "illuminance" and b.has_lux:
+        ignored.append("illuminance (illuminance_lux is the one in lux)")
+    elif ftype == "numeric" and name in NUMERIC_SENSORS:
+        stype, ctype = NUMERIC_SENSORS[name]
+        service = b.service(stype, key, f"{b.name} {label}", sensor=True)
+        b.bind(service, ctype, dict(props=(prop,), decode=lambda s: num(s[prop]), bounds=CATALOG[ctype],
+                                    gettable=gettable(feature)))
+    elif ftype == "numeric" and name == "co2":
+        service = b.service("CarbonDioxideSensor", key, f"{b.name} CO2", sensor=True)
+        b.bind(service, "CarbonDioxideDetected",
+               dict(props=(prop,), decode=lambda s: 1 if num(s[prop]) > CO2_ABNORMAL_PPM else 0))
+        b.bind(service, "CarbonDioxideLevel", dict(props=(prop,), decode=lambda s: num(s[prop]),
+                                                   bounds=CATALOG["CarbonDioxideLevel"], gettable=gettable(feature)))
+    elif name in ("pressure", "tamper", "battery", "battery_low") and ftype in ("numeric", "binary"):
+        later.append(feature)  # they join services made by the others
+    elif ftype == "enum" and name == "action":
+        action(b, feature, ignored)
+    else:
+        ignored.append(str(name))
+
+
+
+def attach(b: Builder, feature: dict, ignored: List[str]) -> None:
+    """pressure, tamper, battery, battery_low: onto the services the others made."""
+    name, prop = feature["name"], feature["property"]
+    if name == "battery" or name == "battery_low":
+        service = b.by_key("battery")
+        if service is None:
+            if name == "battery_low":
+                return _status_low(b, feature)
+            service = b.service("BatteryService", "battery", f"{b.name} Battery")
+        if name == "battery":
+            b.bind(service, "BatteryLevel", dict(props=(prop,), decode=lambda s: num(s[prop]),
+                                                 bounds=CATALOG["BatteryLevel"], gettable=gettable(feature)))
+            b.bind(service, "ChargingState", dict(props=(), decode=lambda s: 2))  # NotChargeable
+        return None
+    targets = [b.by_key(k) for k in b.sensor_keys]
+    if not targets:
+        ignored.append(f"{name} (no sensor service to carry it)")
+        return None
+    if name == "tamper":
+        for service in targets:
+            b.bind(service, "StatusTampered", _binary_value(feature, 1, 0))
+    elif name == "pressure":
+        ref = Ref(b.ieee, targets[0]["key"], "AirPressure")
+        targets[0]["characteristics"].append({
+            "type": PRESSURE_UUID, "type_name": "AirPressure",
+            "properties": {"readable": True, "supports_event_notification": True}, "metadata": dict(PRESSURE_META)})
+        b.bindings[ref] = Binding(ref=ref, props=(prop,), decode=lambda s: num(s[prop]),
+                                  bounds=(PRESSURE_META["min_value"], PRESSURE_META["max_value"], 0.1),
+                                  gettable=gettable(feature))
+    return None
+
+
+def _status_low(b: Builder, feature: dict) -> None:
+    for key in b.sensor_keys:
+        b.bind(b.by_key(key), "StatusLowBattery", _binary_value(feature, 1, 0))
+
+
+def finish_battery(b: Builder, battery_low: Optional[dict]) -> None:
+    service = b.by_key("battery")
+    if service is None:
+        return
+    if battery_low and battery_low.get("property"):
+        b.bind(service, "StatusLowBattery", _binary_value(battery_low, 1, 0))
+    else:
+        level = b.bindings[Ref(b.ieee, "battery", "BatteryLevel")]
+        prop = level.props[0]
+        b.bind(service, "StatusLowBattery",
+               dict(props=(prop,), decode=lambda s: 1 if num(s[prop]) < LOW_BATTERY_PERCENT else 0))
+
