@@ -9,11 +9,11 @@ from typing import Dict, List, Optional, Tuple
 
 from homed.refs import Ref
 
-from .binding import Binding
+from .binding import MISSING, Binding
 from .values import valid_name
 
 __all__ = ["CATALOG", "Builder", "access", "gettable", "settable", "features", "num", "device_range", "suffix",
-           "label"]
+           "label", "binary_values", "two_way"]
 
 # The catalog's ranges and steps (homectl types --json) of what is mapped here.
 CATALOG: Dict[str, Tuple[Optional[float], Optional[float], Optional[float]]] = {
@@ -49,6 +49,38 @@ def num(value):
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(value)
     return value
+
+
+def binary_values(feature: dict, on_default, off_default) -> Tuple:
+    """A binary feature's (value_on, value_off) as the definition gives them:
+    Zigbee2MQTT's own say which reading is "on" (a door contact's `value_on`
+    is false: open), so nothing here assumes true is on. A value that is
+    neither a bool nor a string, or the same for both, makes the feature one
+    this mapping cannot read (ValueError, for the log)."""
+    values = []
+    for key, default in (("value_on", on_default), ("value_off", off_default)):
+        value = feature.get(key, default)
+        if not isinstance(value, (bool, str)):
+            raise ValueError(f"{key} {value!r} is neither a bool nor a string")
+        values.append(value)
+    if values[0] == values[1]:
+        raise ValueError(f"value_on and value_off are both {values[0]!r}")
+    return values[0], values[1]
+
+
+def two_way(prop: str, on, off, when_on, when_off):
+    """A decoder of a binary property: `when_on` for value_on, `when_off` for
+    value_off, MISSING for anything else (a reading the device does not define
+    is no reading)."""
+    def decode(state: dict):
+        value = state[prop]
+        # True == 1 in Python: a bool value_on must not take a number's reading.
+        if type(value) is type(on) and value == on:
+            return when_on
+        if type(value) is type(off) and value == off:
+            return when_off
+        return MISSING
+    return decode
 
 
 def device_range(name: str, low=None, high=None) -> Tuple[Tuple, Optional[dict]]:
@@ -94,6 +126,9 @@ class Builder:
         self.has_lux = False  # illuminance_lux given: illuminance is then a raw reading
 
     def service(self, stype: str, key: str, name: str, sensor: bool = False) -> dict:
+        taken = {s["key"] for s in self.services}
+        if key in taken:  # two exposes of one kind without endpoints: homed takes one key once
+            key = next(f"{key}_{n}" for n in range(2, len(taken) + 3) if f"{key}_{n}" not in taken)
         service = {"type": stype, "key": key, "name": valid_name(name, self.name), "characteristics": []}
         self.services.append(service)
         if sensor:

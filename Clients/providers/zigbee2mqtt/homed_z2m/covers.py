@@ -3,9 +3,9 @@ WindowCovering (position, tilt, movement), a `lock` a LockMechanism."""
 
 from __future__ import annotations
 
-from typing import Dict
+from typing import Dict, List
 
-from .builder import CATALOG, Builder, features, gettable, label, num, settable, suffix
+from .builder import CATALOG, Builder, binary_values, features, gettable, label, num, settable, suffix, two_way
 
 __all__ = ["cover", "lock"]
 
@@ -25,8 +25,8 @@ def cover(b: Builder, expose: dict, top: Dict[str, dict]) -> None:
         writable = settable(position)
     else:  # open/close only
         prop = state_f["property"]
-        opened = state_f.get("value_on", "OPEN") if state_f.get("type") == "binary" else "OPEN"
-        current = dict(props=(prop,), decode=lambda s: 100 if str(s[prop]).upper() == opened else 0,
+        opened = binary_values(state_f, "OPEN", "CLOSE")[0] if state_f.get("type") == "binary" else "OPEN"
+        current = dict(props=(prop,), decode=lambda s: 100 if str(s[prop]).upper() == str(opened).upper() else 0,
                        gettable=gettable(state_f))
         target = dict(current, encode=lambda v: {prop: "OPEN" if v >= 50 else "CLOSE"}, tolerance=49)
         writable = settable(state_f)
@@ -52,21 +52,27 @@ def cover(b: Builder, expose: dict, top: Dict[str, dict]) -> None:
 LOCK_CURRENT = {"locked": 1, "unlocked": 0, "not_fully_locked": 2}
 
 
-def lock(b: Builder, expose: dict) -> None:
+def lock(b: Builder, expose: dict, ignored: List[str]) -> None:
     feats = features(expose)
     state_f = feats.get("state")
     if not state_f or not state_f.get("property"):
         raise ValueError("a lock without a state feature")
-    prop, on, off = state_f["property"], state_f.get("value_on", "LOCK"), state_f.get("value_off", "UNLOCK")
-    service = b.service("LockMechanism", "lock" + suffix(expose), label(b.name, expose))
+    prop = state_f["property"]
+    on, off = binary_values(state_f, "LOCK", "UNLOCK")
     lock_state = feats.get("lock_state")
+    if not lock_state and prop != "state" + suffix(expose):
+        # A thermostat's or a plug's `child_lock`: a setting of the device, not
+        # a door lock (a LockMechanism would make a radiator a lock in Home).
+        ignored.append(f"{expose.get('label') or prop} (a lock of the device's buttons, not a door lock)")
+        return
+    service = b.service("LockMechanism", "lock" + suffix(expose), label(b.name, expose))
     if lock_state and lock_state.get("property"):
         lprop = lock_state["property"]
         b.bind(service, "LockCurrentState", dict(props=(lprop,), decode=lambda s: LOCK_CURRENT.get(s[lprop], 3),
                                                  gettable=gettable(lock_state)))
     else:
-        b.bind(service, "LockCurrentState", dict(props=(prop,), decode=lambda s: 1 if s[prop] == on else 0))
-    b.bind(service, "LockTargetState", dict(props=(prop,), decode=lambda s: 1 if s[prop] == on else 0,
+        b.bind(service, "LockCurrentState", dict(props=(prop,), decode=two_way(prop, on, off, 1, 0)))
+    b.bind(service, "LockTargetState", dict(props=(prop,), decode=two_way(prop, on, off, 1, 0),
                                             encode=lambda v: {prop: on if v else off},
                                             gettable=gettable(state_f)), writable=settable(state_f))
 

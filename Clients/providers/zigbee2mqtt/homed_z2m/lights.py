@@ -8,15 +8,17 @@ from __future__ import annotations
 from typing import Optional
 
 from .binding import MISSING
-from .builder import CATALOG, Builder, device_range, features, gettable, label, num, settable, suffix
+from .builder import (CATALOG, Builder, binary_values, device_range, features, gettable, label, num, settable,
+                      suffix, two_way)
 from .values import scale, unscale, xy_to_hs
 
 __all__ = ["light", "switch", "on_binding"]
 
 
 def on_binding(state_f: dict) -> dict:
-    prop, on, off = state_f["property"], state_f.get("value_on", "ON"), state_f.get("value_off", "OFF")
-    return dict(props=(prop,), decode=lambda s: s[prop] == on if prop in s else MISSING,
+    prop = state_f["property"]
+    on, off = binary_values(state_f, "ON", "OFF")
+    return dict(props=(prop,), decode=two_way(prop, on, off, True, False),
                 encode=lambda v: {prop: on if v else off}, gettable=gettable(state_f))
 
 
@@ -75,9 +77,16 @@ def switch(b: Builder, expose: dict, looks_like_plug: bool, power_prop: Optional
     state_f = feats.get("state")
     if not state_f or not state_f.get("property"):
         raise ValueError("a switch without a state feature")
-    stype = "Outlet" if looks_like_plug else "Switch"
-    key = stype.lower() + suffix(expose)
-    service = b.service(stype, key, label(b.name, expose))
+    prop = state_f["property"]
+    if prop != "state" + suffix(expose):
+        # A setting made a switch (`away_mode`, `auto_lock`): a Switch of its
+        # own, keyed by its property, whatever the device is.
+        stype, key = "Switch", f"switch_{prop}"
+        name = f"{b.name} {expose.get('label') or prop.replace('_', ' ').capitalize()}"
+    else:
+        stype = "Outlet" if looks_like_plug else "Switch"
+        key, name = stype.lower() + suffix(expose), label(b.name, expose)
+    service = b.service(stype, key, name)
     on = on_binding(state_f)
     b.bind(service, "On", on, writable=settable(state_f))
     if stype == "Outlet":

@@ -71,7 +71,7 @@ def map_device(device: dict) -> DeviceMap:
             elif etype == "cover":
                 cover(b, expose, top)
             elif etype == "lock":
-                lock(b, expose)
+                lock(b, expose, ignored)
             elif etype == "climate":
                 climate(b, expose)
             elif etype == "fan":
@@ -81,7 +81,7 @@ def map_device(device: dict) -> DeviceMap:
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             # One expose this mapping cannot make sense of: left out whole (its
             # service was not added yet, or is taken out again below).
-            unknown.append(f"{etype} ({error})")
+            unknown.append(f"{expose.get('name') or etype} ({error})")
             b.services = b.services[:mark[0]]
             b.bindings = {r: v for r, v in b.bindings.items() if r in mark[1]}
             b.sensor_keys = b.sensor_keys[:mark[2]]

@@ -9,7 +9,7 @@ from typing import List, Optional
 from homed.refs import Ref
 
 from .binding import Binding
-from .builder import CATALOG, Builder, gettable, num
+from .builder import CATALOG, Builder, binary_values, gettable, num, two_way
 from .buttons import action
 
 __all__ = ["generic", "attach", "finish_battery", "PRESSURE_UUID", "KNOWN_TYPES"]
@@ -29,9 +29,11 @@ CO2_ABNORMAL_PPM = 1000
 LOW_BATTERY_PERCENT = 20
 
 
-# Binary sensors: name -> (service type, characteristic, HAP value when on, when off)
+# Binary sensors: name -> (service type, characteristic, HAP value at value_on, at value_off). Zigbee2MQTT's
+# "on" is the state a sensor reports: a door contact is on when open (its value_on is false, "contact" false),
+# and ContactSensorState 1 is ContactNotDetected.
 BINARY_SENSORS = {
-    "contact": ("ContactSensor", "ContactSensorState", 0, 1),  # contact true: closed, ContactDetected
+    "contact": ("ContactSensor", "ContactSensorState", 1, 0),
     "occupancy": ("MotionSensor", "MotionDetected", True, False),
     "vibration": ("MotionSensor", "MotionDetected", True, False),
     "water_leak": ("LeakSensor", "LeakDetected", 1, 0),
@@ -51,8 +53,9 @@ QUIET = {"linkquality", "voltage", "power", "energy", "current", "update", "upda
 
 
 def _binary_value(feature: dict, when_on, when_off):
-    prop, on = feature["property"], feature.get("value_on", True)
-    return dict(props=(prop,), decode=lambda s: when_on if s[prop] == on else when_off, gettable=gettable(feature))
+    prop = feature["property"]
+    on, off = binary_values(feature, True, False)
+    return dict(props=(prop,), decode=two_way(prop, on, off, when_on, when_off), gettable=gettable(feature))
 
 
 def generic(b: Builder, feature: dict, ignored: List[str], unknown: List[str], later: List[dict]) -> None:
@@ -85,6 +88,8 @@ def generic(b: Builder, feature: dict, ignored: List[str], unknown: List[str], l
         b.bind(service, "CarbonDioxideLevel", dict(props=(prop,), decode=lambda s: num(s[prop]),
                                                    bounds=CATALOG["CarbonDioxideLevel"], gettable=gettable(feature)))
     elif name in ("pressure", "tamper", "battery", "battery_low") and ftype in ("numeric", "binary"):
+        if ftype == "binary":
+            binary_values(feature, True, False)  # a bad one is left out here, with the others' log line
         later.append(feature)  # they join services made by the others
     elif ftype == "enum" and name == "action":
         action(b, feature, ignored)

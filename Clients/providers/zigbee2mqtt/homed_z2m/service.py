@@ -148,11 +148,11 @@ class Zigbee2MqttProvider(MqttProvider):
             if dm.ieee in maps:
                 log.warning("%s: device %r: IEEE address %s listed twice; keeping the first", topic, label, dm.ieee)
                 continue
-            for unknown in dm.unknown:
-                log.warning("%s: device %r (%s): exposes %s, which this provider does not map; left out",
-                            topic, dm.friendly_name, dm.ieee, unknown)
-            for ignored in dm.ignored:
-                log.debug("device %r (%s): %s not mapped", dm.friendly_name, dm.ieee, ignored)
+            if dm.unknown:  # one line a device: what it cannot read of the definition, the rest registered
+                log.warning("%s: device %r (%s): left out what this provider cannot read: %s; registering the rest",
+                            topic, dm.friendly_name, dm.ieee, "; ".join(dm.unknown))
+            if dm.ignored:
+                log.debug("device %r (%s): not mapped: %s", dm.friendly_name, dm.ieee, ", ".join(dm.ignored))
             maps[dm.ieee] = dm
         with self.lock:
             before = self.maps

@@ -12,6 +12,7 @@ test_corpus.py keeps these numbers from going down.
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from collections import Counter
@@ -23,7 +24,9 @@ HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "corpus" / "devices.json"
 
 
+@functools.lru_cache(maxsize=1)
 def corpus() -> dict:
+    """The corpus, read once (callers copy what they change)."""
     return json.loads(CORPUS.read_text(encoding="utf-8"))
 
 

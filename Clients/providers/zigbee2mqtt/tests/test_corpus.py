@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from . import corpus_coverage
-from homed_z2m.mapping import Unsupported, map_device
+from homed_z2m.mapping import MISSING, Unsupported, map_device
 
 HERE = Path(__file__).resolve().parent
 FLOOR = HERE / "corpus" / "floor.json"
@@ -60,3 +60,53 @@ def test_coverage_does_not_go_down(capsys):
     for etype, count in numbers["left_out_by_type"].items():
         assert count <= floor["left_out_by_type"].get(etype, 0), (etype, numbers)
 
+
+
+def test_every_corpus_device_maps_or_says_why():
+    """No corpus definition makes the mapping fail: each is registered or
+    refused with a reason, and a registered one has a primary service."""
+    for device in corpus_coverage.corpus_devices():
+        try:
+            dm = map_device(device)
+        except Unsupported as why:
+            assert str(why), device["definition"]["model"]
+            continue
+        services = dm.accessory["services"]
+        assert services and services[0].get("primary") is True
+        assert len({s["key"] for s in services}) == len(services), device["definition"]["model"]
+
+
+#: What HAP says at a binary sensor's value_on, Zigbee2MQTT's "on": a door
+#: contact is on when open (ContactSensorState 1, not detected), the others
+#: when they detect.
+HAP_AT_ON = {"ContactSensorState": 1, "MotionDetected": True, "OccupancyDetected": 1, "LeakDetected": 1,
+             "SmokeDetected": 1, "CarbonMonoxideDetected": 1, "StatusTampered": 1, "StatusLowBattery": 1}
+
+
+def test_every_binary_sensor_reads_value_on_and_value_off_as_defined():
+    """For every binary expose of every corpus device bound to a sensor
+    characteristic: value_on gives HAP's "on", value_off the other, and a
+    value that is neither (the other's type, a string the device never
+    sends) gives no reading."""
+    checked = 0
+    for device in corpus_coverage.corpus_devices():
+        try:
+            dm = map_device(device)
+        except Unsupported:
+            continue
+        binaries = {e["property"]: e for e in device["definition"]["exposes"]
+                    if e.get("type") == "binary" and "value_on" in e}
+        for ref, binding in dm.bindings.items():
+            if ref.characteristic not in HAP_AT_ON or binding.props[0] not in binaries:
+                continue
+            expose = binaries[binding.props[0]]
+            prop, on, off = expose["property"], expose["value_on"], expose["value_off"]
+            at_on, _ = binding.value({prop: on})
+            at_off, _ = binding.value({prop: off})
+            model = device["definition"]["model"]
+            assert at_on == HAP_AT_ON[ref.characteristic], (model, ref, on)
+            assert at_off not in (at_on, None) and at_off is not MISSING, (model, ref, off)
+            for neither in ("sideways", 2, None):
+                assert binding.value({prop: neither})[0] is MISSING, (model, ref, neither)
+            checked += 1
+    assert checked > 500

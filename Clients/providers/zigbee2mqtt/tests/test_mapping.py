@@ -23,6 +23,11 @@ def ref(n, service, characteristic):
     return Ref(devices.ieee(n), service, characteristic)
 
 
+def documented(model, n=90):
+    """A corpus device (Zigbee2MQTT's own definition of `model`) mapped."""
+    return map_device(devices.from_corpus(n, model, model))
+
+
 def test_every_documented_device_maps_and_the_unsupported_ones_say_why():
     assert len(devices.DEVICES) >= 25
     maps = [map_device(d) for d in devices.DEVICES]
@@ -48,16 +53,18 @@ def test_lights_scale_brightness_to_percent_and_colour_to_hue_and_saturation():
     assert values[ref(2, "light", "On")] is True and values[ref(2, "light", "Brightness")] == 50
     assert abs(values[ref(2, "light", "Hue")] - 240) <= 2 and values[ref(2, "light", "Saturation")] >= 95
     assert clamped == []
-    # A dimmer with 0..100: 50 is 50 %; 1..254: 1 % is still on.
-    assert mapped(4).decode({"brightness": 50})[0][ref(4, "light", "Brightness")] == 50
+    # 0..254: 127 is 50 %, and 1 % is still on (a step above the minimum).
+    assert mapped(4).decode({"brightness": 127})[0][ref(4, "light", "Brightness")] == 50
     strip = mapped(3)
-    assert strip.payload({ref(3, "light", "Brightness"): 1}) == {"brightness": 4}
+    assert strip.payload({ref(3, "light", "Brightness"): 1}) == {"brightness": 3}
     assert strip.payload({ref(3, "light", "Brightness"): 100, ref(3, "light", "On"): False}) == \
         {"brightness": 254, "state": "OFF"}
     # A hue written alone carries the current saturation: a colour is set whole.
     current = {ref(3, "light", "Saturation"): 80}
     assert strip.payload({ref(3, "light", "Hue"): 120}, current) == {"color": {"hue": 120, "saturation": 80}}
-    assert layout(mapped(5)) == [("Lightbulb", "light", ["On"])]
+    assert layout(mapped(5)) == [("Lightbulb", "light", ["On", "Brightness"])]
+    # A state the definition does not name is no reading (not "off").
+    assert ref(5, "light", "On") not in mapped(5).decode({"state": "TOGGLE"})[0]
 
 
 def test_color_temperature_in_mireds_with_the_bulbs_own_range():
@@ -98,10 +105,13 @@ def test_covers_position_tilt_and_movement():
     assert ref(11, "cover", "PositionState") not in values
     assert blind.payload({ref(11, "cover", "TargetPosition"): 75}) == {"position": 75}
     venetian = mapped(12)
-    values, _ = venetian.decode({"position": 10, "tilt": 100, "moving": "DOWN"})
-    assert values[ref(12, "cover", "PositionState")] == 0
+    values, _ = venetian.decode({"position": 10, "tilt": 100})
     assert values[ref(12, "cover", "CurrentHorizontalTiltAngle")] == 90
     assert venetian.payload({ref(12, "cover", "TargetHorizontalTiltAngle"): -90}) == {"tilt": 0}
+    # `moving` beside the cover is its PositionState.
+    curtain = documented("QS-Zigbee-C01")
+    values, _ = curtain.decode({"position": 10, "moving": "DOWN"})
+    assert values[Ref(curtain.ieee, "cover", "PositionState")] == 0
 
 
 def test_lock_target_current_and_jammed():
@@ -130,19 +140,35 @@ def test_thermostat_declares_the_devices_setpoint_range_and_modes():
     assert radiator.payload({ref(14, "thermostat", "TargetHeatingCoolingState"): 3}) == {"system_mode": "auto"}
 
 
+def test_a_door_contact_reads_as_zigbee2mqtt_defines_it():
+    """Zigbee2MQTT's door contact: "closed (= true) or open (= false)", with
+    value_on false (on is open) and value_off true: true is closed, HAP's
+    ContactDetected (0), false is open (1), anything else no reading."""
+    window = mapped(15)
+    contact = next(e for e in devices.DEVICES[14]["definition"]["exposes"] if e.get("name") == "contact")
+    assert (contact["value_on"], contact["value_off"]) == (False, True)
+    state = ref(15, "contact", "ContactSensorState")
+    assert window.decode({"contact": True})[0][state] == 0
+    assert window.decode({"contact": False})[0][state] == 1
+    assert state not in window.decode({"contact": "open"})[0]
+    assert state not in window.decode({"contact": 0})[0]  # 0 is not false here: no reading
+
+
 def test_sensors_tamper_battery_and_pressure():
-    contact = mapped(16)
+    contact = documented("HS1DS")  # contact, battery_low, tamper, battery
+    key = contact.ieee
     assert layout(contact) == [("ContactSensor", "contact", ["ContactSensorState", "StatusTampered"]),
                                ("BatteryService", "battery", ["BatteryLevel", "ChargingState", "StatusLowBattery"])]
     values, _ = contact.decode({"contact": True, "tamper": True, "battery_low": True, "battery": 5})
-    assert values[ref(16, "contact", "ContactSensorState")] == 0  # contact: closed
-    assert values[ref(16, "contact", "StatusTampered")] == 1
-    assert values[ref(16, "battery", "StatusLowBattery")] == 1
-    assert contact.decode({})[0] == {ref(16, "battery", "ChargingState"): 2}  # NotChargeable
+    assert values[Ref(key, "contact", "ContactSensorState")] == 0  # contact true: closed
+    assert values[Ref(key, "contact", "StatusTampered")] == 1
+    assert values[Ref(key, "battery", "StatusLowBattery")] == 1
+    assert contact.decode({})[0] == {Ref(key, "battery", "ChargingState"): 2}  # NotChargeable
     # Without battery_low, low below 20 %.
     assert mapped(15).decode({"battery": 19})[0][ref(15, "battery", "StatusLowBattery")] == 1
-    assert layout(mapped(18)) == [("MotionSensor", "occupancy", ["MotionDetected", "StatusTampered",
-                                                                  "StatusLowBattery"])]
+    # Without a battery level, battery_low goes on the sensors.
+    motion = documented("HS1MS-M")  # occupancy, battery_low, tamper
+    assert layout(motion) == [("MotionSensor", "occupancy", ["MotionDetected", "StatusTampered", "StatusLowBattery"])]
     for n, stype in ((19, "LeakSensor"), (20, "SmokeSensor"), (21, "CarbonMonoxideSensor"), (24, "MotionSensor")):
         assert layout(mapped(n))[0][0] == stype
     climate = mapped(22)
@@ -186,7 +212,11 @@ def test_remotes_get_one_stateless_switch_per_button():
     wall = mapped(27)
     assert wall.events({"action": "double_left"}) == [(ref(27, "button_left", "ProgrammableSwitchEvent"), 1)]
     switch = next(s for s in wall.accessory["services"] if s["key"] == "button_both")
-    assert switch["characteristics"][0]["metadata"] == {"valid_values": [0]}  # single only
+    assert switch["characteristics"][0]["metadata"] == {"valid_values": [0, 1, 2]}
+    # The 2016 model has single presses only: HAP is told so.
+    older = documented("WXKG02LM_rev1")
+    switch = next(s for s in older.accessory["services"] if s["key"] == "button_both")
+    assert switch["characteristics"][0]["metadata"] == {"valid_values": [0]}
     assert parse_action("1_single") == ("1", 0) and parse_action("on") == ("on", 0)
 
 
