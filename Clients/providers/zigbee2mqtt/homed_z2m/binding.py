@@ -12,11 +12,11 @@ from __future__ import annotations
 import functools
 import json
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from homed.refs import Ref
 
-from .values import fit
+from .values import fit, hs_to_xy
 
 __all__ = ["MISSING", "Binding", "DeviceMap", "Unsupported"]
 
@@ -42,6 +42,9 @@ class Binding:
     gettable: Tuple[str, ...] = ()
     #: Event-only (a button): reported as events, never read.
     event: bool = False
+    #: A write-only characteristic's write (HoldPosition) is acknowledged by the
+    #: device's next report of any of these properties: it has no value to echo.
+    acked_by: Tuple[str, ...] = ()
 
     def value(self, state: dict):
         """(value, clamped) from a state message, or (MISSING, False)."""
@@ -78,6 +81,8 @@ class DeviceMap:
     ignored: List[str] = field(default_factory=list)
     #: Expose types this mapping does not know at all.
     unknown: List[str] = field(default_factory=list)
+    #: Colour properties of lights that take x and y only.
+    xy_colors: Set[str] = field(default_factory=set)
 
     @functools.cached_property
     def signature(self) -> str:
@@ -108,6 +113,11 @@ class DeviceMap:
                     clamped.append(ref)
         return values, clamped
 
+    def acks(self, state: dict) -> List[Ref]:
+        """The write-only characteristics a state message acknowledges."""
+        return [ref for ref, binding in self.bindings.items() if binding.acked_by
+                and any(p in state for p in binding.acked_by)]
+
     def events(self, state: dict) -> List[Tuple[Ref, int]]:
         action = state.get("action")
         if not isinstance(action, str) or not action:
@@ -118,7 +128,9 @@ class DeviceMap:
         """The /set payload for these writes (merged: a colour's hue and
         saturation go in one "color" object; a hue written alone takes the
         current saturation along, and the other way round, since a colour is
-        set whole). Raises KeyError for a ref that takes no writes."""
+        set whole; a light that takes x and y only gets them, from hue and
+        saturation). Raises KeyError for a ref that takes no writes, ValueError
+        for a colour that cannot be made."""
         values = dict(values)
         current = current or {}
         for ref in list(values):
@@ -132,6 +144,15 @@ class DeviceMap:
             if binding.encode is None:
                 raise KeyError(ref)
             _merge(out, binding.encode(value))
+        for prop in self.xy_colors:
+            color = out.get(prop)
+            if isinstance(color, dict) and ("hue" in color or "saturation" in color):
+                if "hue" not in color or "saturation" not in color:
+                    missing = "Saturation" if "hue" in color else "Hue"
+                    raise ValueError(f"this light takes a colour as x and y, made from hue and saturation both, "
+                                     f"and its {missing} is not known yet")
+                x, y = hs_to_xy(color.pop("hue"), color.pop("saturation"))
+                color.update(x=round(x, 4), y=round(y, 4))
         return out
 
 

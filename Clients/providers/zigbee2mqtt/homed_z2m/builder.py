@@ -5,7 +5,7 @@ bindings to."""
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 from homed.refs import Ref
 
@@ -24,6 +24,7 @@ CATALOG: Dict[str, Tuple[Optional[float], Optional[float], Optional[float]]] = {
     "CurrentRelativeHumidity": (0, 100, 1), "CurrentAmbientLightLevel": (0.0001, 100000, None),
     "CarbonDioxideLevel": (0, 100000, None), "BatteryLevel": (0, 100, 1),
     "ColorTemperature": (140, 500, 1),
+    "VOCDensity": (0, 1000, 1), "PM2.5Density": (0, 1000, 1), "PM10Density": (0, 1000, 1),
 }
 
 
@@ -124,6 +125,7 @@ class Builder:
         self.actions: Dict[str, List[Tuple[Ref, int]]] = {}
         self.sensor_keys: List[str] = []  # services that may take StatusTampered / StatusLowBattery
         self.has_lux = False  # illuminance_lux given: illuminance is then a raw reading
+        self.xy_colors: Set[str] = set()  # colour properties set as x and y
 
     def service(self, stype: str, key: str, name: str, sensor: bool = False) -> dict:
         taken = {s["key"] for s in self.services}
@@ -147,6 +149,9 @@ class Builder:
 
     def by_key(self, key: str) -> Optional[dict]:
         return next((s for s in self.services if s["key"] == key), None)
+
+    def has(self, service: dict, ctype: str) -> bool:
+        return Ref(self.ieee, service["key"], ctype) in self.bindings
 
 
 def suffix(expose: dict) -> str:

@@ -22,7 +22,9 @@ IGNORED_ACTIONS = ("_release", "_stop", "_hold_release", "_long_release")
 def parse_action(value: str) -> Optional[Tuple[str, int]]:
     """An action value as (button, ProgrammableSwitchEvent), or None for the
     ones a stateless switch has no event for (a hold's release)."""
-    if value.endswith(IGNORED_ACTIONS) or value in ("release", "stop"):
+    # A plain "stop" is a button of its own (a blind remote's open, close and
+    # stop); "brightness_stop" ends a hold, as a release does.
+    if value.endswith(IGNORED_ACTIONS) or value == "release":
         return None
     for bare, press in (("single", 0), ("double", 1), ("hold", 2), ("long", 2)):
         if value == bare:
@@ -42,6 +44,9 @@ def action(b: Builder, feature: dict, ignored: List[str]) -> None:
     buttons: Dict[str, Dict[str, int]] = {}
     for value in feature.get("values", []):
         if not isinstance(value, str):
+            continue
+        if "*" in value:  # a pattern (`region_*_enter`), not a value the device sends: no button to make
+            ignored.append(f"action {value}")
             continue
         parsed = parse_action(value)
         if parsed is None:

@@ -1,10 +1,12 @@
 """Covers and locks as HAP services, with no I/O: a `cover` expose is a
-WindowCovering (position, tilt, movement), a `lock` a LockMechanism."""
+WindowCovering (position, tilt, movement, holding its position), a `lock` a
+LockMechanism."""
 
 from __future__ import annotations
 
 from typing import Dict, List
 
+from .binding import MISSING
 from .builder import CATALOG, Builder, binary_values, features, gettable, label, num, settable, suffix, two_way
 
 __all__ = ["cover", "lock"]
@@ -14,6 +16,10 @@ def cover(b: Builder, expose: dict, top: Dict[str, dict]) -> None:
     feats = features(expose)
     key = "cover" + suffix(expose)
     position, state_f, tilt = feats.get("position"), feats.get("state"), feats.get("tilt")
+    if not (position and position.get("property")) and tilt and tilt.get("property"):
+        # A tilt-only cover (a venetian blind's wand): its tilt is how far it is
+        # open, in percent as a position is, and it is written as a tilt.
+        position, tilt = tilt, None
     if not position and not state_f:
         raise ValueError("a cover with neither position nor state")
     service = b.service("WindowCovering", key, label(b.name, expose))
@@ -47,6 +53,21 @@ def cover(b: Builder, expose: dict, top: Dict[str, dict]) -> None:
         b.bind(service, "TargetHorizontalTiltAngle",
                dict(current, encode=lambda v: {tprop: int(round((v + 90) / 1.8))},
                     bounds=CATALOG["TargetHorizontalTiltAngle"]), writable=settable(tilt))
+    _hold_position(b, service, state_f, [f for f in (position, tilt, state_f, moving) if f])
+
+
+def _hold_position(b: Builder, service: dict, state_f, reported) -> None:
+    """HoldPosition when the cover takes STOP: written true, it publishes
+    STOP. It has no value to read back (HAP's is write-only), so the cover's
+    next report (its position, tilt or state) acknowledges it; written false
+    it asks nothing of the cover."""
+    if not (state_f and state_f.get("property") and settable(state_f) and state_f.get("type") == "enum"
+            and "STOP" in (state_f.get("values") or [])):
+        return
+    sprop = state_f["property"]
+    acked_by = tuple(dict.fromkeys(f["property"] for f in reported if f.get("property")))
+    b.bind(service, "HoldPosition", dict(props=(), decode=lambda s: MISSING,
+                                         encode=lambda v: {sprop: "STOP"} if v else {}, acked_by=acked_by))
 
 
 LOCK_CURRENT = {"locked": 1, "unlocked": 0, "not_fully_locked": 2}

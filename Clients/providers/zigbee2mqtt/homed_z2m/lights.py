@@ -53,9 +53,15 @@ def light(b: Builder, expose: dict, looks_like_plug: bool) -> None:
             return None
 
         writable = settable(color)
+        xy_only = color.get("name") == "color_xy"
+        if xy_only:
+            # Set as x and y (DeviceMap.payload converts the hue and saturation
+            # written); a hue read back through 4-decimal xy is within 6° of
+            # the one written down to 1 % saturation.
+            b.xy_colors.add(cprop)
         b.bind(service, "Hue", dict(
             props=(cprop,), decode=lambda s: (hs(s) or (MISSING,))[0], encode=lambda v: {cprop: {"hue": v}},
-            bounds=CATALOG["Hue"], tolerance=2, gettable=gettable(color)), writable=writable)
+            bounds=CATALOG["Hue"], tolerance=6 if xy_only else 2, gettable=gettable(color)), writable=writable)
         b.bind(service, "Saturation", dict(
             props=(cprop,), decode=lambda s: (hs(s) or (None, MISSING))[1],
             encode=lambda v: {cprop: {"saturation": v}}, bounds=CATALOG["Saturation"], tolerance=2,

@@ -20,7 +20,7 @@ from .buttons import parse_action
 from .climate import climate
 from .covers import cover, lock
 from .lights import light, switch
-from .sensors import KNOWN_TYPES, PRESSURE_UUID, attach, finish_battery, generic
+from .sensors import KNOWN_TYPES, PRESSURE_UUID, attach, generic
 from .values import valid_name
 
 __all__ = ["Binding", "DeviceMap", "Unsupported", "map_device", "parse_action", "CATALOG", "PRESSURE_UUID",
@@ -86,12 +86,10 @@ def map_device(device: dict) -> DeviceMap:
             b.bindings = {r: v for r, v in b.bindings.items() if r in mark[1]}
             b.sensor_keys = b.sensor_keys[:mark[2]]
             b.actions = mark[3]
-    battery_low = next((f for f in later if f["name"] == "battery_low"), None)
-    for feature in sorted(later, key=lambda f: f["name"] == "battery_low"):  # battery before battery_low
-        if feature["name"] == "battery_low" and any(f["name"] == "battery" for f in later):
-            continue  # goes onto the BatteryService
-        attach(b, feature, ignored)
-    finish_battery(b, battery_low)
+    try:
+        attach(b, later, ignored)
+    except (KeyError, TypeError, ValueError) as error:  # checked when collected: not expected here
+        unknown.append(f"battery, tamper, pressure or air quality ({error})")
     b.services = [s for s in b.services if s["characteristics"]]
     if not b.services:
         raise Unsupported("none of its exposes maps to a HAP service"
@@ -104,7 +102,7 @@ def map_device(device: dict) -> DeviceMap:
                  "serial_number": ieee, "services": b.services}
     if isinstance(device.get("software_build_id"), str) and device["software_build_id"]:
         accessory["firmware_revision"] = valid_name(device["software_build_id"], "")
-    return DeviceMap(ieee, friendly, accessory, b.bindings, b.actions, ignored, unknown)
+    return DeviceMap(ieee, friendly, accessory, b.bindings, b.actions, ignored, unknown, b.xy_colors)
 
 
 def _category(service_type: str) -> str:

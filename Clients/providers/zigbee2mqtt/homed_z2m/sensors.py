@@ -1,18 +1,20 @@
 """Sensors as HAP services, with no I/O: binary and numeric exposes with a
-HAP counterpart become sensor services, and `tamper`, `battery_low`,
-`battery` and `pressure` join the services the others made."""
+HAP counterpart become sensor services; the air readings one air quality
+sensor; `battery` a BatteryService; and `tamper`, `battery_low` and
+`pressure` join the sensor services the others made."""
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import List
 
 from homed.refs import Ref
 
 from .binding import Binding
 from .builder import CATALOG, Builder, binary_values, gettable, num, two_way
+from .air_quality import AIR_READINGS, air_quality
 from .buttons import action
 
-__all__ = ["generic", "attach", "finish_battery", "PRESSURE_UUID", "KNOWN_TYPES"]
+__all__ = ["generic", "attach", "PRESSURE_UUID", "KNOWN_TYPES"]
 
 #: A custom characteristic for air pressure (HAP has none): a UUID of this
 #: provider's own, hPa as Zigbee2MQTT reports it.
@@ -35,8 +37,11 @@ LOW_BATTERY_PERCENT = 20
 BINARY_SENSORS = {
     "contact": ("ContactSensor", "ContactSensorState", 1, 0),
     "occupancy": ("MotionSensor", "MotionDetected", True, False),
+    "presence": ("OccupancySensor", "OccupancyDetected", 1, 0),  # mmWave presence: someone is there, moving or not
     "vibration": ("MotionSensor", "MotionDetected", True, False),
+    "moving": ("MotionSensor", "MotionDetected", True, False),  # a binary `moving`: a multi-sensor's own movement
     "water_leak": ("LeakSensor", "LeakDetected", 1, 0),
+    "gas": ("LeakSensor", "LeakDetected", 1, 0),  # a gas leak, as homebridge-z2m has it
     "smoke": ("SmokeSensor", "SmokeDetected", 1, 0),
     "carbon_monoxide": ("CarbonMonoxideSensor", "CarbonMonoxideDetected", 1, 0),
 }
@@ -68,12 +73,13 @@ def generic(b: Builder, feature: dict, ignored: List[str], unknown: List[str], l
         return
     label = name.replace("_", " ").capitalize() if isinstance(name, str) else str(prop)
     key = prop
+    if name == "moving" and ftype == "enum":
+        return  # a cover's direction: its PositionState
     if ftype == "binary" and name in BINARY_SENSORS:
         stype, ctype, when_on, when_off = BINARY_SENSORS[name]
         service = b.service(stype, key, f"{b.name} {label}", sensor=True)
         b.bind(service, ctype, _binary_value(feature, when_on, when_off))
-    elif name == "moving" and any(s["type"] == "WindowCovering" for s in b.services):
-        return  # the cover's PositionState
+
     elif ftype == "numeric" and name == "illuminance" and b.has_lux:
         ignored.append("illuminance (illuminance_lux is the one in lux)")
     elif ftype == "numeric" and name in NUMERIC_SENSORS:
@@ -87,10 +93,11 @@ def generic(b: Builder, feature: dict, ignored: List[str], unknown: List[str], l
                dict(props=(prop,), decode=lambda s: 1 if num(s[prop]) > CO2_ABNORMAL_PPM else 0))
         b.bind(service, "CarbonDioxideLevel", dict(props=(prop,), decode=lambda s: num(s[prop]),
                                                    bounds=CATALOG["CarbonDioxideLevel"], gettable=gettable(feature)))
-    elif name in ("pressure", "tamper", "battery", "battery_low") and ftype in ("numeric", "binary"):
+    elif (name in ("pressure", "tamper", "battery", "battery_low") and ftype in ("numeric", "binary")
+          or name in AIR_READINGS and ftype == "numeric" or name == "air_quality" and ftype == "enum"):
         if ftype == "binary":
             binary_values(feature, True, False)  # a bad one is left out here, with the others' log line
-        later.append(feature)  # they join services made by the others
+        later.append(feature)  # they join services made by the others, or make one together
     elif ftype == "enum" and name == "action":
         action(b, feature, ignored)
     else:
@@ -98,52 +105,49 @@ def generic(b: Builder, feature: dict, ignored: List[str], unknown: List[str], l
 
 
 
-def attach(b: Builder, feature: dict, ignored: List[str]) -> None:
-    """pressure, tamper, battery, battery_low: onto the services the others made."""
-    name, prop = feature["name"], feature["property"]
-    if name == "battery" or name == "battery_low":
-        service = b.by_key("battery")
-        if service is None:
-            if name == "battery_low":
-                return _status_low(b, feature)
-            service = b.service("BatteryService", "battery", f"{b.name} Battery")
-        if name == "battery":
-            b.bind(service, "BatteryLevel", dict(props=(prop,), decode=lambda s: num(s[prop]),
-                                                 bounds=CATALOG["BatteryLevel"], gettable=gettable(feature)))
-            b.bind(service, "ChargingState", dict(props=(), decode=lambda s: 2))  # NotChargeable
-        return None
+def attach(b: Builder, later: List[dict], ignored: List[str]) -> None:
+    """What joins the services the others made, once they are all made: the
+    air readings make one AirQualitySensor, the battery its BatteryService,
+    and tamper, battery_low and pressure go on the sensor services."""
+    air_quality(b, [f for f in later if f["name"] in AIR_READINGS],
+                next((f for f in later if f["name"] == "air_quality"), None))
+    battery = next((f for f in later if f["name"] == "battery"), None)
+    battery_low = next((f for f in later if f["name"] == "battery_low"), None)
+    if battery:
+        prop = battery["property"]
+        service = b.service("BatteryService", "battery", f"{b.name} Battery")
+        b.bind(service, "BatteryLevel", dict(props=(prop,), decode=lambda s: num(s[prop]),
+                                             bounds=CATALOG["BatteryLevel"], gettable=gettable(battery)))
+        b.bind(service, "ChargingState", dict(props=(), decode=lambda s: 2))  # NotChargeable
+        if battery_low:
+            b.bind(service, "StatusLowBattery", _binary_value(battery_low, 1, 0))
+        else:
+            b.bind(service, "StatusLowBattery",
+                   dict(props=(prop,), decode=lambda s: 1 if num(s[prop]) < LOW_BATTERY_PERCENT else 0))
     targets = [b.by_key(k) for k in b.sensor_keys]
-    if not targets:
-        ignored.append(f"{name} (no sensor service to carry it)")
-        return None
-    if name == "tamper":
-        for service in targets:
-            b.bind(service, "StatusTampered", _binary_value(feature, 1, 0))
-    elif name == "pressure":
-        ref = Ref(b.ieee, targets[0]["key"], "AirPressure")
-        targets[0]["characteristics"].append({
-            "type": PRESSURE_UUID, "type_name": "AirPressure",
-            "properties": {"readable": True, "supports_event_notification": True}, "metadata": dict(PRESSURE_META)})
-        b.bindings[ref] = Binding(ref=ref, props=(prop,), decode=lambda s: num(s[prop]),
-                                  bounds=(PRESSURE_META["min_value"], PRESSURE_META["max_value"], 0.1),
-                                  gettable=gettable(feature))
-    return None
+    for name, ctype in (("tamper", "StatusTampered"), ("battery_low", "StatusLowBattery"), ("pressure", None)):
+        feature = next((f for f in later if f["name"] == name), None)
+        if feature is None:
+            continue
+        if not targets:
+            if not (name == "battery_low" and battery):  # then on the BatteryService only
+                ignored.append(f"{name} (no sensor service to carry it)")
+            continue
+        if ctype:
+            # On every sensor service, battery or not: the Home app shows a
+            # sensor's own status, not its accessory's battery's.
+            for service in targets:
+                b.bind(service, ctype, _binary_value(feature, 1, 0))
+        else:
+            _pressure(b, targets[0], feature)
 
 
-def _status_low(b: Builder, feature: dict) -> None:
-    for key in b.sensor_keys:
-        b.bind(b.by_key(key), "StatusLowBattery", _binary_value(feature, 1, 0))
-
-
-def finish_battery(b: Builder, battery_low: Optional[dict]) -> None:
-    service = b.by_key("battery")
-    if service is None:
-        return
-    if battery_low and battery_low.get("property"):
-        b.bind(service, "StatusLowBattery", _binary_value(battery_low, 1, 0))
-    else:
-        level = b.bindings[Ref(b.ieee, "battery", "BatteryLevel")]
-        prop = level.props[0]
-        b.bind(service, "StatusLowBattery",
-               dict(props=(prop,), decode=lambda s: 1 if num(s[prop]) < LOW_BATTERY_PERCENT else 0))
-
+def _pressure(b: Builder, service: dict, feature: dict) -> None:
+    prop = feature["property"]
+    ref = Ref(b.ieee, service["key"], "AirPressure")
+    service["characteristics"].append({
+        "type": PRESSURE_UUID, "type_name": "AirPressure",
+        "properties": {"readable": True, "supports_event_notification": True}, "metadata": dict(PRESSURE_META)})
+    b.bindings[ref] = Binding(ref=ref, props=(prop,), decode=lambda s: num(s[prop]),
+                              bounds=(PRESSURE_META["min_value"], PRESSURE_META["max_value"], 0.1),
+                              gettable=gettable(feature))

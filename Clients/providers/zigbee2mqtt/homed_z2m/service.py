@@ -237,7 +237,7 @@ class Zigbee2MqttProvider(MqttProvider):
             self._once(("clamped", ref), logging.WARNING,
                        "%s: device %r (%s): %s out of range in %s; clamped to %s (said once)", topic,
                        dm.friendly_name, ieee, ref.characteristic, json.dumps(state)[:200], decoded[ref])
-        confirmed = self.echo.observe(ieee, decoded)
+        confirmed = self.echo.observe(ieee, decoded, dm.acks(state))
         events = dm.events(state)
         action = state.get("action")
         if isinstance(action, str) and action and not events and action not in _quiet_actions(dm):
@@ -368,12 +368,20 @@ class Zigbee2MqttProvider(MqttProvider):
                 except KeyError as error:
                     failed.update({r: (pb.PERMISSION_DENIED, f"{ieee}: {error} takes no writes") for r in writes})
                     continue
+                except ValueError as error:
+                    failed.update({r: (pb.INVALID_ARGUMENT, f"device {dm.friendly_name!r} ({ieee}): {error}")
+                                   for r in writes})
+                    continue
                 if not connected:
                     failed.update({r: (pb.UNAVAILABLE, f"device {dm.friendly_name!r}: the broker is not connected")
                                    for r in writes})
                     continue
-                tolerances = {r: dm.bindings[r].tolerance for r in writes}
-                pending = self.echo.add(ieee, writes, tolerances)
+                # A write that asks nothing of the device (HoldPosition false) is done.
+                asked = {r: v for r, v in writes.items() if dm.bindings[r].encode(v)}
+                if not asked:
+                    continue
+                tolerances = {r: dm.bindings[r].tolerance for r in asked}
+                pending = self.echo.add(ieee, asked, tolerances)
                 topic = self._topic(dm.friendly_name, "/set")
                 self.mqtt.publish(topic, json.dumps(payload), qos=1)
                 log.debug("%s: %s", topic, json.dumps(payload))

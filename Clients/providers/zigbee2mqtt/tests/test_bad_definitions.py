@@ -26,7 +26,7 @@ def test_what_cannot_be_read_is_left_out_and_named_the_rest_mapped():
     dm = map_device(door_with_odd_exposes())
     assert dm.unknown == ["tamper (value_on 3 is neither a bool nor a string)", "beam (type 'hologram')"]
     assert [(s["type"], [c["type"] for c in s["characteristics"]]) for s in dm.accessory["services"]] == [
-        ("ContactSensor", ["ContactSensorState"]),
+        ("ContactSensor", ["ContactSensorState", "StatusLowBattery"]),
         ("BatteryService", ["BatteryLevel", "ChargingState", "StatusLowBattery"])]
     # A contact whose values cannot be read leaves the device its battery.
     door = devices.from_corpus(61, "Odd contact", "HS1DS")

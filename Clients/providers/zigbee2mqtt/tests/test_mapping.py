@@ -98,7 +98,8 @@ def test_switches_outlets_and_one_service_per_endpoint():
 
 def test_covers_position_tilt_and_movement():
     blind = mapped(11)
-    assert layout(blind)[0] == ("WindowCovering", "cover", ["CurrentPosition", "TargetPosition", "PositionState"])
+    assert layout(blind)[0] == ("WindowCovering", "cover", ["CurrentPosition", "TargetPosition", "PositionState",
+                                                             "HoldPosition"])
     values, _ = blind.decode({"position": 40})
     assert values[ref(11, "cover", "CurrentPosition")] == 40 and values[ref(11, "cover", "TargetPosition")] == 40
     assert blind.decode({})[0][ref(11, "cover", "PositionState")] == 2  # no "moving": a constant, stopped
@@ -157,12 +158,13 @@ def test_a_door_contact_reads_as_zigbee2mqtt_defines_it():
 def test_sensors_tamper_battery_and_pressure():
     contact = documented("HS1DS")  # contact, battery_low, tamper, battery
     key = contact.ieee
-    assert layout(contact) == [("ContactSensor", "contact", ["ContactSensorState", "StatusTampered"]),
+    assert layout(contact) == [("ContactSensor", "contact", ["ContactSensorState", "StatusTampered",
+                                                             "StatusLowBattery"]),
                                ("BatteryService", "battery", ["BatteryLevel", "ChargingState", "StatusLowBattery"])]
     values, _ = contact.decode({"contact": True, "tamper": True, "battery_low": True, "battery": 5})
     assert values[Ref(key, "contact", "ContactSensorState")] == 0  # contact true: closed
     assert values[Ref(key, "contact", "StatusTampered")] == 1
-    assert values[Ref(key, "battery", "StatusLowBattery")] == 1
+    assert values[Ref(key, "battery", "StatusLowBattery")] == 1 and values[Ref(key, "contact", "StatusLowBattery")] == 1
     assert contact.decode({})[0] == {Ref(key, "battery", "ChargingState"): 2}  # NotChargeable
     # Without battery_low, low below 20 %.
     assert mapped(15).decode({"battery": 19})[0][ref(15, "battery", "StatusLowBattery")] == 1
