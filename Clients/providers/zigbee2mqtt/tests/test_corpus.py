@@ -110,3 +110,19 @@ def test_every_binary_sensor_reads_value_on_and_value_off_as_defined():
                 assert binding.value({prop: neither})[0] is MISSING, (model, ref, neither)
             checked += 1
     assert checked > 500
+
+
+@pytest.mark.skipif(not os.environ.get("HOMEBRIDGE_Z2M"), reason="HOMEBRIDGE_Z2M (a homebridge-z2m checkout) not set")
+def test_parity_with_homebridge_z2m_does_not_go_down(capsys):
+    """With homebridge-z2m's device pages at hand (HOMEBRIDGE_Z2M=path), the
+    share of corpus devices that get every HAP service and characteristic
+    homebridge-z2m lists stays at least the committed floor."""
+    spec = importlib.util.spec_from_file_location("z2m_parity", HERE / "corpus" / "parity.py")
+    parity = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(parity)
+    docs = parity.documented(Path(os.environ["HOMEBRIDGE_Z2M"]))
+    result = parity.compare(corpus_coverage.corpus_devices(), docs, map_device, Unsupported)
+    with capsys.disabled():
+        print(f"\nhomebridge-z2m parity: {result['at_parity']} of {result['compared']} devices")
+    floor = json.loads(FLOOR.read_text(encoding="utf-8"))
+    assert result["at_parity"] >= floor["homebridge_z2m_parity"], result["missing"].most_common(10)
