@@ -1,8 +1,9 @@
 """Air quality exposes as one HAP AirQualitySensor, with no I/O: `voc`, `pm25`
 and `pm10` readings as VOCDensity, PM2.5Density and PM10Density, and the
 AirQuality HAP requires: the device's own `air_quality` verdict where it gives
-one, else the worst of what its readings say on homebridge-z2m's documented
-scale, so a Homebridge user's sensor reads the same here."""
+one (the device knows its sensor), else the worst of what its readings say on
+the scale below (the README's), the one Homebridge users of Zigbee2MQTT
+already read their sensors on."""
 
 from __future__ import annotations
 

@@ -41,7 +41,7 @@ BINARY_SENSORS = {
     "vibration": ("MotionSensor", "MotionDetected", True, False),
     "moving": ("MotionSensor", "MotionDetected", True, False),  # a binary `moving`: a multi-sensor's own movement
     "water_leak": ("LeakSensor", "LeakDetected", 1, 0),
-    "gas": ("LeakSensor", "LeakDetected", 1, 0),  # a gas leak, as homebridge-z2m has it
+    "gas": ("LeakSensor", "LeakDetected", 1, 0),  # HAP has no gas detector: a gas leak is a leak
     "smoke": ("SmokeSensor", "SmokeDetected", 1, 0),
     "carbon_monoxide": ("CarbonMonoxideSensor", "CarbonMonoxideDetected", 1, 0),
 }

@@ -12,9 +12,9 @@ a service of that type (an Outlet stands for a Switch) with every
 characteristic listed. Compared on HAP's own services; homebridge-z2m's
 custom Eve services (electrical measurements, air pressure as a service of
 its own) and Adaptive Lighting are counted apart. The two describe
-Zigbee2MQTT's definitions of different dates (the corpus' commit, the
-herdsman-converters homebridge-z2m built its pages with), so a difference can
-be a device that changed meanwhile.
+Zigbee2MQTT's definitions of different dates (the corpus' commit, the one
+homebridge-z2m built its pages from), so a difference can be a device that
+changed meanwhile.
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def documented(source: Path) -> Dict[str, Tuple[Dict[str, Set[str]], Set[str]]]:
 
 
 def page_name(model: str) -> str:
-    return re.sub(r"[/| :]", "_", model)  # zigbee2mqtt.io's docgen normalizeModel
+    return re.sub(r"[/| :]", "_", model)  # the page name zigbee2mqtt.io gives a model
 
 
 def compare(devices: List[dict], docs, map_device, unsupported) -> dict:
