@@ -79,7 +79,6 @@ def generic(b: Builder, feature: dict, ignored: List[str], unknown: List[str], l
         stype, ctype, when_on, when_off = BINARY_SENSORS[name]
         service = b.service(stype, key, f"{b.name} {label}", sensor=True)
         b.bind(service, ctype, _binary_value(feature, when_on, when_off))
-
     elif ftype == "numeric" and name == "illuminance" and b.has_lux:
         ignored.append("illuminance (illuminance_lux is the one in lux)")
     elif ftype == "numeric" and name in NUMERIC_SENSORS:

@@ -6,12 +6,13 @@ daemon, and the coverage kept from going down (tests/corpus/floor.json)."""
 import importlib.util
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
 
 from . import corpus_coverage
-from homed_z2m.mapping import MISSING, Unsupported, map_device
+from homed_z2m.mapping import MISSING, PRESSURE_UUID, Unsupported, map_device
 
 HERE = Path(__file__).resolve().parent
 FLOOR = HERE / "corpus" / "floor.json"
@@ -126,3 +127,44 @@ def test_parity_with_homebridge_z2m_does_not_go_down(capsys):
         print(f"\nhomebridge-z2m parity: {result['at_parity']} of {result['compared']} devices")
     floor = json.loads(FLOOR.read_text(encoding="utf-8"))
     assert result["at_parity"] >= floor["homebridge_z2m_parity"], result["missing"].most_common(10)
+
+
+def _daemon_catalog():
+    """homed's own catalog, as the daemon is built with it: {service: (required,
+    allowed)}, {characteristic: writable}."""
+    text = (HERE.parents[3] / "Sources" / "HomeModel" / "Catalog" / "HAPCatalog+Generated.swift").read_text()
+    services = {}
+    for name, required, optional in re.findall(
+            r'ServiceTypeInfo\(\s*uuid: "[^"]+", name: "([^"]+)",\s*requiredCharacteristics: \[([^\]]*)\],'
+            r'\s*optionalCharacteristics: \[([^\]]*)\]', text):
+        required = set(re.findall(r'"([^"]+)"', required))
+        services[name] = (required, required | set(re.findall(r'"([^"]+)"', optional)))
+    characteristics = {name: writable == "true" for name, writable in re.findall(
+        r'CharacteristicTypeInfo\(\s*uuid: "[^"]+", name: "([^"]+)", format: \.\w+,\s*'
+        r'permissions: CharacteristicProperties\(readable: \w+, writable: (\w+)', text)}
+    return services, characteristics
+
+
+def test_every_service_and_characteristic_made_is_in_homeds_catalog():
+    """Of every corpus device: each service type is one of homed's, with its
+    required characteristics and only ones it allows (the custom AirPressure
+    aside), and what the mapping writes the catalog lets be written."""
+    services, characteristics = _daemon_catalog()
+    assert "AirQualitySensor" in services and "VOCDensity" in characteristics  # the catalog was read
+    made = set()
+    for device in corpus_coverage.corpus_devices():
+        try:
+            dm = map_device(device)
+        except Unsupported:
+            continue
+        model = device["definition"]["model"]
+        for service in dm.accessory["services"]:
+            required, allowed = services[service["type"]]
+            types = [c["type"] for c in service["characteristics"] if c["type"] != PRESSURE_UUID]
+            assert required <= set(types) and set(types) <= allowed, (model, service["type"], types)
+            assert len(types) == len(set(types)), (model, service["type"], types)
+            made.add(service["type"])
+        for ref, binding in dm.bindings.items():
+            if binding.encode is not None and ref.characteristic != "AirPressure":
+                assert characteristics[ref.characteristic], (model, ref)
+    assert {"AirQualitySensor", "OccupancySensor", "WindowCovering", "LeakSensor"} <= made
