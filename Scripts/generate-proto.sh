@@ -16,8 +16,11 @@ protoc-c --proto_path=Protos --c_out="$out" Protos/*.proto
 protoc-c --proto_path=Protos --descriptor_set_out="$out/home_v1.desc" Protos/*.proto
 # With source info: the generated Swift carries the schema's comments.
 protoc-c --proto_path=Protos --include_source_info --descriptor_set_out="$out/home_v1.source.desc" Protos/*.proto
-python3 -c "import google.protobuf" 2>/dev/null || { echo "python3 protobuf not found: Scripts/bootstrap.sh --python" >&2; exit 1; }
-python3 Scripts/generate-swift-wire.py "$out/home_v1.source.desc" "$out/home_v1.pb-c.h" "$out/home_v1.wire.swift"
+# The test venv's python (Scripts/bootstrap.sh --python) has the pinned protobuf.
+python=python3
+[[ -x .venv/bin/python ]] && python=.venv/bin/python
+"$python" -c "import google.protobuf" 2>/dev/null || { echo "$python has no protobuf: Scripts/bootstrap.sh --python" >&2; exit 1; }
+"$python" Scripts/generate-swift-wire.py "$out/home_v1.source.desc" "$out/home_v1.pb-c.h" "$out/home_v1.wire.swift"
 
 targets=(
   "$out/home_v1.pb-c.c:Sources/CHomeProto/home_v1.pb-c.c"

@@ -77,6 +77,9 @@ suite() {
 suite generated-code bash -c 'Scripts/generate-proto.sh --check && python3 Scripts/generate-catalog.py --check &&
   python3 Scripts/make-golden-frames.py --check'
 suite imports Scripts/check-imports.sh
+# Every relative link in the Markdown resolves, the layout table matches the tree, the
+# README stays a newcomer's page (Scripts/check-docs.py --help); and its own test.
+suite docs bash -c 'python3 Scripts/check-docs.py && .venv/bin/python -m pytest -q Scripts/tests/test_check_docs.py'
 suite formatting swift format lint --strict --recursive --parallel Sources Tests Benchmarks/Sources Fuzz/Sources \
   Package.swift Benchmarks/Package.swift Fuzz/Package.swift
 # Warnings are errors (Package.swift). Nothing below can run without this build.

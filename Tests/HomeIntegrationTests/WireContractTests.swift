@@ -6,9 +6,9 @@ import HomeServer
 import NIOCore
 import Testing
 
-/// What Clients/README.md promises a client written from the schema alone, each
+/// What docs/protocol.md promises a client written from the schema alone, each
 /// checked over a real socket with a raw connection (no Swift client in between).
-@Suite("the wire contract, over a real socket", .timeLimit(.minutes(1)))
+@Suite("the wire contract, over a real socket", .timeLimit(.safetyNet))
 struct WireContractTests {
     static func status(_ frame: WireFrame?) -> HomeError? {
         if case .status(let error)? = frame?.body { return error }
@@ -30,7 +30,7 @@ struct WireContractTests {
 
     @Test("the negotiated frame size binds the client: a larger frame gets RESOURCE_EXHAUSTED on call 0 and a close")
     func inboundLimit() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let raw = try RawConnection(path: server.socketPath)
             let reply = try raw.hello(maxFrameSize: 100)
             #expect(reply.maxFrameSize == 65_536)  // the stated floor
@@ -50,7 +50,7 @@ struct WireContractTests {
     )
     func outboundLimit() async throws {
         let graph = ScaleHome.make(accessories: 400, rooms: 4)
-        try await withTestServer(graph: graph) { server in
+        try await withPatientServer(graph: graph) { server in
             let raw = try RawConnection(path: server.socketPath)
             _ = try raw.hello(maxFrameSize: 65_536)
             try Self.open(raw, 1, HomeMethods.getHome.name, GetHomeRequest())
@@ -77,7 +77,7 @@ struct WireContractTests {
 
     @Test("a second open on an open call id is refused on call 0; the first call gets exactly one status, its own")
     func duplicateCallID() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let raw = try RawConnection(path: server.socketPath)
             _ = try raw.hello()
             try Self.open(raw, 5, HomeMethods.subscribe.name, SubscribeRequest())
@@ -99,7 +99,7 @@ struct WireContractTests {
 
     @Test("timeout_ms ends a stream with DEADLINE_EXCEEDED; present and 0 refuses the call and does nothing")
     func deadlines() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let raw = try RawConnection(path: server.socketPath)
             _ = try raw.hello()
             let lamp = server.store.snapshot().graph.id("Living Room/Lamp/Brightness")
@@ -121,7 +121,7 @@ struct WireContractTests {
 
     @Test("go-away carries the highest call id accepted; SUBSCRIBED is every stream's first message")
     func goAwayAndSubscribedFirst() async throws {
-        let server = try await TestServer.start()
+        let server = try await startPatientServer()
         let raw = try RawConnection(path: server.socketPath)
         _ = try raw.hello()
         for (callID, request) in [
@@ -149,7 +149,7 @@ struct WireContractTests {
 
     @Test("resuming from a sequence number never issued says so in the resync reason")
     func resumeFromTheFuture() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let client = try await server.connect()
             var iterator = client.subscribe(SubscribeRequest(sinceSeq: 1_000_000, journalID: client.hello.journalID))
                 .makeAsyncIterator()
@@ -163,7 +163,7 @@ struct WireContractTests {
 
     @Test("a connection with a stream that never answers pings is closed; its subscription goes")
     func unansweredPings() async throws {
-        try await withTestServer(configure: { $0.keepaliveIntervalMs = 100 }) { server in
+        try await withPatientServer(configure: { $0.keepaliveIntervalMs = 100 }) { server in
             let raw = try RawConnection(path: server.socketPath)
             _ = try raw.hello()
             try Self.open(raw, 1, HomeMethods.subscribe.name, SubscribeRequest())
@@ -178,11 +178,11 @@ struct WireContractTests {
     }
 }
 
-@Suite("what one client can pin", .timeLimit(.minutes(1)))
+@Suite("what one client can pin", .timeLimit(.safetyNet))
 struct MemoryCapTests {
     @Test("queue limits are capped per subscription and, in bytes, per connection")
     func caps() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let client = try await server.connect()
             var huge = client.subscribe(SubscribeRequest(queueLimit: 65_536)).makeAsyncIterator()
             let refused = await #expect(throws: HomeError.self) { _ = try await huge.next() }
@@ -210,11 +210,11 @@ struct MemoryCapTests {
     }
 }
 
-@Suite("found by torture tests", .timeLimit(.minutes(1)))
+@Suite("found by torture tests", .timeLimit(.safetyNet))
 struct TortureTests {
     @Test("a timer dated near INT64_MIN is refused over the wire; the daemon keeps serving and saves nothing")
     func ancientTimer() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let client = try await server.connect()
             let before = server.store.snapshot().graph
             let home = try #require(before.homeOrder.first)
@@ -238,7 +238,7 @@ struct TortureTests {
 extension TortureTests {
     @Test("an unknown policy is refused over the wire, not taken as coalesce")
     func unknownPolicy() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let raw = try RawConnection(path: server.socketPath)
             _ = try raw.hello()
             try raw.send(

@@ -1,6 +1,6 @@
 /*
  * homewatch: prints every change homed publishes as one JSON object per line,
- * in the schema of `homectl watch` when piped (README.md, "homectl watch
+ * in the schema of `homectl watch` when piped (docs/homectl.md, "homectl watch
  * output"), and resumes across daemon restarts with no gap and no repeat.
  *
  *     homewatch [-s SOCKET] [-n COUNT] [--snapshot] [--markers] [-c ID]...

@@ -1,6 +1,6 @@
 /*
  * Where a subscription stands, for resuming it with exactly what was missed:
- * the rule of Clients/README.md ("Resuming a stream"), as the Swift
+ * the rule of docs/notifications.md ("Resuming a stream"), as the Swift
  * StreamCursor and the Python homed.StreamCursor keep it.
  *
  * The resume point is the highest sequence number received, unless the last

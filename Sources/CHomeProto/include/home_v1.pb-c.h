@@ -1294,7 +1294,7 @@ struct  Home__V1__CharacteristicWrite
    * A conditional write (WriteCharacteristics only; ignored in WriteCommand and
    * ValueReport): applied only if the condition holds when it is applied, else the
    * item fails with FAILED_PRECONDITION naming the current value and the seq of its
-   * last change, and nothing is written (Clients/README.md, "Conditional writes").
+   * last change, and nothing is written (docs/protocol.md, "Conditional writes").
    */
   Home__V1__WriteCondition *condition;
 };

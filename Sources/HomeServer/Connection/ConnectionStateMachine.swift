@@ -17,7 +17,7 @@ struct ConnectionStateMachine {
 
     /// The smallest frame size a hello can negotiate: enough for any hello reply,
     /// status or single event, so that a client asking for 100 bytes cannot break
-    /// its own connection. Documented in Clients/README.md.
+    /// its own connection. Documented in docs/protocol.md.
     static let minimumFrameSize = 64 * 1024
 
     /// An open call, as the connection tracks it.

@@ -34,7 +34,7 @@ struct HomeService: Sendable {
     }
 
     /// Every method with its handler and the role it needs (Protos/home_v1.proto
-    /// lists them above `service HomeService`; Clients/README.md, "Roles").
+    /// lists them above `service HomeService`; docs/protocol.md, "Roles").
     func router() -> HomeRouter {
         var router = HomeRouter()
         // The home and the catalog (HomeService+Home.swift).

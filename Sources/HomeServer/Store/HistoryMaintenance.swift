@@ -4,7 +4,7 @@ public import ServiceLifecycle
 
 /// The stored history's upkeep, every `interval` (a minute): the events stored
 /// since the last time folded into the 5-minute and hourly rollups, then expired
-/// events and rollups deleted. Each step is a few hundred commits with a pause
+/// events and rollups deleted. Each step is 16 commits with a pause
 /// between steps, so that a writer waits for one short step at most, never for the
 /// whole of it.
 public struct HistoryMaintenance: Service {

@@ -407,7 +407,7 @@ extension Proto {
         /// A conditional write (WriteCharacteristics only; ignored in WriteCommand and
         /// ValueReport): applied only if the condition holds when it is applied, else the
         /// item fails with FAILED_PRECONDITION naming the current value and the seq of its
-        /// last change, and nothing is written (Clients/README.md, "Conditional writes").
+        /// last change, and nothing is written (docs/protocol.md, "Conditional writes").
         let condition: Proto.WriteCondition?
     }
 
@@ -5200,7 +5200,7 @@ extension Role: WireEnum {
     }
 }
 
-/// Every call needs a role (Clients/README.md, "Roles"): the daemon takes the
+/// Every call needs a role (docs/protocol.md, "Roles"): the daemon takes the
 /// caller's uid, gid and pid from the socket (SO_PEERCRED) and maps them to one.
 /// A call whose connection lacks the role fails whole with PERMISSION_DENIED naming
 /// the role it needs and the caller's uid. Needed by each method:
@@ -5245,7 +5245,7 @@ public enum HomeMethods {
     /// Runs a scene: its writes applied together, then an action-set-executed event.
     public static let executeActionSet =
         UnaryMethod<ExecuteActionSetRequest, ExecuteActionSetResponse>("home.v1.HomeService/ExecuteActionSet")
-    /// Accessory providers (Clients/README.md, "Writing a provider").
+    /// Accessory providers (docs/providers.md).
     /// Server-streaming: claims a provider id for this connection and carries the
     /// daemon's commands to it (reads, writes, liveness pings) until it ends.
     public static let openProvider =

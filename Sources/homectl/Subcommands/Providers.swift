@@ -17,7 +17,7 @@ extension Providers {
             abstract: "Show the accessory providers: connected or gone, their accessories, last seen, requests.",
             discussion: """
                 A provider is a process that registers accessories and serves their reads and writes \
-                (see Clients/README.md). Its accessories are unreachable while it is not connected.
+                (see docs/providers.md). Its accessories are unreachable while it is not connected.
                 """)
 
         @OptionGroup var options: ConnectionOptions

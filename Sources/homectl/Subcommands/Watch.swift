@@ -8,7 +8,7 @@ internal import HomeWire
 #endif
 
 /// `homectl watch`: every change as one line, flushed per event: for a person on
-/// a terminal, JSON objects (schema in README.md, "homectl watch output") when
+/// a terminal, JSON objects (schema in docs/homectl.md, "homectl watch output") when
 /// piped or with --json.
 struct Watch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -16,7 +16,7 @@ struct Watch: AsyncParsableCommand {
         discussion: """
             One line per event, flushed as it arrives. On a terminal: the time, the place, the value \
             with its unit and who changed it. Piped, or with --json: one JSON object per line; see \
-            README.md for the schema. When the daemon comes back after going away, a note on stderr \
+            docs/homectl.md for the schema. When the daemon comes back after going away, a note on stderr \
             says whether the watch resumed or must resync. -o text keeps the lines for people in a \
             pipe. Exits 0 when the reader of its output goes away or -C events were written, 4 when \
             -W seconds pass, 15 when it must resync and --no-resync was given. Reconnects and \

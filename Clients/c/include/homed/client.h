@@ -4,7 +4,7 @@
  * homed serves its home model over a Unix stream socket: length-prefixed
  * protobuf frames (Protos/home_v1.proto), unary calls and server-streaming
  * calls multiplexed on one connection. The wire is described in
- * Clients/README.md; this library is one implementation of it, built on
+ * docs/protocol.md; this library is one implementation of it, built on
  * protobuf-c and the code protoc-c generates from the same schema
  * (home_v1.pb-c.h, installed beside this header).
  *
@@ -159,7 +159,7 @@ int homed_ping(homed_client *client, int timeout_ms, homed_status *status);
 
 /*
  * Where a subscription stands, to resume it after a disconnect with exactly
- * what was missed (the rule of Clients/README.md, "Resuming a stream"): feed
+ * what was missed (the rule of docs/notifications.md, "Resuming a stream"): feed
  * it every SubscribeResponse and use only the events it marks fresh; to
  * resume, set the new SubscribeRequest with homed_cursor_resume.
  */

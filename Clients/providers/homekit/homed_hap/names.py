@@ -1,4 +1,4 @@
-"""Names and keys as homed takes them (Clients/README.md): no control
+"""Names and keys as homed takes them (docs/protocol.md, "Names"): no control
 characters, no "/", not digits alone, at most 64 bytes. No I/O here."""
 
 from __future__ import annotations
