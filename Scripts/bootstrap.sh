@@ -2,11 +2,13 @@
 # Installs what building and testing homed needs on a fresh Debian machine, when
 # missing: protobuf-c (runtime + protoc-c), SQLite and libsystemd headers, systemd's
 # systemd-socket-activate and util-linux's setpriv (the service and roles tests run
-# them), gcc, make and jansson for the C client library and its tests, and for the
+# them), gcc, make and jansson for the C client library and its tests, help2man (the
+# Python programs' man pages, Scripts/install-python.sh), and for the
 # Python tests, with --python, Debian's mosquitto and a venv, .venv, holding the tree's
 # Python distributions and exactly the versions in Clients/constraints.txt; with
 # --package what Scripts/build-deb.sh and its test need: dpkg-dev (dpkg-shlibdeps),
-# binutils (strip) and lintian.
+# binutils (strip), lintian, python3.11 (the Python programs'
+# venvs) and mosquitto with its clients (the package test's round trip).
 set -euo pipefail
 
 python=no
@@ -20,11 +22,11 @@ for arg in "$@"; do
 done
 
 need=()
-for pkg in libprotobuf-c-dev protobuf-c-compiler libsqlite3-dev libsystemd-dev pkg-config systemd util-linux gcc make libjansson-dev; do
+for pkg in libprotobuf-c-dev protobuf-c-compiler libsqlite3-dev libsystemd-dev pkg-config systemd util-linux gcc make libjansson-dev help2man; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [[ $package == yes ]]; then
-  for pkg in dpkg-dev binutils lintian help2man python3.11; do
+  for pkg in dpkg-dev binutils lintian python3.11 python3-protobuf mosquitto mosquitto-clients; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
   done
 fi

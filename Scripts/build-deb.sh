@@ -9,7 +9,10 @@
 #   gzip: 74 MB, minutes sooner, which the package test uses).
 # The tree is Scripts/install.sh --prefix /usr --destdir, laid out as Debian expects
 # (zsh's vendor-completions, gzipped man pages, /etc/homed/homed.yaml a conffile), plus
-# the Python client and homed-sysfs with their units, and homed-nats-remote (homectl --nats). The maintainer scripts and the
+# the Python client for Debian's python3, and the Python integrations (install.sh:
+# each in a venv of its own under /usr/lib/homed/venvs, on Debian's python3.11,
+# with Clients/constraints.txt's versions; units not enabled, man pages, READMEs and
+# configuration examples). The maintainer scripts and the
 # control file's template are in Packaging/debian. Not debhelper: homed builds with
 # SwiftPM and a toolchain Debian does not package, so a source package and
 # dpkg-buildpackage would add a build system around a build that stays the same; what
@@ -49,7 +52,10 @@ debian=Packaging/debian
 # homectl is homed-ctl in the package: Debian's systemd-homed ships /usr/bin/homectl,
 # and two packages may not ship one path. The postinst offers the name homectl,
 # while /usr/bin/homectl is free, through update-alternatives.
-Scripts/install.sh --prefix /usr --destdir "$stage" --homectl-name homed-ctl "${install_args[@]}" \
+# The venvs run on Debian's python3.11 (the package depends on it), not on whichever
+# python3 is first in PATH.
+[[ -x /usr/bin/python3.11 ]] || die "/usr/bin/python3.11 not found (Debian package python3.11)"
+PYTHON=/usr/bin/python3.11 Scripts/install.sh --prefix /usr --destdir "$stage" --homectl-name homed-ctl "${install_args[@]}" \
   >"$work/install.log" 2>&1 || { cat "$work/install.log" >&2; die "Scripts/install.sh failed"; }
 usr=$stage/usr
 rm "$usr/share/homed/install-manifest" # dpkg keeps its own list of the package's files
@@ -62,8 +68,13 @@ arch=$(dpkg --print-architecture)
 mv "$usr/share/zsh/site-functions" "$usr/share/zsh/vendor-completions"
 install -d "$stage/etc/homed"
 mv "$usr/share/doc/homed/homed.yaml" "$stage/etc/homed/homed.yaml" # every key commented out: the defaults
-install -m 644 Packaging/man/homed-sysfs.1 "$usr/share/man/man1/homed-sysfs.1"
 gzip -9n "$usr"/share/man/man1/*.1
+# The integrations' venvs: their byte code is the postinst's to make (as Debian's
+# Python packages do), and their wheels' compiled modules are stripped as dh_strip
+# strips Debian's own.
+find "$usr/lib/homed/venvs" -name __pycache__ -type d -prune -exec rm -rf {} +
+find "$usr/lib/homed/venvs" -type f -name '*.so*' -exec strip --strip-unneeded --remove-section=.comment \
+  --remove-section=.note {} +
 # As dh_strip does for executables: the symbols are a third of each binary.
 for program in homed homed-ctl homed-sim; do
   strip --remove-section=.comment --remove-section=.note "$usr/bin/$program"
@@ -81,28 +92,25 @@ for file in "$usr"/share/bash-completion/completions/* "$usr/share/homed/complet
   sed -i '1{/^#!/d}' "$file"
 done
 
-# --- the Python client and the sysfs provider -----------------------------------------
+# --- the Python client, for Debian's python3 and python3-protobuf ---------------------
 python=$usr/lib/python3/dist-packages/homed
 (cd Clients/python/homed && find . -type f \( -name '*.py' -o -name '*.desc' \) -not -path '*/__pycache__/*') |
   while IFS= read -r file; do install -D -m 644 "Clients/python/homed/$file" "$python/$file"; done
 [[ -f "$python/__init__.py" && -f "$python/home_v1.desc" ]] || die "the Python client is not in $python"
-# Debian's python3, not whichever python3 is first in PATH.
-sed '1s|^#!.*python3.*$|#!/usr/bin/python3|' Clients/providers/sysfs/homed_sysfs.py >"$usr/bin/homed-sysfs"
-# homed-nats-remote (install.sh put it, for homectl --nats): the client it imports is the
-# one above in dist-packages, not a second copy in its own directory. It needs nats-py,
-# which Debian does not package (pip install nats-py; it says so when missing).
-rm -r "$usr/lib/homed/python/homed"
-sed -i '1s|^#!.*python3.*$|#!/usr/bin/python3|' "$usr/bin/homed-nats-remote"
-chmod 755 "$usr/bin/homed-sysfs"
-sed 's|@BINDIR@|/usr/bin|g' Packaging/systemd/homed-sysfs.service >"$usr/lib/systemd/system/homed-sysfs.service"
 sed 's|@BINDIR@|/usr/bin|g' Packaging/systemd/user/homed-sysfs.service >"$usr/lib/systemd/user/homed-sysfs.service"
-chmod 644 "$usr"/lib/systemd/{system,user}/homed-sysfs.service
+chmod 644 "$usr/lib/systemd/user/homed-sysfs.service"
 
 # --- documentation ---------------------------------------------------------------
 doc=$usr/share/doc/homed
 install -m 644 "$debian/copyright" "$doc/copyright"
 install -D -m 644 "$debian/lintian-overrides" "$usr/share/lintian/overrides/homed"
-install -m 644 Clients/providers/sysfs/README.md "$doc/README.sysfs.md"
+# Each integration's README (its unit's Documentation=) and configuration examples.
+for readme in providers/zigbee2mqtt:zigbee2mqtt providers/mqtt:mqtt-devices providers/homekit:homekit-provider \
+  providers/sysfs:sysfs bridges/homeassistant:homeassistant bridges/homekit:homekit bridges/nats:nats; do
+  install -m 644 "Clients/${readme%%:*}/README.md" "$doc/README.${readme#*:}.md"
+done
+install -D -m 644 Clients/bridges/homeassistant/homed-mqtt.example.ini "$doc/examples/homed-mqtt.example.ini"
+install -D -m 644 Clients/bridges/nats/homed-nats.example.ini "$doc/examples/homed-nats.example.ini"
 install -m 644 README.md "$doc/README.md"
 gzip -9n "$doc/README.md"
 install -D -m 644 Sources/HomeSimulator/Demo/demo-home.yaml "$doc/examples/demo-home.yaml"

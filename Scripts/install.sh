@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds homed, homectl and homed-sim in release mode and installs them with their man
 # pages, shell completions, systemd units (system and user), sysusers.d and tmpfiles.d
-# entries, homed-nats-remote (what `homectl --nats URL` runs, beside homectl; its Python
-# modules in PREFIX/lib/homed/python; it needs python3 with nats-py and protobuf), and a
-# manifest of every file it installed.
+# entries, the Python integrations (each in a venv of its own under
+# PREFIX/lib/homed/venvs, its commands in PREFIX/bin: Scripts/install-python.sh; PYTHON
+# names the interpreter, default python3, which must be 3.11), and a manifest of every
+# file it installed.
 #   Scripts/install.sh [--prefix DIR] [--destdir DIR] [--no-build] [--homectl-name NAME]
 #   Scripts/install.sh --uninstall [--prefix DIR] [--destdir DIR]
 # --prefix (default /usr/local): where the files will live; the units' ExecStart= names
@@ -171,18 +172,21 @@ for name in homed.service homed.socket; do
   unit "Packaging/systemd/$name" "lib/systemd/system/$name"
   unit "Packaging/systemd/user/$name" "lib/systemd/user/$name"
 done
-# homed-nats-remote: homectl --nats URL watch|get|set runs it, looked for beside homectl
-# (Sources/homectl/Options/RemoteDelegation.swift). It finds its modules in
-# ../lib/homed/python from where it is: the NATS bridge's package and the Python client.
-put 755 Clients/bridges/nats/homed_nats_remote.py bin/homed-nats-remote
-put 644 Packaging/man/homed-nats-remote.1 share/man/man1/homed-nats-remote.1
-for module in __init__ cli graph layout remote text; do
-  put 644 "Clients/bridges/nats/homed_nats/$module.py" "lib/homed/python/homed_nats/$module.py"
-done
-while IFS= read -r file; do
-  put 644 "Clients/python/homed/$file" "lib/homed/python/homed/$file"
-done < <(cd Clients/python/homed && find . -type f \( -name '*.py' -o -name '*.desc' \) -not -path '*/__pycache__/*' |
-  sed 's|^\./||' | sort)
+# The Python integrations (Scripts/install-python.sh): each in a venv of its own
+# under lib/homed/venvs with Clients/constraints.txt's versions, its commands in bin
+# (homed-nats-remote, which homectl --nats runs, beside homectl; homed-homekit-provider,
+# which homectl homekit runs, on PATH), their man pages and system units.
+python_manifest=$tmp/python-manifest
+for dir in bin share/man/man1 lib/systemd/system lib/homed; do make_dir "$dir"; done
+Scripts/install-python.sh --byte-compile "$root" "$prefix" "${PYTHON:-python3}" >"$python_manifest" \
+  || die "Scripts/install-python.sh failed"
+while read -r kind path; do
+  if [[ $kind == d ]]; then
+    [[ " ${made_dirs[*]} " == *" $path "* ]] || made_dirs+=("$path")
+  else
+    installed+=("$path")
+  fi
+done <"$python_manifest"
 put 644 Packaging/sysusers.d/homed.conf lib/sysusers.d/homed.conf
 put 644 Packaging/tmpfiles.d/homed.conf lib/tmpfiles.d/homed.conf
 # The configuration's every key, commented out: copy it to /etc/homed/homed.yaml.

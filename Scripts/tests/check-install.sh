@@ -24,11 +24,17 @@ expected=(
   lib/systemd/system/homed.service lib/systemd/system/homed.socket
   lib/systemd/user/homed.service lib/systemd/user/homed.socket
   lib/sysusers.d/homed.conf lib/tmpfiles.d/homed.conf share/homed/install-manifest
-  bin/homed-nats-remote share/man/man1/homed-nats-remote.1 lib/homed/python/homed_nats/cli.py lib/homed/python/homed_nats/text.py
-  lib/homed/python/homed/__init__.py lib/homed/python/homed/home_v1.desc
+  bin/homed-nats-remote share/man/man1/homed-nats-remote.1 lib/homed/venvs/nats/bin/homed-nats-remote
+  lib/homed/venvs/nats/pyvenv.cfg lib/systemd/system/homed-nats.service
 )
+for program in homed-zigbee2mqtt homed-mqtt-devices homed-mqtt homed-homekit homed-homekit-provider homed-nats \
+  homed-nats-remote homed-sysfs; do
+  expected+=("bin/$program" "share/man/man1/$program.1")
+done
 for file in "${expected[@]}"; do [[ -s "$prefix/$file" ]] || fail "missing or empty: $file"; done
-for program in homed homectl homed-sim homed-nats-remote; do [[ -x "$prefix/bin/$program" ]] || fail "not executable: bin/$program"; done
+for program in homed homectl homed-sim homed-nats-remote homed-zigbee2mqtt homed-homekit-provider; do
+  [[ -x "$prefix/bin/$program" ]] || fail "not executable: bin/$program"
+done
 ! grep -rn '@BINDIR@' "$prefix/lib" || fail "@BINDIR@ left in a unit"
 grep -qx "ExecStart=$prefix/bin/homed --socket /run/homed/homed.sock --db /var/lib/homed/homed.sqlite" \
   "$prefix/lib/systemd/system/homed.service" || fail "the system unit does not start $prefix/bin/homed"
@@ -36,18 +42,28 @@ grep -qx "ExecStart=$prefix/bin/homed --socket /run/homed/homed.sock --db /var/l
 "$prefix/bin/homed" --help >/dev/null || fail "homed --help failed"
 bash -c "source '$prefix/share/bash-completion/completions/homectl' && complete -p homectl" >/dev/null \
   || fail "bash does not load homectl's completion"
-# homectl --nats runs the homed-nats-remote beside it, with the modules installed with it
-# (a PATH without this tree's: nothing of the source tree is used); port 1 answers nothing.
+# homectl --nats runs the homed-nats-remote beside it, in its own venv (a PATH
+# without this tree's: nothing of the source tree is used); port 1 answers nothing.
+files_before=$(find "$prefix" | sort)
 nats_out=$(cd / && env -u PYTHONPATH PATH="$(dirname "$(command -v python3)"):/usr/bin:/bin" \
   "$prefix/bin/homectl" --nats nats://127.0.0.1:1 get Lamp/On 2>&1) && fail "homectl --nats with no server succeeded"
 [[ "$nats_out" == "homed-nats-remote: cannot reach the NATS server nats://127.0.0.1:1"* ]] \
   || fail "homectl --nats did not run the installed homed-nats-remote: $nats_out"
-[[ -z $(find "$prefix" -name __pycache__) ]] || fail "homed-nats-remote left byte code beside its modules"
+# Each integration runs from its venv, and running writes nothing there (its byte code
+# was made at install): uninstalling leaves nothing behind.
+for program in homed-zigbee2mqtt homed-mqtt-devices homed-mqtt homed-homekit homed-homekit-provider homed-nats \
+  homed-sysfs; do
+  (cd / && env -u PYTHONPATH PATH=/usr/bin:/bin "$prefix/bin/$program" --help >/dev/null) || fail "$program --help failed"
+done
+[[ "$(find "$prefix" | sort)" == "$files_before" ]] || fail "running the installed programs wrote under $prefix: \
+$(diff <(echo "$files_before") <(find "$prefix" | sort) | head -5)"
 
 if command -v systemd-analyze >/dev/null; then
   # verify prints what it finds and still exits 0: any output is a failure.
   mkdir -m 700 "$tmp/runtime"
-  (cd "$prefix/lib/systemd/system" && MANPATH="$prefix/share/man" systemd-analyze verify ./homed.service ./homed.socket) \
+  (cd "$prefix/lib/systemd/system" && MANPATH="$prefix/share/man" systemd-analyze verify ./homed.service ./homed.socket \
+    ./homed-zigbee2mqtt.service ./homed-mqtt-devices.service ./homed-mqtt.service ./homed-homekit.service \
+    ./homed-homekit-provider.service ./homed-nats.service ./homed-sysfs.service) \
     >"$tmp/verify" 2>&1 || true
   (cd "$prefix/lib/systemd/user" && XDG_RUNTIME_DIR="$tmp/runtime" MANPATH="$prefix/share/man" \
     systemd-analyze --user verify ./homed.service ./homed.socket) >>"$tmp/verify" 2>&1 || true
@@ -76,7 +92,7 @@ Scripts/install.sh --no-build --prefix "$prefix" --homectl-name homed-ctl >"$tmp
 [[ -x "$prefix/bin/homed-ctl" && ! -e "$prefix/bin/homectl" && ! -e "$prefix/share/man/man1/homectl.1" ]] \
   || fail "reinstalled as homed-ctl, the earlier homectl is still there (or homed-ctl is not)"
 manifest="$prefix/share/homed/install-manifest"
-(cd "$prefix" && find . -type f ! -path ./share/bash-completion/completions/other | sed 's|^\./|f |' | sort) >"$tmp/files"
+(cd "$prefix" && find . ! -type d ! -path ./share/bash-completion/completions/other | sed 's|^\./|f |' | sort) >"$tmp/files"
 grep '^f ' "$manifest" | sort | diff - "$tmp/files" >&2 || fail "the manifest does not list exactly the files installed"
 Scripts/install.sh --uninstall --prefix "$prefix" >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log" >&2; fail "install.sh --uninstall failed"; }
 left=$(cd "$prefix" && find . ! -path . ! -path ./share ! -path ./share/bash-completion \

@@ -90,7 +90,7 @@ dpkg_root -i "$deb" >"$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log" >&2; fail "dp
 [[ $(installed) == installed ]] || fail "homed is '$(installed)' after dpkg -i, not installed"
 
 expected=(
-  "/usr/bin/homed 755" "/usr/bin/homed-ctl 755" "/usr/bin/homed-sim 755" "/usr/bin/homed-sysfs 755"
+  "/usr/bin/homed 755" "/usr/bin/homed-ctl 755" "/usr/bin/homed-sim 755"
   "/usr/lib/systemd/system/homed.service 644" "/usr/lib/systemd/system/homed.socket 644"
   "/usr/lib/systemd/system/homed-sysfs.service 644"
   "/usr/lib/systemd/user/homed.service 644" "/usr/lib/systemd/user/homed.socket 644"
@@ -105,11 +105,21 @@ expected=(
   "/usr/share/homed/completions/homectl.fish 644"
   "/usr/lib/python3/dist-packages/homed/__init__.py 644" "/usr/lib/python3/dist-packages/homed/home_v1.desc 644"
   "/usr/lib/python3/dist-packages/homed/aio/__init__.py 644"
-  "/usr/bin/homed-nats-remote 755" "/usr/lib/homed/python/homed_nats/cli.py 644"
-  "/usr/share/man/man1/homed-nats-remote.1.gz 644"
+  "/usr/lib/homed/venvs/nats/pyvenv.cfg 644" "/usr/lib/homed/venvs/homekit/bin/homed-homekit-provider 644"
+  "/usr/share/doc/homed/README.zigbee2mqtt.md 644" "/usr/share/doc/homed/examples/homed-nats.example.ini 644"
   "/etc/homed/homed.yaml 644" "/usr/share/doc/homed/copyright 644" "/usr/share/doc/homed/changelog.gz 644"
   "/usr/share/doc/homed/examples/demo-home.yaml 644"
 )
+# Each Python integration: its command (a link into its venv), its man page, its unit.
+integrations=(homed-zigbee2mqtt homed-mqtt-devices homed-mqtt homed-homekit homed-homekit-provider homed-nats
+  homed-nats-remote homed-sysfs)
+for program in "${integrations[@]}"; do
+  expected+=("/usr/share/man/man1/$program.1.gz 644")
+  [[ $program == homed-nats-remote ]] || expected+=("/usr/lib/systemd/system/$program.service 644")
+  expected+=("/usr/bin/$program 755")
+  grep -q "^exec \"\$here/../lib/homed/venvs/[a-z0-9-]*/bin/python\" \"\$here/../lib/homed/venvs/[a-z0-9-]*/bin/$program\" \"\$@\"\$" \
+    "$root/usr/bin/$program" || fail "/usr/bin/$program does not run its venv's $program"
+done
 for entry in "${expected[@]}"; do
   path=${entry% *} mode=${entry##* }
   [[ -f "$root$path" && -s "$root$path" ]] || fail "missing or empty: $path"
@@ -146,7 +156,7 @@ enabled=$(find "$root/etc/systemd" -type l 2>/dev/null || true)
 # update-state noted to clean up on purge, not enablement).
 recorded=$(find "$root/var/lib/systemd/deb-systemd-helper-enabled" -not -type d -not -name '*.dsh-also' 2>/dev/null || true)
 [[ -z "$recorded" ]] || fail "deb-systemd-helper recorded enabled units: $recorded"
-for unit in homed.socket homed.service homed-sysfs.service; do
+for unit in homed.socket homed.service homed-sysfs.service homed-zigbee2mqtt.service homed-homekit.service; do
   DPKG_ROOT=$root DPKG_MAINTSCRIPT_PACKAGE=homed deb-systemd-helper --quiet was-enabled "$unit" && fail "deb-systemd-helper says $unit was enabled"
 done
 
@@ -158,7 +168,6 @@ grep -qx "ExecStart=/usr/bin/homed --socket /run/homed/homed.sock --db /var/lib/
   "$root/usr/lib/systemd/system/homed.service" || fail "homed.service does not start /usr/bin/homed"
 grep -q '^ExecStart=/usr/bin/homed-sysfs ' "$root/usr/lib/systemd/system/homed-sysfs.service" \
   || fail "homed-sysfs.service does not start /usr/bin/homed-sysfs"
-[[ $(head -1 "$root/usr/bin/homed-sysfs") == '#!/usr/bin/python3' ]] || fail "homed-sysfs does not run Debian's python3"
 completes() { # completes FILE NAME: bash, with FILE loaded, offers "status" for "NAME st<Tab>"
   bash -c 'source "$1" && complete -p "$2" >/dev/null 2>&1 && function=$(complete -p "$2" | grep -o -- "-F [^ ]*" | cut -c4-) &&
     COMP_WORDS=("$2" st) COMP_CWORD=1 COMP_LINE="$2 st" COMP_POINT=$((${#2} + 3)) && "$function" "$2" st "$2" &&
@@ -169,43 +178,107 @@ completes "$root/usr/share/bash-completion/completions/homed-ctl" homed-ctl \
 completes "$root/usr/share/homed/completions/homectl.bash" homectl \
   || fail "the homectl alternative's bash completion does not complete 'homectl st' to status"
 head -1 "$root/usr/share/zsh/vendor-completions/_homed-ctl" | grep -qx '#compdef homed-ctl' || fail "zsh's _homed-ctl is not for homed-ctl"
-# The Python client from where the package puts it (Debian's python3-protobuf, or the
-# one bootstrap installed, is on the path).
-PYTHONPATH="$root/usr/lib/python3/dist-packages" python3 -c 'import homed, homed.aio' \
-  || fail "the packaged Python client does not import (it needs protobuf: python3-protobuf, or Scripts/bootstrap.sh --python)"
-PYTHONPATH="$root/usr/lib/python3/dist-packages" python3 "$root/usr/bin/homed-sysfs" --help >/dev/null \
-  || fail "homed-sysfs --help failed with the packaged client"
-[[ $(head -1 "$root/usr/bin/homed-nats-remote") == '#!/usr/bin/python3' ]] || fail "homed-nats-remote does not run Debian's python3"
-[[ ! -e "$root/usr/lib/homed/python/homed" ]] || fail "the package ships a second copy of the Python client"
-PYTHONPATH="$root/usr/lib/python3/dist-packages" python3 "$root/usr/bin/homed-nats-remote" get --help >/dev/null \
-  || fail "homed-nats-remote get --help failed with the packaged modules (it needs nats-py and protobuf)"
-# homed-sysfs.1 is written by hand: every option of its --help must be in it.
-for option in $(PYTHONPATH="$root/usr/lib/python3/dist-packages" python3 "$root/usr/bin/homed-sysfs" --help |
-  grep -o -- '--[a-z][a-z-]*' | sort -u | grep -v -x -- --help); do
-  zcat "$root/usr/share/man/man1/homed-sysfs.1.gz" | grep -- "^\.BI\? ${option//-/\\\\-}" >/dev/null \
-    || fail "homed-sysfs.1 does not describe $option"
+# The Python client from where the package puts it, on Debian's python3 with Debian's
+# python3-protobuf (the package recommends it; Scripts/bootstrap.sh --package installs it).
+PYTHONPATH="$root/usr/lib/python3/dist-packages" /usr/bin/python3 -c 'import homed, homed.aio' \
+  || fail "the packaged Python client does not import with Debian's python3-protobuf"
+[[ ! -e "$root/usr/lib/homed/python" ]] || fail "the package ships a second copy of the Python client"
+# Every integration runs from its venv on Debian's python3.11, with nothing of this
+# machine's Python (no PYTHONPATH, a PATH of the root's and the system's only).
+for program in "${integrations[@]}"; do
+  grep -q '^home = /usr/bin$' "$root/usr/lib/homed/venvs/"*"/bin/../pyvenv.cfg" || fail "a venv is not on /usr/bin's python"
+  (cd / && env -i PATH="$root/usr/bin:/usr/bin:/bin" "$root/usr/bin/$program" --help) >"$tmp/help" 2>&1 \
+    || { cat "$tmp/help" >&2; fail "$program --help failed from the package"; }
+  grep -q '^usage: ' "$tmp/help" || fail "$program --help printed no usage"
 done
-# The conffile as shipped (every key commented out) is a configuration homed takes.
-"$root/usr/bin/homed" --config "$root/etc/homed/homed.yaml" --print-paths >/dev/null 2>"$tmp/config.log" \
-  || { cat "$tmp/config.log" >&2; fail "homed refuses the packaged /etc/homed/homed.yaml"; }
-# The stripped programs serve and answer: homed on a socket of its own, homed-ctl asking it.
+! grep -rl "$tmp" "$root/usr/lib/homed" >/dev/null || fail "a file in the venvs names the build's stage: $(grep -rl "$tmp" "$root/usr/lib/homed" | head -3)"
+# The man pages describe each option their --help has.
+for program in homed-sysfs homed-zigbee2mqtt homed-homekit-provider; do
+  for option in $(env -i PATH="$root/usr/bin:/usr/bin:/bin" "$root/usr/bin/$program" --help |
+    grep -o -- '--[a-z][a-z-]*' | sort -u | grep -v -x -- --help); do
+    zcat "$root/usr/share/man/man1/$program.1.gz" | grep -- "${option//-/\\\\-}" >/dev/null \
+      || fail "$program.1 does not describe $option"
+  done
+done
+# The postinst made each venv's byte code: running a program writes nothing more.
+[[ -n $(find "$root/usr/lib/homed/venvs/nats" -name '*.pyc' | head -1) ]] || fail "the postinst made no byte code"
+before_run=$(cd "$root" && find usr | sort)
+
+step "a real round trip of the integrations, from the package"
 socket=$tmp/run/homed.sock
 mkdir -m 700 "$tmp/run"
 "$root/usr/bin/homed" --socket "$socket" --in-memory >"$tmp/homed.log" 2>&1 &
 homed_pid=$!
-for _ in $(seq 100); do [[ -S "$socket" ]] && break; sleep 0.1; done
+broker_pid=""
+cleanup_round_trip() {
+  kill "$homed_pid" ${broker_pid:+"$broker_pid"} ${provider_pid:+"$provider_pid"} 2>/dev/null || true
+  wait "$homed_pid" ${broker_pid:+"$broker_pid"} ${provider_pid:+"$provider_pid"} 2>/dev/null || true
+}
+for _ in $(seq 300); do [[ -S "$socket" ]] && break; sleep 0.1; done
+[[ -S "$socket" ]] || { cat "$tmp/homed.log" >&2; fail "the packaged homed did not listen"; }
+# The Zigbee2MQTT provider against a real mosquitto: a device published on
+# bridge/devices becomes an accessory in homed.
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+printf 'listener %s 127.0.0.1\nallow_anonymous true\npersistence false\n' "$port" >"$tmp/mosquitto.conf"
+mosquitto -c "$tmp/mosquitto.conf" >"$tmp/mosquitto.log" 2>&1 &
+broker_pid=$!
+for _ in $(seq 100); do (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
+env -i PATH="$root/usr/bin:/usr/bin:/bin" "$root/usr/bin/homed-zigbee2mqtt" --socket "$socket" \
+  --broker "mqtt://127.0.0.1:$port" >"$tmp/z2m.log" 2>&1 &
+provider_pid=$!
+# The device is the first light of the corpus generated from Zigbee2MQTT's own device
+# pages (Clients/providers/zigbee2mqtt/tests/corpus), as the provider's tests use it.
+read -r name device < <(python3 - Clients/providers/zigbee2mqtt/tests/corpus/devices.json <<'PY'
+import json, sys
+devices = json.load(open(sys.argv[1]))["devices"]
+light = next(d for d in devices if any(e.get("type") == "light" for e in d["definition"]["exposes"]))
+light["friendly_name"] = "Hall Lamp"  # the household's name for it; the definition is the device's
+print(light["friendly_name"].replace(" ", "_"), json.dumps([light]))
+PY
+)
+name=${name//_/ }
+mosquitto_pub -p "$port" -r -t zigbee2mqtt/bridge/state -m '{"state":"online"}'
+mosquitto_pub -p "$port" -r -t zigbee2mqtt/bridge/devices -m "$device"
+for _ in $(seq 300); do
+  "$root/usr/bin/homed-ctl" --socket "$socket" --timeout 5 accessories 2>/dev/null | grep -qF "$name" && break
+  sleep 0.2
+done
+"$root/usr/bin/homed-ctl" --socket "$socket" --timeout 5 accessories >"$tmp/accessories" 2>&1 || true
+grep -qF "$name" "$tmp/accessories" || { cleanup_round_trip; cat "$tmp/z2m.log" "$tmp/accessories" >&2
+  fail "the packaged homed-zigbee2mqtt did not bring a device into the packaged homed"; }
+kill "$provider_pid"; wait "$provider_pid" 2>/dev/null || true; provider_pid=""
+# homectl --nats runs the packaged homed-nats-remote beside homed-ctl (port 1 answers nothing).
+nats_out=$(cd / && env -i PATH="$root/usr/bin:/usr/bin:/bin" "$root/usr/bin/homed-ctl" --nats nats://127.0.0.1:1 get Lamp/On 2>&1) \
+  && { cleanup_round_trip; fail "homectl --nats with no server succeeded"; }
+[[ $nats_out == "homed-nats-remote: cannot reach the NATS server nats://127.0.0.1:1"* ]] \
+  || { cleanup_round_trip; fail "homectl --nats did not run the packaged homed-nats-remote: $nats_out"; }
+# homectl homekit runs the packaged provider (on PATH); the HomeKit bridge prints its pairing.
+homekit_out=$(cd / && env -i PATH="$root/usr/bin:/usr/bin:/bin" "$root/usr/bin/homed-ctl" homekit list --state-dir "$tmp/hk" 2>&1) \
+  || { cleanup_round_trip; fail "homectl homekit list failed from the package: $homekit_out"; }
+env -i PATH="$root/usr/bin:/usr/bin:/bin" "$root/usr/bin/homed-homekit" pairing --state-dir "$tmp/hk-bridge" --no-qr \
+  >"$tmp/pairing" 2>&1 || { cleanup_round_trip; cat "$tmp/pairing" >&2; fail "homed-homekit pairing failed from the package"; }
+grep -q 'X-HM://' "$tmp/pairing" && grep -Eq '[0-9]{3}-[0-9]{2}-[0-9]{3}' "$tmp/pairing" \
+  || { cleanup_round_trip; cat "$tmp/pairing" >&2; fail "homed-homekit pairing printed no setup code and URI"; }
+# The stripped programs serve and answer: homed-ctl asks the packaged homed.
 "$root/usr/bin/homed-ctl" --socket "$socket" --timeout 10 status >"$tmp/status" 2>&1 || status_failed=yes
-kill "$homed_pid"
-wait "$homed_pid" || true
+cleanup_round_trip
 [[ -z "${status_failed:-}" ]] || { cat "$tmp/homed.log" "$tmp/status" >&2; fail "the packaged homed-ctl status against the packaged homed failed"; }
+[[ "$(cd "$root" && find usr | sort)" == "$before_run" ]] || fail "running the packaged programs wrote under /usr: \
+$(diff <(echo "$before_run") <(cd "$root" && find usr | sort) | head -5)"
+# The conffile as shipped (every key commented out) is a configuration homed takes.
+"$root/usr/bin/homed" --config "$root/etc/homed/homed.yaml" --print-paths >/dev/null 2>"$tmp/config.log" \
+  || { cat "$tmp/config.log" >&2; fail "homed refuses the packaged /etc/homed/homed.yaml"; }
 if command -v systemd-analyze >/dev/null; then
   # Verified here, not in the root (which has no systemd): its ExecStart= made the root's.
   mkdir "$tmp/units"
-  sed "s|/usr/bin/|$root/usr/bin/|" "$root/usr/lib/systemd/system/homed-sysfs.service" >"$tmp/units/homed-sysfs.service"
-  (cd "$tmp/units" && systemd-analyze verify ./homed-sysfs.service) >"$tmp/verify" 2>&1 || true
+  for program in "${integrations[@]}"; do
+    [[ $program == homed-nats-remote ]] && continue
+    sed "s|/usr/bin/|$root/usr/bin/|" "$root/usr/lib/systemd/system/$program.service" >"$tmp/units/$program.service"
+  done
+  (cd "$tmp/units" && MANPATH="$root/usr/share/man" systemd-analyze verify ./*.service) >"$tmp/verify" 2>&1 || true
   # homed.socket and homed.service, which it names, are not on this machine.
   ! grep -v -e 'homed\.socket' -e 'homed\.service' "$tmp/verify" | grep . \
-    || fail "systemd-analyze verify homed-sysfs.service found problems"
+    || fail "systemd-analyze verify of the integrations' units found problems"
 fi
 
 step "another package's homectl, installed after homed, is its own"
