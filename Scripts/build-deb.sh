@@ -113,6 +113,9 @@ install -D -m 644 Clients/bridges/homeassistant/homed-mqtt.example.ini "$doc/exa
 install -D -m 644 Clients/bridges/nats/homed-nats.example.ini "$doc/examples/homed-nats.example.ini"
 install -m 644 README.md "$doc/README.md"
 gzip -9n "$doc/README.md"
+# The pages README.md links to, where its links lead (docs/…).
+install -d "$doc/docs"
+install -m 644 docs/*.md "$doc/docs/"
 install -D -m 644 Sources/HomeSimulator/Demo/demo-home.yaml "$doc/examples/demo-home.yaml"
 # A native package's changelog: one entry, from the commit it was built from.
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
