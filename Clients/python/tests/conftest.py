@@ -3,14 +3,15 @@ test is the installed one: Scripts/bootstrap.sh --python installs it into .venv)
 
 import os
 import shutil
-import socket
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import pytest
+
+from homed_testkit import accepts, die_with_parent, homed_binary
+from homed_testkit.fixtures import processes  # noqa: F401 (a fixture)
 
 CLIENT_DIR = Path(__file__).resolve().parents[1]
 REPO = CLIENT_DIR.parents[1]
@@ -31,35 +32,6 @@ class Daemon:
             return Path(self.log_path).read_text(errors="replace")[-4000:]
         except OSError:
             return ""
-
-
-def homed_binary():
-    """(path, explicitly requested): $HOMED_BIN, else <repo>/.build/debug/homed."""
-    env = os.environ.get("HOMED_BIN")
-    return (env, True) if env else (str(REPO / ".build" / "debug" / "homed"), False)
-
-
-def _accepts(path: str) -> bool:
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        s.settimeout(0.5)
-        s.connect(path)
-        return True
-    except OSError:
-        return False
-    finally:
-        s.close()
-
-
-def _die_with_parent():
-    """In the child: get SIGKILL if pytest dies, so a killed test run leaks no daemon."""
-    try:
-        import ctypes
-        import signal
-        PR_SET_PDEATHSIG = 1
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    except Exception:  # noqa: BLE001 - best effort (not Linux, no libc)
-        pass
 
 
 def _stop(proc):
@@ -95,10 +67,10 @@ def daemon():
             env.pop("HOMED_SOCKET", None)
             env["STATE_DIRECTORY"] = tmp  # the database, in the test's directory
             proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                    cwd=tmp, env=env, preexec_fn=_die_with_parent)
+                                    cwd=tmp, env=env, preexec_fn=die_with_parent)
         d = Daemon(proc, socket_path, log_path, args)
         deadline = time.monotonic() + START_TIMEOUT
-        while not _accepts(socket_path):
+        while not accepts(socket_path):
             if proc.poll() is not None:
                 pytest.fail(f"homed exited with {proc.returncode} before listening: {' '.join(args)}\n{d.log()}")
             if time.monotonic() > deadline:
@@ -130,15 +102,3 @@ def homed_db():
     finally:
         daemon.kill()
         shutil.rmtree(tmp, ignore_errors=True)
-
-
-@pytest.fixture
-def processes():
-    """A list the test appends its ProviderProcess objects to: each one still
-    running at teardown is killed by pid (SIGKILL)."""
-    started = []
-    try:
-        yield started
-    finally:
-        for process in started:
-            process.cleanup()
