@@ -14,8 +14,9 @@ What HAP-python does not do as a bridge of homed must, changed here by subclassi
   second button press is sent, not merged into the first.
 - **Pairing** with the padding controllers use (hapsrp.py); the sessions of an
   unpaired controller closed, as HAP wants.
-- **Reads** of an unreachable accessory answer -70402 ("No Response"); reads of
-  characteristics homed does not stream (no ``ev``) ask homed's cache.
+- **Reads and writes** of an unreachable accessory answer -70402 ("No
+  Response"), the writes never sent; reads of characteristics homed does not
+  stream (no ``ev``) ask homed's cache.
 """
 
 from __future__ import annotations
@@ -214,14 +215,23 @@ class BridgeDriver(AccessoryDriver):
                 log.warning("HomeKit write to %s from %s: it is read-only (HAP %d)",
                             acc.label(homed_id), client_addr, rep["status"])
             else:
-                if q.get("r") is True and "wr" in char.properties["Permissions"]:
-                    respond.add(homed_id)  # HAP's write response: answered with a value (below)
                 try:
-                    pending.append((rep, acc, char, homed_id, value, hm.from_hap(value, fmt)))
+                    checked = hm.from_hap(value, fmt)
                 except hm.BadValue as error:
                     rep["status"] = hm.INVALID_VALUE_IN_REQUEST
                     log.warning("HomeKit write to %s from %s: %s, the format is %s (HAP %d)",
                                 acc.label(homed_id), client_addr, error, fmt, rep["status"])
+                    continue
+                if not acc.available:
+                    # What the Home app shows as No Response is not operated
+                    # through the bridge: the write is not sent (README.md).
+                    rep["status"] = hm.SERVICE_COMMUNICATION_FAILURE
+                    log.warning("HomeKit write of %r to %s from %s: the accessory is unreachable in homed (HAP %d); "
+                                "not sent", value, acc.label(homed_id), client_addr, rep["status"])
+                    continue
+                if q.get("r") is True and "wr" in char.properties["Permissions"]:
+                    respond.add(homed_id)  # HAP's write response: answered with a value (below)
+                pending.append((rep, acc, char, homed_id, value, checked))
         if pending:
             for _, _, char, _, value, _ in pending:
                 self.in_flight[char] = (client_addr, value)

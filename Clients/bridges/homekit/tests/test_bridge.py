@@ -210,6 +210,32 @@ def test_an_accessory_whose_provider_is_gone_answers_no_response(homed, paired, 
         back.stop()
 
 
+def test_a_write_to_an_accessory_homed_marks_unreachable_answers_no_response(homed, paired, devices):
+    """README: an unreachable accessory answers -70402 to reads and writes. Its
+    provider is connected and says the lamp does not answer: the controller's
+    write is refused by the bridge, logged, and never sent to the device."""
+    bridge, controller = paired
+    on = at(bridge, devices, ON)
+    brightness = at(bridge, devices, BRIGHTNESS)
+    devices.provider.set_reachable("lamp", False)
+    bridge.wait_log("Desk Lamp is unreachable")
+    assert controller.get([on])[on]["status"] == -70402
+    answer = controller.put([(*on, True), (*brightness, 80)])
+    assert answer[on]["status"] == -70402 and answer[brightness]["status"] == -70402
+    bridge.wait_log("HomeKit write of True to Desk Lamp / On (aid 2")
+    assert "the accessory is unreachable in homed" in bridge.log()
+    with devices.cond:
+        assert devices.writes == []
+    with homed.client() as client:
+        assert value_of(client, devices.id_of(ON)) is False
+    # Reachable again: reads and writes as before.
+    devices.provider.set_reachable("lamp", True)
+    bridge.wait_log("Desk Lamp is reachable again")
+    assert controller.put([(*on, True)]) == {}
+    devices.wait_write(ON, True)
+    assert controller.get([on])[on] == {"value": True}
+
+
 def test_layout_changes_update_the_database_and_its_configuration_number(homed, paired, devices):
     bridge, controller = paired
     before = bridge.hap_state()["config_version"]
