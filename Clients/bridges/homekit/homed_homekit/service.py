@@ -1,5 +1,9 @@
-"""The bridge as a service: follows homed with a resuming subscription and
-keeps the HAP bridges (bridge.py) showing what homed has.
+"""The bridge as a service: follows homed with a subscription resumed across
+connections and keeps the HAP bridges (bridge.py) showing what homed has.
+
+- The moment a connection ends (homed stopped, killed, crashed: the socket's
+  EOF or reset; or three heartbeats missed), every accessory answers No
+  Response until homed answers again.
 
 - On the first stream message, after a RESYNC (a restarted homed) and on a layout
   event, the home is read again (GetHome) and the bridges rebuilt from it; value
@@ -39,7 +43,9 @@ KINDS = [pb.EVENT_VALUE_CHANGED, pb.EVENT_REACHABILITY_CHANGED, pb.EVENT_LAYOUT_
 WRITE_TIMEOUT = 8.0   # under iOS's 10 s for a HAP request
 READ_TIMEOUT = 5.0
 START_WITHOUT_HOMED_AFTER = 10.0
-HEARTBEAT_MS = 15000    # a quiet home still sends something: a failed read of the home is retried
+HEARTBEAT_MS = 5000     # a quiet home still sends something: a failed read of the home is retried,
+STALL_AFTER = 3 * HEARTBEAT_MS / 1000  # and a homed that sends nothing for three heartbeats is lost
+CONNECT_TIMEOUT = 10.0
 FIRST_BACKOFF = 0.1
 MAX_BACKOFF = 2.0
 
@@ -71,6 +77,7 @@ class HomekitBridgeService:
         self.rebuilds = 0
         self.needs_rebuild = False
         self.followed = False
+        self.connections = 0
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -136,67 +143,97 @@ class HomekitBridgeService:
     # -- following homed ---------------------------------------------------
 
     async def _follow_forever(self) -> None:
-        """A resuming subscription, made again (from where it stood) whenever it
-        ends: homed not running yet, or a reconnection the client library gave
-        up on (a connection reset during the hello, while homed restarts)."""
+        """One connection at a time, each resuming from where the last stood
+        (the cursor), made again whenever one ends: homed not running yet, a
+        restart, a crash. The end of a connection is seen at once (the socket's
+        EOF or reset ends the stream; a homed that stops answering misses its
+        heartbeats), and at once every accessory answers No Response: a resuming
+        subscription would hide the loss behind its own reconnections, and the
+        bridge would go on answering with the last values of a homed that is gone."""
         cursor = StreamCursor()
         backoff, said = FIRST_BACKOFF, None
         while True:
-            subscription = homed.aio.resuming_subscription(
-                pb.SubscribeRequest(filter=pb.SubscriptionFilter(kinds=KINDS), queue_limit=16384,
-                                   heartbeat_ms=HEARTBEAT_MS, exclude_own=True),
-                self.settings.socket, self.settings.client_name, cursor=cursor)
             try:
-                await self._follow(subscription)
-                error = "the stream ended"
+                await self._follow_connection(cursor)
+                error = "homed ended the stream"
             except (homed.HomedError, OSError) as failure:
-                error = str(failure)
-            finally:
-                await subscription.aclose()
+                error = str(failure)  # TimeoutError too (an OSError): no heartbeat for STALL_AFTER s
+            lost = self._lose_homed()
             if self.followed:
                 backoff, said = FIRST_BACKOFF, None
                 self.followed = False
             if error != said:
-                log.warning("cannot follow homed (%s): trying again; meanwhile HomeKit shows No Response", error)
+                log.warning("cannot follow homed (%s): trying again; meanwhile HomeKit shows No Response%s", error,
+                            f" for its {lost} accessories" if lost else "")
                 said = error
-            self.client = None
-            for bridge in self.bridges.values():
-                for accessory in bridge.by_homed.values():
-                    accessory.reachable = False   # unknown while homed is away: never faked
-            self.needs_rebuild = True             # and read again once it answers
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, MAX_BACKOFF)
 
-    async def _follow(self, subscription) -> None:
-        connection = 0
-        async for element in subscription:
-            self.followed = True
-            self.client = element.client
-            message = element.message
-            if element.connection != connection:
-                connection = element.connection
-                log.info("following homed (connection %d)", connection)
-            marker = message.marker.kind if message.HasField("marker") else pb.MARKER_NONE
-            if marker == pb.MARKER_RESYNC:
-                log.info("homed could not resume the stream (%s): reading the home again", message.marker.reason)
-            if (marker == pb.MARKER_RESYNC or self.home_seq is None or self.needs_rebuild
-                    or any(e.kind == pb.EVENT_LAYOUT_CHANGED and e.seq > self.home_seq for e in message.events)):
-                try:
-                    await self.rebuild()
-                except homed.HomedError as error:
-                    # The connection went while reading the home, say: the stream
-                    # reconnects, and the home is read again on its next message
-                    # (a heartbeat at the latest).
-                    log.warning("reading the home failed (%s): again on homed's next message", error)
-                    self.needs_rebuild = True
-                    continue
-            for event in message.events:
-                if event.seq <= self.home_seq:
-                    continue  # already in the home read at home_seq
-                if event.kind == pb.EVENT_VALUE_CHANGED:
-                    self._apply_value(event.value, event.seq)
-                elif event.kind == pb.EVENT_REACHABILITY_CHANGED:
-                    self._apply_reachability(event.reachability)
+    def _lose_homed(self) -> int:
+        """homed is gone (or not there yet): nothing is known of the devices
+        until it answers again, so every accessory answers No Response (never
+        faked as reachable with the last values), and the home is read again
+        on the next connection's first message. Returns how many accessories."""
+        self.client = None
+        count = 0
+        for bridge in self.bridges.values():
+            for accessory in bridge.by_homed.values():
+                accessory.reachable = False
+                count += 1
+        self.needs_rebuild = True
+        return count
+
+    async def _follow_connection(self, cursor: StreamCursor) -> None:
+        """One connection's subscription, until it ends (returns) or fails
+        (raises): resumed from ``cursor``, fed every message, as
+        ``homed.aio.resuming_subscription`` does across its connections."""
+        client = await homed.aio.Client.connect(self.settings.socket, self.settings.client_name,
+                                                timeout=CONNECT_TIMEOUT)
+        try:
+            request = cursor.resume(pb.SubscribeRequest(
+                filter=pb.SubscriptionFilter(kinds=KINDS), queue_limit=16384, heartbeat_ms=HEARTBEAT_MS,
+                exclude_own=True))
+            stream = client.subscribe(request)
+            self.connections += 1
+            log.info("following homed (connection %d)", self.connections)
+            try:
+                while True:
+                    message = await stream.get(timeout=STALL_AFTER)
+                    if message is None:
+                        return
+                    events = cursor.accept(message)
+                    del message.events[:]
+                    message.events.extend(events)
+                    await self._handle(client, message)
+            finally:
+                stream.cancel()
+        finally:
+            await client.close()
+
+    async def _handle(self, client, message) -> None:
+        self.followed = True
+        self.client = client
+        marker = message.marker.kind if message.HasField("marker") else pb.MARKER_NONE
+        if marker == pb.MARKER_RESYNC:
+            log.info("homed could not resume the stream (%s): reading the home again", message.marker.reason)
+        if (marker == pb.MARKER_RESYNC or self.home_seq is None or self.needs_rebuild
+                or any(e.kind == pb.EVENT_LAYOUT_CHANGED and e.seq > self.home_seq for e in message.events)):
+            try:
+                await self.rebuild()
+            except homed.HomedError as error:
+                # The connection went while reading the home, say: the stream
+                # ends, and the home is read again on the next one's first
+                # message (a heartbeat at the latest).
+                log.warning("reading the home failed (%s): again on homed's next message", error)
+                self.needs_rebuild = True
+                return
+        for event in message.events:
+            if event.seq <= self.home_seq:
+                continue  # already in the home read at home_seq
+            if event.kind == pb.EVENT_VALUE_CHANGED:
+                self._apply_value(event.value, event.seq)
+            elif event.kind == pb.EVENT_REACHABILITY_CHANGED:
+                self._apply_reachability(event.reachability)
 
     async def rebuild(self) -> None:
         home = await self.client.get_home()

@@ -2,7 +2,11 @@
 users build on them), pairings kept, and the values the controller sees are
 homed's — nothing lost while one side was away, nothing stale after."""
 
-from .bridge_kit import BRIGHTNESS, ON, TEMPERATURE, BridgeProcess, TestDevices, placement, value_of
+import time
+
+import pytest
+
+from .bridge_kit import BRIGHTNESS, ON, TEMPERATURE, WARMTH, BridgeProcess, TestDevices, placement, value_of
 from homed_testkit import HomedProcess, require_binary
 from homed_testkit.providers import wait_for
 
@@ -82,6 +86,52 @@ def test_a_bridge_started_before_homed_pairs_and_shows_the_accessories_once_home
         assert bridge.hap_state()["config_version"] > empty
         temperature = placement(bridge, devices.accessory_id("sensor"), devices.id_of(TEMPERATURE))
         assert controller.get([temperature])[temperature] == {"value": 12.5}
+    finally:
+        devices.stop()
+        daemon.kill()
+
+
+@pytest.mark.parametrize("how", ["SIGKILL", "SIGTERM"])
+def test_every_accessory_answers_no_response_as_soon_as_homed_is_gone(how, workdir, processes, controllers):
+    """README: while homed cannot be reached, its accessories answer No Response.
+    However homed went (kill -9 too, which sends nothing before the socket
+    closes), every accessory answers -70402 at once — reads of values the bridge
+    holds included — until homed is back, then homed's values again."""
+    daemon = HomedProcess(require_binary(), workdir).start()
+    devices = TestDevices(daemon.socket_path).start()
+    try:
+        bridge = BridgeProcess(workdir, daemon.socket_path).start(processes)
+        controller = controllers()
+        controller.pair(HOST, bridge.port, bridge.pincode())
+        lamp, sensor = devices.accessory_id("lamp"), devices.accessory_id("sensor")
+        keys = [placement(bridge, lamp, devices.id_of(ON)), placement(bridge, lamp, devices.id_of(WARMTH)),
+                placement(bridge, sensor, devices.id_of(TEMPERATURE))]
+        assert all("value" in answer for answer in controller.get(keys).values())
+
+        gone = time.monotonic()
+        if how == "SIGKILL":
+            daemon.kill()
+        else:
+            daemon.stop()
+
+        def no_response():
+            return all(answer.get("status") == -70402 for answer in controller.get(keys).values())
+        wait_for(no_response, timeout=5, what=f"No Response from every accessory after homed's {how}")
+        took = time.monotonic() - gone
+        print(f"homed's {how}: No Response after {took * 1000:.0f} ms")
+        bridge.wait_log("HomeKit shows No Response")
+        on = keys[0]
+        assert controller.put([(*on, True)])[on]["status"] == -70402
+        with devices.cond:
+            assert devices.writes == []
+
+        daemon.start()
+        assert devices.provider.wait_registered(15, count=2)
+        temperature = keys[2]
+        wait_for(lambda: controller.get([temperature])[temperature] == {"value": 12.5}, timeout=15,
+                 what="the sensor's value once homed is back")
+        assert controller.put([(*on, True)]) == {}
+        devices.wait_write(ON, True)
     finally:
         devices.stop()
         daemon.kill()
