@@ -7,10 +7,11 @@ homed-nats (its journal id and sequence number) and subscribes to homed from
 there (`since_seq`/`journal_id`): homed replays exactly the missing events, or
 says RESYNC (a new journal) and sends a snapshot, which goes into the stream as
 a resync record, snapshot pages and an end record. Every publish carries
-`Nats-Msg-Id` (journal:seq) and `Nats-Expected-Last-Sequence` (the stream's
-last sequence as the bridge knows it); any failure — a refused expectation, a
-lost ack, a server gone — drops the subscription and starts again from the
-stream's tail, so no event is written twice or skipped. The bucket is written
+`Nats-Msg-Id` (journal:seq; a sync record adds :record@stream position) and
+`Nats-Expected-Last-Sequence` (the stream's last sequence as the bridge knows
+it); any failure — a refused expectation, a lost ack, a server gone — drops
+the subscription and starts again from the stream's tail, so no event is
+written twice or skipped. The bucket is written
 after the stream from the acknowledged records, and caught up from the stream
 after a crash (its `cursor` key says how far it holds the stream).
 """
@@ -380,7 +381,7 @@ class Bridge:
         """homed's messages into records, published together: what homed has
         already sent when a publish is done goes in the next one."""
         self._journal = request.journal_id
-        self._snap_seq, self._page = 0, 0
+        self._snap_seq = 0
         self._snapshot_reason = snapshot_reason
         async with client.subscribe(request) as stream:
             while True:
@@ -412,20 +413,18 @@ class Bridge:
         records: List[L.Record] = []
         kind = message.marker.kind if message.HasField("marker") else pb.MARKER_NONE
         if kind == pb.MARKER_SUBSCRIBED and self._snapshot_reason is not None:
-            self._snap_seq, self._page = message.marker.seq, 0
+            self._snap_seq = message.marker.seq
             records.append(L.marker_record(self.names, journal, L.RESYNC, self._snap_seq, self._snapshot_reason))
             self._snapshot_reason = None
         elif kind == pb.MARKER_RESYNC:
             log.info("homed resync (%s): journal %s; a snapshot follows in the stream", message.marker.reason,
                      journal)
-            self._snap_seq, self._page = message.marker.seq, 0
+            self._snap_seq = message.marker.seq
             records.append(L.marker_record(self.names, journal, L.RESYNC, self._snap_seq, message.marker.reason))
         elif kind == pb.MARKER_GAP:
             raise Restart(f"homed dropped events {message.marker.gap_from}-{message.marker.gap_to}")
         if message.snapshot:
-            pages = L.snapshot_records(self.names, journal, self._snap_seq, message.snapshot, self._page)
-            self._page += len(pages)
-            records += pages
+            records += L.snapshot_records(self.names, journal, self._snap_seq, message.snapshot)
         if kind == pb.MARKER_SNAPSHOT_END:
             records.append(L.marker_record(self.names, journal, L.END, message.marker.seq))
         if any(e.kind == pb.EVENT_LAYOUT_CHANGED for e in message.events) or \

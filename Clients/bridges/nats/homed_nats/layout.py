@@ -193,12 +193,15 @@ def marker_record(names: Names, journal: str, kind: str, seq: int, reason: str =
                   journal)
 
 
-def snapshot_records(names: Names, journal: str, seq: int, chars: Iterable, first_page: int = 0) -> List[Record]:
+def snapshot_records(names: Names, journal: str, seq: int, chars: Iterable) -> List[Record]:
     chars = list(chars)
     records = []
-    for n, start in enumerate(range(0, len(chars), SNAPSHOT_PAGE), start=first_page):
+    for start in range(0, len(chars), SNAPSHOT_PAGE):
         body = pb.SubscribeResponse(journal_id=journal, snapshot=chars[start:start + SNAPSHOT_PAGE])
-        records.append(Record(names.sync(SNAPSHOT), _headers(journal, seq, SNAPSHOT, f"{journal}:{seq}:snap:{n}"),
+        # Nats-Msg-Id <journal>:<seq>:snapshot, as every sync record's
+        # <journal>:<seq>:<record>; the publish adds @<stream position>, which
+        # tells the pages (and a snapshot taken again) apart.
+        records.append(Record(names.sync(SNAPSHOT), _headers(journal, seq, SNAPSHOT, f"{journal}:{seq}:{SNAPSHOT}"),
                               body.SerializeToString(), SNAPSHOT, seq, journal))
     return records
 

@@ -62,7 +62,9 @@ def test_a_snapshot_is_a_resync_record_pages_and_an_end():
         "homed.home.journal.sync.end"]
     assert pb.SubscribeResponse.FromString(resync.body).marker.reason == "the journal changed"
     assert sum(len(pb.SubscribeResponse.FromString(p.body).snapshot) for p in pages) == len(chars)
-    assert len({p.headers["Nats-Msg-Id"] for p in pages}) == 2
+    # <journal>:<seq>:<record>, the publish adding @<stream position> (which tells pages apart)
+    assert [r.headers["Nats-Msg-Id"] for r in [resync, *pages, end]] == [
+        "J:10:resync", "J:10:snapshot", "J:10:snapshot", "J:10:end"]
     assert pb.SubscribeResponse.FromString(end.body).marker.kind == pb.MARKER_SNAPSHOT_END
 
 

@@ -41,3 +41,31 @@ def test_every_event_reaches_the_stream_once_in_order_on_its_subject(homed, serv
     finally:
         events.close()
         devices.stop()
+
+
+def test_every_record_carries_the_message_id_the_readme_documents(homed, server, processes):
+    """README ("The stream"): `Nats-Msg-Id` is `<journal>:<seq>` for an event and
+    `<journal>:<seq>:<record>@<stream position>` for a sync record (resync,
+    snapshot pages, end), `<record>` being its Homed-Record."""
+    with homed.client() as client:
+        make_home(client)
+    devices = Devices(homed.socket_path).start()
+    names = L.Names("home")
+    try:
+        bridge = start_bridge(homed, server.url, processes)
+        wait_log(bridge, "taking a snapshot")
+        devices.report(TEMP, 21.5)
+
+        def complete():
+            records = read_stream(server.url, names)
+            kinds = [headers.get(L.HDR_RECORD) for _, _, headers, _ in records]
+            return records if L.END in kinds and kinds[-1] == L.EVENT else None
+        records = wait_for(complete, 15, "the snapshot and an event in the stream", bridge)
+        kinds = {headers[L.HDR_RECORD] for _, _, headers, _ in records}
+        assert kinds == {L.RESYNC, L.SNAPSHOT, L.END, L.EVENT}
+        for stream_seq, subject, headers, _ in records:
+            journal, seq, record = headers[L.HDR_JOURNAL], headers[L.HDR_SEQ], headers[L.HDR_RECORD]
+            wanted = f"{journal}:{seq}" if record == L.EVENT else f"{journal}:{seq}:{record}@{stream_seq}"
+            assert headers["Nats-Msg-Id"] == wanted, (stream_seq, subject, headers)
+    finally:
+        devices.stop()
