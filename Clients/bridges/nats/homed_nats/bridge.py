@@ -40,6 +40,7 @@ log = logging.getLogger("homed-nats")
 
 __all__ = ["Bridge", "connect_nats"]
 
+FORMER_PLACES = 4096  # removed accessories whose room is remembered
 ACK_TIMEOUT = 3.0  # a server gone: start again from the tail soon (a cluster elects a leader in ~2 s)
 WRITE_ROLES = ("user", "admin")
 READ_ROLES = ("viewer", "user", "admin")
@@ -115,6 +116,9 @@ class Bridge:
         self.kv = None
         self.last = 0  # the stream's last sequence, as far as this bridge knows
         self.places: Dict[int, Tuple[int, int]] = {}
+        # (home, room) of accessories no longer in homed, as the last layout had
+        # them: their removal is published under the room they were in.
+        self.former_places: Dict[int, Tuple[int, int]] = {}
         self.owners: Dict[Tuple[str, int], int] = {}
         self.chars_by_home: Dict[int, Set[int]] = {}
         self.char_keys: Set[str] = set()  # the c.* keys in the bucket
@@ -350,8 +354,30 @@ class Bridge:
 
     async def _load_layout(self, client) -> object:
         response = await client.get_home()
-        self.places, self.owners, self.chars_by_home = L.places_of(response.homes)
+        places, self.owners, self.chars_by_home = L.places_of(response.homes)
+        for aid, place in self.places.items():
+            if aid not in places:
+                self.former_places[aid] = place
+        while len(self.former_places) > FORMER_PLACES:
+            del self.former_places[next(iter(self.former_places))]
+        self.places = places
         return response
+
+    async def _places_from_bucket(self) -> None:
+        """At start: where the accessories were as the bucket's layout has them
+        (the bridge's last), so that one removed while the bridge was away gets
+        its removal published under its room when homed replays it."""
+        try:
+            data = json.loads((await self.kv.get("layout")).value)
+            self.places = L.places_of(L.homes_from_layout(data))[0]
+        except (nats.js.errors.KeyNotFoundError, nats.js.errors.KeyDeletedError):
+            pass
+        except Exception as error:  # noqa: BLE001 - a layout key it cannot read: only the removals' rooms lost
+            log.warning("bucket %s: the layout key cannot be read (%s); a removal homed replays now is published "
+                        "with room _", self.names.bucket, error)
+
+    def _places_for_records(self) -> Dict[int, Tuple[int, int]]:
+        return {**self.former_places, **self.places} if self.former_places else self.places
 
     async def _follow(self) -> None:
         last, tail = await self._tail()
@@ -361,6 +387,8 @@ class Bridge:
         client = await homed.aio.connect(self.settings.socket_path, client_name=self.client_name, call_timeout=10)
         try:
             self.logged = {k for k in self.logged if k[0] not in ("homed", "nats")}
+            if not self.places and not self.former_places:
+                await self._places_from_bucket()
             await self._load_layout(client)
             request = pb.SubscribeRequest(policy=pb.SLOW_DISCONNECT, queue_limit=16384)
             snapshot_reason = None
@@ -431,8 +459,9 @@ class Bridge:
                 any(e.value.accessory_id not in self.places for e in message.events
                     if e.WhichOneof("body") == "value"):
             await self._load_layout(client)
+        places = self._places_for_records()
         for event in message.events:
-            records.append(L.event_record(self.names, journal, event, self.places, self.owners))
+            records.append(L.event_record(self.names, journal, event, places, self.owners))
         return records
 
     # -- the bucket -------------------------------------------------------------------

@@ -163,8 +163,10 @@ def home_of(event, places: Dict[int, Tuple[int, int]], homes_of: Dict[Tuple[str,
         change = event.layout
         accessory = change.object_id if change.object == pb.OBJECT_ACCESSORY else 0
         room = change.object_id if change.object == pb.OBJECT_ROOM else 0
-        if change.object == pb.OBJECT_ACCESSORY and change.action == pb.LAYOUT_MOVED:
-            room = change.parent_id
+        if change.object == pb.OBJECT_ACCESSORY:
+            # Added, renamed, removed: the room it is (or was last) in, so that a
+            # reader filtered to the room learns of it; moved: where it went.
+            room = change.parent_id if change.action == pb.LAYOUT_MOVED else places.get(accessory, (0, 0))[1]
         return change.home_id, room, accessory
     if body == "primary_home_id":
         return event.primary_home_id, 0, 0
@@ -256,6 +258,11 @@ def types_entry(characteristic_types) -> Tuple[str, bytes]:
 
 def cursor_entry(stream_seq: int, journal: str, seq: int) -> Tuple[str, bytes]:
     return "cursor", _dump({"stream_seq": stream_seq, "journal": journal, "seq": seq})
+
+
+def homes_from_layout(data: dict) -> list:
+    """The homes of a `layout` key's JSON (layout_entry), as home.v1.Home."""
+    return [json_format.ParseDict(h, pb.Home(), ignore_unknown_fields=True) for h in data.get("homes", [])]
 
 
 def places_of(homes) -> Tuple[Dict[int, Tuple[int, int]], Dict[Tuple[str, int], int], Dict[int, set]]:

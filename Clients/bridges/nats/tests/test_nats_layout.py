@@ -44,6 +44,11 @@ def test_events_of_no_accessory_name_their_home_or_nothing():
                       layout=pb.LayoutChange(action=pb.LAYOUT_MOVED, object=pb.OBJECT_ACCESSORY, object_id=9,
                                              home_id=1, parent_id=4))
     assert L.event_record(names, "J", layout, {}, {}).subject == "homed.home.journal.ev.1.4.9.layout"
+    # Added, renamed or removed: under the room it is (was) in.
+    for action in (pb.LAYOUT_ADDED, pb.LAYOUT_UPDATED, pb.LAYOUT_REMOVED):
+        change = pb.Event(seq=4, kind=pb.EVENT_LAYOUT_CHANGED,
+                          layout=pb.LayoutChange(action=action, object=pb.OBJECT_ACCESSORY, object_id=9, home_id=1))
+        assert L.event_record(names, "J", change, {9: (1, 3)}, {}).subject == "homed.home.journal.ev.1.3.9.layout"
     scene = pb.Event(seq=2, kind=pb.EVENT_ACTION_SET_EXECUTED, action_set_id=6)
     assert L.event_record(names, "J", scene, {}, {("scene", 6): 1}).subject == "homed.home.journal.ev.1._._.scene"
     unknown = pb.Event(seq=3, kind=pb.EVENT_REACHABILITY_CHANGED,

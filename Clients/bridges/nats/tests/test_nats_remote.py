@@ -8,7 +8,8 @@ from homed import pb
 from homed_testkit.providers import wait_for, wait_log
 
 from homed_nats import layout as L
-from .nats_home import BRIGHTNESS, TEMP, Devices, ReaderThread, char_id, direct_log, found, make_home, start_bridge
+from .nats_home import BRIGHTNESS, TEMP, Devices, ReaderThread, char_id, direct_log, found, make_home, read_stream, \
+    start_bridge
 from homed_testkit import installed_program
 
 NAMES = L.Names("home")
@@ -110,6 +111,60 @@ def test_an_accessory_removed_leaves_no_key_in_the_bucket(homed, server, process
         layout = _json.loads(run_get(server.url, "layout"))
         assert sensor.id not in {a["id"] for h in layout["homes"] for a in h.get("accessories", [])}
     finally:
+        devices.stop()
+
+
+def test_an_accessory_removed_is_published_under_the_room_it_was_in(homed, server, processes):
+    """An accessory's removal is on `ev.<home>.<room>.<accessory>.layout`, its room
+    the one it was in: a reader filtered to that room learns of it, also when
+    the bridge was away while it went (the room then from the bucket's layout)."""
+    with homed.client() as client:
+        home_id = make_home(client)
+    devices = Devices(homed.socket_path).start()
+    bridge = start_bridge(homed, server.url, processes)
+    reader = None
+    try:
+        wait_log(bridge, "taking a snapshot")
+        with homed.client() as client:
+            accessories = found(client)
+        sensor, lamp = accessories["sensor"], accessories["lamp"]
+        assert sensor.room_id and lamp.room_id and sensor.room_id != lamp.room_id
+        reader = ReaderThread(server.url, NAMES, room=sensor.room_id).start()
+        reader.wait(lambda items: items and items[0].kind == "snapshot")
+
+        def removal_of(accessory_id):
+            def found_it(items):
+                return any(i.kind == "event" and i.event.WhichOneof("body") == "layout"
+                           and i.event.layout.action == pb.LAYOUT_REMOVED
+                           and i.event.layout.object == pb.OBJECT_ACCESSORY
+                           and i.event.layout.object_id == accessory_id for i in items)
+            return found_it
+        devices.provider.remove(["sensor"])
+        reader.wait(removal_of(sensor.id), 15, "the sensor's removal at a reader of its room")
+
+        # The bridge away while the lamp goes: its removal, replayed by homed on
+        # the bridge's return, is published under the lamp's room too.
+        bridge.kill()
+        devices.provider.remove(["lamp"])
+        bridge = start_bridge(homed, server.url, processes, log_name="bridge-2.log")
+        wait_log(bridge, "resuming homed's journal")
+
+        def removals():
+            subjects = {}
+            for _, subject, headers, data in read_stream(server.url, NAMES):
+                if headers.get(L.HDR_KIND) != "layout":
+                    continue
+                for event in pb.SubscribeResponse.FromString(data).events:
+                    if event.layout.action == pb.LAYOUT_REMOVED and event.layout.object == pb.OBJECT_ACCESSORY:
+                        subjects[event.layout.object_id] = subject
+            return subjects if lamp.id in subjects else None
+        subjects = wait_for(removals, 15, "the lamp's removal in the stream", bridge)
+        assert subjects == {sensor.id: NAMES.event(home_id, sensor.room_id, sensor.id, "layout"),
+                            lamp.id: NAMES.event(home_id, lamp.room_id, lamp.id, "layout")}
+        assert "Traceback" not in bridge.log()
+    finally:
+        if reader:
+            reader.stop()
         devices.stop()
 
 
