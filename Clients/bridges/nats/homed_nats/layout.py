@@ -12,6 +12,7 @@ One site (one homed) owns:
       homed.<site>.journal.sync.end                              the snapshot is complete
     bucket  homed_<site>   (KV: stream KV_homed_<site>)
       c.<characteristic id>   {"id", "accessory", "service", "value", "seq", "journal", "stream_seq", "updated_ms"}
+                              (readable characteristics: a write-only one holds no value)
       a.<accessory id>        {"id", "reachable", "seq", "journal", "stream_seq"}
       layout                  {"journal", "seq", "homes": [Home as protobuf JSON]}
       types                   {type uuid: {number: name}}: the catalog's names of enumerated values

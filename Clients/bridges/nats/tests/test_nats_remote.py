@@ -168,6 +168,40 @@ def test_an_accessory_removed_is_published_under_the_room_it_was_in(homed, serve
         devices.stop()
 
 
+def test_the_bucket_holds_one_key_per_readable_characteristic(homed, server, processes):
+    """README ("The bucket"): a `c.` key per readable characteristic; a write-only
+    one (AccessoryInformation's Identify) holds no value and has none, a write
+    to it included."""
+    with homed.client() as client:
+        make_home(client)
+    devices = Devices(homed.socket_path).start()
+    bridge = start_bridge(homed, server.url, processes)
+    try:
+        wait_log(bridge, "taking a snapshot")
+        with homed.client() as client:
+            chars = [c for a in found(client).values() for s in a.services for c in s.characteristics]
+            write_only = [c for c in chars if not c.properties.readable]
+            assert write_only and all(c.properties.writable for c in write_only)
+            identify = write_only[0]
+            client.write({identify.id: pb.Value(bool_value=True)})
+        devices.report(TEMP, 30.5)
+        temp = char_id(found_sensor(homed), "CurrentTemperature")
+
+        def caught_up():
+            keys = run_keys(server.url)
+            return keys if f"c.{temp}" in keys and '"float_value":30.5' in run_get(server.url, f"c.{temp}").decode() \
+                else None
+        keys = wait_for(caught_up, 15, "the sensor's new value in the bucket", bridge)
+        assert {k for k in keys if k.startswith("c.")} == {f"c.{c.id}" for c in chars if c.properties.readable}
+    finally:
+        devices.stop()
+
+
+def found_sensor(homed):
+    with homed.client() as client:
+        return found(client)["sensor"]
+
+
 def run_keys(url):
     import asyncio
     import nats
