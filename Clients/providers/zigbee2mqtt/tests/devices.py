@@ -88,7 +88,7 @@ DEVICES = [
     # sensors
     from_corpus(15, "Window contact", "MCCGQ11LM"),  # contact: value_on false, value_off true
     from_corpus(16, "Door contact", "SNZB-04"),
-    from_corpus(17, "Hall motion", "E2134"),  # occupancy, illuminance_lux and raw illuminance
+    from_corpus(17, "Hall motion", "07047L"),  # occupancy, illuminance_lux and raw illuminance, none gettable
     from_corpus(18, "Attic motion", "SNZB-03"),
     from_corpus(19, "Sink leak", "SJCGQ11LM"),
     from_corpus(20, "Kitchen smoke", "HS1SA"),

@@ -183,7 +183,9 @@ def test_sensors_tamper_battery_and_pressure():
     values, _ = air.decode({"co2": 1450})
     assert values[ref(23, "co2", "CarbonDioxideDetected")] == 1 and values[ref(23, "co2", "CarbonDioxideLevel")] == 1450
     motion = mapped(17)
-    assert [s["key"] for s in motion.accessory["services"]] == ["occupancy", "illuminance_lux", "battery"]
+    # illuminance_lux is the light level; the raw illuminance is left out.
+    assert [s["key"] for s in motion.accessory["services"]] == ["occupancy", "temperature", "illuminance_lux",
+                                                                 "humidity", "battery"]
 
 
 def test_out_of_range_readings_are_clamped_and_said():
