@@ -28,7 +28,7 @@ def main(argv=None) -> int:
                         help="a file with username=… and password=… lines (never on the command line)")
     parser.add_argument("--discovery-prefix", help="Home Assistant's discovery prefix (default homeassistant)")
     parser.add_argument("--discovery", choices=["entity", "device"],
-                        help="one config per entity (default: every Home Assistant release reads it) or one per "
+                        help="one config per entity (default: Home Assistant 2024.4 and later read it) or one per "
                              "device (device-based discovery, Home Assistant 2024.11 and later)")
     parser.add_argument("--base-topic", help="the topics of states and commands (default homed)")
     parser.add_argument("--node-id", help="the node id in discovery topics and unique ids (default homed)")

@@ -5,7 +5,7 @@ No I/O but reading the files named (the config file, the credentials file).
     broker = mqtt://127.0.0.1:1883
     credentials = /etc/homed/homed-mqtt.credentials   ; username=… and password=… lines
     discovery_prefix = homeassistant
-    discovery = entity        ; entity (every release) or device (Home Assistant 2024.11+)
+    discovery = entity        ; entity (Home Assistant 2024.4+) or device (Home Assistant 2024.11+)
     base_topic = homed
     node_id = homed
 
@@ -68,8 +68,8 @@ class Settings:
             raise SettingsError(f"node id {node_id!r}: Home Assistant takes only letters, digits, '_' and '-'")
         self.node_id = node_id
         if discovery not in ("entity", "device"):
-            raise SettingsError(f"discovery {discovery!r}: entity (one config per entity, every Home Assistant "
-                                "release) or device (one config per device, Home Assistant 2024.11 and later)")
+            raise SettingsError(f"discovery {discovery!r}: entity (one config per entity, Home Assistant 2024.4 "
+                                "and later) or device (one config per device, Home Assistant 2024.11 and later)")
         self.discovery = discovery
         self.socket_path = socket_path
         self.exclude_providers = {p for p in exclude_providers}

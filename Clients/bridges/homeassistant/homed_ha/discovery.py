@@ -2,7 +2,8 @@
 
 One entity per HAP service that Home Assistant has a component for, one
 retained config each under `<prefix>/<component>/<node>/<object>/config`
-(the single-component form every release since 2023 reads), the entities of an
+(the single-component form Home Assistant 2024.4 and later reads without a
+warning), the entities of an
 accessory sharing one `device` block. Ids come from homed's ids, never from
 names: `object` is `a<accessory id>_s<service id>[_<suffix>]` and the
 `unique_id` is `<node>_<accessory id>_<service id>[_<suffix>]`, so a rename in
@@ -26,7 +27,7 @@ __all__ = ["Entity", "Skipped", "entities_for", "exported", "config_topic", "dev
            "ORIGIN", "VERSION", "FORMS"]
 
 #: The two forms of discovery the bridge can publish: one config per entity
-#: (every release) or one per device (Home Assistant 2024.11 and later).
+#: (Home Assistant 2024.4 and later) or one per device (2024.11 and later).
 FORMS = ("entity", "device")
 
 VERSION = "1.0.0"
@@ -200,9 +201,9 @@ class _Builder:
             config["brightness_scale"] = 255
         if not modes:
             modes.append("brightness" if "brightness" in chars else "onoff")
-        # `color_mode: true` with `supported_color_modes`: releases before 2024.3
-        # require the pair (voluptuous Inclusive); later ones drop the flag.
-        config["color_mode"] = True
+        # `supported_color_modes` alone: the `color_mode: true` flag that went
+        # with it until 2024.3 is deprecated since 2024.4 (logged for every
+        # light) and removed from the schema since 2025.3 (README.md).
         config["supported_color_modes"] = modes
         return [self.entity("light", "light", service, chars, config, command=True)]
 

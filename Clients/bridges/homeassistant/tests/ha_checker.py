@@ -2,7 +2,8 @@
 Assistant's MQTT documentation (home-assistant.io, integrations light.mqtt,
 switch.mqtt, cover.mqtt, lock.mqtt, climate.mqtt, sensor.mqtt,
 binary_sensor.mqtt, event.mqtt, and mqtt "Discovery messages") and its
-platform schemas, kept to what every release since 2023.11 accepts:
+platform schemas, kept to what every release since 2024.4 (the oldest the
+bridge serves, README.md) accepts without a warning:
 
 - a key the component does not know is an error (older releases refuse the
   whole config: a `serial_number` in `device`, for one, is only read since 2024);
@@ -10,8 +11,12 @@ platform schemas, kept to what every release since 2023.11 accepts:
   here: the bridge uses the JSON schema), lock `command_topic`, sensor,
   binary_sensor and event `state_topic`, event `event_types`;
 - enums: device classes, units, state classes, colour modes, climate modes;
-- the JSON light: `supported_color_modes` with `color_mode: true` (releases
-  before 2024.3 require both together), `onoff` and `brightness` only alone;
+- no key Home Assistant deprecated or removed in those releases (`DEPRECATED`:
+  the JSON light's `color_mode` flag, deprecated in 2024.4 and logged for every
+  light that has it, removed from the schema in 2025.3; the colour flags it
+  replaced, deprecated in 2024.4);
+- the JSON light: `supported_color_modes` (required: without it a colour light
+  is brightness-only), `onoff` and `brightness` only alone;
 - topics: command topics without wildcards, no empty topics;
 - what this project requires on top: a `unique_id`, a `device` with
   `identifiers`, an `origin` with a `name`, `availability` as a list of
@@ -41,8 +46,7 @@ COMMON = {"availability", "availability_mode", "availability_template", "availab
           "json_attributes_topic", "json_attributes_template", "name", "object_id", "unique_id", "origin", "qos"}
 
 KEYS: Dict[str, Set[str]] = {
-    "light": {"schema", "command_topic", "state_topic", "brightness", "brightness_scale", "color_mode",
-              "supported_color_modes", "min_mireds", "max_mireds", "effect", "effect_list", "flash_time_long",
+    "light": {"schema", "command_topic", "state_topic", "brightness", "brightness_scale", "supported_color_modes", "min_mireds", "max_mireds", "effect", "effect_list", "flash_time_long",
               "flash_time_short", "optimistic", "retain", "white_scale"},
     "switch": {"command_topic", "command_template", "state_topic", "value_template", "payload_on", "payload_off",
                "state_on", "state_off", "optimistic", "retain", "device_class"},
@@ -67,8 +71,15 @@ KEYS: Dict[str, Set[str]] = {
     "event": {"state_topic", "value_template", "event_types", "device_class"},
 }
 
+#: component -> {key: when Home Assistant deprecated it}: keys no config may carry.
+DEPRECATED: Dict[str, Dict[str, str]] = {
+    "light": {"color_mode": "2024.4 (removed 2025.3)", "color_temp": "2024.4 (removed 2025.3)",
+              "hs": "2024.4 (removed 2025.3)", "rgb": "2024.4 (removed 2025.3)", "xy": "2024.4 (removed 2025.3)",
+              "white_value": "2021.10 (removed 2022.9)"},
+}
+
 REQUIRED = {
-    "light": ["command_topic", "schema"],
+    "light": ["command_topic", "schema", "supported_color_modes"],
     "lock": ["command_topic"],
     "sensor": ["state_topic"],
     "binary_sensor": ["state_topic"],
@@ -109,7 +120,11 @@ def problems(component: str, config) -> List[str]:
         return [f"component {component!r} is not one the checker knows"]
     if not isinstance(config, dict):
         return [f"the config is a JSON {type(config).__name__}, not an object"]
-    unknown = set(config) - KEYS[component] - COMMON
+    deprecated = DEPRECATED.get(component, {})
+    for key in sorted(set(config) & set(deprecated)):
+        found.append(f"{key}: deprecated for a {component} since Home Assistant {deprecated[key]}, "
+                     f"logged for every entity that has it")
+    unknown = set(config) - KEYS[component] - COMMON - set(deprecated)
     if unknown:
         found.append(f"keys a {component} does not take: {sorted(unknown)}")
     for key in REQUIRED.get(component, []):
@@ -167,8 +182,6 @@ def _light(c) -> List[str]:
     if c.get("schema") != "json":
         found.append(f"schema {c.get('schema')!r}: the bridge's lights use the json schema")
     modes = c.get("supported_color_modes")
-    if ("color_mode" in c) != ("supported_color_modes" in c):
-        found.append("color_mode and supported_color_modes go together (releases before 2024.3 need both)")
     if modes is not None:
         if not isinstance(modes, list) or not modes or set(modes) - COLOR_MODES or len(set(modes)) != len(modes):
             found.append(f"supported_color_modes {modes!r}")
@@ -179,9 +192,8 @@ def _light(c) -> List[str]:
             found.append("a colour-temperature light gives min_mireds < max_mireds")
     if "brightness_scale" in c and not (isinstance(c["brightness_scale"], int) and c["brightness_scale"] >= 1):
         found.append(f"brightness_scale {c['brightness_scale']!r}")
-    for flag in ("brightness", "color_mode"):
-        if flag in c and not isinstance(c[flag], bool):
-            found.append(f"{flag} must be true or false")
+    if "brightness" in c and not isinstance(c["brightness"], bool):
+        found.append("brightness must be true or false")
     return found
 
 

@@ -239,6 +239,26 @@ def test_home_assistant_coming_online_gets_every_config_again(homed, broker, ha,
     wait_log(bridge, "Home Assistant is online (homeassistant/status)")
 
 
+def test_no_config_carries_a_key_deprecated_in_the_home_assistant_releases_served(homed, broker, ha, home,
+                                                                                   processes):
+    """README: the configs are for Home Assistant 2024.4 and later. None carries
+    a key those releases deprecated (each logged per entity: the JSON light's
+    `color_mode: true`, deprecated in 2024.4, removed from the schema in 2025.3),
+    in either discovery form."""
+    for form, count in (("entity", len(EXPECTED)), ("device", len({key for _, key, _ in EXPECTED}))):
+        mark = ha.mark()
+        bridge = start_bridge(homed, broker.url, processes, "--discovery", form, log_name=f"bridge-{form}.log")
+        ha.wait(lambda: len({t for t, p, _ in ha.since(mark) if t.startswith("homeassistant/") and p}) >= count,
+                f"{count} configs in the {form} form")
+        configs = ha.configs()
+        lights = [c for (component, _), c in configs.items() if component == "light"]
+        assert lights and all(c["supported_color_modes"] for c in lights)
+        for (component, obj), config in configs.items():
+            assert not set(config) & set(ha_checker.DEPRECATED.get(component, {})), (form, component, obj, config)
+        bridge.proc.terminate()
+        assert bridge.proc.wait(10) == 0
+
+
 CT_LIGHT = [{"key": "ct-bulb", "name": "Desk Bulb", "category": "LIGHTBULB", "room": "Kitchen",
              "services": [{"type": "Lightbulb", "characteristics": [
                  {"type": "On", "value": True}, {"type": "Brightness", "value": 100},

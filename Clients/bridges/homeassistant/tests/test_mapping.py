@@ -48,7 +48,7 @@ def test_a_colour_temperature_light_is_a_json_light_with_both_colour_modes():
     assert ha_checker.problems("light", c) == []
     assert (c["schema"], c["supported_color_modes"], c["min_mireds"], c["max_mireds"]) == \
         ("json", ["hs", "color_temp"], 153, 454)
-    assert c["color_mode"] is True and c["brightness"] is True and c["brightness_scale"] == 255
+    assert "color_mode" not in c and c["brightness"] is True and c["brightness_scale"] == 255
     assert c["name"] is None  # the device's main entity takes the device's name
     assert c["unique_id"] == "homed_7_15" and c["device"]["identifiers"] == ["homed_7"]
     values = {16: True, 17: 50, 18: 10.0, 19: 20.0, 20: 300}
@@ -260,7 +260,7 @@ def test_settings_from_a_file_and_flags(tmp_path):
     assert (s.host, s.port, s.username, s.password, s.base_topic) == ("10.0.0.2", 1884, "bridge", "s3cret", "flat")
     assert s.exclude_providers == {"zigbee2mqtt"} and s.exclude_rooms == {"garage", "attic"}
     assert Settings().exclude_providers == {"zigbee2mqtt", "mqtt"}
-    # One config per entity unless asked: every Home Assistant release reads that form.
+    # One config per entity unless asked: every Home Assistant release served reads that form.
     assert s.discovery == "entity"
     config.write_text("[mqtt]\ndiscovery = device\n")
     assert load(str(config)).discovery == "device"
@@ -291,7 +291,9 @@ def good(component="light"):
 @pytest.mark.parametrize("change, problem", [
     (lambda c: c.pop("command_topic"), "a light needs command_topic"),
     (lambda c: c.pop("schema"), "a light needs schema"),
-    (lambda c: c.pop("color_mode"), "color_mode and supported_color_modes go together"),
+    (lambda c: c.update(color_mode=True), "color_mode: deprecated for a light since Home Assistant 2024.4"),
+    (lambda c: c.update(hs=True), "hs: deprecated for a light since Home Assistant 2024.4"),
+    (lambda c: c.pop("supported_color_modes"), "a light needs supported_color_modes"),
     (lambda c: c.update(supported_color_modes=["onoff", "hs"]), "onoff and brightness are only valid alone"),
     (lambda c: c.update(supported_color_modes=["hs", "rainbow"]), "supported_color_modes"),
     (lambda c: c.pop("max_mireds"), "min_mireds < max_mireds"),
