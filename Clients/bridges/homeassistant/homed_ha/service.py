@@ -143,10 +143,12 @@ class Bridge:
         self.logged.discard(("unreachable-broker",))
         with self.lock:
             self.mqtt_connected = True
+            # The broker may have lost every retained message (a restart): all
+            # again, unless a full publication under the lock (the home loaded
+            # now) does it first and takes the request (_sync).
+            self.republish.set()
         for topic in self.topics.subscriptions():
             client.subscribe(topic, qos=1)
-        # The broker may have lost every retained message (a restart): all again.
-        self.republish.set()
 
     def _on_connect_fail(self, client, userdata):
         self._once(("unreachable-broker",), logging.WARNING,
@@ -168,7 +170,12 @@ class Bridge:
 
     def _handle(self, topic: str, payload: bytes, retained: bool = False) -> None:
         if topic == self.topics.ha_status:
-            if payload.strip() == ONLINE:
+            if retained:
+                # The broker's copy of a birth message published with retain, sent
+                # to every new subscription: no Home Assistant coming online now
+                # (this connection's publication has everything already).
+                log.debug("%s: retained %r: not a Home Assistant starting now; ignored", topic, payload[:80])
+            elif payload.strip() == ONLINE:
                 log.info("Home Assistant is online (%s): publishing every config again", topic)
                 self.republish.set()
             elif payload.strip() != OFFLINE:
@@ -444,7 +451,11 @@ class Bridge:
         return wanted
 
     def _sync(self, force: bool) -> None:
-        """The broker made to hold what homed holds (under self.lock)."""
+        """The broker made to hold what homed holds (under self.lock). With
+        `force` everything is published, which is what a pending republish
+        request asks: it is taken, so that one start publishes each config once."""
+        if force and self.mqtt_connected:
+            self.republish.clear()
         self._publish(self.settings.bridge_state_topic, ONLINE if self.homed_live else OFFLINE, qos=1, force=force)
         if self.home is None:
             return

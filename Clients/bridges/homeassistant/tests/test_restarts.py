@@ -195,3 +195,34 @@ def test_a_stopped_bridge_says_offline_and_exits_0(homed, broker, ha, processes)
         assert len(read_retained(broker.port, "homeassistant/#")) == len(EXPECTED)
     finally:
         devices.stop()
+
+
+def test_each_config_is_published_once_per_start(homed, broker, ha, processes):
+    """Every config once at each start of the bridge, not twice (the home loaded
+    and the broker connected each publishing all), also when the broker holds a
+    retained `homeassistant/status online` (Home Assistant's birth message
+    published with retain): that is no Home Assistant coming online now."""
+    ha.publish("homeassistant/status", "online", retain=True)
+    devices, bridge, found = setup(homed, broker, ha, processes)
+    try:
+        topics = {f"homeassistant/{component}/homed/{object_id(found[key], service)}/config"
+                  for component, key, service in EXPECTED}
+        lamp_state = f"homed/{object_id(found['lamp'], 'Lightbulb')}/state"
+
+        def published_after_a_change(value, runs):
+            # A change published after everything the start published (one thread
+            # publishes both, in order): then every config was published as often
+            # as it will be.
+            devices.report("lamp", "Lightbulb", "Brightness", value)
+            ha.wait_payload(lamp_state, {"brightness": round(value * 255 / 100)})
+            counts = {topic: ha.count(topic) for topic in topics}
+            assert counts == {topic: runs for topic in topics}, counts
+        published_after_a_change(60, 1)
+        bridge.kill()
+        ha.wait_payload("homed/bridge/state", b"offline")
+        bridge = start_bridge(homed, broker.url, processes, log_name="bridge-2.log")
+        ha.wait_payload("homed/bridge/state", b"online")
+        published_after_a_change(80, 2)
+        assert "Home Assistant is online" not in bridge.log()
+    finally:
+        devices.stop()
