@@ -9,7 +9,7 @@ import Testing
 
 @testable import HomeServer
 
-@Suite("automation over the socket", .timeLimit(.minutes(1)))
+@Suite("automation over the socket", .timeLimit(.safetyNet))
 struct AutomationTests {
     @Test(
         "turning the lamp on fires its trigger: the change, trigger fired, the scene's change by automation, scene executed"
@@ -285,7 +285,7 @@ private let providerLampFile = """
             characteristics: {On: false, Brightness: 20, Hue: 0}
     """
 
-@Suite("automation through a provider process", .timeLimit(.minutes(1)))
+@Suite("automation through a provider process", .timeLimit(.safetyNet))
 struct AutomationThroughProviderTests {
     @Test(
         "two triggers that undo each other's scene on a provider's lamp fire once each: the cascade travels with the change through the provider's confirmation"
@@ -297,7 +297,7 @@ struct AutomationThroughProviderTests {
         let provider = try ChildProcess(
             builtExecutable("homed-sim"), [file, "--socket", daemon.socketPath, "--log-level", "warning"])
         let client = try await HomeClient.connect(to: daemon.socketPath, name: "writer")
-        let graph = try await withTimeout(10, "the provider's registration") {
+        let graph = try await withTimeout(patience, "the provider's registration") {
             while true {
                 let graph = try await client.getHome().graph
                 if let lamp = graph.accessories.values.first(where: { $0.provider == "loop-sim" }), lamp.isReachable {
@@ -355,7 +355,7 @@ func withAutomation<T>(
     limits: AutomationLimits = AutomationLimits(),
     _ body: (TestServer, ManualClock) async throws -> T
 ) async throws -> T {
-    try await withTestServer { server in
+    try await withPatientServer { server in
         var logger = Logger(label: "automation-test")
         logger.logLevel = .critical
         let (ready, readiness) = AsyncStream.makeStream(of: Void.self)
@@ -549,7 +549,7 @@ final class ManualClock: AutomationClock {
 
     /// Waits (boundedly) until something sleeps until a deadline in `range`, and returns it.
     func waitForSleeper(in range: ClosedRange<Int64>) async throws -> Int64 {
-        try await withTimeout(10, "a sleeper in \(range)") { [self] in
+        try await withTimeout(patience, "a sleeper in \(range)") { [self] in
             while true {
                 if let deadline = state.withLock({ $0.waiters.map(\.deadlineMs).first { range.contains($0) } }) {
                     return deadline
@@ -561,7 +561,7 @@ final class ManualClock: AutomationClock {
 
     /// Waits (boundedly) until something sleeps until exactly `deadlineMs`.
     func waitForSleeper(untilMs deadlineMs: Int64) async throws {
-        try await withTimeout(10, "a sleeper until \(deadlineMs)") { [self] in
+        try await withTimeout(patience, "a sleeper until \(deadlineMs)") { [self] in
             while !state.withLock({ $0.waiters.contains { $0.deadlineMs == deadlineMs } }) {
                 try await Task.sleep(for: .milliseconds(2))
             }

@@ -25,7 +25,7 @@ extension HomeEvent {
     fileprivate var note: AuditNote? { if case .audit(let note) = body { note } else { nil } }
 }
 
-@Suite("automation across time, by an injected clock", .timeLimit(.minutes(1)))
+@Suite("automation across time, by an injected clock", .timeLimit(.safetyNet))
 struct AutomationTimingTests {
     @Test("a value held for its duration fires once; leaving it restarts the wait")
     func holdRestarts() async throws {
@@ -331,13 +331,13 @@ struct AutomationTimingTests {
     }
 }
 
-@Suite("automation after homed was down", .timeLimit(.minutes(1)))
+@Suite("automation after homed was down", .timeLimit(.safetyNet))
 struct AutomationCatchUpTests {
     @Test("a daily timer missed three times while homed was down fires once at start with catch-up, never with skip")
     func catchUpOrSkip() async throws {
         // The history's times are the store's (the real clock): the test's clock starts there.
         let start = Int64(Date().timeIntervalSince1970 * 1000)
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let first = ManualClock(nowMs: start)
             var engine = try await Self.start(server, first, AutomationLimits())
             let client = try await server.connect()

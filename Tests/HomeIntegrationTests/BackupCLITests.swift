@@ -2,7 +2,7 @@ import Foundation
 @_spi(Wire) import HomeTesting
 import Testing
 
-@Suite("homectl backup", .timeLimit(.minutes(1)))
+@Suite("homectl backup", .timeLimit(.safetyNet))
 struct BackupCLITests {
     /// The names in a directory, sorted.
     private func listing(_ directory: String) -> [String] {

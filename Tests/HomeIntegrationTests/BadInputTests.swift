@@ -7,7 +7,7 @@ import Testing
 
 /// Every kind of bad input gets a clear error or a closed connection, and the
 /// daemon keeps serving everyone else with nothing changed.
-@Suite("bad input over the wire", .timeLimit(.minutes(1)))
+@Suite("bad input over the wire", .timeLimit(.safetyNet))
 struct BadInputTests {
     /// A healthy client on the same daemon still reads the lamp afterwards.
     static func stillServes(_ server: TestServer) async throws {
@@ -20,7 +20,7 @@ struct BadInputTests {
 
     @Test("garbage bytes instead of a hello: INVALID_ARGUMENT on call 0, then the connection closes")
     func garbage() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let before = server.store.snapshot().graph
             let raw = try RawConnection(path: server.socketPath)
             try raw.send([0, 0, 0, 6, 0xDE, 0xAD, 0xBE, 0xEF, 0xFF, 0xFF])
@@ -40,7 +40,7 @@ struct BadInputTests {
 
     @Test("garbage after a good hello closes only that connection")
     func garbageAfterHello() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let other = try await server.connect(name: "other")
             let raw = try RawConnection(path: server.socketPath)
             _ = try raw.hello()
@@ -58,7 +58,7 @@ struct BadInputTests {
 
     @Test("a truncated frame then a disconnect leaves the daemon serving")
     func truncatedThenDisconnect() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             do {
                 let raw = try RawConnection(path: server.socketPath)
                 _ = try raw.hello()
@@ -72,7 +72,7 @@ struct BadInputTests {
 
     @Test("a length over the limit: RESOURCE_EXHAUSTED naming both sizes, then close")
     func oversizedLength() async throws {
-        try await withTestServer(configure: { $0.maxFrameSize = 64 * 1024 }) { server in
+        try await withPatientServer(configure: { $0.maxFrameSize = 64 * 1024 }) { server in
             let raw = try RawConnection(path: server.socketPath)
             _ = try raw.hello()
             try raw.send([0x7F, 0xFF, 0xFF, 0xFF])  // 2 GiB, never sent
@@ -89,7 +89,7 @@ struct BadInputTests {
 
     @Test("an unknown method: UNIMPLEMENTED naming it; the connection stays usable")
     func unknownMethod() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let raw = try RawConnection(path: server.socketPath)
             _ = try raw.hello()
             try raw.send(
@@ -109,7 +109,7 @@ struct BadInputTests {
 
     @Test("a request that does not decode: INVALID_ARGUMENT naming the request type")
     func undecodableRequest() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let raw = try RawConnection(path: server.socketPath)
             _ = try raw.hello()
             try raw.send(
@@ -131,7 +131,7 @@ struct BadInputTests {
 
     @Test("invalid UTF-8 in a string field: INVALID_ARGUMENT naming the field")
     func invalidUTF8() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let raw = try RawConnection(path: server.socketPath)
             _ = try raw.hello()
             // SubscribeRequest { journal_id (4): 0xC3 0x28 }
@@ -155,7 +155,7 @@ struct BadInputTests {
 
     @Test("a call before hello: FAILED_PRECONDITION, then close")
     func callBeforeHello() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let raw = try RawConnection(path: server.socketPath)
             try raw.send(WireFrame(callID: 1, body: .open(CallOpen(method: HomeMethods.getStatus.name, request: []))))
             let frames = try raw.receiveUntilClosed()
@@ -170,7 +170,7 @@ struct BadInputTests {
 
     @Test("an unsupported protocol version: FAILED_PRECONDITION naming both versions")
     func wrongVersion() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let raw = try RawConnection(path: server.socketPath)
             try raw.send(WireFrame(callID: 0, body: .hello(Hello(protocolVersion: 9, clientName: "future"))))
             let frames = try raw.receiveUntilClosed()
@@ -185,7 +185,7 @@ struct BadInputTests {
 
     @Test("no hello within the timeout: DEADLINE_EXCEEDED, then close")
     func helloTimeout() async throws {
-        try await withTestServer(configure: { $0.helloTimeoutMs = 100 }) { server in
+        try await withPatientServer(configure: { $0.helloTimeoutMs = 100 }) { server in
             let raw = try RawConnection(path: server.socketPath)
             let frames = try raw.receiveUntilClosed()
             guard case .status(let error)? = frames.first?.body else {
@@ -199,7 +199,7 @@ struct BadInputTests {
 
     @Test("more connections than the limit: RESOURCE_EXHAUSTED for the extra one")
     func connectionLimit() async throws {
-        try await withTestServer(configure: { $0.maxConnections = 2 }) { server in
+        try await withPatientServer(configure: { $0.maxConnections = 2 }) { server in
             let first = try await server.connect()
             let second = try await server.connect()
             let error = await #expect(throws: HomeError.self) { _ = try await server.connect() }

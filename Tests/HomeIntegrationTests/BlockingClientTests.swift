@@ -6,7 +6,7 @@ import HomeServer
 @_spi(Wire) import HomeWire
 import Testing
 
-@Suite("the blocking client", .timeLimit(.minutes(1)))
+@Suite("the blocking client", .timeLimit(.safetyNet))
 struct BlockingClientTests {
     /// Runs blocking work on a thread of its own, off the cooperative pool.
     static func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
@@ -17,7 +17,7 @@ struct BlockingClientTests {
 
     @Test("reads and writes round-trip on the calling thread; errors carry the daemon's status")
     func roundTrips() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let path = server.socketPath
             let brightness = server.store.snapshot().graph.id("Living Room/Lamp/Brightness")
             let (written, read, error) = try await Self.onThread {

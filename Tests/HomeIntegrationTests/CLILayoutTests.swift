@@ -19,7 +19,7 @@ struct CLILayoutTests {
 
     @Test("homes --json lists every home with its id, name and primary flag")
     func homesJSON() async throws {
-        try await withTestServer(configure: { $0.helloTimeoutMs = 60_000 }) { server in
+        try await withPatientServer { server in
             let result = try homectl(server, "homes", "--json")
             #expect(result.status == 0, "\(result.stderr)")
             let homes = try #require(
@@ -34,7 +34,7 @@ struct CLILayoutTests {
 
     @Test("rooms add creates the room, prints its event, and rooms lists it")
     func roomsAdd() async throws {
-        try await withTestServer(configure: { $0.helloTimeoutMs = 60_000 }) { server in
+        try await withPatientServer { server in
             let added = try homectl(server, "rooms", "add", "Study")
             #expect(added.status == 0, "\(added.stderr)")
             let graph = server.store.snapshot().graph
@@ -60,7 +60,7 @@ struct CLILayoutTests {
 
     @Test("show prints the accessory's services and characteristics with properties, metadata and values")
     func show() async throws {
-        try await withTestServer(configure: { $0.helloTimeoutMs = 60_000 }) { server in
+        try await withPatientServer { server in
             let text = try homectl(server, "show", "Living Room/Lamp")
             #expect(text.status == 0, "\(text.stderr)")
             let lines = text.stdout.split(separator: "\n").map(String.init)
@@ -88,7 +88,7 @@ struct CLILayoutTests {
 
     @Test("types --json prints one object per type: 153 characteristic and 44 service types")
     func typesJSON() async throws {
-        try await withTestServer(configure: { $0.helloTimeoutMs = 60_000 }) { server in
+        try await withPatientServer { server in
             let result = try homectl(server, "types", "--json")
             #expect(result.status == 0, "\(result.stderr)")
             let objects = try result.stdout.split(separator: "\n").map { try jsonObject(String($0)) }
@@ -117,7 +117,7 @@ struct CLILayoutTests {
 
     @Test("scenes and triggers are created, listed and switched from the command line")
     func scenesAndTriggers() async throws {
-        try await withTestServer(configure: { $0.helloTimeoutMs = 60_000 }) { server in
+        try await withPatientServer { server in
             #expect(try homectl(server, "scenes", "create", "Evening").status == 0)
             let action = try homectl(server, "scenes", "add-action", "Evening", "Living Room/Lamp/Brightness", "30")
             #expect(action.status == 0, "\(action.stderr)")
@@ -161,7 +161,7 @@ struct CLILayoutTests {
 
     @Test("a refused change prints the daemon's reason and exits with its status code")
     func errors() async throws {
-        try await withTestServer(configure: { $0.helloTimeoutMs = 60_000 }) { server in
+        try await withPatientServer { server in
             let before = server.store.snapshot()
             let duplicate = try homectl(server, "rooms", "add", "kitchen")
             #expect(duplicate.status == 6)

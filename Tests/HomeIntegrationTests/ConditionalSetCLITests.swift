@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@Suite("homectl set --if", .timeLimit(.minutes(1)))
+@Suite("homectl set --if", .timeLimit(.safetyNet))
 struct ConditionalSetCLITests {
     @Test("--if a value the characteristic does not hold: exit 9 with the current value and seq, nothing written")
     func refused() throws {

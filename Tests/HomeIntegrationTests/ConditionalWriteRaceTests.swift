@@ -20,11 +20,11 @@ private func porchLamp() -> ProvidedAccessory {
         ])
 }
 
-@Suite("conditional writes over the socket", .timeLimit(.minutes(1)))
+@Suite("conditional writes over the socket", .timeLimit(.safetyNet))
 struct ConditionalWriteRaceTests {
     @Test("two clients that read the same value and write at once on that condition: exactly one wins")
     func twoClientsRace() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let reader = try await server.connect()
             let brightness = try await reader.getHome().graph.id("Living Room/Lamp/Brightness")
             for round in 0..<20 {
@@ -61,7 +61,7 @@ struct ConditionalWriteRaceTests {
         "through a provider: the condition is checked before the provider is sent the write; a second conditional write waits for nobody and fails while the first is in flight"
     )
     func throughProvider() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let providerClient = try await server.connect(name: "raw provider")
             var commands = providerClient.openProvider("raw").makeAsyncIterator()
             _ = try await commands.next()

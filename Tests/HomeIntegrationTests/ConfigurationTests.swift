@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// homed's configuration file, as homed reads it at start and at SIGHUP.
-@Suite("the configuration file, in a real homed", .timeLimit(.minutes(2)))
+@Suite("the configuration file, in a real homed", .timeLimit(.safetyNet))
 struct ConfigurationTests {
     static let other = SocketSecurityTests.otherUID
 
@@ -107,7 +107,7 @@ struct ConfigurationTests {
             daemon.signal(SIGKILL)
             daemon.wait(seconds: 5)
         }
-        let deadline = Date().addingTimeInterval(15)
+        let deadline = Date().addingTimeInterval(patience)
         while access(socket, F_OK) != 0 && Date() < deadline { usleep(10_000) }
         #expect(try asOther(socket, "status").status == 7)
 
@@ -146,12 +146,15 @@ struct ConfigurationTests {
         // A file that does not load changes nothing: the roles in force stay.
         try write("roles: {users: [\"\(Self.other)\"\n", to: config)
         daemon.signal(SIGHUP)
-        usleep(300_000)
+        // Until homed has read it and said so (its log, read as it comes: each read
+        // waits for more).
+        var log = ""
+        while !log.contains("reload refused") && daemon.process.isRunning { log += daemon.standardError }
         #expect(try asOther(socket, "set", "Living Room/Lamp/Brightness", "9").status == 0)
 
         daemon.signal(SIGTERM)
         #expect(daemon.wait() == 0)
-        let log = daemon.standardError
+        log += daemon.standardError
         #expect(log.contains("reload: roles: default none → user: uid \(Self.other); default none"), "\(log)")
         #expect(log.contains("reload: journal.capacity: 100000 → 9 (takes effect at the next start)"), "\(log)")
         #expect(log.contains("reload: subscriptions.queue_limit: 1024 → 7\n"), "\(log)")

@@ -11,7 +11,7 @@ import Testing
 // (Clients/c/tests/conformance.c) and the Python one
 // (Clients/python/tests/test_conformance.py) execute the same list.
 
-@Suite("the conformance list, with the Swift client", .timeLimit(.minutes(2)))
+@Suite("the conformance list, with the Swift client", .timeLimit(.safetyNet))
 struct ConformanceTests {
     @Test("every scenario of Tests/Conformance/scenarios.json passes")
     func everyScenario() async throws {
@@ -471,7 +471,7 @@ final class ConformanceRun {
         guard let name = step["call"]?.string, let task = writes.removeValue(forKey: name) else {
             throw StepFailure("no write named \(step["call"] ?? .null)")
         }
-        let response = try await withTimeout(10, "the write's answer") { try await task.value }
+        let response = try await withTimeout(patience, "the write's answer") { try await task.value }
         try checkWrite(response, step)
     }
 

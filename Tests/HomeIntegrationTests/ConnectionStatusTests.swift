@@ -80,7 +80,7 @@ struct FrameReader {
     }
 }
 
-@Suite("statuses on call 0, as the Swift client takes them", .timeLimit(.minutes(1)))
+@Suite("statuses on call 0, as the Swift client takes them", .timeLimit(.safetyNet))
 struct ConnectionStatusTests {
     @Test("a status on call 0 that the daemon does not follow with a close leaves the calls alone")
     func notFatal() async throws {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@Suite("homectl export", .timeLimit(.minutes(1)))
+@Suite("homectl export", .timeLimit(.safetyNet))
 struct ExportCLITests {
     @Test(
         "the layout by name: rooms, zones, accessories by provider key, scenes with their actions, both kinds of trigger"

@@ -2,7 +2,7 @@ import Foundation
 @_spi(Wire) import HomeTesting
 import Testing
 
-@Suite("homectl history, last and watch --since", .timeLimit(.minutes(1)))
+@Suite("homectl history, last and watch --since", .timeLimit(.safetyNet))
 struct HistoryCLITests {
     @Test("history lists a characteristic's changes for people, as CSV and as JSON; last says when, what and who")
     func historyAndLast() throws {

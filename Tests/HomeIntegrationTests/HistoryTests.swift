@@ -7,7 +7,7 @@ import Testing
 
 /// The home's memory over the wire: ReadHistory, subscriptions that start in the
 /// past, and a journal that survives restarts, against real `homed` processes.
-@Suite("history", .serialized, .timeLimit(.minutes(2)))
+@Suite("history", .serialized, .timeLimit(.safetyNet))
 struct HistoryTests {
     /// Writes `values` to the lamp's brightness, one write each; returns their seqs.
     private func writeBrightness(_ values: [UInt64], client: HomeClient, brightness: ObjectID) async throws -> [UInt64]

@@ -4,7 +4,7 @@ import Testing
 
 /// `homectl homekit …` runs the HomeKit provider's own pairing commands; no daemon
 /// is involved, so none is started here.
-@Suite("homectl homekit", .timeLimit(.minutes(1)))
+@Suite("homectl homekit", .timeLimit(.safetyNet))
 struct HomeKitCLITests {
     /// A scratch directory, removed at the end of the test that made it.
     private final class Scratch {

@@ -7,7 +7,7 @@ import NIOCore
 import Testing
 
 /// GetHome in pages: a home larger than a frame arrives whole and consistent.
-@Suite("GetHome in pages", .timeLimit(.minutes(2)))
+@Suite("GetHome in pages", .timeLimit(.safetyNet))
 struct HomePagingTests {
     /// A frame limit the demo home as one response exceeds, but each accessory alone fits.
     static func frameLimit(for graph: HomeGraph) -> Int {
@@ -33,7 +33,7 @@ struct HomePagingTests {
     func largerThanAFrame() async throws {
         let graph = DemoHome.make(nowMs: 1_700_000_000_000)
         let limit = Self.frameLimit(for: graph)
-        try await withTestServer(graph: graph, configure: { $0.maxFrameSize = limit }) { server in
+        try await withPatientServer(graph: graph, configure: { $0.maxFrameSize = limit }) { server in
             let client = try await server.connect()
             let refused = await #expect(throws: HomeError.self) {
                 _ = try await client.call(HomeMethods.getHome, GetHomeRequest())
@@ -49,7 +49,7 @@ struct HomePagingTests {
 
     @Test("every page comes from the snapshot of the first: a change between pages is not in them")
     func pagesShareOneSnapshot() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let client = try await server.connect()
             let before = server.store.snapshot()
             let brightness = try before.graph.resolve(path: "Living Room/Lamp/Brightness")
@@ -73,7 +73,7 @@ struct HomePagingTests {
 
     @Test("a page token that does not continue this connection's paging is FAILED_PRECONDITION naming it")
     func staleToken() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let client = try await server.connect()
             let stray = await #expect(throws: HomeError.self) {
                 _ = try await client.call(HomeMethods.getHome, GetHomeRequest(pageSize: 2, pageToken: "7.2"))

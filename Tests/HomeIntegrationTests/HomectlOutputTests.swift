@@ -5,7 +5,7 @@ import Testing
 /// homectl for people and for scripts: -o json|yaml|table|wide, --no-headers,
 /// each accessory's state, `get ACCESSORY`, and shell completion that asks the
 /// daemon for names. The real homectl against a real `homed --demo --no-simulator`.
-@Suite("homectl's output formats, states and completion", .serialized, .timeLimit(.minutes(2)))
+@Suite("homectl's output formats, states and completion", .serialized, .timeLimit(.safetyNet))
 struct HomectlOutputTests {
     @Test("-o table and -o wide print columns with a header; --no-headers drops it; --json is -o json")
     func tables() throws {

@@ -7,7 +7,7 @@ import Testing
 /// are that program's. The end-to-end run through a real nats-server is the NATS
 /// bridge's suite (Clients/bridges/nats/tests/test_nats_cli.py); here a stand-in
 /// program on PATH records what homectl hands it.
-@Suite("homectl --nats", .timeLimit(.minutes(1)))
+@Suite("homectl --nats", .timeLimit(.safetyNet))
 struct HomectlRemoteTests {
     /// A directory holding a `homed-nats-remote` that writes its arguments, one per
     /// line, to `arguments` beside it, says "remote" and exits 7.

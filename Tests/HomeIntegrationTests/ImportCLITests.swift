@@ -2,7 +2,7 @@ import Foundation
 @_spi(Wire) import HomeTesting
 import Testing
 
-@Suite("homectl import", .timeLimit(.minutes(1)))
+@Suite("homectl import", .timeLimit(.safetyNet))
 struct ImportCLITests {
     /// A home changed by hand, exported: rooms, a zone, a renamed and moved
     /// accessory, a group, a scene with actions, an event and a timer trigger.

@@ -7,20 +7,14 @@ import HomeWire
 import Logging
 import Testing
 
-@Suite("in-process connections and live ones", .timeLimit(.minutes(1)))
+@Suite("in-process connections and live ones", .timeLimit(.safetyNet))
 struct InProcessConnectionTests {
-    /// As `TestServer`'s: a loaded machine must not fail a test on the hello timeout.
-    static func generous(_ configuration: ServerConfiguration) -> ServerConfiguration {
-        var configuration = configuration
-        configuration.helloTimeoutMs = 60_000
-        return configuration
-    }
 
     @Test(
         "a write is acknowledged with its seq and a subscriber on another connection sees it, either way",
         arguments: TestServer.Transport.allCases)
     func writeAndWatch(_ transport: TestServer.Transport) async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let watcher = try await server.connect(name: "watcher", via: transport)
             let writer = try await server.connect(name: "writer", via: transport)
             let lamp = try await writer.getHome().graph.id("Living Room/Lamp/Brightness")
@@ -39,7 +33,7 @@ struct InProcessConnectionTests {
 
     @Test("an in-process connection is this process: its peer credentials and role are the daemon's own")
     func peerIsThisProcess() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let client = try await server.connect(via: .inProcess)
             let status = try await client.call(HomeMethods.getStatus, GetStatusRequest())
             #expect(status.callerPID == UInt32(ProcessInfo.processInfo.processIdentifier))
@@ -52,7 +46,7 @@ struct InProcessConnectionTests {
     @Test(
         "a connection made once the server has begun to stop is told it is shutting down, not that there are too many")
     func whileStopping() async throws {
-        let server = try await TestServer.start()
+        let server = try await startPatientServer()
         await server.stop()
         let error = await #expect(throws: HomeError.self) {
             try await HomeClient.connect(connectedSocket: try await server.server.connectInProcess(), name: "late")
@@ -69,7 +63,7 @@ struct InProcessConnectionTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let server = HomeServer(
             store: HomeStore(graph: DemoHome.make(nowMs: 1_700_000_000_000)),
-            configuration: Self.generous(ServerConfiguration(socketPath: directory + "/homed.sock")), logger: logger)
+            configuration: ServerConfiguration.patient(socketPath: directory + "/homed.sock"), logger: logger)
         let client = try await HomeClient.connect(connectedSocket: try await server.connectInProcess(), name: "early")
         #expect(try await client.getHome().graph.accessories.count == 6)
         #expect(access(directory + "/homed.sock", F_OK) != 0, "no socket file yet")
@@ -77,7 +71,7 @@ struct InProcessConnectionTests {
     }
 }
 
-@Suite("a daemon's start with providers known from before", .timeLimit(.minutes(1)))
+@Suite("a daemon's start with providers known from before", .timeLimit(.safetyNet))
 struct ProviderStartTests {
     @Test(
         "every accessory of a provider that has not come back gets its unreachable event at start, also one stored unreachable"
@@ -89,7 +83,7 @@ struct ProviderStartTests {
         _ = try graph.setReachable(false, accessoryID: lamp)
         var logger = Logger(label: "start-test")
         logger.logLevel = .critical
-        var configuration = InProcessConnectionTests.generous(ServerConfiguration(socketPath: "/unused"))
+        var configuration = ServerConfiguration.patient(socketPath: "/unused")
         configuration.inProcessProviders = []
         let server = HomeServer(
             store: HomeStore(graph: graph), configuration: configuration, logger: logger)

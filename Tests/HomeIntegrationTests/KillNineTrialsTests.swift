@@ -9,7 +9,7 @@ import Testing
 /// A real `homed` killed with SIGKILL at a random moment while a client writes
 /// values and changes the layout, a hundred times on one database: every trial's
 /// restart must show every acknowledged change (and may show the one in flight).
-@Suite("kill -9 trials", .timeLimit(.minutes(4)))
+@Suite("kill -9 trials", .timeLimit(.safetyNet))
 struct KillNineTrialsTests {
     /// The three values one write call sets together, from a counter that never repeats a state.
     struct ValueState: Equatable, CustomStringConvertible {

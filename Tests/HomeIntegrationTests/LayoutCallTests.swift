@@ -39,7 +39,7 @@ private func layout(_ response: LayoutResponse) -> [LayoutChange] {
 /// suite runs on two cores (the scale tests included), a client can be starved of
 /// CPU for seconds before its hello goes out, and these tests are not about hellos.
 private func withLayoutServer<T>(_ body: (TestServer) async throws -> T) async throws -> T {
-    try await withTestServer(configure: { $0.helloTimeoutMs = 60_000 }, body)
+    try await withPatientServer(body)
 }
 
 @Suite("layout calls over the socket")
@@ -483,7 +483,7 @@ struct LayoutCallTests {
             let subscription = watcher.subscribe(
                 SubscribeRequest(
                     filter: SubscriptionFilter(kinds: [.layoutChanged, .primaryHomeChanged])))
-            let (answered, seen) = try await withTimeout(10, "layout events on the subscription") {
+            let (answered, seen) = try await withTimeout(patience, "layout events on the subscription") {
                 var iterator = subscription.makeAsyncIterator()
                 let first = try await iterator.next()
                 #expect(first?.marker?.kind == .subscribed)

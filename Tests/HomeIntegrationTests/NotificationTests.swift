@@ -7,7 +7,7 @@ import HomeServer
 import Testing
 
 /// Notifications that never lose a change: each test a real scenario over the socket.
-@Suite("notifications", .timeLimit(.minutes(2)))
+@Suite("notifications", .timeLimit(.safetyNet))
 struct NotificationTests {
     /// Collects value events from a subscription until `done` says so.
     static func collect(
@@ -35,7 +35,7 @@ struct NotificationTests {
         "a watcher sees another client's change with that client as origin; its own change is local, and absent when it excludes its own"
     )
     func origins() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let a = try await server.connect(name: "A")
             let b = try await server.connect(name: "B")
             let graph = try await a.getHome().graph
@@ -68,7 +68,7 @@ struct NotificationTests {
 
     @Test("resuming after a disconnect replays exactly what was missed, in order, nothing twice")
     func resumeAfterDisconnect() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let writer = try await server.connect(name: "writer")
             let graph = try await writer.getHome().graph
             let brightness = graph.id("Living Room/Lamp/Brightness")
@@ -103,7 +103,7 @@ struct NotificationTests {
 
     @Test("resuming from a journal the daemon no longer has: an explicit resync marker, then a fresh snapshot")
     func resumeUnknownJournal() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let client = try await server.connect()
             let graph = try await client.getHome().graph
             let on = graph.id("Living Room/Lamp/On")
@@ -125,7 +125,7 @@ struct NotificationTests {
 
     @Test("resuming past what the journal holds is a resync, never a silent gap")
     func resumeTooOld() async throws {
-        try await withTestServer(journalCapacity: 10) { server in
+        try await withPatientServer(journalCapacity: 10) { server in
             let client = try await server.connect()
             let graph = try await client.getHome().graph
             let hue = graph.id("Living Room/Lamp/Hue")
@@ -148,7 +148,7 @@ struct NotificationTests {
 
     @Test("the snapshot and the changes after it meet with no gap and no duplicate")
     func snapshotSeam() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let writer = try await server.connect(name: "writer")
             let watcher = try await server.connect(name: "watcher")
             let graph = try await writer.getHome().graph
@@ -182,7 +182,7 @@ struct NotificationTests {
         "a subscriber that stops reading: bounded memory, a second subscriber gets every change, the slow one gets coalesced values"
     )
     func slowSubscriber() async throws {
-        try await withTestServer(configure: { $0.defaultQueueLimit = 256 }) { server in
+        try await withPatientServer(configure: { $0.defaultQueueLimit = 256 }) { server in
             let writer = try await server.connect(name: "writer")
             let slowClient = try await server.connect(name: "slow")
             let fastClient = try await server.connect(name: "fast")
@@ -246,7 +246,7 @@ struct NotificationTests {
 
     @Test("the gap policy tells a slow subscriber exactly which sequence numbers it lost")
     func gapPolicy() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let writer = try await server.connect(name: "writer")
             let slowClient = try await server.connect(name: "slow")
             let graph = try await writer.getHome().graph
@@ -281,7 +281,7 @@ struct NotificationTests {
 
     @Test("the disconnect policy ends an overflowing subscription with RESOURCE_EXHAUSTED; the connection lives on")
     func disconnectPolicy() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let client = try await server.connect(name: "slow")
             let graph = try await client.getHome().graph
             let brightness = graph.id("Living Room/Lamp/Brightness")
@@ -311,7 +311,7 @@ struct NotificationTests {
 
     @Test("ten doorbell presses in a burst reach a slow subscriber as ten events")
     func doorbellBurst() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let client = try await server.connect(name: "slow")
             let graph = try await client.getHome().graph
             let press = graph.id("Hallway/Doorbell/ProgrammableSwitchEvent")
@@ -352,7 +352,7 @@ struct NotificationTests {
 
     @Test("widening and narrowing an open subscription takes effect between two events")
     func widenAndNarrow() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let client = try await server.connect()
             let graph = try await client.getHome().graph
             let on = graph.id("Living Room/Lamp/On")
@@ -382,7 +382,7 @@ struct NotificationTests {
 
     @Test("a room filter follows an accessory moved into the room and out of it")
     func roomFilterFollowsMoves() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let client = try await server.connect()
             let graph = try await client.getHome().graph
             let brightness = graph.id("Living Room/Lamp/Brightness")
@@ -417,7 +417,7 @@ struct NotificationTests {
 
     @Test("a quiet stream sends heartbeats at the asked interval")
     func heartbeat() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let client = try await server.connect()
             var iterator = client.subscribe(SubscribeRequest(heartbeatMs: 100)).makeAsyncIterator()
             let markers = try await Self.collect(&iterator) { _, markers in
@@ -431,7 +431,7 @@ struct NotificationTests {
 
     @Test("a heartbeat faster than every 100 ms is refused, saying the minimum")
     func heartbeatTooFast() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let client = try await server.connect()
             var iterator = client.subscribe(SubscribeRequest(heartbeatMs: 1)).makeAsyncIterator()
             let error = await #expect(throws: HomeError.self) { _ = try await iterator.next() }
@@ -443,7 +443,7 @@ struct NotificationTests {
 
     @Test("a minimum interval holds back a burst to its latest value, counting what it merged")
     func minimumInterval() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let client = try await server.connect()
             let graph = try await client.getHome().graph
             let brightness = graph.id("Living Room/Lamp/Brightness")
@@ -478,7 +478,7 @@ struct NotificationTests {
         "a value held back by the minimum interval is not lost to a disconnect: the resume brings it, nothing twice, nothing stale"
     )
     func minimumIntervalResume() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let writer = try await server.connect()
             let graph = try await writer.getHome().graph
             let brightness = graph.id("Living Room/Lamp/Brightness")
@@ -538,7 +538,7 @@ struct NotificationTests {
 
     @Test("reachability changes and scenes run are streamed as events")
     func reachabilityAndScenes() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let client = try await server.connect()
             let graph = try await client.getHome().graph
             let lamp = graph.id("Living Room/Lamp")

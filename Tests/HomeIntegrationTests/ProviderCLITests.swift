@@ -1,9 +1,10 @@
 import Foundation
 import Testing
 
-/// Waits until a homectl command prints something that satisfies `done`.
+/// Waits until a homectl command prints something that satisfies `done` (at most
+/// `seconds`: only against a hang).
 private func eventually(
-    _ daemon: DaemonProcess, _ arguments: [String], seconds: Double = 10, until done: (String) -> Bool
+    _ daemon: DaemonProcess, _ arguments: [String], seconds: Double = patience, until done: (String) -> Bool
 ) throws -> String {
     let deadline = Date().addingTimeInterval(seconds)
     var last = ""
@@ -15,7 +16,7 @@ private func eventually(
     return last
 }
 
-@Suite("homectl with providers: providers, stats, sim, get --fresh", .serialized, .timeLimit(.minutes(1)))
+@Suite("homectl with providers: providers, stats, sim, get --fresh", .serialized, .timeLimit(.safetyNet))
 struct ProviderCLITests {
     @Test("providers lists the simulator with its accessories; stats shows its requests")
     func providers() throws {
@@ -39,16 +40,19 @@ struct ProviderCLITests {
     func sim() throws {
         let daemon = try DaemonProcess(arguments: ["--demo", "--in-memory", "--simulator-interval-ms", "100"])
         _ = try eventually(daemon, ["providers", "--json"]) { $0.contains("\"connected\":true") }
+        let before = try daemon.subscriptionCount()
         let watch = try ChildProcess(
             builtExecutable("homectl"), ["watch", "--accessory", "Hallway/Front Door Lock"],
             environment: daemon.environment)
+        // Subscribed before the lock goes away and comes back, which it is to see.
+        try daemon.waitForSubscriptions(before + 1)
         let pressed = try daemon.homectl("sim", "press", "Hallway/Doorbell")
         #expect(pressed.status == 0)
         #expect(pressed.stdout.hasPrefix("Doorbell: pressed (seq "))
         let away = try daemon.homectl("sim", "unreachable", "Hallway/Front Door Lock", "--for", "1")
         #expect(away.status == 0, "\(away.stderr)")
         var lines: [String] = []
-        while lines.count < 2, let line = watch.readLine(seconds: 10) {
+        while lines.count < 2, let line = watch.readLine() {
             if line.contains("\"kind\":\"reachability\"") { lines.append(line) }
         }
         #expect(lines.count == 2)

@@ -5,11 +5,11 @@ import HomeServer
 @_spi(Wire) import HomeWire
 import Testing
 
-@Suite("reading and writing characteristics", .timeLimit(.minutes(1)))
+@Suite("reading and writing characteristics", .timeLimit(.safetyNet))
 struct ReadWriteTests {
     @Test("a write is read back, and its reply carries the sequence number it took effect at")
     func writeThenRead() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let client = try await server.connect()
             let graph = try await client.getHome().graph
             let brightness = graph.id("Living Room/Lamp/Brightness")
@@ -31,7 +31,7 @@ struct ReadWriteTests {
 
     /// Writes `value` to `path` and returns the failure, checking nothing changed.
     static func rejectedWrite(_ value: CharacteristicValue, to path: String) async throws -> HomeError? {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let client = try await server.connect()
             defer { Task { await client.close() } }
             let graph = try await client.getHome().graph
@@ -84,7 +84,7 @@ struct ReadWriteTests {
 
     @Test("an atomic batch with one bad write applies nothing; a plain batch applies the good ones")
     func batches() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let client = try await server.connect()
             let graph = try await client.getHome().graph
             let on = graph.id("Living Room/Lamp/On")
@@ -114,7 +114,7 @@ struct ReadWriteTests {
 
     @Test("reads of unknown ids fail per item, naming the id")
     func readUnknown() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let client = try await server.connect()
             let response = try await client.read([424_242])
             #expect(response.reads[0].error == HomeError(.notFound, "no characteristic with id 424242"))
@@ -124,7 +124,7 @@ struct ReadWriteTests {
 
     @Test("many calls in flight on one connection are each answered")
     func concurrentCalls() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let client = try await server.connect()
             let graph = try await client.getHome().graph
             let ids = Array(graph.characteristics.keys.sorted())

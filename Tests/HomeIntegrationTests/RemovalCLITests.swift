@@ -3,7 +3,7 @@ import Testing
 
 /// Removing what is gone: `homectl remove`, `homes remove` and `providers forget`
 /// ask on a terminal, want --yes elsewhere, and remove nothing unless told.
-@Suite("homectl removals ask first", .serialized, .timeLimit(.minutes(2)))
+@Suite("homectl removals ask first", .serialized, .timeLimit(.safetyNet))
 struct RemovalCLITests {
     /// homectl on a terminal (a pty from `script`) that answers `answer`.
     private func onTerminal(_ daemon: DaemonProcess, answer: String, _ command: String) throws -> (

@@ -8,13 +8,12 @@ import Logging
 import Testing
 
 /// `HomeClient.resumingSubscription`: a stream that outlives its connections.
-@Suite("resuming subscriptions", .timeLimit(.minutes(2)))
+@Suite("resuming subscriptions", .timeLimit(.safetyNet))
 struct ResumingSubscriptionTests {
     /// A daemon's listener over `store`, on `path`: stopping it and serving again
     /// keeps the journal, as a daemon that only dropped its connections would.
     static func serve(_ store: HomeStore, on path: String) async throws -> HomeServer {
-        var configuration = ServerConfiguration(socketPath: path)
-        configuration.helloTimeoutMs = 60_000
+        let configuration = ServerConfiguration.patient(socketPath: path)
         var logger = Logger(label: "homed-test")
         logger.logLevel = .critical
         let server = HomeServer(store: store, configuration: configuration, logger: logger)

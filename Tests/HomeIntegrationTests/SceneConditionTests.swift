@@ -2,7 +2,7 @@ import Foundation
 @_spi(Wire) import HomeTesting
 import Testing
 
-@Suite("scenes with conditional actions", .serialized, .timeLimit(.minutes(1)))
+@Suite("scenes with conditional actions", .serialized, .timeLimit(.safetyNet))
 struct SceneConditionTests {
     @Test("an action with --if writes only while the characteristic holds that value; the others run; it is kept")
     func conditionalAction() throws {

@@ -30,14 +30,14 @@ private let garageFile = """
           - {kind: random-walk, characteristic: CurrentTemperature, min: 0, max: 30, step: 0.5}
     """
 
-@Suite("the simulator as a provider process", .timeLimit(.minutes(1)))
+@Suite("the simulator as a provider process", .timeLimit(.safetyNet))
 struct SimulatorProcessTests {
     @Test("homed --demo comes alive: events from most of the demo's accessories, each kind of behaviour")
     func demoIsAlive() async throws {
         let daemon = try DaemonProcess(arguments: ["--demo", "--in-memory", "--simulator-interval-ms", "40"])
         let client = try await HomeClient.connect(to: daemon.socketPath, name: "watcher")
         // The simulator registers the demo file's twelve accessories.
-        let graph = try await withTimeout(10, "the simulator's registration") {
+        let graph = try await withTimeout(patience, "the simulator's registration") {
             while true {
                 let graph = try await client.getHome().graph
                 if graph.accessories.count == 12 && graph.accessories.values.allSatisfy(\.isReachable) { return graph }
@@ -47,7 +47,7 @@ struct SimulatorProcessTests {
         var iterator = client.subscribe(SubscribeRequest(filter: SubscriptionFilter())).makeAsyncIterator()
         var accessories = Set<ObjectID>()
         var characteristics = Set<String>()
-        let deadline = Date().addingTimeInterval(20)
+        let deadline = Date().addingTimeInterval(patience)
         // The demo moves by itself: two sensors walking, motion, contact, the doorbell, the flaky
         // radio (the thermostat reaches its target within a few ticks, likely before we look).
         let wanted: Set<String> = ["ProgrammableSwitchEvent", "MotionDetected", "ContactSensorState"]
@@ -76,7 +76,7 @@ struct SimulatorProcessTests {
         let target = graph.id("Garage/Garage Door/TargetDoorState")
         let current = graph.id("Garage/Garage Door/CurrentDoorState")
         _ = try await writer.write(.uint(0), to: target)
-        try await withTimeout(10, "the garage door to open") {
+        try await withTimeout(patience, "the garage door to open") {
             while try await writer.read([current]).reads.first?.value != .uint(0) {
                 try await Task.sleep(for: .milliseconds(20))
             }
@@ -112,9 +112,11 @@ struct SimulatorProcessTests {
         "homed-sim as its own process: killed with SIGKILL its accessories are unreachable at once, not after a ping's timeout; restarted, the same ids are back"
     )
     func killedSimulator() async throws {
+        // Pings an hour apart: no ping can end the session within the test's time limit,
+        // so if the accessories become unreachable, the closed connection made them so.
         let daemon = try DaemonProcess(arguments: [
-            "--demo", "--no-simulator", "--in-memory", "--provider-ping-interval-ms", "15000",
-            "--provider-ping-timeout-ms", "15000",
+            "--demo", "--no-simulator", "--in-memory", "--provider-ping-interval-ms", "3600000",
+            "--provider-ping-timeout-ms", "3600000",
         ])
         let file = daemon.directory + "/garage.yaml"
         try garageFile.write(toFile: file, atomically: true, encoding: .utf8)
@@ -128,7 +130,7 @@ struct SimulatorProcessTests {
                 builtExecutable("homed-sim"), [file, "--socket", daemon.socketPath, "--log-level", "warning"])
         }
         func registered() async throws -> [String: ObjectID] {
-            try await withTimeout(10, "the simulator's registration") {
+            try await withTimeout(patience, "the simulator's registration") {
                 while true {
                     let accessories = try await client.listAccessories().accessories.filter {
                         $0.provider == "garage-sim" && $0.isReachable
@@ -147,8 +149,6 @@ struct SimulatorProcessTests {
         let rooms = try await client.getHome().graph
         let kitchen = rooms.id("Kitchen")
         _ = try await client.changeLayout(.assignAccessory(accessoryID: lamp, roomID: kitchen))
-        // Drain what came so far.
-        let killed = ContinuousClock.now
         first.signal(SIGKILL)
         first.wait()
         var gone = Set<ObjectID>()
@@ -160,10 +160,7 @@ struct SimulatorProcessTests {
                 }
             }
         }
-        let elapsed = ContinuousClock.now - killed
         #expect(gone == Set(ids.values))
-        // Liveness pings would take 30 s here: the closed connection itself made them unreachable.
-        #expect(elapsed < .seconds(20), "unreachable after \(elapsed)")
         // A write to a gone provider's accessory is refused, not hung.
         let on = try await client.getHome().graph.id("Kitchen/Workbench Lamp/On")
         let refused = try await client.write(

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// The socket's mode and directory: nobody else reaches the daemon or takes its place.
-@Suite("socket mode and directory", .timeLimit(.minutes(2)))
+@Suite("socket mode and directory", .timeLimit(.safetyNet))
 struct SocketSecurityTests {
     /// An unprivileged uid for clients run with `setpriv` (tests run as root in CI).
     static let otherUID = "65534"
@@ -26,7 +26,7 @@ struct SocketSecurityTests {
                     "-c", "umask 000; exec \"$0\" \"$@\"", builtExecutable("homed"), "--socket", socket, "--in-memory",
                     "--log-level", "warning",
                 ])
-            let deadline = Date().addingTimeInterval(15)
+            let deadline = Date().addingTimeInterval(patience)
             while access(socket, F_OK) != 0 && Date() < deadline { usleep(1_000) }
             // Under load the watcher's thread may not have run yet: give it the chance
             // to see the socket before the daemon removes it.

@@ -7,11 +7,11 @@ import HomeServer
 import Logging
 import Testing
 
-@Suite("subscriptions over the socket", .timeLimit(.minutes(1)))
+@Suite("subscriptions over the socket", .timeLimit(.safetyNet))
 struct SubscriptionTests {
     @Test("a subscriber to one characteristic receives its changes and nothing else, with the writer as origin")
     func filteredByCharacteristic() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let watcher = try await server.connect(name: "watcher")
             let writer = try await server.connect(name: "writer")
             let graph = try await writer.getHome().graph
@@ -45,7 +45,7 @@ struct SubscriptionTests {
         "twenty subscribers on their own connections each receive every change once, in order, identical; one leaving mid-stream disturbs none"
     )
     func fanOutToManySubscribers() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let writer = try await server.connect(name: "writer")
             let graph = try await writer.getHome().graph
             let brightness = graph.id("Living Room/Lamp/Brightness")
@@ -100,7 +100,7 @@ struct SubscriptionTests {
 
     @Test("a subscriber to an accessory receives all of its characteristics' changes, in order")
     func filteredByAccessory() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let client = try await server.connect()
             let graph = try await client.getHome().graph
             let lamp = graph.id("Living Room/Lamp")
@@ -131,14 +131,14 @@ struct SubscriptionTests {
 
     @Test("ending the iteration cancels the call on the wire")
     func endingCancels() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let client = try await server.connect()
             do {
                 let subscription = client.subscribe(SubscribeRequest())
                 for try await message in subscription where message.marker?.kind == .subscribed { break }
             }
             #expect(server.store.subscriptionCount <= 1)
-            try await withTimeout(5, "the subscription to be cancelled") {
+            try await withTimeout(patience, "the subscription to be cancelled") {
                 while server.store.subscriptionCount > 0 { try await Task.sleep(for: .milliseconds(10)) }
             }
             await client.close()
@@ -147,7 +147,7 @@ struct SubscriptionTests {
 
     @Test("a subscription naming an unknown id is NOT_FOUND naming it")
     func unknownFilterID() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let client = try await server.connect()
             let error = await #expect(throws: HomeError.self) {
                 for try await _ in client.subscribe(
@@ -162,7 +162,7 @@ struct SubscriptionTests {
 
     @Test("shutdown says go-away and ends open streams with UNAVAILABLE")
     func goAway() async throws {
-        let server = try await TestServer.start()
+        let server = try await startPatientServer()
         let client = try await server.connect()
         var iterator = client.subscribe(SubscribeRequest()).makeAsyncIterator()
         _ = try await iterator.next()
@@ -178,9 +178,9 @@ struct SubscriptionTests {
 
     @Test("a second daemon on a live socket is refused; a stale socket file is replaced")
     func socketOwnership() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let rival = HomeServer(
-                store: HomeStore(graph: HomeGraph()), configuration: ServerConfiguration(socketPath: server.socketPath),
+                store: HomeStore(graph: HomeGraph()), configuration: .patient(socketPath: server.socketPath),
                 logger: .init(label: "rival"))
             let error = await #expect(throws: HomeError.self) { try await rival.start() }
             #expect(error == HomeError(.alreadyExists, "another homed is listening on \(server.socketPath)"))
@@ -204,7 +204,7 @@ struct SubscriptionTests {
         }
         close(stale)
         let server = HomeServer(
-            store: HomeStore(graph: DemoHome.make(nowMs: 0)), configuration: ServerConfiguration(socketPath: path),
+            store: HomeStore(graph: DemoHome.make(nowMs: 0)), configuration: .patient(socketPath: path),
             logger: .init(label: "fresh"))
         try await server.start()
         let client = try await HomeClient.connect(to: path, name: "t")

@@ -24,7 +24,7 @@ struct SystemdServiceTests {
             socketActivate, "-l", path, "--fdname=homed", builtExecutable("homed"), "--in-memory", "--demo",
             "--no-simulator", "--socket", path, "--log-level", "warning",
         ])
-        let deadline = Date().addingTimeInterval(15)
+        let deadline = Date().addingTimeInterval(patience)
         while access(path, F_OK) != 0 && Date() < deadline { usleep(10_000) }
 
         // The first connection waits in the socket's queue while homed starts.
@@ -51,7 +51,7 @@ struct SystemdServiceTests {
         let daemon = try ChildProcess(
             builtExecutable("homed"), ["--in-memory", "--demo", "--no-simulator", "--socket", socketPath],
             environment: ["NOTIFY_SOCKET": notifyPath])
-        let ready = try #require(notifications.receive(seconds: 15))
+        let ready = try #require(notifications.receive(seconds: patience))
         #expect(ready.split(separator: "\n").contains("READY=1"))
         // Ready means serving: a client is answered at once.
         let status = try run(builtExecutable("homectl"), ["status"], environment: ["HOMED_SOCKET": socketPath])
@@ -59,7 +59,7 @@ struct SystemdServiceTests {
 
         daemon.signal(SIGTERM)
         var stopping = false
-        while let message = notifications.receive(seconds: 15) {
+        while let message = notifications.receive(seconds: patience) {
             if message.split(separator: "\n").contains("STOPPING=1") {
                 stopping = true
                 break
@@ -79,14 +79,14 @@ struct SystemdServiceTests {
         let daemon = try ChildProcess(
             builtExecutable("homed"), ["--in-memory", "--demo", "--no-simulator", "--socket", socketPath],
             environment: ["NOTIFY_SOCKET": notifyPath])
-        let ready = try #require(notifications.receive(seconds: 15))
+        let ready = try #require(notifications.receive(seconds: patience))
         #expect(ready.split(separator: "\n").contains("READY=1"))
 
         daemon.signal(SIGHUP)
-        let reloading = try #require(notifications.receive(seconds: 15))
+        let reloading = try #require(notifications.receive(seconds: patience))
         #expect(reloading.split(separator: "\n").contains("RELOADING=1"))
         #expect(reloading.split(separator: "\n").contains { $0.hasPrefix("MONOTONIC_USEC=") })
-        let readyAgain = try #require(notifications.receive(seconds: 15))
+        let readyAgain = try #require(notifications.receive(seconds: patience))
         #expect(readyAgain.split(separator: "\n").contains("READY=1"))
         let status = try run(builtExecutable("homectl"), ["status"], environment: ["HOMED_SOCKET": socketPath])
         #expect(status.status == 0)
@@ -102,7 +102,7 @@ struct SystemdServiceTests {
         let daemon = try ChildProcess(
             builtExecutable("homed"),
             ["--in-memory", "--demo", "--no-simulator", "--socket", socketPath, "--log-format", "journal"])
-        let deadline = Date().addingTimeInterval(15)
+        let deadline = Date().addingTimeInterval(patience)
         while access(socketPath, F_OK) != 0 && Date() < deadline && daemon.process.isRunning { usleep(10_000) }
         daemon.signal(SIGTERM)
         #expect(daemon.wait() == 0)
@@ -149,7 +149,7 @@ private final class SpawnedProcess {
     func signal(_ signal: Int32) { kill(pid, signal) }
 
     /// Waits for the process to exit (killing it after `seconds`); its exit status, or -1.
-    func wait(seconds: Double = 10) -> Int32 {
+    func wait(seconds: Double = patience) -> Int32 {
         let deadline = Date().addingTimeInterval(seconds)
         var status: Int32 = 0
         while true {

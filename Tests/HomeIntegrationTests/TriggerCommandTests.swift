@@ -7,7 +7,7 @@ import Testing
 
 @testable import HomeServer
 
-@Suite("triggers that run a command", .timeLimit(.minutes(1)))
+@Suite("triggers that run a command", .timeLimit(.safetyNet))
 struct TriggerCommandTests {
     /// The next `trigger-command` note in the history.
     private func commandNote(_ log: inout EventLog) async throws -> String {
@@ -65,7 +65,7 @@ struct TriggerCommandTests {
 
     @Test("a program that does not exist, is not executable or is not an absolute path is refused; nothing changes")
     func badPrograms() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let client = try await server.connect()
             let home = try await DemoFixture(client)
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("homed-command-\(getpid())")

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// `homectl triggers` and `homes set-location` against a real homed.
-@Suite("homectl triggers: times of day, the sun, holds, conditions", .timeLimit(.minutes(1)))
+@Suite("homectl triggers: times of day, the sun, holds, conditions", .timeLimit(.safetyNet))
 struct TriggersCLITests {
     private func json(_ text: String) throws -> [[String: Any]] {
         try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String: Any]])

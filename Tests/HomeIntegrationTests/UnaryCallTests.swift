@@ -9,7 +9,7 @@ import Testing
 struct UnaryCallTests {
     @Test("GetHome returns the demo home with its rooms and the lamp's services")
     func getHome() async throws {
-        try await withTestServer { server in
+        try await withPatientServer { server in
             let client = try await server.connect()
             defer { Task { await client.close() } }
             let home = try await client.getHome()

@@ -3,7 +3,7 @@ import Testing
 
 /// Enumerated values by the names people use, wherever a person reads them; JSON
 /// keeps the number and adds the name.
-@Suite("values for people", .serialized, .timeLimit(.minutes(2)))
+@Suite("values for people", .serialized, .timeLimit(.safetyNet))
 struct ValuesForPeopleTests {
     /// The demo with its simulator (the garage door, the back door's contact), which
     /// changes nothing by itself within a test.
@@ -58,6 +58,7 @@ struct ValuesForPeopleTests {
         #expect(
             listed.contains("when Demo Home/Kitchen/Back Door/ContactSensor/ContactSensorState = Open"), "\(listed)")
 
+        let before = try daemon.subscriptionCount()
         let text = try ChildProcess(
             builtExecutable("homectl"),
             ["watch", "-o", "text", "--kind", "value", "--accessory", "Garage/Garage Door"],
@@ -69,15 +70,15 @@ struct ValuesForPeopleTests {
             text.wait()
             json.wait()
         }
-        usleep(500_000)  // both subscriptions open
+        try daemon.waitForSubscriptions(before + 2)  // both watches subscribed before the changes
         #expect(try daemon.homectl("set", "Garage/Garage Door/TargetDoorState", "0").status == 0)
-        let line = text.readLine(seconds: 10) ?? ""
+        let line = text.readLine() ?? ""
         #expect(line.contains("Garage/Garage Door/TargetDoorState = Open"), "\(line)")
         #expect(try daemon.homectl("scenes", "run", "Leave").status == 0)
         #expect(!line.hasPrefix("{"), "\(line)")
         var sawValueName = false
         var sawScene = false
-        while !(sawValueName && sawScene), let next = json.readLine(seconds: 10) {
+        while !(sawValueName && sawScene), let next = json.readLine() {
             if next.contains("\"characteristic\":\"TargetDoorState\"") {
                 sawValueName = sawValueName || next.contains("\"value\":1,\"value_name\":\"Closed\"")
             }

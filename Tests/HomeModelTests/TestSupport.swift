@@ -66,3 +66,9 @@ extension HomeGraph {
         return store(checked, nowMs: nowMs)
     }
 }
+
+extension TimeLimitTrait.Duration {
+    /// A test's time limit: a safety net against a hang, longer than the whole target
+    /// takes on a loaded two-core machine (its tests run at once and share the cores).
+    static var safetyNet: Self { .minutes(15) }
+}

@@ -32,22 +32,26 @@ struct CheckpointTests {
             seq += 1
             try database.appendEvents([Self.commit(seq)], keepUntilMs: 1_000_000, values: [])
         }
-        let deadline = Date().addingTimeInterval(10)
+        let deadline = Date().addingTimeInterval(patience)
         while Self.size(file) <= fileBefore + 100_000 && Date() < deadline { usleep(10_000) }
         #expect(
             Self.size(file) > fileBefore + 100_000,
             "nothing was copied into the file (\(Self.size(file)) bytes, \(fileBefore) before)")
 
-        // Back to back, 8 000 commits more (some 24 000 pages): the log never holds
-        // more than about twice the writer's bound (what is written while a
-        // background copy is under way and the writer's own must wait for it).
+        // Back to back, 8 000 commits more (some 24 000 pages): the log stays bounded,
+        // at about twice the writer's bound (what is written while a background copy
+        // is under way and the writer's own must wait for it). How far past the
+        // writer's bound it goes is what the writer commits during one background
+        // copy, which a busy machine slows (the copy syncs the file, the writer does
+        // not): the check is three times the writer's bound, well short of the
+        // 24 000 pages a log that is never started over would hold here.
         var largestLog = 0
         for _ in 1...8_000 {
             seq += 1
             try database.appendEvents([Self.commit(seq)], keepUntilMs: 1_000_000, values: [])
             largestLog = max(largestLog, Self.size(file + "-wal"))
         }
-        let bound = 2 * Int(WALCheckpointer.writerPages) * (4_096 + 24)
+        let bound = 3 * Int(WALCheckpointer.writerPages) * (4_096 + 24)
         #expect(largestLog <= bound, "the log reached \(largestLog) bytes (bound \(bound))")
         #expect(try database.journalRows() == Int(seq))
         database.close()

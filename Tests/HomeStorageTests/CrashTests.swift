@@ -19,7 +19,7 @@ struct CrashTests {
 
     @Test(
         "a process killed with SIGKILL while saving loses no acknowledged layout change",
-        .timeLimit(.minutes(2)))
+        .timeLimit(.safetyNet))
     func killedWhileSaving() async throws {
         let scratch = try Scratch()
         let file = scratch.file("homed.sqlite")

@@ -21,7 +21,7 @@ private let homectlBinary: String = {
     "homectl: names with control characters from an old database",
     .enabled(
         if: FileManager.default.isExecutableFile(atPath: homectlBinary), "build homed and homectl first (swift build)"),
-    .timeLimit(.minutes(2)))
+    .timeLimit(.safetyNet))
 struct HomectlControlCharacterTests {
     let red = "\u{1B}[31mRed Room"
     let twoLines = "Lamp\nSecond line"

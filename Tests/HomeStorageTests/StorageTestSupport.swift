@@ -442,3 +442,14 @@ extension HomeGraph {
         return store(checked, nowMs: nowMs)
     }
 }
+
+/// How long, in seconds, a test waits for what it is waiting for (a file, an exit)
+/// before it calls it a hang: only a safety net, since every wait ends as soon as its
+/// condition holds; minutes, since on a busy machine a step may wait for a thread.
+let patience: Double = 300
+
+extension TimeLimitTrait.Duration {
+    /// A test's time limit: a safety net against a hang, longer than the whole target
+    /// takes on a loaded two-core machine (its tests run at once and share the cores).
+    static var safetyNet: Self { .minutes(15) }
+}

@@ -114,9 +114,9 @@ struct SocketActivationTests {
 /// Where Debian's systemd package puts it.
 let socketActivate = "/usr/bin/systemd-socket-activate"
 
-/// A connection to `path`, tried until the socket exists (while `process` runs, for at most 20 s).
+/// A connection to `path`, tried until the socket exists (while `process` runs, for at most `patience` s).
 private func connectWhenListening(_ path: String, while process: BackgroundProcess) throws -> Int32 {
-    let deadline = Date().addingTimeInterval(20)
+    let deadline = Date().addingTimeInterval(patience)
     while process.isRunning && Date() < deadline {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var address = sockaddr_un()

@@ -14,6 +14,11 @@ final class TemporaryDirectory {
     deinit { try? FileManager.default.removeItem(atPath: path) }
 }
 
+/// How long, in seconds, a test waits for a process to exit or listen before it calls
+/// it a hang: only a safety net, since every wait ends as soon as its condition holds;
+/// minutes, since on a busy machine a step may wait long for a core.
+let patience: Double = 300
+
 struct ProbeError: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
@@ -170,9 +175,9 @@ final class BackgroundProcess {
         return false
     }
 
-    /// Waits for the process to exit (killing it after 20 s); its status and output.
+    /// Waits for the process to exit (killing it after `patience` s); its status and output.
     func finish() -> ProbeResult {
-        let deadline = Date().addingTimeInterval(20)
+        let deadline = Date().addingTimeInterval(patience)
         while isRunning {
             if Date() >= deadline { kill(pid, SIGKILL) }
             usleep(10_000)

@@ -37,9 +37,9 @@ final class ChildProcess: @unchecked Sendable {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
     }
 
-    /// Waits for the process to exit (killing it after `seconds`); returns its status.
+    /// Waits for the process to exit (killing it after `seconds`, -1); returns its status.
     @discardableResult
-    func wait(seconds: Double = 10) -> Int32 {
+    func wait(seconds: Double = patience) -> Int32 {
         let deadline = Date().addingTimeInterval(seconds)
         while process.isRunning && Date() < deadline { usleep(10_000) }
         if process.isRunning {
@@ -54,7 +54,7 @@ final class ChildProcess: @unchecked Sendable {
     func signal(_ signal: Int32) { kill(process.processIdentifier, signal) }
 
     /// The next line of stdout, waiting at most `seconds`; nil at end of output or timeout.
-    func readLine(seconds: Double = 10) -> String? {
+    func readLine(seconds: Double = patience) -> String? {
         let fd = stdout.fileHandleForReading.fileDescriptor
         let deadline = Date().addingTimeInterval(seconds)
         while true {
@@ -74,6 +74,17 @@ final class ChildProcess: @unchecked Sendable {
         }
     }
 
+    /// Lines of stdout up to and including the first that satisfies `done` (all of
+    /// them if the output ends first, or the wait for a line runs out).
+    func readLines(until done: (String) -> Bool) -> [String] {
+        var lines: [String] = []
+        while let line = readLine() {
+            lines.append(line)
+            if done(line) { break }
+        }
+        return lines
+    }
+
     var standardError: String {
         String(decoding: stderr.fileHandleForReading.availableData, as: UTF8.self)
     }
@@ -86,7 +97,7 @@ final class ChildProcess: @unchecked Sendable {
 /// Runs a command to completion and returns (status, stdout, stderr).
 func run(
     _ executable: String, _ arguments: [String], environment: [String: String] = [:],
-    seconds: Double = 20
+    seconds: Double = patience
 ) throws -> (status: Int32, stdout: String, stderr: String) {
     let child = try ChildProcess(executable, arguments, environment: environment)
     // The pipes are read to their end before waiting (a chatty child never blocks on
@@ -133,7 +144,8 @@ final class DaemonProcess: @unchecked Sendable {
             ["--socket", socketPath, "--log-level", "warning"]
                 + (arguments.contains("--db") || arguments.contains("--in-memory")
                     ? [] : ["--db", self.directory + "/homed.sqlite"]) + arguments)
-        let deadline = Date().addingTimeInterval(15)
+        // Until it serves or exits; the bound is only against a hang.
+        let deadline = Date().addingTimeInterval(patience)
         while access(socketPath, F_OK) != 0 || !canConnect() {
             guard Date() < deadline, child.process.isRunning else {
                 throw RawError("homed did not start on \(socketPath): \(child.standardError)")
@@ -146,8 +158,41 @@ final class DaemonProcess: @unchecked Sendable {
 
     var environment: [String: String] { ["HOMED_SOCKET": socketPath] }
 
+    /// How many subscriptions the daemon holds now (`homectl status`).
+    func subscriptionCount() throws -> Int {
+        let status = try homectl("status", "--json")
+        let object = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
+        guard let count = object?["subscriptions"] as? Int else {
+            throw RawError("homectl status --json gave no subscription count: \(status.stdout) \(status.stderr)")
+        }
+        return count
+    }
+
+    /// Waits until the daemon holds at least `count` subscriptions: a watch started
+    /// before is subscribed, so the change the test makes next is one it must see.
+    func waitForSubscriptions(_ count: Int) throws {
+        let deadline = Date().addingTimeInterval(patience)
+        while try subscriptionCount() < count {
+            guard Date() < deadline else { throw RawError("the daemon never held \(count) subscriptions") }
+            usleep(20_000)
+        }
+    }
+
     func homectl(_ arguments: String...) throws -> (status: Int32, stdout: String, stderr: String) {
         try run(builtExecutable("homectl"), arguments, environment: environment)
+    }
+
+    /// What `homectl watch --snapshot` (JSON lines) with these further arguments prints
+    /// up to the snapshot's end marker, then the watch is stopped: it ends when the
+    /// snapshot is out, however long that takes (not after a time, as -W would).
+    func watchSnapshot(_ arguments: String...) throws -> [String] {
+        let watch = try ChildProcess(
+            builtExecutable("homectl"), ["watch", "--snapshot", "--json"] + arguments, environment: environment)
+        defer {
+            watch.signal(SIGKILL)
+            watch.wait()
+        }
+        return watch.readLines { $0.contains("\"kind\":\"snapshot-end\"") }
     }
 
     deinit {
