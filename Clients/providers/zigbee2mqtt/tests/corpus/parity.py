@@ -6,6 +6,11 @@ characteristics it exposes. This maps the corpus devices those pages name
 (through their link to the device's zigbee2mqtt.io page) and compares:
 
     python3 tests/corpus/parity.py --homebridge ~/src/homebridge-z2m   # a checkout or git dir
+    python3 tests/corpus/parity.py --homebridge DIR --write             # tests/corpus/homebridge-z2m.json
+
+What homebridge-z2m's pages say of the corpus devices is committed as
+homebridge-z2m.json (written by --write, never by hand; --check compares), so
+that the parity test runs without a homebridge-z2m checkout.
 
 A device is at parity when homed has, for every service homebridge-z2m lists,
 a service of that type (an Outlet stands for a Switch) with every
@@ -20,6 +25,7 @@ changed meanwhile.
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import subprocess
 import sys
@@ -85,6 +91,25 @@ def documented(source: Path) -> Dict[str, Tuple[Dict[str, Set[str]], Set[str]]]:
     return out
 
 
+DOCUMENTED = HERE / "homebridge-z2m.json"
+
+
+def extract(docs, devices: List[dict]) -> str:
+    """The committed form of what ``documented`` read: only the corpus devices' pages."""
+    pages = {page_name(d["definition"]["model"]) for d in devices}
+    kept = {page: {"services": {s: sorted(c) for s, c in sorted(services.items())}, "other": sorted(other)}
+            for page, (services, other) in sorted(docs.items()) if page in pages}
+    return "{\n" + ",\n".join(f"{json.dumps(page)}: {json.dumps(entry, sort_keys=True)}"
+                                for page, entry in kept.items()) + "\n}\n"
+
+
+def load(path: Path = DOCUMENTED):
+    """``documented``'s result, from the committed extract."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {page: ({s: set(c) for s, c in entry["services"].items()}, set(entry["other"]))
+            for page, entry in data.items()}
+
+
 def page_name(model: str) -> str:
     return re.sub(r"[/| :]", "_", model)  # the page name zigbee2mqtt.io gives a model
 
@@ -130,14 +155,28 @@ def compare(devices: List[dict], docs, map_device, unsupported) -> dict:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--homebridge", required=True, type=Path, help="a homebridge-z2m checkout or git directory")
+    parser.add_argument("--homebridge", type=Path, help="a homebridge-z2m checkout or git directory "
+                        "(default: the committed homebridge-z2m.json)")
+    parser.add_argument("--write", action="store_true", help="write what the pages say to homebridge-z2m.json")
+    parser.add_argument("--check", action="store_true", help="fail if homebridge-z2m.json is not what the pages say")
     parser.add_argument("--gaps", type=int, default=40, help="how many kinds of gap to list")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(PROVIDER))
     from homed_z2m.mapping import Unsupported, map_device
     from tests.corpus_coverage import corpus_devices
 
-    result = compare(corpus_devices(), documented(args.homebridge), map_device, Unsupported)
+    devices = corpus_devices()
+    if args.write or args.check:
+        if args.homebridge is None:
+            parser.error("--write and --check read the pages: give --homebridge")
+        text = extract(documented(args.homebridge), devices)
+        if args.check:
+            same = DOCUMENTED.read_text(encoding="utf-8") == text
+            print(f"{DOCUMENTED.name} is {'' if same else 'not '}what the pages give")
+            return 0 if same else 1
+        DOCUMENTED.write_text(text, encoding="utf-8")
+    docs = documented(args.homebridge) if args.homebridge else load()
+    result = compare(devices, docs, map_device, Unsupported)
     share = 100.0 * result["at_parity"] / max(result["compared"], 1)
     print(f"corpus devices homebridge-z2m documents: {result['compared']}; with every HAP service and "
           f"characteristic it lists: {result['at_parity']} ({share:.1f} %)")
