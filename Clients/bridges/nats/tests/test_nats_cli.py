@@ -3,6 +3,7 @@ same homed: `get`, `set` and `watch` print the same JSON and exit with the same
 codes and words; and a remote watch loses nothing and repeats nothing across a
 nats-server kill -9, a homed kill -9 (its journal goes on) and a network cut."""
 
+import asyncio
 import json
 import os
 import signal
@@ -208,6 +209,7 @@ def test_watch_prints_homectls_lines(homed, server, processes, workdir):
                              "5"],
                    "layout": ["--kind", "layout", "-C", "1"]}
         pairs = {}
+        readers = consumers(server.url)
         for name, args in watches.items():
             local = ProviderProcess([homectl_binary(), "--socket", homed.socket_path, "watch", *args, "-o",
                                      "json"], os.path.join(workdir, f"homectl-{name}.log"))
@@ -223,7 +225,10 @@ def test_watch_prints_homectls_lines(homed, server, processes, workdir):
                 if "--snapshot" in watches[name]:
                     wait_for(lambda: any(l.get("kind") == "snapshot-end" for l in process.history) or None, 15,
                              "the snapshot's end", process)
-        time.sleep(1)  # the watches without a snapshot have subscribed (nothing to wait for in their output)
+        # The watches without a snapshot print nothing before a change: each must be
+        # following first (homectl's subscription in homed; every remote watch's consumer).
+        wait_for(lambda: watching(homed, pairs["layout"][0].proc.pid) or None, 30, "homectl's subscription")
+        wait_for(lambda: consumers(server.url) >= readers + len(pairs) or None, 30, "the remote watches' consumers")
         devices.report(BRIGHTNESS, 42)
         devices.report(TEMP, 20.5)
         with homed.client() as client:
@@ -256,6 +261,24 @@ def test_watch_prints_homectls_lines(homed, server, processes, workdir):
         devices.stop()
 
 
+def watching(homed, pid):
+    """homed holds a subscription of the process ``pid``."""
+    with homed.client() as client:
+        stats = client.call("GetStats", pb.GetStatsRequest())
+    return any(c.pid == pid and len(c.subscriptions) > 0 for c in stats.connections)
+
+
+def consumers(url):
+    """How many consumers the journal's stream has (a remote watch makes one)."""
+    async def count():
+        nc = await nats.connect(url)
+        try:
+            return (await nc.jetstream().stream_info(NAMES.stream)).state.consumer_count
+        finally:
+            await nc.close()
+    return asyncio.run(count())
+
+
 def test_a_new_journal_is_a_resync_then_a_snapshot_as_homectl_prints_it(workdir, server, processes):
     """homed without its stored history (--history-retention off) starts a new
     journal on every start: both watches print a resync line, the snapshot of what
@@ -270,12 +293,16 @@ def test_a_new_journal_is_a_resync_then_a_snapshot_as_homectl_prints_it(workdir,
         wait_log(bridge, "taking a snapshot")
         wait_for(lambda: read_bucket(server.url, NAMES)[1] or None, 15, "the bucket")
         args = ["watch", "--accessory", "Lamp", "--kind", "value", "-C", "2", "-o", "json"]
+        readers = consumers(server.url)
         local = ProviderProcess([homectl_binary(), "--socket", homed.socket_path, *args],
                                 os.path.join(workdir, "homectl-watch.log")).start()
         far = ProviderProcess([sys.executable, REMOTE, "--server", server.url, *args],
                               os.path.join(workdir, "remote-watch.log")).start()
         processes += [local, far]
-        time.sleep(1)  # both have subscribed (a watch without --snapshot prints nothing before a change)
+        # A watch without --snapshot prints nothing before a change: both must be
+        # following before it (homectl's subscription in homed, the remote's consumer).
+        wait_for(lambda: watching(homed, local.proc.pid) or None, 30, "homectl's subscription", local)
+        wait_for(lambda: consumers(server.url) > readers or None, 30, "the remote's consumer", far)
         devices.report(BRIGHTNESS, 42)
         for process in (local, far):
             wait_for(lambda: any(l.get("value") == 42 for l in process.history) or None, 15, "42", process)
@@ -285,7 +312,7 @@ def test_a_new_journal_is_a_resync_then_a_snapshot_as_homectl_prints_it(workdir,
         homed.start()
         devices = Devices(homed.socket_path).start()
         wait_log(bridge, "homed resync")
-        time.sleep(1)  # homectl has reconnected too (it tries again within a second)
+        wait_for(lambda: watching(homed, local.proc.pid) or None, 30, "homectl's subscription again", local)
         devices.report(BRIGHTNESS, 43)
         for process in (local, far):
             assert process.proc.wait(20) == 0, process.log()
@@ -362,11 +389,12 @@ def test_a_remote_watch_across_a_server_kill_and_a_homed_kill_misses_nothing(sto
     bridge = start_bridge(homed, server.url, processes)
     try:
         wait_log(bridge, "taking a snapshot")
+        readers = consumers(server.url)
         watch = follow(server.url, workdir)
         processes.append(watch)
         wait_for(lambda: remote(server.url, "get", "Kitchen/Lamp/Brightness").returncode == 0 or None, 15,
                  "the bucket")
-        time.sleep(1)  # the watch has taken the bucket's snapshot
+        wait_for(lambda: consumers(server.url) > readers or None, 30, "the remote watch's consumer", watch)
         burst(devices, 100)
         server.kill()
         burst(devices, 100, start=100)  # homed commits while the server is dead
@@ -445,11 +473,12 @@ def test_a_remote_watch_across_a_network_cut_misses_nothing(homed, processes, wo
         bridge = start_bridge(homed, cut.server.url, processes)
         try:
             wait_log(bridge, "taking a snapshot")
+            readers = consumers(cut.server.url)
             watch = follow(cut.server.url, workdir)
             processes.append(watch)
             wait_for(lambda: remote(cut.server.url, "get", "Kitchen/Lamp/Brightness").returncode == 0 or None, 15,
                      "the bucket")
-            time.sleep(1)
+            wait_for(lambda: consumers(cut.server.url) > readers or None, 30, "the remote watch's consumer", watch)
             burst(devices, 100)
             cut.cut()
             burst(devices, 100, start=100, pause=0.05)  # homed goes on committing meanwhile
