@@ -9,7 +9,6 @@ import json
 import os
 import re
 import subprocess
-import time
 
 import pytest
 
@@ -18,7 +17,7 @@ from homed_testkit import ProviderProcess, kill_pid
 from homed_testkit.providers import wait_for
 
 from .nats_home import BRIGHTNESS, TEMP, Devices, found, make_home, start_bridge
-from .test_nats_cli import REMOTE, Site, burst, check_nothing_missed_nor_twice, homectl_binary
+from .test_nats_cli import REMOTE, Site, burst, check_nothing_missed_nor_twice, consumers, homectl_binary, watching
 from .test_nats_writes import accounts_server  # noqa: F401 - the fixture
 
 
@@ -187,6 +186,7 @@ def test_watch_through_homectl_nats_prints_what_homectl_prints(homed, server, pr
                             "-C", "5", "--json"],
                    "layout": ["watch", "--kind", "layout", "-C", "1", "-o", "text"]}
         pairs = {}
+        readers = consumers(server.url)
         for name, args in watches.items():
             a = TextWatch([homectl_binary(), "--socket", homed.socket_path, *args],
                           os.path.join(workdir, f"local-{name}.out"), env)
@@ -198,7 +198,10 @@ def test_watch_through_homectl_nats_prints_what_homectl_prints(homed, server, pr
             for w in pairs[name]:
                 wait_for(lambda: any("the state above" in l or "snapshot-end" in l for l in w.lines()) or None, 20,
                          f"the snapshot's end ({name})")
-        time.sleep(1)  # the layout watches print nothing before a change: give them the time to subscribe
+        # The layout watches print nothing before a change: both must be following first
+        # (homectl's subscription in homed; the consumer of every homectl --nats watch).
+        wait_for(lambda: watching(homed, pairs["layout"][0].proc.pid) or None, 30, "homectl's subscription")
+        wait_for(lambda: consumers(server.url) >= readers + len(pairs) or None, 30, "the remote watches' consumers")
         devices.report(BRIGHTNESS, 42)
         with homed.client() as client:
             client.call("ChangeLayout", pb.LayoutRequest(add_room=pb.AddRoom(home_id=1, name="Attic")))
@@ -242,11 +245,12 @@ def test_a_homectl_nats_watch_across_a_server_kill_misses_nothing(stored_homed, 
     try:
         wait_for(lambda: homectl_nats(env, server.url, "get", "Kitchen/Lamp/Brightness").returncode == 0 or None,
                  15, "the bucket")
+        readers = consumers(server.url)
         watch = ProviderProcess([homectl_binary(), "--nats", server.url, "watch", "--kind", "value", "-o", "json"],
                                 os.path.join(workdir, "homectl-nats-watch.log"), env=env)
         processes.append(watch)
         watch.start()
-        time.sleep(1)  # the watch has taken the bucket's snapshot
+        wait_for(lambda: consumers(server.url) > readers or None, 30, "the watch's consumer", watch)
         burst(devices, 100)
         server.kill()
         burst(devices, 100, start=100)  # homed commits while the server is dead
