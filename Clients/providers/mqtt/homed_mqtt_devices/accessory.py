@@ -106,17 +106,24 @@ class _Overlay(dict):
 
 
 def merge_commands(commands: List[Tuple[Command, Any]]) -> List[Tuple[Command, Any]]:
-    """JSON payloads for one topic merged into the first of them; texts kept
-    in order, one message each (a repeated one once)."""
+    """JSON payloads for one topic merged into the first of them, and so are
+    payload objects with the same `merge_key` (one Backlog, one RPC call);
+    texts kept in order, one message each (a repeated one once)."""
     out: List[Tuple[Command, Any]] = []
-    json_at: Dict[str, int] = {}
+    merged_at: Dict[Tuple[str, Any], int] = {}
     seen = set()
     for (topic, payload), entity in commands:
-        if isinstance(payload, dict):
-            if topic in json_at:
-                _merge(out[json_at[topic]][0][1], payload)
+        key = None if isinstance(payload, (dict, str)) else getattr(payload, "merge_key", None)
+        if isinstance(payload, dict) or key is not None:
+            slot = (topic, key)
+            if slot in merged_at:
+                into = out[merged_at[slot]][0][1]
+                if isinstance(payload, dict):
+                    _merge(into, payload)
+                else:
+                    into.merge(payload)
                 continue
-            json_at[topic] = len(out)
+            merged_at[slot] = len(out)
             out.append(((topic, copy.deepcopy(payload)), entity))
         elif (topic, payload) not in seen:
             seen.add((topic, payload))

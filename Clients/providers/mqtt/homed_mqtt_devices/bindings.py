@@ -21,7 +21,9 @@ __all__ = ["Message", "Binding", "Availability", "AvailabilitySource", "Command"
 UNKNOWN_STATES = ("", "None", "none", "unknown", "unavailable", "null")
 
 #: (topic, payload): a str published as it is, a dict as JSON (dicts for one
-#: topic are merged into one message).
+#: topic are merged into one message), or an object with `merge_key` and
+#: `merge(other)` (payloads of one topic with the same key are one message:
+#: a Tasmota Backlog, one Shelly RPC call) and `text()`.
 Command = Tuple[str, Any]
 
 
@@ -104,6 +106,10 @@ class Binding:
     #: that only says "on"); every new reading starts the delay again.
     off_delay: Optional[float] = None
     off_value: Any = MISSING
+    #: An event-only characteristic (a button's ProgrammableSwitchEvent):
+    #: every reading is told, none is kept as its value, and a message read
+    #: again (an old one, at registration) is no new press.
+    event: bool = False
 
     def value(self, message: Message, current: Dict[Ref, Any]) -> Tuple[Any, bool]:
         """(value, clamped) from a message on this binding's topic; (MISSING,
