@@ -1,7 +1,8 @@
-"""homed-mqtt-devices: devices announced with Home Assistant's MQTT discovery as
-homed accessories (see README.md).
+"""homed-mqtt-devices: devices announced with Home Assistant's MQTT discovery,
+Tasmota's own and Shelly Gen2+ devices as homed accessories (see README.md).
 
     homed-mqtt-devices [--broker mqtt://127.0.0.1:1883] [--prefix homeassistant]
+                          [--tasmota-prefix tasmota/discovery] [--shelly PREFIX ...]
                           [--credentials FILE] [--socket PATH]
 """
 
@@ -20,7 +21,8 @@ log = logging.getLogger("homed-mqtt-devices")
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Brings devices announced with Home Assistant's MQTT discovery "
-                                                 "(Tasmota, ESPHome, Shelly, OpenMQTTGateway) into homed.")
+                                                 "(Tasmota, ESPHome, Shelly, OpenMQTTGateway), Tasmota's own "
+                                                 "discovery and Shelly Gen2+ devices into homed.")
     parser.add_argument("--broker", default="mqtt://127.0.0.1:1883", help="mqtt://HOST:PORT or mqtts://HOST:PORT")
     parser.add_argument("--prefix", default="homeassistant",
                         help="the discovery prefix the devices announce under (default: homeassistant)")
@@ -35,6 +37,13 @@ def main(argv=None) -> int:
     parser.add_argument("--forget-after", type=float, default=10.0, metavar="SECONDS",
                         help="after (re)connecting, entities whose retained config has not come again once no "
                              "config has come for this long are removed (default 10)")
+    parser.add_argument("--tasmota-prefix", default="tasmota/discovery", metavar="PREFIX",
+                        help="where Tasmota announces itself (its own discovery; default tasmota/discovery)")
+    parser.add_argument("--no-tasmota", action="store_true", help="do not read Tasmota's own discovery")
+    parser.add_argument("--shelly", action="append", default=[], metavar="PREFIX",
+                        help="a Shelly Gen2+ device's MQTT topic prefix (again for more devices)")
+    parser.add_argument("--no-shelly-discovery", action="store_true",
+                        help="ask only the --shelly devices, not every shelly*/online that says true")
     parser.add_argument("--client-id", help="the MQTT client id (default: homed-<provider id>)")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     args = parser.parse_args(argv)
@@ -48,8 +57,9 @@ def main(argv=None) -> int:
             return 2
     try:
         settings = Settings(args.broker, args.prefix, username, password, args.socket, args.provider_id,
-                            args.write_timeout, args.settle, args.client_id,
-                            args.forget_after)
+                            args.write_timeout, args.settle, args.client_id, args.forget_after,
+                            None if args.no_tasmota else args.tasmota_prefix, args.shelly,
+                            not args.no_shelly_discovery)
     except ValueError as error:
         parser.error(str(error))
     provider = MqttDevicesProvider(settings)

@@ -1,8 +1,11 @@
-"""The provider: a broker's Home Assistant discovery (paho-mqtt, threaded) on
-one side, homed (homed.provider.Provider, threaded) on the other, on the
-service skeleton it shares with the Zigbee2MQTT provider
-(homed.mqtt_provider.MqttProvider: the clients, the sync thread, the
-registration loop, reachability, running).
+"""The provider: a broker (paho-mqtt, threaded) with Home Assistant's
+discovery, Tasmota's own (tasmota_source.py) and Shelly Gen2+ devices asked
+over RPC (shelly_source.py) on one side, homed (homed.provider.Provider,
+threaded) on the other, on the service skeleton it shares with the
+Zigbee2MQTT provider (homed.mqtt_provider.MqttProvider: the clients, the sync
+thread, the registration loop, reachability, running). The devices of all
+three are entities alike (components.EntityMap) once mapped, and go the
+same way from here.
 
 Three kinds of threads meet here, all under `self.lock`:
 - paho's network thread delivers MQTT messages (`_on_message`): configs are
@@ -28,7 +31,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from typing import Any, Dict, List, Optional, Set, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 import paho.mqtt.client as mqtt
 
@@ -42,6 +45,11 @@ from .accessory import DeviceMap, assemble
 from .bindings import Message
 from .components import EntityMap, NotMapped, Refused, map_entity
 from .discovery import read_config
+from .echo_errors import EchoWithErrors, refused
+from .shelly import KEY_PREFIX as SHELLY_KEY
+from .shelly_rpc import RpcCall
+from .shelly_source import ShellySource
+from .tasmota_source import TasmotaSource
 from .templates import RenderError
 
 log = logging.getLogger("homed-mqtt-devices")
@@ -53,7 +61,9 @@ class Settings:
     def __init__(self, broker: str = "mqtt://127.0.0.1:1883", prefix: str = "homeassistant",
                  username: Optional[str] = None, password: Optional[str] = None,
                  socket_path: Optional[str] = None, provider_id: str = "mqtt", write_timeout: float = 4.5,
-                 settle: float = 0.3, client_id: Optional[str] = None, forget_after: float = 10.0):
+                 settle: float = 0.3, client_id: Optional[str] = None, forget_after: float = 10.0,
+                 tasmota_prefix: Optional[str] = "tasmota/discovery", shelly: Sequence[str] = (),
+                 shelly_discovery: bool = True):
         address = BrokerAddress(broker)
         self.tls, self.host, self.port = address.tls, address.host, address.port
         self.prefix = prefix.strip("/")
@@ -66,6 +76,12 @@ class Settings:
         self.settle = settle
         self.forget_after = forget_after
         self.client_id = client_id or f"homed-{provider_id}"
+        for topic in [tasmota_prefix or "", *shelly]:
+            if "+" in topic or "#" in topic:
+                raise ValueError(f"{topic!r}: a topic prefix without wildcards")
+        self.tasmota_prefix = (tasmota_prefix or "").strip("/") or None  # None: Tasmota's discovery not read
+        self.shelly = [p.strip("/") for p in shelly if p.strip("/")]
+        self.shelly_discovery = shelly_discovery
 
 
 #: Without its marker back by then (a broker that does not let us publish
@@ -118,6 +134,12 @@ class MqttDevicesProvider(MqttProvider):
         self.seen_since_connect: Set[str] = set()
         self.last_config_at = 0.0  # when a config last came (forgetting waits for them to stop)
         self.forgotten = False  # this connection's unannounced entities were forgotten
+        self.echo = EchoWithErrors()  # a Shelly's error answer fails its write at once
+        self.events: List[Tuple[Ref, Any]] = []  # button presses, each told once
+        # Devices announced by their firmware's own discovery, not Home Assistant's.
+        self.tasmota = TasmotaSource(self, settings.tasmota_prefix) if settings.tasmota_prefix else None
+        self.shelly = ShellySource(self, settings.shelly, settings.shelly_discovery,
+                                   f"homed-mqtt-devices/{settings.client_id}/shelly")
 
     # -- MQTT --------------------------------------------------------------------
 
@@ -134,15 +156,19 @@ class MqttDevicesProvider(MqttProvider):
             self.forgotten = False
             self.seen_since_connect = set()
             topics = [f"{prefix}/+/+/config", f"{prefix}/+/+/+/config", self.marker_topic]
+            topics += self.tasmota.subscriptions() if self.tasmota else []
+            topics += self.shelly.subscriptions()
             # A new session: every topic the entities read, again (their retained
             # messages come again, and only what changed is reported).
-            topics += sorted(self.topic_devices)
-            self.subscribed = set(self.topic_devices)
+            own = sorted(t for t in self.topic_devices if not self.shelly.covers(t))
+            topics += own
+            self.subscribed = set(own)
             self.to_subscribe.clear()
             self.to_unsubscribe.clear()
             for start in range(0, len(topics), 100):
                 client.subscribe([(t, 0) for t in topics[start:start + 100]])
             self.connect_marker = self._marker()
+            self.shelly.on_connect()
         self.wake.set()
 
     def _marker(self) -> int:
@@ -161,6 +187,8 @@ class MqttDevicesProvider(MqttProvider):
         if topic == self.marker_topic:
             self._on_marker(payload)
             return
+        if self.tasmota is not None and self.tasmota.handle(topic, payload):
+            return
         config = read_config(self.settings.prefix, topic, payload)
         if config is not None:
             self._on_config(topic, config)
@@ -169,6 +197,8 @@ class MqttDevicesProvider(MqttProvider):
             self.arrivals += 1
             self.last[topic] = (self.arrivals, payload)
             self.arrived_at[topic] = time.monotonic()
+            # A Shelly's answers may make a device, which then reads this message as its state.
+            self.shelly.handle(topic, payload)
             filters = [topic] if topic in self.topic_devices else []
             filters += [w for w in self.wildcards if mqtt.topic_matches_sub(w, topic)]
             message = Message(topic, payload)
@@ -179,6 +209,8 @@ class MqttDevicesProvider(MqttProvider):
                 for topic_filter in filters:
                     self._decode(dm, topic_filter, message)
                 self._update_availability(dm, filters)
+        if self.tasmota is not None:
+            self.tasmota.after_message(topic, payload)
         self.wake.set()
 
     def _on_marker(self, payload: bytes) -> None:
@@ -209,7 +241,9 @@ class MqttDevicesProvider(MqttProvider):
                            len(self.entities))
             return
         changed: Set[str] = set()
-        for discovery_id in [d for d in self.configs if d not in self.seen_since_connect]:
+        # A Shelly retains no announcement: one that has not answered yet is not gone.
+        for discovery_id in [d for d in self.configs if d not in self.seen_since_connect
+                             and not d.startswith("shelly:")]:
             log.info("%s: no longer announced (its retained config is gone); removed", discovery_id)
             self._remove(discovery_id, changed)
         for key in changed:
@@ -271,11 +305,17 @@ class MqttDevicesProvider(MqttProvider):
             self._remove(discovery_id, changed)
             self.configs[discovery_id] = item.config
             return
+        self._install(topic, label, entity, item.config, changed)
+
+    def _install(self, topic: str, label: str, entity: EntityMap, config: Any, changed: Set[str]) -> bool:
+        """A mapped entity in place of the one its discovery id had (under the lock)."""
+        discovery_id = entity.discovery_id
+        old = self.entities.get(discovery_id)
         owner = self.uid_owner.get(entity.uid)
         if owner is not None and owner != discovery_id:
             self._once(("duplicate", discovery_id, entity.uid), logging.WARNING,
                        "%s: %s: unique_id %s is announced already on %s; ignored", topic, label, entity.uid, owner)
-            return
+            return False
         for what in entity.ignored:
             log.debug("%s: %s: %s not mapped", topic, label, what)
         if entity.expire_after is None:
@@ -287,11 +327,39 @@ class MqttDevicesProvider(MqttProvider):
         if old is not None:
             self._remove(discovery_id, changed)
         self.entities[discovery_id] = entity
-        self.configs[discovery_id] = item.config
+        self.configs[discovery_id] = config
         self.uid_owner[entity.uid] = discovery_id
         self.by_device.setdefault(entity.device_key, {})[discovery_id] = entity
         changed.add(entity.device_key)
         log.debug("%s: %s mapped to %s", topic, label, ", ".join(s["type"] for s in entity.services) or "attachments")
+        return True
+
+    def _take_native(self, source: str, entities: List[EntityMap], signature: Optional[str]) -> bool:
+        """A device of Tasmota's or a Shelly's own discovery, mapped: its
+        entities (discovery ids `<source>#…`) replace the ones it had; none
+        removes it. True when anything changed."""
+        with self.lock:
+            self.last_config_at = time.monotonic()
+            self._seen(source)
+            mine = [d for d in self.configs if d.startswith(source + "#")]
+            if signature is not None and mine and all(self.configs[d] == signature for d in mine) and \
+                    {e.discovery_id for e in entities} == set(mine):
+                return False  # announced again as it was (a reconnection)
+            changed: Set[str] = set()
+            for discovery_id in mine:
+                self._remove(discovery_id, changed)
+            for entity in entities:
+                self._install(source, f"{entity.component} {entity.discovery_id}", entity, signature, changed)
+            self.seen_since_connect.update(e.discovery_id for e in entities)
+            for key in changed:
+                self._rebuild(key)
+        self.wake.set()
+        return True
+
+    def _seen(self, source: str) -> None:
+        """What `source` announced before is still announced (this connection)."""
+        with self.lock:
+            self.seen_since_connect.update(d for d in self.configs if d.startswith(source + "#"))
 
     def _remove(self, discovery_id: str, changed: Set[str]) -> None:
         self.configs.pop(discovery_id, None)
@@ -344,7 +412,7 @@ class MqttDevicesProvider(MqttProvider):
             self.topic_devices.setdefault(topic, set()).add(key)
             if "+" in topic or "#" in topic:
                 self.wildcards.add(topic)
-            if topic not in self.subscribed:
+            if topic not in self.subscribed and not self.shelly.covers(topic):
                 self.to_subscribe.add(topic)
                 self.to_unsubscribe.discard(topic)
         if dm is not None:
@@ -358,8 +426,10 @@ class MqttDevicesProvider(MqttProvider):
     # -- states --------------------------------------------------------------------------
 
     def _decode(self, dm: DeviceMap, topic_filter: str, message: Message, at: Optional[float] = None) -> None:
-        """A message for the device (`at`: when it came; now unless said)."""
+        """A message for the device (`at`: when it came; now unless said: a
+        message read again, as at registration, is no new button press)."""
         now = time.monotonic()
+        replayed = at is not None
         at = now if at is None else at
         for entity in dm.entities.values():
             if entity.expire_after is not None and entity.state_topic == topic_filter:
@@ -382,6 +452,10 @@ class MqttDevicesProvider(MqttProvider):
         confirmed = self.echo.observe(dm.key, values, acks)
         for ref, value in values.items():
             binding = dm.bindings.get(ref)
+            if binding is not None and binding.event:
+                if not replayed:
+                    self.events.append((ref, value))
+                continue
             if binding is not None and binding.off_delay is not None:
                 # Every reading other than off starts the delay again.
                 if value != binding.off_value:
@@ -479,7 +553,17 @@ class MqttDevicesProvider(MqttProvider):
                 pending = self.echo.add(key, echo, {r: dm.bindings[r].tolerance for r in echo}) if echo else None
                 topics = []
                 for (topic, payload), entity in commands:
-                    text = json.dumps(payload) if isinstance(payload, dict) else payload
+                    if isinstance(payload, RpcCall):  # a Shelly's: its answer is matched to these writes
+                        refs = [r for r in writes if dm.bindings[r].entity == entity.uid]
+                        request = self.shelly.command(key, refs, payload)
+                        if request is None:
+                            self.echo.fail(key, refs, (pb.NOT_FOUND, f"device {key} answers on no prefix now"))
+                            continue
+                        topic, text = request
+                    elif isinstance(payload, dict):
+                        text = json.dumps(payload)
+                    else:
+                        text = payload.text() if hasattr(payload, "text") else payload
                     self.mqtt.publish(topic, text, qos=entity.qos, retain=entity.retain)
                     topics.append(topic)
                     log.debug("%s: %s", topic, text)
@@ -493,6 +577,7 @@ class MqttDevicesProvider(MqttProvider):
         deadline = time.monotonic() + self.settings.write_timeout
         for dm, topics, pending in waiting:
             self.echo.wait(pending, max(0.0, deadline - time.monotonic()))
+            failed.update(refused(pending))
             for ref, value in pending.waiting.items():
                 failed[ref] = (pb.DEADLINE_EXCEEDED,
                                f"device {dm.name!r} ({dm.key}) did not echo {ref.characteristic} = {value} "
@@ -579,6 +664,9 @@ class MqttDevicesProvider(MqttProvider):
             if not self.forgotten and self._quiet(time.monotonic()):
                 self._forget_unannounced()
         self._flush_subscriptions()
+        with self.lock:
+            if self.broker_connected:
+                self.shelly.tick()
         if not self.provider.connected:
             return
         self._reset_after_registration()
@@ -589,11 +677,14 @@ class MqttDevicesProvider(MqttProvider):
             outbox = {r: v for r, v in self.outbox.items() if r.accessory_key in self.registered}
             self.outbox = {r: v for r, v in self.outbox.items()
                            if r.accessory_key not in self.registered and r.accessory_key in self.devices}
-        if outbox:
+            # A press of a device not registered yet is not told later: it is over.
+            events = [(r, v) for r, v in self.events if r.accessory_key in self.registered]
+            self.events = []
+        if outbox or events:
             try:
-                self.provider.report(outbox)
+                self.provider.report(list(outbox.items()) + events)
             except HomedError as error:
-                log.warning("report of %d values refused: %s", len(outbox), error)
+                log.warning("report of %d values refused: %s", len(outbox) + len(events), error)
 
     def _sync_registrations(self) -> None:
         with self.lock:
@@ -613,8 +704,9 @@ class MqttDevicesProvider(MqttProvider):
             gone = [key for key in self.registered if key not in self.devices
                     and now - self.changed_at.get(key, 0.0) >= self.settings.settle]
             if not self.known_removed and self._quiet(now):
-                if self.configs:
-                    gone += [k for k in self.provider.known_keys if k not in self.devices and k not in gone]
+                if self.configs:  # a Shelly's key is not: it retains no announcement (shelly.py)
+                    gone += [k for k in self.provider.known_keys if k not in self.devices and k not in gone
+                             and not k.startswith(SHELLY_KEY)]
                 self.known_removed = True
         self._remove_devices(gone)
         self._register_devices(todo)
@@ -636,8 +728,11 @@ class MqttDevicesProvider(MqttProvider):
     # -- running ---------------------------------------------------------------------
 
     def _started(self) -> None:
-        log.info("broker %s:%d, discovery prefix %r, provider id %r", self.settings.host, self.settings.port,
-                 self.settings.prefix, self.settings.provider_id)
+        s = self.settings
+        shelly = ", ".join(s.shelly) or "none named"
+        log.info("broker %s:%d, discovery prefix %r, Tasmota discovery %s, Shelly devices: %s%s, provider id %r",
+                 s.host, s.port, s.prefix, repr(s.tasmota_prefix) if s.tasmota_prefix else "off", shelly,
+                 " (and every shelly*/online)" if s.shelly_discovery else "", s.provider_id)
 
 
 _NONE = object()
