@@ -30,6 +30,11 @@ Shelly.GetStatus (`status`), taken from one diagnostics dump or from the
 files of single answers; `statuses` are further statuses the device reported
 (a cover moving). FRAMES are whole JSON-RPC answers as a device sent them (a
 success and an error). The output records which file each part came from.
+
+Each output also records the sources' commits and the git blob id of every
+file it read (`git hash-object`'s), so that one made from a copy of those
+files rather than a checkout (home-assistant/core is large) still says which
+version of each it was.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from __future__ import annotations
 import argparse
 import ast
 import copy
+import hashlib
 import json
 import subprocess
 import sys
@@ -104,6 +110,9 @@ class Source:
 
     def __init__(self, name: str, path: Path, rev: str = "HEAD"):
         self.name, self.path, self.rev = name, path, rev
+        #: path -> the git blob id of what was read (as `git hash-object` gives it), so
+        #: the output says which version of each file it was made from.
+        self.blobs: Dict[str, str] = {}
         self.git = (path / "HEAD").is_file() and (path / "objects").is_dir()
         try:
             args = ["git", "--git-dir", str(path)] if self.git else ["git", "-C", str(path)]
@@ -114,9 +123,12 @@ class Source:
 
     def read(self, relative: str) -> str:
         if self.git:
-            return subprocess.run(["git", "--git-dir", str(self.path), "show", f"{self.rev}:{relative}"], check=True,
-                                  capture_output=True, text=True).stdout
-        return (self.path / relative).read_text(encoding="utf-8")
+            data = subprocess.run(["git", "--git-dir", str(self.path), "show", f"{self.rev}:{relative}"], check=True,
+                                  capture_output=True).stdout
+        else:
+            data = (self.path / relative).read_bytes()
+        self.blobs[relative] = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+        return data.decode("utf-8")
 
 
 # --- replaying Home Assistant's Tasmota tests --------------------------------------------------------
@@ -266,9 +278,9 @@ def tasmota(core: Source) -> Dict[str, Any]:
         scenarios[scenario] = {"source": source, **recorded}
     configs = {name: {"source": f"{TASMOTA_DIR}/test_common.py::{constant}", "config": common[constant]}
                for name, constant in TASMOTA_CONFIGS.items()}
-    return {"generated_by": "tests/recorded/generate.py", "source": {"repository": "home-assistant/core",
-                                                                     "commit": core.commit},
-            "scenarios": scenarios, "configs": configs}
+    return {"generated_by": "tests/recorded/generate.py",
+            "source": {"repository": "home-assistant/core", "commit": core.commit, "files": dict(sorted(
+                core.blobs.items()))}, "scenarios": scenarios, "configs": configs}
 
 
 # --- Shelly's answers --------------------------------------------------------------------------------
@@ -303,7 +315,8 @@ def shelly(sources: Dict[str, Source]) -> Dict[str, Any]:
         frames[name], where = part(spec)
         frames.setdefault("source", {})[name] = where
     return {"generated_by": "tests/recorded/generate.py",
-            "source": {name: {"repository": repo, "commit": sources[name].commit}
+            "source": {name: {"repository": repo, "commit": sources[name].commit,
+                              "files": dict(sorted(sources[name].blobs.items()))}
                        for name, repo in (("aioshelly", "home-assistant-libs/aioshelly"),
                                           ("core", "home-assistant/core"))},
             "devices": devices, "frames": frames}
@@ -324,9 +337,10 @@ def main(argv=None) -> int:
     parser.add_argument("--rev", default="HEAD", help="the revision of git directories (default HEAD)")
     parser.add_argument("--check", action="store_true", help="fail if the committed files differ from the output")
     args = parser.parse_args(argv)
-    core = Source("core", args.source_core, args.rev)
-    aioshelly = Source("aioshelly", args.source_aioshelly, args.rev)
-    outputs = {TASMOTA_OUTPUT: text(tasmota(core)), SHELLY_OUTPUT: text(shelly({"core": core, "aioshelly": aioshelly}))}
+    # One Source each output, so that each lists the files it was made from.
+    outputs = {TASMOTA_OUTPUT: text(tasmota(Source("core", args.source_core, args.rev))),
+               SHELLY_OUTPUT: text(shelly({"core": Source("core", args.source_core, args.rev),
+                                           "aioshelly": Source("aioshelly", args.source_aioshelly, args.rev)}))}
     if args.check:
         stale = [p.name for p, t in outputs.items() if not p.is_file() or p.read_text(encoding="utf-8") != t]
         if stale:
