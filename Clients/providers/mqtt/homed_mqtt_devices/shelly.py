@@ -39,8 +39,9 @@ PRESSES = {"single_push": 0, "double_push": 1, "long_push": 2}
 #: Components that are the device's own plumbing, not something in the home.
 PLUMBING = {"sys", "wifi", "cloud", "mqtt", "ble", "ws", "bthome", "knx", "matter", "ui", "eth", "modbus", "zigbee",
             "blugw", "plugs_ui", "awaiting_auth_code", "script"}
-#: The catalog's range of a Duo bulb's and an RGBW controller's white, 2700–6500 K, in mireds.
-CCT_MIREDS = (154, 370)
+#: A Duo bulb's and an RGBW controller's white, 2700–6500 K, in mireds (rounded outwards:
+#: the ends read back as themselves, not as clamped readings).
+CCT_MIREDS = (153, 371)
 
 
 @dataclass
@@ -87,7 +88,7 @@ def map_shelly(prefix: str, root: str, info: Any, config: Any, status: Any) -> S
         settings = config.get(component) if isinstance(config.get(component), dict) else {}
         label = settings.get("name") if isinstance(settings.get("name"), str) and settings["name"].strip() else (
             f"{kind.capitalize()} {index}" if kinds[kind] > 1 else None)
-        why = _why_not(kind, mapper, settings, config, state)
+        why = _why_not(kind, index, mapper, settings, config, state)
         if why is not None:
             out.left_out.append(f"{component} ({why})")
             continue
@@ -98,9 +99,11 @@ def map_shelly(prefix: str, root: str, info: Any, config: Any, status: Any) -> S
     return out
 
 
-def _why_not(kind: str, mapper, settings: dict, config: dict, state: Any) -> Optional[str]:
+def _why_not(kind: str, index: str, mapper, settings: dict, config: dict, state: Any) -> Optional[str]:
     if mapper is None:
         return "not a component this provider maps"
+    if not index.isdigit():
+        return "no component id"
     if not isinstance(state, dict):
         return "its status is not an object"
     if kind == "input":

@@ -244,3 +244,14 @@ def test_readers_say_missing_for_what_a_message_does_not_say():
     values, errors = decode(dm, f"{prefix}/events/rpc", json.dumps({"method": "NotifyStatus", "params": {
         "ts": 1.0, "cct:0": {"id": 0, "ct": 4000}}}))
     assert values == {("shellyduobulbg3-aabbccddeeff-cct:0", "ColorTemperature"): 250} and errors == []
+
+
+def test_a_cct_lights_white_ends_are_read_back_as_themselves():
+    prefix, device, dm = shelly_map("duo_bulb_gen3")
+    [ct] = [c for c in dm.accessory["services"][0]["characteristics"] if c["type"] == "ColorTemperature"]
+    assert ct["metadata"] == {"min_value": 153, "max_value": 371}
+    for kelvin, mireds in ((6500, 154), (2700, 370)):
+        topic = f"{prefix}/events/rpc"
+        frame = json.dumps({"method": "NotifyStatus", "params": {"cct:0": {"id": 0, "ct": kelvin}}})
+        values, clamped, _, _ = dm.decode(topic, Message(topic, frame.encode()), {})
+        assert list(values.values()) == [mireds] and clamped == []
