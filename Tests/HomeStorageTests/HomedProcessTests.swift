@@ -22,22 +22,31 @@ private let homedBinary: String = {
         "build homed first (swift build), or set HOMED_BIN"),
     .timeLimit(.safetyNet))
 struct HomedProcessTests {
-    /// A running `homed`.
+    /// A running `homed`. Its `STATE_DIRECTORY` and `CONFIGURATION_DIRECTORY` are a
+    /// scratch directory of its own unless the test sets them: a homed without --db
+    /// never writes to root's /var/lib/homed, nor reads /etc/homed/homed.yaml.
     final class Daemon {
         let process = Process()
         let standardError = Pipe()
+        private let own: Scratch
 
         init(_ arguments: [String], environment: [String: String] = [:]) throws {
+            own = try Scratch()
             process.executableURL = URL(fileURLWithPath: homedBinary)
             process.arguments = arguments
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            process.environment = ProcessInfo.processInfo.environment
+                .merging(["STATE_DIRECTORY": own.path, "CONFIGURATION_DIRECTORY": own.path]) { $1 }
+                .merging(environment) { $1 }
             process.standardError = standardError
             process.standardOutput = FileHandle.nullDevice
             try process.run()
         }
 
         deinit {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
         }
 
         /// Waits until `path` exists (the socket: the daemon has loaded and is serving).

@@ -14,17 +14,27 @@ func builtExecutable(_ name: String) -> String {
 }
 
 /// A child process with pipes for stdout and stderr, killed if the test forgets.
+///
+/// Its `STATE_DIRECTORY` and `CONFIGURATION_DIRECTORY` are a directory of its own
+/// (unless the test sets them), removed with it: a homed started without --db keeps
+/// its database there, a program without --state-dir its state, and no child reads
+/// the machine's configuration or writes to its state (as root, /etc/homed and
+/// /var/lib/homed).
 final class ChildProcess: @unchecked Sendable {
     let process = Process()
     let stdout = Pipe()
     let stderr = Pipe()
     private var stdoutBuffer: [UInt8] = []
+    private let ownDirectory: String
 
     init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        ownDirectory = TestServer.makeTemporaryDirectory("homed-child")
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "HOMED_SOCKET")
+        env["STATE_DIRECTORY"] = ownDirectory
+        env["CONFIGURATION_DIRECTORY"] = ownDirectory
         for (key, value) in environment { env[key] = value }
         process.environment = env
         process.standardOutput = stdout
@@ -34,7 +44,11 @@ final class ChildProcess: @unchecked Sendable {
     }
 
     deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(atPath: ownDirectory)
     }
 
     /// Waits for the process to exit (killing it after `seconds`, -1); returns its status.
