@@ -51,11 +51,13 @@ def daemon():
     if not os.access(binary, os.X_OK):
         if explicit:
             pytest.fail(f"HOMED_BIN={binary} is not an executable file")
-        pytest.skip(f"no homed binary at {binary} (build it, or set HOMED_BIN)")
+        pytest.fail(f"no homed binary at {binary} (swift build, or set HOMED_BIN)")
     # A short directory: sun_path holds 108 bytes.
     tmp = tempfile.mkdtemp(prefix="homed-py-", dir="/tmp")
     socket_path = os.path.join(tmp, "homed.sock")
-    args = [binary, "--demo", "--socket", socket_path]
+    # Its own database and configuration: as root, homed's defaults are the system's
+    # (/var/lib/homed, /etc/homed), which no test may touch.
+    args = [binary, "--demo", "--socket", socket_path, "--db", os.path.join(tmp, "homed.sqlite")]
     help_text = subprocess.run([binary, "--help"], capture_output=True, text=True, timeout=30)
     if "--no-simulator" in help_text.stdout + help_text.stderr:
         args.append("--no-simulator")
@@ -65,7 +67,8 @@ def daemon():
         with open(log_path, "wb") as log:
             env = dict(os.environ)
             env.pop("HOMED_SOCKET", None)
-            env["STATE_DIRECTORY"] = tmp  # the database, in the test's directory
+            env["STATE_DIRECTORY"] = tmp
+            env["CONFIGURATION_DIRECTORY"] = tmp
             proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                     cwd=tmp, env=env, preexec_fn=die_with_parent)
         d = Daemon(proc, socket_path, log_path, args)

@@ -137,6 +137,10 @@ class HomedProcess:
             os.unlink(self.socket_path)
         env = dict(os.environ)
         env.pop("HOMED_SOCKET", None)
+        # Nothing of the machine's: as root, homed would read /etc/homed/homed.yaml
+        # (whose database.path wins over --db's absence) and keep state in /var/lib/homed.
+        env.setdefault("CONFIGURATION_DIRECTORY", self.directory)
+        env.setdefault("STATE_DIRECTORY", self.directory)
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(self.args, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                          cwd=self.directory, env=env, preexec_fn=die_with_parent)
