@@ -175,6 +175,11 @@ public struct ValueRouter: Sendable {
             let answer = providers.send(
                 .write(values, atomic: plan.atomic), to: part.providerID, timeoutMs: timeoutMs, on: eventLoop,
                 from: origin.connectionID)
+            // Every item of this part optimistic: applied above, and the provider is told;
+            // its answer is not waited for (the write is acknowledged at once).
+            guard !part.confirmed.isEmpty else {
+                return eventLoop.makeSucceededFuture((results: [], seq: 0))
+            }
             // One promise, completed where the answer lands (this loop), whatever it says.
             let confirmation = eventLoop.makePromise(
                 of: (results: [(position: Int, result: WriteResult)], seq: UInt64).self)
