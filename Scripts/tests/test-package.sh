@@ -228,7 +228,7 @@ env -i PATH="$root/usr/bin:/usr/bin:/bin" "$root/usr/bin/homed-zigbee2mqtt" --so
 provider_pid=$!
 # The device is the first light of the corpus generated from Zigbee2MQTT's own device
 # pages (Clients/providers/zigbee2mqtt/tests/corpus), as the provider's tests use it.
-read -r name device < <(python3 - Clients/providers/zigbee2mqtt/tests/corpus/devices.json <<'PY'
+read -r name device < <(python3 - Clients/providers/zigbee2mqtt/tests/corpus/devices-1.json <<'PY'
 import json, sys
 devices = json.load(open(sys.argv[1]))["devices"]
 light = next(d for d in devices if any(e.get("type") == "light" for e in d["definition"]["exposes"]))

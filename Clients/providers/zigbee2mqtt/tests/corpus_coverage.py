@@ -1,4 +1,4 @@
-"""How much of the Zigbee2MQTT corpus (tests/corpus/devices.json) the mapping
+"""How much of the Zigbee2MQTT corpus (tests/corpus/devices-N.json) the mapping
 brings into homed, with no broker and no daemon:
 
     python3 tests/corpus_coverage.py            # from the provider's folder
@@ -21,13 +21,20 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 HERE = Path(__file__).resolve().parent
-CORPUS = HERE / "corpus" / "devices.json"
+CORPUS = HERE / "corpus"
 
 
 @functools.lru_cache(maxsize=1)
 def corpus() -> dict:
-    """The corpus, read once (callers copy what they change)."""
-    return json.loads(CORPUS.read_text(encoding="utf-8"))
+    """The corpus (its files joined), read once (callers copy what they change)."""
+    devices: list = []
+    whole: dict = {}
+    for path in sorted(CORPUS.glob("devices-*.json"), key=lambda p: int(p.stem.split("-")[1])):
+        part = json.loads(path.read_text(encoding="utf-8"))
+        whole.update({k: v for k, v in part.items() if k != "devices"})
+        devices += part["devices"]
+    assert devices, f"no corpus in {CORPUS}"
+    return dict(whole, devices=devices)
 
 
 def corpus_devices() -> List[dict]:

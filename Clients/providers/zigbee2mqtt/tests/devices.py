@@ -56,7 +56,7 @@ COORDINATOR = {"ieee_address": "0x00124b0000000000", "friendly_name": "Coordinat
 
 
 def from_corpus(n, name, model, vendor=None, **extra):
-    """A device as Zigbee2MQTT documents it (tests/corpus/devices.json, made from
+    """A device as Zigbee2MQTT documents it (tests/corpus/devices-N.json, made from
     its device pages), under this test's address and friendly name."""
     definition = copy.deepcopy(by_model(model, vendor)["definition"])
     entry = {"ieee_address": f"0x00124b00{n:08x}", "friendly_name": name, "type": "EndDevice", "network_address": n,

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Zigbee2MQTT's own device pages as `bridge/devices` entries: the corpus the
-provider's mapping tests run on (tests/corpus/devices.json).
+provider's mapping tests run on (tests/corpus/devices-N.json).
 
 Zigbee2MQTT's documentation (the zigbee2mqtt.io repository) holds one page per
 supported device, `docs/devices/<model>.md`, written by its docgen from the
@@ -35,10 +35,13 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import List, Tuple
+from typing import Dict, List, Tuple
 
 HERE = Path(__file__).resolve().parent
-OUTPUT = HERE / "devices.json"
+OUTPUT = HERE
+#: Devices a file: the corpus is kept in files of at most this many devices
+#: (devices-1.json, devices-2.json, …), each well under 2 MiB.
+SHARD = 900
 sys.path.insert(0, str(HERE))
 
 from z2m_pages import parse_page  # noqa: E402 (this folder's, found by the line above)
@@ -143,33 +146,50 @@ def build(source: Source) -> Tuple[dict, Counter]:
     return corpus, skipped
 
 
-def render(corpus: dict) -> str:
-    """One device a line, keys sorted: stable, and a change shows as the lines of
-    the devices it touches."""
+def render(corpus: dict) -> Dict[str, str]:
+    """{file name: text}: one device a line, keys sorted: stable, and a change shows
+    as the lines of the devices it touches; SHARD devices a file, each with the
+    corpus' source and selection."""
     head = {k: v for k, v in corpus.items() if k != "devices"}
-    lines = ["{", *(f"{json.dumps(k)}: {json.dumps(v, sort_keys=True, ensure_ascii=False)}," for k, v in head.items()),
-             '"devices": [']
     devices = [json.dumps(d, sort_keys=True, ensure_ascii=False, separators=(",", ":")) for d in corpus["devices"]]
-    lines.append(",\n".join(devices))
-    lines.append("]}")
-    return "\n".join(lines) + "\n"
+    files = {}
+    for number, start in enumerate(range(0, len(devices), SHARD), 1):
+        lines = ["{", *(f"{json.dumps(k)}: {json.dumps(v, sort_keys=True, ensure_ascii=False)},"
+                        for k, v in head.items()), '"devices": [']
+        lines.append(",\n".join(devices[start:start + SHARD]))
+        lines.append("]}")
+        files[f"devices-{number}.json"] = "\n".join(lines) + "\n"
+    return files
+
+
+def read(directory: Path) -> Tuple[dict, Dict[str, str]]:
+    """The corpus its files hold, and their texts."""
+    texts = {p.name: p.read_text(encoding="utf-8") for p in sorted(directory.glob("devices-*.json"),
+                                                                   key=lambda p: int(p.stem.split("-")[1]))}
+    corpus: dict = {}
+    for text in texts.values():
+        part = json.loads(text)
+        devices = corpus.setdefault("devices", [])
+        corpus.update({k: v for k, v in part.items() if k != "devices"})
+        devices += part["devices"]
+    return corpus, texts
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--source", required=True, type=Path, help="a zigbee2mqtt.io checkout or git directory")
     parser.add_argument("--rev", default="HEAD", help="the commit to read, for a git directory (HEAD)")
-    parser.add_argument("--out", type=Path, default=OUTPUT)
+    parser.add_argument("--out", type=Path, default=OUTPUT, help="the directory of devices-N.json (tests/corpus)")
     parser.add_argument("--check", action="store_true", help="compare with --out instead of writing it")
     args = parser.parse_args(argv)
     corpus, skipped = build(Source(args.source, args.rev))
-    text = render(corpus)
+    files = render(corpus)
     print(f"{len(corpus['devices'])} devices of {corpus['source']['pages']} pages "
           f"({corpus['source']['commit']}); not read: {dict(sorted(skipped.items())) or 'nothing'}", file=sys.stderr)
+    current, texts = read(args.out)
     if args.check:
-        current = args.out.read_text(encoding="utf-8") if args.out.exists() else ""
-        if current != text:
-            old = {d["ieee_address"]: d for d in json.loads(current)["devices"]} if current else {}
+        if texts != files:
+            old = {d["ieee_address"]: d for d in current.get("devices", [])}
             new = {d["ieee_address"]: d for d in corpus["devices"]}
             changed = sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
             print(f"{args.out} differs from what the pages give: {len(changed)} devices "
@@ -178,7 +198,10 @@ def main(argv=None) -> int:
             return 1
         print(f"{args.out} is what the pages give", file=sys.stderr)
         return 0
-    args.out.write_text(text, encoding="utf-8")
+    for stale in set(texts) - set(files):
+        (args.out / stale).unlink()
+    for name, text in files.items():
+        (args.out / name).write_text(text, encoding="utf-8")
     return 0
 
 
