@@ -77,6 +77,13 @@ struct RemovalCLITests {
         let connected = try daemon.homectl("providers", "forget", "shed", "--yes")
         #expect(connected.status == 9, "\(connected.stderr)")
         #expect(connected.stderr.contains("provider \"shed\" is connected (connection "), "\(connected.stderr)")
+        // Nor is one of its accessories removed while it is connected: it would report it
+        // again and be refused, the device dead in homed until the provider restarted.
+        let served = try daemon.homectl("remove", "Shed/Shed Lamp", "--yes")
+        #expect(served.status == 9, "\(served.stderr)")
+        let refusal = "(\"Shed Lamp\") is served by provider \"shed\", which is connected: remove the device"
+        #expect(served.stderr.contains(refusal), "\(served.stderr)")
+        #expect(try daemon.homectl("accessories").stdout.contains("Shed Lamp"), "the refused remove changed something")
         simulator.signal(SIGKILL)
         simulator.wait()
         for _ in 0..<200 where !listed.contains("\"provider\":\"shed\",\"connected\":false") {

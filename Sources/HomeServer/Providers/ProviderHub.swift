@@ -144,6 +144,11 @@ final class ProviderHub: Sendable {
 
     // MARK: Requests
 
+    /// Whether a provider process holds a session for `providerID` now.
+    func isConnected(_ providerID: String) -> Bool {
+        state.withLock { $0.sessions[providerID] != nil }
+    }
+
     /// Sends a command to a provider; the future completes on `eventLoop` with the
     /// answer, or fails with UNAVAILABLE (not connected, or gone), DEADLINE_EXCEEDED
     /// (no answer within `timeoutMs`) or RESOURCE_EXHAUSTED (too many waiting: in
