@@ -74,6 +74,37 @@ struct HistoryCLITests {
         #expect(table.status == 64 && table.stderr.contains("-o csv is for the commands that list"))
     }
 
+    @Test("last and history resolve a PATH as get does: a remote's buttons are named by their service")
+    func pathsAsGet() throws {
+        let daemon = try DaemonProcess(arguments: ["--demo", "--no-simulator", "--in-memory"])
+        let file = daemon.directory + "/remote.yaml"
+        try """
+        provider: hall
+        rooms: [Hallway]
+        accessories:
+          - {key: remote, name: Remote, room: Hallway, category: programmableSwitch,
+             services: [{type: StatelessProgrammableSwitch, name: Up, characteristics: {ServiceLabelIndex: 1}},
+                        {type: StatelessProgrammableSwitch, name: Down, characteristics: {ServiceLabelIndex: 2}}]}
+        """.write(toFile: file, atomically: true, encoding: .utf8)
+        let simulator = try ChildProcess(
+            builtExecutable("homed-sim"), [file, "--socket", daemon.socketPath, "--log-level", "warning"])
+        defer { simulator.signal(SIGKILL) }
+        let deadline = Date().addingTimeInterval(patience)
+        while try !daemon.homectl("accessories").stdout.contains("Remote"), Date() < deadline { usleep(50_000) }
+        let path = "Hallway/Remote/ProgrammableSwitchEvent"
+        let several = "accessory \"Remote\" has 2 ProgrammableSwitchEvent characteristics; name the service"
+        for (command, result) in [
+            ("get", try daemon.homectl("get", path)), ("last", try daemon.homectl("last", path)),
+            ("history", try daemon.homectl("history", path)),
+        ] {
+            #expect(result.status == 3, "\(command): \(result.stderr)")
+            #expect(result.stderr.contains(several), "\(command): \(result.stderr)")
+        }
+        let named = try daemon.homectl("last", "Hallway/Remote/Up/ProgrammableSwitchEvent")
+        #expect(named.status == 1 || named.status == 5, "\(named.stderr)")
+        #expect(named.stderr.contains("the history holds no change of"), "\(named.stderr)")
+    }
+
     @Test("watch --since 10m prints the changes kept since then, then goes on live")
     func watchSince() throws {
         let daemon = try DaemonProcess()

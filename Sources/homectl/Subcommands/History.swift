@@ -223,6 +223,16 @@ struct History: AsyncParsableCommand {
     /// Targets as a filter: each the first of characteristic, accessory, room or
     /// home its name resolves to; a bare number is taken as any object's id, so
     /// that a removed characteristic's history is still reached.
+    /// Why `target` names no one characteristic, when it names several.
+    private static func ambiguity(of target: String, in graph: HomeGraph) -> HomeError? {
+        do {
+            _ = try graph.resolveCharacteristic(target)
+            return nil
+        } catch {
+            return error.code == .notFound ? nil : error
+        }
+    }
+
     static func filter(_ targets: [String], kinds: [EventKind], in graph: HomeGraph) throws(HomeError)
         -> SubscriptionFilter
     {
@@ -248,6 +258,9 @@ struct History: AsyncParsableCommand {
             } else if let id = try? graph.resolveHome(target) {
                 filter.homeIDs.append(id)
             } else {
+                // A path naming several characteristics (an accessory with two of that
+                // type, each button of a remote) says so, as `get` does.
+                if let ambiguity = Self.ambiguity(of: target, in: graph) { throw ambiguity }
                 throw HomeError(
                     .notFound, "no characteristic, accessory, room or home is named \(quote(target))")
             }
