@@ -103,6 +103,19 @@ struct HistoryCLITests {
         let named = try daemon.homectl("last", "Hallway/Remote/Up/ProgrammableSwitchEvent")
         #expect(named.status == 1 || named.status == 5, "\(named.stderr)")
         #expect(named.stderr.contains("the history holds no change of"), "\(named.stderr)")
+        // A press is told by its button, in watch, history and last alike.
+        let watch = try ChildProcess(
+            builtExecutable("homectl"),
+            ["--socket", daemon.socketPath, "watch", "--accessory", "Hallway/Remote", "-C", "1", "-o", "text"])
+        try daemon.waitForSubscriptions(1)
+        // The simulator presses an accessory's first button: Up.
+        #expect(try daemon.homectl("sim", "press", "Hallway/Remote").status == 0)
+        let line = watch.readLine() ?? ""
+        #expect(line.contains("Hallway/Remote/Up/ProgrammableSwitchEvent"), "\(line)")
+        let last = try daemon.homectl("last", "Hallway/Remote/Up/ProgrammableSwitchEvent")
+        #expect(last.stdout.hasPrefix("Hallway/Remote/Up/ProgrammableSwitchEvent: "), "\(last.stdout)")
+        let history = try daemon.homectl("history", "Hallway/Remote")
+        #expect(history.stdout.contains("Hallway/Remote/Up/ProgrammableSwitchEvent"), "\(history.stdout)")
     }
 
     @Test("watch --since 10m prints the changes kept since then, then goes on live")

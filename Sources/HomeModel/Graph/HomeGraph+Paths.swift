@@ -241,7 +241,9 @@ extension HomeGraph {
 
     /// The path part that names a service: its type, unless the accessory has two
     /// services of that type, then its name.
-    private func segment(for service: AccessoryService) -> String {
+    /// A service's part of a path: its type's name, or its own name when the
+    /// accessory has several services of that type.
+    public func segment(for service: AccessoryService) -> String {
         let siblings = accessories[service.accessoryID]?.serviceIDs.compactMap { services[$0] } ?? []
         let sameType = siblings.filter { $0.type.uuid == service.type.uuid && $0.type.name == service.type.name }
         return sameType.count > 1 ? service.name : service.type.name

@@ -74,12 +74,22 @@ enum WatchText {
 }
 
 extension Names {
-    /// "Living Room/Lamp/Brightness": where a characteristic is, as a person says it.
+    /// "Living Room/Lamp/Brightness": where a characteristic is, as a person says it
+    /// ("Hallway/Remote/Up/ProgrammableSwitchEvent" when the accessory has several).
     func place(of characteristicID: ObjectID) -> String {
         guard let characteristic = graph.characteristics[characteristicID] else {
             return "characteristic \(characteristicID)"
         }
-        return place(ofAccessory: characteristic.accessoryID) + "/" + characteristic.type.name
+        // An accessory with several of this characteristic (a remote's buttons) names
+        // the service too: the line says which, in the path `get` takes.
+        let accessory = graph.accessories[characteristic.accessoryID]
+        let sameType = (accessory?.serviceIDs ?? []).compactMap { graph.services[$0] }.flatMap(\.characteristicIDs)
+            .filter { graph.characteristics[$0]?.type == characteristic.type }
+        guard sameType.count > 1, let service = graph.services[characteristic.serviceID] else {
+            return place(ofAccessory: characteristic.accessoryID) + "/" + characteristic.type.name
+        }
+        return place(ofAccessory: characteristic.accessoryID) + "/" + graph.segment(for: service) + "/"
+            + characteristic.type.name
     }
 
     /// "Living Room/Lamp".
