@@ -74,7 +74,7 @@ struct HistoryCLITests {
         #expect(table.status == 64 && table.stderr.contains("-o csv is for the commands that list"))
     }
 
-    @Test("last and history resolve a PATH as get does: a remote's buttons are named by their service")
+    @Test("last and history resolve a PATH as get does; a press is told by its button, in accessories too")
     func pathsAsGet() throws {
         let daemon = try DaemonProcess(arguments: ["--demo", "--no-simulator", "--in-memory"])
         let file = daemon.directory + "/remote.yaml"
@@ -116,6 +116,9 @@ struct HistoryCLITests {
         #expect(last.stdout.hasPrefix("Hallway/Remote/Up/ProgrammableSwitchEvent: "), "\(last.stdout)")
         let history = try daemon.homectl("history", "Hallway/Remote")
         #expect(history.stdout.contains("Hallway/Remote/Up/ProgrammableSwitchEvent"), "\(history.stdout)")
+        // And a remote's state, where people look at it, is its last press, by button.
+        let listed = try daemon.homectl("accessories").stdout
+        #expect(listed.contains("Up: Single press, just now"), "\(listed)")
     }
 
     @Test("watch --since 10m prints the changes kept since then, then goes on live")

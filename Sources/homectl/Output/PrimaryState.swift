@@ -3,12 +3,15 @@ internal import HomeModel
 extension HomeGraph {
     /// What a person wants to know of an accessory at a glance, from its primary
     /// service (else its first one): "On, 40%", "Off", "21.5 °C", "Secured",
-    /// "Closed". "-" when it has nothing to show (a doorbell's button press is an
-    /// event, not a state).
-    func primaryState(of accessory: Accessory) -> String {
+    /// "Closed", a remote's last press. "-" when it has nothing to show (a doorbell's
+    /// button press is an event, not a state).
+    func primaryState(of accessory: Accessory, nowMs: Int64 = TimeArgument.nowMs()) -> String {
         let services = accessory.serviceIDs.compactMap { self.services[$0] }
             .filter { $0.type.name != "AccessoryInformation" && !$0.isHidden }
         guard let service = services.first(where: \.isPrimary) ?? services.first else { return "-" }
+        if service.type.name == "StatelessProgrammableSwitch" {
+            return lastPress(among: services, nowMs: nowMs)
+        }
         let characteristics = service.characteristicIDs.compactMap { self.characteristics[$0] }
             .filter { $0.properties.readable && $0.value != nil }
         func named(_ name: String) -> Characteristic? { characteristics.first { $0.type.name == name } }
@@ -22,6 +25,22 @@ extension HomeGraph {
             state += ", " + brightness.displayValue
         }
         return state
+    }
+
+    /// A remote's state is its last press, by button when it has several: "Up:
+    /// Single press, 2 min ago"; "-" before the first.
+    private func lastPress(among services: [AccessoryService], nowMs: Int64) -> String {
+        let buttons = services.filter { $0.type.name == "StatelessProgrammableSwitch" }
+        var presses: [(button: AccessoryService, press: Characteristic)] = []
+        for button in buttons {
+            for press in button.characteristicIDs.compactMap({ self.characteristics[$0] })
+            where press.type.name == "ProgrammableSwitchEvent" && press.value != nil && press.lastUpdatedMs > 0 {
+                presses.append((button, press))
+            }
+        }
+        guard let last = presses.max(by: { $0.press.lastUpdatedMs < $1.press.lastUpdatedMs }) else { return "-" }
+        let which = buttons.count > 1 ? segment(for: last.button) + ": " : ""
+        return which + last.press.displayValue + ", " + HistoryText.ago(last.press.lastUpdatedMs, nowMs: nowMs)
     }
 
     /// The characteristics that say a service's state, most telling first.
