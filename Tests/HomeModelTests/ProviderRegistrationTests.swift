@@ -38,6 +38,43 @@ struct ProviderRegistrationTests {
         try graph.checkIntegrity()
     }
 
+    @Test("a characteristic registered without a value has none, and no time, until its device reports one")
+    func noValueYet() throws {
+        var (graph, _, _, _) = try smallHome()
+        let registration = try graph.register(
+            [
+                providedLamp(
+                    on: nil,
+                    extraServices: [
+                        ProvidedService(
+                            type: "ContactSensor", characteristics: [ProvidedCharacteristic(type: "ContactSensorState")]
+                        ),
+                        ProvidedService(
+                            type: "TemperatureSensor",
+                            characteristics: [
+                                ProvidedCharacteristic(type: "CurrentTemperature", value: .float(0))
+                            ]),
+                    ])
+            ], provider: "zigbee", nowMs: 5)
+        let onID = try graph.resolve(path: "Default Room/Desk Lamp/On")
+        let contactID = try graph.resolve(path: "Default Room/Desk Lamp/ContactSensorState")
+        let temperatureID = try graph.resolve(path: "Default Room/Desk Lamp/CurrentTemperature")
+        for id in [onID, contactID] {
+            #expect(graph.characteristics[id]?.value == nil && graph.characteristics[id]?.lastUpdatedMs == 0)
+        }
+        // A value the provider gave is real, even a zero.
+        #expect(graph.characteristics[temperatureID]?.value == .float(0))
+        #expect(graph.characteristics[temperatureID]?.lastUpdatedMs == 5)
+        #expect(Set(registration.unreadCharacteristicIDs) == [onID, contactID])
+        // The first report is a change from nothing.
+        let checked = try #require(
+            try graph.checkWrite(.uint(1), to: contactID, enforceWritable: false, source: .device))
+        #expect(graph.store(checked, nowMs: 9) == .uint(1))
+        #expect(graph.characteristics[contactID]?.value == .uint(1))
+        #expect(graph.characteristics[contactID]?.lastUpdatedMs == 9)
+        try graph.checkIntegrity()
+    }
+
     @Test("re-registering a key keeps the accessory's id, room, name, scene actions and characteristic ids")
     func reRegisterKeeps() throws {
         var (graph, home, _, kitchen) = try smallHome()

@@ -635,6 +635,11 @@ struct  Home__V1__Characteristic
   char *type_name;
   Home__V1__CharacteristicProperties *properties;
   Home__V1__CharacteristicMetadata *metadata;
+  /*
+   * Unset while the characteristic has no value yet: its provider registered it
+   * without one and nothing has reported it since (docs/protocol.md, "No value
+   * yet"). Also unset for write-only and event-only types before a first event.
+   */
   Home__V1__Value *value;
   /*
    * Milliseconds since the Unix epoch; 0 when never set.
@@ -1256,6 +1261,11 @@ struct  Home__V1__CharacteristicRead
 {
   ProtobufCMessage base;
   uint64_t characteristic_id;
+  /*
+   * In a ReadCharacteristics answer: unset with code OK when the characteristic
+   * has no value yet (last_updated_ms 0). A provider's answer always sets it, or
+   * a code.
+   */
   Home__V1__Value *value;
   int64_t last_updated_ms;
   Home__V1__StatusCode code;

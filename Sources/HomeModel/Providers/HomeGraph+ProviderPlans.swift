@@ -8,13 +8,13 @@ extension HomeGraph {
         var type: TypeIdentifier
         var properties: CharacteristicProperties
         var metadata: CharacteristicMetadata
+        /// The value the provider gave; nil when it gave none. A characteristic is
+        /// never given a made-up value: it has no value until its device reports one.
         var value: CharacteristicValue?
-        /// True when the provider gave the value (not a default).
-        var valueGiven: Bool
         var isOptimistic: Bool
         var isEventOnly: Bool
 
-        var needsRead: Bool { properties.readable && !valueGiven && !isEventOnly }
+        var needsRead: Bool { properties.readable && value == nil && !isEventOnly }
     }
 
     struct ProvidedServicePlan {
@@ -49,7 +49,7 @@ extension HomeGraph {
                     value: try value.map { value throws(HomeError) in
                         try Characteristic(id: 0, serviceID: 0, accessoryID: 0, typeInfo: info)
                             .validate(value, enforceWritable: false, label: "\(label): \(name)", source: .device)
-                    }, valueGiven: value != nil, isOptimistic: false, isEventOnly: info.isEventOnly))
+                    }, isOptimistic: false, isEventOnly: info.isEventOnly))
         }
         var plans = [informationPlan]
         var seenServiceKeys = Set<String>()
@@ -125,7 +125,7 @@ extension HomeGraph {
             let metadata = try narrowed(provided.metadata, of: info, label: label)
             plan = ProvidedCharacteristicPlan(
                 type: info.typeIdentifier, properties: properties, metadata: metadata, value: nil,
-                valueGiven: false, isOptimistic: provided.isOptimistic, isEventOnly: info.isEventOnly)
+                isOptimistic: provided.isOptimistic, isEventOnly: info.isEventOnly)
         } else {
             guard let uuid = HAPCatalog.fullUUID(provided.type), uuid.count == 36 else {
                 throw HomeError(
@@ -145,16 +145,13 @@ extension HomeGraph {
             try checkRange(metadata, label: label)
             plan = ProvidedCharacteristicPlan(
                 type: TypeIdentifier(uuid: uuid, name: name), properties: properties, metadata: metadata,
-                value: nil, valueGiven: false, isOptimistic: provided.isOptimistic, isEventOnly: false)
+                value: nil, isOptimistic: provided.isOptimistic, isEventOnly: false)
         }
         if let value = provided.value {
             let probe = Characteristic(
                 id: 0, serviceID: 0, accessoryID: 0, type: plan.type, properties: plan.properties,
                 metadata: plan.metadata)
             plan.value = try probe.validate(value, enforceWritable: false, label: label, source: .device)
-            plan.valueGiven = true
-        } else if !plan.isEventOnly && plan.properties.readable {
-            plan.value = plan.metadata.defaultValue
         }
         return plan
     }

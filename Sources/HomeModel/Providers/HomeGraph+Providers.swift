@@ -298,7 +298,7 @@ extension HomeGraph {
                     characteristics[characteristic.id] = characteristic
                     updated.append(characteristic.id)
                 }
-                if plan.valueGiven, let value = plan.value {
+                if let value = plan.value {
                     // A known accessory keeps the daemon's name (a user may have
                     // renamed it): its Name is that, not the provider's.
                     let kept = isInformation && plan.type.name == "Name" ? .string(accessory.name) : value

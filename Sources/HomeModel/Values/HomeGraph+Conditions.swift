@@ -12,7 +12,7 @@ extension HomeGraph {
     package func checkCondition(_ condition: WriteCondition, for id: ObjectID, journalID: String) throws(HomeError) {
         let characteristic = try requireCharacteristic(id)
         let label = "characteristic \(id) (\(characteristic.type.name))"
-        let current = characteristic.value.map { "\($0.shortDescription)" } ?? "no value"
+        let current = characteristic.value.map { "\($0.shortDescription)" } ?? "no value yet"
         let now = "\(current), last changed at seq \(characteristic.changeSeq)"
         if let seq = condition.seq {
             if !condition.journalID.isEmpty && condition.journalID != journalID {

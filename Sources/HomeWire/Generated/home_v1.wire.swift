@@ -102,6 +102,9 @@ extension Proto {
         let typeName: String
         let properties: Proto.CharacteristicProperties?
         let metadata: Proto.CharacteristicMetadata?
+        /// Unset while the characteristic has no value yet: its provider registered it
+        /// without one and nothing has reported it since (docs/protocol.md, "No value
+        /// yet"). Also unset for write-only and event-only types before a first event.
         let value: Proto.Value?
         /// Milliseconds since the Unix epoch; 0 when never set.
         let lastUpdatedMs: Int64
@@ -389,6 +392,9 @@ extension Proto {
 
     struct CharacteristicRead: Sendable {
         let characteristicID: UInt64
+        /// In a ReadCharacteristics answer: unset with code OK when the characteristic
+        /// has no value yet (last_updated_ms 0). A provider's answer always sets it, or
+        /// a code.
         let value: Proto.Value?
         let lastUpdatedMs: Int64
         /// A `home.v1.StatusCode` number (see `HomeError.Code`).

@@ -188,9 +188,12 @@ extension AccessoryCategory {
 }
 
 extension Characteristic {
-    /// The value with its unit, for people.
+    /// What a characteristic nothing has reported shows instead of a value.
+    static let noValueYet = "no value yet"
+
+    /// The value with its unit, for people; "no value yet" when it has none.
     var displayValue: String {
-        guard let value else { return "—" }
+        guard let value else { return Self.noValueYet }
         if let name = valueName { return name }
         let unit: String
         switch metadata.unit {

@@ -3,7 +3,7 @@ internal import HomeModel
 extension HomeGraph {
     /// What a person wants to know of an accessory at a glance, from its primary
     /// service (else its first one): "On, 40%", "Off", "21.5 °C", "Secured",
-    /// "Closed", a remote's last press. "-" when it has nothing to show (a doorbell's
+    /// "Closed", a remote's last press; "no value yet" before its device said anything. "-" when it has nothing to show (a doorbell's
     /// button press is an event, not a state).
     func primaryState(of accessory: Accessory, nowMs: Int64 = TimeArgument.nowMs()) -> String {
         let services = accessory.serviceIDs.compactMap { self.services[$0] }
@@ -13,12 +13,15 @@ extension HomeGraph {
             return lastPress(among: services, nowMs: nowMs)
         }
         let characteristics = service.characteristicIDs.compactMap { self.characteristics[$0] }
-            .filter { $0.properties.readable && $0.value != nil }
+            .filter { $0.properties.readable }
         func named(_ name: String) -> Characteristic? { characteristics.first { $0.type.name == name } }
         guard
             let main = Self.stateTypes.lazy.compactMap(named).first
+                ?? characteristics.first(where: { $0.type.name != "Name" && $0.value != nil })
                 ?? characteristics.first(where: { $0.type.name != "Name" })
         else { return "-" }
+        // A sensor its device has not reported yet has no state to show, not a zero.
+        guard main.value != nil else { return Characteristic.noValueYet }
         var state = Self.stateText(main)
         // A light that is on: how bright.
         if main.type.name == "On", main.value == .bool(true), let brightness = named("Brightness") {

@@ -60,7 +60,7 @@ struct Get: AsyncParsableCommand {
             var characteristic = graph.characteristics[read.characteristicID]
             characteristic?.value = read.value
             let reachable = characteristic.flatMap { graph.accessories[$0.accessoryID]?.isReachable } ?? true
-            var shown = characteristic?.displayValue ?? read.value?.description ?? "—"
+            var shown = characteristic?.displayValue ?? read.value?.description ?? Characteristic.noValueYet
             if !reachable {
                 anyUnreachable = true
                 shown +=

@@ -77,6 +77,8 @@ struct Show: AsyncParsableCommand {
 
     /// The value with its unit, and an enumerated value's HAP name.
     static func value(_ characteristic: Characteristic) -> String {
+        // Identify and other write-only types hold nothing to show.
+        guard characteristic.properties.readable else { return "—" }
         let shown = characteristic.displayValue
         if let number = characteristic.value?.numericValue, !characteristic.metadata.validValues.isEmpty,
             let name = characteristic.typeInfo?.name(ofValidValue: Int64(number))

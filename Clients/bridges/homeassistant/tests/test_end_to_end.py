@@ -287,3 +287,34 @@ def test_a_colour_temperature_light_switches_between_its_colour_modes(homed, bro
         ha.wait_payload(f"homed/{obj}/state", {"color_mode": "hs", "color": {"h": 30.0, "s": 90.0}})
     finally:
         devices.stop()
+
+
+UNREPORTED = [
+    {"key": "hall-door", "name": "Hall Door", "category": "SENSOR", "room": "Kitchen",
+     "services": [{"type": "ContactSensor", "characteristics": [{"type": "ContactSensorState"}]}]},
+    {"key": "attic", "name": "Attic", "category": "SENSOR", "room": "Kitchen",
+     "services": [{"type": "TemperatureSensor", "characteristics": [{"type": "CurrentTemperature"}]}]},
+]
+
+
+def test_an_entity_nothing_reported_is_unknown_until_its_first_state(homed, broker, ha, processes):
+    """No state message (Home Assistant's `unknown`) for a characteristic homed
+    has no value for; the device's first report is the first state."""
+    with homed.client() as client:
+        make_home(client)
+    devices = Devices(homed.socket_path, "fresh", UNREPORTED).start()
+    try:
+        exported_ready(homed, broker, ha, processes, count=2)
+        with homed.client() as client:
+            found = accessory_ids(client, "fresh")
+        door = ha.configs()[("binary_sensor", object_id(found["hall-door"], "ContactSensor"))]
+        attic = ha.configs()[("sensor", object_id(found["attic"], "TemperatureSensor"))]
+        retained = read_retained(broker.port, "homed/#")
+        assert door["state_topic"] not in retained and attic["state_topic"] not in retained
+        assert ha.count(door["state_topic"]) == 0 and ha.count(attic["state_topic"]) == 0
+        devices.report("hall-door", "ContactSensor", "ContactSensorState", 1)
+        ha.wait_payload(door["state_topic"], {"state": "ON"})  # 1: no contact, open
+        devices.report("attic", "TemperatureSensor", "CurrentTemperature", 4.5)
+        ha.wait_payload(attic["state_topic"], {"value": 4.5})
+    finally:
+        devices.stop()

@@ -4,7 +4,7 @@ to controllers the way homed means them (every press an event)."""
 
 from __future__ import annotations
 
-from typing import Dict
+from typing import Dict, Set
 from uuid import UUID
 
 from pyhap.accessory import Accessory
@@ -55,6 +55,10 @@ class HomedAccessory(Accessory):
         super().__init__(driver, spec.name, aid=placement.aid, iid_manager=StableIIDManager(placement.iids))
         self.chars: Dict[int, Characteristic] = {}
         self.char_specs: Dict[int, hm.CharSpec] = {}
+        #: The readable characteristics homed has no value for yet (nothing
+        #: reported them): a read answers No Response, not HAP-python's
+        #: placeholder, which would be shown as the device's state.
+        self.unreported: Set[int] = set()
         services = {}
         for s in spec.services:
             service = HomedService(UUID(s.type), s.name, s.key, s.hidden)
@@ -65,6 +69,8 @@ class HomedAccessory(Accessory):
                 char = Characteristic(c.name, UUID(c.type), props, unique_id=c.key)
                 if c.value is not None:
                     char.value = c.value     # as homed has it: no clamping (a device's value is a fact)
+                elif "pr" in c.perms and c.type.upper() not in hm.EVENT_TYPES:
+                    self.unreported.add(c.homed_id)
                 service.add_characteristic(char)
                 self.chars[c.homed_id] = char
                 self.char_specs[c.homed_id] = c
@@ -82,10 +88,26 @@ class HomedAccessory(Accessory):
     def available(self) -> bool:
         return self.reachable
 
+    def has_value(self, char: Characteristic) -> bool:
+        """Whether homed holds a value of ``char`` (a button's press is an event,
+        read as null: it always has what HAP wants)."""
+        return homed_id_of(char) not in self.unreported
+
+    def apply(self, homed_id: int, value, sender=None) -> None:
+        """A value homed holds now (reported or written) to the characteristic."""
+        self.unreported.discard(homed_id)
+        apply_value(self.chars[homed_id], value, sender)
+
     def label(self, homed_id: int) -> str:
         c = self.char_specs[homed_id]
         return (f"{self.spec.name} / {c.name} (aid {self.aid}, iid {self.iid_manager.get_iid(self.chars[homed_id])}; "
                 f"homed characteristic {homed_id})")
+
+
+def homed_id_of(char: Characteristic) -> int:
+    """The homed characteristic id a HAP characteristic stands for (its
+    unique_id is "c<id>", ids.py)."""
+    return int(char.unique_id[1:])
 
 
 EVENT_UUIDS = {UUID(u) for u in hm.EVENT_TYPES}

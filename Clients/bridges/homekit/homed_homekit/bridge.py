@@ -11,7 +11,7 @@ from pyhap.accessory import Bridge
 from pyhap.characteristic import Characteristic
 
 from . import hapmodel as hm
-from .accessories import EVENT_UUIDS, HomedAccessory, apply_value
+from .accessories import EVENT_UUIDS, HomedAccessory
 from .driver import BridgeDriver, Reader, Writer
 
 
@@ -32,6 +32,7 @@ class HapBridge:
         self.driver.add_accessory(self.bridge)
         self.by_homed: Dict[int, HomedAccessory] = {}   # homed accessory id -> accessory
         self.chars: Dict[int, Characteristic] = {}       # homed characteristic id -> characteristic
+        self.owners: Dict[int, HomedAccessory] = {}      # homed characteristic id -> its accessory
         self.started = False
 
     @property
@@ -60,8 +61,12 @@ class HapBridge:
                 old.reachable = spec.reachable
                 for c in (c for s in spec.services for c in s.chars):
                     # A snapshot's value of a button is its last press, not a new one.
-                    if c.value is not None and c.type not in hm.EVENT_TYPES:
-                        apply_value(old.chars[c.homed_id], c.value)
+                    if c.type in hm.EVENT_TYPES:
+                        continue
+                    if c.value is not None:
+                        old.apply(c.homed_id, c.value)
+                    elif "pr" in c.perms:
+                        old.unreported.add(c.homed_id)  # dropped by homed (a narrower range): read again
                 new[spec.homed_id] = old
                 continue
             accessory = HomedAccessory(self.driver, spec, placement)
@@ -75,6 +80,7 @@ class HapBridge:
         self.by_homed = new
         self.bridge.accessories = {acc.aid: acc for acc in new.values()}
         self.chars = {hid: char for acc in new.values() for hid, char in acc.chars.items()}
+        self.owners = {hid: acc for acc in new.values() for hid in acc.chars}
         # The configuration number follows the structure (HAP-python hashes the
         # accessory database without values), so a controller fetches it again.
         if self.driver.state.set_accessories_hash(self.driver.accessories_hash):
@@ -85,10 +91,10 @@ class HapBridge:
         return False
 
     def apply(self, homed_char_id: int, value, seq: int = 0) -> None:
-        char = self.chars.get(homed_char_id)
-        if char is not None:
+        owner = self.owners.get(homed_char_id)
+        if owner is not None:
             self.driver.applied_seq[homed_char_id] = seq
-            apply_value(char, value, sender=self.driver.writer_of(char, value))
+            owner.apply(homed_char_id, value, sender=self.driver.writer_of(self.chars[homed_char_id], value))
 
     def set_reachable(self, homed_accessory_id: int, reachable: bool) -> Optional[HomedAccessory]:
         accessory = self.by_homed.get(homed_accessory_id)

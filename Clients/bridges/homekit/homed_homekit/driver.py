@@ -15,8 +15,9 @@ What HAP-python does not do as a bridge of homed must, changed here by subclassi
 - **Pairing** with the padding controllers use (hapsrp.py); the sessions of an
   unpaired controller closed, as HAP wants.
 - **Reads and writes** of an unreachable accessory answer -70402 ("No
-  Response"), the writes never sent; reads of characteristics homed does not
-  stream (no ``ev``) ask homed's cache.
+  Response"), the writes never sent; so does a read of a characteristic homed
+  has no value for yet (a write to it goes through); reads of characteristics
+  homed does not stream (no ``ev``) ask homed's cache.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from pyhap.hap_server import HAPServer
 from pyhap.util import from_hap_json, to_hap_json
 
 from . import hapmodel as hm
-from .accessories import HomedAccessory, apply_value
+from .accessories import HomedAccessory
 from .hapsrp import PairSetupSteps, use_padded_verifier
 
 log = logging.getLogger("homed-homekit")
@@ -160,6 +161,10 @@ class BridgeDriver(AccessoryDriver):
                 rep["status"] = hm.WRITE_ONLY_CHARACTERISTIC
             elif not acc.available:
                 rep["status"] = hm.SERVICE_COMMUNICATION_FAILURE
+            elif isinstance(acc, HomedAccessory) and not acc.has_value(char):
+                # Nothing has reported it: No Response, as for a device that does
+                # not answer, rather than a placeholder shown as its state.
+                rep["status"] = hm.SERVICE_COMMUNICATION_FAILURE
             elif isinstance(acc, HomedAccessory) and "ev" not in char.properties["Permissions"]:
                 # homed streams only what supports events: the rest is asked.
                 ask[int(char.unique_id[1:])] = rep
@@ -173,8 +178,10 @@ class BridgeDriver(AccessoryDriver):
                 answers = {}
             for homed_id, rep in ask.items():
                 code, value = answers.get(homed_id, (14, None))
-                if code == 0:
+                if code == 0 and value is not None:
                     rep["value"] = value
+                elif code == 0:
+                    rep["status"] = hm.SERVICE_COMMUNICATION_FAILURE  # homed has no value yet
                 else:
                     rep["status"] = hm.hap_status(code)
         failed = any(r["status"] != hm.SUCCESS for r in results)
@@ -248,7 +255,7 @@ class BridgeDriver(AccessoryDriver):
                 if code == 0:
                     if seq >= max(self.home_seq, self.applied_seq.get(homed_id, 0)):
                         # The value as homed stored it (iOS's 1 for a bool is true).
-                        apply_value(char, hm.to_hap(checked, char.properties["Format"]), sender=client_addr)
+                        acc.apply(homed_id, hm.to_hap(checked, char.properties["Format"]), sender=client_addr)
                 else:
                     respond.discard(homed_id)
                     log.warning("HomeKit write of %r to %s from %s: homed answered %s (HAP %d)",

@@ -322,3 +322,36 @@ def test_a_provider_killed_mid_write_answers_no_response(homed, processes, workd
     bridge.wait_log("HomeKit write of True to Plug / On")
     bridge.wait_log("Plug is unreachable: HomeKit shows No Response")
     assert controller.get([on])[on]["status"] == -70402
+
+
+DOOR = {"key": "door", "name": "Hall Door", "category": "SENSOR", "room": "Office",
+        "services": [{"type": "ContactSensor", "characteristics": [{"type": "ContactSensorState"}]}]}
+FAN = {"key": "fan", "name": "Hall Fan", "category": "SWITCH", "room": "Office",
+       "services": [{"type": "Switch", "characteristics": [{"type": "On"}]}]}
+
+
+def test_a_characteristic_nothing_reported_answers_no_response_until_its_first_value(homed, processes, workdir,
+                                                                                      controllers):
+    """Registered without values and never reported: the read is No Response,
+    not HAP-python's placeholder; the first report is an event and the value
+    read; a write to one without a value goes through to the device."""
+    from homed.provider import Ref
+    devices = TestDevices(homed.socket_path, accessories=(DOOR, FAN)).start()
+    try:
+        bridge = BridgeProcess(workdir, homed.socket_path).start(processes)
+        controller = controllers()
+        controller.pair(HOST, bridge.port, bridge.pincode())
+        contact_ref, fan_ref = Ref("door", "ContactSensor", "ContactSensorState"), Ref("fan", "Switch", "On")
+        contact, fan = at(bridge, devices, contact_ref), at(bridge, devices, fan_ref)
+        read = controller.get([contact, fan])
+        assert (read[contact]["status"], read[fan]["status"]) == (-70402, -70402)
+        assert "value" not in read[contact] and "value" not in read[fan]
+        controller.subscribe([contact])
+        devices.provider.report({contact_ref: 1})
+        assert controller.wait_values(contact) == [1]   # nothing before the first report
+        assert controller.get([contact]) == {contact: {"value": 1}}
+        assert controller.put([(*fan, True)]) == {}
+        devices.wait_write(fan_ref, True)
+        assert controller.get([fan]) == {fan: {"value": True}}
+    finally:
+        devices.stop()

@@ -16,7 +16,8 @@ import pytest
 
 import homed as homed_errors
 from homed import pb
-from homed_testkit import ProviderProcess
+from homed_testkit import ProviderProcess, homectl_binary
+from homed_testkit import homectl as run_homectl
 from homed_testkit.providers import wait_for, wait_log
 
 from homed_nats import layout as L
@@ -30,18 +31,8 @@ NAMES = L.Names("home")
 REMOTE = installed_program("homed-nats-remote")
 
 
-def homectl_binary():
-    """HOMECTL_BIN, else the homectl beside HOMED_BIN (a build puts both in .build/debug)."""
-    binary = os.environ.get("HOMECTL_BIN") or os.path.join(os.path.dirname(os.environ.get("HOMED_BIN", "")),
-                                                          "homectl")
-    if not os.access(binary, os.X_OK):
-        pytest.fail(f"no homectl at {binary}: set HOMECTL_BIN (the remote commands are held against the real one)")
-    return binary
-
-
 def homectl(homed, *args):
-    return subprocess.run([homectl_binary(), "--socket", homed.socket_path, *args], capture_output=True, text=True,
-                          timeout=30)
+    return run_homectl(homed, "--socket", homed.socket_path, *args)
 
 
 def remote(url, *args, user_file=None):

@@ -36,8 +36,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 
 from homed import pb
-from homed_testkit import HomedProcess, require_binary
-from ..tests.hk_helpers import (CODE, HOMECTL, KEYS, Accessory, ids_of, key, run_cli, start_provider,
+from homed_testkit import HomedProcess, homectl_binary, require_binary
+from ..tests.hk_helpers import (CODE, KEYS, Accessory, ids_of, key, run_cli, start_provider,
                         wait_accessories)
 
 
@@ -65,7 +65,7 @@ def through_homectl(socket_path, n):
     samples = []
     for i in range(n):
         start = time.perf_counter()
-        done = subprocess.run([HOMECTL, "set", "Desk lamp/Brightness", str(10 + i % 80)], env=env,
+        done = subprocess.run([homectl_binary(), "set", "Desk lamp/Brightness", str(10 + i % 80)], env=env,
                               capture_output=True)
         samples.append(time.perf_counter() - start)
         if done.returncode != 0:

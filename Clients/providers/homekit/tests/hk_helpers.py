@@ -10,15 +10,14 @@ import sys
 from pathlib import Path
 
 from homed import pb
-from homed_testkit import ProviderProcess, homed_binary, plain
+from homed_testkit import ProviderProcess, plain
+from homed_testkit import homectl as run_homectl
 from homed_testkit.providers import wait_for, wait_log  # noqa: F401 (the tests import them from here too)
 from homed_testkit import installed_program
 
 HERE = Path(__file__).resolve().parent
 PROGRAM = installed_program("homed-homekit-provider")
 SERVER = str(HERE / "accessory_server.py")
-# The real homectl beside the homed under test ($HOMED_BIN), unless $HOMECTL_BIN names one.
-HOMECTL = os.environ.get("HOMECTL_BIN") or os.path.join(os.path.dirname(os.path.abspath(homed_binary()[0])), "homectl")
 PROVIDER = "homekit"
 CODE = "031-45-154"
 DEVICE = "aa:bb:cc:dd:ee:01"
@@ -122,9 +121,7 @@ def value_of(client, cid, fresh=False):
 
 
 def homectl(homed, *args, timeout=20):
-    assert os.access(HOMECTL, os.X_OK), f"no homectl at {HOMECTL} (set HOMECTL_BIN)"
-    env = dict(os.environ, HOMED_SOCKET=homed.socket_path)
-    return subprocess.run([HOMECTL, *args], capture_output=True, text=True, env=env, timeout=timeout)
+    return run_homectl(homed, *args, timeout=timeout)
 
 
 KEYS = [key(aid) for aid in range(1, 7)]

@@ -3,12 +3,9 @@ holds of its accessories (the shared parts are homed_testkit.providers'), and th
 real homectl. Every wait is bounded."""
 
 import json
-import os
-import subprocess
 import sys
-from pathlib import Path
 
-from homed_testkit import homed_binary
+from homed_testkit import homectl as run_homectl
 from homed_testkit import installed_program
 from homed_testkit.providers import (ids_of, provider_accessories, start_program, value_of,  # noqa: F401 (tests import them here)
                                      wait_for, wait_log, wait_provider_accessories, wait_value)
@@ -31,15 +28,9 @@ def wait_accessories(client, keys, process, timeout=15.0, reachable=True):
     return wait_provider_accessories(client, PROVIDER, keys, process, timeout, reachable)
 
 
-def homectl_binary():
-    """$HOMECTL_BIN, else the homectl beside the homed under test."""
-    return os.environ.get("HOMECTL_BIN") or str(Path(homed_binary()[0]).with_name("homectl"))
-
-
 def homectl(homed, *args, timeout=20):
     """Runs the real homectl against the test's homed: (exit code, stdout, stderr)."""
-    done = subprocess.run([homectl_binary(), *args, "--socket", homed.socket_path], capture_output=True, text=True,
-                          timeout=timeout)
+    done = run_homectl(homed, *args, timeout=timeout)
     return done.returncode, done.stdout, done.stderr
 
 

@@ -52,6 +52,23 @@ def installed_program(name: str) -> str:
     return path
 
 
+def homectl_binary() -> str:
+    """$HOMECTL_BIN, else the homectl beside the homed under test (a build puts
+    both in .build/debug); fails the test when there is none."""
+    import pytest
+    binary = os.environ.get("HOMECTL_BIN") or str(Path(homed_binary()[0]).resolve().with_name("homectl"))
+    if not os.access(binary, os.X_OK):
+        pytest.fail(f"no homectl at {binary} (swift build, or set HOMECTL_BIN)")
+    return binary
+
+
+def homectl(homed, *args, timeout: float = 30.0) -> subprocess.CompletedProcess:
+    """Runs the real homectl against the test's homed (``homed.socket_path``),
+    as a user would; returns the finished process, output as text."""
+    env = dict(os.environ, HOMED_SOCKET=homed.socket_path)
+    return subprocess.run([homectl_binary(), *args], capture_output=True, text=True, env=env, timeout=timeout)
+
+
 def require_binary():
     """The homed binary's path; fails the test when there is none (a test that
     cannot run has not passed)."""
