@@ -9,7 +9,7 @@ import math
 import unicodedata
 from typing import Optional, Tuple
 
-__all__ = ["NAME_LIMIT", "fit", "xy_to_hs", "valid_name"]
+__all__ = ["NAME_LIMIT", "fit", "xy_to_hs", "valid_name", "object_name"]
 
 NAME_LIMIT = 64  # bytes: the daemon's limit for names
 
@@ -62,4 +62,14 @@ def valid_name(name: str, fallback: str) -> str:
     data = name.encode()
     if len(data) > NAME_LIMIT:
         name = data[:NAME_LIMIT].decode(errors="ignore").rstrip()
+    return name
+
+
+def object_name(name: str, fallback: str) -> str:
+    """An accessory's or service's name: `valid_name`, and never digits alone,
+    which homed refuses there (a PATH of digits is an id). A device named "12"
+    (a room number, or a model number left as its name) is "Device 12"."""
+    name = valid_name(name, fallback)
+    if name.isdigit():
+        name = valid_name(f"Device {name}", fallback)
     return name

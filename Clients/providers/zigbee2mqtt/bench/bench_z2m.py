@@ -9,9 +9,15 @@
   register  --devices Zigbee2MQTT devices (climate sensors) registered and seeded
             with /get, from the provider's start to the last accessory holding
             its value.
+  corpus    the whole corpus (tests/corpus: every device Zigbee2MQTT documents)
+            published at once as `bridge/devices`, as after a coordinator
+            restart, to a provider already following the broker: seconds until
+            every device the mapping takes is registered in a fresh homed, and
+            until all of them are reachable.
 
     python3 Clients/providers/zigbee2mqtt/bench/bench_z2m.py latency --messages 10000
     python3 Clients/providers/zigbee2mqtt/bench/bench_z2m.py register --devices 1000
+    python3 Clients/providers/zigbee2mqtt/bench/bench_z2m.py corpus --runs 3
 
 Times are wall-clock on this machine; run each a few times and compare medians.
 """
@@ -36,6 +42,7 @@ REPO = PROVIDER_DIR.parents[2]
 
 import paho.mqtt.client as mqtt
 
+from ..tests import corpus_coverage
 from ..tests import devices as catalog
 from homed import pb
 from homed_testkit import HomedProcess, ProviderProcess, homed_binary
@@ -151,6 +158,57 @@ def register(args) -> None:
     print(f"median of {len(results)}: {statistics.median(results):.2f} s for {args.devices} devices")
 
 
+def corpus(args) -> None:
+    from homed_z2m.mapping import Unsupported, map_device
+    devices = corpus_coverage.corpus_devices()
+    expected = corpus_coverage.measure(devices, map_device, Unsupported).registered
+    registered, reachable = [], []
+    for run in range(args.runs):
+        workdir = tempfile.mkdtemp(prefix="homed-bench-z2m-", dir="/tmp")
+        broker = homed = coordinator = provider = None
+        try:
+            # The coordinator starts with no device; the provider follows it.
+            broker, homed, coordinator = start_world(workdir, [])
+            provider = start_provider(homed, broker, workdir)
+            with homed.client() as client:
+                deadline = time.monotonic() + 30
+                while not any(p.provider_id == "zigbee2mqtt" and p.connected
+                              for p in client.call("ListProviders", pb.ListProvidersRequest()).providers):
+                    if time.monotonic() > deadline:
+                        raise SystemExit(f"the provider did not connect\n{provider.log()}")
+                    time.sleep(0.05)
+                # The coordinator restarted with every device: one bridge/devices.
+                started = time.monotonic()
+                coordinator.client.publish(f"{BASE}/bridge/devices", json.dumps([catalog.COORDINATOR] + devices),
+                                           qos=1, retain=True)
+                deadline = started + 600
+                done_registered = None
+                while True:
+                    found = accessories(client)
+                    if done_registered is None and len(found) >= expected:
+                        done_registered = time.monotonic() - started
+                    if done_registered is not None and all(a.reachable for a in found):
+                        break
+                    if time.monotonic() > deadline:
+                        raise SystemExit(f"{len(found)} of {expected} registered within 600 s\n{provider.log()}")
+                    time.sleep(0.05)
+                registered.append(done_registered)
+                reachable.append(time.monotonic() - started)
+                print(f"run {run + 1}: {len(found)} of {len(devices)} corpus devices registered in "
+                      f"{registered[-1]:.2f} s, all reachable in {reachable[-1]:.2f} s")
+        finally:
+            for part in (provider, coordinator):
+                if part is not None:
+                    (part.cleanup if hasattr(part, "cleanup") else part.stop)()
+            if homed is not None:
+                homed.kill()
+            if broker is not None:
+                broker.kill()
+            shutil.rmtree(workdir, ignore_errors=True)
+    print(f"median of {len(registered)}: {statistics.median(registered):.2f} s to register {expected} devices, "
+          f"{statistics.median(reachable):.2f} s until all are reachable")
+
+
 def percentile(values, p):
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
@@ -229,8 +287,10 @@ def main() -> None:
     reg = sub.add_parser("register")
     reg.add_argument("--devices", type=int, default=1000)
     reg.add_argument("--runs", type=int, default=3)
+    whole = sub.add_parser("corpus")
+    whole.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
-    {"latency": latency, "register": register}[args.command](args)
+    {"latency": latency, "register": register, "corpus": corpus}[args.command](args)
 
 
 if __name__ == "__main__":

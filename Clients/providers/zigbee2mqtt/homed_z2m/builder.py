@@ -10,7 +10,7 @@ from typing import Dict, List, Optional, Set, Tuple
 from homed.refs import Ref
 
 from .binding import MISSING, Binding
-from .values import valid_name
+from .values import object_name
 
 __all__ = ["CATALOG", "Builder", "access", "gettable", "settable", "features", "num", "device_range", "suffix",
            "label", "binary_values", "two_way"]
@@ -131,7 +131,7 @@ class Builder:
         taken = {s["key"] for s in self.services}
         if key in taken:  # two exposes of one kind without endpoints: homed takes one key once
             key = next(f"{key}_{n}" for n in range(2, len(taken) + 3) if f"{key}_{n}" not in taken)
-        service = {"type": stype, "key": key, "name": valid_name(name, self.name), "characteristics": []}
+        service = {"type": stype, "key": key, "name": object_name(name, self.name), "characteristics": []}
         self.services.append(service)
         if sensor:
             self.sensor_keys.append(key)

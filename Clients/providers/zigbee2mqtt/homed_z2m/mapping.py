@@ -21,7 +21,7 @@ from .climate import climate
 from .covers import cover, lock
 from .lights import light, switch
 from .sensors import KNOWN_TYPES, PRESSURE_UUID, attach, generic
-from .values import valid_name
+from .values import object_name, valid_name
 
 __all__ = ["Binding", "DeviceMap", "Unsupported", "map_device", "parse_action", "CATALOG", "PRESSURE_UUID",
            "KNOWN_TYPES", "MISSING"]
@@ -46,7 +46,7 @@ def map_device(device: dict) -> DeviceMap:
     exposes = definition.get("exposes")
     if not isinstance(exposes, list):
         raise Unsupported("its definition has no exposes list")
-    name = valid_name(friendly, ieee)
+    name = object_name(friendly, ieee)
     b = Builder(ieee, name)
     b.has_lux = any(isinstance(e, dict) and e.get("name") == "illuminance_lux" for e in exposes)
     ignored: List[str] = []

@@ -9,9 +9,9 @@ from __future__ import annotations
 import colorsys
 from typing import Tuple
 
-from homed.device_values import NAME_LIMIT, fit, valid_name, xy_to_hs  # noqa: F401 (this module's API too)
+from homed.device_values import NAME_LIMIT, fit, object_name, valid_name, xy_to_hs  # noqa: F401 (this module's API too)
 
-__all__ = ["fit", "scale", "unscale", "xy_to_hs", "hs_to_xy", "valid_name"]
+__all__ = ["fit", "scale", "unscale", "xy_to_hs", "hs_to_xy", "valid_name", "object_name"]
 
 
 def scale(raw: float, low: float, high: float) -> float:

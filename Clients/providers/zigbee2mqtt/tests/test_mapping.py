@@ -7,7 +7,8 @@ from homed.refs import Ref
 from . import devices
 from .coordinator import INITIAL
 from homed_z2m.mapping import PRESSURE_UUID, Unsupported, map_device, parse_action
-from homed_z2m.values import fit, unscale, valid_name, xy_to_hs
+from homed_z2m.values import fit, object_name, unscale, valid_name, xy_to_hs
+from .corpus_coverage import by_model
 
 
 def mapped(n):
@@ -244,5 +245,16 @@ def test_values_fit_the_catalog():
     assert valid_name("a\x01b", "x") == "a b"
     assert valid_name("é" * 40, "x") == "é" * 32
     assert valid_name("  ", "fallback") == "fallback"
+
+
+def test_a_device_named_with_digits_alone_gets_a_name_homed_takes():
+    """homed refuses names of digits alone (a PATH of digits is an id): the
+    accessory and its services are "Device 50208702", not refused."""
+    device = by_model("50208702", "Sunricher")
+    assert device["friendly_name"] == "50208702"
+    dm = map_device(device)
+    assert dm.accessory["name"] == "Device 50208702"
+    assert all(not s["name"].isdigit() for s in dm.accessory["services"])
+    assert object_name("12", "x") == "Device 12" and object_name("12b", "x") == "12b"
     h, s = xy_to_hs(0.7006, 0.2993)  # red
     assert (h < 2 or h > 358) and s > 95
