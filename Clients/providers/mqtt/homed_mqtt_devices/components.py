@@ -151,7 +151,9 @@ class _Entity:
         self.expire_after: Optional[float] = None
         self.state_topic: Optional[str] = None
         qos = config.get("qos", 0)
-        self.qos = qos if qos in (0, 1, 2) else 0
+        # Home Assistant coerces the QoS to a number: "2" (as YAML and some devices write it) is 2.
+        qos = int(qos) if isinstance(qos, str) and qos.strip() in ("0", "1", "2") else qos
+        self.qos = qos if qos in (0, 1, 2) and not isinstance(qos, bool) else 0
         self.retain = config.get("retain") is True
         self.optimistic = config.get("optimistic") is True
         self.device_class = config.get("device_class") if isinstance(config.get("device_class"), str) else None

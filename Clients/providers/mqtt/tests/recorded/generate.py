@@ -31,6 +31,11 @@ files of single answers; `statuses` are further statuses the device reported
 (a cover moving). FRAMES are whole JSON-RPC answers as a device sent them (a
 success and an error). The output records which file each part came from.
 
+Home Assistant's MQTT platforms (its own tests, `tests/components/mqtt/`):
+ha_mqtt.py replays the tests it names into tests/recorded/ha_mqtt.json, the
+scenarios of the parity test (tests/test_ha_parity.py); `--verbose` names
+each statement it leaves out.
+
 Each output also records the sources' commits and the git blob id of every
 file it read (`git hash-object`'s), so that one made from a copy of those
 files rather than a checkout (home-assistant/core is large) still says which
@@ -43,6 +48,7 @@ import argparse
 import ast
 import copy
 import hashlib
+import importlib.util
 import json
 import subprocess
 import sys
@@ -52,6 +58,7 @@ from typing import Any, Dict, List, Optional, Tuple
 HERE = Path(__file__).resolve().parent
 TASMOTA_OUTPUT = HERE / "tasmota.json"
 SHELLY_OUTPUT = HERE / "shelly.json"
+HA_MQTT_OUTPUT = HERE / "ha_mqtt.json"
 
 TASMOTA_DIR = "tests/components/tasmota"
 #: (scenario name, test file, test function, the parametrize case by its first value's name).
@@ -322,6 +329,17 @@ def shelly(sources: Dict[str, Source]) -> Dict[str, Any]:
             "devices": devices, "frames": frames}
 
 
+# --- Home Assistant's MQTT platforms ------------------------------------------------------------------
+
+def _ha_mqtt():
+    """ha_mqtt.py beside this file (loaded by path: this script is run as one,
+    and loaded so by the tests)."""
+    spec = importlib.util.spec_from_file_location("mqtt_recorded_ha_mqtt", HERE / "ha_mqtt.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 # --- writing -------------------------------------------------------------------------------------------
 
 def text(data: Dict[str, Any]) -> str:
@@ -336,11 +354,13 @@ def main(argv=None) -> int:
                         help="a home-assistant-libs/aioshelly checkout or git directory")
     parser.add_argument("--rev", default="HEAD", help="the revision of git directories (default HEAD)")
     parser.add_argument("--check", action="store_true", help="fail if the committed files differ from the output")
+    parser.add_argument("--verbose", action="store_true", help="name each statement of a test left out")
     args = parser.parse_args(argv)
     # One Source each output, so that each lists the files it was made from.
     outputs = {TASMOTA_OUTPUT: text(tasmota(Source("core", args.source_core, args.rev))),
                SHELLY_OUTPUT: text(shelly({"core": Source("core", args.source_core, args.rev),
-                                           "aioshelly": Source("aioshelly", args.source_aioshelly, args.rev)}))}
+                                           "aioshelly": Source("aioshelly", args.source_aioshelly, args.rev)})),
+               HA_MQTT_OUTPUT: text(_ha_mqtt().ha_mqtt(Source("core", args.source_core, args.rev), args.verbose))}
     if args.check:
         stale = [p.name for p, t in outputs.items() if not p.is_file() or p.read_text(encoding="utf-8") != t]
         if stale:
