@@ -13,6 +13,7 @@ import math
 from typing import Optional, Tuple
 
 from homed.device_values import fit, valid_name, xy_to_hs  # noqa: F401 (this module's API too)
+from homed.device_values import hs_to_xy as shared_hs_to_xy
 
 __all__ = ["fit", "xy_to_hs", "hs_to_xy", "rgb_to_hs", "hs_to_rgb", "valid_name", "to_celsius",
            "from_celsius", "to_hpa", "finite"]
@@ -27,15 +28,10 @@ def finite(value) -> Optional[float]:
 
 
 def hs_to_xy(hue: float, saturation: float) -> Tuple[float, float]:
-    """(hue degrees, saturation percent) as CIE 1931 xy, to 4 decimals."""
-    r, g, b = colorsys.hsv_to_rgb((hue % 360) / 360.0, max(0.0, min(100.0, saturation)) / 100.0, 1.0)
-    big_x = r * 0.4124 + g * 0.3576 + b * 0.1805
-    big_y = r * 0.2126 + g * 0.7152 + b * 0.0722
-    big_z = r * 0.0193 + g * 0.1192 + b * 0.9505
-    total = big_x + big_y + big_z
-    if total <= 0:
-        return 0.3127, 0.3290  # white
-    return round(big_x / total, 4), round(big_y / total, 4)
+    """(hue degrees, saturation percent) as CIE 1931 xy, to 4 decimals (what
+    an MQTT light's JSON carries)."""
+    x, y = shared_hs_to_xy(hue, saturation)
+    return round(x, 4), round(y, 4)
 
 
 def rgb_to_hs(r: float, g: float, b: float) -> Tuple[float, float]:
