@@ -75,6 +75,51 @@ struct WireContractTests {
         }
     }
 
+    @Test(
+        "after RegisterAccessories its response comes first, then the read of what it gave no value (Clients/README.md)"
+    )
+    func registrationReadFollowsResponse() async throws {
+        try await withPatientServer { server in
+            let raw = try RawConnection(path: server.socketPath)
+            _ = try raw.hello()
+            try Self.open(raw, 1, HomeMethods.openProvider.name, OpenProviderRequest(providerID: "raw"))
+            let opened = try #require(try raw.receive())
+            guard case .message(let first) = opened.body, case .opened = try ProviderCommand(wire: first).kind else {
+                Issue.record("the stream did not open: \(opened)")
+                return
+            }
+            let sensor = ProvidedAccessory(
+                key: "door", name: "Hall Door", category: .sensor,
+                services: [
+                    ProvidedService(
+                        type: "ContactSensor", characteristics: [ProvidedCharacteristic(type: "ContactSensorState")])
+                ])
+            try Self.open(
+                raw, 2, HomeMethods.registerAccessories.name, RegisterAccessoriesRequest(accessories: [sensor]))
+            var order: [String] = []
+            var readIDs: [ObjectID] = []
+            var registered: RegisterAccessoriesResponse?
+            while order.count < 3, let frame = try raw.receive() {
+                switch (frame.callID, frame.body) {
+                case (2, .message(let bytes)):
+                    registered = try RegisterAccessoriesResponse(wire: bytes)
+                    order.append("response")
+                case (2, .status(let error)):
+                    order.append(error == nil ? "ok" : "status \(String(describing: error))")
+                case (1, .message(let bytes)):
+                    if case .read(let ids) = try ProviderCommand(wire: bytes).kind { readIDs = ids }
+                    order.append("read")
+                default:
+                    order.append("\(frame)")
+                }
+            }
+            #expect(order == ["response", "ok", "read"])
+            // The read names the characteristic the response gave the provider.
+            let contact = registered?.characteristics.values.first { $0.type.name == "ContactSensorState" }
+            #expect(readIDs == [try #require(contact).id])
+        }
+    }
+
     @Test("a second open on an open call id is refused on call 0; the first call gets exactly one status, its own")
     func duplicateCallID() async throws {
         try await withPatientServer { server in

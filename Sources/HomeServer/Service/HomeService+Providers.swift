@@ -58,12 +58,15 @@ extension HomeService {
             registration.optimisticCharacteristicIDs,
             removing: registered.subtracting(registration.optimisticCharacteristicIDs),
             providerID: session.providerID)
-        // Requests that waited for it since the daemon started go now.
-        providers.sendParked(to: session.providerID)
-        // The values it did not give are read from it, after this response: what
-        // changed while it was away is published once, as its report.
-        if !registration.unreadCharacteristicIDs.isEmpty {
-            refresh(registration.unreadCharacteristicIDs, from: session, on: context.eventLoop)
+        // What follows goes after this response, which is written when this returns
+        // (a command sent now on the provider's own loop would be written first, and
+        // name ids the provider does not know yet): requests that waited for it
+        // since the daemon started, then one read of the values it did not give,
+        // so that what changed while it was away is published once, as its report.
+        let unread = registration.unreadCharacteristicIDs
+        context.eventLoop.execute { [self] in
+            providers.sendParked(to: session.providerID)
+            if !unread.isEmpty { refresh(unread, from: session, on: context.eventLoop) }
         }
         return RegisterAccessoriesResponse(
             graph: outcome.graph, accessoryIDs: registration.accessoryIDs, seq: outcome.seq)
