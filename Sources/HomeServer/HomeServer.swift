@@ -27,7 +27,7 @@ public final class HomeServer: Service, Sendable {
     /// in-process ones.
     private let router: HomeRouter
     /// Where reads and writes of values go: what the automation engine writes through.
-    public var values: ValueRouter { ValueRouter(store: store, providers: providers) }
+    public var values: ValueRouter { ValueRouter(store: store, providers: providers, eventLoops: group) }
 
     public init(
         store: HomeStore, configuration: ServerConfiguration, logger: Logger,
@@ -43,7 +43,7 @@ public final class HomeServer: Service, Sendable {
         self.providers = providers
         self.router = HomeService(
             store: store, registry: registry, configuration: configuration, providers: providers,
-            flushers: LoopFlushers()
+            flushers: LoopFlushers(), eventLoops: group
         ).router()
         // A provider's accessories are reachable only while it is connected: none is
         // yet, and each gets its unreachable event. Before any connection, in-process

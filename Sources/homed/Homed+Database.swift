@@ -17,7 +17,7 @@ extension Homed {
         // a socket systemd passed is ours, and its queue may hold the first client.
         if !activated { try HomeServer.checkSocketAvailable(paths.socket.path) }
         guard let path = paths.database?.path else {
-            return (nil, demo ? DemoHome.make(nowMs: nowMs()) : HomeGraph())
+            return (nil, demo ? DemoHome.make(nowMs: SystemAutomationClock().nowMs) : HomeGraph())
         }
         if let directory = path.lastIndex(of: "/").map({ String(path[..<$0]) }), !directory.isEmpty {
             try makeDirectories(directory)
@@ -35,7 +35,7 @@ extension Homed {
                 logger.warning("skipped a saved row", metadata: ["database": "\(path)", "row": "\(skipped)"])
             }
             if demo && graph.homes.isEmpty {
-                let demoHome = DemoHome.make(nowMs: nowMs())
+                let demoHome = DemoHome.make(nowMs: SystemAutomationClock().nowMs)
                 try database.saveLayout(from: graph, to: demoHome)
                 graph = demoHome
                 logger.info("created the demo home", metadata: ["database": "\(path)"])

@@ -334,12 +334,6 @@ extension Homed {
     }
 }
 
-func nowMs() -> Int64 {
-    var spec = timespec()
-    clock_gettime(CLOCK_REALTIME, &spec)
-    return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000
-}
-
 enum FileHandleStderr {
     static func write(_ text: String) {
         FileHandle.standardError.write(Data(text.utf8))

@@ -351,7 +351,7 @@ struct RouterTests {
             store: HomeStore(graph: HomeGraph()), registry: ConnectionRegistry(),
             configuration: ServerConfiguration(socketPath: "/unused"),
             providers: ProviderHub(limits: LiveLimits(.init(providerTimeoutMs: 1_000)), pingIntervalMs: 1_000),
-            flushers: LoopFlushers()
+            flushers: LoopFlushers(), eventLoops: EmbeddedEventLoop()
         ).router()
         #expect(router.methodNames == HomeMethods.schemaMethodNames.sorted())
         let streaming = router.methodNames.filter {
@@ -394,7 +394,7 @@ struct RoleEnforcementTests {
             store: HomeStore(graph: HomeGraph()), registry: ConnectionRegistry(),
             configuration: ServerConfiguration(socketPath: "/unused"),
             providers: ProviderHub(limits: LiveLimits(.init(providerTimeoutMs: 1_000)), pingIntervalMs: 1_000),
-            flushers: LoopFlushers()
+            flushers: LoopFlushers(), eventLoops: EmbeddedEventLoop()
         ).router()
         let schema = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Protos/home_v1.proto")

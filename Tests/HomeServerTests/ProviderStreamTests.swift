@@ -132,7 +132,7 @@ private struct WritePathFixture {
 
     init() throws {
         session = try ProviderSessionFixture(providerID: DemoHome.provider)
-        router = ValueRouter(store: session.store, providers: session.hub)
+        router = ValueRouter(store: session.store, providers: session.hub, eventLoops: session.loop)
         graph = session.store.snapshot().graph
     }
 

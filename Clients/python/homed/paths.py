@@ -17,8 +17,9 @@ SOURCE_DEFAULT = "the default for this user"
 
 
 def default_socket_path() -> str:
-    """DESIGN §3: $HOMED_SOCKET, else $XDG_RUNTIME_DIR/homed/homed.sock, else
-    /run/homed/homed.sock as root, else /tmp/homed-$UID/homed.sock."""
+    """$HOMED_SOCKET, else $XDG_RUNTIME_DIR/homed/homed.sock, else
+    /run/homed/homed.sock as root, else /tmp/homed-$UID/homed.sock (the order
+    docs/protocol.md gives, as homectl and the daemon use it)."""
     return resolve_socket_path(None)[0]
 
 

@@ -1,6 +1,5 @@
 internal import HomeModel
 internal import NIOCore
-internal import NIOPosix
 
 /// What a firing does besides its scenes: the command it runs, and the undo of
 /// what its scenes changed when its end comes.
@@ -61,7 +60,7 @@ extension AutomationEngine {
             return
         }
         if let values {
-            values.write(writes, origin: origin, timeoutMs: nil, on: MultiThreadedEventLoopGroup.singleton.next())
+            values.write(writes, origin: origin, timeoutMs: nil, on: values.eventLoops.next())
                 .whenComplete(report)
             return
         }

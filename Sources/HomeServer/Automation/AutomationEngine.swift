@@ -2,7 +2,6 @@ internal import HomeModel
 internal import HomeWire
 public import Logging
 internal import NIOCore
-internal import NIOPosix
 public import ServiceLifecycle
 
 /// Runs the homes' triggers: event triggers when a watched characteristic takes
@@ -320,7 +319,7 @@ public struct AutomationEngine: Service {
         }
         if let values {
             values.executeActionSet(
-                actionSetID, origin: origin, timeoutMs: nil, on: MultiThreadedEventLoopGroup.singleton.next()
+                actionSetID, origin: origin, timeoutMs: nil, on: values.eventLoops.next()
             ).whenComplete(report)
             return
         }

@@ -11,6 +11,9 @@ internal import NIOCore
 public struct ValueRouter: Sendable {
     let store: HomeStore
     let providers: ProviderHub
+    /// The server's event loops: where work nobody's connection asked for (a
+    /// triggered scene, a trigger's end) waits for its providers.
+    let eventLoops: any EventLoopGroup
 
     /// Reads from the cache; `fresh` asks the providers of providers' characteristics
     /// (their answers become the cache's values, published as their changes).

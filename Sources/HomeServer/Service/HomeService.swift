@@ -15,16 +15,19 @@ struct HomeService: Sendable {
     /// Connected providers and the requests waiting for their answers.
     let providers: ProviderHub
     /// Where reads and writes of values go (the daemon, or a provider).
-    var values: ValueRouter { ValueRouter(store: store, providers: providers) }
+    var values: ValueRouter { ValueRouter(store: store, providers: providers, eventLoops: eventLoops) }
     /// Per event loop, the subscription streams waiting to flush.
     let flushers: LoopFlushers
     /// The head of every stream message of events, the same for every subscription.
     let journalField: ByteBuffer
+    /// The server's event loops.
+    let eventLoops: any EventLoopGroup
 
     init(
         store: HomeStore, registry: ConnectionRegistry, configuration: ServerConfiguration, providers: ProviderHub,
-        flushers: LoopFlushers
+        flushers: LoopFlushers, eventLoops: any EventLoopGroup
     ) {
+        self.eventLoops = eventLoops
         self.store = store
         self.registry = registry
         self.configuration = configuration

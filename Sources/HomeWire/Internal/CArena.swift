@@ -10,8 +10,9 @@ internal import CHomeProto
 /// tree for encoding: a bump allocator over malloc'd chunks, all freed together
 /// when the arena ends. No C pointer outlives the arena's scope.
 ///
-/// Measured on this machine (see shared/notes): a scope-owned arena was both the
-/// cleanest and the fastest way to feed protobuf-c from Swift. Its memory is a
+/// Measured against per-field mallocs and Swift-owned buffers (homed-bench wire),
+/// a scope-owned arena was both the cleanest and the fastest way to feed
+/// protobuf-c from Swift. Its memory is a
 /// `ChunkChain`, whose first chunk comes from malloc's per-thread cache.
 struct CArena: ~Copyable {
     private var chunks = ChunkChain()
