@@ -28,23 +28,22 @@ extension SetValue {
         return ids
     }
 
-    /// Writes the value to each of a group's characteristics (not atomically: each
-    /// service is its own device) and prints a line per item; throws the first
-    /// failure after all were tried.
-    func writeGroup(_ ids: [ObjectID]) async throws {
-        let (graph, response) = try await options.withClient { client throws(HomeError) in
-            let graph = try await client.getHome().graph
-            // --if holds for each member on its own: the ones holding CURRENT are written.
-            let writes = try ids.map { id throws(HomeError) in
-                let characteristic = graph.characteristics[id]!
-                return CharacteristicWrite(
-                    characteristicID: id, value: try ValueParser.parse(value, for: characteristic),
-                    condition: try expected.map { text throws(HomeError) in
-                        WriteCondition(value: try ValueParser.parse(text, for: characteristic))
-                    })
-            }
-            return (graph, try await client.write(WriteCharacteristicsRequest(writes: writes)))
+    /// The writes of the value to each of a group's characteristics (not atomic:
+    /// each service is its own device).
+    func groupWrites(_ ids: [ObjectID], in graph: HomeGraph) throws(HomeError) -> [CharacteristicWrite] {
+        // --if holds for each member on its own: the ones holding CURRENT are written.
+        try ids.map { id throws(HomeError) in
+            let characteristic = graph.characteristics[id]!
+            return CharacteristicWrite(
+                characteristicID: id, value: try ValueParser.parse(value, for: characteristic),
+                condition: try expected.map { text throws(HomeError) in
+                    WriteCondition(value: try ValueParser.parse(text, for: characteristic))
+                })
         }
+    }
+
+    /// A line per item; throws the first failure after all were shown.
+    func show(_ response: WriteCharacteristicsResponse, in graph: HomeGraph) throws {
         var failure: HomeError?
         for result in response.results {
             let fullPath = graph.path(of: result.characteristicID) ?? String(result.characteristicID)

@@ -56,22 +56,38 @@ struct SetValue: AsyncParsableCommand {
         }
     }
 
+    /// What one `set` did: a characteristic written, or a group's.
+    private enum Written {
+        case one(HomeGraph, CharacteristicValue, WriteResult)
+        case group(HomeGraph, WriteCharacteristicsResponse)
+    }
+
+    /// One connection and one home read: the PATH resolved, the value parsed for
+    /// the characteristic it names, written, and then shown.
     func run() async throws {
-        let group = try await options.withClient { client throws(HomeError) -> [ObjectID]? in
+        let written = try await options.withClient { client throws(HomeError) -> Written in
             let graph = try await client.getHome().graph
-            if (try? graph.resolveCharacteristic(path)) != nil { return nil }
-            return try Self.groupCharacteristics(path, in: graph)
-        }
-        if let group { return try await writeGroup(group) }
-        let (graph, written, result) = try await options.withClient { client throws(HomeError) in
-            let graph = try await client.getHome().graph
-            let id = try graph.resolveCharacteristic(path)
+            let id: ObjectID
+            do throws(HomeError) {
+                id = try graph.resolveCharacteristic(path)
+            } catch {
+                guard let group = try Self.groupCharacteristics(path, in: graph) else { throw error }
+                let writes = try groupWrites(group, in: graph)
+                return .group(graph, try await client.write(WriteCharacteristicsRequest(writes: writes)))
+            }
             let value = try ValueParser.parse(self.value, for: graph.characteristics[id]!)
             let condition = try expected.map { text throws(HomeError) in
                 WriteCondition(value: try ValueParser.parse(text, for: graph.characteristics[id]!))
             }
-            return (graph, value, try await client.write(value, to: id, if: condition))
+            return .one(graph, value, try await client.write(value, to: id, if: condition))
         }
+        switch written {
+        case .one(let graph, let value, let result): show(result, of: value, in: graph)
+        case .group(let graph, let response): try show(response, in: graph)
+        }
+    }
+
+    private func show(_ result: WriteResult, of written: CharacteristicValue, in graph: HomeGraph) {
         let fullPath = graph.path(of: result.characteristicID) ?? path
         if options.json {
             // The value as `get --json` shows it: typed, as written.
