@@ -2,6 +2,7 @@ internal import ArgumentParser
 internal import HomeClient
 internal import HomeModel
 internal import HomeWire
+internal import Synchronization
 
 #if canImport(Glibc)
     internal import Glibc
@@ -177,13 +178,16 @@ struct Watch: AsyncParsableCommand {
                 return .failed(error)
             }
         }
+        // The home the subscription's filter was resolved in, by connection.
+        let homeRead = HomeRead()
         let changes = HomeClient.resumingSubscription(
             to: options.socket, name: options.clientName,
             cursor: StreamCursor(journalID: journal ?? "", resumeSeq: sinceSeq)
-        ) { [sinceTimeMs] client throws(HomeError) in
+        ) { [sinceTimeMs, homeRead] client throws(HomeError) in
             // Names are resolved again on every connection: a restarted daemon may
-            // have another layout.
+            // have another layout. The lines' names start from this same read.
             let home = try await client.getHome()
+            homeRead.latest.withLock { $0 = (client.connectionID, home.graph) }
             return SubscribeRequest(
                 filter: try filter(in: home.graph), snapshot: snapshot, excludeOwn: excludeOwn,
                 policy: policy, heartbeatMs: heartbeatMs, minIntervalMs: minIntervalMs, sinceTimeMs: sinceTimeMs)
@@ -210,8 +214,21 @@ struct Watch: AsyncParsableCommand {
                 let message = element.message
                 if names == nil || namesConnection != element.connection {
                     reconnected = names != nil
-                    names = Names(graph: try await element.client.getHome().graph)
+                    let own = element.client.connectionID
+                    let read = homeRead.latest.withLock { $0 }.flatMap { $0.connectionID == own ? $0.graph : nil }
+                    if let read {
+                        names = Names(graph: read)
+                    } else {
+                        names = Names(graph: try await element.client.getHome().graph)
+                    }
                     namesConnection = element.connection
+                }
+                // Layout events change names: read the home once for them all (a
+                // message may carry many), before their lines.
+                if message.events.contains(where: { if case .layout = $0.body { true } else { false } }),
+                    let fresh = try? await element.client.getHome()
+                {
+                    names = Names(graph: fresh.graph)
                 }
                 // After a reconnection, the first message past the subscription's own
                 // markers tells whether the stream resumed or must resync.
@@ -249,9 +266,6 @@ struct Watch: AsyncParsableCommand {
                     }
                 }
                 for event in message.events {
-                    if case .layout = event.body, let fresh = try? await element.client.getHome() {
-                        names = Names(graph: fresh.graph)
-                    }
                     let own = element.client.connectionID
                     let line =
                         forPeople
@@ -402,4 +416,10 @@ func markerLine(_ marker: StreamMarker, journal: String) -> JSON {
     }
     if !marker.reason.isEmpty { fields.append(("reason", .string(marker.reason))) }
     return .object(fields)
+}
+
+/// The last home a watch's subscription request was built from, with the
+/// connection it was read on: its lines' names start from it.
+private final class HomeRead: Sendable {
+    let latest = Mutex<(connectionID: UInt64, graph: HomeGraph)?>(nil)
 }
