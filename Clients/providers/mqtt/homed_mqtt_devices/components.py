@@ -205,6 +205,11 @@ class _Entity:
         """A positive number of seconds, or None when absent or 0 (Home
         Assistant's "not set"); anything else is Refused."""
         value = self.config.get(key)
+        if isinstance(value, str):  # Home Assistant coerces a number given as text ("4"), as for qos
+            try:
+                value = float(value.strip())
+            except ValueError:
+                pass
         if value is None or value == 0:
             return None
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:

@@ -496,6 +496,9 @@ def test_off_delay_and_expire_after_are_read_and_bad_ones_refused():
     temp = entity(f"{P}/sensor/t1/config", {"name": "T", "uniq_id": "t1", "stat_t": "t1/state",
                                            "dev_cla": "temperature", "unit_of_meas": "°C", "exp_aft": 0})
     assert temp.expire_after is None  # 0: Home Assistant's "never expires"
+    text = entity(f"{P}/sensor/t2/config", {"name": "T", "uniq_id": "t2", "stat_t": "t2/state",
+                                           "dev_cla": "temperature", "exp_aft": "4"})
+    assert text.expire_after == 4.0  # a number given as text, as Home Assistant's sensor test has it
     low = entity(f"{P}/binary_sensor/b1/config", {"name": "Low", "uniq_id": "b1", "stat_t": "b1/state",
                                                  "dev_cla": "battery", "off_delay": 5})
     [attachment] = low.attachments

@@ -24,6 +24,11 @@ For each test named in HA_MQTT_TESTS the replay records:
   `async_get_last_state` gives the entity at start), `logged` and
   `not_logged` (a text the test asserts is or is not in its log).
 
+The older unittest-style tests (`self.hass`, `self.mock_publish`,
+`self.assertTrue`, `self.assertEqual`) are read as the newer ones; of a test
+that sets up a list of entities, the first is replayed and what it asserts of
+the others is left out.
+
 What only running the test could tell (a value bound by a fixture, a time
 changed, a raw byte payload) is left out; `--verbose` names each statement
 left out.
@@ -76,6 +81,36 @@ HA_MQTT_TESTS: List[Tuple[str, str, str, str]] = [
     ("light_json_invalid_values", "test_light_json.py", "test_invalid_color_brightness_and_white_values", "light"),
     ("light_json_availability", "test_light_json.py", "test_default_availability_payload", "light"),
     ("light_json_custom_availability", "test_light_json.py", "test_custom_availability_payload", "light"),
+    ("sensor_state", "test_sensor.py", "test_setting_sensor_value_via_mqtt_message", "sensor"),
+    ("sensor_json_template", "test_sensor.py", "test_setting_sensor_value_via_mqtt_json_message", "sensor"),
+    ("sensor_expires", "test_sensor.py", "test_setting_sensor_value_expires", "sensor"),
+    ("sensor_expires_availability", "test_sensor.py", "test_setting_sensor_value_expires_availability_topic",
+     "sensor"),
+    ("sensor_temperature", "test_sensor.py", "test_valid_device_class", "sensor"),
+    ("sensor_invalid_class", "test_sensor.py", "test_invalid_device_class", "sensor"),
+    ("cover_state", "test_cover.py", "test_state_via_state_topic", "cover"),
+    ("cover_position", "test_cover.py", "test_position_via_position_topic", "cover"),
+    ("cover_state_jinja_template", "test_cover.py", "test_state_via_template", "cover"),
+    ("cover_position_template", "test_cover.py", "test_position_via_template", "cover"),
+    ("cover_optimistic", "test_cover.py", "test_optimistic_state_change", "cover"),
+    ("cover_open_command", "test_cover.py", "test_send_open_cover_command", "cover"),
+    ("cover_close_command", "test_cover.py", "test_send_close_cover_command", "cover"),
+    ("cover_stop_command", "test_cover.py", "test_send_stop__cover_command", "cover"),
+    ("cover_current_position", "test_cover.py", "test_current_cover_position", "cover"),
+    ("cover_current_position_inverted", "test_cover.py", "test_current_cover_position_inverted", "cover"),
+    ("cover_set_position_read", "test_cover.py", "test_set_cover_position", "cover"),
+    ("cover_set_position_arithmetic", "test_cover.py", "test_set_position_templated", "cover"),
+    ("cover_set_position", "test_cover.py", "test_set_position_untemplated", "cover"),
+    ("cover_tilt_unknown", "test_cover.py", "test_tilt_defaults", "cover"),
+    ("cover_tilt_open_close", "test_cover.py", "test_tilt_via_invocation_defaults", "cover"),
+    ("cover_tilt_open_close_values", "test_cover.py", "test_tilt_given_value", "cover"),
+    ("cover_tilt_state", "test_cover.py", "test_tilt_via_topic", "cover"),
+    ("cover_tilt_state_range", "test_cover.py", "test_tilt_via_topic_altered_range", "cover"),
+    ("cover_tilt_position", "test_cover.py", "test_tilt_position", "cover"),
+    ("cover_tilt_position_range", "test_cover.py", "test_tilt_position_altered_range", "cover"),
+    ("cover_no_availability", "test_cover.py", "test_availability_without_topic", "cover"),
+    ("cover_availability", "test_cover.py", "test_availability_by_defaults", "cover"),
+    ("cover_custom_availability", "test_cover.py", "test_availability_by_custom_payload", "cover"),
 ]
 
 #: Names the tests import from Home Assistant, with the values they have there.
@@ -86,7 +121,11 @@ IMPORTED = {
     "STATE_LOCKED": "locked", "STATE_UNLOCKED": "unlocked", "STATE_OPEN": "open", "STATE_CLOSED": "closed",
     "SERVICE_LOCK": "lock", "SERVICE_UNLOCK": "unlock", "ATTR_ENTITY_ID": "entity_id",
     "ATTR_ASSUMED_STATE": "assumed_state", "ATTR_DEVICE_CLASS": "device_class",
-    "ATTR_SUPPORTED_FEATURES": "supported_features",
+    "ATTR_SUPPORTED_FEATURES": "supported_features", "sensor.DOMAIN": "sensor",
+    "ATTR_POSITION": "position", "ATTR_TILT_POSITION": "tilt_position",
+    "SERVICE_OPEN_COVER": "open_cover", "SERVICE_CLOSE_COVER": "close_cover", "SERVICE_STOP_COVER": "stop_cover",
+    "SERVICE_SET_COVER_POSITION": "set_cover_position", "SERVICE_OPEN_COVER_TILT": "open_cover_tilt",
+    "SERVICE_CLOSE_COVER_TILT": "close_cover_tilt", "SERVICE_SET_COVER_TILT_POSITION": "set_cover_tilt_position",
 }
 SETUPS = ("async_setup_component", "setup_component")
 ASKED = {"common.async_turn_on": "turn_on", "common.async_turn_off": "turn_off"}
@@ -110,11 +149,40 @@ class Entity:
         self.entity_id = entity_id
 
 
+class Attributes:
+    """`hass.states.get(entity_id).attributes`, bound to a name."""
+
+    def __init__(self, entity: Entity):
+        self.entity = entity
+
+
+class AttributeOf:
+    """`….attributes[name]` bound to a name: what it was when read."""
+
+    def __init__(self, entity: Entity, name: str):
+        self.entity, self.name = entity, name
+
+
+class Unself(ast.NodeTransformer):
+    """`self.hass` and `self.mock_publish` of the older unittest-style tests
+    as the fixtures `hass` and `mqtt_mock` of the newer ones."""
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.value, ast.Name) and node.value.id == "self":
+            return ast.copy_location(ast.Name(id=node.attr, ctx=node.ctx), node)
+        return node
+
+
 def evaluate(node: ast.AST, env: Dict[str, Any]) -> Any:
     if isinstance(node, ast.Constant):
         if isinstance(node.value, bytes):
             raise Unresolved("a raw byte payload")
         return node.value
+    if isinstance(node, ast.Attribute) and node.attr == "attributes":
+        owner = evaluate(node.value, env)
+        if isinstance(owner, Entity):
+            return Attributes(owner)
     if isinstance(node, (ast.Name, ast.Attribute)):
         name = ast.unparse(node)
         if name in env:
@@ -123,7 +191,10 @@ def evaluate(node: ast.AST, env: Dict[str, Any]) -> Any:
             return IMPORTED[name]
         raise Unresolved(name)
     if isinstance(node, ast.Subscript):
-        return evaluate(node.value, env)[evaluate(node.slice, env)]
+        owner = evaluate(node.value, env)
+        if isinstance(owner, Attributes):
+            return AttributeOf(owner.entity, evaluate(node.slice, env))
+        return owner[evaluate(node.slice, env)]
     if isinstance(node, ast.Dict):
         return {evaluate(k, env): evaluate(v, env) for k, v in zip(node.keys, node.values)}
     if isinstance(node, (ast.List, ast.Tuple)):
@@ -163,6 +234,8 @@ class Replay:
 
     def __init__(self, component: str, env: Dict[str, Any]):
         self.component, self.env = component, env
+        #: the entity a test of several is replayed for (the first); None: the test's only one
+        self.entity_id: Optional[str] = None
         self.config: Optional[dict] = None
         self.steps: List[list] = []
         self.left_out: List[str] = []
@@ -232,8 +305,14 @@ class Replay:
             self.steps.append(["commands_any_order", calls])
         elif name in ASKED:
             self.steps.append(["asked", ASKED[name], {k.arg: evaluate(k.value, self.env) for k in call.keywords}])
-        elif name == "hass.services.async_call":
-            self.steps.append(["asked", evaluate(args[1], self.env), {}])
+        elif name in ("hass.services.async_call", "hass.services.call"):
+            data = evaluate(args[2], self.env) if len(args) > 2 else {}
+            self.steps.append(["asked", evaluate(args[1], self.env),
+                               {k: v for k, v in data.items() if k != "entity_id"}])
+        elif name == "assertTrue":
+            self.assertion(args[0])
+        elif name == "assertEqual":
+            self.assertion(ast.Compare(left=args[0], ops=[ast.Eq()], comparators=[args[1]]))
         elif name == "mock_restore_cache":
             state = evaluate(args[1], self.env)[0]
             self.steps.append(["restored", state["state"], state["attributes"]])
@@ -247,8 +326,11 @@ class Replay:
         if "mqtt" in config and isinstance(config["mqtt"], dict):
             config = config["mqtt"]
         entity = config[self.component]
+        if isinstance(entity, list):  # the first; what the test asserts of the others is left out
+            entity = entity[0]
+            self.entity_id = f"{self.component}.{entity['name'].lower().replace(' ', '_')}"
         if not isinstance(entity, dict):
-            raise Unresolved("a list of entities")
+            raise Unresolved("an entity config of another form")
         self.config = {k: v for k, v in entity.items() if k != "platform"}
 
     def assertion(self, test: ast.expr) -> None:
@@ -262,8 +344,16 @@ class Replay:
             test, truth = test.operand, False
         found = self.observed(test)
         if found is not None and found[0] == "attribute":  # `assert state.attributes.get(…)`: set or not
-            self.steps.append([*found, truth])
+            self.add([*found, truth])
             return
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.In, ast.NotIn)):
+            attributes = evaluate(test.comparators[0], self.env) if ast.unparse(test.comparators[0]) != \
+                "caplog.text" else None
+            if isinstance(attributes, Attributes):
+                if truth == isinstance(test.ops[0], ast.In):
+                    raise Unresolved("an attribute said to be there, its value not")
+                self.add(["attribute", attributes.entity.entity_id, evaluate(test.left, self.env), None])
+                return
         if not truth or not isinstance(test, ast.Compare) or len(test.ops) != 1:
             raise Unresolved("an assertion of another form")
         left, op, right = test.left, test.ops[0], test.comparators[0]
@@ -277,9 +367,14 @@ class Replay:
             if found is not None:
                 if isinstance(op, ast.NotEq):
                     found[0] = f"{found[0]}_not"
-                self.steps.append([*found, evaluate(expected, self.env)])
+                self.add([*found, evaluate(expected, self.env)])
                 return
         raise Unresolved("not an entity's state or attribute")
+
+    def add(self, step: list) -> None:
+        if self.entity_id is not None and step[1] != self.entity_id:
+            raise Unresolved(f"{step[1]} is another entity of the test's list")
+        self.steps.append(step)
 
     def observed(self, node: ast.expr) -> Optional[list]:
         """["state", entity] or ["attribute", entity, name] for what `node` reads, else None."""
@@ -287,8 +382,12 @@ class Replay:
             return ["state", evaluate(node.args[0], self.env)]
         if isinstance(node, ast.Name) and isinstance(self.env.get(node.id), Entity):
             return ["state", self.env[node.id].entity_id]  # `state is None`: there is no such entity
+        if isinstance(node, ast.Name) and isinstance(self.env.get(node.id), AttributeOf):
+            return ["attribute", self.env[node.id].entity.entity_id, self.env[node.id].name]
         if isinstance(node, ast.Attribute) and node.attr == "state":
             owner = self.env.get(ast.unparse(node.value))
+            if isinstance(node.value, ast.Call) and ast.unparse(node.value.func) == "hass.states.get":
+                owner = evaluate(node.value, self.env)
             return ["state", owner.entity_id] if isinstance(owner, Entity) else None
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
             node = ast.Subscript(value=node.func.value, slice=node.args[0])
@@ -315,7 +414,7 @@ def ha_mqtt(core, verbose: bool = False) -> Dict[str, Any]:
         if file not in trees:
             trees[file] = ast.parse(core.read(f"{MQTT_DIR}/{file}"))
         replay = Replay(component, module_constants(trees[file]))
-        replay.run(find_test(trees[file], test_name).body)
+        replay.run(Unself().visit(copy.deepcopy(find_test(trees[file], test_name))).body)
         if replay.config is None:
             raise SystemExit(f"{file}::{test_name}: no entity config found")
         scenarios[scenario] = {"source": f"{MQTT_DIR}/{file}::{test_name}", "component": component,
