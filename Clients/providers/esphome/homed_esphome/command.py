@@ -1,0 +1,67 @@
+"""homed-esphome: ESPHome devices (native API) as homed accessories (see README.md).
+
+    homed-esphome --config FILE [--credentials FILE] [--socket PATH] [--state-dir DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+
+from homed.provider import run_until_signalled
+
+log = logging.getLogger("homed-esphome")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description="Brings ESPHome devices into homed over their native API.")
+    parser.add_argument("--config", required=True, metavar="FILE",
+                        help="a TOML file of [[device]] tables: name, host, port (6053), encryption")
+    parser.add_argument("--credentials", metavar="FILE",
+                        help="NAME = NOISE_PSK lines (mode 0600; never on the command line)")
+    parser.add_argument("--socket", help="homed's socket (default: $HOMED_SOCKET, else the usual places)")
+    parser.add_argument("--provider-id", default="esphome")
+    parser.add_argument("--state-dir", help="where the accessories registered last are kept "
+                                            "(default: $STATE_DIRECTORY, else ~/.local/state/homed-esphome)")
+    parser.add_argument("--write-timeout", type=float, default=4.5, metavar="SECONDS",
+                        help="how long a write waits for the device's state to confirm it (default 4.5, "
+                             "under homed's 5)")
+    parser.add_argument("--keepalive", type=float, default=5.0, metavar="SECONDS",
+                        help="the API's ping interval; a device silent for 4.5 times it is taken as gone")
+    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=getattr(logging, args.log_level.upper()),
+                        format="%(levelname)s %(name)s: %(message)s")
+    # aioesphomeapi logs each failed connection attempt at warning: the
+    # provider says it once, with the retry.
+    logging.getLogger("aioesphomeapi").setLevel(max(logging.ERROR, logging.getLogger().level))
+    from homed_esphome.service import EspHomeProvider, Settings, read_config, read_credentials
+    credentials = None
+    if args.credentials:
+        try:
+            credentials = read_credentials(args.credentials)
+        except (OSError, ValueError) as error:
+            log.error("credentials file %s: %s", args.credentials, getattr(error, "strerror", None) or error)
+            return 2
+    try:
+        devices = read_config(args.config, credentials)
+    except OSError as error:
+        log.error("configuration %s: %s", args.config, error.strerror or error)
+        return 2
+    except ValueError as error:  # tomllib.TOMLDecodeError is one
+        log.error("configuration %s: %s", args.config, error)
+        return 2
+    settings = Settings(devices, args.socket, args.provider_id, args.state_dir, args.write_timeout, args.keepalive)
+    provider = EspHomeProvider(settings)
+    loop = asyncio.new_event_loop()
+
+    def run():
+        loop.run_until_complete(provider.run())
+        if provider.refused_for_good is not None:
+            raise provider.refused_for_good
+
+    def stop():
+        loop.call_soon_threadsafe(provider.stopping.set)
+
+    return run_until_signalled(run, stop, args.provider_id, log)
