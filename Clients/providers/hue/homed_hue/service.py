@@ -1,0 +1,287 @@
+"""The provider: the bridge (bridge.py) on one side, homed.aio.Provider on the
+other. It reads every resource, registers one accessory per Hue device, then
+follows the bridge's event stream: values and presses reported, reachability
+from zigbee_connectivity, writes answered once the bridge's event confirms
+them. When the bridge goes away every accessory is unreachable; it connects
+again with a backoff and reads everything again."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Set, Tuple
+
+import aiohttp
+
+import homed
+import homed.aio
+from homed import pb
+
+from .bridge import Bridge, BridgeError, Unauthorized
+from .keyfile import Pairing
+from .mapping import MISSING, BridgeMap, map_bridge, press_of, reachable_of
+from .resources import Resources, events_of
+from .writes import Confirmations, changes, light_body
+
+log = logging.getLogger("homed-hue")
+
+MIN_BACKOFF, MAX_BACKOFF = 0.5, 10.0
+
+
+@dataclass
+class Settings:
+    pairing: Pairing
+    ssl_check: object  # what aiohttp's ssl= takes (bridge.tls)
+    socket_path: Optional[str] = None
+    provider_id: str = "hue"
+    write_timeout: float = 4.5  # under homed's 5 s
+
+
+class HueProvider:
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.stopping = asyncio.Event()
+        self.resources = Resources()
+        self.map: Optional[BridgeMap] = None
+        self.bridge: Optional[Bridge] = None
+        self.connected = False
+        self.confirmations = Confirmations()
+        self._waiters: Dict[int, asyncio.Future] = {}
+        self._logged: Set[str] = set()
+        self._cleaned = False
+        self.provider: Optional[homed.aio.Provider] = None
+        self.refused_for_good: Optional[BaseException] = None
+
+    @property
+    def address(self) -> str:
+        return self.settings.pairing.address
+
+    # -- running --------------------------------------------------------------------
+
+    async def run(self) -> None:
+        self.provider = homed.aio.Provider(self.settings.provider_id, [], on_read=self.on_read,
+                                           on_write=self.on_write, socket_path=self.settings.socket_path,
+                                           client_name="homed-hue")
+        await self.provider.start()
+        try:
+            if not await self._wait_registered():
+                return
+            backoff = MIN_BACKOFF
+            while not self.stopping.is_set():
+                try:
+                    await self._follow_bridge()
+                    log.warning("bridge %s: the event stream ended; connecting again", self.address)
+                    backoff = MIN_BACKOFF
+                except Unauthorized as error:
+                    log.error("bridge %s: %s", self.address, error)
+                    backoff = MAX_BACKOFF
+                except (aiohttp.ClientError, asyncio.TimeoutError, OSError, BridgeError) as error:
+                    log.warning("bridge %s: %s; trying again in %.1f s", self.address,
+                                str(error) or type(error).__name__, backoff)
+                await self._bridge_lost()
+                try:
+                    await asyncio.wait_for(self.stopping.wait(), backoff)
+                except asyncio.TimeoutError:
+                    pass
+                backoff = min(backoff * 2, MAX_BACKOFF)
+        finally:
+            await self.provider.stop()
+
+    async def _wait_registered(self) -> bool:
+        while not self.stopping.is_set():
+            if await self.provider.wait_registered(timeout=1):
+                return True
+            if self.provider.error is not None:
+                self.refused_for_good = self.provider.error
+                log.error("homed refused the provider: %s", self.provider.error)
+                return False
+        return False
+
+    async def _follow_bridge(self) -> None:
+        async with Bridge(self.address, self.settings.pairing.application_key, self.settings.ssl_check) as bridge:
+            # The stream first, then the resources: nothing that changes
+            # between the two is missed (its events are applied on top).
+            stream = await bridge.open_events()
+            events = bridge.events(stream)
+            try:
+                self.resources = Resources(await bridge.resources())
+                self.bridge = bridge
+                self.connected = True
+                await self._register_all()
+                log.info("bridge %s: %d accessories registered; following its events", self.address,
+                         len(self.map.devices))
+                async for payload in events:
+                    await self.on_events(payload)
+            finally:
+                self.connected = False
+                self.bridge = None
+                await events.aclose()
+
+    async def _bridge_lost(self) -> None:
+        for future in self._waiters.values():
+            if not future.done():
+                future.set_exception(homed.error_for(pb.UNAVAILABLE, f"the bridge at {self.address} went away "
+                                                     "before confirming the write"))
+        if self.map is not None:
+            try:
+                await self.provider.update(self.map.accessories(self.resources, bridge_up=False))
+            except homed.HomedError as error:
+                log.debug("marking the accessories unreachable: %s", error)
+
+    # -- registering ----------------------------------------------------------------
+
+    async def _register_all(self) -> None:
+        previous = set(self.map.devices) if self.map else set()
+        self.map = map_bridge(self.resources)
+        self._log_left_out()
+        accessories = self.map.accessories(self.resources)
+        try:
+            await self.provider.update(accessories)
+        except homed.HomedError as error:
+            # One accessory homed refuses must not hide the others.
+            log.error("homed refused the accessories (%s); registering them one by one", error)
+            for accessory in accessories:
+                try:
+                    await self.provider.update([accessory])
+                except homed.HomedError as one:
+                    log.error("%s (%s): not registered: homed refused it: %s", accessory["name"], accessory["key"],
+                              one)
+        gone = sorted(previous - set(self.map.devices))
+        if not self._cleaned:
+            gone = sorted(set(self.provider.known_keys) - set(self.map.devices))
+            self._cleaned = True
+        if gone:
+            log.info("removing %d accessories of devices the bridge no longer has: %s", len(gone), ", ".join(gone))
+            try:
+                await self.provider.remove(gone)
+            except homed.HomedError as error:
+                log.error("removing %s failed: %s", ", ".join(gone), error)
+
+    def _log_left_out(self) -> None:
+        """One line per device with something left out, once (not again at each reconnection)."""
+        lines = []
+        for name, device_id, why in self.map.left_out:
+            lines.append(f"{name or '?'} ({device_id}): not registered: {why}")
+        for device in self.map.devices.values():
+            if device.unknown:
+                lines.append(f"{device.name} ({device.device_id}): registered without "
+                             f"{', '.join(device.unknown)}: resource types this mapping does not know")
+        for line in lines:
+            if line not in self._logged:
+                log.warning("%s", line)
+                self._logged.add(line)
+
+    # -- the bridge's events ----------------------------------------------------------
+
+    async def on_events(self, payload) -> None:
+        values: List[Tuple[object, object]] = []
+        reach: Dict[str, bool] = {}
+        relayout = False
+        for kind, item in events_of(payload):
+            rid = item["id"]
+            self.resources.apply(kind, item)
+            if kind in ("add", "delete"):
+                relayout = True
+                continue
+            if kind != "update":
+                continue
+            for pending in self.confirmations.observe(rid, item):
+                future = self._waiters.pop(id(pending), None)
+                if future is not None and not future.done():
+                    future.set_result(None)
+            if self.map is None:
+                continue
+            device_id = self.map.connectivity.get(rid)
+            if device_id is not None:
+                reach[device_id] = reachable_of(self.map.devices[device_id], self.resources)
+            for binding in self.map.by_rid.get(rid, ()):
+                if binding.event:
+                    press = press_of(item)
+                    if press is not None:
+                        values.append((binding.ref, press))
+                elif any(key in item for key in binding.fields) or not binding.fields:
+                    value = self.map.value(binding, self.resources)
+                    if value is not MISSING:
+                        values.append((binding.ref, value))
+        if relayout:
+            await self._register_all()
+            return
+        try:
+            if values:
+                await self.provider.report(values)
+            for device_id, reachable in reach.items():
+                await self.provider.set_reachable(device_id, reachable)
+                log.info("%s: %s", self.map.devices[device_id].name, "reachable" if reachable else "unreachable")
+        except homed.Unavailable:
+            log.debug("not connected to homed; values are sent again at the next registration")
+        except homed.HomedError as error:
+            log.warning("homed refused a report: %s", error)
+
+    # -- homed's reads and writes -------------------------------------------------------
+
+    async def on_read(self, refs):
+        out = {}
+        for ref in refs:
+            binding = self.map.by_ref.get(ref) if self.map else None
+            value = self.map.value(binding, self.resources) if binding else MISSING
+            if binding is None:
+                out[ref] = homed.error_for(pb.NOT_FOUND, f"{ref}: no such characteristic on the bridge")
+            elif not self.connected:
+                out[ref] = homed.error_for(pb.UNAVAILABLE, f"the bridge at {self.address} is not connected")
+            elif value is MISSING:
+                out[ref] = homed.error_for(pb.UNAVAILABLE, f"{ref}: the bridge has not reported it yet")
+            else:
+                out[ref] = value
+        return out
+
+    async def on_write(self, values, atomic):
+        errors = {}
+        lights: Dict[str, Dict[str, object]] = {}
+        refs: Dict[str, list] = {}
+        for ref, value in values.items():
+            binding = self.map.by_ref.get(ref) if self.map else None
+            if binding is None or binding.rtype != "light":
+                errors[ref] = homed.error_for(pb.NOT_FOUND, f"{ref}: no writable characteristic on the bridge")
+                continue
+            lights.setdefault(binding.rid, {})[ref.characteristic] = value
+            refs.setdefault(binding.rid, []).append(ref)
+        if atomic and len(lights) > 1:
+            error = homed.error_for(pb.FAILED_PRECONDITION, "the bridge takes one light's values at a time: "
+                                    "an atomic write to several lights cannot be all or nothing")
+            return {ref: error for ref in values}
+        results = await asyncio.gather(*(self._write_light(rid, items) for rid, items in lights.items()),
+                                       return_exceptions=True)
+        for rid, result in zip(lights, results):
+            if isinstance(result, BaseException):
+                for ref in refs[rid]:
+                    errors[ref] = result
+        return errors
+
+    async def _write_light(self, rid: str, items: Dict[str, object]) -> None:
+        bridge = self.bridge
+        resource = self.resources.get(rid)
+        if bridge is None or not self.connected or resource is None:
+            raise homed.error_for(pb.UNAVAILABLE, f"the bridge at {self.address} is not connected")
+        body = light_body(items, resource)
+        # Waiting starts before the PUT: the bridge may send its event before its answer.
+        pending = self.confirmations.add(rid, [f for f, part in body.items() if changes(f, part, resource)])
+        future = asyncio.get_running_loop().create_future()
+        if not pending.done:
+            self._waiters[id(pending)] = future
+        try:
+            await bridge.put("light", rid, body)
+            if pending.done:
+                return
+            await asyncio.wait_for(future, self.settings.write_timeout)
+        except asyncio.TimeoutError:
+            raise homed.error_for(pb.DEADLINE_EXCEEDED, f"the bridge did not confirm the write to light {rid} "
+                                  f"within {self.settings.write_timeout:g} s") from None
+        except BridgeError as error:
+            raise homed.error_for(pb.INVALID_ARGUMENT, f"the bridge refused the write to light {rid}: {error}") \
+                from None
+        except (aiohttp.ClientError, OSError) as error:
+            raise homed.error_for(pb.UNAVAILABLE, f"the bridge at {self.address}: {error}") from None
+        finally:
+            self.confirmations.drop(pending)
+            self._waiters.pop(id(pending), None)
