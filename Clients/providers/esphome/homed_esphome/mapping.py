@@ -33,7 +33,7 @@ MISSING = _Missing()
 Command = Tuple[str, dict]
 
 
-@dataclass
+@dataclass(eq=False)  # one per characteristic: compared and hashed by identity
 class Binding:
     ref: Ref
     entity_key: int
