@@ -9,7 +9,8 @@ Done), SubscribeStates (every state), Ping and Disconnect, and applies the
 commands to its states and sends the new state, as a device does. Stdout:
 JSON lines (`listening`, `connected`, `command` with the request's fields).
 Stdin: JSON lines `{"press": OBJECT_ID, "event_type": T}` (an event),
-`{"state": OBJECT_ID, "fields": {…}}` (a state changed on the device)."""
+`{"state": OBJECT_ID, "fields": {…}}` (a state changed on the device),
+`{"stuck": OBJECT_ID}` (its commands are taken and change nothing)."""
 
 from __future__ import annotations
 
@@ -140,6 +141,7 @@ class Device:
                                                              getattr(api_pb2, entity["state"]["type"])())
         self.psk = psk
         self.sessions = set()
+        self.stuck = set()  # keys whose commands change nothing (a relay that is stuck)
 
     def send(self, session, msg) -> None:
         session.write(TYPE_OF[type(msg)], msg.SerializeToString())
@@ -198,6 +200,8 @@ class Device:
             writer.close()
 
     def command(self, msg) -> None:
+        if msg.key in self.stuck:
+            return
         old = self.states.get(msg.key)
         if isinstance(msg, api_pb2.SwitchCommandRequest):
             self.publish(api_pb2.SwitchStateResponse(key=msg.key, state=msg.state))
@@ -246,6 +250,8 @@ class Device:
         if "press" in order:
             entity = self.by_object_id[order["press"]]
             self.publish(api_pb2.EventResponse(key=entity.key, event_type=order["event_type"]))
+        elif "stuck" in order:
+            self.stuck.add(self.by_object_id[order["stuck"]].key)
         elif "state" in order:
             entity = self.by_object_id[order["state"]]
             state = api_pb2.__dict__[type(self.states[entity.key]).__name__]()

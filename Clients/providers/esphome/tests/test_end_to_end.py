@@ -101,16 +101,21 @@ def test_writes_are_commands_acknowledged_when_the_state_confirms_them(homed, wo
         assert len(device.commands("ButtonCommandRequest")) == 1
 
 
-def test_a_write_the_device_does_not_confirm_fails_with_deadline_exceeded(homed, workdir, device, processes):
+def test_a_write_the_device_does_not_confirm_fails_and_one_to_a_device_gone_is_unavailable(homed, workdir, device,
+                                                                                           processes):
     provider, client, accessory = ready(homed, workdir, device, processes)
     with client:
         ids = ids_of(accessory)
-        # A lock that jams: the state it sends does not confirm the unlock.
-        device.send({"state": "front_door_lock", "fields": {"state": "LOCK_STATE_JAMMED"}})
-        wait_value(client, ids[("lock_front_door_lock", "LockCurrentState")], 2, process=provider)
-        device.kill()  # gone before it could answer: no state comes
+        relay = ids[("switch_relay_1", "On")]
+        wait_value(client, relay, False, process=provider)
+        device.send({"stuck": "relay_1"})  # takes the command, and its state stays off
+        code, message = write(client, relay, pb.Value(bool_value=True))
+        assert code == pb.DEADLINE_EXCEEDED and "did not confirm the write" in message
+        assert device.commands("SwitchCommandRequest") == [{"key": 12345680, "state": True}]
+        assert value_of(client, relay) is False
+        device.kill()
         wait_for(lambda: not accessories(client)[MAC].reachable, 10, "unreachable", provider)
-        code, message = write(client, ids[("switch_relay_1", "On")], pb.Value(bool_value=True))
+        code, message = write(client, ids[("lock_front_door_lock", "LockTargetState")], pb.Value(int_value=0))
         assert code == pb.UNAVAILABLE and "not connected" in message
 
 
