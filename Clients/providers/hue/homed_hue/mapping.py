@@ -158,6 +158,14 @@ def _report(resource: dict, section: str, name: str):
     return value
 
 
+def _reading(section: str, name: str, convert):
+    """A sensor's decoder: MISSING while the sensor has no reading (an invalid one is null)."""
+    def decode(resource: dict):
+        value = _report(resource, section, name)
+        return MISSING if value is MISSING or value is None else convert(value)
+    return decode
+
+
 def _brightness(resource: dict):
     value = float(resource["dimming"]["brightness"])
     # A light at its lowest dim level (0.2 %) is on, not at 0 %.
@@ -205,6 +213,8 @@ class _Builder:
 
 def _light(b: _Builder, resource: dict, name: str, several: bool) -> None:
     own = resource.get("metadata", {}).get("name") if several else None
+    if not isinstance(resource.get("on"), dict):
+        raise ValueError("a light without on")
     service = b.service("Lightbulb", resource, own or name)
     b.bind(service, resource, "On", lambda r: bool(r["on"]["on"]), ("on",))
     if isinstance(resource.get("dimming"), dict):
@@ -240,19 +250,19 @@ def _button(b: _Builder, resource: dict, name: str) -> None:
 
 def _motion(b, resource, name):
     service = b.service("MotionSensor", resource, f"{name} Motion")
-    b.bind(service, resource, "MotionDetected", lambda r: bool(_report(r, "motion", "motion")))
+    b.bind(service, resource, "MotionDetected", _reading("motion", "motion", bool))
 
 
 def _temperature(b, resource, name):
     service = b.service("TemperatureSensor", resource, f"{name} Temperature")
     b.bind(service, resource, "CurrentTemperature",
-           lambda r: round(float(_report(r, "temperature", "temperature")), 2),
+           _reading("temperature", "temperature", lambda v: round(float(v), 2)),
            meta={"min_value": -50.0, "max_value": 100.0})
 
 
 def _light_level(b, resource, name):
     service = b.service("LightSensor", resource, f"{name} Light Level")
-    b.bind(service, resource, "CurrentAmbientLightLevel", lambda r: lux(float(_report(r, "light", "light_level"))))
+    b.bind(service, resource, "CurrentAmbientLightLevel", _reading("light", "light_level", lambda v: lux(float(v))))
 
 
 def _power(b, resource, name):
@@ -298,6 +308,9 @@ def map_device(device: dict, resources: Resources) -> DeviceMap:
                 BUILDERS[rtype](b, resource, name)
             else:
                 unknown.append(str(rtype))
+            for ref, binding in b.bindings.items():
+                if ref not in mark[1]:
+                    binding.decode(resource)  # a resource that cannot be read is found now, not at each event
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             # One resource this mapping cannot read: left out whole, the others kept.
             unknown.append(f"{rtype} ({error})")

@@ -76,6 +76,11 @@ class HueProvider:
                 except Unauthorized as error:
                     log.error("bridge %s: %s", self.address, error)
                     backoff = MAX_BACKOFF
+                except aiohttp.ServerFingerprintMismatch:
+                    # Another device at the bridge's address, or a bridge reset: never send it the key.
+                    log.error("bridge %s: its certificate is not the one pinned at pairing; pair again if the "
+                              "bridge was replaced", self.address)
+                    backoff = MAX_BACKOFF
                 except (aiohttp.ClientError, asyncio.TimeoutError, OSError, BridgeError) as error:
                     log.warning("bridge %s: %s; trying again in %.1f s", self.address,
                                 str(error) or type(error).__name__, backoff)
