@@ -219,8 +219,12 @@ class DeviceLink:
         if not self.connected or self._client is None:
             error = homed.error_for(pb.UNAVAILABLE, f"{self.config.name} is not connected")
             return {b: error for b in items}
+        refused = {b: homed.error_for(pb.FAILED_PRECONDITION, f"{b.ref}: the device takes no writes to it")
+                   for b in items if b.encode is None}
+        if refused:
+            return refused
         commands = command_for(items.items(), self.states)
-        confirmable = {b: v for b, v in items.items() if not b.momentary and not (b.method == "button_command")}
+        confirmable = {b: v for b, v in items.items() if not b.momentary}
         waiter = _Waiter(confirmable)
         if confirmable:
             self._waiters.append(waiter)

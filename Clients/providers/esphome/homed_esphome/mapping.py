@@ -130,8 +130,10 @@ class _Builder:
         return service
 
     def bind(self, service: dict, ctype: str, entity: m.EntityInfo, decode, *, encode=None, method="",
-             tolerance=0.0, metadata=None, event=False, momentary=False, writable=None, constant=None):
+             tolerance=0.0, metadata=None, event=False, momentary=False, read_only=False, constant=None):
         c: dict = {"type": ctype}
+        if read_only:  # a catalog type HAP lets clients write, which this device cannot take
+            c["properties"] = {"readable": True, "supports_event_notification": True}
         if metadata:
             c["metadata"] = metadata
         if constant is not None:
@@ -403,7 +405,8 @@ def _climate(b: _Builder, e: m.ClimateInfo, left_out) -> None:
         b.bind(s, "CurrentHeatingCoolingState", e, lambda st: CLIMATE_ACTION.get(st.action, 0))
     else:
         b.bind(s, "CurrentHeatingCoolingState", e, lambda st: CLIMATE_MODE.get(st.mode, 0) % 3)
-    b.bind(s, "TemperatureDisplayUnits", e, lambda st: 0, constant=0)
+    # ESPHome's climate is in °C on the wire whatever the device shows
+    b.bind(s, "TemperatureDisplayUnits", e, lambda st: 0, constant=0, read_only=True)
 
 
 MAPPERS = {m.SwitchInfo: ("switch", _switch), m.ButtonInfo: ("button", _button), m.LightInfo: ("light", _light),

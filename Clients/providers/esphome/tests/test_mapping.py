@@ -178,3 +178,23 @@ def test_credentials_must_be_private_and_name_each_device(tmp_path):
     config.write_text('[[device]]\nname = "hall"\nhost = "10.0.0.7"\nencryption = true\n')
     with pytest.raises(ValueError, match="no key for it"):
         read_config(str(config), credentials)
+
+
+def test_the_benchmarks_climate_as_a_thermostat():
+    info, entities = from_definition()
+    climate = [e for e in entities if isinstance(e, m.ClimateInfo)]
+    dm = map_device(info, climate)
+    service = dm.accessory["services"][0]
+    by_type = {c["type"]: c for c in service["characteristics"]}
+    assert service["type"] == "Thermostat"
+    assert by_type["TargetTemperature"]["metadata"] == {"min_value": 10.0, "max_value": 32.0, "step_value": 0.5}
+    assert by_type["TargetHeatingCoolingState"]["metadata"] == {"valid_values": [0, 1, 2, 3]}
+    assert by_type["TemperatureDisplayUnits"]["properties"] == {"readable": True, "supports_event_notification": True}
+    state = m.ClimateState(key=climate[0].key, mode=m.ClimateMode.COOL, action=m.ClimateAction.COOLING,
+                           current_temperature=25.0, target_temperature=23.0)
+    values = {ref.characteristic: v for ref, v in dm.values({climate[0].key: state}).items()}
+    assert values == {"CurrentTemperature": 25.0, "TargetTemperature": 23.0, "TargetHeatingCoolingState": 2,
+                      "CurrentHeatingCoolingState": 2, "TemperatureDisplayUnits": 0}
+    mode = dm.bindings[Ref(dm.key, service["key"], "TargetHeatingCoolingState")]
+    assert command_for([(mode, 3)], {})[climate[0].key] == ("climate_command",
+                                                           {"key": climate[0].key, "mode": m.ClimateMode.HEAT_COOL})
