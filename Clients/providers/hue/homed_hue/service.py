@@ -123,6 +123,11 @@ class HueProvider:
                 self.bridge = None
                 await events.aclose()
 
+    async def _update(self, accessories) -> None:
+        # homed.aio.Provider registers these again after a restart of homed;
+        # the values it then asks for are read from the resources (on_read).
+        await self.provider.update(accessories)
+
     async def _bridge_lost(self) -> None:
         for future in self._waiters.values():
             if not future.done():
@@ -130,7 +135,7 @@ class HueProvider:
                                                      "before confirming the write"))
         if self.map is not None:
             try:
-                await self.provider.update(self.map.accessories(self.resources, bridge_up=False))
+                await self._update(self.map.accessories(self.resources, bridge_up=False))
             except homed.HomedError as error:
                 log.debug("marking the accessories unreachable: %s", error)
 
@@ -142,13 +147,13 @@ class HueProvider:
         self._log_left_out()
         accessories = self.map.accessories(self.resources)
         try:
-            await self.provider.update(accessories)
+            await self._update(accessories)
         except homed.HomedError as error:
             # One accessory homed refuses must not hide the others.
             log.error("homed refused the accessories (%s); registering them one by one", error)
             for accessory in accessories:
                 try:
-                    await self.provider.update([accessory])
+                    await self._update([accessory])
                 except homed.HomedError as one:
                     log.error("%s (%s): not registered: homed refused it: %s", accessory["name"], accessory["key"],
                               one)

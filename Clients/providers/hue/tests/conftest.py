@@ -5,13 +5,13 @@ and the provider as a real process."""
 
 import pytest
 
-from homed_testkit.fixtures import homed, processes, workdir  # noqa: F401
+from homed_testkit.fixtures import homed, processes, stored_homed, workdir  # noqa: F401
 
 
 @pytest.fixture
-def bridge(homed, workdir, processes):
+def bridge(workdir, processes):
     from .hue_helpers import FakeBridge
-    return FakeBridge(homed, workdir, processes).start()
+    return FakeBridge(workdir, processes).start()
 
 
 @pytest.fixture

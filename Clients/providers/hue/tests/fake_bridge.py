@@ -111,6 +111,11 @@ class FakeBridge:
             for item in event.get("data", []):
                 if event.get("type") == "update" and item.get("id") in self.by_id:
                     merge(self.by_id[item["id"]], {k: v for k, v in item.items() if k != "id"})
+                elif event.get("type") == "add":
+                    self.by_id[item["id"]] = copy.deepcopy(item)
+                    self.order.append(item["id"])
+                elif event.get("type") == "delete":
+                    self.by_id.pop(item.get("id"), None)
             stamped.append({"creationtime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                             "id": str(uuid.uuid4()), **event})
         self.counter += 1

@@ -15,6 +15,7 @@ import ssl
 import sys
 import urllib.request
 from pathlib import Path
+from types import SimpleNamespace
 
 from homed_testkit import installed_program
 from homed_testkit.mqtt_broker import free_port
@@ -58,8 +59,8 @@ class FakeBridge:
     """The fake bridge (fake_bridge.py) as a process on a fixed port, so that
     it can be killed and started again where the provider looks for it."""
 
-    def __init__(self, homed, workdir, processes, resources_path=FIXTURE):
-        self.homed, self.workdir, self.processes = homed, workdir, processes
+    def __init__(self, workdir, processes, resources_path=FIXTURE):
+        self.workdir, self.processes = workdir, processes
         self.cert, self.key, self.sha256 = make_certificate(workdir)
         self.port = free_port()
         self.resources_path = str(resources_path)
@@ -73,7 +74,8 @@ class FakeBridge:
     def start(self) -> "FakeBridge":
         argv = [sys.executable, str(HERE / "fake_bridge.py"), "--port", str(self.port), "--cert", self.cert,
                 "--key", self.key, "--resources", self.resources_path, "--application-key", APPLICATION_KEY]
-        self.process = start_program(self.homed, argv, "bridge.log", self.processes)
+        # Its log beside homed's, in the test's directory (start_program takes it from a `directory`).
+        self.process = start_program(SimpleNamespace(directory=self.workdir), argv, "bridge.log", self.processes)
         wait_for(self._listening, 15, "the fake bridge listening", self.process)
         return self
 

@@ -155,3 +155,43 @@ def test_the_provider_restarted_keeps_the_ids(homed, bridge, workdir, processes,
         after = wait_accessories(client, KEYS, again)
         assert {k: after[k].id for k in found} == {k: found[k].id for k in found}
         assert ids_of(after[LAMP]) == ids_of(found[LAMP])
+
+
+def test_a_device_added_and_deleted_on_the_bridge(homed, bridge, running):
+    with homed.client() as client:
+        wait_accessories(client, KEYS, running)
+        new_device = {"id": "00000000-0000-4000-8000-000000000001", "type": "device",
+                      "metadata": {"name": "Porch", "archetype": "classic_bulb"},
+                      "product_data": {"manufacturer_name": "Signify Netherlands B.V.", "model_id": "LWA001"},
+                      "services": [{"rid": "00000000-0000-4000-8000-000000000002", "rtype": "light"}]}
+        new_light = {"id": "00000000-0000-4000-8000-000000000002", "type": "light", "on": {"on": True},
+                     "owner": {"rid": new_device["id"], "rtype": "device"}, "dimming": {"brightness": 30.0}}
+        bridge.push(new_light, new_device, kind="add")
+        found = wait_accessories(client, [new_device["id"]], running)
+        assert found[new_device["id"]].name == "Porch"
+        brightness = ids_of(found[new_device["id"]])[(f"light:{new_light['id']}", "Brightness")]
+        assert value_of(client, brightness) == 30
+        bridge.push({"id": new_device["id"], "type": "device"}, {"id": new_light["id"], "type": "light"},
+                    kind="delete")
+        wait_for(lambda: new_device["id"] not in accessories(client), 10, "the deleted device removed", running)
+        assert set(KEYS) <= set(accessories(client))
+
+
+def test_homed_restarted_gets_the_values_of_now(stored_homed, bridge, workdir, processes):
+    homed = stored_homed
+    process = start_provider(homed, write_pairing(workdir, bridge), processes)
+    with homed.client() as client:
+        found = wait_accessories(client, KEYS, process)
+        on = ids(found, LAMP, "light", "On")
+        assert value_of(client, on) is False
+    homed.kill()
+    # While homed is away the lamp is switched on; homed restarted must not
+    # be told the "off" the provider registered at first.
+    wait_for(lambda: bridge.streams() == 1, 5, "the provider still following the bridge", process)
+    bridge.push({"id": rid(LAMP, "light"), "type": "light", "on": {"on": True}})
+    wait_log(process, "not connected to homed", timeout=10)
+    homed.start()
+    with homed.client() as client:
+        after = wait_accessories(client, KEYS, process, timeout=30)
+        assert after[LAMP].id == found[LAMP].id
+        wait_value(client, on, True, process=process)
