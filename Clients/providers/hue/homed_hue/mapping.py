@@ -11,7 +11,6 @@ folder's README is the same mapping in words."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -277,7 +276,19 @@ BUILDERS = {"motion": _motion, "temperature": _temperature, "light_level": _ligh
 CATEGORIES = {"Lightbulb": "LIGHTBULB", "StatelessProgrammableSwitch": "PROGRAMMABLE_SWITCH"}
 
 
-def map_device(device: dict, resources: Resources) -> DeviceMap:
+def rooms_of(resources: Resources) -> Dict[str, str]:
+    """{device id: the name of the Hue room it is in}: a new accessory goes to
+    the homed room of that name, when the home has one."""
+    out: Dict[str, str] = {}
+    for room in sorted(resources.of_type("room"), key=lambda r: r["id"]):
+        name = (room.get("metadata") or {}).get("name")
+        for child in room.get("children") or ():
+            if isinstance(child, dict) and child.get("rtype") == "device" and name:
+                out.setdefault(child.get("rid"), valid_name(str(name), "Room"))
+    return out
+
+
+def map_device(device: dict, resources: Resources, room: Optional[str] = None) -> DeviceMap:
     """One `device` and the resources it lists; raises ValueError (why) when
     none of them makes a service."""
     device_id = device["id"]
@@ -323,6 +334,8 @@ def map_device(device: dict, resources: Resources) -> DeviceMap:
                  "manufacturer": valid_name(product.get("manufacturer_name") or "Signify", "Signify"),
                  "model": valid_name(product.get("model_id") or "Hue", "Hue"),
                  "serial_number": device_id, "services": b.services}
+    if room:
+        accessory["room"] = room
     if product.get("software_version"):
         accessory["firmware_revision"] = valid_name(str(product["software_version"]), "")
     return DeviceMap(device_id, name, accessory, b.bindings, connectivity, unknown)
@@ -331,10 +344,11 @@ def map_device(device: dict, resources: Resources) -> DeviceMap:
 def map_bridge(resources: Resources) -> BridgeMap:
     devices: Dict[str, DeviceMap] = {}
     left_out: List[Tuple[str, str, str]] = []
+    rooms = rooms_of(resources)
     for device in sorted(resources.of_type("device"), key=lambda d: d["id"]):
         given = str((device.get("metadata") or {}).get("name") or "")
         try:
-            devices[device["id"]] = map_device(device, resources)
+            devices[device["id"]] = map_device(device, resources, rooms.get(device["id"]))
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             left_out.append((given, device.get("id", "?"), str(error)))
     result = BridgeMap(devices, left_out)

@@ -5,7 +5,7 @@ waited for (the bridge sends no event for what did not change)."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List
 
 from homed.device_values import hs_to_xy
 

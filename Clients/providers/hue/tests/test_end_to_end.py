@@ -7,7 +7,7 @@ import pytest
 
 from homed import pb
 from homed.device_values import xy_to_hs
-from homed_testkit import EventLog, is_reachability, is_value, plain
+from homed_testkit import EventLog, is_value, plain
 
 from .hue_helpers import (accessories, ids_of, resources, start_provider, value_of, wait_accessories, wait_for,
                           wait_log, wait_value, write_pairing)
@@ -195,3 +195,14 @@ def test_homed_restarted_gets_the_values_of_now(stored_homed, bridge, workdir, p
         after = wait_accessories(client, KEYS, process, timeout=30)
         assert after[LAMP].id == found[LAMP].id
         wait_value(client, on, True, process=process)
+
+
+def test_a_new_accessory_goes_to_the_room_of_its_hue_room(homed, bridge, workdir, processes):
+    with homed.client() as client:
+        home = client.call("ChangeLayout", pb.LayoutRequest(add_home=pb.AddHome(name="Home"))).created_id
+        room = client.call("ChangeLayout",
+                           pb.LayoutRequest(add_room=pb.AddRoom(home_id=home, name="room 9"))).created_id
+        process = start_provider(homed, write_pairing(workdir, bridge), processes)
+        found = wait_accessories(client, KEYS, process)
+        assert found[WHITE].room_id == room and found[STRIP].room_id == room  # both in the bridge's "Room 9"
+        assert found[LAMP].room_id != room

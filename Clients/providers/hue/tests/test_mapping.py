@@ -14,7 +14,7 @@ from homed.device_values import hs_to_xy, xy_to_hs
 from homed.refs import Ref
 from homed_hue import keyfile
 from homed_hue.bridge import split_address
-from homed_hue.mapping import MISSING, lux, map_bridge, press_of, reachable_of
+from homed_hue.mapping import lux, map_bridge, press_of, reachable_of
 from homed_hue.resources import Resources, events_of, merge
 from homed_hue.sse import SseParser
 from homed_hue.writes import Confirmations, changes, light_body
@@ -64,6 +64,8 @@ def test_the_recorded_bridge_maps_every_device_with_a_known_resource():
     assert "contact" in why["Device 43"] and "tamper" in why["Device 43"]
     lamp = mapped.devices[LAMP]
     assert lamp.accessory["category"] == "LIGHTBULB" and lamp.accessory["model"] == "LCX028"
+    assert "room" not in lamp.accessory  # in no room on the bridge
+    assert mapped.devices["f747dba7-6ec9-5683-7674-98095f330517"].accessory["room"] == "Room 9"
     by_type = {s["type"]: s for s in lamp.accessory["services"]}
     assert [c["type"] for c in by_type["Lightbulb"]["characteristics"]] == ["On", "Brightness", "ColorTemperature",
                                                                            "Hue", "Saturation"]
