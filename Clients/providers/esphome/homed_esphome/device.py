@@ -194,10 +194,15 @@ class DeviceLink:
             elif self.reported.get(binding.ref, MISSING) != value:
                 items[binding.ref] = value
                 self.reported[binding.ref] = value
+        asyncio.ensure_future(self._tell(state, items))
+
+    async def _tell(self, state, items) -> None:
+        """Reports the values, then acknowledges the writes they confirm: a
+        client that reads after its write's answer reads the device's value."""
+        if items:
+            await self.owner.report(self, items)
         for waiter in list(self._waiters):
             waiter.seen(state.key, state)
-        if items:
-            asyncio.ensure_future(self.owner.report(self, items))
 
     def read(self, bindings: List[Binding]) -> Dict[Binding, object]:
         """The last state's values: ESPHome pushes every change, and has no
