@@ -197,6 +197,11 @@ class _Entity:
 
     def number(self, key: str, default: float) -> float:
         value = self.config.get(key, default)
+        if isinstance(value, str):  # Home Assistant coerces a number given as text ("99"), as for qos
+            try:
+                value = float(value.strip())
+            except ValueError:
+                pass
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise Refused(f"{key} {value!r} is not a number")
         return float(value)
@@ -361,11 +366,18 @@ def _light_default(e: _Entity) -> None:
     bri_command = e.topic("brightness_command_topic", command=True)
     bri_fmt = e.command("brightness_command_template")
     bri_ref = Ref(e.device_key, service["key"], "Brightness")
+    on_ref = Ref(e.device_key, service["key"], "On")
+
+    def level(percent, cur) -> str:
+        # A light whose on command is its brightness takes 0 as off: while it is
+        # (turned) on it is sent at least 1, as Home Assistant sends it.
+        lowest = 1 if on_type == "brightness" and cur.get(on_ref) is True else 0
+        return bri_fmt(_text(max(lowest, round(percent * scale / 100))))
 
     def write_on(v, cur):
         if v and on_type == "brightness" and bri_command:
-            percent = cur.get(bri_ref) or 100
-            return [(bri_command, bri_fmt(_text(max(1, round(percent * scale / 100)))))]
+            percent = cur.get(bri_ref)
+            return [(bri_command, level(100 if percent is None else percent, cur))]  # 0 is a brightness too
         return [(command, on if v else off)]
 
     e.bind(service, "On", topic=state, read=_states(e.template("state_value_template"), {on: True, off: False})
@@ -375,7 +387,7 @@ def _light_default(e: _Entity) -> None:
         bri_state = e.topic("brightness_state_topic")
         e.bind(service, "Brightness", topic=bri_state,
                read=_number(e.template("brightness_value_template"), lambda v: v * 100 / scale) if bri_state else None,
-               write=lambda v, cur: [(bri_command, bri_fmt(_text(round(v * scale / 100))))], tolerance=1,
+               write=lambda v, cur: [(bri_command, level(v, cur))], tolerance=1,
                optimistic=e.optimistic or not bri_state)
     hs_command = e.topic("hs_command_topic", command=True)
     if hs_command:

@@ -380,6 +380,13 @@ def test_a_default_schema_light_as_tasmota_announces_a_dimmer():
     assert [c for c, _ in dm.commands({ref("On"): True}, cache)] == [("tasmota_D1/cmnd/Dimmer", "37")]
     assert [c for c, _ in dm.commands({ref("On"): False}, cache)] == [("tasmota_D1/cmnd/POWER", "OFF")]
     assert [c for c, _ in dm.commands({ref("Saturation"): 80}, cache)] == [("tasmota_D1/cmnd/HSBColor", "120,80")]
+    # Turned on at 0 %: the lowest brightness, once (0 would be off to it, and 0 is no "unknown").
+    assert [c for c, _ in dm.commands({ref("On"): True, ref("Brightness"): 0}, cache)] == [
+        ("tasmota_D1/cmnd/Dimmer", "1")]
+    scaled = entity(f"{P}/light/L2/config", {"name": "L", "uniq_id": "L2", "cmd_t": "l2/set",
+                                             "bri_cmd_t": "l2/bri", "bri_scl": "99"})
+    assert [c for c, _ in assemble("L2", [scaled]).commands({Ref("L2", "L2", "Brightness"): 100}, {})] == [
+        ("l2/bri", "99")]  # a scale given as text, as Home Assistant's test has it
 
 
 def test_a_battery_binary_sensor_is_the_low_battery_of_the_battery_service_or_of_the_sensors():

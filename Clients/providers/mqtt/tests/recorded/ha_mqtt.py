@@ -20,7 +20,8 @@ For each test named in HA_MQTT_TESTS the replay records:
   `hass.services.async_call(domain, service, …)`), `command` (topic, payload,
   QoS and retain flag of `mqtt_mock.async_publish.assert_called_once_with`;
   `command_json` when the test compares the payload as JSON),
-  `commands_any_order` (`assert_has_calls(…, any_order=True)`), `restored` (the state `mock_restore_cache` or a patched
+  `commands_any_order` (`assert_has_calls(…, any_order=True)`; without it
+  `commands_in_order`), `restored` (the state `mock_restore_cache` or a patched
   `async_get_last_state` gives the entity at start), `logged` and
   `not_logged` (a text the test asserts is or is not in its log).
 
@@ -111,6 +112,18 @@ HA_MQTT_TESTS: List[Tuple[str, str, str, str]] = [
     ("cover_no_availability", "test_cover.py", "test_availability_without_topic", "cover"),
     ("cover_availability", "test_cover.py", "test_availability_by_defaults", "cover"),
     ("cover_custom_availability", "test_cover.py", "test_availability_by_custom_payload", "cover"),
+    ("light_onoff", "test_light.py", "test_no_color_brightness_color_temp_hs_white_xy_if_no_topics", "light"),
+    ("light_state", "test_light.py", "test_controlling_state_via_topic", "light"),
+    ("light_brightness_scale", "test_light.py", "test_brightness_controlling_scale", "light"),
+    ("light_state_templates", "test_light.py", "test_controlling_state_via_topic_with_templates", "light"),
+    ("light_on_command_first", "test_light.py", "test_on_command_first", "light"),
+    ("light_on_command_last", "test_light.py", "test_on_command_last", "light"),
+    ("light_on_command_brightness", "test_light.py", "test_on_command_brightness", "light"),
+    ("light_on_command_brightness_scaled", "test_light.py", "test_on_command_brightness_scaled", "light"),
+    ("light_effect", "test_light.py", "test_effect", "light"),
+    ("light_color_temp_template", "test_light.py", "test_sending_mqtt_color_temp_command_with_template", "light"),
+    ("light_brightness_template", "test_light.py", "test_sending_mqtt_brightness_command_with_template", "light"),
+    ("light_hs_template", "test_light.py", "test_sending_mqtt_hs_command_with_template", "light"),
 ]
 
 #: Names the tests import from Home Assistant, with the values they have there.
@@ -302,7 +315,8 @@ class Replay:
                 payload = evaluate(item.args[1], self.env)
                 calls.append([evaluate(item.args[0], self.env),
                               payload.value if isinstance(payload, JsonOf) else payload])
-            self.steps.append(["commands_any_order", calls])
+            any_order = any(k.arg == "any_order" and ast.unparse(k.value) == "True" for k in call.keywords)
+            self.steps.append(["commands_any_order" if any_order else "commands_in_order", calls])
         elif name in ASKED:
             self.steps.append(["asked", ASKED[name], {k.arg: evaluate(k.value, self.env) for k in call.keywords}])
         elif name in ("hass.services.async_call", "hass.services.call"):
