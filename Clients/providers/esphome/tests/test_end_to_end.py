@@ -201,3 +201,23 @@ def test_a_reflashed_device_is_registered_again_with_the_same_ids(homed, workdir
         assert {k for k in ids if k[0] == "lock_front_door_lock"} and not {k for k in now
                                                                           if k[0] == "lock_front_door_lock"}
         assert {k: v for k, v in ids.items() if k[0] != "lock_front_door_lock"} == now
+
+
+def test_homed_restarted_and_the_provider_stopped(homed, workdir, device, processes):
+    provider, client, accessory = ready(homed, workdir, device, processes)
+    ids = ids_of(accessory)
+    wait_value(client, ids[("light_rgbww_light", "Brightness")], 50, process=provider)
+    client.close()
+    homed.stop()
+    # Changed on the device while homed was away: the new registration says it.
+    device.send({"state": "rgbww_light", "fields": {"brightness": 0.8}})
+    homed.start()  # in memory: the provider registers everything anew
+    with homed.client() as client:
+        found = wait_accessories(client, [MAC], provider)
+        ids = ids_of(found[MAC])
+        wait_value(client, ids[("light_rgbww_light", "Brightness")], 80, process=provider)
+        result = client.write({ids[("switch_relay_1", "On")]: pb.Value(bool_value=True)}, timeout=10).results[0]
+        assert (result.code, result.message) == (0, "")
+        provider.proc.terminate()
+        assert provider.proc.wait(10) == 0
+        wait_accessories(client, [MAC], None, reachable=False)
