@@ -170,10 +170,10 @@ class EspHomeProvider:
         return True
 
     async def set_reachable(self, link: DeviceLink, reachable: bool) -> None:
-        try:
-            await self.provider.set_reachable(link.map.key, reachable)
-        except homed.HomedError as error:
-            log.debug("%s: reachability not told (%s); told at the next registration", link.config.name, error)
+        """As a registration, not a report: while homed is away it is kept for
+        the next registration, so a device lost meanwhile is not registered as
+        reachable when homed returns (the daemon publishes only the change)."""
+        await self.register(link, reachable)
 
     async def report(self, link: DeviceLink, items) -> None:
         try:

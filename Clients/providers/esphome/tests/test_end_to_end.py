@@ -221,3 +221,17 @@ def test_homed_restarted_and_the_provider_stopped(homed, workdir, device, proces
         provider.proc.terminate()
         assert provider.proc.wait(10) == 0
         wait_accessories(client, [MAC], None, reachable=False)
+
+
+def test_a_device_lost_while_homed_was_away_is_unreachable_when_homed_returns(homed, workdir, device, processes):
+    provider, client, accessory = ready(homed, workdir, device, processes)
+    client.close()
+    homed.stop()
+    device.kill()
+    wait_log(provider, "unreachable (connection lost)")
+    homed.start()
+    with homed.client() as client:
+        found = wait_accessories(client, [MAC], provider, reachable=False)
+        assert set(ids_of(found[MAC])) == set(ids_of(accessory))  # all of it, from what the provider kept
+        device.start()
+        wait_accessories(client, [MAC], provider)
