@@ -20,7 +20,7 @@ from homed.refs import Ref
 from .resources import Resources
 
 __all__ = ["MISSING", "Binding", "DeviceMap", "BridgeMap", "map_bridge", "press_of", "reachable_of", "hs_of",
-           "lux", "IGNORED", "MAPPED"]
+           "lux", "IGNORED", "MAPPED", "service_groups"]
 
 MISSING = object()  # the resource does not say (a colour light in white mode has no valid mirek)
 
@@ -359,3 +359,32 @@ def map_bridge(resources: Resources) -> BridgeMap:
         if device.connectivity:
             result.connectivity[device.connectivity] = device.device_id
     return result
+
+
+def service_groups(resources: Resources, mapped: BridgeMap) -> Dict[str, List[Tuple[str, str]]]:
+    """{group name: [(accessory key, service key)]}: the lights of each Hue
+    room and zone, as homed service groups (what the bridge's grouped_light of
+    that room or zone switches together). A room lists devices, a zone lights
+    or devices; a room or zone with none of the mapped lights makes no group,
+    and two of one name make one."""
+    light_service = {}  # light id -> (device id, service key)
+    for device in mapped.devices.values():
+        for service in device.accessory["services"]:
+            if service["type"] == "Lightbulb":
+                light_service[service["key"].split(":", 1)[1]] = (device.device_id, service["key"])
+    groups: Dict[str, List[Tuple[str, str]]] = {}
+    for kind in ("room", "zone"):
+        for group in sorted(resources.of_type(kind), key=lambda r: r["id"]):
+            name = object_name(str((group.get("metadata") or {}).get("name") or ""), kind.capitalize())
+            members: List[Tuple[str, str]] = []
+            for child in group.get("children") or ():
+                if not isinstance(child, dict):
+                    continue
+                if child.get("rtype") == "light" and child.get("rid") in light_service:
+                    members.append(light_service[child["rid"]])
+                elif child.get("rtype") == "device" and child.get("rid") in mapped.devices:
+                    members.extend(light_service[k] for k, v in light_service.items() if v[0] == child["rid"])
+            if members:
+                into = groups.setdefault(name, [])
+                into.extend(m for m in members if m not in into)
+    return groups

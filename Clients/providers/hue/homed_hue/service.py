@@ -20,7 +20,7 @@ from homed import pb
 
 from .bridge import Bridge, BridgeError, Unauthorized
 from .keyfile import Pairing
-from .mapping import MISSING, BridgeMap, map_bridge, press_of, reachable_of
+from .mapping import MISSING, BridgeMap, map_bridge, press_of, reachable_of, service_groups
 from .resources import Resources, events_of
 from .writes import Confirmations, changes, light_body
 
@@ -157,6 +157,7 @@ class HueProvider:
                 except homed.HomedError as one:
                     log.error("%s (%s): not registered: homed refused it: %s", accessory["name"], accessory["key"],
                               one)
+        await self._sync_groups()
         gone = sorted(previous - set(self.map.devices))
         if not self._cleaned:
             gone = sorted(set(self.provider.known_keys) - set(self.map.devices))
@@ -168,6 +169,43 @@ class HueProvider:
             except homed.HomedError as error:
                 log.error("removing %s failed: %s", ", ".join(gone), error)
 
+    async def _sync_groups(self) -> None:
+        """Each Hue room's and zone's lights as a homed service group of that
+        name in the accessories' home: made when missing, and the lights it
+        lacks added. Nothing is removed: a user's additions stay, and a group
+        the user deleted is made again only with a new name."""
+        wanted = service_groups(self.resources, self.map)
+        if not wanted:
+            return
+        try:
+            async with homed.aio.connect(self.settings.socket_path, client_name="homed-hue",
+                                         call_timeout=10) as client:
+                home_response = await client.get_home()
+                for home in home_response.homes:
+                    services = {(a.provider_key, s.provider_key): s.id for a in home.accessories
+                                if a.provider == self.settings.provider_id for s in a.services}
+                    if not services:
+                        continue
+                    existing = {g.name.casefold(): g for g in home.service_groups}
+                    for name, members in wanted.items():
+                        ids = [services[m] for m in members if m in services]
+                        if not ids:
+                            continue
+                        group = existing.get(name.casefold())
+                        if group is None:
+                            made = await client.call("ChangeLayout", pb.LayoutRequest(
+                                add_service_group=pb.AddServiceGroup(home_id=home.id, name=name)))
+                            group_id, have = made.created_id, set()
+                            log.info("service group %r made for the Hue room or zone of that name", name)
+                        else:
+                            group_id, have = group.id, set(group.service_ids)
+                        for service_id in ids:
+                            if service_id not in have:
+                                await client.call("ChangeLayout", pb.LayoutRequest(
+                                    add_service_to_group=pb.GroupService(group_id=group_id, service_id=service_id)))
+        except (homed.HomedError, OSError) as error:
+            log.warning("the Hue rooms' and zones' service groups: %s", error)
+
     def _log_left_out(self) -> None:
         """One line per device with something left out, once (not again at each reconnection)."""
         lines = []
@@ -176,7 +214,7 @@ class HueProvider:
         for device in self.map.devices.values():
             if device.unknown:
                 lines.append(f"{device.name} ({device.device_id}): registered without "
-                             f"{', '.join(device.unknown)}: resource types this mapping does not know")
+                             f"{', '.join(device.unknown)}: resource types this mapping does not know or cannot read")
         for line in lines:
             if line not in self._logged:
                 log.warning("%s", line)

@@ -206,3 +206,24 @@ def test_a_new_accessory_goes_to_the_room_of_its_hue_room(homed, bridge, workdir
         found = wait_accessories(client, KEYS, process)
         assert found[WHITE].room_id == room and found[STRIP].room_id == room  # both in the bridge's "Room 9"
         assert found[LAMP].room_id != room
+
+
+def test_hue_rooms_and_zones_are_service_groups(homed, bridge, workdir, processes, running):
+    def groups(client):
+        home = client.get_home().homes[0]
+        names = {s.id: (a.provider_key, s.provider_key) for a in home.accessories for s in a.services}
+        return {g.name: {names[i][0] for i in g.service_ids} for g in home.service_groups}
+
+    with homed.client() as client:
+        wait_accessories(client, KEYS, running)
+        found = wait_for(lambda: groups(client).get("Room 9"), 15, "the group Room 9", running)
+        assert found == {"abb87463-e3a8-7edd-d7b3-07092678dce6", STRIP, WHITE, "739ebab0-97a7-0ee3-91a0-29be479d34f4"}
+        assert len(groups(client)["Zone 8"]) == 2
+        before = client.get_home().homes[0].service_groups
+        # The provider restarted finds its groups and makes none again.
+        running.kill()
+        again = start_provider(homed, write_pairing(workdir, bridge), processes)
+        wait_log(again, "accessories registered; following its events", timeout=20)
+        after = client.get_home().homes[0].service_groups
+        assert sorted((g.id, g.name, sorted(g.service_ids)) for g in after) == \
+            sorted((g.id, g.name, sorted(g.service_ids)) for g in before)

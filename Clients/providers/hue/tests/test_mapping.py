@@ -14,7 +14,7 @@ from homed.device_values import hs_to_xy, xy_to_hs
 from homed.refs import Ref
 from homed_hue import keyfile
 from homed_hue.bridge import split_address
-from homed_hue.mapping import lux, map_bridge, press_of, reachable_of
+from homed_hue.mapping import lux, map_bridge, press_of, reachable_of, service_groups
 from homed_hue.resources import Resources, events_of, merge
 from homed_hue.sse import SseParser
 from homed_hue.writes import Confirmations, changes, light_body
@@ -322,3 +322,25 @@ def test_the_fixture_is_what_the_generator_keeps():
     document = json.loads(Path(FIXTURE).read_text(encoding="utf-8"))
     assert generate.render(document["data"]) == Path(FIXTURE).read_text(encoding="utf-8")
     assert document["source"].startswith("home-assistant-libs/aiohue 4.9.0")
+
+
+def test_rooms_and_zones_as_service_groups():
+    store = Resources(resources())
+    mapped = map_bridge(store)
+    groups = service_groups(store, mapped)
+    room9 = {"abb87463-e3a8-7edd-d7b3-07092678dce6", "7e7fa7bc-8c1a-576b-6fef-b1ff0ea7e77b",
+             "f747dba7-6ec9-5683-7674-98095f330517", "739ebab0-97a7-0ee3-91a0-29be479d34f4"}
+    assert {key for key, _ in groups["Room 9"]} == room9
+    assert all(service.startswith("light:") for _, service in groups["Room 9"])
+    assert len(groups["Zone 8"]) == 2
+    assert "Room 6" not in groups  # a dimmer switch only: no light
+
+
+def test_a_zone_of_lights_and_two_groups_of_one_name():
+    store = Resources([device("d1", "A", ("light", "a")), light("a", "d1"), device("d2", "B", ("light", "b")),
+                       light("b", "d2"),
+                       {"id": "z", "type": "zone", "metadata": {"name": "Upstairs"},
+                        "children": [{"rid": "b", "rtype": "light"}]},
+                       {"id": "r", "type": "room", "metadata": {"name": "Upstairs"},
+                        "children": [{"rid": "d1", "rtype": "device"}, {"rid": "d2", "rtype": "device"}]}])
+    assert service_groups(store, map_bridge(store)) == {"Upstairs": [("d1", "light:a"), ("d2", "light:b")]}
