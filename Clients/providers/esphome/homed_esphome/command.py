@@ -1,21 +1,46 @@
 """homed-esphome: ESPHome devices (native API) as homed accessories (see README.md).
 
     homed-esphome --config FILE [--credentials FILE] [--socket PATH] [--state-dir DIR]
+    homed-esphome discover [--seconds 5]      (mDNS: devices to put in the configuration)
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
+import sys
 
 from homed.provider import run_until_signalled
 
 log = logging.getLogger("homed-esphome")
 
 
+def cmd_discover(argv) -> int:
+    parser = argparse.ArgumentParser(prog="homed-esphome discover",
+                                     description="ESPHome devices announced by mDNS, as configuration entries.")
+    parser.add_argument("--seconds", type=float, default=5.0)
+    args = parser.parse_args(argv)
+    from homed_esphome.discovery import discover, toml_of
+    try:
+        found = asyncio.run(discover(args.seconds))
+    except OSError as error:
+        print(f"homed-esphome: mDNS is not available here: {error}", file=sys.stderr)
+        return 1
+    for entry in found:
+        print(json.dumps(entry))
+    for entry in found:
+        print("\n" + toml_of(entry), end="", file=sys.stderr)
+    return 0
+
+
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description="Brings ESPHome devices into homed over their native API.")
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["discover"]:
+        return cmd_discover(argv[1:])
+    parser = argparse.ArgumentParser(description="Brings ESPHome devices into homed over their native API "
+                                                 "(`homed-esphome discover` lists those mDNS announces).")
     parser.add_argument("--config", required=True, metavar="FILE",
                         help="a TOML file of [[device]] tables: name, host, port (6053), encryption")
     parser.add_argument("--credentials", metavar="FILE",
