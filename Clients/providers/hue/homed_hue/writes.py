@@ -22,7 +22,12 @@ def light_body(values: Dict[str, Any], resource: dict) -> dict:
     if "On" in values:
         body["on"] = {"on": bool(values["On"])}
     if "Brightness" in values:
-        body["dimming"] = {"brightness": float(values["Brightness"])}
+        # The bridge takes nothing under the light's lowest dim level: 0 % is that level.
+        lowest = (resource.get("dimming") or {}).get("min_dim_level")
+        brightness = float(values["Brightness"])
+        if isinstance(lowest, (int, float)) and brightness < lowest:
+            brightness = float(lowest)
+        body["dimming"] = {"brightness": brightness}
     if "ColorTemperature" in values:
         body["color_temperature"] = {"mirek": int(values["ColorTemperature"])}
     if "Hue" in values or "Saturation" in values:

@@ -227,3 +227,25 @@ def test_hue_rooms_and_zones_are_service_groups(homed, bridge, workdir, processe
         after = client.get_home().homes[0].service_groups
         assert sorted((g.id, g.name, sorted(g.service_ids)) for g in after) == \
             sorted((g.id, g.name, sorted(g.service_ids)) for g in before)
+
+
+def test_a_resource_type_the_mapping_does_not_know_is_one_line_and_the_rest_registered(homed, workdir, processes):
+    import json
+    import os
+    from .hue_helpers import FakeBridge
+    data = resources()
+    extra = {"id": "00000000-0000-4000-8000-0000000000ff", "type": "fancy_new_thing", "owner": {"rid": STRIP,
+                                                                                                 "rtype": "device"}}
+    next(r for r in data if r["id"] == STRIP)["services"].append({"rid": extra["id"], "rtype": extra["type"]})
+    path = os.path.join(workdir, "with-unknown.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"data": data + [extra]}, f)
+    bridge = FakeBridge(workdir, processes, resources_path=path).start()
+    process = start_provider(homed, write_pairing(workdir, bridge), processes)
+    with homed.client() as client:
+        found = wait_accessories(client, KEYS, process)
+        assert [s.type_name for s in found[STRIP].services][1:] == ["Lightbulb"]
+    log = wait_log(process, "accessories registered; following its events")
+    lines = [line for line in log.splitlines() if "fancy_new_thing" in line]
+    assert lines == [f"WARNING homed-hue: Device 26 ({STRIP}): registered without fancy_new_thing: resource types "
+                     "this mapping does not know or cannot read"]

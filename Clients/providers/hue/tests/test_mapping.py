@@ -258,6 +258,7 @@ def test_a_write_s_body():
     resource = light("l1", "d1")
     assert light_body({"On": True, "Brightness": 40}, resource) == {"on": {"on": True},
                                                                     "dimming": {"brightness": 40.0}}
+    assert light_body({"Brightness": 0}, resource) == {"dimming": {"brightness": 0.2}}  # its min_dim_level
     assert light_body({"ColorTemperature": 250}, resource) == {"color_temperature": {"mirek": 250}}
     body = light_body({"Hue": 120}, resource)  # the light's own saturation kept
     _, saturation = xy_to_hs(0.3, 0.3)
