@@ -26,7 +26,6 @@ from aioesphomeapi.core import MESSAGE_TYPE_TO_PROTO
 from google.protobuf import json_format
 
 TYPE_OF = {cls: number for number, cls in MESSAGE_TYPE_TO_PROTO.items()}
-NOISE_HELLO = b"\x01"
 
 
 def say(event: str, **fields) -> None:
@@ -97,7 +96,7 @@ class Noise:
         self.writer.write(b"\x01" + len(data).to_bytes(2, "big") + data)
 
     async def handshake(self) -> None:
-        from noise.connection import Keypair, NoiseConnection
+        from noise.connection import NoiseConnection
         await self._frame()  # the client's hello (empty)
         server_hello = b"\x01" + self.name.encode() + b"\x00" + self.mac.encode() + b"\x00"
         self._send(server_hello)

@@ -235,3 +235,24 @@ def test_a_device_lost_while_homed_was_away_is_unreachable_when_homed_returns(ho
         assert set(ids_of(found[MAC])) == set(ids_of(accessory))  # all of it, from what the provider kept
         device.start()
         wait_accessories(client, [MAC], provider)
+
+
+def test_two_devices_each_its_own_accessory_and_reachability(homed, workdir, device, processes):
+    from .esp_helpers import FakeDevice
+    other_data = definition()
+    other_data["device_info"].update(mac_address="11:22:33:44:55:66", friendly_name="Other Device", name="other")
+    other = FakeDevice(workdir, processes)
+    other.starts = 100  # its own files in the work directory
+    other.start(other_data)
+    config = write_config(workdir, [("test-device", device.port), ("other", other.port)])
+    provider = start_provider(homed, workdir, processes, config)
+    with homed.client() as client:
+        found = wait_accessories(client, [MAC, "11:22:33:44:55:66"], provider)
+        assert found["11:22:33:44:55:66"].name == "Other Device"
+        other.kill()
+        wait_accessories(client, ["11:22:33:44:55:66"], provider, reachable=False)
+        assert accessories(client)[MAC].reachable is True
+        relay = ids_of(found[MAC])[("switch_relay_1", "On")]
+        assert write(client, relay, pb.Value(bool_value=True)) == (0, "")
+        assert device.wait_command("SwitchCommandRequest") == {"key": 12345680, "state": True}
+        assert other.commands("SwitchCommandRequest") == []
