@@ -119,6 +119,13 @@ class Bridge:
             raise BridgeError("GET /clip/v2/resource: no data list")
         return document["data"]
 
+    async def probe(self, timeout: float) -> None:
+        """One small request, to learn that the bridge still answers (its event
+        stream is silent while nothing happens, so silence says nothing)."""
+        async with self.session.get(f"{self.base}/clip/v2/resource/bridge",
+                                    timeout=aiohttp.ClientTimeout(total=timeout)) as response:
+            await self._json(response)
+
     async def put(self, rtype: str, rid: str, body: dict) -> None:
         async with self.session.put(f"{self.base}/clip/v2/resource/{rtype}/{rid}", json=body,
                                     timeout=REQUEST_TIMEOUT) as response:

@@ -50,7 +50,8 @@ def cmd_run(args) -> int:
         return 2
     if check is False:
         log.warning("--insecure: the bridge's certificate is not checked")
-    provider = HueProvider(Settings(found, check, args.socket, args.provider_id, args.write_timeout))
+    provider = HueProvider(Settings(found, check, args.socket, args.provider_id, args.write_timeout,
+                                    args.probe_interval))
     loop = asyncio.new_event_loop()
 
     def run():
@@ -79,6 +80,8 @@ def main(argv=None) -> int:
         p.add_argument("--provider-id", default="hue")
         p.add_argument("--write-timeout", type=float, default=4.5, metavar="SECONDS",
                        help="how long a write waits for the bridge's confirming event (default 4.5, under homed's 5)")
+        p.add_argument("--probe-interval", type=float, default=30.0, metavar="SECONDS",
+                       help="how often a silent bridge is asked whether it still answers (default 30)")
         p.add_argument("--insecure", action="store_true",
                        help="do not check the bridge's certificate (for a pairing file without one)")
     pair = sub.add_parser("pair", parents=[common], help="pair with a bridge: press its link button")

@@ -36,6 +36,7 @@ class Settings:
     socket_path: Optional[str] = None
     provider_id: str = "hue"
     write_timeout: float = 4.5  # under homed's 5 s
+    probe_interval: float = 30.0  # how often a silent bridge is asked whether it still answers
 
 
 class HueProvider:
@@ -50,6 +51,7 @@ class HueProvider:
         self._waiters: Dict[int, asyncio.Future] = {}
         self._logged: Set[str] = set()
         self._cleaned = False
+        self._probe_failed: Optional[BaseException] = None
         self.provider: Optional[homed.aio.Provider] = None
         self.refused_for_good: Optional[BaseException] = None
 
@@ -116,8 +118,18 @@ class HueProvider:
                 await self._register_all()
                 log.info("bridge %s: %d accessories registered; following its events", self.address,
                          len(self.map.devices))
-                async for payload in events:
-                    await self.on_events(payload)
+                watchdog = asyncio.get_running_loop().create_task(self._probe(bridge, stream))
+                try:
+                    async for payload in events:
+                        await self.on_events(payload)
+                except aiohttp.ClientError:
+                    if self._probe_failed is not None:  # the watchdog closed the stream: say why
+                        raise self._probe_failed from None
+                    raise
+                finally:
+                    watchdog.cancel()
+                if self._probe_failed is not None:
+                    raise self._probe_failed
             finally:
                 self.connected = False
                 self.bridge = None
@@ -127,6 +139,22 @@ class HueProvider:
         # homed.aio.Provider registers these again after a restart of homed;
         # the values it then asks for are read from the resources (on_read).
         await self.provider.update(accessories)
+
+    async def _probe(self, bridge: Bridge, stream) -> None:
+        """Ends the event stream when the bridge stops answering: a bridge
+        unplugged or hung sends no FIN, and its stream would just stay silent."""
+        self._probe_failed = None
+        interval = self.settings.probe_interval
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await bridge.probe(timeout=min(10.0, interval))
+            except Unauthorized:
+                continue  # the stream says so itself
+            except (aiohttp.ClientError, asyncio.TimeoutError, OSError, BridgeError) as error:
+                self._probe_failed = BridgeError(f"it stopped answering ({str(error) or type(error).__name__})")
+                stream.close()
+                return
 
     async def _bridge_lost(self) -> None:
         for future in self._waiters.values():

@@ -60,6 +60,13 @@ class FakeBridge:
             return self.unauthorized()
         return web.json_response({"errors": [], "data": [self.by_id[i] for i in self.order if i in self.by_id]})
 
+    async def one_type(self, request):
+        if not self.authorized(request):
+            return self.unauthorized()
+        rtype = request.match_info["rtype"]
+        return web.json_response({"errors": [], "data": [self.by_id[i] for i in self.order
+                                                         if i in self.by_id and self.by_id[i]["type"] == rtype]})
+
     async def put_light(self, request):
         if not self.authorized(request):
             return self.unauthorized()
@@ -157,6 +164,7 @@ class FakeBridge:
     def app(self) -> web.Application:
         app = web.Application()
         app.add_routes([web.get("/clip/v2/resource", self.resources),
+                        web.get("/clip/v2/resource/{rtype}", self.one_type),
                         web.put("/clip/v2/resource/light/{rid}", self.put_light),
                         web.get("/eventstream/clip/v2", self.eventstream),
                         web.post("/api", self.create_user),

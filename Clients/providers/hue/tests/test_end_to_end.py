@@ -249,3 +249,18 @@ def test_a_resource_type_the_mapping_does_not_know_is_one_line_and_the_rest_regi
     lines = [line for line in log.splitlines() if "fancy_new_thing" in line]
     assert lines == [f"WARNING homed-hue: Device 26 ({STRIP}): registered without fancy_new_thing: resource types "
                      "this mapping does not know or cannot read"]
+
+
+def test_a_bridge_that_stops_answering_is_noticed(homed, bridge, workdir, processes):
+    import os
+    import signal
+    process = start_provider(homed, write_pairing(workdir, bridge), processes, "--probe-interval", "0.5")
+    with homed.client() as client:
+        wait_accessories(client, KEYS, process)
+        os.kill(bridge.process.pid, signal.SIGSTOP)  # hung: its connections stay open, nothing answers
+        try:
+            wait_accessories(client, KEYS, process, reachable=False)
+            assert "it stopped answering" in wait_log(process, "it stopped answering")
+        finally:
+            os.kill(bridge.process.pid, signal.SIGCONT)
+        wait_accessories(client, KEYS, process, timeout=30)
