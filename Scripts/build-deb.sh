@@ -106,7 +106,8 @@ install -m 644 "$debian/copyright" "$doc/copyright"
 install -D -m 644 "$debian/lintian-overrides" "$usr/share/lintian/overrides/homed"
 # Each integration's README (its unit's Documentation=) and configuration examples.
 for readme in providers/zigbee2mqtt:zigbee2mqtt providers/mqtt:mqtt-devices providers/homekit:homekit-provider \
-  providers/sysfs:sysfs bridges/homeassistant:homeassistant bridges/homekit:homekit bridges/nats:nats; do
+  providers/sysfs:sysfs providers/esphome:esphome providers/hue:hue bridges/homeassistant:homeassistant \
+  bridges/homekit:homekit bridges/nats:nats; do
   install -m 644 "Clients/${readme%%:*}/README.md" "$doc/README.${readme#*:}.md"
 done
 install -D -m 644 Clients/bridges/homeassistant/homed-mqtt.example.ini "$doc/examples/homed-mqtt.example.ini"

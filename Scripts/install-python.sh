@@ -36,6 +36,8 @@ integrations=(
   "homekit|Clients/bridges/homekit Clients/providers/homekit|homed-homekit homed-homekit-provider"
   "nats|Clients/bridges/nats|homed-nats homed-nats-remote"
   "sysfs|Clients/providers/sysfs|homed-sysfs"
+  "esphome|Clients/providers/esphome|homed-esphome"
+  "hue|Clients/providers/hue|homed-hue"
 )
 export PIP_CONSTRAINT="$PWD/Clients/constraints.txt" PIP_DISABLE_PIP_VERSION_CHECK=1
 made=()

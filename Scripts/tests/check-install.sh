@@ -28,7 +28,7 @@ expected=(
   lib/homed/venvs/nats/pyvenv.cfg lib/systemd/system/homed-nats.service
 )
 for program in homed-zigbee2mqtt homed-mqtt-devices homed-mqtt homed-homekit homed-homekit-provider homed-nats \
-  homed-nats-remote homed-sysfs; do
+  homed-nats-remote homed-sysfs homed-esphome homed-hue; do
   expected+=("bin/$program" "share/man/man1/$program.1")
 done
 for file in "${expected[@]}"; do [[ -s "$prefix/$file" ]] || fail "missing or empty: $file"; done
@@ -52,7 +52,7 @@ nats_out=$(cd / && env -u PYTHONPATH PATH="$(dirname "$(command -v python3)"):/u
 # Each integration runs from its venv, and running writes nothing there (its byte code
 # was made at install): uninstalling leaves nothing behind.
 for program in homed-zigbee2mqtt homed-mqtt-devices homed-mqtt homed-homekit homed-homekit-provider homed-nats \
-  homed-sysfs; do
+  homed-sysfs homed-esphome homed-hue; do
   (cd / && env -u PYTHONPATH PATH=/usr/bin:/bin "$prefix/bin/$program" --help >/dev/null) || fail "$program --help failed"
 done
 [[ "$(find "$prefix" | sort)" == "$files_before" ]] || fail "running the installed programs wrote under $prefix: \
@@ -63,7 +63,8 @@ if command -v systemd-analyze >/dev/null; then
   mkdir -m 700 "$tmp/runtime"
   (cd "$prefix/lib/systemd/system" && MANPATH="$prefix/share/man" systemd-analyze verify ./homed.service ./homed.socket \
     ./homed-zigbee2mqtt.service ./homed-mqtt-devices.service ./homed-mqtt.service ./homed-homekit.service \
-    ./homed-homekit-provider.service ./homed-nats.service ./homed-sysfs.service) \
+    ./homed-homekit-provider.service ./homed-nats.service ./homed-sysfs.service ./homed-esphome.service \
+    ./homed-hue.service) \
     >"$tmp/verify" 2>&1 || true
   (cd "$prefix/lib/systemd/user" && XDG_RUNTIME_DIR="$tmp/runtime" MANPATH="$prefix/share/man" \
     systemd-analyze --user verify ./homed.service ./homed.socket) >>"$tmp/verify" 2>&1 || true

@@ -107,12 +107,13 @@ expected=(
   "/usr/lib/python3/dist-packages/homed/aio/__init__.py 644"
   "/usr/lib/homed/venvs/nats/pyvenv.cfg 644" "/usr/lib/homed/venvs/homekit/bin/homed-homekit-provider 644"
   "/usr/share/doc/homed/README.zigbee2mqtt.md 644" "/usr/share/doc/homed/examples/homed-nats.example.ini 644"
+  "/usr/share/doc/homed/README.esphome.md 644" "/usr/share/doc/homed/README.hue.md 644"
   "/etc/homed/homed.yaml 644" "/usr/share/doc/homed/copyright 644" "/usr/share/doc/homed/changelog.gz 644"
   "/usr/share/doc/homed/examples/demo-home.yaml 644"
 )
 # Each Python integration: its command (a link into its venv), its man page, its unit.
 integrations=(homed-zigbee2mqtt homed-mqtt-devices homed-mqtt homed-homekit homed-homekit-provider homed-nats
-  homed-nats-remote homed-sysfs)
+  homed-nats-remote homed-sysfs homed-esphome homed-hue)
 for program in "${integrations[@]}"; do
   expected+=("/usr/share/man/man1/$program.1.gz 644")
   [[ $program == homed-nats-remote ]] || expected+=("/usr/lib/systemd/system/$program.service 644")
@@ -193,7 +194,7 @@ for program in "${integrations[@]}"; do
 done
 ! grep -rl "$tmp" "$root/usr/lib/homed" >/dev/null || fail "a file in the venvs names the build's stage: $(grep -rl "$tmp" "$root/usr/lib/homed" | head -3)"
 # The man pages describe each option their --help has.
-for program in homed-sysfs homed-zigbee2mqtt homed-homekit-provider; do
+for program in homed-sysfs homed-zigbee2mqtt homed-homekit-provider homed-esphome homed-hue; do
   for option in $(env -i PATH="$root/usr/bin:/usr/bin:/bin" "$root/usr/bin/$program" --help |
     grep -o -- '--[a-z][a-z-]*' | sort -u | grep -v -x -- --help); do
     zcat "$root/usr/share/man/man1/$program.1.gz" | grep -- "${option//-/\\\\-}" >/dev/null \
