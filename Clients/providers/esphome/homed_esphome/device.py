@@ -16,6 +16,7 @@ from typing import Dict, List, Optional
 
 import homed
 from aioesphomeapi import APIClient, APIConnectionError
+from aioesphomeapi.core import SocketClosedAPIError
 from aioesphomeapi import model as esp
 from homed import pb
 
@@ -115,7 +116,11 @@ class DeviceLink:
         client = self._client = APIClient(self.config.host, self.config.port, self.config.password,
                                           noise_psk=self.config.noise_psk, client_info="homed-esphome",
                                           keepalive=self.keepalive)
-        await client.connect(on_stop=on_stop, login=True)
+        try:
+            await client.connect(on_stop=on_stop, login=True)
+        except SocketClosedAPIError as error:
+            # aioesphomeapi says only "EOF received": say when it happened.
+            raise ConnectionError(f"it closed the connection during the API's handshake ({error})") from None
         try:
             info, entities, _services = await client.device_info_and_list_entities()
             fresh: Dict[int, object] = {}

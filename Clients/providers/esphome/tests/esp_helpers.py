@@ -29,8 +29,8 @@ class FakeDevice:
     """The fake device on one port, killed (SIGKILL) and started again there,
     with the definition given (devices.json unless told)."""
 
-    def __init__(self, workdir, processes, noise_psk=None):
-        self.workdir, self.processes, self.noise_psk = workdir, processes, noise_psk
+    def __init__(self, workdir, processes, noise_psk=None, extra=()):
+        self.workdir, self.processes, self.noise_psk, self.extra = workdir, processes, noise_psk, list(extra)
         self.port = free_port()
         self.process = None
         self.starts = 0
@@ -43,6 +43,7 @@ class FakeDevice:
         argv = [sys.executable, FAKE, "--definition", path, "--port", str(self.port)]
         if self.noise_psk:
             argv += ["--noise-psk", self.noise_psk]
+        argv += self.extra
         process = ProviderProcess(argv, os.path.join(self.workdir, f"device-{self.starts}.log"))
         self.processes.append(process)
         self.process = process.start()

@@ -3,6 +3,7 @@ plaintext or Noise, with aioesphomeapi's own protobuf messages (api_pb2) and
 message-type numbers (core.MESSAGE_TYPE_TO_PROTO).
 
     python fake_device.py --definition devices.json --port PORT [--noise-psk BASE64]
+                          [--drop hello|frame] [--devices N]
 
 It answers Hello, DeviceInfo, ListEntities (each entity's message, then
 Done), SubscribeStates (every state), Ping and Disconnect, and applies the
@@ -10,16 +11,32 @@ commands to its states and sends the new state, as a device does. Stdout:
 JSON lines (`listening`, `connected`, `command` with the request's fields).
 Stdin: JSON lines `{"press": OBJECT_ID, "event_type": T}` (an event),
 `{"state": OBJECT_ID, "fields": {…}}` (a state changed on the device),
-`{"stuck": OBJECT_ID}` (its commands are taken and change nothing)."""
+`{"stuck": OBJECT_ID}` (its commands are taken and change nothing),
+`{"drop": "hello"|"frame"|null, "close": true}` (below; `close` ends the
+connections open now). A line may name `"device": INDEX` (0 unless told).
+
+Bad input: `--drop hello` (or the order) closes the socket as soon as the
+client's Hello is in (plaintext: its HelloRequest; Noise: its first handshake
+frame), unanswered; `--drop frame` sends the first half of the answer's frame
+(the HelloResponse, or Noise's server hello) and closes. `done` says `sent`,
+the time.monotonic() at which a state order's state was written (a benchmark's
+timestamp: CLOCK_MONOTONIC is the machine's).
+
+`--devices N` serves N devices on N ports (the port given and the next
+ones, or N free ports): the definition's, each with its own MAC address
+(the last byte its index), name and friendly name (` N` after them);
+`listening` then says `ports`."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import base64
+import copy
 import json
 import sys
 import threading
+import time
 
 from aioesphomeapi import api_pb2
 from aioesphomeapi.core import MESSAGE_TYPE_TO_PROTO
@@ -55,14 +72,25 @@ async def read_varint(reader: asyncio.StreamReader) -> int:
         shift += 7
 
 
+class Dropped(ConnectionError):
+    """The connection closed on purpose, mid-handshake (--drop)."""
+
+
+def cut(writer, drop: str, frame: bytes) -> None:
+    """--drop: nothing of the answer (hello), or half of its frame (frame)."""
+    if drop == "frame":
+        writer.write(frame[: max(1, len(frame) // 2)])
+    say("dropped", how=drop)
+
+
 class Plaintext:
     """0x00, varint size, varint type, the message."""
 
     def __init__(self, reader, writer):
         self.reader, self.writer = reader, writer
 
-    async def handshake(self) -> None:
-        pass
+    async def handshake(self, drop=None) -> None:
+        pass  # a plaintext Hello is a message (Device.serve)
 
     async def read(self):
         preamble = (await self.reader.readexactly(1))[0]
@@ -95,10 +123,13 @@ class Noise:
     def _send(self, data: bytes) -> None:
         self.writer.write(b"\x01" + len(data).to_bytes(2, "big") + data)
 
-    async def handshake(self) -> None:
+    async def handshake(self, drop=None) -> None:
         from noise.connection import NoiseConnection
         await self._frame()  # the client's hello (empty)
         server_hello = b"\x01" + self.name.encode() + b"\x00" + self.mac.encode() + b"\x00"
+        if drop is not None:
+            cut(self.writer, drop, b"\x01" + len(server_hello).to_bytes(2, "big") + server_hello)
+            raise Dropped(drop)
         self._send(server_hello)
         noise = NoiseConnection.from_name(b"Noise_NNpsk0_25519_ChaChaPoly_SHA256")
         noise.set_as_responder()
@@ -139,16 +170,20 @@ class Device:
                 self.states[msg.key] = json_format.ParseDict(entity["state"]["fields"],
                                                              getattr(api_pb2, entity["state"]["type"])())
         self.psk = psk
+        self.drop = None  # --drop: "hello" or "frame"
+        self.writers = set()  # every connection open
         self.sessions = set()
         self.stuck = set()  # keys whose commands change nothing (a relay that is stuck)
 
     def send(self, session, msg) -> None:
         session.write(TYPE_OF[type(msg)], msg.SerializeToString())
 
-    def publish(self, state) -> None:
+    def publish(self, state) -> float:
         self.states[state.key] = state
+        sent = time.monotonic()
         for session in list(self.sessions):
             self.send(session, state)
+        return sent
 
     async def serve(self, reader, writer) -> None:
         if self.psk is not None:
@@ -156,8 +191,9 @@ class Device:
         else:
             session = Plaintext(reader, writer)
         subscribed = False
+        self.writers.add(writer)
         try:
-            await session.handshake()
+            await session.handshake(self.drop if self.psk is not None else None)
             while True:
                 kind, payload = await session.read()
                 cls = MESSAGE_TYPE_TO_PROTO.get(kind)
@@ -165,6 +201,13 @@ class Device:
                     continue
                 msg = cls.FromString(payload)
                 if cls is api_pb2.HelloRequest:
+                    if self.drop is not None:
+                        answer = api_pb2.HelloResponse(api_version_major=1, api_version_minor=10,
+                                                       name=self.info.name).SerializeToString()
+                        cut(writer, self.drop, b"\x00" + varint(len(answer)) + varint(TYPE_OF[api_pb2.HelloResponse])
+                            + answer)
+                        await writer.drain()
+                        break
                     self.send(session, api_pb2.HelloResponse(api_version_major=1, api_version_minor=10,
                                                              server_info="fake_device (homed tests)",
                                                              name=self.info.name))
@@ -194,6 +237,7 @@ class Device:
         except (asyncio.IncompleteReadError, ConnectionError, OSError):
             pass
         finally:
+            self.writers.discard(writer)
             if subscribed:
                 self.sessions.discard(session)
             writer.close()
@@ -244,9 +288,14 @@ class Device:
             self.publish(new)
         # A button has no state: the command is all there is of it.
 
-    def control(self, line: str) -> None:
-        order = json.loads(line)
-        if "press" in order:
+    def control(self, order: dict) -> None:
+        sent = None
+        if "drop" in order:
+            self.drop = order["drop"]
+            if order.get("close"):
+                for writer in list(self.writers):
+                    writer.close()
+        elif "press" in order:
             entity = self.by_object_id[order["press"]]
             self.publish(api_pb2.EventResponse(key=entity.key, event_type=order["event_type"]))
         elif "stuck" in order:
@@ -256,8 +305,19 @@ class Device:
             state = api_pb2.__dict__[type(self.states[entity.key]).__name__]()
             state.CopyFrom(self.states[entity.key])
             json_format.ParseDict(order["fields"], state)
-            self.publish(state)
-        say("done", order=order)
+            sent = self.publish(state)
+        say("done", order=order, sent=sent)
+
+
+def numbered(definition: dict, index: int) -> dict:
+    """The definition as the device of that index of --devices."""
+    data = copy.deepcopy(definition)
+    info = data["device_info"]
+    info["mac_address"] = info["mac_address"][:-2] + f"{index:02X}"
+    info["name"] = f"{info.get('name', 'device')} {index}"
+    if info.get("friendly_name"):
+        info["friendly_name"] = f"{info['friendly_name']} {index}"
+    return data
 
 
 async def main() -> None:
@@ -265,22 +325,32 @@ async def main() -> None:
     parser.add_argument("--definition", required=True)
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--noise-psk")
+    parser.add_argument("--drop", choices=["hello", "frame"])
+    parser.add_argument("--devices", type=int, default=1)
     args = parser.parse_args()
     with open(args.definition, encoding="utf-8") as f:
         definition = json.load(f)
-    device = Device(definition, base64.b64decode(args.noise_psk) if args.noise_psk else None)
-    server = await asyncio.start_server(device.serve, "127.0.0.1", args.port)
+    psk = base64.b64decode(args.noise_psk) if args.noise_psk else None
+    if args.devices == 1:
+        devices = [Device(definition, psk)]
+    else:
+        devices = [Device(numbered(definition, n), psk) for n in range(args.devices)]
+    servers = []
+    for n, device in enumerate(devices):
+        device.drop = args.drop
+        servers.append(await asyncio.start_server(device.serve, "127.0.0.1", args.port + n if args.port else 0))
     loop = asyncio.get_running_loop()
 
     def read_stdin():
         for line in sys.stdin:
             if line.strip():
-                loop.call_soon_threadsafe(device.control, line)
+                order = json.loads(line)
+                loop.call_soon_threadsafe(devices[order.pop("device", 0)].control, order)
 
     threading.Thread(target=read_stdin, daemon=True).start()
-    say("listening", port=server.sockets[0].getsockname()[1])
-    async with server:
-        await server.serve_forever()
+    ports = [server.sockets[0].getsockname()[1] for server in servers]
+    say("listening", port=ports[0], ports=ports)
+    await asyncio.gather(*(server.serve_forever() for server in servers))
 
 
 if __name__ == "__main__":
