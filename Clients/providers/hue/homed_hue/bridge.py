@@ -26,7 +26,12 @@ class BridgeError(Exception):
 
 
 class Unauthorized(BridgeError):
-    """The application key is not (or no longer) the bridge's."""
+    """The application key is not (or no longer) the bridge's: HTTP 401 or
+    403, CLIP v2's "unauthorized user"."""
+
+    def __init__(self, status: int, description: str):
+        self.status, self.description = status, description
+        super().__init__(f"it refused the application key (HTTP {status}: {description})")
 
 
 def split_address(address: str) -> Tuple[str, int]:
@@ -104,10 +109,11 @@ class Bridge:
         try:
             document = json.loads(text)
         except ValueError:
+            if response.status in (401, 403):
+                raise Unauthorized(response.status, text[:80] or "no description") from None
             raise BridgeError(f"HTTP {response.status}: not JSON ({text[:80]!r})") from None
         if response.status in (401, 403):
-            raise Unauthorized(f"the bridge refused the application key ({_errors(document) or response.status}): "
-                               f"pair again with `homed-hue pair`")
+            raise Unauthorized(response.status, _errors(document) or "no description")
         if response.status >= 300:
             raise BridgeError(f"HTTP {response.status}: {_errors(document) or text[:120]}")
         return document
@@ -146,8 +152,9 @@ class Bridge:
         return response
 
     @staticmethod
-    async def events(response: aiohttp.ClientResponse) -> AsyncIterator[object]:
-        """Each event's data, parsed; ends when the bridge closes the stream."""
+    async def events(response: aiohttp.ClientResponse) -> AsyncIterator[Tuple[Optional[str], str]]:
+        """Each event as (its id, its data unparsed: the provider says what is
+        wrong with one it cannot read); ends when the bridge closes the stream."""
         parser = SseParser()
         try:
             while True:
@@ -155,12 +162,8 @@ class Bridge:
                 if not line:
                     return
                 event = parser.feed(line.decode("utf-8", errors="replace"))
-                if event is None:
-                    continue
-                try:
-                    yield json.loads(event[1])
-                except ValueError:
-                    continue  # not JSON: nothing to apply
+                if event is not None:
+                    yield event
         finally:
             response.release()
 

@@ -51,7 +51,7 @@ def cmd_run(args) -> int:
     if check is False:
         log.warning("--insecure: the bridge's certificate is not checked")
     provider = HueProvider(Settings(found, check, args.socket, args.provider_id, args.write_timeout,
-                                    args.probe_interval))
+                                    args.probe_interval, args.refused_retry))
     loop = asyncio.new_event_loop()
 
     def run():
@@ -62,7 +62,19 @@ def cmd_run(args) -> int:
     def stop():
         loop.call_soon_threadsafe(provider.stopping.set)
 
-    return run_until_signalled(run, stop, args.provider_id, log)
+    status = run_until_signalled(run, stop, args.provider_id, log)
+    revoked = provider.key_revoked
+    if revoked is not None:
+        # Nothing this program can do brings a key back: the unit must not
+        # restart it in a loop (exit 2), and the user is told what to do.
+        again = "homed-hue pair " + found.address
+        if args.key_file != keyfile.default_key_file():
+            again += f" --key-file {args.key_file}"
+        log.error("the bridge at %s no longer accepts this application key (HTTP %d: %s): pair again with `%s` "
+                  "(and press its link button), then restart homed-hue", found.address, revoked.status,
+                  revoked.description, again)
+        return 2
+    return status
 
 
 def main(argv=None) -> int:
@@ -82,6 +94,9 @@ def main(argv=None) -> int:
                        help="how long a write waits for the bridge's confirming event (default 4.5, under homed's 5)")
         p.add_argument("--probe-interval", type=float, default=30.0, metavar="SECONDS",
                        help="how often a silent bridge is asked whether it still answers (default 30)")
+        p.add_argument("--refused-retry", type=float, default=10.0, metavar="SECONDS",
+                       help="a key the bridge refuses (HTTP 403) is asked once more after this long; refused again, "
+                            "the provider exits 2 (default 10; 0: at once)")
         p.add_argument("--insecure", action="store_true",
                        help="do not check the bridge's certificate (for a pairing file without one)")
     pair = sub.add_parser("pair", parents=[common], help="pair with a bridge: press its link button")

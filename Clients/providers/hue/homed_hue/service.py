@@ -8,6 +8,8 @@ again with a backoff and reads everything again."""
 from __future__ import annotations
 
 import asyncio
+import copy
+import json
 import logging
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Set, Tuple
@@ -21,7 +23,7 @@ from homed import pb
 from .bridge import Bridge, BridgeError, Unauthorized
 from .keyfile import Pairing
 from .mapping import MISSING, BridgeMap, map_bridge, press_of, reachable_of, service_groups
-from .resources import Resources, events_of
+from .resources import Resources, merge, read_event, wrong_types
 from .writes import Confirmations, changes, light_body
 
 log = logging.getLogger("homed-hue")
@@ -37,6 +39,7 @@ class Settings:
     provider_id: str = "hue"
     write_timeout: float = 4.5  # under homed's 5 s
     probe_interval: float = 30.0  # how often a silent bridge is asked whether it still answers
+    refused_retry: float = 10.0  # a refused key is asked once more after this long before giving up
 
 
 class HueProvider:
@@ -54,6 +57,10 @@ class HueProvider:
         self._probe_failed: Optional[BaseException] = None
         self.provider: Optional[homed.aio.Provider] = None
         self.refused_for_good: Optional[BaseException] = None
+        self.key_revoked: Optional[Unauthorized] = None  # the bridge refused the key twice: the provider ends
+        self._stream = None
+        self._followed = False
+        self._unknown_logged: Set[str] = set()
 
     @property
     def address(self) -> str:
@@ -70,14 +77,31 @@ class HueProvider:
             if not await self._wait_registered():
                 return
             backoff = MIN_BACKOFF
+            refused = False
             while not self.stopping.is_set():
+                self._followed = False
                 try:
                     await self._follow_bridge()
                     log.warning("bridge %s: the event stream ended; connecting again", self.address)
                     backoff = MIN_BACKOFF
                 except Unauthorized as error:
-                    log.error("bridge %s: %s", self.address, error)
-                    backoff = MAX_BACKOFF
+                    # A key deleted on the bridge never comes back by itself;
+                    # asked once more (not trusting a single answer), then the end.
+                    if self._followed:
+                        refused = False  # it was taken since the last refusal
+                    if refused or self.settings.refused_retry <= 0:
+                        self.key_revoked = error
+                        await self._bridge_lost()
+                        return
+                    refused = True
+                    log.error("bridge %s: %s; asking once more in %g s, then giving up (a key revoked on the bridge "
+                              "does not come back)", self.address, error, self.settings.refused_retry)
+                    await self._bridge_lost()
+                    try:
+                        await asyncio.wait_for(self.stopping.wait(), self.settings.refused_retry)
+                    except asyncio.TimeoutError:
+                        pass
+                    continue
                 except aiohttp.ServerFingerprintMismatch:
                     # Another device at the bridge's address, or a bridge reset: never send it the key.
                     log.error("bridge %s: its certificate is not the one pinned at pairing; pair again if the "
@@ -114,14 +138,16 @@ class HueProvider:
             try:
                 self.resources = Resources(await bridge.resources())
                 self.bridge = bridge
+                self._stream = stream
                 self.connected = True
+                self._followed = True
                 await self._register_all()
                 log.info("bridge %s: %d accessories registered; following its events", self.address,
                          len(self.map.devices))
                 watchdog = asyncio.get_running_loop().create_task(self._probe(bridge, stream))
                 try:
-                    async for payload in events:
-                        await self.on_events(payload)
+                    async for event_id, data in events:
+                        await self.on_message(event_id, data)
                 except aiohttp.ClientError:
                     if self._probe_failed is not None:  # the watchdog closed the stream: say why
                         raise self._probe_failed from None
@@ -133,6 +159,7 @@ class HueProvider:
             finally:
                 self.connected = False
                 self.bridge = None
+                self._stream = None
                 await events.aclose()
 
     async def _update(self, accessories) -> None:
@@ -149,8 +176,11 @@ class HueProvider:
             await asyncio.sleep(interval)
             try:
                 await bridge.probe(timeout=min(10.0, interval))
-            except Unauthorized:
-                continue  # the stream says so itself
+            except Unauthorized as error:
+                # An open stream may go on after the key was deleted: the probe says so.
+                self._probe_failed = error
+                stream.close()
+                return
             except (aiohttp.ClientError, asyncio.TimeoutError, OSError, BridgeError) as error:
                 self._probe_failed = BridgeError(f"it stopped answering ({str(error) or type(error).__name__})")
                 stream.close()
@@ -250,11 +280,79 @@ class HueProvider:
 
     # -- the bridge's events ----------------------------------------------------------
 
-    async def on_events(self, payload) -> None:
+    def _describe(self, rid: str) -> str:
+        """A resource as a log line names it: its type, id and device's name."""
+        resource = self.resources.get(rid) or {}
+        owner = resource.get("owner") if isinstance(resource.get("owner"), dict) else {}
+        device = self.map.devices.get(owner.get("rid")) if self.map else None
+        name = device.name if device else ((self.resources.get(owner.get("rid")) or {}).get("metadata") or {}).get("name")
+        return f"{resource.get('type', 'resource')} {rid}" + (f" ({name})" if name else "")
+
+    def _check(self, kind: str, item: dict) -> Optional[str]:
+        """What is wrong with one event item (its resource named), or None."""
+        rid = item["id"]
+        current = self.resources.get(rid)
+        if kind != "update":
+            return None
+        if current is None:
+            if rid in self._unknown_logged:
+                log.debug("bridge %s: another update of the unknown resource %s dropped", self.address, rid)
+                return ""
+            self._unknown_logged.add(rid)
+            return f"the update of {item.get('type', 'resource')} {rid} dropped: the bridge did not list that " \
+                   f"resource (later updates of it dropped without a line)"
+        wrong = wrong_types(current, item)
+        if not wrong and self.map is not None:
+            trial = copy.deepcopy(current)
+            merge(trial, item)
+            for binding in self.map.by_rid.get(rid, ()):
+                if binding.event:
+                    continue
+                try:
+                    binding.decode(current)
+                except (KeyError, TypeError, ValueError, AttributeError):
+                    continue  # unreadable before: not this event's doing
+                try:
+                    binding.decode(trial)
+                except (KeyError, TypeError, ValueError, AttributeError) as error:
+                    wrong.append(f"its {binding.ref.characteristic} cannot be read from it "
+                                 f"({type(error).__name__}: {error})")
+        if wrong:
+            return f"the update of {self._describe(rid)} dropped: {'; '.join(wrong)}"
+        return None
+
+    async def on_message(self, event_id: Optional[str], data: str) -> None:
+        """One server-sent event: what of it is wrong is said in one line and
+        left out (the whole event when nothing of it can be read); the rest applied."""
+        where = f"bridge {self.address}: event {event_id or '(no id)'}"
+        try:
+            payload = json.loads(data)
+        except ValueError as error:
+            shown = data if len(data) <= 60 else data[:57] + "..."
+            log.warning("%s dropped: not JSON (%s): %r", where, error, shown)
+            return
+        if not isinstance(payload, list):
+            log.warning("%s dropped: %s", where, read_event(payload)[1][0])
+            return
+        pairs, problems = read_event(payload)
+        good = []
+        for kind, item in pairs:
+            problem = self._check(kind, item)
+            if problem is None:
+                good.append((kind, item))
+            elif problem:
+                problems.append(problem)
+        if problems:
+            log.warning("%s: %s%s", where, "; ".join(problems), "; the rest applied" if good else "")
+        if good:
+            await self.on_events(good)
+
+    async def on_events(self, pairs: List[Tuple[str, dict]]) -> None:
+        """Checked (kind, item) pairs applied and reported."""
         values: List[Tuple[object, object]] = []
         reach: Dict[str, bool] = {}
         relayout = False
-        for kind, item in events_of(payload):
+        for kind, item in pairs:
             rid = item["id"]
             self.resources.apply(kind, item)
             if kind in ("add", "delete"):
@@ -350,6 +448,11 @@ class HueProvider:
             if pending.done:
                 return
             await asyncio.wait_for(future, self.settings.write_timeout)
+        except Unauthorized as error:
+            if self._stream is not None:
+                self._stream.close()  # followed again from the start: the key is checked there
+            raise homed.error_for(pb.UNAVAILABLE, f"the bridge at {self.address} refused the application key "
+                                  f"(HTTP {error.status}: {error.description})") from None
         except asyncio.TimeoutError:
             raise homed.error_for(pb.DEADLINE_EXCEEDED, f"the bridge did not confirm the write to light {rid} "
                                   f"within {self.settings.write_timeout:g} s") from None

@@ -9,9 +9,17 @@ The test drives it on the same server, under /fake/ (no key needed):
 POST /fake/events (a list of events, {"type": "update", "data": [...]}, applied
 and pushed), POST /fake/link-button, POST /fake/confirm ({"confirm": false}:
 PUTs are applied but no event is sent), GET /fake/puts (every PUT so far),
-GET /fake/resource/{id}.
+GET /fake/resource/{id}, POST /fake/raw ({"data": TEXT}: TEXT sent as one
+event's data as it is, not applied: a malformed event), POST /fake/revoke
+({"end_streams": true}: the application key deleted, as from the Hue app;
+every request with it is answered 403 "unauthorized user" from then on, and
+its open event streams end unless end_streams is false; {"revoked": false}
+takes it back).
 
-    python fake_bridge.py --port P --cert CERT --key KEY --resources FILE --application-key K
+With --stdin-control each line read on stdin is a list of events pushed as
+POST /fake/events pushes them (the benchmark's way: no HTTP request per event).
+
+    python fake_bridge.py --port P --cert CERT --key KEY --resources FILE --application-key K [--stdin-control]
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ import asyncio
 import copy
 import json
 import ssl
+import sys
 import time
 import uuid
 
@@ -45,11 +54,12 @@ class FakeBridge:
         self.link_pressed = False
         self.confirm = True
         self.counter = 0
+        self.revoked = False
 
     # -- what a bridge serves ----------------------------------------------------------
 
     def authorized(self, request) -> bool:
-        return request.headers.get("hue-application-key") == self.key
+        return not self.revoked and request.headers.get("hue-application-key") == self.key
 
     @staticmethod
     def unauthorized():
@@ -104,7 +114,10 @@ class FakeBridge:
         try:
             await response.write(b": hi\n\n")
             while True:
-                await response.write(await queue.get())
+                frame = await queue.get()
+                if frame is None:  # the key revoked: the stream ends
+                    break
+                await response.write(frame)
         except (ConnectionResetError, asyncio.CancelledError):
             pass
         finally:
@@ -125,8 +138,12 @@ class FakeBridge:
                     self.by_id.pop(item.get("id"), None)
             stamped.append({"creationtime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                             "id": str(uuid.uuid4()), **event})
+        self.send(json.dumps(stamped))
+
+    def send(self, data: str) -> None:
+        """One event, its data as given."""
         self.counter += 1
-        frame = f"id: {int(time.time())}:{self.counter}\ndata: {json.dumps(stamped)}\n\n".encode()
+        frame = f"id: {int(time.time())}:{self.counter}\ndata: {data}\n\n".encode()
         for queue in self.streams:
             queue.put_nowait(frame)
 
@@ -143,6 +160,33 @@ class FakeBridge:
     async def fake_events(self, request):
         self.push(await request.json())
         return web.json_response({"streams": len(self.streams)})
+
+    async def fake_raw(self, request):
+        self.send((await request.json())["data"])
+        return web.json_response({"streams": len(self.streams)})
+
+    async def fake_revoke(self, request):
+        body = await request.json() if request.can_read_body else {}
+        self.revoked = bool(body.get("revoked", True))
+        if self.revoked and body.get("end_streams", True):
+            for queue in self.streams:
+                queue.put_nowait(None)
+        return web.json_response({"revoked": True})
+
+    async def stdin_control(self, app):
+        """Each line on stdin: a list of events, pushed."""
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=2 ** 22)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+
+        async def read():
+            while True:
+                line = await reader.readline()
+                if not line:
+                    return
+                self.push(json.loads(line))
+
+        app["stdin"] = loop.create_task(read())
 
     async def fake_link_button(self, request):
         self.link_pressed = True
@@ -170,6 +214,8 @@ class FakeBridge:
                         web.post("/api", self.create_user),
                         web.post("/fake/events", self.fake_events),
                         web.post("/fake/link-button", self.fake_link_button),
+                        web.post("/fake/raw", self.fake_raw),
+                        web.post("/fake/revoke", self.fake_revoke),
                         web.post("/fake/confirm", self.fake_confirm),
                         web.get("/fake/puts", self.fake_puts),
                         web.get("/fake/streams", self.fake_streams),
@@ -184,13 +230,17 @@ def main() -> None:
     parser.add_argument("--key", required=True)
     parser.add_argument("--resources", required=True)
     parser.add_argument("--application-key", required=True)
+    parser.add_argument("--stdin-control", action="store_true")
     args = parser.parse_args()
     with open(args.resources, encoding="utf-8") as f:
         resources = json.load(f)["data"]
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(args.cert, args.key)
     bridge = FakeBridge(resources, args.application_key)
-    web.run_app(bridge.app(), host="127.0.0.1", port=args.port, ssl_context=context, print=None,
+    app = bridge.app()
+    if args.stdin_control:
+        app.on_startup.append(bridge.stdin_control)
+    web.run_app(app, host="127.0.0.1", port=args.port, ssl_context=context, print=None,
                 access_log=None, reuse_address=True, shutdown_timeout=0.5)
 
 

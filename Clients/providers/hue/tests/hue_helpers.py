@@ -102,6 +102,14 @@ class FakeBridge:
         """Update events, one SSE message, as the bridge pushes them."""
         return self.call("POST", "/fake/events", [{"type": kind, "data": list(items)}])
 
+    def raw(self, data: str):
+        """One event whose data is `data` as it is (malformed on purpose)."""
+        return self.call("POST", "/fake/raw", {"data": data})
+
+    def revoke(self, end_streams=True, revoked=True):
+        """The application key deleted on the bridge (revoked=False: back again)."""
+        return self.call("POST", "/fake/revoke", {"end_streams": end_streams, "revoked": revoked})
+
     def streams(self) -> int:
         return self.call("GET", "/fake/streams")["streams"]
 

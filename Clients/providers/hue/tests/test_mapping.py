@@ -345,3 +345,30 @@ def test_a_zone_of_lights_and_two_groups_of_one_name():
                        {"id": "r", "type": "room", "metadata": {"name": "Upstairs"},
                         "children": [{"rid": "d1", "rtype": "device"}, {"rid": "d2", "rtype": "device"}]}])
     assert service_groups(store, map_bridge(store)) == {"Upstairs": [("d1", "light:a"), ("d2", "light:b")]}
+
+
+def test_read_event_keeps_the_bridge_s_shape_and_names_the_rest():
+    from homed_hue.resources import read_event
+    pairs, problems = read_event([{"type": "update", "data": [{"id": "x", "type": "light"}, 5, {"type": "light"}]},
+                                  "nonsense", {"type": "weird", "data": []}, {"type": "error", "data": []},
+                                  {"type": "add", "data": [{"id": "y"}]}, {"type": "delete"}])
+    assert pairs == [("update", {"id": "x", "type": "light"})]
+    assert problems == ["item 1 of event 0 (update) left out: it is a number, not an object",
+                        "item 2 of event 0 (update) left out: it has no resource id",
+                        "event 1 left out: it is a string, not an object",
+                        "event 2 left out: its type 'weird' is not one of update, add, delete",
+                        "the added resource y left out: it has no type",
+                        "event 5 (delete) left out: it has no data list"]
+    assert read_event({"data": []}) == ([], ["not a list of events but an object"])
+
+
+def test_wrong_types_compares_with_the_resource_and_lets_null_and_new_fields_through():
+    from homed_hue.resources import wrong_types
+    light = {"id": "l", "type": "light", "on": {"on": True}, "dimming": {"brightness": 50.0},
+             "color_temperature": {"mirek": 300, "mirek_valid": True}}
+    assert wrong_types(light, {"id": "l", "on": {"on": False}, "dimming": {"brightness": 7}}) == []
+    assert wrong_types(light, {"color_temperature": {"mirek": None, "mirek_valid": False}, "new": [1]}) == []
+    assert wrong_types(light, {"on": {"on": "yes"}, "dimming": 3, "type": "button"}) == [
+        "on.on is a string ('yes'), not a boolean", "dimming is a number (3), not an object",
+        "type 'button', but the resource is a light"]
+    assert wrong_types(light, {"dimming": {"brightness": True}}) == ["dimming.brightness is a boolean (True), not a number"]
