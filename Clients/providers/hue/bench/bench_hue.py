@@ -27,7 +27,6 @@ import json
 import os
 import shutil
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -39,7 +38,6 @@ from pathlib import Path
 
 import aiohttp
 
-from homed import pb
 from homed_testkit import HomedProcess, ProviderProcess, installed_program
 from homed_testkit.mqtt_broker import free_port
 
@@ -246,8 +244,7 @@ def latency(args) -> None:
             homed.kill()
         if bridge is not None:
             bridge.kill()
-        if not os.environ.get("BENCH_KEEP"):
-            shutil.rmtree(workdir, ignore_errors=True)
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def main() -> None:
