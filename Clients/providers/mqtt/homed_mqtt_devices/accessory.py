@@ -19,7 +19,7 @@ from homed.refs import Ref
 from .bindings import Binding, Command, Message
 from .components import ACTUATORS, EntityMap
 from .templates import MISSING, RenderError
-from .values import valid_name
+from .values import object_name, valid_name
 
 __all__ = ["DeviceMap", "assemble", "merge_commands"]
 
@@ -197,7 +197,7 @@ def assemble(key: str, entities: List[EntityMap]) -> Optional[DeviceMap]:
     primary["primary"] = True
     device_name = _info(ordered, "name")
     first_name = next((e.name for e in ordered if e.name), None)
-    name = valid_name(device_name or first_name or key, key)
+    name = object_name(device_name or first_name or key, key)
     accessory = {"key": key, "name": name, "category": CATEGORIES.get(primary["type"], "SENSOR"),
                  "manufacturer": valid_name(_info(ordered, "manufacturer") or "", "MQTT"),
                  "model": valid_name(_info(ordered, "model") or "", "MQTT device"),

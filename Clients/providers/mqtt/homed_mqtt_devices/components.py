@@ -23,7 +23,7 @@ from homed.refs import Ref
 from .bindings import UNKNOWN_STATES, Availability, AvailabilitySource, Binding, Message
 from .discovery import device_key_of, scalar_text
 from .templates import MISSING, RenderError, Template, Unsupported, as_text, command_format, compile_template
-from .values import (from_celsius, hs_to_rgb, hs_to_xy, rgb_to_hs, to_celsius, to_hpa, valid_name, xy_to_hs)
+from .values import (from_celsius, hs_to_rgb, hs_to_xy, rgb_to_hs, to_celsius, to_hpa, object_name, xy_to_hs)
 
 __all__ = ["EntityMap", "Attachment", "Refused", "NotMapped", "map_entity", "CATALOG", "PRESSURE_UUID",
            "COMPONENTS", "ACTUATORS"]
@@ -843,5 +843,5 @@ def map_entity(discovery_id: str, component: str, config: dict) -> EntityMap:
     mapper(e)
     for service in e.services:
         if "name" in service:
-            service["name"] = valid_name(service["name"], e.uid)
+            service["name"] = object_name(service["name"], e.uid)
     return e.result(discovery_id, availability)

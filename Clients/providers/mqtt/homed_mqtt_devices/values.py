@@ -12,10 +12,10 @@ import colorsys
 import math
 from typing import Optional, Tuple
 
-from homed.device_values import fit, valid_name, xy_to_hs  # noqa: F401 (this module's API too)
+from homed.device_values import fit, object_name, valid_name, xy_to_hs  # noqa: F401 (this module's API too)
 from homed.device_values import hs_to_xy as shared_hs_to_xy
 
-__all__ = ["fit", "xy_to_hs", "hs_to_xy", "rgb_to_hs", "hs_to_rgb", "valid_name", "to_celsius",
+__all__ = ["fit", "xy_to_hs", "hs_to_xy", "rgb_to_hs", "hs_to_rgb", "valid_name", "object_name", "to_celsius",
            "from_celsius", "to_hpa", "finite"]
 
 

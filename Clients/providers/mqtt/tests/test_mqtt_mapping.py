@@ -273,6 +273,17 @@ def test_one_accessory_per_device_block_with_its_information():
     assert device_map(devices.GARDEN).accessory["key"] == "garden-socket"
 
 
+
+def test_a_device_named_with_digits_alone_gets_a_name_homed_takes():
+    """homed refuses accessory and service names of digits alone (a PATH of
+    digits is an id): a device called "12" (a room number) is "Device 12"."""
+    config = {"name": "12", "unique_id": "relay-12", "state_topic": "r12/state", "command_topic": "r12/set",
+              "device": {"identifiers": ["relay-12"], "name": "12"}}
+    dm = assemble("relay-12", [entity(f"{P}/switch/relay-12/config", config)])
+    assert dm.accessory["name"] == "Device 12"
+    assert all(not s.get("name", "x").isdigit() for s in dm.accessory["services"])
+
+
 # -- values and writes ---------------------------------------------------------------------------
 
 def test_json_lights_read_and_write_colour_in_the_modes_they_support():
