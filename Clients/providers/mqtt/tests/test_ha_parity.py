@@ -275,11 +275,16 @@ class Run:
             self.expect("Hue", round(hue) % 360)
             self.expect("Saturation", round(sat))
         elif name == "xy_color":
-            # Home Assistant's xy of the colour homed holds (hue, saturation) is the xy asserted.
-            wait_for(lambda: self.value("Hue") is not None, 10, f"{self.name}: a hue", self.provider)
-            if close(list(value), list(hs_to_xy(self.value("Hue"), self.value("Saturation"))), "x"):
+            # Home Assistant's xy of the colour homed holds (hue, saturation) is the xy asserted,
+            # once the provider has read the message that set it (values arrive one by one).
+            def xy_agrees():
+                hue, saturation = self.value("Hue"), self.value("Saturation")
+                return hue is not None and saturation is not None and close(
+                    list(value), list(hs_to_xy(hue, saturation)), "x")
+            try:
+                wait_for(xy_agrees, 10, f"{self.name}: xy {value}", self.provider)
                 self.compared += 1
-            else:
+            except AssertionError:
                 self.differences.add("xy_conversion")
 
     def last_message_lacks(self, key):
