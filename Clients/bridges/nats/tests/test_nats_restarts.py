@@ -194,6 +194,10 @@ def test_a_server_away_while_homed_goes_on_is_caught_up(homed, server, processes
     try:
         devices.report(TEMP, 20.0)
         events.wait_for(lambda e: e.value.value.float_value == 20.0)
+        # In the stream first: a server killed a moment after the bridge made the
+        # stream may come back without it (its store not yet synced), and the bridge
+        # then rightly starts the stream again from a snapshot, not these events.
+        stream_matches(server.url, events, bridge)
         server.kill()
         for i in range(1, 200):  # all of them while the server is away
             devices.report(TEMP, 20.0 + i / 10)
