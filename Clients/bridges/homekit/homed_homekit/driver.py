@@ -242,6 +242,11 @@ class BridgeDriver(AccessoryDriver):
         if pending:
             for _, _, char, _, value, _ in pending:
                 self.in_flight[char] = (client_addr, value)
+            # What the bridge had applied when the writes went out: an answer of seq 0
+            # (homed already held the value: the device reported it before answering)
+            # may come before that report's event, which must then not reach the writer.
+            home_seq_before = self.home_seq
+            applied_before = {homed_id: self.applied_seq.get(homed_id, 0) for _, _, _, homed_id, _, _ in pending}
             try:
                 answers = await self.writer([(homed_id, pbv) for _, _, _, homed_id, _, pbv in pending])
             except Exception as error:  # noqa: BLE001 - homed away: "No Response"
@@ -253,8 +258,11 @@ class BridgeDriver(AccessoryDriver):
             for (rep, acc, char, homed_id, value, checked), (code, message, seq) in zip(pending, answers):
                 rep["status"] = hm.hap_status(code)
                 if code == 0:
-                    if seq >= max(self.home_seq, self.applied_seq.get(homed_id, 0)):
-                        # The value as homed stored it (iOS's 1 for a bool is true).
+                    unchanged_since = (seq == 0 and self.home_seq == home_seq_before
+                                       and self.applied_seq.get(homed_id, 0) == applied_before[homed_id])
+                    if seq >= max(self.home_seq, self.applied_seq.get(homed_id, 0)) or unchanged_since:
+                        # The value as homed stored it (iOS's 1 for a bool is true); the
+                        # event of it, when it comes, then changes nothing and is not pushed.
                         acc.apply(homed_id, hm.to_hap(checked, char.properties["Format"]), sender=client_addr)
                 else:
                     respond.discard(homed_id)
