@@ -145,13 +145,11 @@ class EspHomeProvider:
             await self.provider.stop()
 
     async def _wait_registered(self) -> bool:
-        while not self.stopping.is_set():
-            if await self.provider.wait_registered(timeout=1):
-                return True
-            if self.provider.error is not None:
-                self.refused_for_good = self.provider.error
-                log.error("homed refused the provider: %s", self.provider.error)
-                return False
+        if await self.provider.wait_registered_until(self.stopping):
+            return True
+        if self.provider.error is not None:
+            self.refused_for_good = self.provider.error
+            log.error("homed refused the provider: %s", self.provider.error)
         return False
 
     # -- what devices tell -----------------------------------------------------------------------

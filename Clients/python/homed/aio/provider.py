@@ -212,6 +212,18 @@ class Provider(ProviderBase):
             await self._changes.wait(0.5 if remaining is None else min(remaining, 0.5))
         return True
 
+    async def wait_registered_until(self, stopping: asyncio.Event) -> bool:
+        """Waits for the first registration, however long homed takes to
+        answer, until ``stopping`` is set; False then, or when homed refused
+        the provider for good (:attr:`error` says why): what a provider's
+        service waits on before it serves its devices."""
+        while not stopping.is_set():
+            if await self.wait_registered(timeout=1):
+                return True
+            if self.error is not None:
+                return False
+        return False
+
     # -- one connection -------------------------------------------------------------
 
     async def _serve_once(self) -> bool:
