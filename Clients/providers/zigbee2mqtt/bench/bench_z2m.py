@@ -107,6 +107,18 @@ def start_world(workdir: str, devices: list):
     return broker, homed, coordinator
 
 
+def stop_world(workdir, broker, homed, coordinator, provider) -> None:
+    """Everything start_world and start_provider started (None: not started), by pid."""
+    for part in (provider, coordinator):
+        if part is not None:
+            (part.cleanup if hasattr(part, "cleanup") else part.stop)()
+    if homed is not None:
+        homed.kill()
+    if broker is not None:
+        broker.kill()
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
 def start_provider(homed, broker, workdir):
     argv = [sys.executable, installed_program("homed-zigbee2mqtt"), "--socket", homed.socket_path,
             "--broker", broker.url, "--log-level", "warning"]
@@ -147,14 +159,7 @@ def register(args) -> None:
                 results.append(time.monotonic() - started)
                 print(f"run {run + 1}: {args.devices} devices registered and seeded in {results[-1]:.2f} s")
         finally:
-            for part in (provider, coordinator):
-                if part is not None:
-                    (part.cleanup if hasattr(part, "cleanup") else part.stop)()
-            if homed is not None:
-                homed.kill()
-            if broker is not None:
-                broker.kill()
-            shutil.rmtree(workdir, ignore_errors=True)
+            stop_world(workdir, broker, homed, coordinator, provider)
     print(f"median of {len(results)}: {statistics.median(results):.2f} s for {args.devices} devices")
 
 
@@ -197,14 +202,7 @@ def corpus(args) -> None:
                 print(f"run {run + 1}: {len(found)} of {len(devices)} corpus devices registered in "
                       f"{registered[-1]:.2f} s, all reachable in {reachable[-1]:.2f} s")
         finally:
-            for part in (provider, coordinator):
-                if part is not None:
-                    (part.cleanup if hasattr(part, "cleanup") else part.stop)()
-            if homed is not None:
-                homed.kill()
-            if broker is not None:
-                broker.kill()
-            shutil.rmtree(workdir, ignore_errors=True)
+            stop_world(workdir, broker, homed, coordinator, provider)
     print(f"median of {len(registered)}: {statistics.median(registered):.2f} s to register {expected} devices, "
           f"{statistics.median(reachable):.2f} s until all are reachable")
 
@@ -269,14 +267,7 @@ def latency(args) -> None:
         if watch is not None:
             watch.kill()
             watch.wait()
-        for part in (provider, coordinator):
-            if part is not None:
-                (part.cleanup if hasattr(part, "cleanup") else part.stop)()
-        if homed is not None:
-            homed.kill()
-        if broker is not None:
-            broker.kill()
-        shutil.rmtree(workdir, ignore_errors=True)
+        stop_world(workdir, broker, homed, coordinator, provider)
 
 
 def main() -> None:
