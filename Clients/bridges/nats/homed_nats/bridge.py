@@ -34,6 +34,7 @@ import homed.aio
 from homed import pb
 
 from . import layout as L
+from .calls import CallService
 from .config import Settings, role_for
 
 log = logging.getLogger("homed-nats")
@@ -179,6 +180,8 @@ class Bridge:
         await self.nc.subscribe(self.names.write_wildcard, queue="homed-nats", cb=self._on_write)
         await self.nc.subscribe(self.names.read_wildcard, queue="homed-nats", cb=self._on_read)
         await self.nc.subscribe(self.names.layout_service, queue="homed-nats", cb=self._on_layout)
+        # homed's unary calls for remote sockets (homed-nats-remote): calls.py.
+        await CallService(self.settings).start(self.nc)
         backoff = 0.1
         while True:
             started = time.monotonic()
