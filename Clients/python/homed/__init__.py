@@ -15,6 +15,9 @@ restarts, and an asyncio provider).
 An accessory provider (devices brought into homed by this process) is
 ``homed.Provider`` (see ``homed.provider``).
 
+A replica of the home kept by a subscription, with homectl's paths, is
+``homed.Home`` (see ``homed.home``): no I/O, fed GetHome answers and stream messages.
+
 Errors: every failed call raises a :class:`HomedError` (``code``, ``message``,
 ``code_name``) of its status code's own class — ``NotFound``,
 ``InvalidArgument``, ``PermissionDenied``, ``Unavailable``, … (see
@@ -37,7 +40,8 @@ _EXPORTS = {"pb": ("proto", None), "Client": ("client", "Client"), "Subscription
             "DEFAULT_MAX_FRAME_SIZE": ("framing", "DEFAULT_MAX_FRAME_SIZE"),
             "FrameDecoder": ("framing", "FrameDecoder"), "FrameTooLarge": ("framing", "FrameTooLarge"),
             "encode_frame": ("framing", "encode_frame"), "default_socket_path": ("paths", "default_socket_path"),
-            "Provider": ("provider", "Provider"), "Ref": ("provider", "Ref")}
+            "Provider": ("provider", "Provider"), "Ref": ("provider", "Ref"),
+            "home": ("home", None), "Home": ("home", "Home")}
 _ERRORS = ["error_for", "Cancelled", "Unknown", "InvalidArgument", "DeadlineExceeded", "NotFound", "AlreadyExists",
            "PermissionDenied", "SocketNotPermitted", "ResourceExhausted", "FailedPrecondition", "Aborted",
            "OutOfRange", "Unimplemented", "Internal", "Unavailable", "DataLoss", "Unauthenticated",

@@ -1,0 +1,224 @@
+"""homed.home against a real homed: a replica fed GetHome and a real
+subscription stays equal to what a fresh GetHome says through writes, layout
+changes, a provider adding and removing accessories and a daemon restart; its
+paths and its refusals are homectl's, checked against the real homectl."""
+
+import json
+import os
+import time
+
+import pytest
+
+import homed
+from homed import pb
+from homed.home import Home, PathError
+from homed_testkit import HomedProcess, homectl, require_binary
+
+WAIT = 10.0
+
+
+def layout(client, **op):
+    return client.call("ChangeLayout", pb.LayoutRequest(**op))
+
+
+def comparable(response):
+    """A GetHome's homes as a replica must hold them."""
+    return [h.SerializeToString(deterministic=True) for h in response.homes]
+
+
+def replica_homes(home):
+    return [h.SerializeToString(deterministic=True) for h in home.ordered_homes()]
+
+
+class Follower:
+    """A replica fed by a real subscription on its own connection, loaded again
+    whenever it asks (the glue a program writes around homed.home)."""
+
+    def __init__(self, socket_path, home=None, auto_load=True):
+        self.auto_load = auto_load
+        self.client = homed.Client.connect(socket_path, client_name="pytest-home", call_timeout=WAIT)
+        self.loads = 0
+        self.home = home
+        if home is None:
+            self.home = Home()
+            self.load()
+        self.stream = self.client.subscribe(self.home.resume(pb.SubscribeRequest()))
+        self.changes = []
+
+    def load(self):
+        self.home.load(self.client.get_home())
+        self.loads += 1
+
+    def step(self, timeout):
+        message = self.stream.get(timeout)
+        if message is None:
+            raise AssertionError("the subscription ended")
+        self.changes.append(self.home.apply(message))
+        if self.home.needs_load and self.auto_load:
+            self.load()
+
+    def until(self, condition, what, timeout=WAIT):
+        deadline = time.monotonic() + timeout
+        while not condition():
+            remaining = deadline - time.monotonic()
+            assert remaining > 0, f"the replica never had {what}"
+            try:
+                self.step(min(remaining, 0.5))
+            except TimeoutError:
+                pass
+
+    def settled_with(self, client, what):
+        """Follows until the replica equals a GetHome taken now (events that
+        the GetHome holds may still be on their way to the subscription)."""
+        expected = client.get_home()
+        self.until(lambda: self.home.seq >= expected.seq and not self.home.needs_load, what)
+        assert replica_homes(self.home) == comparable(expected), what
+
+    def close(self):
+        self.stream.cancel()
+        self.client.close()
+
+
+@pytest.fixture
+def follower(daemon):
+    f = Follower(daemon.socket_path)
+    yield f
+    f.close()
+
+
+@pytest.fixture
+def client(daemon):
+    with homed.Client.connect(daemon.socket_path, client_name="pytest-writer", call_timeout=WAIT) as c:
+        yield c
+
+
+def lamp_ids(home):
+    aid = home.resolve_accessory("Living Room/Lamp")
+    return aid, home.resolve_characteristic("Living Room/Lamp/On"), \
+        home.resolve_characteristic("Living Room/Lamp/Brightness")
+
+
+def test_values_written_by_another_connection_reach_the_replica_and_it_equals_a_fresh_get_home(follower, client):
+    home = follower.home
+    _, on, brightness = lamp_ids(home)
+    before = home.value(brightness).int_value
+    target = 17 if before != 17 else 18
+    result = client.write({brightness: pb.Value(int_value=target), on: pb.Value(bool_value=False)})
+    seq = max(r.seq for r in result.results)
+    follower.until(lambda: home.seq >= seq, f"the write at seq {seq}")
+    assert home.value(brightness) == pb.Value(int_value=target)
+    assert home.value(on) == pb.Value(bool_value=False)
+    assert any(brightness in c.values for c in follower.changes)
+    follower.settled_with(client, "the written values")
+    assert follower.loads == 1  # values need no GetHome
+
+
+def test_layout_changes_are_applied_and_the_replica_loads_what_the_events_do_not_carry(follower, client):
+    home = follower.home
+    home_id = home.resolve_home(None)
+    aid, on, _ = lamp_ids(home)
+    study = layout(client, add_room=pb.AddRoom(home_id=home_id, name="Study")).created_id
+    layout(client, assign_accessory=pb.AssignAccessory(accessory_id=aid, room_id=study))
+    last = layout(client, rename=pb.RenameObject(id=aid, name="Reading Lamp"))
+    follower.until(lambda: home.seq >= last.seq, "the rename")
+    assert home.path_of(on) == "Demo Home/Study/Reading Lamp/Lightbulb/On"
+    assert home.resolve_characteristic("Study/Reading Lamp/On") == on
+    with pytest.raises(PathError) as gone:
+        home.resolve_accessory("Living Room/Lamp")
+    assert gone.value.code == pb.NOT_FOUND
+    follower.settled_with(client, "the room, the move and the rename")
+
+    # A removed room sends its accessories to the default room (a move each).
+    last = layout(client, remove=pb.RemoveObject(id=study))
+    follower.until(lambda: home.seq >= last.seq, "the removal")
+    assert study not in home.rooms
+    assert home.room_of(aid).id == home.homes[home_id].default_room_id
+    follower.settled_with(client, "the removed room")
+    layout(client, rename=pb.RenameObject(id=aid, name="Lamp"))
+    layout(client, assign_accessory=pb.AssignAccessory(
+        accessory_id=aid, room_id=home.resolve_room("Living Room", home_id)))
+    follower.settled_with(client, "the lamp back in its place")
+
+
+def test_paths_and_refusals_are_homectls(daemon, follower):
+    home = follower.home
+    every = sorted(c.id for c in home.characteristics.values() if c.properties.readable)
+    shown = homectl(daemon, "get", *map(str, every), "-o", "json")
+    assert shown.returncode == 0, shown.stderr
+    paths = {item["id"]: item["path"] for item in json.loads(shown.stdout)}
+    assert len(paths) == len(every) > 20
+    for cid in every:
+        assert home.path_of(cid) == paths[cid]
+        # The path homectl prints names it again, unless siblings share a name.
+        assert home.resolve_characteristic(paths[cid]) == cid
+    for wrong in ("Kitchen", "Nope/Lamp/On", "Kitchen/Lamp/On", "Living Room/Lamp/Nope", "Lamp/Nope",
+                  "Living Room/Lamp/Lightbulb/Nope", "Living Room/Lamp/Nope/On", "a/b/c/d/e/f", "Living Room//On",
+                  "987654", "Living Room/Lamp"):
+        refused = homectl(daemon, "get", wrong, "-o", "json")
+        try:
+            home.resolve_characteristic(wrong)
+        except PathError as error:
+            if wrong == "Living Room/Lamp":
+                continue  # homectl's get reads every readable characteristic of an accessory
+            assert refused.returncode != 0 and refused.stderr.strip() == f"homectl: {error.message}", wrong
+        else:
+            pytest.fail(f"{wrong!r} resolved to a characteristic, homectl said {refused.stderr}")
+
+
+def test_a_provider_adding_an_accessory_and_reporting_at_once_loses_no_value(daemon, client):
+    """The layout event comes first, the value event after; a load taken before
+    the report is older than the value the stream already brought."""
+    follower = Follower(daemon.socket_path, auto_load=False)
+    home = follower.home
+    accessory = {"key": "desk", "name": "Desk Fan", "category": "fan", "services": [
+        {"type": "Fan", "characteristics": [{"type": "On", "value": False}]}]}
+    provider = homed.Provider("pytest-home", [accessory], socket_path=daemon.socket_path)
+    provider.start()
+    try:
+        assert provider.wait_registered(WAIT)
+        before_report = client.get_home()
+        on = provider.id_of(homed.Ref("desk", "Fan", "On"))
+        seq = provider.report({homed.Ref("desk", "Fan", "On"): True})
+        follower.until(lambda: home.seq >= seq, "the report")
+        assert home.needs_load and on not in home.characteristics
+        assert home.load(before_report)
+        assert home.value(on) == pb.Value(bool_value=True), "a GetHome older than the report took the value back"
+        assert home.path_of(on) == "Demo Home/Default Room/Desk Fan/Fan/On"
+        newer = client.get_home()
+        assert home.load(newer) and not home.load(before_report)  # crossed answers: the older is refused
+        follower.auto_load = True
+        follower.settled_with(client, "the new accessory")
+        provider.remove(["desk"])
+        follower.until(lambda: on not in home.characteristics and not home.needs_load, "the removal")
+        follower.settled_with(client, "the accessory removed")
+    finally:
+        provider.stop()
+        follower.close()
+
+
+def test_a_daemon_restart_on_a_fresh_home_is_a_resync_and_the_replica_becomes_the_new_home(tmp_path):
+    directory = str(tmp_path)
+    if len(os.path.join(directory, "homed.sock")) > 100:
+        pytest.skip("the temporary directory is too long for a socket path")
+    daemon = HomedProcess(require_binary(), directory, in_memory=True, extra_args=["--demo", "--no-simulator"])
+    daemon.start()
+    try:
+        first = Follower(daemon.socket_path)
+        old_journal = first.home.journal_id
+        on = first.home.resolve_characteristic("Living Room/Lamp/On")
+        first.close()
+        daemon.restart()
+        with daemon.client("pytest-writer") as writer:
+            layout(writer, rename=pb.RenameObject(id=first.home.resolve_home(None), name="New Home"))
+            # The replica resumes from where it stood: the new daemon's journal cannot.
+            again = Follower(daemon.socket_path, home=first.home)
+            try:
+                again.until(lambda: any(c.resync for c in again.changes), "the resync")
+                assert again.home.journal_id != old_journal
+                again.settled_with(writer, "the new daemon's home")
+                assert again.loads >= 1
+                assert again.home.path_of(on).startswith("New Home/")
+            finally:
+                again.close()
+    finally:
+        daemon.kill()
