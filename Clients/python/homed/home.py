@@ -71,16 +71,20 @@ class Changes:
     - ``events``: the events applied, in order (those the loaded home did not
       already hold): values, reachability, layout, primary home, scenes run,
       triggers fired, audit notes.
+    - ``earlier``: the message's other new events, at or below the loaded home's
+      ``seq``: their state is in the home already, but an occurrence among them
+      (a button press) still happened, and only the stream tells it.
     - ``values``: ids of the characteristics whose value an event or a snapshot page set.
     - ``reachability``: ids of the accessories whose reachability an event set.
     - ``layout``: a layout (or primary home) event came.
     - ``resync``: the message was a ``RESYNC`` marker.
     """
 
-    __slots__ = ("events", "values", "reachability", "layout", "resync")
+    __slots__ = ("events", "earlier", "values", "reachability", "layout", "resync")
 
     def __init__(self):
         self.events: List = []
+        self.earlier: List = []
         self.values: Set[int] = set()
         self.reachability: Set[int] = set()
         self.layout = False
@@ -90,7 +94,7 @@ class Changes:
         return bool(self.events or self.values or self.layout or self.resync)
 
     def __repr__(self) -> str:
-        return (f"Changes(events={len(self.events)}, values={sorted(self.values)}, "
+        return (f"Changes(events={len(self.events)}, earlier={len(self.earlier)}, values={sorted(self.values)}, "
                 f"reachability={sorted(self.reachability)}, layout={self.layout}, resync={self.resync})")
 
 
@@ -240,7 +244,8 @@ class Home:
                     changes.values.add(char.id)
         for event in events:
             if event.seq <= skip_to:
-                continue  # already in the home loaded at loaded_seq
+                changes.earlier.append(event)  # already in the home loaded at loaded_seq
+                continue
             self.seq = max(self.seq, event.seq)
             body = event.WhichOneof("body")
             if body == "value":

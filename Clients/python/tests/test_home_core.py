@@ -58,6 +58,7 @@ def test_events_the_loaded_home_holds_are_skipped_and_later_ones_applied():
     home.cursor.highest_seq = home.cursor.resume_seq = 5  # a stream that lags behind the load
     changes = home.apply(message(value_event(8, 12, False)))
     assert home.value(12) == pb.Value(bool_value=True) and not changes
+    assert [e.seq for e in changes.earlier] == [8]  # still told: it may be a button press
     changes = home.apply(message(value_event(11, 12, False)))
     assert home.value(12) == pb.Value(bool_value=False) and changes.values == {12}
     assert home.characteristics[12].last_updated_ms == 1011 and home.seq == 11

@@ -1,23 +1,18 @@
-"""What the bridge knows of homed's home, as plain values taken from the
-GetHome answer (no I/O): accessories with their room's name, services and
-characteristics, and the characteristics' current values."""
+"""The accessories as the mapping to Home Assistant reads them (discovery.py,
+payloads.py): plain values made from homed's replica of the home
+(``homed.home``), which the bridge keeps by its subscription. No I/O."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Dict, List, Optional
 
 from homed import pb
+from homed.home import plain
 
-__all__ = ["Char", "Service", "AccessoryView", "Home", "home_from", "plain"]
+__all__ = ["Char", "Service", "AccessoryView", "views", "plain"]
 
 _FORMAT_NAMES = {number: name[len("FORMAT_"):].lower() for name, number in pb.ENUMS["Format"].items()}
-
-
-def plain(value) -> Any:
-    """A pb.Value's content (None when empty)."""
-    kind = value.WhichOneof("kind")
-    return None if kind is None else getattr(value, kind)
 
 
 @dataclass(eq=False)  # hashed by identity: payloads.py keys writes by it
@@ -59,14 +54,6 @@ class AccessoryView:
     services: List[Service] = field(default_factory=list)
 
 
-@dataclass
-class Home:
-    accessories: Dict[int, AccessoryView]
-    values: Dict[int, Any]  # characteristic id -> value
-    seq: int
-    journal_id: str
-
-
 def _char(c) -> Char:
     m = c.metadata
     return Char(
@@ -79,23 +66,18 @@ def _char(c) -> Char:
         valid_values=list(m.valid_values))
 
 
-def home_from(response) -> Home:
-    """A GetHomeResponse (every home) as a Home."""
-    accessories: Dict[int, AccessoryView] = {}
-    values: Dict[int, Any] = {}
-    for home in response.homes:
-        rooms = {room.id: room.name for room in home.rooms}
-        for a in home.accessories:
-            view = AccessoryView(
-                id=a.id, name=a.name, room=rooms.get(a.room_id, ""), room_id=a.room_id, provider=a.provider,
-                manufacturer=a.manufacturer, model=a.model, firmware=a.firmware_revision, serial=a.serial_number,
-                reachable=a.reachable)
-            for s in a.services:
-                service = Service(id=s.id, type_name=s.type_name, name=s.name, key=s.provider_key, hidden=s.hidden)
-                for c in s.characteristics:
-                    service.chars[c.type_name] = _char(c)
-                    if c.properties.readable:
-                        values[c.id] = plain(c.value)
-                view.services.append(service)
-            accessories[a.id] = view
-    return Home(accessories, values, response.seq, response.journal_id)
+def views(home) -> Dict[int, AccessoryView]:
+    """Every accessory of a ``homed.home.Home``, by id."""
+    out: Dict[int, AccessoryView] = {}
+    for a in home.accessories.values():
+        room = home.rooms.get(a.room_id)
+        view = AccessoryView(
+            id=a.id, name=a.name, room=room.name if room is not None else "", room_id=a.room_id,
+            provider=a.provider, manufacturer=a.manufacturer, model=a.model, firmware=a.firmware_revision,
+            serial=a.serial_number, reachable=a.reachable)
+        for s in a.services:
+            service = Service(id=s.id, type_name=s.type_name, name=s.name, key=s.provider_key, hidden=s.hidden)
+            service.chars = {c.type_name: _char(c) for c in s.characteristics}
+            view.services.append(service)
+        out[a.id] = view
+    return out

@@ -2,10 +2,11 @@
 one side, an MQTT broker (paho-mqtt, threaded) on the other.
 
 Threads, all meeting under `self.lock`:
-- the homed thread (`_follow`) owns the subscription: it loads the home with
-  GetHome, follows events from the GetHome's sequence number, resumes after a
-  lost connection from the cursor (so nothing is missed), and after a RESYNC
-  (a restarted homed) loads everything again; it publishes what changed;
+- the homed thread (`_follow`) owns the subscription and the replica of the
+  home (`homed.home.Home`): it loads the home with GetHome, follows events from
+  the GetHome's sequence number, resumes after a lost connection from where the
+  replica stands (so nothing is missed), loads the home again after a run of
+  layout changes and after a RESYNC (a restarted homed); it publishes what changed;
 - paho's network thread (`_on_message`) records the configs the broker holds
   for our node (stale ones are removed), notes Home Assistant's birth message
   and queues commands — it never calls homed, so a slow homed never stalls MQTT;
@@ -29,11 +30,11 @@ from typing import Dict, List, Optional, Set, Tuple
 import paho.mqtt.client as mqtt
 
 from homed import Client, HomedError, pb
-from homed.cursor import StreamCursor
+from homed.home import Home, plain
 
 from .commands import CommandWriter, plan
 from .discovery import Entity, config_topic, device_config, device_topic, entities_for, exported
-from .model import Home, home_from, plain
+from .model import AccessoryView, views
 from .payloads import event_payload, state_of, state_payload
 from .topics import Topics
 
@@ -56,14 +57,15 @@ class Bridge:
         self.lock = threading.RLock()
         self.stopping = threading.Event()
         # homed's side
-        self.home: Optional[Home] = None  # None until loaded (then stale configs can be told apart)
-        self.values: Dict[int, object] = {}
-        self.reachable: Dict[int, bool] = {}
+        self.home = Home()  # homed's home, kept across connections
+        self.values = _Values(self.home)
+        # The accessories as the mapping reads them: None until the home is
+        # loaded (then stale configs can be told apart).
+        self.accessories: Optional[Dict[int, AccessoryView]] = None
         self.entities: Dict[str, Entity] = {}  # by object id
         self.by_char: Dict[int, List[Entity]] = {}
         self.color_mode: Dict[str, str] = {}  # light object id -> the colour mode set last
         self.homed_live = False
-        self.cursor: Optional[StreamCursor] = None  # where the subscription stands, across connections
         self.followed = False  # this connection's subscription delivered something
         # The broker's side: what we published (topic -> payload) and the configs it holds for our node
         self.published: Dict[str, bytes] = {}
@@ -202,10 +204,11 @@ class Bridge:
                 return
             self.broker_configs[topic] = payload
             device = self.settings.discovery == "device" and self.topics.is_device_config(topic)
-            if device and (self.home is None or topic in self.published) and self._merge_components(topic, payload):
-                if self.home is not None:
+            if device and (self.accessories is None or topic in self.published) \
+                    and self._merge_components(topic, payload):
+                if self.accessories is not None:
                     self._sync(force=False)
-            if self.home is None or topic in self.published:
+            if self.accessories is None or topic in self.published:
                 return
             self._remove_stale(topic, payload)
 
@@ -313,12 +316,11 @@ class Bridge:
                     self._sync(force=True)
 
     def _session(self, client: Client) -> None:
-        if self.cursor is None:
+        home = self.home
+        if not home.loaded:
             # The first connection: the home as GetHome has it, then the events after it.
-            self._load(client, full=True)
-            self.cursor = StreamCursor(self.home.journal_id, self.home.seq)
-        cursor = self.cursor
-        request = cursor.resume(pb.SubscribeRequest(policy=pb.SLOW_COALESCE, queue_limit=16384))
+            self._load(client, force=True)
+        request = home.resume(pb.SubscribeRequest(policy=pb.SLOW_COALESCE, queue_limit=16384))
         resyncing = False
         # Layout changes come in runs (a provider registering a thousand accessories):
         # the home is loaded again once the stream pauses, or a second after the first.
@@ -331,14 +333,14 @@ class Bridge:
                         self._sync(force=True)
                 if layout_since is not None and time.monotonic() - layout_since >= LAYOUT_DELAY_MAX:
                     layout_since = None
-                    self._load(client, full=False)
+                    self._load(client, force=False)
                 try:
                     message = stream.get(LAYOUT_PAUSE if layout_since is not None else 0.1)
                 except TimeoutError:
                     if layout_since is not None:
                         # Names, rooms, services added or removed: the configs follow.
                         layout_since = None
-                        self._load(client, full=False)
+                        self._load(client, force=False)
                     continue
                 if message is None:
                     raise HomedError.from_status(pb.UNAVAILABLE, "the subscription ended")
@@ -347,25 +349,22 @@ class Bridge:
                     # the next loss is retried after 0.1 s again.
                     self.followed = True
                     self._set_live(True)
-                events = cursor.accept(message)
-                kind = message.marker.kind if message.HasField("marker") else pb.MARKER_NONE
-                if kind == pb.MARKER_RESYNC:
+                with self.lock:
+                    changes = home.apply(message)
+                if changes.resync:
                     # A restarted homed (a new journal), or events no longer held: the
                     # snapshot that follows is the truth, then the layout is loaded again.
                     log.info("homed resync (%s): loading the whole home again", message.marker.reason)
                     resyncing = True
-                    with self.lock:
-                        self.values.clear()
-                if message.snapshot:
-                    with self.lock:
-                        for char in message.snapshot:
-                            if char.properties.readable:
-                                self.values[char.id] = plain(char.value)
-                if kind == pb.MARKER_SNAPSHOT_END and resyncing:
-                    resyncing = False
-                    layout_since = None
-                    self._load(client, full=True, keep_values=True)
-                if events and self._apply(events) and layout_since is None:
+                if resyncing:
+                    # Ids may name other objects now: nothing is published before the load.
+                    if message.HasField("marker") and message.marker.kind == pb.MARKER_SNAPSHOT_END:
+                        resyncing = False
+                        layout_since = None
+                        self._load(client, force=True)
+                    continue
+                self._apply(changes)
+                if home.needs_load and layout_since is None:
                     layout_since = time.monotonic()
 
     def _set_live(self, live: bool) -> None:
@@ -373,26 +372,13 @@ class Bridge:
             self.homed_live = live
             self._publish(self.settings.bridge_state_topic, ONLINE if live else OFFLINE, qos=1, force=False)
 
-    def _load(self, client: Client, full: bool, keep_values: bool = False) -> None:
-        """GetHome, and the broker made to match it. `full`: the values and
-        reachability are taken from it too (at start, after a resync: nothing
-        newer is in flight); else only those of accessories new to the bridge
-        (the stream is already past the GetHome's values or will bring them)."""
-        home = home_from(client.get_home())
+    def _load(self, client: Client, force: bool) -> None:
+        """GetHome, and the broker made to match it (everything published again
+        with `force`: at start, after a resync)."""
+        response = client.get_home()
         with self.lock:
-            if full:
-                if keep_values:
-                    for cid, value in home.values.items():
-                        self.values.setdefault(cid, value)
-                else:
-                    self.values = dict(home.values)
-                self.reachable = {aid: a.reachable for aid, a in home.accessories.items()}
-            else:
-                for cid, value in home.values.items():
-                    self.values.setdefault(cid, value)
-                for aid, a in home.accessories.items():
-                    self.reachable.setdefault(aid, a.reachable)
-            self.home = home
+            self.home.load(response)
+            self.accessories = views(self.home)
             self._rebuild()
             # Configs the broker held before we knew the home, removed before the
             # new ones are published (after a switch of discovery form, Home
@@ -400,13 +386,13 @@ class Bridge:
             wanted = set(self._wanted())
             for topic in sorted(set(self.broker_configs) - wanted - set(self.config_states)):
                 self._remove_stale(topic, self.broker_configs[topic])
-            self._sync(force=full)
-        log.info("home loaded: %d accessories, %d exported as %d entities (seq %d)", len(home.accessories),
-                 len({e.accessory_id for e in self.entities.values()}), len(self.entities), home.seq)
+            self._sync(force=force)
+        log.info("home loaded: %d accessories, %d exported as %d entities (seq %d)", len(self.accessories),
+                 len({e.accessory_id for e in self.entities.values()}), len(self.entities), response.seq)
 
     def _rebuild(self) -> None:
         entities: Dict[str, Entity] = {}
-        for accessory in self.home.accessories.values():
+        for accessory in self.accessories.values():
             ok, why = exported(accessory, self.settings)
             if not ok:
                 self._once(("excluded", accessory.id, why), logging.INFO, "accessory %r (%d) not exported: %s",
@@ -457,7 +443,7 @@ class Bridge:
         if force and self.mqtt_connected:
             self.republish.clear()
         self._publish(self.settings.bridge_state_topic, ONLINE if self.homed_live else OFFLINE, qos=1, force=force)
-        if self.home is None:
+        if self.accessories is None:
             return
         wanted = self._wanted()
         accessories = {e.accessory_id for e in self.entities.values()}
@@ -469,7 +455,7 @@ class Bridge:
                     self._publish(state, b"")
             self.config_states[topic] = (states, aid)
         for aid in accessories:
-            self._publish(self.topics.availability(aid), ONLINE if self.reachable.get(aid, False) else OFFLINE,
+            self._publish(self.topics.availability(aid), ONLINE if self._reachable(aid) else OFFLINE,
                           force=force)
         for entity in self.entities.values():
             self._publish_state(entity, force)
@@ -495,21 +481,23 @@ class Bridge:
             self._publish(entity.state_topic, state_payload(state), force=force)
             self.stats["states"] += 1
 
-    def _apply(self, events) -> bool:
-        """Values and reachability to the broker; True when the layout changed."""
-        layout = False
+    def _reachable(self, aid: int) -> bool:
+        accessory = self.home.accessories.get(aid)
+        return accessory is not None and accessory.reachable
+
+    def _apply(self, changes) -> None:
+        """What one stream message changed, to the broker: states, button
+        presses (every one, also those the loaded home already held), availability."""
         with self.lock:
             touched: Dict[str, Entity] = {}
-            for event in events:
+            for event in changes.earlier + changes.events:
                 self.stats["events"] += 1
                 body = event.WhichOneof("body")
                 if body == "value":
                     cid = event.value.characteristic_id
-                    value = plain(event.value.value)
-                    self.values[cid] = value
                     for entity in self.by_char.get(cid, ()):
                         if entity.kind == "event":
-                            payload = event_payload(entity, value)
+                            payload = event_payload(entity, plain(event.value.value))
                             if payload is not None:
                                 self._publish(entity.state_topic, payload, retain=False)
                             continue
@@ -519,15 +507,11 @@ class Bridge:
                         touched[entity.object_id] = entity
                 elif body == "reachability":
                     aid = event.reachability.accessory_id
-                    self.reachable[aid] = event.reachability.reachable
                     if any(e.accessory_id == aid for e in self.entities.values()):
-                        self._publish(self.topics.availability(aid),
-                                      ONLINE if event.reachability.reachable else OFFLINE, force=False)
-                elif body == "layout":
-                    layout = True
+                        self._publish(self.topics.availability(aid), ONLINE if self._reachable(aid) else OFFLINE,
+                                      force=False)
             for entity in touched.values():
                 self._publish_state(entity, force=False)
-        return layout
 
     # -- commands ------------------------------------------------------------------
 
@@ -542,3 +526,13 @@ class Bridge:
         self.logged.add(key)
         log.log(level, message, *args)
 
+
+class _Values:
+    """The replica's values as the payloads read them: plain, by characteristic id."""
+
+    def __init__(self, home: Home):
+        self.home = home
+
+    def get(self, cid: int, default=None):
+        value = plain(self.home.value(cid))
+        return default if value is None else value
