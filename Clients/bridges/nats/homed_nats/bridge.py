@@ -9,7 +9,9 @@ says RESYNC (a new journal) and sends a snapshot, which goes into the stream as
 a resync record, snapshot pages and an end record. Every publish carries
 `Nats-Msg-Id` (journal:seq; a sync record adds :record@stream position) and
 `Nats-Expected-Last-Sequence` (the stream's last sequence as the bridge knows
-it); any failure — a refused expectation, a lost ack, a server gone — drops
+it). Publishes are asynchronous, up to `window` records unacknowledged: each
+expects the stream to end where the one before it goes, so the server stores
+them only in order and a failed one takes every later one with it; any failure — a refused expectation, a lost ack, a server gone — drops
 the subscription and starts again from the stream's tail, so no event is
 written twice or skipped. The bucket is written
 after the stream from the acknowledged records, and caught up from the stream
@@ -19,10 +21,12 @@ after a crash (its `cursor` key says how far it holds the stream).
 from __future__ import annotations
 
 import asyncio
+import collections
+import functools
 import json
 import logging
 import time
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Deque, Dict, List, Optional, Set, Tuple
 
 import nats
 import nats.errors
@@ -103,6 +107,66 @@ async def connect_nats(settings: Settings, name: str, once=None, stopping: Optio
             if stopping is not None and stopping.is_set():
                 raise
             await asyncio.sleep(2)
+
+
+def _entry(make, *args) -> bytes:
+    return make(*args)[1]
+
+
+class _Window:
+    """The records sent and not yet acknowledged, oldest first, at most `limit`;
+    `sent` is the stream's last sequence once all of them are stored."""
+
+    def __init__(self, last: int, limit: int):
+        self.sent = last
+        self.limit = limit
+        self.records: Deque[Tuple[L.Record, asyncio.Future, float]] = collections.deque()
+        self.high = 0  # the most ever in flight at once
+        self._room = asyncio.Event()
+        self._sending = asyncio.Event()
+        self._loop = asyncio.get_running_loop()
+
+    def full(self) -> bool:
+        return len(self.records) >= self.limit
+
+    async def room(self) -> None:
+        while len(self.records) >= self.limit:
+            self._room.clear()
+            await self._room.wait()
+
+    def add(self, record: L.Record, future: asyncio.Future) -> None:
+        self.records.append((record, future, self._loop.time() + ACK_TIMEOUT))
+        self.sent += 1
+        if len(self.records) > self.high:
+            self.high = len(self.records)
+        self._sending.set()
+
+    def head(self):
+        return self.records[0] if self.records else None
+
+    async def sending(self) -> None:
+        self._sending.clear()
+        if not self.records:
+            await self._sending.wait()
+
+    def acknowledged(self) -> None:
+        self.records.popleft()
+        self._room.set()
+
+    def abandon(self) -> None:
+        for _, future, _ in self.records:
+            future.cancel()
+        self.records.clear()
+
+
+class _BucketDue:
+    """What acknowledged records still have to put in the bucket."""
+
+    def __init__(self):
+        self.puts: Dict[str, object] = {}
+        self.last: Optional[Tuple[L.Record, int]] = None  # the last acknowledged record and its stream sequence
+        self.layout = False
+        self.due = asyncio.Event()
 
 
 class Bridge:
@@ -283,48 +347,6 @@ class Bridge:
             seq -= 1
         return last, None
 
-    async def _publish(self, records: List[L.Record]) -> List[int]:
-        """Every record with the expected last sequence of its place; all
-        acknowledged in order, else Restart (those acknowledged are returned
-        in the exception's args[1])."""
-        futures = []
-        for i, record in enumerate(records):
-            headers = dict(record.headers)
-            headers[L.EXPECTED_LAST_SEQ] = str(self.last + i)
-            if record.kind != L.EVENT:
-                # A snapshot may be taken again in the same journal (one cut short):
-                # its records are told apart by where they go.
-                headers[L.MSG_ID] += f"@{self.last + i + 1}"
-            futures.append(await self._send(record.subject, record.body, headers))
-        seqs: List[int] = []
-        problem = None
-        try:
-            for record, future in zip(records, futures):
-                if problem is not None:
-                    break
-                try:
-                    ack = await asyncio.wait_for(future, ACK_TIMEOUT)
-                except asyncio.TimeoutError:
-                    problem = f"{record.subject} ({record.journal}:{record.seq}) not acknowledged within {ACK_TIMEOUT} s"
-                    continue
-                if "error" in ack:
-                    problem = (f"{record.subject} ({record.journal}:{record.seq}) refused: "
-                               f"{ack['error'].get('description')} ({ack['error'].get('err_code')})")
-                    continue
-                if ack.get("duplicate") or ack.get("seq") != self.last + 1:
-                    problem = (f"{record.subject} ({record.journal}:{record.seq}) was already in the stream at "
-                               f"{ack.get('seq')}")
-                    continue
-                self.last = ack["seq"]
-                seqs.append(ack["seq"])
-        finally:
-            for future in futures:
-                future.cancel()
-        self.stats["published"] += len(seqs)
-        if problem is not None:
-            raise Restart(problem, seqs)
-        return seqs
-
     async def _send(self, subject: str, body: bytes, headers: Dict[str, str]) -> asyncio.Future:
         """Publishes with a reply subject of ours; the future gets the server's
         answer as a dict ({"seq", "duplicate"} or {"error"}). (nats-py's
@@ -409,33 +431,111 @@ class Bridge:
             await client.close()
 
     async def _pump(self, client, request, snapshot_reason) -> None:
-        """homed's messages into records, published together: what homed has
-        already sent when a publish is done goes in the next one."""
+        """homed's messages into records, published as they come, up to `window`
+        of them unacknowledged (the window): the `n`th record sent since the tail
+        expects the stream to end at `tail + n - 1`, so the server stores each
+        only right after the one before it. Acknowledgements are taken in order
+        by a task of their own, the bucket written by a third from what they
+        acknowledged; the first failure of any of them ends all three and starts
+        again from the stream's tail."""
         self._journal = request.journal_id
         self._snap_seq = 0
         self._snapshot_reason = snapshot_reason
+        window = _Window(self.last, self.settings.window)
+        bucket = _BucketDue()
+        tasks = [asyncio.ensure_future(self._produce(client, request, window)),
+                 asyncio.ensure_future(self._acknowledge(window, bucket)),
+                 asyncio.ensure_future(self._write_bucket(client, bucket))]
+        try:
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            failure = next(iter(done)).exception() if done else None
+        finally:
+            for task in tasks:
+                task.cancel()
+            for task in tasks:
+                try:
+                    await task
+                except (asyncio.CancelledError, Exception):  # noqa: BLE001 - the first failure is raised below
+                    pass
+            window.abandon()
+        # What was acknowledged and not yet in the bucket: written now if the server
+        # lets us, else the next start catches the bucket up from the stream.
+        try:
+            await asyncio.wait_for(self._flush_bucket(client, bucket), ACK_TIMEOUT * 2)
+        except (Restart, nats.errors.Error, asyncio.TimeoutError, OSError, homed.HomedError):
+            pass
+        if failure is None:
+            raise Restart("the publishing tasks ended")
+        raise failure
+
+    async def _produce(self, client, request, window: "_Window") -> None:
         async with client.subscribe(request) as stream:
             while True:
                 message = await stream.get()
                 if message is None:
                     raise Restart("homed ended the subscription")
-                records = await self._records_of(client, message)
-                while len(records) < self.settings.batch:
-                    try:
-                        message = await stream.get(0.001)
-                    except TimeoutError:
-                        break
-                    if message is None:
-                        break
-                    records += await self._records_of(client, message)
-                if not records:
-                    continue
-                try:
-                    seqs = await self._publish(records)
-                except Restart as restart:
-                    await self._apply_bucket(list(zip(records, restart.args[1])), client)
-                    raise
-                await self._apply_bucket(list(zip(records, seqs)), client)
+                for record in await self._records_of(client, message):
+                    if window.full():
+                        await window.room()
+                    expected = window.sent
+                    headers = dict(record.headers)
+                    headers[L.EXPECTED_LAST_SEQ] = str(expected)
+                    if record.kind != L.EVENT:
+                        # A snapshot may be taken again in the same journal (one cut short):
+                        # its records are told apart by where they go.
+                        headers[L.MSG_ID] += f"@{expected + 1}"
+                    window.add(record, await self._send(record.subject, record.body, headers))
+
+    async def _acknowledge(self, window: "_Window", bucket: "_BucketDue") -> None:
+        """The window's acknowledgements in the order the records were sent: each
+        must be the stream sequence right after the one before, within ACK_TIMEOUT
+        of its publish; else Restart."""
+        loop = asyncio.get_running_loop()
+        while True:
+            head = window.head()
+            if head is None:
+                await window.sending()
+                continue
+            record, future, deadline = head
+            if not future.done():
+                await asyncio.wait((future,), timeout=max(0.0, deadline - loop.time()))
+                if not future.done():
+                    raise Restart(f"{record.subject} ({record.journal}:{record.seq}) not acknowledged within "
+                                  f"{ACK_TIMEOUT} s")
+            ack = future.result()
+            if "error" in ack:
+                raise Restart(f"{record.subject} ({record.journal}:{record.seq}) refused: "
+                              f"{ack['error'].get('description')} ({ack['error'].get('err_code')})")
+            if ack.get("duplicate") or ack.get("seq") != self.last + 1:
+                raise Restart(f"{record.subject} ({record.journal}:{record.seq}) was already in the stream at "
+                              f"{ack.get('seq')}")
+            self.last = ack["seq"]
+            self.stats["published"] += 1
+            window.acknowledged()
+            bucket.layout |= self._bucket_ops(record.kind, record.journal, self.last, record, bucket.puts)
+            bucket.last = (record, self.last)
+            bucket.due.set()
+
+    async def _write_bucket(self, client, bucket: "_BucketDue") -> None:
+        """The bucket made to hold what the acknowledged records say, then the
+        cursor: one round at a time, each taking everything acknowledged since
+        the last (a key changed many times is written once)."""
+        while True:
+            await bucket.due.wait()
+            bucket.due.clear()
+            await self._flush_bucket(client, bucket)
+
+    async def _flush_bucket(self, client, bucket: "_BucketDue") -> None:
+        if bucket.last is None:
+            return
+        puts, last, layout_changed = bucket.puts, bucket.last, bucket.layout
+        bucket.puts, bucket.last, bucket.layout = {}, None, False
+        last_record, last_seq = last
+        if layout_changed and client is not None:
+            await self._put_layout(client, puts, last_record.journal)
+        key, value = L.cursor_entry(last_seq, last_record.journal, last_record.seq)
+        await self._kv_put_all(puts)
+        await self._kv_put_all({key: value})
 
     async def _records_of(self, client, message) -> List[L.Record]:
         if message.journal_id:
@@ -469,14 +569,16 @@ class Bridge:
 
     # -- the bucket -------------------------------------------------------------------
 
-    async def _kv_put_all(self, puts: Dict[str, bytes]) -> None:
-        futures = [await self._send(f"$KV.{self.names.bucket}.{key}", value, {}) for key, value in puts.items()]
+    async def _kv_put_all(self, puts: Dict[str, object]) -> None:
+        """Every key of `puts` (bytes, or a function that makes them: an entry is
+        only made for the last of a key's changes), pipelined, all acknowledged."""
+        futures = [await self._send(f"$KV.{self.names.bucket}.{key}", value if isinstance(value, bytes) else value(),
+                                    {}) for key, value in puts.items()]
         try:
             for key, future in zip(puts, futures):
                 answer = await asyncio.wait_for(future, ACK_TIMEOUT)
                 if "error" in answer:
-                    raise Restart(f"bucket {self.names.bucket}: {key} refused: {answer['error'].get('description')}",
-                                  [])
+                    raise Restart(f"bucket {self.names.bucket}: {key} refused: {answer['error'].get('description')}")
         finally:
             for future in futures:
                 future.cancel()
@@ -486,45 +588,39 @@ class Bridge:
             elif key.startswith("a."):
                 self.reach_keys.add(key)
 
-    async def _apply_bucket(self, acked: List[Tuple[L.Record, int]], client=None) -> None:
-        """The bucket made to hold what these acknowledged records say."""
-        if not acked:
-            return
-        puts: Dict[str, bytes] = {}
+    def _bucket_ops(self, kind, journal, stream_seq, source, puts) -> bool:
+        """What one stored record changes in the bucket, into `puts` (key: a
+        function making the entry); `source` is the record (its event kept) or a
+        decoded home.v1.SubscribeResponse. True when the layout key is due."""
         layout_changed = False
-        for record, stream_seq in acked:
-            response = pb.SubscribeResponse.FromString(record.body)
-            layout_changed |= self._bucket_ops(record.kind, record.journal, stream_seq, response, puts)
-        last_record, last_seq = acked[-1]
-        if layout_changed and client is not None:
-            await self._put_layout(client, puts, last_record.journal)
-        key, value = L.cursor_entry(last_seq, last_record.journal, last_record.seq)
-        await self._kv_put_all(puts)
-        await self._kv_put_all({key: value})
-
-    def _bucket_ops(self, kind, journal, stream_seq, response, puts) -> bool:
-        layout_changed = False
+        if kind == L.EVENT:
+            event = getattr(source, "event", None)
+            events = (event,) if event is not None else \
+                (source.events if isinstance(source, pb.SubscribeResponse)
+                 else pb.SubscribeResponse.FromString(source.body).events)
+            for event in events:
+                body = event.WhichOneof("body")
+                if body == "value":
+                    v = event.value
+                    puts[f"c.{v.characteristic_id}"] = functools.partial(
+                        _entry, L.char_entry, v.characteristic_id, v.accessory_id, v.service_id, v.value, event.seq,
+                        journal, stream_seq, event.time_ms)
+                elif body == "reachability":
+                    r = event.reachability
+                    puts[f"a.{r.accessory_id}"] = functools.partial(
+                        _entry, L.reach_entry, r.accessory_id, r.reachable, event.seq, journal, stream_seq)
+                elif body == "layout":
+                    layout_changed = True
+            return layout_changed
+        if kind == L.END:
+            return True
         if kind == L.SNAPSHOT:
+            response = source if isinstance(source, pb.SubscribeResponse) else \
+                pb.SubscribeResponse.FromString(source.body)
             for char in response.snapshot:
                 key, value = L.char_entry(char.id, char.accessory_id, char.service_id, char.value,
                                           0, journal, stream_seq, char.last_updated_ms)
                 puts[key] = value
-        elif kind == L.END:
-            layout_changed = True
-        elif kind == L.EVENT:
-            for event in response.events:
-                body = event.WhichOneof("body")
-                if body == "value":
-                    v = event.value
-                    key, value = L.char_entry(v.characteristic_id, v.accessory_id, v.service_id, v.value, event.seq,
-                                              journal, stream_seq, event.time_ms)
-                    puts[key] = value
-                elif body == "reachability":
-                    key, value = L.reach_entry(event.reachability.accessory_id, event.reachability.reachable,
-                                               event.seq, journal, stream_seq)
-                    puts[key] = value
-                elif body == "layout":
-                    layout_changed = True
         return layout_changed
 
     async def _put_layout(self, client, puts: Dict[str, bytes], journal: str) -> None:

@@ -7,6 +7,7 @@ No I/O but reading the files named (the config file, the credentials file).
     user_file = /etc/homed/homed-nats.user         ; username=… and password=… lines
     site = home                                     ; this homed's name on NATS: a subject token
     replicas = 1                                    ; the stream's and bucket's replicas (3 on a cluster)
+    window = 1024                                   ; records published and not yet acknowledged, at most
 
     [roles]
     ; NATS callers of homed.<site>.write.<home> come from other accounts that import
@@ -39,7 +40,7 @@ class Settings:
     def __init__(self, servers: Optional[List[str]] = None, site: str = "home", prefix: str = "homed",
                  replicas: int = 1, creds_file: Optional[str] = None, username: Optional[str] = None,
                  password: Optional[str] = None, socket_path: Optional[str] = None,
-                 roles: Optional[Dict[str, str]] = None, batch: int = 256):
+                 roles: Optional[Dict[str, str]] = None, batch: int = 256, window: int = 1024):
         self.servers = servers or ["nats://127.0.0.1:4222"]
         try:
             self.names = Names(site, prefix)
@@ -59,6 +60,12 @@ class Settings:
                 raise SettingsError(f"[roles] {who!r}: name a caller as ACCOUNT/USER or ACCOUNT/*")
             self.roles[who] = role
         self.batch = batch
+        # How many records may be on their way to the stream unacknowledged: the
+        # bound on what the bridge holds for the server (and on what a failure
+        # sends again), and on how far ahead of the stream it runs.
+        if not 1 <= window <= 65536:
+            raise SettingsError(f"window {window}: a number of records from 1 to 65536")
+        self.window = window
 
 
 def role_for(roles: Dict[str, str], account: Optional[str], user: Optional[str]) -> str:
@@ -86,7 +93,7 @@ def load(config_path: Optional[str] = None, flags: Optional[dict] = None) -> Set
             raise SettingsError(f"config file {config_path}: {error.strerror or error}") from None
         except configparser.Error as error:
             raise SettingsError(f"config file {config_path}: {error}") from None
-        known = ("servers", "credentials", "user_file", "site", "prefix", "replicas", "socket")
+        known = ("servers", "credentials", "user_file", "site", "prefix", "replicas", "socket", "window")
         for section in parser.sections():
             if section == "roles":
                 roles.update({k: v for k, v in parser.items(section)})
@@ -130,6 +137,10 @@ def load(config_path: Optional[str] = None, flags: Optional[dict] = None) -> Set
         replicas = int(values.pop("replicas", 1))
     except ValueError:
         raise SettingsError("replicas: a number from 1 to 5") from None
+    try:
+        window = int(values.pop("window", 1024))
+    except ValueError:
+        raise SettingsError("window: a number of records from 1 to 65536") from None
     return Settings(servers=servers, site=values.pop("site", "home"), prefix=values.pop("prefix", "homed"),
                     replicas=replicas, creds_file=creds, username=username, password=password,
-                    socket_path=values.pop("socket", None), roles=roles)
+                    socket_path=values.pop("socket", None), roles=roles, window=window)

@@ -131,11 +131,15 @@ class Record:
     """One message for the stream: subject, headers (without the expected last
     sequence, set when it is sent) and body."""
 
-    __slots__ = ("subject", "headers", "body", "kind", "seq", "journal")
+    __slots__ = ("subject", "headers", "body", "kind", "seq", "journal", "event")
 
-    def __init__(self, subject: str, headers: Dict[str, str], body: bytes, kind: str, seq: int, journal: str):
+    def __init__(self, subject: str, headers: Dict[str, str], body: bytes, kind: str, seq: int, journal: str,
+                 event=None):
         self.subject, self.headers, self.body = subject, headers, body
         self.kind, self.seq, self.journal = kind, seq, journal
+        # The event an event record carries (home.v1.Event), kept so that the
+        # bucket is written from it without decoding the body again.
+        self.event = event
 
     def __repr__(self):
         return f"Record({self.subject}, {self.kind}, {self.journal}:{self.seq})"
@@ -184,7 +188,7 @@ def event_record(names: Names, journal: str, event, places, homes_of) -> Record:
     body = pb.SubscribeResponse(journal_id=journal, events=[event]).SerializeToString()
     return Record(names.event(home, room, accessory, kind),
                   _headers(journal, event.seq, EVENT, f"{journal}:{event.seq}", kind), body, EVENT, event.seq,
-                  journal)
+                  journal, event)
 
 
 def marker_record(names: Names, journal: str, kind: str, seq: int, reason: str = "") -> Record:
