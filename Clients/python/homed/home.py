@@ -272,6 +272,20 @@ class Home:
             changes.events.append(event)
         return changes
 
+    def written(self, cid: int, value, seq: int) -> bool:
+        """This connection's write of ``value`` (a ``pb.Value``, as the write sent
+        it) that took effect at ``seq`` (its result's ``seq``), for a subscription
+        that leaves out its own changes (``exclude_own``): applied as its event
+        would have been. False, and nothing changed, when it changed nothing (seq
+        0) or the replica holds a newer value."""
+        if not seq or seq <= self._value_seq.get(cid, 0) or seq <= self._early.get(cid, (0,))[0]:
+            return False
+        if self.loaded_seq is not None and not self._resynced and seq <= self.loaded_seq:
+            return False
+        char = self.characteristics.get(cid)
+        self._set(cid, value, char.last_updated_ms if char is not None else 0, seq)
+        return True
+
     def _set(self, cid: int, value, when: int, seq: int) -> None:
         char = self.characteristics.get(cid)
         if char is None:

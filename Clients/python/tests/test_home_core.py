@@ -156,3 +156,15 @@ def test_a_name_in_two_homes_needs_the_home_and_says_so():
         home.resolve_accessory("Lamp")
     assert error.value.message.startswith('"Lamp" names 2 accessories: "Home/Kitchen/Lamp (id 10)"')
     assert home.path_of(111) == "Cabin/Kitchen/Lamp/Lightbulb"
+
+
+def test_a_write_of_ones_own_applies_as_its_event_would_unless_something_newer_came():
+    home = loaded(10)
+    assert home.written(12, pb.Value(bool_value=True), 14)
+    assert home.value(12) == pb.Value(bool_value=True)
+    home.apply(message(value_event(16, 12, False)))
+    assert not home.written(12, pb.Value(bool_value=True), 15)  # answered after a newer event
+    assert not home.written(12, pb.Value(bool_value=True), 0)  # it changed nothing
+    assert not home.written(12, pb.Value(bool_value=True), 9)  # the loaded home is newer
+    assert home.value(12) == pb.Value(bool_value=False)
+    assert home.load(response(15, on=True)) and home.value(12) == pb.Value(bool_value=False)

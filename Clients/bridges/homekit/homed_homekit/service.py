@@ -5,11 +5,12 @@ connections and keeps the HAP bridges (bridge.py) showing what homed has.
   EOF or reset; or three heartbeats missed), every accessory answers No
   Response until homed answers again.
 
-- On the first stream message, after a RESYNC (a restarted homed) and on a layout
-  event, the home is read again (GetHome) and the bridges rebuilt from it; value
-  and reachability events at or below the home's sequence number are already in
-  it and are skipped, the later ones applied in order. So a restart of homed
-  loses no value and leaves none stale.
+- homed's home is a replica (``homed.home.Home``) kept by the subscription across
+  connections. On the first stream message, after a lost connection, a RESYNC (a
+  restarted homed) and a layout event, the home is read again (GetHome) and the
+  bridges rebuilt from the replica; value and reachability events at or below the
+  home's sequence number are already in it and are skipped, the later ones applied
+  in order. So a restart of homed loses no value and leaves none stale.
 - A controller's write is a homed write on the subscription's own connection
   (its client name, "homekit-bridge", is the origin homed records); reads of
   characteristics homed does not stream are asked of homed's cache.
@@ -28,7 +29,7 @@ from typing import Dict, List, Optional, Tuple
 import homed
 import homed.aio
 from homed import pb
-from homed.cursor import StreamCursor
+from homed.home import Home
 
 from . import hapmodel as hm
 from .exposure import Exposure
@@ -70,7 +71,7 @@ class HomekitBridgeService:
         self.state = StateDir(settings.state_dir)
         self.ids = IdTable(self.state.load("ids.json"), settings.max_per_bridge)
         self.bridges: Dict[int, HapBridge] = {}
-        self.home_seq: Optional[int] = None
+        self.home = Home()  # homed's home, kept across connections
         self.client: Optional[homed.aio.Client] = None
         self.stopping: Optional[asyncio.Event] = None
         self.advertiser = None
@@ -144,17 +145,16 @@ class HomekitBridgeService:
 
     async def _follow_forever(self) -> None:
         """One connection at a time, each resuming from where the last stood
-        (the cursor), made again whenever one ends: homed not running yet, a
+        (the replica's cursor), made again whenever one ends: homed not running yet, a
         restart, a crash. The end of a connection is seen at once (the socket's
         EOF or reset ends the stream; a homed that stops answering misses its
         heartbeats), and at once every accessory answers No Response: a resuming
         subscription would hide the loss behind its own reconnections, and the
         bridge would go on answering with the last values of a homed that is gone."""
-        cursor = StreamCursor()
         backoff, said = FIRST_BACKOFF, None
         while True:
             try:
-                await self._follow_connection(cursor)
+                await self._follow_connection()
                 error = "homed ended the stream"
             except (homed.HomedError, OSError) as failure:
                 error = str(failure)  # TimeoutError too (an OSError): no heartbeat for STALL_AFTER s
@@ -183,14 +183,14 @@ class HomekitBridgeService:
         self.needs_rebuild = True
         return count
 
-    async def _follow_connection(self, cursor: StreamCursor) -> None:
+    async def _follow_connection(self) -> None:
         """One connection's subscription, until it ends (returns) or fails
-        (raises): resumed from ``cursor``, fed every message, as
+        (raises): resumed from where the replica stands, as
         ``homed.aio.resuming_subscription`` does across its connections."""
         client = await homed.aio.Client.connect(self.settings.socket, self.settings.client_name,
                                                 timeout=CONNECT_TIMEOUT)
         try:
-            request = cursor.resume(pb.SubscribeRequest(
+            request = self.home.resume(pb.SubscribeRequest(
                 filter=pb.SubscriptionFilter(kinds=KINDS), queue_limit=16384, heartbeat_ms=HEARTBEAT_MS,
                 exclude_own=True))
             stream = client.subscribe(request)
@@ -201,9 +201,6 @@ class HomekitBridgeService:
                     message = await stream.get(timeout=STALL_AFTER)
                     if message is None:
                         return
-                    events = cursor.accept(message)
-                    del message.events[:]
-                    message.events.extend(events)
                     await self._handle(client, message)
             finally:
                 stream.cancel()
@@ -213,11 +210,10 @@ class HomekitBridgeService:
     async def _handle(self, client, message) -> None:
         self.followed = True
         self.client = client
-        marker = message.marker.kind if message.HasField("marker") else pb.MARKER_NONE
-        if marker == pb.MARKER_RESYNC:
+        changes = self.home.apply(message)
+        if changes.resync:
             log.info("homed could not resume the stream (%s): reading the home again", message.marker.reason)
-        if (marker == pb.MARKER_RESYNC or self.home_seq is None or self.needs_rebuild
-                or any(e.kind == pb.EVENT_LAYOUT_CHANGED and e.seq > self.home_seq for e in message.events)):
+        if self.home.needs_load or self.needs_rebuild:
             try:
                 await self.rebuild()
             except homed.HomedError as error:
@@ -227,18 +223,19 @@ class HomekitBridgeService:
                 log.warning("reading the home failed (%s): again on homed's next message", error)
                 self.needs_rebuild = True
                 return
-        for event in message.events:
-            if event.seq <= self.home_seq:
-                continue  # already in the home read at home_seq
+        for event in changes.events:
+            if event.seq <= self.home.loaded_seq:
+                continue  # in the home read since
             if event.kind == pb.EVENT_VALUE_CHANGED:
                 self._apply_value(event.value, event.seq)
             elif event.kind == pb.EVENT_REACHABILITY_CHANGED:
                 self._apply_reachability(event.reachability)
 
     async def rebuild(self) -> None:
-        home = await self.client.get_home()
-        rooms = {room.id: room.name for h in home.homes for room in h.rooms}
-        accessories = [a for h in home.homes for a in h.accessories]
+        home = self.home
+        home.load(await self.client.get_home())
+        rooms = {room.id: room.name for room in home.rooms.values()}
+        accessories = [a for h in home.ordered_homes() for a in h.accessories]
         exposure = self.settings.exposure
         specs = [hm.accessory_spec(a) for a in accessories if exposure.shows(a, rooms.get(a.room_id, ""))]
         gone = self.ids.forget_except(a.id for a in accessories)
@@ -262,14 +259,13 @@ class HomekitBridgeService:
             elif bridge.set_accessories(entries):
                 log.info("HomeKit bridge %d now shows %d accessories (configuration %d)", index, len(entries),
                          bridge.config_number)
-        self.home_seq = home.seq
         for bridge in self.bridges.values():
-            bridge.driver.home_seq = home.seq
+            bridge.driver.home_seq = home.loaded_seq
         self.needs_rebuild = False
         self.rebuilds += 1
         looped = sum(1 for a in accessories if exposure.from_excluded_provider(a) and a.category != pb.CATEGORY_BRIDGE
                      and not exposure.shows(a, rooms.get(a.room_id, "")))
-        log.info("home read at seq %d: %d of %d accessories shown%s%s", home.seq, len(specs), len(accessories),
+        log.info("home read at seq %d: %d of %d accessories shown%s%s", home.loaded_seq, len(specs), len(accessories),
                  f"; {looped} of providers {', '.join(sorted(exposure.exclude_providers))} left out (HomeKit has "
                  f"them already; [expose] exclude_providers)" if looped else "",
                  f"; {len(gone)} gone from homed" if gone else "")
@@ -296,6 +292,11 @@ class HomekitBridgeService:
         if client is None:
             return [(pb.UNAVAILABLE, "homed is not connected", 0)] * len(items)
         response = await client.write(dict(items), timeout=WRITE_TIMEOUT)
+        written = dict(items)
+        for r in response.results:
+            if r.code == pb.OK:
+                # The subscription leaves out our own writes: the replica takes them from here.
+                self.home.written(r.characteristic_id, written[r.characteristic_id], r.seq)
         by_id = {r.characteristic_id: (r.code, r.message, r.seq) for r in response.results}
         return [by_id.get(homed_id, (pb.INTERNAL, "no result", 0)) for homed_id, _ in items]
 
@@ -306,10 +307,7 @@ class HomekitBridgeService:
         response = await client.read(homed_ids, timeout=READ_TIMEOUT)
         answers = {}
         for read in response.reads:
-            fmt = "data"
-            for bridge in self.bridges.values():
-                char = bridge.chars.get(read.characteristic_id)
-                if char is not None:
-                    fmt = char.properties["Format"]
+            char = self.home.characteristics.get(read.characteristic_id)
+            fmt = hm.FORMATS.get(char.metadata.format, "data") if char is not None else "data"
             answers[read.characteristic_id] = (read.code, hm.to_hap(read.value, fmt) if read.code == 0 else None)
         return answers
