@@ -1,0 +1,123 @@
+internal import HomeClient
+internal import HomeModel
+internal import HomeWire
+internal import Hummingbird
+internal import Logging
+internal import NIOCore
+internal import Prometheus
+
+/// One page's server-sent events: a homed subscription of its own, on a connection
+/// of its own made for the session's role, resumed from the page's last `seq`.
+///
+/// Every event homed sends is one SSE message whose `id:` is homed's `seq`, so a
+/// browser that reconnects (homed-web restarted, the network dropped) sends
+/// `Last-Event-ID` and homed replays exactly what it missed. When homed itself goes
+/// away, the stream stays open, says `catching-up`, and resumes once homed is back
+/// (its journal continues across restarts when it has a database). When homed cannot
+/// resume (the journal changed, or no longer holds what was missed) the page is told
+/// `resync` and reloads the state: never a silent gap.
+struct EventStream: Sendable {
+    let link: HomedLink
+    let metrics: WebMetrics
+    let logger: Logger
+    let identity: ConnectIdentity?
+    let journalID: String
+    let since: UInt64?
+
+    /// How long homed waits on a quiet stream before it sends a heartbeat: the page
+    /// hears a comment that often, and a browser that went away is noticed then.
+    static let heartbeatMs: UInt32 = 2_000
+
+    func run(_ writer: inout any ResponseBodyWriter) async throws {
+        var cursor = StreamCursor(journalID: journalID, resumeSeq: since)
+        var backoffMs = 100
+        try await writer.write(ByteBuffer(string: "retry: 1000\n\n"))
+        var live = false
+        while !Task.isCancelled {
+            let client: HomeClient
+            let target: UInt64
+            do {
+                client = try await link.connect(as: identity, name: "homed-web page")
+                target = try await client.status().seq
+            } catch {
+                guard error.code == .unavailable else {
+                    try await writer.write(Self.message(event: "failure", data: Self.errorJSON(error)))
+                    return
+                }
+                if live || backoffMs == 100 {
+                    try await writer.write(Self.status("catching-up", reason: error.message))
+                    live = false
+                }
+                // Also how a browser that left while homed was away is noticed.
+                try await writer.write(ByteBuffer(string: ": waiting for homed\n\n"))
+                try await Task.sleep(for: .milliseconds(backoffMs))
+                backoffMs = min(backoffMs * 2, 2_000)
+                continue
+            }
+            defer { Task { await client.close() } }
+            backoffMs = 100
+            var request = SubscribeRequest(heartbeatMs: Self.heartbeatMs)
+            if let resumeSeq = cursor.resumeSeq {
+                request.sinceSeq = resumeSeq
+                request.journalID = cursor.journalID
+            }
+            var caughtUp = (cursor.resumeSeq ?? target) >= target
+            try await writer.write(Self.status(caughtUp ? "live" : "catching-up", reason: ""))
+            live = caughtUp
+            do {
+                for try await message in client.subscribe(request) {
+                    if let marker = message.marker, marker.kind == .resync {
+                        // homed cannot say what was missed: the page reloads the state.
+                        metrics.resyncs.increment()
+                        try await writer.write(
+                            Self.message(
+                                event: "resync",
+                                data: .object([("seq", .uint(marker.seq)), ("reason", .string(marker.reason))])))
+                        return
+                    }
+                    let events = cursor.accept(message)
+                    var out = ByteBuffer()
+                    for event in events {
+                        guard let (name, data) = HomeJSON.event(event) else { continue }
+                        out.writeString("id: \(event.seq)\nevent: \(name)\ndata: \(data.serialized())\n\n")
+                    }
+                    if !caughtUp, (cursor.highestSeq ?? 0) >= target || message.marker?.kind == .heartbeat {
+                        caughtUp = true
+                    }
+                    if caughtUp && !live {
+                        var status = Self.status("live", reason: "")
+                        out.writeBuffer(&status)
+                        live = true
+                    }
+                    if out.readableBytes > 0 {
+                        metrics.eventsSent.increment(by: Int64(events.count))
+                        try await writer.write(out)
+                    } else if message.marker?.kind == .heartbeat {
+                        try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
+                    }
+                }
+                throw HomeError(.unavailable, "homed ended the stream")
+            } catch let error as HomeError where error.code == .unavailable {
+                logger.debug("homed went away under a page's stream; resuming", metadata: ["error": "\(error)"])
+                try await writer.write(Self.status("catching-up", reason: error.message))
+                live = false
+                continue
+            } catch let error as HomeError {
+                try await writer.write(Self.message(event: "failure", data: Self.errorJSON(error)))
+                return
+            }
+        }
+    }
+
+    static func message(event: String, data: JSONValue) -> ByteBuffer {
+        ByteBuffer(string: "event: \(event)\ndata: \(data.serialized())\n\n")
+    }
+
+    static func status(_ state: String, reason: String) -> ByteBuffer {
+        message(event: "status", data: .object([("state", .string(state)), ("reason", .string(reason))]))
+    }
+
+    static func errorJSON(_ error: HomeError) -> JSONValue {
+        .object([("code", .string(error.code.name)), ("message", .string(error.message))])
+    }
+}
