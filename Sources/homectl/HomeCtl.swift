@@ -23,8 +23,8 @@ struct HomeCtl: AsyncParsableCommand {
             ("Living Room/Lamp/Lightbulb/Brightness") or the home first.
 
             A home on another machine: homectl --nats URL [--site S] [--nats-creds FILE] \
-            watch|get|set … runs the same command through NATS (by homed-nats-remote, \
-            the NATS bridge's command line), with the same output and exit codes.
+            COMMAND … runs the same command on the NATS bridge's remote socket \
+            (homed-nats-remote, started if need be), with the same output and exit codes.
             """,
         version: HomedVersion.current,
         subcommands: [
@@ -49,7 +49,9 @@ extension HomeCtl {
         // with EPIPE and we exit 0 instead of dying of SIGPIPE.
         signal(SIGPIPE, SIG_IGN)
         do throws(UsageError) {
-            if let remote = try RemoteDelegation.remoteArguments(Array(CommandLine.arguments.dropFirst())) {
+            if let remote = try RemoteDelegation.remoteArguments(
+                Array(CommandLine.arguments.dropFirst()), homectl: RemoteDelegation.executable())
+            {
                 RemoteDelegation.exec(remote)
             }
         } catch {

@@ -2,11 +2,11 @@ import Foundation
 import HomeTesting
 import Testing
 
-/// `homectl --nats URL … watch|get|set`: homectl becomes the NATS bridge's command
-/// line (`homed-nats-remote`) with the same command, and its output and exit status
-/// are that program's. The end-to-end run through a real nats-server is the NATS
-/// bridge's suite (Clients/bridges/nats/tests/test_nats_cli.py); here a stand-in
-/// program on PATH records what homectl hands it.
+/// `homectl --nats URL … COMMAND`: homectl becomes `homed-nats-remote <the NATS
+/// options> -- <this homectl> <the rest>`, which finds or starts the remote socket
+/// and runs that homectl on it. The end-to-end run through a real nats-server is
+/// the NATS bridge's suite (Clients/bridges/nats/tests/test_nats_homectl.py); here a
+/// stand-in program on PATH records what homectl hands it.
 @Suite("homectl --nats", .timeLimit(.safetyNet))
 struct HomectlRemoteTests {
     /// A directory holding a `homed-nats-remote` that writes its arguments, one per
@@ -31,10 +31,11 @@ struct HomectlRemoteTests {
         try run(builtExecutable("homectl"), arguments, environment: ["PATH": path + ":/usr/bin:/bin"])
     }
 
-    @Test("the command, its options and the connection's are handed on; output and exit status are the remote's")
+    @Test("the NATS options go to homed-nats-remote, everything else to this homectl after --")
     func handedOn() throws {
         let directory = try standIn()
         defer { try? FileManager.default.removeItem(atPath: directory) }
+        let built = URL(fileURLWithPath: builtExecutable("homectl")).resolvingSymlinksInPath().path
         let watch = try homectl(
             path: directory, "--nats", "nats://a:4222", "--nats=nats://b:4222", "--site", "cabin", "--json",
             "--home", "Cabin", "watch", "--room", "Kitchen", "-C", "3")
@@ -42,33 +43,30 @@ struct HomectlRemoteTests {
         #expect(watch.stdout == "remote\n")
         let handed = try String(contentsOfFile: directory + "/arguments", encoding: .utf8)
         #expect(
-            handed.split(separator: "\n")
+            handed.split(separator: "\n").map(String.init)
                 == [
-                    "--server", "nats://a:4222", "--server", "nats://b:4222", "--site", "cabin", "watch", "-o",
-                    "json", "--home", "Cabin", "--room", "Kitchen", "-C", "3",
+                    "--server", "nats://a:4222", "--server", "nats://b:4222", "--site", "cabin", "--", built,
+                    "--json", "--home", "Cabin", "watch", "--room", "Kitchen", "-C", "3",
                 ])
 
-        // No -o: the remote command chooses as homectl does; the arguments after `--` stay values.
+        // Any command; the arguments after `--` stay values; options after the command are NATS's too.
         let set = try homectl(
-            path: directory, "--nats", "nats://a:4222", "--nats-creds", "/etc/c.creds", "set", "--if", "1",
-            "Living Room/Lamp/On", "--", "-1")
+            path: directory, "set", "--if", "1", "--nats", "nats://a:4222", "--nats-creds", "/etc/c.creds",
+            "--nats-js-prefix", "JS.HOME.API", "Living Room/Lamp/On", "--", "-1")
         #expect(set.status == 7)
         let setHanded = try String(contentsOfFile: directory + "/arguments", encoding: .utf8)
         #expect(
-            setHanded.split(separator: "\n")
+            setHanded.split(separator: "\n").map(String.init)
                 == [
-                    "--server", "nats://a:4222", "--creds", "/etc/c.creds", "set", "--if", "1",
-                    "Living Room/Lamp/On", "--", "-1",
+                    "--server", "nats://a:4222", "--creds", "/etc/c.creds", "--js-prefix", "JS.HOME.API", "--",
+                    built, "set", "--if", "1", "Living Room/Lamp/On", "--", "-1",
                 ])
     }
 
-    @Test("a command that needs the socket, --socket with --nats, or no URL: usage (64), nothing run")
+    @Test("--socket with --nats, or no URL: usage (64), nothing run")
     func refused() throws {
         let directory = try standIn()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let show = try homectl(path: directory, "--nats", "nats://a:4222", "show", "Kitchen")
-        #expect(show.status == 64)
-        #expect(show.stderr.contains("show needs homed's socket; through NATS homectl runs watch, get and set"))
         let both = try homectl(path: directory, "--socket", "/run/x", "--nats", "nats://a:4222", "get", "1")
         #expect(both.status == 64)
         #expect(both.stderr.contains("--socket and --nats name two ways to reach homed; give one"))
@@ -84,6 +82,7 @@ struct HomectlRemoteTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let get = try homectl(path: directory, "--nats", "nats://a:4222", "get", "Living Room/Lamp/On")
         #expect(get.status == 14)
-        #expect(get.stderr.contains("--nats needs homed-nats-remote (the NATS bridge's command line)"), "\(get.stderr)")
+        #expect(
+            get.stderr.contains("--nats needs homed-nats-remote (the NATS bridge's remote socket)"), "\(get.stderr)")
     }
 }

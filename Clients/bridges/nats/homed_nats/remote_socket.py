@@ -437,6 +437,8 @@ class RemoteSocket:
             server = await asyncio.start_unix_server(self._accept, path=self.path, limit=MAX_FRAME)
         finally:
             os.umask(previous)
+        with open(self.path + ".pid", "w") as f:
+            f.write(f"{os.getpid()}\n")  # who serves it: for `kill`, and for tests that clean up by pid
         log.info("homed's protocol on %s, carried over NATS %s to site %s", self.path, self.servers,
                  self.names.site)
         connecting = asyncio.ensure_future(self._connect())
@@ -453,10 +455,11 @@ class RemoteSocket:
             for task in [connecting, idle]:
                 if task is not None:
                     task.cancel()
-            try:
-                os.unlink(self.path)
-            except OSError:
-                pass
+            for leftover in (self.path, self.path + ".pid"):
+                try:
+                    os.unlink(leftover)
+                except OSError:
+                    pass
             if self.nc is not None:
                 try:
                     await asyncio.wait_for(self.nc.close(), 2)

@@ -10,7 +10,6 @@ from homed_testkit.providers import wait_for, wait_log
 from homed_nats import layout as L
 from .nats_home import BRIGHTNESS, TEMP, Devices, ReaderThread, char_id, direct_log, found, make_home, read_stream, \
     start_bridge
-from homed_testkit import installed_program
 
 NAMES = L.Names("home")
 
@@ -273,11 +272,16 @@ def test_a_reader_behind_the_streams_limits_resyncs_from_the_bucket(homed, serve
         devices.stop()
 
 
-def test_remote_watch_prints_the_snapshot_then_each_change_across_a_server_restart(homed, server, processes):
-    import json as _json
-    import os
+def test_a_subscription_on_the_remote_socket_takes_the_snapshot_then_each_change_across_a_server_restart(
+        homed, server, processes, workdir):
+    """The remote socket on a server without accounts (the stream in its own
+    account: no JetStream prefix): a Python client's Subscribe with a snapshot,
+    filtered to one accessory, as on homed's socket."""
     import sys
-    from homed_testkit import ProviderProcess
+
+    from homed import Client
+    from homed_testkit import ProviderProcess, accepts
+    from .remote_site import REMOTE
     with homed.client() as client:
         make_home(client)
     devices = Devices(homed.socket_path).start()
@@ -287,21 +291,36 @@ def test_remote_watch_prints_the_snapshot_then_each_change_across_a_server_resta
         with homed.client() as client:
             sensor = found(client)["sensor"]
         temp = char_id(sensor, "CurrentTemperature")
-        program = installed_program("homed-nats-remote")
-        watch = ProviderProcess([sys.executable, program, "--server", server.url, "watch", "--snapshot",
-                                 "--accessory", str(sensor.id)], os.path.join(homed.directory, "watch.log"))
-        processes.append(watch)
-        watch.start()
-        wait_for(lambda: any(line.get("kind") == "snapshot-end" for line in watch.history) or None, 15,
-                 "the snapshot's end", watch)
-        devices.report(TEMP, 30.5)
-        wait_for(lambda: any(line.get("value") == 30.5 for line in watch.history) or None, 15, "30.5", watch)
-        server.restart()
-        devices.report(TEMP, 31.5)
-        wait_for(lambda: any(line.get("value") == 31.5 for line in watch.history) or None, 20, "31.5", watch)
-        changes = [line for line in watch.history if line.get("kind") == "value"]
-        assert [c["value"] for c in changes] == [30.5, 31.5]
-        assert {c["characteristic_id"] for c in changes} == {temp}
-        assert changes[0]["seq"] < changes[1]["seq"]
+        path = f"{workdir}/remote.sock"
+        remote = ProviderProcess([sys.executable, REMOTE, "--server", server.url, "--listen-socket", path],
+                                 f"{workdir}/remote.log")
+        processes.append(remote)
+        remote.start()
+        wait_for(lambda: accepts(path) or None, 10, "the remote socket", remote)
+        with Client.connect(path, client_name="far") as far, homed.client() as near:
+            request = pb.SubscribeRequest(snapshot=True, filter=pb.SubscriptionFilter(accessory_ids=[sensor.id]))
+            got, want = far.subscribe(request), near.subscribe(request)
+            for stream in (got, want):
+                assert stream.get(10).marker.kind == pb.MARKER_SUBSCRIBED
+            pages = {}
+            for name, stream in (("far", got), ("near", want)):
+                chars = []
+                while True:
+                    message = stream.get(10)
+                    chars += message.snapshot
+                    if message.marker.kind == pb.MARKER_SNAPSHOT_END:
+                        break
+                pages[name] = chars
+            assert pages["far"] == pages["near"]
+            devices.report(TEMP, 30.5)
+            server.restart()
+            devices.report(TEMP, 31.5)
+            seen = []
+            while len(seen) < 2:
+                message = got.get(20)
+                seen += [e for e in message.events if e.WhichOneof("body") == "value"]
+            assert [(e.value.characteristic_id, e.value.value.float_value) for e in seen] == [(temp, 30.5),
+                                                                                              (temp, 31.5)]
+            assert seen[0].seq < seen[1].seq
     finally:
         devices.stop()
