@@ -16,7 +16,8 @@ An accessory provider (devices brought into homed by this process) is
 ``homed.Provider`` (see ``homed.provider``).
 
 A replica of the home kept by a subscription, with homectl's paths, is
-``homed.Home`` (see ``homed.home``): no I/O, fed GetHome answers and stream messages.
+``homed.Home`` (see ``homed.home``): no I/O, fed GetHome answers and stream messages;
+``homed.following`` drives it on a connection (``follow``) or across them (``follow_async``).
 
 Errors: every failed call raises a :class:`HomedError` (``code``, ``message``,
 ``code_name``) of its status code's own class — ``NotFound``,
@@ -41,7 +42,7 @@ _EXPORTS = {"pb": ("proto", None), "Client": ("client", "Client"), "Subscription
             "FrameDecoder": ("framing", "FrameDecoder"), "FrameTooLarge": ("framing", "FrameTooLarge"),
             "encode_frame": ("framing", "encode_frame"), "default_socket_path": ("paths", "default_socket_path"),
             "Provider": ("provider", "Provider"), "Ref": ("provider", "Ref"),
-            "home": ("home", None), "Home": ("home", "Home")}
+            "home": ("home", None), "Home": ("home", "Home"), "following": ("following", None)}
 _ERRORS = ["error_for", "Cancelled", "Unknown", "InvalidArgument", "DeadlineExceeded", "NotFound", "AlreadyExists",
            "PermissionDenied", "SocketNotPermitted", "ResourceExhausted", "FailedPrecondition", "Aborted",
            "OutOfRange", "Unimplemented", "Internal", "Unavailable", "DataLoss", "Unauthenticated",

@@ -120,7 +120,8 @@ class Home:
         self.journal_id = ""
         #: The ``seq`` of the last GetHome loaded (None before the first).
         self.loaded_seq: Optional[int] = None
-        #: The highest sequence number the replica reflects (a load's, or an event's).
+        #: The highest sequence number the replica reflects: a load's, an event's,
+        #: or a marker's that says everything the subscription selects up to it was sent.
         self.seq = 0
         #: Where the subscription stands: ``apply`` feeds it, ``resume`` uses it.
         self.cursor = StreamCursor()
@@ -235,6 +236,10 @@ class Home:
                 self._value_seq, self._reach_seq, self._early, self._early_reach = {}, {}, {}, {}
                 self._layout_seq = 0
             self.journal_id = message.journal_id
+            self.seq = 0
+        if kind in (pb.MARKER_SUBSCRIBED, pb.MARKER_SNAPSHOT_END, pb.MARKER_HEARTBEAT):
+            # Everything the subscription selects up to there has been sent.
+            self.seq = max(self.seq, message.marker.seq)
         skip_to = self.loaded_seq if self.loaded_seq is not None and not self._resynced else 0
         if message.snapshot:
             at = message.marker.seq if kind != pb.MARKER_NONE else self.cursor.highest_seq or 0

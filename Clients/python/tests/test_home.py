@@ -11,6 +11,7 @@ import pytest
 
 import homed
 from homed import pb
+from homed.following import follow, follow_async
 from homed.home import Home, PathError
 from homed_testkit import HomedProcess, homectl, require_binary
 
@@ -31,31 +32,34 @@ def replica_homes(home):
 
 
 class Follower:
-    """A replica fed by a real subscription on its own connection, loaded again
-    whenever it asks (the glue a program writes around homed.home)."""
+    """A replica fed by a real subscription on its own connection: through
+    homed.following.follow, or (``auto_load=False``) the core alone, loaded when
+    the test says."""
 
     def __init__(self, socket_path, home=None, auto_load=True):
         self.auto_load = auto_load
         self.client = homed.Client.connect(socket_path, client_name="pytest-home", call_timeout=WAIT)
-        self.loads = 0
-        self.home = home
-        if home is None:
-            self.home = Home()
-            self.load()
-        self.stream = self.client.subscribe(self.home.resume(pb.SubscribeRequest()))
+        self.home = home if home is not None else Home()
         self.changes = []
-
-    def load(self):
-        self.home.load(self.client.get_home())
-        self.loads += 1
+        if not self.home.loaded:
+            self.home.load(self.client.get_home())
+        # Heartbeats carry the daemon's seq on a quiet stream: the replica then
+        # knows it is up to date even when the last seq was no event it selects.
+        request = pb.SubscribeRequest(heartbeat_ms=100)
+        if auto_load:
+            self.following = follow(self.client, self.home, request, timeout=0.2)
+            self.stream = None
+        else:
+            self.stream = self.client.subscribe(self.home.resume(request))
 
     def step(self, timeout):
+        if self.auto_load:
+            self.changes.append(next(self.following))
+            return
         message = self.stream.get(timeout)
         if message is None:
             raise AssertionError("the subscription ended")
         self.changes.append(self.home.apply(message))
-        if self.home.needs_load and self.auto_load:
-            self.load()
 
     def until(self, condition, what, timeout=WAIT):
         deadline = time.monotonic() + timeout
@@ -75,7 +79,10 @@ class Follower:
         assert replica_homes(self.home) == comparable(expected), what
 
     def close(self):
-        self.stream.cancel()
+        if self.auto_load:
+            self.following.close()
+        else:
+            self.stream.cancel()
         self.client.close()
 
 
@@ -109,8 +116,9 @@ def test_values_written_by_another_connection_reach_the_replica_and_it_equals_a_
     assert home.value(brightness) == pb.Value(int_value=target)
     assert home.value(on) == pb.Value(bool_value=False)
     assert any(brightness in c.values for c in follower.changes)
+    loaded = home.loaded_seq
     follower.settled_with(client, "the written values")
-    assert follower.loads == 1  # values need no GetHome
+    assert home.loaded_seq == loaded  # values need no GetHome
 
 
 def test_layout_changes_are_applied_and_the_replica_loads_what_the_events_do_not_carry(follower, client):
@@ -186,7 +194,8 @@ def test_a_provider_adding_an_accessory_and_reporting_at_once_loses_no_value(dae
         assert home.path_of(on) == "Demo Home/Default Room/Desk Fan/Fan/On"
         newer = client.get_home()
         assert home.load(newer) and not home.load(before_report)  # crossed answers: the older is refused
-        follower.auto_load = True
+        follower.close()
+        follower = Follower(daemon.socket_path, home=home)
         follower.settled_with(client, "the new accessory")
         provider.remove(["desk"])
         follower.until(lambda: on not in home.characteristics and not home.needs_load, "the removal")
@@ -216,9 +225,63 @@ def test_a_daemon_restart_on_a_fresh_home_is_a_resync_and_the_replica_becomes_th
                 again.until(lambda: any(c.resync for c in again.changes), "the resync")
                 assert again.home.journal_id != old_journal
                 again.settled_with(writer, "the new daemon's home")
-                assert again.loads >= 1
                 assert again.home.path_of(on).startswith("New Home/")
             finally:
                 again.close()
+    finally:
+        daemon.kill()
+
+
+def test_follow_async_resumes_across_a_killed_daemon_and_misses_no_value(tmp_path):
+    """A daemon on a database keeps its journal across a restart: the replica
+    resumes (no resync, no second load needed for values) and holds the value
+    written while it was reconnecting."""
+    import asyncio
+    directory = str(tmp_path)
+    if len(os.path.join(directory, "homed.sock")) > 100:
+        pytest.skip("the temporary directory is too long for a socket path")
+    daemon = HomedProcess(require_binary(), directory, extra_args=["--demo", "--no-simulator"]).start()
+
+    async def scenario():
+        home = Home()
+        seen = []
+
+        async def run():
+            async for element, changes in follow_async(home, path=daemon.socket_path, client_name="pytest-home"):
+                seen.append((element.connection, changes))
+
+        task = asyncio.ensure_future(run())
+
+        async def until(condition, what):
+            deadline = asyncio.get_running_loop().time() + WAIT
+            while not condition():
+                assert not task.done(), task.exception() if task.done() else None
+                assert asyncio.get_running_loop().time() < deadline, f"the replica never had {what}"
+                await asyncio.sleep(0.02)
+
+        try:
+            await until(lambda: home.loaded, "a first load")
+            brightness = home.resolve_characteristic("Living Room/Lamp/Brightness")
+            with daemon.client("pytest-writer") as writer:
+                seq = writer.write({brightness: pb.Value(int_value=31)}).results[0].seq
+            await until(lambda: home.seq >= seq, "the first write")
+            journal = home.journal_id
+            daemon.kill()
+            daemon.start()
+            with daemon.client("pytest-writer") as writer:
+                result = writer.write({brightness: pb.Value(int_value=62)}).results[0]
+                assert result.code == pb.OK
+                await until(lambda: home.value(brightness) == pb.Value(int_value=62), "the write after the restart")
+                assert home.journal_id == journal and not any(c.resync for _, c in seen)
+                assert max(connection for connection, _ in seen) >= 2
+                expected = writer.get_home()
+                await until(lambda: home.seq >= expected.seq, "the daemon's seq")
+                assert replica_homes(home) == comparable(expected)
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    try:
+        asyncio.run(asyncio.wait_for(scenario(), 60))
     finally:
         daemon.kill()
