@@ -241,6 +241,7 @@ class Home:
             # Everything the subscription selects up to there has been sent.
             self.seq = max(self.seq, message.marker.seq)
         skip_to = self.loaded_seq if self.loaded_seq is not None and not self._resynced else 0
+        removed: Dict[int, int] = {}
         if message.snapshot:
             at = message.marker.seq if kind != pb.MARKER_NONE else self.cursor.highest_seq or 0
             for char in message.snapshot:
@@ -267,7 +268,13 @@ class Home:
                     self._reach_seq[aid] = event.seq
                 changes.reachability.add(aid)
             elif body == "layout":
-                self._apply_layout(event.layout)
+                if event.layout.action == pb.LAYOUT_REMOVED:
+                    removed[event.layout.object_id] = event.layout.object
+                else:
+                    if removed:
+                        self._remove(removed)  # before what comes after them
+                        removed = {}
+                    self._apply_layout(event.layout)
                 self._layout_seq = event.seq
                 changes.layout = True
             elif body == "primary_home_id":
@@ -275,6 +282,8 @@ class Home:
                     home.primary = home.id == event.primary_home_id
                 changes.layout = True
             changes.events.append(event)
+        if removed:
+            self._remove(removed)
         return changes
 
     def written(self, cid: int, value, seq: int) -> bool:
@@ -303,9 +312,7 @@ class Home:
 
     def _apply_layout(self, change) -> None:
         oid, name = change.object_id, change.name
-        if change.action == pb.LAYOUT_REMOVED:
-            self._remove(change.object, oid)
-        elif change.action == pb.LAYOUT_MOVED and change.object == pb.OBJECT_ACCESSORY:
+        if change.action == pb.LAYOUT_MOVED and change.object == pb.OBJECT_ACCESSORY:
             if oid in self.accessories and change.parent_id:
                 self.accessories[oid].room_id = change.parent_id
         elif change.action == pb.LAYOUT_UPDATED and name:
@@ -326,30 +333,57 @@ class Home:
                 self._home_of[oid] = home.id
             # An accessory, service or characteristic added: its content comes with the load.
 
-    def _remove(self, kind: int, oid: int) -> None:
-        if kind == pb.OBJECT_HOME:
-            if self.homes.pop(oid, None) is not None:
-                self.order.remove(oid)
-                self._index([self.homes[h] for h in self.order])
-            return
-        home = self.homes.get(self._home_of.get(oid, 0))
-        if home is None:
-            return
-        if kind in (pb.OBJECT_SERVICE, pb.OBJECT_CHARACTERISTIC):
-            accessory = self.accessories.get(self._accessory_of.get(oid, 0))
-            if accessory is None:
-                return
-            if kind == pb.OBJECT_SERVICE:
-                _drop(accessory.services, oid)
-            else:
+    def _remove(self, removed: Dict[int, int]) -> None:
+        """Takes out the objects of one message's removals ({id: ObjectKind}) with
+        what they hold: each container is scanned once however many of its items
+        go (a provider removing a thousand accessories sends a thousand events)."""
+        containers: Dict[int, Tuple[object, Set[int]]] = {}
+
+        def take(repeated, oid: int) -> None:
+            containers.setdefault(id(repeated), (repeated, set()))[1].add(oid)
+
+        gone: List[object] = []
+        for oid, kind in removed.items():
+            if kind == pb.OBJECT_HOME:
+                home = self.homes.pop(oid, None)
+                if home is not None:
+                    self.order.remove(oid)
+                    gone.extend(list(home.rooms) + list(home.zones) + list(home.accessories)
+                                + list(home.service_groups) + list(home.action_sets) + list(home.triggers))
+                continue
+            target = self.object(oid)
+            if target is None:
+                continue
+            if kind == pb.OBJECT_CHARACTERISTIC:
                 service = self.services.get(self._service_of.get(oid, 0))
                 if service is not None:
-                    _drop(service.characteristics, oid)
-        elif kind in _HOME_FIELDS:
-            _drop(getattr(home, _HOME_FIELDS[kind]), oid)
-        else:
-            return
-        self._index([self.homes[h] for h in self.order])
+                    take(service.characteristics, oid)
+            elif kind == pb.OBJECT_SERVICE:
+                accessory = self.accessories.get(self._accessory_of.get(oid, 0))
+                if accessory is not None:
+                    take(accessory.services, oid)
+            elif kind in _HOME_FIELDS:
+                home = self.homes.get(self._home_of.get(oid, 0))
+                if home is not None:
+                    take(getattr(home, _HOME_FIELDS[kind]), oid)
+            else:
+                continue
+            gone.append(target)
+        for repeated, ids in containers.values():
+            for index in [i for i, item in enumerate(repeated) if item.id in ids][::-1]:
+                del repeated[index]
+        for obj in gone:
+            self._forget(obj)
+
+    def _forget(self, obj) -> None:
+        for table in (self.rooms, self.zones, self.accessories, self.services, self.characteristics,
+                      self.service_groups, self.action_sets, self.triggers, self._home_of, self._accessory_of,
+                      self._service_of, self._value_seq, self._reach_seq):
+            table.pop(obj.id, None)
+        for service in getattr(obj, "services", ()):
+            self._forget(service)
+        for char in getattr(obj, "characteristics", ()):
+            self._forget(char)
 
     def _index(self, homes: List) -> None:
         self.homes = {h.id: h for h in homes}
@@ -752,13 +786,6 @@ def _appended(repeated, **fields):
     for name, value in fields.items():
         setattr(item, name, value)
     return item
-
-
-def _drop(repeated, oid: int) -> None:
-    for index, item in enumerate(repeated):
-        if item.id == oid:
-            del repeated[index]
-            return
 
 
 def _digits(text: str) -> bool:

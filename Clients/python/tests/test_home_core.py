@@ -168,3 +168,29 @@ def test_a_write_of_ones_own_applies_as_its_event_would_unless_something_newer_c
     assert not home.written(12, pb.Value(bool_value=True), 9)  # the loaded home is newer
     assert home.value(12) == pb.Value(bool_value=False)
     assert home.load(response(15, on=True)) and home.value(12) == pb.Value(bool_value=False)
+
+
+def test_removals_take_out_what_the_objects_held_and_leave_the_rest():
+    big = response(10)
+    home_message = big.homes[0]
+    for n in range(300):
+        aid = 1000 + 10 * n
+        accessory = home_message.accessories.add(id=aid, name=f"Sensor {n}", room_id=3, home_id=1)
+        service = accessory.services.add(id=aid + 1, type_name="TemperatureSensor", name=f"Sensor {n}")
+        service.characteristics.add(id=aid + 2, type_name="CurrentTemperature")
+        service.characteristics.add(id=aid + 3, type_name="StatusActive")
+    home = Home()
+    home.load(big)
+    events = [layout_event(11 + n, pb.LAYOUT_REMOVED, pb.OBJECT_ACCESSORY, 1000 + 20 * n) for n in range(150)]
+    events.append(layout_event(200, pb.LAYOUT_REMOVED, pb.OBJECT_CHARACTERISTIC, 1013))
+    events.append(layout_event(201, pb.LAYOUT_REMOVED, pb.OBJECT_SERVICE, 11))
+    events.append(layout_event(202, pb.LAYOUT_UPDATED, pb.OBJECT_ACCESSORY, 1030, "Renamed"))
+    home.apply(message(*events))
+    assert len(home.accessories) == 1 + 150 and len(home.homes[1].accessories) == 151
+    assert all(1000 + 20 * n not in home.accessories and 1000 + 20 * n + 2 not in home.characteristics
+               for n in range(150))
+    assert 1013 not in home.characteristics and [c.id for c in home.services[1011].characteristics] == [1012]
+    assert 11 not in home.services and 12 not in home.characteristics and list(home.accessories[10].services) == []
+    assert home.path_of(1032) == "Home/Kitchen/Renamed/TemperatureSensor/CurrentTemperature"
+    home.apply(message(layout_event(300, pb.LAYOUT_REMOVED, pb.OBJECT_HOME, 1, "Home")))
+    assert not home.homes and not home.accessories and not home.characteristics and not home.rooms
