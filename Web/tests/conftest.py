@@ -44,7 +44,7 @@ def homed(workdir):
 @pytest.fixture
 def web(workdir, homed):
     """homed-web with no login for local requests (the user running it: root, an admin)."""
-    server = WebProcess(workdir, homed.socket_path)
+    server = WebProcess(workdir, homed.socket_path, args=["--log-level", "debug"])
     try:
         yield server.start()
     finally:

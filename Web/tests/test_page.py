@@ -8,7 +8,8 @@ import subprocess
 import threading
 import time
 
-from homed_testkit import homectl, repository
+from homed import pb
+from homed_testkit import homectl
 
 from .helpers import WebProcess, characteristic_id, history_seqs
 
@@ -74,9 +75,10 @@ class Writer(threading.Thread):
     """Changes the lamp's brightness as fast as homed answers, until stopped, through
     homed's own client (a change a test can count on: each one is an event)."""
 
-    def __init__(self, homed):
+    def __init__(self, homed, brightness):
         super().__init__(daemon=True)
         self.homed = homed
+        self.brightness = brightness
         self.stopped = threading.Event()
         self.written = 0
         self.errors = 0
@@ -87,14 +89,8 @@ class Writer(threading.Thread):
         while not self.stopped.is_set():
             try:
                 if client is None:
-                    client = self.homed.client("bench-writer")
-                    state = client.get_home()
-                    lamp = next(a for a in state.accessories if a.name == "Lamp")
-                    ids = [c.id for s in lamp.services for c in s.characteristics]
-                    brightness = next(c.id for s in lamp.services for c in s.characteristics
-                                      if c.type.name == "Brightness")
-                    del ids
-                client.write({brightness: value % 100 + 1})
+                    client = self.homed.client("test-writer")
+                client.write({self.brightness: pb.Value(int_value=value % 100 + 1)})
                 self.written += 1
                 value += 1
             except Exception:  # noqa: BLE001 - homed restarting: connect again
@@ -125,7 +121,9 @@ def check_nothing_missed_nothing_twice(browser, homed, first_seq):
     assert not duplicates, f"received twice: {duplicates[:20]}"
     missing = sorted(set(expected) - set(received))
     extra = sorted(set(received) - set(expected))
-    assert not missing and not extra, f"missing {missing[:20]}, not in homed's history {extra[:20]}"
+    assert not missing and not extra, (f"{len(missing)} missing {missing[:20]}…{missing[-5:]}, not in homed's "
+                                       f"history {extra[:20]}; received {len(received)}, {received[:3]}…{received[-3:]}"
+                                       f"; homed's {len(expected)}, {expected[:3]}…{expected[-3:]}")
     assert received == expected
     return len(received)
 
@@ -133,7 +131,7 @@ def check_nothing_missed_nothing_twice(browser, homed, first_seq):
 def test_a_stream_cut_by_restarting_homed_web_resumes_with_nothing_missed_and_nothing_twice(browser, web, homed):
     open_page(browser, web)
     first = browser.run("return window.homedWeb.lastSeq")
-    writer = Writer(homed)
+    writer = Writer(homed, characteristic_id(web.state(), "Lamp", "Brightness"))
     writer.start()
     try:
         browser.wait(f"return window.homedWeb.lastSeq > {first} + 20", 10, "events flowing")
@@ -142,7 +140,7 @@ def test_a_stream_cut_by_restarting_homed_web_resumes_with_nothing_missed_and_no
         browser.wait(f"return window.homedWeb.lastSeq > {during} + 20", 15, "events flowing again")
     finally:
         writer.stop()
-    assert browser.run("return window.homedWeb.statusLog").count("live") >= 2
+    assert browser.run("return window.homedWeb.statusLog").count("live") >= 2, browser.run("return window.homedWeb.statusLog")
     count = check_nothing_missed_nothing_twice(browser, homed, first)
     assert count > 40
 
@@ -151,7 +149,7 @@ def test_a_stream_cut_by_restarting_homed_resumes_from_its_journal_with_nothing_
         browser, web, homed):
     open_page(browser, web)
     first = browser.run("return window.homedWeb.lastSeq")
-    writer = Writer(homed)
+    writer = Writer(homed, characteristic_id(web.state(), "Lamp", "Brightness"))
     writer.start()
     try:
         browser.wait(f"return window.homedWeb.lastSeq > {first} + 20", 10, "events flowing")
@@ -198,10 +196,7 @@ def test_a_viewer_has_no_controls_and_a_forged_write_is_refused_by_homed(browser
                                         {"Content-Type": "application/json"})
     assert status == 401  # no session cookie: not logged in
     # A user of the same homed-web has the controls.
-    browser.run("document.cookie = ''")
-    browser.get(login_web.url + "/logout")  # GET is not a logout: the cookie stays
-    browser.run_async("""const done = arguments[arguments.length - 1];
-        fetch('/logout', {method: 'POST'}).then(() => done(true));""")
+    browser.delete_cookies()
     log_in(browser, login_web, "alice", "alice-secret")
     assert browser.run("return window.homedWeb.state.role") == "user"
     assert browser.run("return document.querySelectorAll('[data-write]').length") > 5

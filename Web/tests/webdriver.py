@@ -120,6 +120,9 @@ class Browser:
         with open(path, "wb") as out:
             out.write(base64.b64decode(self._session("GET", "/screenshot")))
 
+    def delete_cookies(self) -> None:
+        self._session("DELETE", "/cookie")
+
     def new_tab(self) -> str:
         return self._session("POST", "/window/new", {"type": "tab"})["handle"]
 

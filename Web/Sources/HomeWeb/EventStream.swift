@@ -27,6 +27,11 @@ struct EventStream: Sendable {
     /// How long homed waits on a quiet stream before it sends a heartbeat: the page
     /// hears a comment that often, and a browser that went away is noticed then.
     static let heartbeatMs: UInt32 = 2_000
+    /// homed's largest subscriber queue: a resume puts everything missed in the queue
+    /// at once, and past the queue's limit homed coalesces values (the latest of each
+    /// characteristic wins), so a page away for a while would see the values but not
+    /// every change. 16 384 events is a page away for many minutes of a busy home.
+    static let queueLimit: UInt32 = 16_384
 
     func run(_ writer: inout any ResponseBodyWriter) async throws {
         var cursor = StreamCursor(journalID: journalID, resumeSeq: since)
@@ -56,7 +61,7 @@ struct EventStream: Sendable {
             }
             defer { Task { await client.close() } }
             backoffMs = 100
-            var request = SubscribeRequest(heartbeatMs: Self.heartbeatMs)
+            var request = SubscribeRequest(queueLimit: Self.queueLimit, heartbeatMs: Self.heartbeatMs)
             if let resumeSeq = cursor.resumeSeq {
                 request.sinceSeq = resumeSeq
                 request.journalID = cursor.journalID

@@ -214,6 +214,8 @@ public struct WebServer: Sendable {
             }
             since = number
         }
+        logger.debug(
+            "event stream", metadata: ["since": "\(since.map(String.init) ?? "none")", "last-event-id": "\(lastEventID ?? "")"])
         guard limits.openStream() else {
             metrics.refused.increment()
             throw WebError(
@@ -296,7 +298,8 @@ public struct WebServer: Sendable {
                 + "--connect-as viewer=USER is configured, so homed cannot refuse it itself)")
     }
 
-    /// Rollups of a numeric characteristic: `points` slices over the last `hours`.
+    /// Rollups of a numeric characteristic over the last `hours`: homed keeps them by
+    /// 5 minutes and by the hour; the finer for a day or less.
     func history(_ request: Request) async throws -> Response {
         let session = try requireSession(request)
         let query = request.uri.queryParameters
@@ -304,13 +307,12 @@ public struct WebServer: Sendable {
             throw WebError(.badRequest, code: "INVALID_ARGUMENT", "history needs ?id=CHARACTERISTIC_ID")
         }
         let hours = query["hours"].flatMap { Double(String($0)) } ?? 24
-        let points = min(max(query["points"].flatMap { Int(String($0)) } ?? 48, 2), 500)
         guard hours > 0, hours <= 24 * 366 else {
             throw WebError(.badRequest, code: "INVALID_ARGUMENT", "hours must be above 0 and at most a year")
         }
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let span = Int64(hours * 3_600_000)
-        let width = max(span / Int64(points), 1000)
+        let width: Int64 = hours <= 24 ? 300_000 : 3_600_000
         var filter = SubscriptionFilter()
         filter.characteristicIDs = [id]
         do {

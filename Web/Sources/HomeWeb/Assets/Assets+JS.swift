@@ -6,7 +6,7 @@ extension Assets {
     /// performance.timeOrigin + performance.now()).
     static let appJS = #"""
         'use strict';
-        const web = window.homedWeb = { state: null, lastSeq: 0, journal: '', seqs: [], applied: {}, source: null, statusLog: [] };
+        const web = window.homedWeb = { state: null, lastSeq: 0, journal: '', seqs: [], applied: {}, source: null, statusLog: [], opened: [] };
         const $ = (selector, root = document) => root.querySelector(selector);
         const el = (tag, attributes = {}, ...children) => {
           const node = document.createElement(tag);
@@ -232,6 +232,7 @@ extension Assets {
 
         function openStream(since) {
           if (web.source) web.source.close();
+          web.opened.push(since);
           const source = web.source = new EventSource(`/api/events?journal=${encodeURIComponent(web.journal)}&since=${since}`);
           source.addEventListener('value', (event) => {
             const data = received(event);
@@ -287,7 +288,7 @@ extension Assets {
           $('#chart-section').hidden = false;
           const accessory = web.state.accessories[c.accessory];
           $('#chart-title').textContent = `${accessory ? accessory.name : ''} ${c.type}: last 24 h`;
-          const response = await fetch(`/api/history?id=${c.id}&hours=24&points=48`, { credentials: 'same-origin' });
+          const response = await fetch(`/api/history?id=${c.id}&hours=24`, { credentials: 'same-origin' });
           const answer = await response.json();
           if (!response.ok) { $('#chart').textContent = answer.message; return; }
           const points = answer.rollups.filter((p) => p.count > 0);
