@@ -279,8 +279,8 @@ def history_seqs(homed, after, until):
             cursor = page.next_seq
 
 
-def test_a_watch_on_the_remote_socket_across_a_server_kill_misses_nothing(stored_homed, server, processes, workdir,
-                                                                          env):
+def test_a_watch_on_the_remote_socket_across_a_server_kill_and_a_homed_kill_misses_nothing(stored_homed, server,
+                                                                                         processes, workdir, env):
     homed = stored_homed
     site = Site(homed, server, processes, workdir)
     try:
@@ -301,20 +301,33 @@ def test_a_watch_on_the_remote_socket_across_a_server_kill_misses_nothing(stored
         burst(site.devices, 100, start=100)  # homed commits while the server is dead
         server.start()
         burst(site.devices, 100, start=200)
-        with homed.client() as client:
-            last = client.call("ReadHistory", pb.ReadHistoryRequest(
-                limit=1, newest_first=True, filter=pb.SubscriptionFilter(kinds=[pb.EVENT_VALUE_CHANGED]))).events[0].seq
-        wait_for(lambda: any(l.get("seq") == last for l in watch.history) or None, 60, f"event {last}", watch)
-        lines = [l for l in watch.history if l.get("kind") == "value"]
-        seqs = [l["seq"] for l in lines]
-        assert len(seqs) == len(set(seqs)), "an event came twice"
-        expected, journal = history_seqs(homed, seqs[0] - 1, seqs[-1])
-        assert seqs == expected, f"missed {sorted(set(expected) - set(seqs))[:10]}"
-        assert {l["journal"] for l in lines} == {journal}
-        assert not [l for l in watch.history if l.get("kind") == "resync"]
-        assert watch.proc.poll() is None, "the watch ended"
+        # homed killed: on its database the journal goes on (one journal, no resync).
+        site.devices.stop()
+        homed.proc.send_signal(signal.SIGKILL)
+        homed.proc.wait(5)
+        homed.start()
+        site.devices = Devices(homed.socket_path).start()
+        burst(site.devices, 100, start=300)
+        check_nothing_missed_nor_twice(homed, watch)
     finally:
         site.devices.stop()
+
+
+def check_nothing_missed_nor_twice(homed, watch):
+    """The watch printed every value event homed stored from its first on, once, in
+    order, in one journal, with no resync."""
+    with homed.client() as client:
+        last = client.call("ReadHistory", pb.ReadHistoryRequest(
+            limit=1, newest_first=True, filter=pb.SubscriptionFilter(kinds=[pb.EVENT_VALUE_CHANGED]))).events[0].seq
+    wait_for(lambda: any(l.get("seq") == last for l in watch.history) or None, 60, f"event {last}", watch)
+    lines = [l for l in watch.history if l.get("kind") == "value"]
+    seqs = [l["seq"] for l in lines]
+    assert len(seqs) == len(set(seqs)), "an event came twice"
+    expected, journal = history_seqs(homed, seqs[0] - 1, seqs[-1])
+    assert seqs == expected, f"missed {sorted(set(expected) - set(seqs))[:10]}"
+    assert {l["journal"] for l in lines} == {journal}
+    assert not [l for l in watch.history if l.get("kind") == "resync"]
+    assert watch.proc.poll() is None, "the watch ended"
 
 
 def consumers(url):
@@ -380,3 +393,97 @@ def test_a_new_journal_is_a_resync_then_a_snapshot_on_both_sockets(workdir, serv
         site.devices.stop()
     finally:
         homed.kill()
+
+
+class Cut:
+    """A network cut between the bridge and the remote socket on one side and
+    nats-server on the other: the server in a network namespace of its own behind
+    a veth pair, the link set down and up again (`ip netns`, as root); without
+    that right, the server process is stopped (SIGSTOP) and continued: its
+    connections hang as over a cut link."""
+
+    def __init__(self, workdir):
+        from .nats_server import NatsServer
+        from .remote_site import ACCOUNTS
+        self.ns = f"homed-cut-{os.getpid()}"
+        self.veth = f"hc{os.getpid() % 100000}"
+        # A /30 of its own per process, so that test runs side by side do not share addresses.
+        n = os.getpid() % 16384
+        self.near, self.far = (f"10.211.{n // 64}.{(n % 64) * 4 + host}" for host in (1, 2))
+        self.netns = os.geteuid() == 0 and self._try_netns()
+        host = self.far if self.netns else "127.0.0.1"
+        self.server = NatsServer(workdir, "cut", host=host, config=ACCOUNTS.replace("127.0.0.1:{port}",
+                                                                                   f"{host}:{{port}}"),
+                                 prefix=["ip", "netns", "exec", self.ns] if self.netns else [])
+
+    def _run(self, *argv):
+        return subprocess.run(argv, capture_output=True, text=True, timeout=10)
+
+    def _try_netns(self):
+        steps = [["ip", "netns", "add", self.ns],
+                 ["ip", "link", "add", self.veth, "type", "veth", "peer", "name", "eth0", "netns", self.ns],
+                 ["ip", "addr", "add", f"{self.near}/30", "dev", self.veth], ["ip", "link", "set", self.veth, "up"],
+                 ["ip", "netns", "exec", self.ns, "ip", "addr", "add", f"{self.far}/30", "dev", "eth0"],
+                 ["ip", "netns", "exec", self.ns, "ip", "link", "set", "eth0", "up"],
+                 ["ip", "netns", "exec", self.ns, "ip", "link", "set", "lo", "up"]]
+        for step in steps:
+            if self._run(*step).returncode != 0:
+                self.close()
+                return False
+        return True
+
+    def cut(self):
+        if self.netns:
+            assert self._run("ip", "link", "set", self.veth, "down").returncode == 0
+        else:
+            self.server.proc.send_signal(signal.SIGSTOP)
+
+    def mend(self):
+        if self.netns:
+            assert self._run("ip", "link", "set", self.veth, "up").returncode == 0
+        else:
+            self.server.proc.send_signal(signal.SIGCONT)
+
+    def close(self):
+        if self.server.proc is not None and not self.netns:
+            self.server.proc.send_signal(signal.SIGCONT)
+        self.server.kill()
+        self._run("ip", "link", "del", self.veth)
+        self._run("ip", "netns", "del", self.ns)
+
+
+def test_a_watch_on_the_remote_socket_across_a_network_cut_misses_nothing(stored_homed, processes, workdir, env):
+    from homed_testkit.providers import wait_log
+    homed = stored_homed
+    cut = Cut(workdir)
+    try:
+        print("network cut by", "a network namespace (veth down/up)" if cut.netns else "SIGSTOP/SIGCONT")
+        cut.server.start()
+        site = Site(homed, cut.server, processes, workdir)
+        try:
+            wait_for(lambda: run(site.alice, env, "get", "Kitchen/Lamp/Brightness").returncode == 0 or None, 15,
+                     "there")
+            watch = ProviderProcess([homectl_binary(), "--socket", site.alice, "watch", "--kind", "value", "-o",
+                                     "json"], os.path.join(workdir, "remote-watch.log"), env=env)
+            processes.append(watch)
+            watch.start()
+            tries = iter(range(1, 1000))
+
+            def live():
+                site.devices.report(TEMP, 1000.0 + next(tries))
+                return any(l.get("value", 0) > 1000 for l in watch.history) or None
+            wait_for(live, 20, "the first event", watch)
+            burst(site.devices, 100)
+            cut.cut()
+            for i in range(100, 200):  # homed goes on committing meanwhile
+                burst(site.devices, 1, start=i)
+            # The cut lasts until the bridge has felt it (its pings unanswered: ~10 s).
+            wait_log(site.bridge, "lost the NATS server", timeout=40)
+            cut.mend()
+            burst(site.devices, 100, start=200)
+            check_nothing_missed_nor_twice(homed, watch)
+            assert "Traceback" not in site.bridge.log()
+        finally:
+            site.devices.stop()
+    finally:
+        cut.close()
