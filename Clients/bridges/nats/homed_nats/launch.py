@@ -11,7 +11,8 @@ def main() -> int:
 
 
 def remote() -> int:
-    """homed-nats-remote: what `homectl --nats URL get|set|watch` runs."""
+    """homed-nats-remote: homed's protocol on a local socket, carried over NATS
+    (what `homectl --nats URL …` starts)."""
     check("homed-nats", "homed-nats-remote")
     from .cli import main as run
     return run()
