@@ -5,7 +5,8 @@
 # them), gcc, make and jansson for the C client library and its tests, help2man (the
 # Python programs' man pages, Scripts/install-python.sh), and for the
 # Python tests, with --python, Debian's mosquitto and a venv, .venv, holding the tree's
-# Python distributions and exactly the versions in Clients/constraints.txt; with
+# Python distributions and exactly the versions in Clients/constraints.txt, and
+# Debian's chromium and chromium-driver for homed-web's browser tests; with
 # --package what Scripts/build-deb.sh and its test need: dpkg-dev (dpkg-shlibdeps),
 # binutils (strip), lintian, python3.11 (the Python programs'
 # venvs) and mosquitto with its clients (the package test's round trip).
@@ -49,6 +50,18 @@ if [[ $python == yes ]]; then
     $sudo_cmd apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq mosquitto >/dev/null
   }
+  # homed-web's tests (Web/tests) drive Debian's headless Chromium through its
+  # chromedriver over the WebDriver protocol (the standard library's urllib: no
+  # selenium needed).
+  web_need=()
+  for pkg in chromium chromium-driver; do dpkg -s "$pkg" >/dev/null 2>&1 || web_need+=("$pkg"); done
+  if ((${#web_need[@]})); then
+    echo "bootstrap: installing ${web_need[*]} for homed-web's browser tests" >&2
+    sudo_cmd=""
+    [[ $(id -u) -ne 0 ]] && sudo_cmd="sudo"
+    $sudo_cmd apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${web_need[@]}" >/dev/null
+  fi
   # Every Python distribution of the tree (the client, the test kit, each provider
   # and bridge) into one venv of its own, .venv, with nothing from the machine's
   # Python: the versions are Clients/constraints.txt's, whatever pip would pick

@@ -81,7 +81,7 @@ suite imports Scripts/check-imports.sh
 # README stays a newcomer's page (Scripts/check-docs.py --help); and its own test.
 suite docs bash -c 'python3 Scripts/check-docs.py && .venv/bin/python -m pytest -q Scripts/tests/test_check_docs.py'
 suite formatting swift format lint --strict --recursive --parallel Sources Tests Benchmarks/Sources Fuzz/Sources \
-  Package.swift Benchmarks/Package.swift Fuzz/Package.swift
+  Web/Sources Package.swift Benchmarks/Package.swift Fuzz/Package.swift Web/Package.swift
 # Warnings are errors (Package.swift). Nothing below can run without this build.
 suite build swift build --build-tests
 if [[ ${results[-1]} == ok ]]; then
@@ -103,6 +103,12 @@ if [[ ${results[-1]} == ok ]]; then
     suite "$name" .venv/bin/python -m pytest -q "$dir"
   done
   suite c-client make -s -C Clients/c check HOMED_BIN="$HOMED_BIN"
+  # homed-web, a package of its own (Web/, its own .build), then its tests: headless
+  # Chromium (Debian's chromium and chromium-driver) against a real homed and homed-web.
+  suite web-build swift build --package-path Web
+  if [[ ${results[-1]} == ok ]]; then
+    suite web .venv/bin/python -m pytest -q Web/tests
+  fi
   # A short smoke run of the fuzzer over the frame decoder, the envelope and every
   # method (Fuzz/README.md); its own release build with AddressSanitizer.
   suite fuzz-smoke bash -c 'python3 Fuzz/make-corpus.py --check && Scripts/fuzz.sh 60'

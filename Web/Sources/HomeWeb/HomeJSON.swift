@@ -32,7 +32,9 @@ enum HomeJSON {
             }
             let scenes: [JSONValue] = entry.actionSetIDs.compactMap { id in
                 guard let scene = graph.actionSets[id] else { return nil }
-                return .object([("id", .uint(id)), ("name", .string(scene.name)), ("kind", .string(scene.kind.rawValue))])
+                return .object([
+                    ("id", .uint(id)), ("name", .string(scene.name)), ("kind", .string(scene.kind.rawValue)),
+                ])
             }
             homes.append(
                 .object([

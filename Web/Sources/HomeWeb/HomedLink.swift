@@ -92,7 +92,7 @@ public final class HomedLink: Sendable {
         let client = try await client(as: identity)
         do {
             return try await body(client)
-        } catch where error.code == .unavailable {
+        } catch  where error.code == .unavailable {
             forget(client, identity: identity)
             guard retry else { throw error }
             return try await body(try await self.client(as: identity))

@@ -31,7 +31,11 @@ public indirect enum JSONValue: Sendable, Equatable {
         case .uint(let value): out += String(value)
         case .double(let value):
             if value.isFinite {
-                if value == value.rounded(), abs(value) < 1e15 { out += String(Int64(value)) } else { out += "\(value)" }
+                if value == value.rounded(), abs(value) < 1e15 {
+                    out += String(Int64(value))
+                } else {
+                    out += "\(value)"
+                }
             } else {
                 out += "null"
             }

@@ -47,7 +47,8 @@ public enum UsersFile {
             if fields.isEmpty { continue }
             guard fields.count == 3 else {
                 throw HomeError(
-                    .invalidArgument, "\(path):\(index + 1): a user is \"name role bcrypt-hash\", found \(fields.count) fields")
+                    .invalidArgument,
+                    "\(path):\(index + 1): a user is \"name role bcrypt-hash\", found \(fields.count) fields")
             }
             guard let role = Role(name: fields[1]) else {
                 throw HomeError(
@@ -56,7 +57,8 @@ public enum UsersFile {
             guard fields[2].hasPrefix("$2") else {
                 throw HomeError(
                     .invalidArgument,
-                    "\(path):\(index + 1): the password of \(fields[0]) is not a bcrypt hash (homed-web hash-password makes one)")
+                    "\(path):\(index + 1): the password of \(fields[0]) is not a bcrypt hash (homed-web hash-password makes one)"
+                )
             }
             users[fields[0]] = WebUser(name: fields[0], role: role, passwordHash: fields[2])
         }
@@ -101,7 +103,8 @@ public final class SessionStore: Sendable {
         guard Bcrypt.verify(password, hash: hash), let user else { return nil }
         let token = Self.token()
         let session = Session(
-            user: user.name, role: user.role, identity: identities[user.role], csrfToken: Self.token(), loggedIn: true, expiresAt: .now + lifetime)
+            user: user.name, role: user.role, identity: identities[user.role], csrfToken: Self.token(), loggedIn: true,
+            expiresAt: .now + lifetime)
         sessions.withLock { sessions in
             let now = ContinuousClock.now
             sessions = sessions.filter { $0.value.expiresAt > now }

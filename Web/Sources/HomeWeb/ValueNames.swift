@@ -25,7 +25,8 @@ public struct ValueNames: Sendable {
     public init(types: [CharacteristicTypeInfo]) {
         var catalog: [String: [Int64: String]] = [:]
         for type in types where !type.validValues.isEmpty {
-            catalog[type.uuid] = Dictionary(type.validValues.map { ($0.value, $0.name) }, uniquingKeysWith: { a, _ in a })
+            catalog[type.uuid] = Dictionary(
+                type.validValues.map { ($0.value, $0.name) }, uniquingKeysWith: { a, _ in a })
         }
         self.catalog = catalog
     }

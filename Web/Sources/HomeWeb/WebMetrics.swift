@@ -24,7 +24,8 @@ public final class WebMetrics: Sendable {
                 namespace: "homed_web", metricName: "requests", unitName: "total", helpText: "HTTP requests served"))
         refused = registry.makeCounter(
             descriptor: MetricNameDescriptor(
-                namespace: "homed_web", metricName: "refused", unitName: "total", helpText: "Requests refused with 503 because homed-web was at its limit"))
+                namespace: "homed_web", metricName: "refused", unitName: "total",
+                helpText: "Requests refused with 503 because homed-web was at its limit"))
         streamsOpen = registry.makeGauge(
             descriptor: MetricNameDescriptor(
                 namespace: "homed_web", metricName: "streams", unitName: "", helpText: "Event streams (pages) open"))
@@ -33,13 +34,16 @@ public final class WebMetrics: Sendable {
                 namespace: "homed_web", metricName: "events_sent", unitName: "total", helpText: "Events sent to pages"))
         resyncs = registry.makeCounter(
             descriptor: MetricNameDescriptor(
-                namespace: "homed_web", metricName: "resyncs", unitName: "total", helpText: "Streams homed could not resume"))
+                namespace: "homed_web", metricName: "resyncs", unitName: "total",
+                helpText: "Streams homed could not resume"))
         writes = registry.makeCounter(
             descriptor: MetricNameDescriptor(
-                namespace: "homed_web", metricName: "writes", unitName: "total", helpText: "Writes and scenes sent to homed"))
+                namespace: "homed_web", metricName: "writes", unitName: "total",
+                helpText: "Writes and scenes sent to homed"))
         writeErrors = registry.makeCounter(
             descriptor: MetricNameDescriptor(
-                namespace: "homed_web", metricName: "write_errors", unitName: "total", helpText: "Writes and scenes homed refused or failed"))
+                namespace: "homed_web", metricName: "write_errors", unitName: "total",
+                helpText: "Writes and scenes homed refused or failed"))
         logins = registry.makeCounter(
             descriptor: MetricNameDescriptor(
                 namespace: "homed_web", metricName: "logins", unitName: "total", helpText: "Successful logins"))
@@ -65,25 +69,49 @@ public final class WebMetrics: Sendable {
             gauge("homed_up", "1 when homed answered", [("", 1)])
             gauge("homed_seq", "homed's latest sequence number", [("", Double(status.seq))])
             gauge("homed_uptime_seconds", "How long homed has run", [("", Double(status.uptimeMs) / 1000)])
-            let providers = try await link.call(as: identity) { client throws(HomeError) in try await client.listProviders() }
+            let providers = try await link.call(as: identity) { client throws(HomeError) in
+                try await client.listProviders()
+            }
             let label = { (provider: ProviderInfo) in "provider=\"\(Self.escape(provider.providerID))\"" }
-            gauge("homed_provider_connected", "1 when the provider is connected", providers.map { (label($0), $0.connected ? 1 : 0) })
-            gauge("homed_provider_accessories", "Accessories the provider serves", providers.map { (label($0), Double($0.accessoryIDs.count)) })
-            gauge("homed_provider_requests", "Reads and writes sent to the provider", providers.map { (label($0), Double($0.requests)) })
-            gauge("homed_provider_timeouts", "Requests the provider did not answer in time", providers.map { (label($0), Double($0.timeouts)) })
-            gauge("homed_provider_latency_p50_seconds", "Median provider answer time", providers.map { (label($0), Double($0.latencyP50Us) / 1e6) })
-            gauge("homed_provider_latency_p99_seconds", "99th percentile provider answer time", providers.map { (label($0), Double($0.latencyP99Us) / 1e6) })
+            gauge(
+                "homed_provider_connected", "1 when the provider is connected",
+                providers.map { (label($0), $0.connected ? 1 : 0) })
+            gauge(
+                "homed_provider_accessories", "Accessories the provider serves",
+                providers.map { (label($0), Double($0.accessoryIDs.count)) })
+            gauge(
+                "homed_provider_requests", "Reads and writes sent to the provider",
+                providers.map { (label($0), Double($0.requests)) })
+            gauge(
+                "homed_provider_timeouts", "Requests the provider did not answer in time",
+                providers.map { (label($0), Double($0.timeouts)) })
+            gauge(
+                "homed_provider_latency_p50_seconds", "Median provider answer time",
+                providers.map { (label($0), Double($0.latencyP50Us) / 1e6) })
+            gauge(
+                "homed_provider_latency_p99_seconds", "99th percentile provider answer time",
+                providers.map { (label($0), Double($0.latencyP99Us) / 1e6) })
             do throws(HomeError) {
                 let stats = try await link.call(as: identity) { client throws(HomeError) in try await client.stats() }
                 let subscriptions = stats.connections.flatMap(\.subscriptions)
                 gauge("homed_stats_readable", "1 when homed let homed-web read its statistics (admin)", [("", 1)])
                 gauge("homed_connections", "Connections to homed", [("", Double(stats.connections.count))])
                 gauge("homed_subscriptions", "Subscriptions open in homed", [("", Double(subscriptions.count))])
-                gauge("homed_subscription_events_sent", "Events homed sent to subscribers", [("", Double(subscriptions.reduce(0) { $0 + $1.sent }))])
-                gauge("homed_subscription_events_merged", "Events coalesced for slow subscribers", [("", Double(subscriptions.reduce(0) { $0 + $1.merged }))])
-                gauge("homed_subscription_events_dropped", "Events dropped for slow subscribers", [("", Double(subscriptions.reduce(0) { $0 + $1.dropped }))])
-                gauge("homed_subscription_queue_depth", "Events waiting in subscribers' queues", [("", Double(subscriptions.reduce(0) { $0 + UInt64($1.queueDepth) }))])
-                gauge("homed_pending_bytes", "Bytes written to clients and not yet read", [("", Double(stats.connections.reduce(0) { $0 + $1.pendingBytes }))])
+                gauge(
+                    "homed_subscription_events_sent", "Events homed sent to subscribers",
+                    [("", Double(subscriptions.reduce(0) { $0 + $1.sent }))])
+                gauge(
+                    "homed_subscription_events_merged", "Events coalesced for slow subscribers",
+                    [("", Double(subscriptions.reduce(0) { $0 + $1.merged }))])
+                gauge(
+                    "homed_subscription_events_dropped", "Events dropped for slow subscribers",
+                    [("", Double(subscriptions.reduce(0) { $0 + $1.dropped }))])
+                gauge(
+                    "homed_subscription_queue_depth", "Events waiting in subscribers' queues",
+                    [("", Double(subscriptions.reduce(0) { $0 + UInt64($1.queueDepth) }))])
+                gauge(
+                    "homed_pending_bytes", "Bytes written to clients and not yet read",
+                    [("", Double(stats.connections.reduce(0) { $0 + $1.pendingBytes }))])
             } catch {
                 gauge("homed_stats_readable", "1 when homed let homed-web read its statistics (admin)", [("", 0)])
             }
@@ -92,7 +120,9 @@ public final class WebMetrics: Sendable {
                     try await client.readHistory(ReadHistoryRequest(limit: 1, newestFirst: true))
                 }
                 let held = history.oldestSeq > 0 ? Double(status.seq - min(status.seq, history.oldestSeq) + 1) : 0
-                gauge("homed_history_oldest_seq", "The oldest event homed's history holds", [("", Double(history.oldestSeq))])
+                gauge(
+                    "homed_history_oldest_seq", "The oldest event homed's history holds",
+                    [("", Double(history.oldestSeq))])
                 gauge("homed_history_events", "Events between the oldest held and the latest", [("", held)])
             } catch {}
         } catch {

@@ -1,8 +1,8 @@
 internal import Foundation
+internal import HTTPTypes
 internal import HomeClient
 public import HomeModel
 internal import HomeWire
-internal import HTTPTypes
 public import Hummingbird
 internal import HummingbirdCore
 internal import HummingbirdTLS
@@ -76,7 +76,9 @@ public struct WebServer: Sendable {
         guard let local = sessions.local, configuration.listen.isLocal else { return nil }
         if case .unix = configuration.listen { return local }
         let host = request.head.authority ?? ""
-        let name = host.hasPrefix("[") ? String(host.prefix { $0 != "]" }.dropFirst()) : String(host.split(separator: ":").first ?? "")
+        let name =
+            host.hasPrefix("[")
+            ? String(host.prefix { $0 != "]" }.dropFirst()) : String(host.split(separator: ":").first ?? "")
         return name == "localhost" || name == "::1" || name.hasPrefix("127.") ? local : nil
     }
 
@@ -172,7 +174,8 @@ public struct WebServer: Sendable {
 
     func logIn(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let bytes = try await body(request)
-        let form = URLComponents(string: "?" + String(decoding: bytes, as: UTF8.self).replacingOccurrences(of: "+", with: " "))
+        let form = URLComponents(
+            string: "?" + String(decoding: bytes, as: UTF8.self).replacingOccurrences(of: "+", with: " "))
         func field(_ name: String) -> String { form?.queryItems?.first { $0.name == name }?.value ?? "" }
         guard let (token, session) = sessions.logIn(name: field("name"), password: field("password")) else {
             metrics.loginFailures.increment()
@@ -215,7 +218,8 @@ public struct WebServer: Sendable {
             since = number
         }
         logger.debug(
-            "event stream", metadata: ["since": "\(since.map(String.init) ?? "none")", "last-event-id": "\(lastEventID ?? "")"])
+            "event stream",
+            metadata: ["since": "\(since.map(String.init) ?? "none")", "last-event-id": "\(lastEventID ?? "")"])
         guard limits.openStream() else {
             metrics.refused.increment()
             throw WebError(
@@ -244,7 +248,10 @@ public struct WebServer: Sendable {
             })
     }
 
-    struct WriteBody: Decodable { var id: UInt64; var value: RequestValue }
+    struct WriteBody: Decodable {
+        var id: UInt64
+        var value: RequestValue
+    }
     struct SceneBody: Decodable { var id: UInt64 }
 
     /// A value to homed, answered with homed's answer: the seq it took effect at
@@ -279,7 +286,11 @@ public struct WebServer: Sendable {
             return Self.json(
                 .object([
                     ("id", .uint(body.id)), ("seq", .uint(response.seq)),
-                    ("failed", .array(failed.map { .object([("code", .string($0.code.name)), ("message", .string($0.message))]) })),
+                    (
+                        "failed",
+                        .array(
+                            failed.map { .object([("code", .string($0.code.name)), ("message", .string($0.message))]) })
+                    ),
                 ]))
         } catch {
             metrics.writeErrors.increment()
@@ -323,7 +334,8 @@ public struct WebServer: Sendable {
             let rollups: [JSONValue] = response.rollups.map { point in
                 .object([
                     ("startMs", .int(point.startMs)), ("count", .int(point.count)), ("min", .double(point.min)),
-                    ("max", .double(point.max)), ("mean", .double(point.count > 0 ? point.sum / Double(point.count) : 0)),
+                    ("max", .double(point.max)),
+                    ("mean", .double(point.count > 0 ? point.sum / Double(point.count) : 0)),
                     ("last", .double(point.last)),
                 ])
             }

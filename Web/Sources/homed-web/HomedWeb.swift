@@ -4,8 +4,8 @@ internal import HomeClient
 internal import HomeModel
 internal import HomeWeb
 internal import HomeWire
-internal import HummingbirdBcrypt
 internal import Hummingbird
+internal import HummingbirdBcrypt
 internal import Logging
 
 @main
@@ -104,7 +104,8 @@ struct Serve: AsyncParsableCommand {
             }
             configuration.identities[role] = identity
         }
-        if configuration.identities[.viewer] == nil, configuration.users.values.contains(where: { $0.role == .viewer }) {
+        if configuration.identities[.viewer] == nil, configuration.users.values.contains(where: { $0.role == .viewer })
+        {
             logger.warning(
                 """
                 viewers' sessions reach homed on homed-web's own connection: homed-web refuses their writes itself, \
@@ -120,7 +121,8 @@ struct Serve: AsyncParsableCommand {
                 localRole = try await client.status().callerRole ?? .viewer
                 await client.close()
             } catch {
-                logger.notice("homed is not answering yet; local requests get the user role", metadata: ["error": "\(error)"])
+                logger.notice(
+                    "homed is not answering yet; local requests get the user role", metadata: ["error": "\(error)"])
                 localRole = .user
             }
         }
@@ -129,14 +131,16 @@ struct Serve: AsyncParsableCommand {
             "homed-web serving",
             metadata: [
                 "listen": "\(listen)", "homed": "\(configuration.socketPath)",
-                "local": "\(localRole.map { "no login, \($0.name)" } ?? "login required")", "tls": "\(configuration.tls)",
+                "local": "\(localRole.map { "no login, \($0.name)" } ?? "login required")",
+                "tls": "\(configuration.tls)",
             ])
         try await server.application().runService()
     }
 
     static func parseListen(_ text: String) throws -> WebConfiguration.Listen {
         if text.hasPrefix("unix:") { return .unix(path: String(text.dropFirst(5))) }
-        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port)
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+            (0...65535).contains(port)
         else {
             throw ValidationError("--listen \(text): write HOST:PORT (127.0.0.1:8080) or unix:PATH")
         }
