@@ -209,8 +209,9 @@ class Home:
         self.loaded_seq = response.seq
         self.seq = max(self.seq, response.seq) if same_journal else response.seq
         self._resynced = False
-        if self.cursor.resume_seq is None:
-            # Nothing followed yet: the subscription starts where this home stands.
+        if self.cursor.resume_seq is None or self.cursor.journal_id != response.journal_id:
+            # Nothing followed yet, or in another journal: the subscription
+            # starts where this home stands.
             self.cursor = StreamCursor(response.journal_id, response.seq)
         return True
 

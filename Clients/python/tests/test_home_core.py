@@ -194,3 +194,12 @@ def test_removals_take_out_what_the_objects_held_and_leave_the_rest():
     assert home.path_of(1032) == "Home/Kitchen/Renamed/TemperatureSensor/CurrentTemperature"
     home.apply(message(layout_event(300, pb.LAYOUT_REMOVED, pb.OBJECT_HOME, 1, "Home")))
     assert not home.homes and not home.accessories and not home.characteristics and not home.rooms
+
+
+def test_a_load_of_another_journal_is_the_whole_truth_and_the_stream_resumes_from_it():
+    home = loaded(10)
+    home.apply(message(value_event(40, 12, True)))
+    assert home.load(response(5, journal="j2", on=False))  # a restarted daemon: its numbers start again
+    assert home.value(12) == pb.Value(bool_value=False) and home.seq == 5
+    request = home.resume(pb.SubscribeRequest())
+    assert (request.since_seq, request.journal_id) == (5, "j2")
