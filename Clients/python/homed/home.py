@@ -733,6 +733,26 @@ class Home:
                                                  f"{_names(shown)}")
         return chosen.id
 
+    def resolve_renamable(self, text: str) -> int:
+        """Anything a person can rename (homectl rename): an id or a path, then an
+        accessory by name, then a zone, group, scene or trigger by name."""
+        if _digits(text):
+            if self.kind_of(int(text)) is None:
+                raise PathError(pb.NOT_FOUND, f"no object with id {text}")
+            return int(text)
+        try:
+            return self.resolve_path(text)
+        except PathError as error:
+            path_error = error
+        for attempt in (lambda: self.resolve_accessory(text),
+                        *(lambda kind=kind: self.resolve_named(text, kind)
+                          for kind in ("zone", "service group", "action set", "trigger"))):
+            try:
+                return attempt()
+            except PathError:
+                pass
+        raise path_error
+
     def resolve_characteristic(self, path: str) -> int:
         """A path that must name a characteristic; it may also start with an
         accessory's name alone (``Lamp/On``) when that names one accessory."""

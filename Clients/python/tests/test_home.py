@@ -173,6 +173,30 @@ def test_paths_and_refusals_are_homectls(daemon, follower):
             pytest.fail(f"{wrong!r} resolved to a characteristic, homectl said {refused.stderr}")
 
 
+@pytest.mark.parametrize("argv, resolve", [
+    (["rooms", "remove", "Nope"], lambda home: home.resolve_room("Nope")),
+    (["rooms", "remove", "Demo Home/Nope"], lambda home: home.resolve_room("Demo Home/Nope")),
+    (["rooms", "remove", "Living Room/Lamp"], lambda home: home.resolve_room("Living Room/Lamp")),
+    (["zones", "remove", "Nope"], lambda home: home.resolve_named("Nope", "zone")),
+    (["scenes", "remove", "Nope"], lambda home: home.resolve_named("Nope", "action set")),
+    (["rename", "Living Room/Nope", "X"], lambda home: home.resolve_renamable("Living Room/Nope")),
+    (["rename", "987654", "X"], lambda home: home.resolve_renamable("987654")),
+])
+def test_refusals_of_rooms_zones_scenes_and_renames_are_homectls(daemon, follower, argv, resolve):
+    with pytest.raises(PathError) as error:
+        resolve(follower.home)
+    refused = homectl(daemon, *argv)
+    assert refused.returncode != 0 and refused.stderr.strip() == f"homectl: {error.value.message}"
+
+
+def test_what_homectl_renames_the_replica_names_alike(follower):
+    home = follower.home
+    aid = home.resolve_accessory("Living Room/Lamp")
+    assert home.resolve_renamable("Lamp") == aid == home.resolve_renamable("Demo Home/Living Room/Lamp")
+    assert home.resolve_renamable("Kitchen") == home.resolve_room("Kitchen")
+    assert home.resolve_service("Living Room/Lamp") == home.resolve_service("Living Room/Lamp/Lightbulb")
+
+
 def test_a_provider_adding_an_accessory_and_reporting_at_once_loses_no_value(daemon, client):
     """The layout event comes first, the value event after; a load taken before
     the report is older than the value the stream already brought."""
