@@ -2,6 +2,7 @@ import HomeModel
 @_spi(Wire) import HomeWire
 import NIOCore
 import NIOEmbedded
+import Synchronization
 import Testing
 
 @testable import HomeServer
@@ -203,6 +204,89 @@ struct WritePathTests {
         fixture.session.loop.run()
         #expect(try outcome.wait().results.first?.error == HomeError(.unavailable, "bulb offline"))
         #expect(fixture.session.store.read([id]).reads.first?.value == .bool(true))
+    }
+}
+
+@Suite("how often a call takes the store's lock")
+struct StoreLockCountTests {
+    private static func taken(_ store: HomeStore, during body: () throws -> Void) rethrows -> Int {
+        let before = store.lockAcquisitions.load(ordering: .relaxed)
+        try body()
+        return store.lockAcquisitions.load(ordering: .relaxed) - before
+    }
+
+    @Test("a write through a provider takes it twice: once to decide, once to commit the confirmation")
+    func providerWrite() throws {
+        let fixture = try WritePathFixture()
+        var outcome: EventLoopFuture<WriteOutcome>?
+        let taken = try Self.taken(fixture.session.store) {
+            outcome = try fixture.write("Living Room/Lamp/Brightness", .int(33))
+            try fixture.confirmLastWrite()
+            _ = try outcome?.wait()
+        }
+        #expect(try outcome?.wait().results.map(\.error) == [nil])
+        #expect(taken == 2)
+    }
+
+    @Test("a conditional write through a provider too: its claim is taken in the decision and ends in the confirmation")
+    func conditionalProviderWrite() throws {
+        let fixture = try WritePathFixture()
+        let id = try fixture.graph.resolve(path: "Living Room/Lamp/Brightness")
+        let seq = try #require(fixture.session.store.read([id]).reads.first?.changeSeq)
+        var outcome: EventLoopFuture<WriteOutcome>?
+        let taken = try Self.taken(fixture.session.store) {
+            outcome = fixture.router.write(
+                [CharacteristicWrite(characteristicID: id, value: .int(40), condition: WriteCondition(seq: seq))],
+                origin: fixture.origin, timeoutMs: 60_000, on: fixture.session.loop)
+            fixture.session.loop.run()
+            try fixture.confirmLastWrite()
+        }
+        #expect(try outcome?.wait().results.map(\.error) == [nil])
+        #expect(taken == 2)
+        // The claim ended with the confirmation: the next conditional write of it is sent.
+        let next = try #require(fixture.session.store.read([id]).reads.first?.changeSeq)
+        let again = fixture.router.write(
+            [CharacteristicWrite(characteristicID: id, value: .int(41), condition: WriteCondition(seq: next))],
+            origin: fixture.origin, timeoutMs: 60_000, on: fixture.session.loop)
+        fixture.session.loop.run()
+        try fixture.confirmLastWrite()
+        #expect(try again.wait().results.map(\.error) == [nil])
+    }
+
+    @Test("a fresh read through a provider takes it twice: once to read and group, once to store and read back")
+    func freshRead() throws {
+        let fixture = try WritePathFixture()
+        let id = try fixture.graph.resolve(path: "Living Room/Lamp/Brightness")
+        var outcome: EventLoopFuture<ReadOutcome>?
+        let taken = try Self.taken(fixture.session.store) {
+            outcome = fixture.router.read([id], fresh: true, timeoutMs: 60_000, on: fixture.session.loop)
+            fixture.session.loop.run()
+            let command = try #require(try fixture.session.commands().last)
+            let answer = CommandAnswer(
+                requestID: command.requestID,
+                reads: [CharacteristicRead(characteristicID: id, value: .int(12), lastUpdatedMs: 0)])
+            #expect(fixture.session.hub.answer(answer, fromConnection: 3))
+            fixture.session.loop.run()
+        }
+        #expect(try outcome?.wait().reads.first?.value == .int(12))
+        #expect(taken == 2)
+    }
+
+    @Test("a write of the daemon's own characteristic takes it once")
+    func daemonOwnedWrite() throws {
+        let loop = EmbeddedEventLoop()
+        let store = HomeStore(graph: DemoHome.make(nowMs: 1_700_000_000_000))
+        let hub = ProviderHub(limits: LiveLimits(), pingIntervalMs: 600_000, inProcessProviders: [DemoHome.provider])
+        let router = ValueRouter(store: store, providers: hub, eventLoops: loop)
+        let id = try store.snapshot().graph.resolve(path: "Living Room/Lamp/Brightness")
+        var outcome: EventLoopFuture<WriteOutcome>?
+        let taken = Self.taken(store) {
+            outcome = router.write(
+                [CharacteristicWrite(characteristicID: id, value: .int(5))], origin: Origin(kind: .client),
+                timeoutMs: nil, on: loop)
+        }
+        #expect(try outcome?.wait().results.map(\.error) == [nil])
+        #expect(taken == 1)
     }
 }
 

@@ -21,16 +21,9 @@ public struct ValueRouter: Sendable {
         _ characteristicIDs: [ObjectID], fresh: Bool, timeoutMs: UInt32?, on eventLoop: any EventLoop,
         connectionID: UInt64 = 0
     ) -> EventLoopFuture<ReadOutcome> {
-        let cached = store.read(characteristicIDs)
-        guard fresh else { return eventLoop.makeSucceededFuture(cached) }
+        guard fresh else { return eventLoop.makeSucceededFuture(store.read(characteristicIDs)) }
         // The readable ones (those the cache could read) of providers' accessories.
-        let graph = store.snapshot().graph
-        var byProvider: [String: [ObjectID]] = [:]
-        for read in cached.reads where read.error == nil {
-            if let provider = remoteProvider(of: read.characteristicID, in: graph) {
-                byProvider[provider, default: []].append(read.characteristicID)
-            }
-        }
+        let (cached, byProvider) = store.read(characteristicIDs, groupedBy: remoteProvider(of:))
         guard !byProvider.isEmpty else { return eventLoop.makeSucceededFuture(cached) }
         let store = self.store
         let asked = byProvider.sorted { $0.key < $1.key }
@@ -40,17 +33,19 @@ public struct ValueRouter: Sendable {
         }
         return EventLoopFuture.whenAllComplete(answers, on: eventLoop).map { results in
             var fresh: [ObjectID: CharacteristicRead] = [:]
-            for ((provider, ids), result) in zip(asked, results) {
+            var now = cached
+            for (index, ((provider, ids), result)) in zip(asked, results).enumerated() {
                 let answered = Self.reads(for: ids, provider: provider, result: result)
                 let values = answered.compactMap { read in
                     read.error == nil
                         ? read.value.map { CharacteristicWrite(characteristicID: read.characteristicID, value: $0) }
                         : nil
                 }
-                // A fresh value is also the cache's new value, published as the provider's.
-                let applied = store.report(
-                    values, reachability: [], provider: provider,
-                    origin: Origin(kind: .provider, connectionID: 0, name: provider))
+                // A fresh value is also the cache's new value, published as the provider's;
+                // the last provider's commit reads every id back in its lock.
+                let applied = store.reportFresh(
+                    values, provider: provider, readingBack: index == asked.count - 1 ? characteristicIDs : nil)
+                if let readBack = applied.readBack { now = readBack }
                 let refused = Dictionary(applied.rejected.map { ($0.characteristicID, $0.error) }) { first, _ in first }
                 for var read in answered {
                     if let error = refused[read.characteristicID] ?? nil {
@@ -60,7 +55,6 @@ public struct ValueRouter: Sendable {
                     fresh[read.characteristicID] = read
                 }
             }
-            let now = store.read(characteristicIDs)
             let reads = now.reads.map { cachedRead -> CharacteristicRead in
                 guard let read = fresh[cachedRead.characteristicID] else { return cachedRead }
                 // The fresh value is now the cache's, stored in its format's kind: that is the answer.
@@ -98,76 +92,43 @@ public struct ValueRouter: Sendable {
         }
     }
 
-    /// Plans writes from one snapshot (`WritePlan`), then carries the plan out: the
-    /// daemon's own characteristics (and those a provider declared optimistic) are
-    /// applied at once in one commit; every provider is sent its part, and what it
-    /// confirms is committed as it answers. An atomic batch must target one provider.
+    /// Decides the batch in one commit (`HomeStore.planWrites`): the daemon's own
+    /// characteristics (and those a provider declared optimistic) are applied
+    /// there; every provider is then sent its part, and what it confirms is
+    /// committed as it answers. An atomic batch must target one provider.
     func write(
         _ writes: [CharacteristicWrite], atomic: Bool = false, validateOnly: Bool = false, origin: Origin,
         timeoutMs: UInt32?, on eventLoop: any EventLoop
     ) -> EventLoopFuture<WriteOutcome> {
-        // The daemon's own characteristics alone (most writes of most homes): no
-        // plan to carry out, one commit.
-        if let outcome = store.writeIfDaemonOwned(
-            writes, atomic: atomic, validateOnly: validateOnly, origin: origin,
-            isRemote: { remoteProvider(of: $0) != nil })
-        {
-            return eventLoop.makeSucceededFuture(outcome)
-        }
-        let plan: WritePlan
+        let planned: HomeStore.PlannedWrites
         do throws(HomeError) {
-            plan = try self.plan(writes, atomic: atomic, validateOnly: validateOnly)
+            planned = try store.planWrites(
+                writes, atomic: atomic, validateOnly: validateOnly, origin: origin, provider: remoteProvider(of:),
+                optimistic: providers.optimistic)
         } catch {
             return eventLoop.makeFailedFuture(error)
         }
-        return carryOut(plan, writes: writes, origin: origin, timeoutMs: timeoutMs, on: eventLoop)
+        switch planned {
+        case .done(let outcome):
+            return eventLoop.makeSucceededFuture(outcome)
+        case .sending(let sent):
+            return send(sent, writes: writes, origin: origin, timeoutMs: timeoutMs, on: eventLoop)
+        }
     }
 
-    /// Plans writes from a snapshot that ends with this call: a copy of the graph
-    /// still alive when the plan is committed would make the commit copy the
-    /// graph's tables.
-    private func plan(_ writes: [CharacteristicWrite], atomic: Bool, validateOnly: Bool) throws(HomeError)
-        -> WritePlan
-    {
-        let (graph, layoutVersion) = store.planningSnapshot()
-        return try WritePlan(
-            writes, atomic: atomic, validateOnly: validateOnly, in: graph, layoutVersion: layoutVersion,
-            provider: remoteProvider(of:), optimistic: providers.optimistic, journalID: store.journalID)
-    }
-
-    /// Applies a plan's local part, sends each provider its part, and commits each
-    /// confirmation when it comes.
-    private func carryOut(
-        _ plan: WritePlan, writes: [CharacteristicWrite], origin: Origin, timeoutMs: UInt32?,
+    /// Sends each provider its part of a decided batch and commits each
+    /// confirmation (with the end of its claims) when it comes.
+    private func send(
+        _ sent: HomeStore.SentWrites, writes: [CharacteristicWrite], origin: Origin, timeoutMs: UInt32?,
         on eventLoop: any EventLoop
     ) -> EventLoopFuture<WriteOutcome> {
         let store = self.store
-        // Conditional writes to providers are checked again under the lock and
-        // claimed before anything is sent; the claims end once the batch is done.
-        var plan = plan
-        let conditional = plan.conditionalProviderItems
-        let refused = store.claimConditions(conditional)
-        let claimed = conditional.filter { refused[$0.position] == nil }.map(\.characteristicID)
-        plan.refuse(refused, writes: writes)
-        let outcome = carryOutClaimed(plan, writes: writes, origin: origin, timeoutMs: timeoutMs, on: eventLoop)
-        guard !claimed.isEmpty else { return outcome }
-        outcome.whenComplete { _ in store.releaseConditions(claimed) }
-        return outcome
-    }
-
-    /// `carryOut` once the conditional writes to providers are claimed.
-    private func carryOutClaimed(
-        _ plan: WritePlan, writes: [CharacteristicWrite], origin: Origin, timeoutMs: UInt32?,
-        on eventLoop: any EventLoop
-    ) -> EventLoopFuture<WriteOutcome> {
-        let store = self.store
-        let local = store.commit(
-            plan.local, plannedAt: plan.layoutVersion, atomic: plan.atomic, checkingConditions: true, origin: origin)
+        let plan = sent.plan
         guard !plan.providers.isEmpty else {
             return eventLoop.makeSucceededFuture(
                 WriteOutcome(
-                    results: plan.results(applying: local.results, writes: writes),
-                    seq: plan.local.isEmpty ? store.lastSeq : local.seq))
+                    results: plan.results(applying: sent.applied, writes: writes),
+                    seq: sent.appliedSeq == 0 ? store.publishedSeq.value : sent.appliedSeq))
         }
         let confirmations = plan.providers.map {
             part -> EventLoopFuture<(results: [(position: Int, result: WriteResult)], seq: UInt64)> in
@@ -178,11 +139,12 @@ public struct ValueRouter: Sendable {
             let answer = providers.send(
                 .write(values, atomic: plan.atomic), to: part.providerID, timeoutMs: timeoutMs, on: eventLoop,
                 from: origin.connectionID)
-            // Every item of this part optimistic: applied above, and the provider is told;
-            // its answer is not waited for (the write is acknowledged at once).
+            // Every item of this part optimistic: applied already, and the provider is
+            // told; its answer is not waited for (the write is acknowledged at once).
             guard !part.confirmed.isEmpty else {
                 return eventLoop.makeSucceededFuture((results: [], seq: 0))
             }
+            let claimed = part.confirmed.compactMap { $0.condition == nil ? nil : $0.characteristicID }
             // One promise, completed where the answer lands (this loop), whatever it says.
             let confirmation = eventLoop.makePromise(
                 of: (results: [(position: Int, result: WriteResult)], seq: UInt64).self)
@@ -190,7 +152,7 @@ public struct ValueRouter: Sendable {
                 let verdicts = WritePlan.verdicts(for: part, answer: answer, atomic: plan.atomic)
                 let confirmed = part.confirmed.filter { verdicts[$0.characteristicID] == .some(nil) }
                 var outcome = store.commit(
-                    confirmed, plannedAt: plan.layoutVersion, atomic: plan.atomic, origin: origin)
+                    confirmed, plannedAt: plan.layoutVersion, atomic: plan.atomic, releasing: claimed, origin: origin)
                 for item in part.confirmed {
                     if case .some(.some(let error)) = verdicts[item.characteristicID] {
                         outcome.results.append(
@@ -201,21 +163,21 @@ public struct ValueRouter: Sendable {
             }
             return confirmation.futureResult
         }
-        let localSeq = plan.local.isEmpty ? 0 : local.seq
         // Most writes go to one provider: no gathering then.
         let outcomes =
             confirmations.count == 1
             ? confirmations[0].map { [$0] } : EventLoopFuture.whenAllSucceed(confirmations, on: eventLoop)
         return outcomes.map { outcomes in
-            // Each write has one result: applied here (the daemon's own, optimistic ones) or confirmed.
-            var applied = local.results
-            var seq = localSeq
+            // Each write has one result: applied at once (the daemon's own, optimistic ones) or confirmed.
+            var applied = sent.applied
+            var seq = sent.appliedSeq
             for outcome in outcomes {
                 applied += outcome.results
                 seq = max(seq, outcome.seq)
             }
             return WriteOutcome(
-                results: plan.results(applying: applied, writes: writes), seq: seq == 0 ? store.lastSeq : seq)
+                results: plan.results(applying: applied, writes: writes),
+                seq: seq == 0 ? store.publishedSeq.value : seq)
         }
     }
 
@@ -224,59 +186,29 @@ public struct ValueRouter: Sendable {
         providers.inProcessProviders.contains(accessory.provider) ? nil : accessory.provider
     }
 
-    /// The provider that serves a characteristic, when it is not served in-process.
-    private func remoteProvider(of characteristicID: ObjectID, in graph: HomeGraph) -> String? {
-        guard let characteristic = graph.characteristics[characteristicID],
-            let accessory = graph.accessories[characteristic.accessoryID]
-        else { return nil }
-        return remoteProvider(of: accessory)
-    }
-
-    /// Runs a scene: its actions are written as one non-atomic batch (through the
-    /// providers of their characteristics), then the action-set-executed event is
-    /// published after the value events they caused.
+    /// Runs a scene: decided in one commit (`HomeStore.planScene`); when some of
+    /// its actions go through providers, the action-set-executed event is
+    /// published after the value events their confirmations caused.
     func executeActionSet(_ actionSetID: ObjectID, origin: Origin, timeoutMs: UInt32?, on eventLoop: any EventLoop)
         -> EventLoopFuture<WriteOutcome>
     {
-        let writes: [CharacteristicWrite]
-        let plan: WritePlan?
+        let scene: (writes: [CharacteristicWrite], planned: HomeStore.PlannedWrites)
         do throws(HomeError) {
-            (writes, plan) = try sceneWrites(actionSetID)
+            scene = try store.planScene(
+                actionSetID, origin: origin, provider: remoteProvider(of:), optimistic: providers.optimistic)
         } catch {
             return eventLoop.makeFailedFuture(error)
         }
-        guard let plan else {
-            // All in the daemon: one commit, as a scene has always been.
-            do throws(HomeError) {
-                return eventLoop.makeSucceededFuture(try store.executeActionSet(actionSetID, origin: origin))
-            } catch {
-                return eventLoop.makeFailedFuture(error)
+        switch scene.planned {
+        case .done(let outcome):
+            return eventLoop.makeSucceededFuture(outcome)
+        case .sending(let sent):
+            let store = self.store
+            return send(sent, writes: scene.writes, origin: origin, timeoutMs: timeoutMs, on: eventLoop).map {
+                outcome in
+                WriteOutcome(
+                    results: outcome.results, seq: store.recordActionSetExecuted(actionSetID, origin: origin))
             }
         }
-        let store = self.store
-        return carryOut(plan, writes: writes, origin: origin, timeoutMs: timeoutMs, on: eventLoop).map { outcome in
-            let seq = store.recordActionSetExecuted(actionSetID, origin: origin)
-            return WriteOutcome(results: outcome.results, seq: seq)
-        }
-    }
-
-    /// A scene's actions as writes, planned from the snapshot they were read from;
-    /// no plan when none of them goes through a provider.
-    ///
-    /// - Throws: NOT_FOUND when there is no such action set.
-    private func sceneWrites(_ actionSetID: ObjectID) throws(HomeError) -> ([CharacteristicWrite], WritePlan?) {
-        let (graph, layoutVersion) = store.planningSnapshot()
-        guard let actionSet = graph.actionSets[actionSetID] else {
-            throw HomeError(.notFound, "no action set with id \(actionSetID)")
-        }
-        guard actionSet.actions.contains(where: { remoteProvider(of: $0.characteristicID, in: graph) != nil }) else {
-            return ([], nil)
-        }
-        let writes = actionSet.actions.map(\.write)
-        // Not atomic: a scene's failed action is reported and the others still run.
-        let plan = try WritePlan(
-            writes, atomic: false, validateOnly: false, in: graph, layoutVersion: layoutVersion,
-            provider: remoteProvider(of:), optimistic: providers.optimistic, journalID: store.journalID)
-        return (writes, plan)
     }
 }

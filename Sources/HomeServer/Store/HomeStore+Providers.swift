@@ -106,18 +106,37 @@ extension HomeStore {
         _ values: [CharacteristicWrite], reachability: [(accessoryID: ObjectID, reachable: Bool)],
         provider: String, origin: Origin
     ) -> (seq: UInt64, rejected: [WriteResult]) {
-        apply(
+        let applied = apply(
             values, reachability: reachability.map { ($0.accessoryID, $0.reachable) }, origin: origin, owner: provider)
+        return (applied.seq, applied.rejected)
+    }
+
+    /// A provider's answer to a fresh read, applied as its report, and the ids read
+    /// back from the cache in the same lock (its values stored in their format's kind).
+    func reportFresh(_ values: [CharacteristicWrite], provider: String, readingBack ids: [ObjectID]?)
+        -> (rejected: [WriteResult], readBack: ReadOutcome?)
+    {
+        let applied = apply(
+            values, reachability: [], origin: Origin(kind: .provider, connectionID: 0, name: provider), owner: provider,
+            readingBack: ids)
+        return (applied.rejected, applied.readBack ?? ids.map { read($0) })
     }
 
     /// Applies values (read-only ones included) and reachability in one commit;
     /// with an `owner`, only what belongs to that provider's accessories (checked in
     /// the commit, on the lookup the write makes anyway).
+    ///
+    /// - Parameter readingBack: ids to read once the commit applied, in its lock;
+    ///   not read (nil) when the commit's values could not be saved.
     private func apply(
-        _ values: [CharacteristicWrite], reachability: [(ObjectID, Bool)], origin: Origin, owner: String? = nil
-    ) -> (seq: UInt64, rejected: [WriteResult]) {
-        if values.isEmpty && reachability.isEmpty { return (lastSeq, []) }
+        _ values: [CharacteristicWrite], reachability: [(ObjectID, Bool)], origin: Origin, owner: String? = nil,
+        readingBack: [ObjectID]? = nil
+    ) -> (seq: UInt64, rejected: [WriteResult], readBack: ReadOutcome?) {
+        if values.isEmpty && reachability.isEmpty {
+            return (publishedSeq.value, [], readingBack.map { read($0) })
+        }
         var adjusted: [AdjustedDeviceValues.Adjustment] = []
+        var readBack: [CharacteristicRead]?
         let committed = commit(.values, origin: origin) { transaction -> [WriteResult] in
             var rejected: [WriteResult] = []
             func owned(_ accessoryID: ObjectID) -> Bool {
@@ -166,6 +185,7 @@ extension HomeStore {
                     transaction.emit(.reachability(accessoryID: accessoryID, reachable: false))
                 }
             }
+            if let readingBack { readBack = Self.reads(readingBack, in: transaction.graph) }
             return rejected
         }
         adjustedDeviceValues.note(adjusted, provider: owner)
@@ -177,9 +197,9 @@ extension HomeStore {
             let undone = values.filter { !rejectedIDs.contains($0.characteristicID) }.map {
                 WriteResult(characteristicID: $0.characteristicID, error: refused)
             }
-            return (committed.lastSeq, committed.result + undone)
+            return (committed.lastSeq, committed.result + undone, nil)
         }
-        return (committed.lastSeq, committed.result)
+        return (committed.lastSeq, committed.result, readBack.map { ReadOutcome(reads: $0, seq: committed.lastSeq) })
     }
 
     private static func notOwned(accessoryID: ObjectID, provider: String) -> WriteResult {

@@ -6,23 +6,48 @@ extension HomeStore {
     /// not readable.
     public func read(_ characteristicIDs: [ObjectID]) -> ReadOutcome {
         withState { state in
-            let reads = characteristicIDs.map { id -> CharacteristicRead in
-                guard let characteristic = state.graph.characteristics[id] else {
-                    return CharacteristicRead(
-                        characteristicID: id, value: nil, lastUpdatedMs: 0,
-                        error: HomeError(.notFound, "no characteristic with id \(id)"))
-                }
-                guard characteristic.properties.readable else {
-                    return CharacteristicRead(
-                        characteristicID: id, value: nil, lastUpdatedMs: 0,
-                        error: HomeError(
-                            .invalidArgument, "characteristic \(id) (\(characteristic.type.name)) is not readable"))
-                }
-                return CharacteristicRead(
-                    characteristicID: id, value: characteristic.value,
-                    lastUpdatedMs: characteristic.lastUpdatedMs, changeSeq: characteristic.changeSeq)
+            ReadOutcome(reads: Self.reads(characteristicIDs, in: state.graph), seq: state.journal.lastSeq)
+        }
+    }
+
+    /// Reads from the cache, and in the same lock groups the readable ones by the
+    /// provider `provider` names for their accessory (nil: the daemon's own): the
+    /// ones a fresh read asks.
+    func read(_ characteristicIDs: [ObjectID], groupedBy provider: (Accessory) -> String?)
+        -> (cached: ReadOutcome, byProvider: [String: [ObjectID]])
+    {
+        withState { state in
+            let reads = Self.reads(characteristicIDs, in: state.graph)
+            var byProvider: [String: [ObjectID]] = [:]
+            for read in reads where read.error == nil {
+                guard let characteristic = state.graph.characteristics[read.characteristicID],
+                    let accessory = state.graph.accessories[characteristic.accessoryID],
+                    let owner = provider(accessory)
+                else { continue }
+                byProvider[owner, default: []].append(read.characteristicID)
             }
-            return ReadOutcome(reads: reads, seq: state.journal.lastSeq)
+            return (ReadOutcome(reads: reads, seq: state.journal.lastSeq), byProvider)
+        }
+    }
+
+    /// Each id read from `graph`: NOT_FOUND for an unknown one, INVALID_ARGUMENT for
+    /// one that is not readable.
+    static func reads(_ characteristicIDs: [ObjectID], in graph: HomeGraph) -> [CharacteristicRead] {
+        characteristicIDs.map { id -> CharacteristicRead in
+            guard let characteristic = graph.characteristics[id] else {
+                return CharacteristicRead(
+                    characteristicID: id, value: nil, lastUpdatedMs: 0,
+                    error: HomeError(.notFound, "no characteristic with id \(id)"))
+            }
+            guard characteristic.properties.readable else {
+                return CharacteristicRead(
+                    characteristicID: id, value: nil, lastUpdatedMs: 0,
+                    error: HomeError(
+                        .invalidArgument, "characteristic \(id) (\(characteristic.type.name)) is not readable"))
+            }
+            return CharacteristicRead(
+                characteristicID: id, value: characteristic.value,
+                lastUpdatedMs: characteristic.lastUpdatedMs, changeSeq: characteristic.changeSeq)
         }
     }
 

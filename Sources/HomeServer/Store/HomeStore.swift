@@ -1,5 +1,6 @@
 public import HomeModel
 public import Logging
+internal import Synchronization
 
 #if canImport(Glibc)
     internal import Glibc
@@ -57,11 +58,23 @@ public final class HomeStore: Sendable {
         /// snapshot outside the lock may be installed only while it is unchanged.
         var graphVersion: UInt64 = 0
         /// Characteristics with a conditional write sent to their provider and not
-        /// yet answered (`claimConditions`).
+        /// yet answered (`Transaction.claim`).
         var conditionalWritesInFlight: Set<ObjectID> = []
     }
 
     private let state: Locked<State>
+    #if DEBUG
+        /// How many times the lock was taken: tests pin how many a call takes.
+        let lockAcquisitions = Atomic<Int>(0)
+    #endif
+
+    /// Takes the lock: every access to `state` goes through here.
+    private func locked<R, E: Error>(_ body: (inout State) throws(E) -> R) throws(E) -> R {
+        #if DEBUG
+            lockAcquisitions.add(1, ordering: .relaxed)
+        #endif
+        return try state.withLock { state throws(E) -> R in try body(&state) }
+    }
 
     /// - Parameters:
     ///   - graph: the initial home graph.
@@ -108,21 +121,21 @@ public final class HomeStore: Sendable {
 
     /// Runs `body` under the lock (for the store's extensions in other files).
     func withState<R, E: Error>(_ body: (inout State) throws(E) -> R) throws(E) -> R {
-        try state.withLock { state throws(E) -> R in try body(&state) }
+        try locked(body)
     }
 
     /// A consistent copy of the graph and the sequence number it reflects (cheap:
     /// the graph's tables are copy-on-write).
     public func snapshot() -> (graph: HomeGraph, seq: UInt64) {
-        state.withLock { ($0.graph, $0.journal.lastSeq) }
+        locked { ($0.graph, $0.journal.lastSeq) }
     }
 
-    public var lastSeq: UInt64 { state.withLock { $0.journal.lastSeq } }
+    public var lastSeq: UInt64 { locked { $0.journal.lastSeq } }
 
-    public var subscriptionCount: Int { state.withLock { $0.subscribers.count } }
+    public var subscriptionCount: Int { locked { $0.subscribers.count } }
 
     public var statistics: (homes: Int, accessories: Int, characteristics: Int) {
-        state.withLock { ($0.graph.homes.count, $0.graph.accessories.count, $0.graph.characteristics.count) }
+        locked { ($0.graph.homes.count, $0.graph.accessories.count, $0.graph.characteristics.count) }
     }
 
     // MARK: The commit primitive
@@ -151,6 +164,9 @@ public final class HomeStore: Sendable {
         /// The store's graph version when the commit began (see `State.graphVersion`).
         let graphVersion: UInt64
         fileprivate(set) var events: [PendingEvent] = []
+        /// The store's conditional writes in flight, moved in for the change to claim
+        /// and release (`State.conditionalWritesInFlight`).
+        var claims: Set<ObjectID> = []
         /// For a `.values` commit with persistence: each stored value's previous
         /// state, in order, so that the commit can be undone if the value log
         /// refuses it. Nil when nothing is persisted.
@@ -226,7 +242,7 @@ public final class HomeStore: Sendable {
     ) throws(Failure) -> Committed<Result> {
         let now = currentTimeMs()
         var wake: [LoopFlusher] = []
-        let committed = try state.withLock { state throws(Failure) -> Committed<Result> in
+        let committed = try locked { state throws(Failure) -> Committed<Result> in
             var transaction: Transaction
             let firstSeq = state.journal.lastSeq + 1
             switch kind {
@@ -243,13 +259,16 @@ public final class HomeStore: Sendable {
                     graph: state.graph, before: state.graph, firstSeq: firstSeq, nowMs: now,
                     layoutVersion: state.layoutVersion, graphVersion: state.graphVersion)
             }
+            swap(&transaction.claims, &state.conditionalWritesInFlight)
             let result: Result
             do throws(Failure) {
                 result = try change(&transaction)
             } catch {
+                swap(&transaction.claims, &state.conditionalWritesInFlight)
                 if kind == .values { swap(&transaction.graph, &state.graph) }
                 throw error
             }
+            swap(&transaction.claims, &state.conditionalWritesInFlight)
             // Values and events are durable before anyone hears of them.
             let saveFailure = makeDurable(&transaction, firstSeq: firstSeq, origin: origin)
             swap(&transaction.graph, &state.graph)

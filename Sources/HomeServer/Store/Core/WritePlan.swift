@@ -1,13 +1,13 @@
 internal import HomeModel
-internal import HomeWire
 
 /// A batch of writes decided from one snapshot of the home before anything is
 /// applied or sent: which are refused and why, which the daemon applies at once,
-/// and what each provider is asked to confirm. No I/O; `ValueRouter` carries it out.
+/// and what each provider is asked to confirm. No I/O: `HomeStore.planWrites` makes it
+/// under the store's lock and `ValueRouter` sends its provider parts.
 ///
 /// Every write is validated and normalised here, once: what a provider is sent is
 /// the value as the daemon will store it, and its confirmation is committed as
-/// checked here unless the layout changed in between (`HomeStore.commit(_:plannedAt:origin:)`).
+/// checked here unless the layout changed in between (`HomeStore.commit(_:plannedAt:atomic:releasing:origin:)`).
 struct WritePlan {
     /// One valid write, with its place in the batch.
     struct Item {
@@ -129,10 +129,11 @@ struct WritePlan {
         if anyOptimistic { local.sort { $0.position < $1.position } }
     }
 
-    /// The conditional writes that go to providers: each must be claimed under the
-    /// store's lock before it is sent (`HomeStore.claimConditions`).
+    /// The conditional writes whose result is a provider's confirmation: each is
+    /// claimed under the store's lock before it is sent (`Transaction.claim`). An
+    /// optimistic one is applied at once, its condition checked then.
     var conditionalProviderItems: [Item] {
-        providers.flatMap { part in part.items.filter { $0.condition != nil } }
+        providers.flatMap { part in part.confirmed.filter { $0.condition != nil } }
     }
 
     /// Takes out writes whose condition no longer held when they were claimed: they
@@ -176,39 +177,6 @@ struct WritePlan {
                 ?? WriteResult(
                     characteristicID: writes[position].characteristicID,
                     error: HomeError(.internal, "write \(position) of the batch was neither applied nor refused"))
-        }
-    }
-
-    /// What a provider's answer means for each write it was to confirm: nil when
-    /// confirmed, else why not. In an atomic batch, anything short of confirming
-    /// all of it fails all of it.
-    static func verdicts(for part: ProviderPart, answer: Result<CommandAnswer, any Error>, atomic: Bool)
-        -> [ObjectID: HomeError?]
-    {
-        var verdicts: [ObjectID: HomeError?] = [:]
-        for item in part.confirmed {
-            verdicts[item.characteristicID] = confirmation(of: item.characteristicID, answer: answer)
-        }
-        if atomic && verdicts.values.contains(where: { $0 != nil }) {
-            for (id, verdict) in verdicts where verdict == nil {
-                verdicts[id] = HomeError(
-                    .aborted, "not applied: the provider refused another write of this atomic batch")
-            }
-        }
-        return verdicts
-    }
-
-    /// nil when the provider confirmed the write of this characteristic; else why not.
-    private static func confirmation(of id: ObjectID, answer: Result<CommandAnswer, any Error>) -> HomeError? {
-        switch answer {
-        case .failure(let error as HomeError): return error
-        case .failure: return HomeError(.internal, "the provider's answer could not be read")
-        case .success(let answer):
-            if let error = answer.error { return error }
-            guard let item = answer.writes.first(where: { $0.characteristicID == id }) else {
-                return HomeError(.internal, "the provider answered without a result for characteristic \(id)")
-            }
-            return item.error
         }
     }
 }
