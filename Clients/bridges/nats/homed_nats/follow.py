@@ -35,6 +35,8 @@ log = logging.getLogger("homed-nats.remote")
 
 __all__ = ["Site", "Scope", "Layout", "Subscription"]
 
+CALLS_CLIENT = "homed-nats calls"  # the bridge's connection for remote calls (calls.py)
+OWN_WAIT = 2.0  # how long an event may wait for the answer of a write that caused it
 PAGE = 256  # characteristics per snapshot page, as the bridge's records
 NEVER_ISSUED_WAIT = 2.0  # a seq past the stream's tail may be on its way from the bridge
 
@@ -364,12 +366,14 @@ class Subscription:
     """One Subscribe call: `await run()` sends its messages with `send`
     (an async function of a SubscribeResponse) until cancelled."""
 
-    def __init__(self, site: Site, request, send: Callable, origins: Dict[int, Tuple[int, str]], connection_id: int,
-                 max_frame: int):
+    def __init__(self, site: Site, request, send: Callable, writes, connection_id: int, max_frame: int):
+        """`writes` is the remote socket's record of its writes: `origins`
+        ({seq: (connection id, client name)}) and `writes_in_flight`."""
         self.site = site
         self.request = request
         self.send = send
-        self.origins = origins
+        self.writes = writes
+        self.origins = writes.origins
         self.connection_id = connection_id
         self.max_frame = max_frame
         self.scope = Scope(request.filter)
@@ -378,8 +382,12 @@ class Subscription:
         self.position = 0
         self.sub = None
         self.consumer = None
+        self.delivered = 0
         self._pages: Optional[list] = None
         self._pages_reason = ""
+        # Set when the client cancels: nats-py may turn a task's cancellation
+        # inside a fetch into its own timeout, so the loop looks as well.
+        self.cancelled = False
 
     async def _message(self, **fields) -> None:
         message = pb.SubscribeResponse(journal_id=self.journal, **fields)
@@ -426,7 +434,6 @@ class Subscription:
         if request.HasField("since_seq"):
             position, why = await self.site.position_after(request.journal_id, request.since_seq)
             if why is None:
-                _, tail = await self.site.tail()
                 self.journal, self.seq, self.position = request.journal_id, request.since_seq, position
                 await self._marker(pb.MARKER_SUBSCRIBED, request.since_seq)
                 return
@@ -460,6 +467,7 @@ class Subscription:
                                     inactive_threshold=60.0, mem_storage=True)
         self.sub = await self.site.js.pull_subscribe(names.stream_subjects[0], stream=names.stream, config=config)
         self.consumer = config.name
+        self.delivered = 0  # the consumer's count of messages given: one by one, or some were lost
 
     async def close(self) -> None:
         if self.sub is not None:
@@ -474,6 +482,8 @@ class Subscription:
         heartbeat = self.request.heartbeat_ms / 1000 if self.request.heartbeat_ms else None
         quiet = 0.0
         while True:
+            if self.cancelled:
+                raise asyncio.CancelledError()
             try:
                 if self.sub is None:
                     await self._subscribe()
@@ -487,23 +497,40 @@ class Subscription:
                     if self.consumer:
                         await self.site.js.consumer_info(self.site.names.stream, self.consumer)
                 except nats.js.errors.NotFoundError:
-                    self.sub = None  # a server restart lost the consumer
+                    await self.close()  # a server restart lost the consumer
                 except (nats.errors.Error, asyncio.TimeoutError):
                     await asyncio.sleep(0.2)
                 continue
             except (nats.errors.Error, asyncio.TimeoutError, OSError) as error:
                 log.debug("stream %s: %s; following again after position %d", self.site.names.stream, error,
                           self.position)
-                self.sub = None
+                await self.close()
                 await asyncio.sleep(0.2)
                 continue
             for msg in messages:
+                delivered = msg.metadata.sequence.consumer
+                if delivered != self.delivered + 1:
+                    # Messages the consumer counts as given were lost on the way
+                    # (a connection cut while they were in flight): follow again from
+                    # the last one handled with a consumer of its own.
+                    log.debug("stream %s: delivery %d after %d; following again after position %d",
+                              self.site.names.stream, delivered, self.delivered, self.position)
+                    await self.close()
+                    break
+                self.delivered = delivered
                 position = msg.metadata.sequence.stream
                 if position <= self.position:
                     continue
                 self.position = position
                 if await self._take(msg.headers, msg.data or b""):
                     quiet = 0.0
+
+    async def _own(self, seq: int):
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + OWN_WAIT
+        while seq not in self.origins and self.writes.writes_in_flight and loop.time() < deadline:
+            await asyncio.sleep(0.002)
+        return self.origins.get(seq)
 
     async def _take(self, headers, data) -> bool:
         tail = L.tail_of(headers)
@@ -541,7 +568,13 @@ class Subscription:
         for event in response.events:
             if not self.scope.matches(event, layout):
                 continue
-            own = self.origins.get(event.seq) if event.origin.kind == pb.ORIGIN_CLIENT else None
+            own = None
+            if event.origin.kind == pb.ORIGIN_CLIENT and event.origin.name.startswith(CALLS_CLIENT):
+                own = self.origins.get(event.seq)
+                if own is None and self.writes.writes_in_flight:
+                    # The event may be one of a write of this socket whose answer is
+                    # still on its way: its origin is known once the answer is in.
+                    own = await self._own(event.seq)
             if own is not None:
                 if own[0] == self.connection_id and self.request.exclude_own:
                     continue

@@ -94,6 +94,7 @@ class RemoteReader:
         self.entries: Dict[int, int] = {}  # characteristic id -> stream sequence of its value held
         self.sub = None
         self.consumer: Optional[str] = None
+        self.delivered = 0
         self.foreign = 0
         self._pending: List[Item] = []
         self._pages: Optional[Dict[int, dict]] = None
@@ -148,6 +149,7 @@ class RemoteReader:
                                     mem_storage=True)
         self.sub = await self.js.pull_subscribe(self.filter, stream=self.names.stream, config=config)
         self.consumer = config.name
+        self.delivered = 0  # the consumer's count of messages given: one by one, or some were lost
 
     async def _fetch(self):
         try:
@@ -169,6 +171,15 @@ class RemoteReader:
             await asyncio.sleep(0.2)
             return
         for msg in messages:
+            delivered = msg.metadata.sequence.consumer
+            if delivered != self.delivered + 1:
+                # Messages the consumer counts as given were lost on the way (a
+                # connection cut while they were in flight): a consumer of its own again.
+                log.debug("stream %s: delivery %d after %d; following again from %d", self.names.stream, delivered,
+                          self.delivered, self.position)
+                await self.close()
+                return
+            self.delivered = delivered
             seq = msg.metadata.sequence.stream
             if seq <= self.position:
                 continue  # a consumer made again after a message it already gave

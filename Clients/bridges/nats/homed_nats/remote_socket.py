@@ -45,6 +45,8 @@ MAX_STREAMS = 64
 HELLO_TIMEOUT = 5.0
 ORIGINS = 65536  # the seqs of writes made through this socket, for their events' origin
 DEFAULT_CALL_TIMEOUT = 30.0
+ORIGIN_METHODS = ("WriteCharacteristics",)  # whose answers name the events they caused (their seq)
+FIRST_CONNECT = 3.0  # how long after its start the socket waits for NATS before saying UNAVAILABLE
 
 
 class SocketInUse(Exception):
@@ -143,6 +145,8 @@ class Connection:
             pass
         finally:
             self.closed = True
+            for subscription in list(self.subscriptions.values()):
+                subscription.cancelled = True
             for task in list(self.calls.values()):
                 task.cancel()
             try:
@@ -217,6 +221,8 @@ class Connection:
         elif kind == "cancel":
             task = self.calls.get(call_id)
             if task is not None:
+                if call_id in self.subscriptions:
+                    self.subscriptions[call_id].cancelled = True
                 task.cancel()
         elif kind == "open":
             if call_id == 0:
@@ -231,7 +237,10 @@ class Connection:
         try:
             code, message = await self._dispatch(call_id, method, open_)
         except asyncio.CancelledError:
-            code, message = pb.CANCELLED, f"{method}: cancelled by the client"
+            if self.server.stopping is not None and self.server.stopping.is_set():
+                code, message = pb.UNAVAILABLE, f"{method}: homed-nats-remote is stopping"
+            else:
+                code, message = pb.CANCELLED, f"{method}: cancelled by the client"
         except homed.HomedError as error:
             code, message = error.code, error.message
         except Exception as error:  # noqa: BLE001 - one call's failure is that call's
@@ -261,15 +270,22 @@ class Connection:
             return await self._subscribe(call_id, request, timeout)
         if method == "ModifySubscription":
             return self._modify(call_id, request)
-        payload = await self.server.unary(method, open_.request, timeout)
+        writing = method in ORIGIN_METHODS
+        if writing:
+            self.server.writes_in_flight += 1
+        try:
+            payload = await self.server.unary(method, open_.request, timeout)
+            if method == "WriteCharacteristics":
+                for result in pb.WriteCharacteristicsResponse.FromString(payload).results:
+                    if result.seq:
+                        self.server.remember(result.seq, self.id, self.client_name)
+        finally:
+            if writing:
+                self.server.writes_in_flight -= 1
         if len(payload) + 32 > self.max_frame:
             return pb.RESOURCE_EXHAUSTED, (f"{method}: the answer is {len(payload)} bytes, over this connection's "
                                            f"frame size ({self.max_frame}); ask for less (GetHome: page_size)")
-        if method == "WriteCharacteristics":
-            for result in pb.WriteCharacteristicsResponse.FromString(payload).results:
-                if result.seq:
-                    self.server.remember(result.seq, self.id, self.client_name)
-        elif method == "GetStatus":
+        if method == "GetStatus":
             status = pb.GetStatusResponse.FromString(payload)
             status.connection_id = self.id
             status.socket_path = self.server.path
@@ -296,7 +312,7 @@ class Connection:
             self.write(pb.Frame(call_id=call_id, message=pb.CallMessage(payload=message.SerializeToString())))
             await self.flush()
 
-        subscription = Subscription(site, request, send, self.server.origins, self.id, self.max_frame)
+        subscription = Subscription(site, request, send, self.server, self.id, self.max_frame)
         self.subscriptions[call_id] = subscription
 
         async def run():
@@ -335,10 +351,12 @@ class RemoteSocket:
         self._journal = ""
         self.connections: Dict[int, Connection] = {}
         self.origins: Dict[int, tuple] = {}
+        self.writes_in_flight = 0
         self._order: collections.deque = collections.deque()
         self._ids = itertools.count(1)
         self.stopping: Optional[asyncio.Event] = None
         self.loop = None
+        self.started = 0.0
 
     # -- NATS -------------------------------------------------------------------------
 
@@ -361,7 +379,17 @@ class RemoteSocket:
         self.nc = await connect_nats(self.settings, f"homed-nats-remote ({self.names.site})", stopping=self.stopping)
         log.info("connected to the NATS server %s", self.nc.connected_url.netloc if self.nc.connected_url else "?")
 
+    async def _first_connection(self) -> None:
+        """Just started (by `homectl --nats`, say), the socket listens before NATS
+        answers: a first client waits for the first connection a little, rather
+        than hearing UNAVAILABLE from a server that is there."""
+        if self.nc is None and self.loop is not None and self.loop.time() - self.started < FIRST_CONNECT:
+            deadline = self.started + FIRST_CONNECT
+            while self.nc is None and self.loop.time() < deadline:
+                await asyncio.sleep(0.02)
+
     async def site(self) -> Site:
+        await self._first_connection()
         nc = self.connected()
         if self._site is None:
             js = nc.jetstream(timeout=5, prefix=self.js_prefix) if self.js_prefix else nc.jetstream(timeout=5)
@@ -387,6 +415,7 @@ class RemoteSocket:
         return self._journal
 
     async def unary(self, method: str, request: bytes, timeout: Optional[float]) -> bytes:
+        await self._first_connection()
         nc = self.connected()
         subject = call_subject(self.names.prefix, self.names.site, method)
         headers = {HDR_TIMEOUT: str(int(timeout * 1000))} if timeout is not None else None
@@ -426,6 +455,7 @@ class RemoteSocket:
 
     async def serve(self) -> None:
         self.loop = asyncio.get_running_loop()
+        self.started = self.loop.time()
         self.stopping = asyncio.Event()
         _prepare_directory(self.path)
         if os.path.exists(self.path):
@@ -449,6 +479,8 @@ class RemoteSocket:
             server.close()
             for connection in list(self.connections.values()):
                 connection.write(pb.Frame(call_id=0, go_away=pb.GoAway(reason="homed-nats-remote is stopping")))
+                for subscription in list(connection.subscriptions.values()):
+                    subscription.cancelled = True
                 for task in list(connection.calls.values()):
                     task.cancel()
             await asyncio.sleep(0)
