@@ -76,7 +76,7 @@ find "$usr/lib/homed/venvs" -name __pycache__ -type d -prune -exec rm -rf {} +
 find "$usr/lib/homed/venvs" -type f -name '*.so*' -exec strip --strip-unneeded --remove-section=.comment \
   --remove-section=.note {} +
 # As dh_strip does for executables: the symbols are a third of each binary.
-for program in homed homed-ctl homed-sim; do
+for program in homed homed-ctl homed-sim homed-web; do
   strip --remove-section=.comment --remove-section=.note "$usr/bin/$program"
 done
 
@@ -112,6 +112,7 @@ for readme in providers/zigbee2mqtt:zigbee2mqtt providers/mqtt:mqtt-devices prov
 done
 install -D -m 644 Clients/bridges/homeassistant/homed-mqtt.example.ini "$doc/examples/homed-mqtt.example.ini"
 install -D -m 644 Clients/bridges/nats/homed-nats.example.ini "$doc/examples/homed-nats.example.ini"
+install -m 644 Web/README.md "$doc/README.web.md"
 install -m 644 README.md "$doc/README.md"
 gzip -9n "$doc/README.md"
 # The pages README.md links to, where its links lead (docs/…).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds homed, homectl and homed-sim in release mode and installs them with their man
+# Builds homed, homectl, homed-sim and homed-web (Web/) in release mode and installs them with their man
 # pages, shell completions, systemd units (system and user), sysusers.d and tmpfiles.d
 # entries, the Python integrations (each in a venv of its own under
 # PREFIX/lib/homed/venvs, its commands in PREFIX/bin: Scripts/install-python.sh; PYTHON
@@ -86,6 +86,10 @@ if [[ $build == yes ]]; then
     "${swift_build[@]}" --product "$product"
   done
   bin=$("${swift_build[@]}" --show-bin-path)
+  # homed-web is a package of its own (Web/), with its own build directory.
+  echo "== swift build --package-path Web -c release --product homed-web"
+  "${swift_build[@]}" --package-path Web --product homed-web
+  web_bin=$("${swift_build[@]}" --package-path Web --show-bin-path)
 else
   # .build/release is the link SwiftPM keeps to the last release build's directory.
   bin=$PWD/.build/release
@@ -94,6 +98,10 @@ else
   build it first: swift build -c release --static-swift-stdlib --product $program
   (or run install.sh without --no-build)"
   done
+  web_bin=$PWD/Web/.build/release
+  [[ -x "$web_bin/homed-web" ]] || die "--no-build: no release build of homed-web in $web_bin
+  build it first: swift build --package-path Web -c release --static-swift-stdlib --product homed-web
+  (or run install.sh without --no-build)"
 fi
 
 # --- homectl's name: never replace another program's homectl ------------------------
@@ -187,6 +195,12 @@ while read -r kind path; do
     installed+=("$path")
   fi
 done <"$python_manifest"
+# homed-web (Web/): its program, its hand-written man page, its system unit (not
+# enabled) and its users.
+put 755 "$web_bin/homed-web" bin/homed-web
+put 644 Packaging/man/homed-web.1 share/man/man1/homed-web.1
+unit Packaging/systemd/homed-web.service lib/systemd/system/homed-web.service
+put 644 Packaging/sysusers.d/homed-web.conf lib/sysusers.d/homed-web.conf
 put 644 Packaging/sysusers.d/homed.conf lib/sysusers.d/homed.conf
 put 644 Packaging/tmpfiles.d/homed.conf lib/tmpfiles.d/homed.conf
 # The configuration's every key, commented out: copy it to /etc/homed/homed.yaml.

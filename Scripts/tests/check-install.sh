@@ -26,13 +26,14 @@ expected=(
   lib/sysusers.d/homed.conf lib/tmpfiles.d/homed.conf share/homed/install-manifest
   bin/homed-nats-remote share/man/man1/homed-nats-remote.1 lib/homed/venvs/nats/bin/homed-nats-remote
   lib/homed/venvs/nats/pyvenv.cfg lib/systemd/system/homed-nats.service
+  bin/homed-web share/man/man1/homed-web.1 lib/systemd/system/homed-web.service lib/sysusers.d/homed-web.conf
 )
 for program in homed-zigbee2mqtt homed-mqtt-devices homed-mqtt homed-homekit homed-homekit-provider homed-nats \
   homed-nats-remote homed-sysfs homed-esphome homed-hue; do
   expected+=("bin/$program" "share/man/man1/$program.1")
 done
 for file in "${expected[@]}"; do [[ -s "$prefix/$file" ]] || fail "missing or empty: $file"; done
-for program in homed homectl homed-sim homed-nats-remote homed-zigbee2mqtt homed-homekit-provider; do
+for program in homed homectl homed-sim homed-web homed-nats-remote homed-zigbee2mqtt homed-homekit-provider; do
   [[ -x "$prefix/bin/$program" ]] || fail "not executable: bin/$program"
 done
 ! grep -rn '@BINDIR@' "$prefix/lib" || fail "@BINDIR@ left in a unit"
@@ -40,6 +41,7 @@ grep -qx "ExecStart=$prefix/bin/homed --socket /run/homed/homed.sock --db /var/l
   "$prefix/lib/systemd/system/homed.service" || fail "the system unit does not start $prefix/bin/homed"
 "$prefix/bin/homectl" --version | grep -qx '[0-9][0-9.]*' || fail "homectl --version does not print a version"
 "$prefix/bin/homed" --help >/dev/null || fail "homed --help failed"
+"$prefix/bin/homed-web" --help >/dev/null || fail "homed-web --help failed"
 bash -c "source '$prefix/share/bash-completion/completions/homectl' && complete -p homectl" >/dev/null \
   || fail "bash does not load homectl's completion"
 # homectl --nats runs the homed-nats-remote beside it, in its own venv (a PATH
@@ -64,7 +66,7 @@ if command -v systemd-analyze >/dev/null; then
   (cd "$prefix/lib/systemd/system" && MANPATH="$prefix/share/man" systemd-analyze verify ./homed.service ./homed.socket \
     ./homed-zigbee2mqtt.service ./homed-mqtt-devices.service ./homed-mqtt.service ./homed-homekit.service \
     ./homed-homekit-provider.service ./homed-nats.service ./homed-sysfs.service ./homed-esphome.service \
-    ./homed-hue.service) \
+    ./homed-hue.service ./homed-web.service) \
     >"$tmp/verify" 2>&1 || true
   (cd "$prefix/lib/systemd/user" && XDG_RUNTIME_DIR="$tmp/runtime" MANPATH="$prefix/share/man" \
     systemd-analyze --user verify ./homed.service ./homed.socket) >>"$tmp/verify" 2>&1 || true

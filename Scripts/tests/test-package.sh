@@ -108,6 +108,8 @@ expected=(
   "/usr/lib/homed/venvs/nats/pyvenv.cfg 644" "/usr/lib/homed/venvs/homekit/bin/homed-homekit-provider 644"
   "/usr/share/doc/homed/README.zigbee2mqtt.md 644" "/usr/share/doc/homed/examples/homed-nats.example.ini 644"
   "/usr/share/doc/homed/README.esphome.md 644" "/usr/share/doc/homed/README.hue.md 644"
+  "/usr/bin/homed-web 755" "/usr/share/man/man1/homed-web.1.gz 644" "/usr/lib/systemd/system/homed-web.service 644"
+  "/usr/lib/sysusers.d/homed-web.conf 644" "/usr/share/doc/homed/README.web.md 644"
   "/etc/homed/homed.yaml 644" "/usr/share/doc/homed/copyright 644" "/usr/share/doc/homed/changelog.gz 644"
   "/usr/share/doc/homed/examples/demo-home.yaml 644"
 )
@@ -165,6 +167,11 @@ step "the installed programs run"
 [[ $("$root/usr/bin/homed" --version) == "$version" ]] || fail "homed --version is not $version"
 [[ $("$root/usr/bin/homed-ctl" --version) == "$version" ]] || fail "homed-ctl --version is not $version"
 "$root/usr/bin/homed-sim" --help >/dev/null || fail "homed-sim --help failed"
+# homed-web's man page, written by hand, describes every option of homed-web serve.
+for option in $("$root/usr/bin/homed-web" serve --help | grep -o -- '--[a-z][a-z-]*' | sort -u | grep -v -x -- --help); do
+  zcat "$root/usr/share/man/man1/homed-web.1.gz" | grep -- "${option//-/\\\\-}" >/dev/null \
+    || fail "homed-web.1 does not describe $option"
+done
 grep -qx "ExecStart=/usr/bin/homed --socket /run/homed/homed.sock --db /var/lib/homed/homed.sqlite" \
   "$root/usr/lib/systemd/system/homed.service" || fail "homed.service does not start /usr/bin/homed"
 grep -q '^ExecStart=/usr/bin/homed-sysfs ' "$root/usr/lib/systemd/system/homed-sysfs.service" \

@@ -126,6 +126,7 @@ struct Serve: AsyncParsableCommand {
                 localRole = .user
             }
         }
+        try await Self.checkIdentities(configuration, logger: logger)
         let server = WebServer(configuration: configuration, localRole: localRole, logger: logger)
         logger.info(
             "homed-web serving",
@@ -135,6 +136,35 @@ struct Serve: AsyncParsableCommand {
                 "tls": "\(configuration.tls)",
             ])
         try await server.application().runService()
+    }
+
+    /// Each `--connect-as` user must have, in homed, no more than its role: a viewer
+    /// identity that homed takes for a user would let viewers write. Checked when homed
+    /// answers at start (it is looked up again by homed at every call).
+    static func checkIdentities(_ configuration: WebConfiguration, logger: Logger) async throws {
+        let link = HomedLink(socketPath: configuration.socketPath)
+        for (role, identity) in configuration.identities {
+            let given: Role?
+            do {
+                let client = try await link.connect(as: identity, name: "homed-web (check)")
+                given = try await client.status().callerRole
+                await client.close()
+            } catch  where error.code == .unavailable {
+                logger.notice("homed is not answering yet; --connect-as \(role.name) is not checked")
+                continue
+            } catch {
+                throw ValidationError("--connect-as \(role.name)=\(identity.name): \(error.message)")
+            }
+            if let given, given > role {
+                throw ValidationError(
+                    "--connect-as \(role.name)=\(identity.name): homed gives \(identity) the \(given.name) role, "
+                        + "more than \(role.name); give it the \(role.name) role in homed (--\(role.name)s, or roles in "
+                        + "homed.yaml)")
+            }
+            logger.info(
+                "\(role.name) sessions connect to homed as \(identity), whom homed gives the \(given?.name ?? "no") role"
+            )
+        }
     }
 
     static func parseListen(_ text: String) throws -> WebConfiguration.Listen {

@@ -20,10 +20,11 @@ extension Assets {
         .accessory.unreachable { opacity: .6; }
         .accessory.unreachable .state { color: var(--bad); }
         .accessory.pending { outline: 2px dashed var(--accent); }
-        .char { display: flex; gap: .4em; align-items: center; font-size: .85em; min-height: 1.8em; }
+        .char { display: flex; flex-wrap: wrap; gap: .4em; align-items: center; font-size: .85em; min-height: 1.8em; }
+        .char select { max-width: 100%; }
         .char .name { flex: 1; color: var(--muted); }
         .char input[type=range] { width: 7em; }
-        .char button.chart { border: 0; background: none; color: var(--accent); cursor: pointer; padding: 0 .2em; }
+        .char button.chart { border: 0; background: none; color: var(--accent); cursor: pointer; padding: 0 .2em; font-size: .85em; }
         button.toggle { min-width: 3.5em; border-radius: 1em; border: 1px solid #ccc; background: #eee; cursor: pointer; }
         button.toggle[aria-pressed="true"] { background: var(--accent); color: #fff; border-color: var(--accent); }
         .error { color: var(--bad); font-size: .85em; min-height: 0; margin: 0; }

@@ -3,10 +3,11 @@ extension Assets {
     /// follows the event stream by seq, and sends writes. `window.homedWeb` keeps what
     /// the tests and the benchmark read: every seq received (`seqs`) and when each
     /// event's change reached the DOM (`applied`, ms since the epoch from
-    /// performance.timeOrigin + performance.now()).
+    /// performance.timeOrigin + performance.now()), and homed's time of each value
+    /// event (`eventMs`).
     static let appJS = #"""
         'use strict';
-        const web = window.homedWeb = { state: null, lastSeq: 0, journal: '', seqs: [], applied: {}, source: null, statusLog: [], opened: [] };
+        const web = window.homedWeb = { state: null, lastSeq: 0, journal: '', seqs: [], applied: {}, source: null, statusLog: [], opened: [], eventMs: {} };
         const $ = (selector, root = document) => root.querySelector(selector);
         const el = (tag, attributes = {}, ...children) => {
           const node = document.createElement(tag);
@@ -33,6 +34,8 @@ extension Assets {
           if (c.format === 'bool') text = c.value ? 'true' : 'false';
           return text + (units[c.unit] || '');
         }
+        // "CurrentHeatingCoolingState" → "Current heating cooling state", as homectl spaces names.
+        const spaced = (name) => name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').replace(/ ([A-Z])(?=[a-z])/g, (m, c) => ' ' + c.toLowerCase());
         const chars = (ids) => ids.map((id) => web.state.characteristics[id]).filter(Boolean);
         function ago(ms) {
           const s = Math.max(0, Math.round((Date.now() - ms) / 1000));
@@ -141,12 +144,12 @@ extension Assets {
 
         function characteristicRow(c) {
           const row = el('div', { class: 'char', 'data-char': c.id, 'data-type': c.type },
-            el('span', { class: 'name', text: c.type }),
+            el('span', { class: 'name', text: spaced(c.type) }),
             el('span', { class: 'value', 'data-value': c.id, text: display(c) }));
           const input = control(c);
           if (input) row.append(input);
           if (c.readable && ['uint8', 'uint16', 'uint32', 'uint64', 'int', 'float'].includes(c.format) && !c.names) {
-            const button = el('button', { class: 'chart', type: 'button', title: 'History', text: '📈' });
+            const button = el('button', { class: 'chart', type: 'button', title: 'History of the last 24 hours', text: 'history' });
             button.addEventListener('click', () => chart(c));
             row.append(button);
           }
@@ -240,6 +243,7 @@ extension Assets {
             const c = web.state.characteristics[data.id];
             if (c) { c.value = data.value; c.updatedMs = data.timeMs; updateCharacteristic(data.id); }
             stamp(data.seq);
+            web.eventMs[data.seq] = data.timeMs;
           });
           source.addEventListener('reachability', (event) => {
             const data = received(event);
@@ -287,7 +291,7 @@ extension Assets {
         async function chart(c) {
           $('#chart-section').hidden = false;
           const accessory = web.state.accessories[c.accessory];
-          $('#chart-title').textContent = `${accessory ? accessory.name : ''} ${c.type}: last 24 h`;
+          $('#chart-title').textContent = `${accessory ? accessory.name : ''} ${spaced(c.type)}: last 24 h`;
           const response = await fetch(`/api/history?id=${c.id}&hours=24`, { credentials: 'same-origin' });
           const answer = await response.json();
           if (!response.ok) { $('#chart').textContent = answer.message; return; }
