@@ -132,17 +132,14 @@ class Connection:
                     self.status(0, pb.RESOURCE_EXHAUSTED, f"{error}")
                     await self.flush()
                     return
-                for body in bodies:
-                    try:
-                        frame = pb.Frame.FromString(body)
-                    except Exception as error:  # noqa: BLE001 - a frame that does not decode ends the connection
-                        self.status(0, pb.INVALID_ARGUMENT, f"a frame that is no home.v1.Frame: {error}")
-                        await self.flush()
-                        return
-                    self._frame(frame)
+                if not self._bodies(bodies):
+                    await self.flush()
+                    return
                 await self.flush()
         except (ConnectionError, OSError):
             pass
+        except Exception:  # noqa: BLE001 - one connection's failure must not end the socket: said, then closed
+            log.exception("connection %d (%s): closed after an unexpected error", self.id, self.client_name)
         finally:
             self.closed = True
             for subscription in list(self.subscriptions.values()):
@@ -204,9 +201,19 @@ class Connection:
         reply.hello_reply.capabilities.append("batch-events")
         reply.hello_reply.journal_id = journal
         self.write(reply)
-        for body in bodies[1:]:
-            self._frame(pb.Frame.FromString(body))
+        going_on = self._bodies(bodies[1:])
         await self.flush()
+        return going_on
+
+    def _bodies(self, bodies) -> bool:
+        """Takes in frames; False when one does not decode (said on call 0: the connection ends)."""
+        for body in bodies:
+            try:
+                frame = pb.Frame.FromString(body)
+            except Exception as error:  # noqa: BLE001 - a frame that does not decode ends the connection
+                self.status(0, pb.INVALID_ARGUMENT, f"a frame that is no home.v1.Frame: {error}")
+                return False
+            self._frame(frame)
         return True
 
     def _frame(self, frame) -> None:
