@@ -22,67 +22,60 @@ extension HomeStore {
     /// - Parameter make: makes the subscriber, given its id and its compiled scope.
     func subscribe(
         _ filter: SubscriptionFilter, start: SubscriptionStart,
-        make: (UInt64, SubscriptionScope) -> SubscriptionStream
-    ) throws(HomeError) -> SubscriptionStream {
-        var wake: LoopFlusher?
-        let subscriber = try withState { state throws(HomeError) -> SubscriptionStream in
+        make: (UInt64, SubscriptionScope) -> Fanout.Subscriber
+    ) throws(HomeError) -> Fanout.Subscriber {
+        let (subscriber, wake) = try withState { state throws(HomeError) -> (Fanout.Subscriber, Fanout.Wake) in
             try SubscriptionScope.validate(filter, in: state.graph)
             let scope = SubscriptionScope(filter)
-            let id = state.nextSubscriptionID
-            state.nextSubscriptionID += 1
-            let subscriber = make(id, scope)
-            let lastSeq = state.journal.lastSeq
-            let subscribed = SinkItem.marker(StreamMarker(kind: .subscribed, seq: lastSeq))
-            switch start {
-            case .live:
-                subscriber.start(with: [subscribed])
-            case .snapshot:
-                subscriber.start(
-                    with: [subscribed]
-                        + SubscriptionSnapshot.items(for: scope, in: state.graph, seq: lastSeq, leading: nil))
-            case .resume(let since, let journalID, let stored):
-                if journalID == state.journal.id,
-                    let missed = state.journal.events(after: since)
-                        ?? Self.stitch(stored, after: since, to: state.journal)
-                {
-                    subscriber.start(with: [.marker(StreamMarker(kind: .subscribed, seq: since))])
-                    for event in missed {
-                        let flusher = subscriber.offer(
-                            event, characteristic: Self.subject(of: event, in: state.graph), in: state.graph,
-                            graphSeq: lastSeq, layoutVersion: state.layoutVersion,
-                            mergeable: Self.isMergeable(event, in: state.graph)
-                        ) { nil }
-                        wake = wake ?? flusher
-                    }
-                } else {
-                    let reason =
-                        if journalID != state.journal.id {
-                            "journal changed (was \(journalID.isEmpty ? "unknown" : journalID), now \(state.journal.id))"
-                        } else if since > lastSeq {
-                            "sequence number \(since) was never issued by journal \(state.journal.id), which is at \(lastSeq)"
-                        } else if history != nil {
-                            "events after \(since) were purged from the history or are more than a resume "
-                                + "replays (\(Self.maxStoredReplay)); read them with ReadHistory"
-                        } else {
-                            state.journal.unheldReason(after: since)
-                        }
-                    subscriber.start(
-                        with: [subscribed]
-                            + SubscriptionSnapshot.items(
-                                for: scope, in: state.graph, seq: lastSeq,
-                                leading: StreamMarker(kind: .resync, seq: lastSeq, reason: reason)))
-                }
-            }
-            state.subscribers[id] = subscriber
-            return subscriber
+            return state.fanout.subscribe(
+                opening: opening(for: scope, start: start, state: state), in: state.graph,
+                graphSeq: state.journal.lastSeq, layoutVersion: state.layoutVersion
+            ) { id in make(id, scope) }
         }
-        wake?.scheduleFlush()
+        wake.wake()
         return subscriber
+    }
+
+    /// How a subscription starting now begins: from now on, with a snapshot, or
+    /// with what it missed — or, when the journal no longer holds that, a resync
+    /// marker saying why and a fresh snapshot.
+    private func opening(for scope: SubscriptionScope, start: SubscriptionStart, state: State) -> Fanout.Opening {
+        let lastSeq = state.journal.lastSeq
+        let subscribed = SinkItem.marker(StreamMarker(kind: .subscribed, seq: lastSeq))
+        switch start {
+        case .live:
+            return .items([subscribed])
+        case .snapshot:
+            return .items(
+                [subscribed] + SubscriptionSnapshot.items(for: scope, in: state.graph, seq: lastSeq, leading: nil))
+        case .resume(let since, let journalID, let stored):
+            if journalID == state.journal.id,
+                let missed = state.journal.events(after: since) ?? Self.stitch(stored, after: since, to: state.journal)
+            {
+                return .replay(since: since, missed)
+            }
+            let reason =
+                if journalID != state.journal.id {
+                    "journal changed (was \(journalID.isEmpty ? "unknown" : journalID), now \(state.journal.id))"
+                } else if since > lastSeq {
+                    "sequence number \(since) was never issued by journal \(state.journal.id), which is at \(lastSeq)"
+                } else if history != nil {
+                    "events after \(since) were purged from the history or are more than a resume "
+                        + "replays (\(Self.maxStoredReplay)); read them with ReadHistory"
+                } else {
+                    state.journal.unheldReason(after: since)
+                }
+            return .items(
+                [subscribed]
+                    + SubscriptionSnapshot.items(
+                        for: scope, in: state.graph, seq: lastSeq,
+                        leading: StreamMarker(kind: .resync, seq: lastSeq, reason: reason)))
+        }
     }
 
     /// Removes a subscription; once this returns it is offered nothing more.
     func unsubscribe(_ subscriptionID: UInt64) {
-        _ = withState { $0.subscribers.removeValue(forKey: subscriptionID) }
+        withState { $0.fanout.unsubscribe(subscriptionID) }
     }
 
     /// Widens or narrows an open subscription between two events.
@@ -104,9 +97,18 @@ extension HomeStore {
 
     /// Statistics of every subscription, grouped by connection id.
     func subscriptionStatistics() -> [UInt64: [SubscriptionStats]] {
-        withState { state in
-            Dictionary(grouping: state.subscribers.values, by: \.connectionID).mapValues { $0.map(\.statistics) }
-        }
+        withState { $0.fanout.statistics() }
+    }
+
+    /// Adds an in-process observer. It sees the graph and then every event after
+    /// it, with no gap between the two.
+    func addObserver(_ observer: any HomeEventObserver) {
+        withState { state in state.fanout.addObserver(observer, graph: state.graph) }
+    }
+
+    /// Removes an observer; once this returns, it sees nothing more.
+    func removeObserver(_ observer: any HomeEventObserver) {
+        withState { $0.fanout.removeObserver(observer) }
     }
 }
 

@@ -43,14 +43,8 @@ public final class HomeStore: Sendable {
     struct State {
         var graph: HomeGraph
         var journal: Journal
-        /// Every open subscription, offered every event. The store calls nothing but
-        /// the `Subscriber` interface; the concrete type lets the fan-out loop call
-        /// it directly (an existential call per subscriber per event showed in the
-        /// fan-out's p99 at a thousand subscribers).
-        var subscribers: [UInt64: SubscriptionStream] = [:]
-        var nextSubscriptionID: UInt64 = 1
-        /// In-process observers (the automation engine); see HomeStore+Observers.swift.
-        var observers: [ObjectIdentifier: any HomeEventObserver] = [:]
+        /// The open subscriptions and in-process observers, offered every event.
+        var fanout = Fanout()
         /// Changes whenever the graph's layout does (never for values or
         /// reachability): subscription filters cache their verdicts per layout.
         var layoutVersion: UInt64 = 0
@@ -132,7 +126,7 @@ public final class HomeStore: Sendable {
 
     public var lastSeq: UInt64 { locked { $0.journal.lastSeq } }
 
-    public var subscriptionCount: Int { locked { $0.subscribers.count } }
+    public var subscriptionCount: Int { locked { $0.fanout.subscriptionCount } }
 
     public var statistics: (homes: Int, accessories: Int, characteristics: Int) {
         locked { ($0.graph.homes.count, $0.graph.accessories.count, $0.graph.characteristics.count) }
@@ -229,9 +223,9 @@ public final class HomeStore: Sendable {
     }
 
     /// The one way the graph changes: under the lock, `change` edits the graph and
-    /// emits events; then the events are numbered, journaled, shown to observers
-    /// and offered to every subscriber; once the lock is released, the event loops
-    /// whose subscribers have something to send are woken.
+    /// emits events; then the events are made durable, numbered, journaled and
+    /// handed to the fan-out (observers and subscribers); once the lock is released,
+    /// the event loops whose subscribers have something to send are woken.
     ///
     /// If `change` throws, nothing is published; for a `.layout` commit the graph
     /// is also left exactly as it was (a `.values` change must throw only before it
@@ -241,7 +235,7 @@ public final class HomeStore: Sendable {
         _ change: (inout Transaction) throws(Failure) -> Result
     ) throws(Failure) -> Committed<Result> {
         let now = currentTimeMs()
-        var wake: [LoopFlusher] = []
+        var wake = Fanout.Wake()
         let committed = try locked { state throws(Failure) -> Committed<Result> in
             var transaction: Transaction
             let firstSeq = state.journal.lastSeq + 1
@@ -279,69 +273,18 @@ public final class HomeStore: Sendable {
             for (index, pending) in transaction.events.enumerated() {
                 var event = HomeEvent(
                     seq: firstSeq + UInt64(index), timeMs: now, origin: origin, body: pending.body)
-                Self.publish(
-                    &event, in: &state, graphSeq: graphSeq, wake: &wake, mergeable: pending.mergeable,
-                    subject: pending.subject)
+                state.journal.append(&event)
+                state.fanout.publish(
+                    event, in: state.graph, graphSeq: graphSeq, layoutVersion: state.layoutVersion,
+                    mergeable: pending.mergeable, subject: pending.subject, wake: &wake)
             }
             publishedSeq.publish(state.journal.lastSeq)
             return Committed(
                 result: result, saveFailure: saveFailure, firstSeq: firstSeq, lastSeq: state.journal.lastSeq,
                 timeMs: now)
         }
-        for flusher in wake { flusher.scheduleFlush() }
+        wake.wake()
         return committed
-    }
-
-    /// Numbers an event, journals it and offers it to every subscriber. Runs under
-    /// the lock; the flushers of loops whose subscriptions now have something to
-    /// send are collected in `wake`, to be scheduled once the lock is released.
-    private static func publish(
-        _ event: inout HomeEvent, in state: inout State, graphSeq: UInt64,
-        wake: inout [LoopFlusher], mergeable knownMergeable: Bool?,
-        subject knownSubject: HomeGraph.CharacteristicIndex?
-    ) {
-        state.journal.append(&event)
-        for observer in state.observers.values { observer.observe(event, in: state.graph) }
-        guard !state.subscribers.isEmpty else { return }
-        let characteristic = knownSubject ?? subject(of: event, in: state.graph)
-        let layoutVersion = state.layoutVersion
-        let mergeable = knownMergeable ?? isMergeable(event, in: state.graph)
-        // The first subscriber to queue the event gets a copy; from the second on,
-        // they share one object, packed once for all of them.
-        var queuedOnce = false
-        var shared: PublishedEvent?
-        let numbered = event
-        for subscriber in state.subscribers.values {
-            // Written inline, so the closure is not escaping and allocates nothing.
-            let flusher = subscriber.offer(
-                event, characteristic: characteristic, in: state.graph, graphSeq: graphSeq,
-                layoutVersion: layoutVersion, mergeable: mergeable
-            ) {
-                guard queuedOnce else {
-                    queuedOnce = true
-                    return nil
-                }
-                if let shared { return shared }
-                let made = PublishedEvent(numbered)
-                shared = made
-                return made
-            }
-            if let flusher { wake.append(flusher) }
-        }
-    }
-
-    /// Where a value event's characteristic is in the graph's table, looked up once
-    /// for every subscriber's filter.
-    static func subject(of event: HomeEvent, in graph: HomeGraph) -> HomeGraph.CharacteristicIndex? {
-        guard case .value(let change) = event.body else { return nil }
-        return graph.characteristics.index(forKey: change.characteristicID)
-    }
-
-    /// Value events of event characteristics (a doorbell press) are occurrences:
-    /// never merged with one another, however slow the subscriber.
-    static func isMergeable(_ event: HomeEvent, in graph: HomeGraph) -> Bool {
-        guard let index = subject(of: event, in: graph) else { return true }
-        return !graph.characteristics.values[index].isEventOnly
     }
 }
 
