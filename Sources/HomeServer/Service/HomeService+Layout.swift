@@ -6,6 +6,9 @@ extension HomeService {
     func changeLayout(_ request: LayoutRequest, context: CallContext) throws(HomeError) -> LayoutResponse {
         try authorize(request.operation, context: context)
         try refuseRemovingServed(request.operation)
+        // The file system is no part of the model: a trigger's program is checked
+        // here, before the store's lock.
+        if let command = request.operation.command { try CommandRunner.checkExecutable(command.program) }
         let outcome = try store.changeLayout(request.operation, origin: context.origin)
         return LayoutResponse(events: outcome.events, seq: outcome.seq, createdID: outcome.createdID)
     }

@@ -6,11 +6,11 @@ extension HomeStore {
     ///
     /// - Throws: the model's error, unchanged (ALREADY_EXISTS, NOT_FOUND naming the
     ///   id, INVALID_ARGUMENT, FAILED_PRECONDITION), or persistence's; either way
-    ///   nothing changed and nothing was published.
+    ///   nothing changed and nothing was published. A trigger's program is the
+    ///   caller's to check (`CommandRunner.checkExecutable`): the file system is no
+    ///   part of the model.
     @discardableResult
     package func changeLayout(_ operation: LayoutOperation, origin: Origin) throws(HomeError) -> LayoutOutcome {
-        // The file system is no part of the model: a trigger's program is checked here.
-        if let command = operation.command { try CommandRunner.checkExecutable(command.program) }
         let committed = try commit(.layout, origin: origin) {
             transaction throws(HomeError) -> (events: [HomeEvent.Body], createdID: ObjectID) in
             let applied = try transaction.graph.apply(operation, nowMs: transaction.nowMs)
