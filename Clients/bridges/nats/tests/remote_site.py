@@ -65,9 +65,9 @@ def start_site_bridge(homed, server, processes, workdir):
     return bridge
 
 
-def start_remote(url, processes, workdir, user="alice", name="remote", extra=()):
-    """homed-nats-remote serving a socket in the test's directory; returns (process, path)."""
-    path = os.path.join(workdir, f"{name}.sock")
+def start_remote(url, processes, workdir, user="alice", name="remote", extra=(), path=None):
+    """homed-nats-remote serving a socket (in the test's directory unless `path`); returns (process, path)."""
+    path = path or os.path.join(workdir, f"{name}.sock")
     argv = [sys.executable, REMOTE, "--server", url, "--site", "home", "--user-file", user_file(workdir, user),
             "--js-prefix", JS_PREFIX, "--listen-socket", path, "--log-level", "debug", *extra]
     process = ProviderProcess(argv, os.path.join(workdir, f"{name}.log"))

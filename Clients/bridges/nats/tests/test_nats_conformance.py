@@ -69,3 +69,30 @@ def test_the_provider_scenarios_are_unimplemented_naming_the_method(remote):
             assert raised.value.code == pb.UNIMPLEMENTED and raised.value.message.startswith(method), method
         # The connection goes on.
         assert client.call("GetStatus", pb.GetStatusRequest()).connection_id == client.connection_id
+
+
+def test_the_c_clients_runner_through_the_remote_socket(tmp_path):
+    """The C client's own runner (Clients/c/tests/conformance.c, built here) with
+    tests/remote_daemon.py in homed's place: the carried scenarios, through the
+    remote socket, by libhomed-client."""
+    import json
+    import shutil
+    import subprocess
+    import sys
+
+    if not shutil.which("make") or not shutil.which("cc"):
+        pytest.skip("no C compiler")
+    build = f"/tmp/homed-nats-c-conformance-{os.getuid()}"
+    made = subprocess.run(["make", "-C", str(repository() / "Clients" / "c"), f"BUILD={build}",
+                           f"{build}/asan/conformance"], capture_output=True, text=True, timeout=600)
+    assert made.returncode == 0, made.stderr[-2000:]
+    carried = dict(runner.LIST, scenarios=CARRIED)
+    scenarios = tmp_path / "carried.json"
+    scenarios.write_text(json.dumps(carried))
+    daemon = tmp_path / "homed"
+    daemon.write_text(f"#!/bin/sh\nexec {sys.executable} {os.path.join(os.path.dirname(__file__), 'remote_daemon.py')}"
+                      f" \"$@\"\n")
+    daemon.chmod(0o755)
+    done = subprocess.run([f"{build}/asan/conformance", str(scenarios), str(daemon)], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, (done.stdout[-3000:], done.stderr[-3000:])
