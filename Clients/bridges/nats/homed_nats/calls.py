@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import secrets
 import time
 from typing import Dict, List, Optional, Tuple
 
@@ -73,8 +74,10 @@ class CallService:
         self.nc = None
         self.client: Optional[homed.aio.Client] = None
         self.lock = asyncio.Lock()
-        # page token -> (its connection, when it was last used)
+        # pager -> (its connection, when it was last used)
         self.pagers: Dict[str, Tuple[homed.aio.Client, float]] = {}
+        self.pager_ids = 0
+        self.pager_prefix = secrets.token_hex(4)  # a token of an earlier run (or another bridge) names no pager
         self.stats = {"calls": 0, "denied": 0}
 
     async def start(self, nc) -> None:
@@ -178,31 +181,40 @@ class CallService:
         raise AssertionError("unreachable")
 
     async def _page(self, parsed, request: bytes, timeout: Optional[float]) -> List[bytes]:
+        """A page of GetHome on the paging caller's own homed connection. The token
+        handed out is `<pager>~<homed's token>`: homed's tokens name a page of a
+        connection's snapshot, and two callers' tokens may be the same text."""
         now = time.monotonic()
-        for token, (client, used) in list(self.pagers.items()):
+        for pager, (client, used) in list(self.pagers.items()):
             if now - used > PAGER_IDLE:
-                del self.pagers[token]
+                del self.pagers[pager]
                 await self._close(client)
         if parsed.page_token:
-            found = self.pagers.pop(parsed.page_token, None)
+            pager, _, token = parsed.page_token.partition("~")
+            found = self.pagers.pop(pager, None) if token else None
             if found is None:
                 raise homed.error_for(pb.INVALID_ARGUMENT, f"GetHome: page token {parsed.page_token!r} is not "
                                                            f"one homed-nats handed out (or it expired): ask for the "
                                                            f"first page again")
             client = found[0]
+            parsed.page_token = token
+            request = parsed.SerializeToString()
         else:
             client = await homed.aio.connect(self.settings.socket_path, client_name=f"{self.client_name} (pages)",
                                              call_timeout=30)
+            self.pager_ids += 1
+            pager = f"{self.pager_prefix}{self.pager_ids}"
         try:
             payloads = await client.call_raw("GetHome", request, timeout=timeout if timeout is not None else 30)
         except BaseException:
             await self._close(client)
             raise
-        token = pb.GetHomeResponse.FromString(payloads[0]).next_page_token if payloads else ""
-        if token:
-            self.pagers[token] = (client, time.monotonic())
-        else:
-            await self._close(client)
+        response = pb.GetHomeResponse.FromString(payloads[0]) if payloads else pb.GetHomeResponse()
+        if response.next_page_token:
+            self.pagers[pager] = (client, time.monotonic())
+            response.next_page_token = f"{pager}~{response.next_page_token}"
+            return [response.SerializeToString()]
+        await self._close(client)
         return payloads
 
     async def _client(self) -> homed.aio.Client:

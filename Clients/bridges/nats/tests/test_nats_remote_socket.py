@@ -206,3 +206,40 @@ def test_a_nats_server_never_reached_is_unavailable_naming_it(workdir):
                 os.kill(int(open(pid_file).read()), signal.SIGTERM)
             except (ProcessLookupError, ValueError):
                 pass
+
+
+def test_gethome_in_pages_is_homeds_page_for_page(homed, server, processes, workdir):
+    """homed's page tokens belong to a connection: the bridge pages each caller on a
+    connection of its own, so two remote callers paging at once each get their pages."""
+    with homed.client() as client:
+        make_home(client)
+    devices = Devices(homed.socket_path).start()
+    start_site_bridge(homed, server, processes, workdir)
+    _, path = start_remote(server.url, processes, workdir)
+
+    def pages(client):
+        out, token = [], ""
+        while True:
+            page = client.call("GetHome", pb.GetHomeRequest(page_size=1, page_token=token))
+            page.ClearField("seq")
+            out.append(page)
+            token = page.next_page_token
+            if not token:
+                return out
+
+    try:
+        with homed.client() as near, Client.connect(path, client_name="a") as a, \
+                Client.connect(path, client_name="b") as b:
+            want = [p.homes for p in pages(near)]
+            assert len(want) >= 2
+            first_a = a.call("GetHome", pb.GetHomeRequest(page_size=1))
+            first_b = b.call("GetHome", pb.GetHomeRequest(page_size=1))
+            second_a = a.call("GetHome", pb.GetHomeRequest(page_size=1, page_token=first_a.next_page_token))
+            second_b = b.call("GetHome", pb.GetHomeRequest(page_size=1, page_token=first_b.next_page_token))
+            assert [first_a.homes, second_a.homes] == [first_b.homes, second_b.homes] == want[:2]
+            assert [p.homes for p in pages(a)] == want
+            with pytest.raises(HomedError) as raised:
+                a.call("GetHome", pb.GetHomeRequest(page_size=1, page_token="nonsense"))
+            assert raised.value.code == pb.INVALID_ARGUMENT and "nonsense" in raised.value.message
+    finally:
+        devices.stop()
