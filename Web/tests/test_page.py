@@ -307,3 +307,36 @@ def test_metrics_are_prometheus_text_with_homeds_figures(web):
     for name in ("homed_up 1", "homed_seq ", "homed_connections ", "homed_subscriptions ",
                  "homed_history_oldest_seq ", "# TYPE homed_web_requests_total counter", "homed_web_streams "):
         assert name in text, name
+
+
+def test_a_scene_runs_from_its_button_and_a_layout_change_reloads_the_page(browser, web, homed):
+    open_page(browser, web)
+    assert homectl(homed, "set", "Living Room/Lamp/On", "false").returncode == 0
+    # Creating the scene is a layout change: the open page reloads the state and shows it.
+    assert homectl(homed, "scenes", "create", "Evening").returncode == 0
+    assert homectl(homed, "scenes", "add-action", "Evening", "Living Room/Lamp/On", "true").returncode == 0
+    browser.wait("return [...document.querySelectorAll('[data-scene]')].some(b => b.textContent === 'Evening')", 5,
+                 "the new scene's button")
+    browser.click("[data-scene]")
+    browser.wait("return [...document.querySelectorAll('#messages p.ok')].some(p => p.textContent === 'Evening: done')",
+                 5, "the scene acknowledged")
+    assert json.loads(homectl(homed, "get", "Living Room/Lamp/On", "--json").stdout)[0]["value"] is True
+
+
+def test_an_unreachable_accessory_is_marked_and_comes_back(browser, workdir):
+    """With the simulator (a provider): homectl sim takes an accessory offline."""
+    from homed_testkit import HomedProcess, require_binary
+    daemon = HomedProcess(require_binary(), workdir, extra_args=["--demo"]).start()
+    web = WebProcess(workdir, daemon.socket_path, name="sim-web").start()
+    try:
+        open_page(browser, web)
+        lamp = next(a for a in web.state()["accessories"].values() if a["name"] == "Lamp")
+        card = f"document.querySelector('[data-accessory=\"{lamp['id']}\"]')"
+        assert homectl(daemon, "sim", "unreachable", "Living Room/Lamp", "--for", "30").returncode == 0
+        browser.wait(f"return {card}.classList.contains('unreachable') && "
+                     f"{card}.querySelector('.state').textContent === 'unreachable'", 5, "the lamp marked unreachable")
+        assert homectl(daemon, "sim", "unreachable", "Living Room/Lamp", "--for", "0").returncode == 0
+        browser.wait(f"return !{card}.classList.contains('unreachable')", 5, "the lamp reachable again")
+    finally:
+        web.kill()
+        daemon.kill()
