@@ -47,6 +47,9 @@ __all__ = ["Bridge", "connect_nats"]
 
 FORMER_PLACES = 4096  # removed accessories whose room is remembered
 ACK_TIMEOUT = 3.0  # a server gone: start again from the tail soon (a cluster elects a leader in ~2 s)
+# A record in so many asks for an acknowledgement (and the last of each homed
+# message): the others are proved stored by the next one's (see _Window).
+ACK_EVERY = 64
 WRITE_ROLES = ("user", "admin")
 READ_ROLES = ("viewer", "user", "admin")
 
@@ -114,13 +117,21 @@ def _entry(make, *args) -> bytes:
 
 
 class _Window:
-    """The records sent and not yet acknowledged, oldest first, at most `limit`;
+    """The records sent and not yet known stored, oldest first, at most `limit`.
+    Only checkpoints ask for an acknowledgement (a reply subject): the last
+    record of each homed message, every ACK_EVERY-th, and the one that fills the
+    window; a checkpoint stored where it expects proves every record before it
+    stored in order (each expected its predecessor's sequence and Nats-Msg-Id).
     `sent` is the stream's last sequence once all of them are stored."""
 
     def __init__(self, last: int, limit: int):
         self.sent = last
         self.limit = limit
-        self.records: Deque[Tuple[L.Record, asyncio.Future, float]] = collections.deque()
+        self.records: Deque[L.Record] = collections.deque()
+        # (acknowledgement future, deadline, records it confirms), oldest first
+        self.checkpoints: Deque[Tuple[asyncio.Future, float, int]] = collections.deque()
+        self.since_checkpoint = 0
+        self.last_id: Optional[str] = None  # Nats-Msg-Id of the last record sent
         self.high = 0  # the most ever in flight at once
         self._room = asyncio.Event()
         self._sending = asyncio.Event()
@@ -129,33 +140,44 @@ class _Window:
     def full(self) -> bool:
         return len(self.records) >= self.limit
 
+    def checkpoint_due(self, last_of_message: bool) -> bool:
+        return last_of_message or self.since_checkpoint + 1 >= ACK_EVERY or len(self.records) + 1 >= self.limit
+
     async def room(self) -> None:
         while len(self.records) >= self.limit:
             self._room.clear()
             await self._room.wait()
 
-    def add(self, record: L.Record, future: asyncio.Future) -> None:
-        self.records.append((record, future, self._loop.time() + ACK_TIMEOUT))
+    def add(self, record: L.Record, msg_id: str, future: Optional[asyncio.Future]) -> None:
+        self.records.append(record)
         self.sent += 1
+        self.last_id = msg_id
+        self.since_checkpoint += 1
+        if future is not None:
+            self.checkpoints.append((future, self._loop.time() + ACK_TIMEOUT, self.since_checkpoint))
+            self.since_checkpoint = 0
+            self._sending.set()
         if len(self.records) > self.high:
             self.high = len(self.records)
-        self._sending.set()
 
     def head(self):
-        return self.records[0] if self.records else None
+        return self.checkpoints[0] if self.checkpoints else None
 
     async def sending(self) -> None:
         self._sending.clear()
-        if not self.records:
+        if not self.checkpoints:
             await self._sending.wait()
 
-    def acknowledged(self) -> None:
-        self.records.popleft()
+    def confirmed(self, count: int) -> List[L.Record]:
+        self.checkpoints.popleft()
+        records = [self.records.popleft() for _ in range(count)]
         self._room.set()
+        return records
 
     def abandon(self) -> None:
-        for _, future, _ in self.records:
+        for future, _, _ in self.checkpoints:
             future.cancel()
+        self.checkpoints.clear()
         self.records.clear()
 
 
@@ -474,46 +496,61 @@ class Bridge:
                 message = await stream.get()
                 if message is None:
                     raise Restart("homed ended the subscription")
-                for record in await self._records_of(client, message):
+                records = await self._records_of(client, message)
+                last = len(records) - 1
+                for i, record in enumerate(records):
                     if window.full():
                         await window.room()
                     expected = window.sent
                     headers = dict(record.headers)
                     headers[L.EXPECTED_LAST_SEQ] = str(expected)
+                    if window.last_id is not None:
+                        # The stream's last record must be the one sent before: a
+                        # record refused (or a message of someone else's) in between
+                        # and every later one is refused too, so none is ever
+                        # stored after a hole.
+                        headers[L.EXPECTED_LAST_MSG_ID] = window.last_id
                     if record.kind != L.EVENT:
                         # A snapshot may be taken again in the same journal (one cut short):
                         # its records are told apart by where they go.
                         headers[L.MSG_ID] += f"@{expected + 1}"
-                    window.add(record, await self._send(record.subject, record.body, headers))
+                    if window.checkpoint_due(i == last):
+                        future = await self._send(record.subject, record.body, headers)
+                    else:
+                        future = None
+                        await self.nc.publish(record.subject, record.body, headers=headers)
+                    window.add(record, headers[L.MSG_ID], future)
 
     async def _acknowledge(self, window: "_Window", bucket: "_BucketDue") -> None:
-        """The window's acknowledgements in the order the records were sent: each
-        must be the stream sequence right after the one before, within ACK_TIMEOUT
-        of its publish; else Restart."""
+        """The window's checkpoints in the order they were sent: each must be
+        stored right after the records before it, within ACK_TIMEOUT of its
+        publish; else Restart."""
         loop = asyncio.get_running_loop()
         while True:
             head = window.head()
             if head is None:
                 await window.sending()
                 continue
-            record, future, deadline = head
+            future, deadline, count = head
             if not future.done():
                 await asyncio.wait((future,), timeout=max(0.0, deadline - loop.time()))
                 if not future.done():
+                    record = window.records[count - 1]
                     raise Restart(f"{record.subject} ({record.journal}:{record.seq}) not acknowledged within "
                                   f"{ACK_TIMEOUT} s")
             ack = future.result()
-            if "error" in ack:
-                raise Restart(f"{record.subject} ({record.journal}:{record.seq}) refused: "
-                              f"{ack['error'].get('description')} ({ack['error'].get('err_code')})")
-            if ack.get("duplicate") or ack.get("seq") != self.last + 1:
+            if "error" in ack or ack.get("duplicate") or ack.get("seq") != self.last + count:
+                record = window.records[count - 1]
+                if "error" in ack:
+                    raise Restart(f"{record.subject} ({record.journal}:{record.seq}) refused: "
+                                  f"{ack['error'].get('description')} ({ack['error'].get('err_code')})")
                 raise Restart(f"{record.subject} ({record.journal}:{record.seq}) was already in the stream at "
                               f"{ack.get('seq')}")
-            self.last = ack["seq"]
-            self.stats["published"] += 1
-            window.acknowledged()
-            bucket.layout |= self._bucket_ops(record.kind, record.journal, self.last, record, bucket.puts)
-            bucket.last = (record, self.last)
+            for record in window.confirmed(count):
+                self.last += 1
+                bucket.layout |= self._bucket_ops(record.kind, record.journal, self.last, record, bucket.puts)
+                bucket.last = (record, self.last)
+            self.stats["published"] += count
             bucket.due.set()
 
     async def _write_bucket(self, client, bucket: "_BucketDue") -> None:

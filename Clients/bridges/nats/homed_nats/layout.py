@@ -45,6 +45,7 @@ SITE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 HDR_JOURNAL, HDR_SEQ, HDR_RECORD, HDR_KIND = "Homed-Journal", "Homed-Seq", "Homed-Record", "Homed-Kind"
 HDR_STATUS, HDR_MESSAGE = "Homed-Status", "Homed-Message"
 MSG_ID, EXPECTED_LAST_SEQ = "Nats-Msg-Id", "Nats-Expected-Last-Sequence"
+EXPECTED_LAST_MSG_ID = "Nats-Expected-Last-Msg-Id"
 NONE = "_"
 
 KIND_TOKENS = {
