@@ -340,3 +340,26 @@ def test_an_unreachable_accessory_is_marked_and_comes_back(browser, workdir):
     finally:
         web.kill()
         daemon.kill()
+
+
+def test_a_homed_that_cannot_resume_sends_a_resync_and_the_page_reloads_the_state(browser, workdir):
+    """A homed in memory begins a new journal at every start: the page's seq means
+    nothing to it, so it says resync, and the page loads the state again."""
+    from homed_testkit import HomedProcess, require_binary
+    daemon = HomedProcess(require_binary(), workdir, in_memory=True,
+                          extra_args=["--demo", "--no-simulator"]).start()
+    web = WebProcess(workdir, daemon.socket_path, name="memory-web").start()
+    try:
+        open_page(browser, web)
+        journal = browser.run("return window.homedWeb.journal")
+        daemon.restart()
+        browser.wait("return window.homedWeb.statusLog.includes('reloading')", 15, "the page told to reload")
+        browser.wait(f"return window.homedWeb.journal !== '{journal}' && "
+                     "document.getElementById('status').dataset.state === 'live'", 15, "live on the new journal")
+        brightness = characteristic_id(web.state(), "Lamp", "Brightness")
+        assert homectl(daemon, "set", "Living Room/Lamp/Brightness", "44").returncode == 0
+        browser.wait(f"return document.querySelector('[data-value=\"{brightness}\"]').textContent === '44%'", 2,
+                     "a change after the resync")
+    finally:
+        web.kill()
+        daemon.kill()
