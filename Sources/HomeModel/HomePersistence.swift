@@ -7,17 +7,13 @@
 /// acknowledged or published, and folded into the tables from time to time; what
 /// is in the tables plus the log, replayed in order, is always the last state
 /// acknowledged.
-package protocol HomePersistence: Sendable {
+package protocol HomePersistence: CommitLog {
     /// Makes the layout of `new` durable (everything but values, except a new
     /// characteristic's initial value), given that `old` is what is stored now, and
     /// in the same transaction saves the current values of `values` (the
     /// characteristics changed since the value log was last folded) and empties
     /// the value log. If it throws, nothing changed.
     func saveLayout(from old: HomeGraph, to new: HomeGraph, values: [Characteristic]) throws(HomeError)
-
-    /// Appends value changes made at `timeMs` to the value log. When it returns they
-    /// survive the process's death; if it throws, nothing was appended.
-    func appendValues(_ changes: [SavedValue], timeMs: Int64) throws(HomeError)
 
     /// Saves the current values of these characteristics (all those changed since
     /// the last fold) and empties the value log, in one transaction.

@@ -8,6 +8,16 @@ public import HomeModel
 /// but not synced, which costs a few microseconds instead of a disk flush; the
 /// next layout save (`synchronous=FULL`) syncs everything before it too.
 extension HomeDatabase: HomePersistence {
+    /// One commit in one transaction: with events, the journal's row and the value
+    /// log's (`appendEvents`); without, the value log's alone.
+    package func append(_ record: CommitRecord) throws(HomeError) {
+        if !record.events.isEmpty {
+            try appendEvents(record.events, keepUntilMs: record.keepUntilMs, values: record.values)
+        } else {
+            try appendValues(record.values, timeMs: record.timeMs)
+        }
+    }
+
     package func appendValues(_ changes: [SavedValue], timeMs: Int64) throws(HomeError) {
         if changes.isEmpty { return }
         try withConnection { connection throws(HomeError) in try appendValues(changes, timeMs: timeMs, on: connection) }

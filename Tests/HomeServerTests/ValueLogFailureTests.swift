@@ -14,11 +14,11 @@ final class RecordingPersistence: HomePersistence {
         folded.withLock { $0.append(values.map(\.id).sorted()) }
     }
 
-    func appendValues(_ changes: [SavedValue], timeMs: Int64) throws(HomeError) {
+    func append(_ record: CommitRecord) throws(HomeError) {
         if refuseAppends.load(ordering: .relaxed) {
             throw HomeError(.resourceExhausted, "database x: logging values failed: database or disk is full")
         }
-        appended.withLock { $0.append(changes) }
+        appended.withLock { $0.append(record.values) }
     }
 
     func foldValueLog(into characteristics: [Characteristic]) throws(HomeError) {

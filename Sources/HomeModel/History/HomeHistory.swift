@@ -3,8 +3,9 @@
 /// client resuming across a restart gets the events it missed.
 ///
 /// The store appends each commit's events under its lock, after they are numbered
-/// and before anyone hears of them; reads and purges run outside the lock, each
-/// step serialized with the appends by the storage itself.
+/// and before anyone hears of them, with the commit's values (`CommitLog`); reads
+/// and purges run outside the lock, each step serialized with the appends by the
+/// storage itself.
 package protocol HomeHistory: Sendable {
     /// The journal the last run kept: its id and the last sequence number stored,
     /// or nil when none is stored (a new file, or history was off).
@@ -13,13 +14,6 @@ package protocol HomeHistory: Sendable {
     /// Records `id` as the journal this run appends to; a different id than the
     /// stored one also forgets the stored events (their numbers are another journal's).
     func beginJournal(id: String) throws(HomeError)
-
-    /// Appends one commit's events (numbered, consecutive, one time and origin),
-    /// kept until `keepUntilMs`, and with them, in the same transaction, the values
-    /// the commit stored (`HomePersistence.appendValues`, at the events' time).
-    /// When it returns they survive the process's death; if it throws, nothing was
-    /// appended.
-    func appendEvents(_ events: [HomeEvent], keepUntilMs: Int64, values: [SavedValue]) throws(HomeError)
 
     /// Stored events in sequence order (newest first when asked), one page.
     func events(_ query: HistoryQuery) throws(HomeError) -> HistoryPage

@@ -45,10 +45,11 @@ extension HomeStore {
     /// abandoned, so that the next start begins a new journal instead of reusing
     /// numbers whose events were never stored.
     func storeHistory(_ events: [HomeEvent], graph: HomeGraph) {
-        guard let history, !historyFailed.withLock({ $0 }) else { return }
+        guard let history, let persistence, !historyFailed.withLock({ $0 }) else { return }
         let keepUntil = events[0].timeMs + history.retention.keepMs(for: events, in: graph)
         do throws(HomeError) {
-            try history.storage.appendEvents(events, keepUntilMs: keepUntil, values: [])
+            try persistence.append(
+                CommitRecord(events: events, keepUntilMs: keepUntil, values: [], timeMs: events[0].timeMs))
         } catch {
             historyFailed(error, at: events[0].seq)
         }

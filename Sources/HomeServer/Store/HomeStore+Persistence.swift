@@ -1,12 +1,12 @@
 public import HomeModel
 
 extension HomeStore {
-    /// Makes a commit durable before anyone hears of it: the values a `.values`
-    /// commit stored go to the value log (the last value of each characteristic,
-    /// once), marked for the next fold, and with a stored history its events go to
-    /// the history, in the same transaction. If the values cannot be saved, they are
-    /// put back as they were and the commit's value events dropped, so nothing
-    /// unsaved is published or acknowledged.
+    /// Makes a commit durable before anyone hears of it, in one call to the commit
+    /// log (`CommitLog.append`, one transaction): the values a `.values` commit
+    /// stored (the last value of each characteristic, once), marked for the next
+    /// fold, and with a stored history its events. If the values cannot be saved,
+    /// they are put back as they were and the commit's value events dropped, so
+    /// nothing unsaved is published or acknowledged.
     ///
     /// Without a stored history the events are not made here: the commit makes
     /// each as it publishes it (an array per commit cost the busiest path).
@@ -14,18 +14,15 @@ extension HomeStore {
     /// - Returns: the values' save error, if any (the commit's value events are then
     ///   dropped from `transaction`).
     func makeDurable(_ transaction: inout Transaction, firstSeq: UInt64, origin: Origin) -> HomeError? {
+        guard let persistence else { return nil }
         let changes = valueLogChanges(transaction)
-        let storing = keepsHistory && !transaction.events.isEmpty ? history : nil
+        let storingEvents = keepsHistory && !transaction.events.isEmpty
+        guard storingEvents || !changes.isEmpty else { return nil }
+        let record = commitRecord(
+            storingEvents ? transaction.numberedEvents(firstSeq: firstSeq, origin: origin) : [], values: changes,
+            in: transaction)
         do throws(HomeError) {
-            if let storing {
-                let events = transaction.numberedEvents(firstSeq: firstSeq, origin: origin)
-                try storing.storage.appendEvents(
-                    events,
-                    keepUntilMs: transaction.nowMs + storing.retention.keepMs(for: events, in: transaction.graph),
-                    values: changes)
-            } else if let persistence, !changes.isEmpty {
-                try persistence.appendValues(changes, timeMs: transaction.nowMs)
-            }
+            try persistence.append(record)
             for change in changes { writtenValues?.mark(change.characteristicID) }
             return nil
         } catch {
@@ -39,11 +36,18 @@ extension HomeStore {
                     entry.value, lastUpdatedMs: entry.lastUpdatedMs, changeSeq: entry.changeSeq, at: entry.index)
             }
             transaction.dropValueEvents()
-            if storing != nil, !transaction.events.isEmpty {
+            if storingEvents, !transaction.events.isEmpty {
                 storeHistory(transaction.numberedEvents(firstSeq: firstSeq, origin: origin), graph: transaction.graph)
             }
             return error
         }
+    }
+
+    /// A commit's record: its events kept as long as the retention says.
+    func commitRecord(_ events: [HomeEvent], values: [SavedValue], in transaction: Transaction) -> CommitRecord {
+        let keepMs = events.isEmpty ? 0 : history?.retention.keepMs(for: events, in: transaction.graph) ?? 0
+        return CommitRecord(
+            events: events, keepUntilMs: transaction.nowMs + keepMs, values: values, timeMs: transaction.nowMs)
     }
 
     /// The values a `.values` commit stored, each characteristic once with its

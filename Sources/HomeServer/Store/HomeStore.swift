@@ -87,6 +87,9 @@ public final class HomeStore: Sendable {
         persistence: (any HomePersistence)?, history: StoredHistory? = nil,
         logger: Logger = Logger(label: "homed")
     ) {
+        // Events are stored with the values of their commit, in one call to the commit
+        // log: a history is kept only where values are.
+        precondition(history == nil || persistence != nil, "a stored history needs the persistence that logs commits")
         let start = Self.startJournal(in: history, logger: logger)
         let journal = Journal(
             id: start.id, capacity: journalCapacity, byteCapacity: journalByteCapacity,
