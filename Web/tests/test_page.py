@@ -363,3 +363,23 @@ def test_a_homed_that_cannot_resume_sends_a_resync_and_the_page_reloads_the_stat
     finally:
         web.kill()
         daemon.kill()
+
+
+def test_a_connect_as_user_whom_homed_gives_more_than_the_role_is_refused_at_start(workdir, homed):
+    """root is always homed's admin: viewers connected as root could write."""
+    from .helpers import web_binary
+    result = subprocess.run([web_binary(), "--socket", homed.socket_path, "--listen", "127.0.0.1:0",
+                             "--connect-as", "viewer=root"], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 64
+    assert "homed gives root (uid 0) the admin role, more than viewer" in result.stderr
+
+
+def test_a_users_file_with_a_mistake_is_refused_with_its_line(workdir, homed):
+    from .helpers import web_binary
+    path = os.path.join(workdir, "bad-users")
+    with open(path, "w") as out:
+        out.write("# users\nalice user $2b$04$abcdefghijklmnopqrstuv\nbob boss $2b$04$abcdefghijklmnopqrstuv\n")
+    result = subprocess.run([web_binary(), "--socket", homed.socket_path, "--users-file", path],
+                            capture_output=True, text=True, timeout=30)
+    assert result.returncode == 64
+    assert f'{path}:3: "boss" is not a role (viewer, user or admin)' in result.stderr
