@@ -385,7 +385,7 @@ def test_a_new_journal_is_a_resync_then_a_snapshot_on_both_sockets(workdir, serv
         homed.proc.wait(5)
         homed.start()
         site.devices = Devices(homed.socket_path).start()
-        wait_log(site.bridge, "homed resync")
+        wait_log(site.bridge, "homed resync", timeout=30)
         # Subscribed again (or done already: the new journal's first value event can be its second).
         wait_for(lambda: local.proc.poll() is not None or watching(homed.socket_path, homed, local.proc.pid) or None,
                  30, "subscribed again", local)
