@@ -315,9 +315,14 @@ def test_a_scene_runs_from_its_button_and_a_layout_change_reloads_the_page(brows
     # Creating the scene is a layout change: the open page reloads the state and shows it.
     assert homectl(homed, "scenes", "create", "Evening").returncode == 0
     assert homectl(homed, "scenes", "add-action", "Evening", "Living Room/Lamp/On", "true").returncode == 0
-    browser.wait("return [...document.querySelectorAll('[data-scene]')].some(b => b.textContent === 'Evening')", 5,
-                 "the new scene's button")
-    browser.click("[data-scene]")
+    # Clicked in the page: each layout change renders the page anew, which would leave
+    # a WebDriver reference to an earlier button stale.
+    with homed.client("check") as client:
+        latest = client.call("GetStatus").seq
+    browser.wait(f"""if (window.homedWeb.lastSeq < {latest} || window.homedWeb.loading) return false;
+        const button = [...document.querySelectorAll('[data-scene]')].find(b => b.textContent === 'Evening');
+        if (button) button.click();
+        return Boolean(button);""", 5, "the new scene's button, after both changes")
     browser.wait("return [...document.querySelectorAll('#messages p.ok')].some(p => p.textContent === 'Evening: done')",
                  5, "the scene acknowledged")
     assert json.loads(homectl(homed, "get", "Living Room/Lamp/On", "--json").stdout)[0]["value"] is True

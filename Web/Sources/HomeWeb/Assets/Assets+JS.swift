@@ -272,6 +272,7 @@ extension Assets {
         }
 
         async function reload() {
+          web.loading = true;
           let response;
           try { response = await fetch('/api/home', { credentials: 'same-origin' }); } catch (error) { response = null; }
           if (response && response.status === 401) { location.reload(); return; }
@@ -285,6 +286,7 @@ extension Assets {
           web.journal = web.state.journal;
           web.lastSeq = web.state.seq;
           render();
+          web.loading = false;
           openStream(web.state.seq);
         }
 
