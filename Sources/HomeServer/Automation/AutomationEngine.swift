@@ -186,49 +186,6 @@ public struct AutomationEngine: Service {
         }
     }
 
-    /// At start, with `limits.catchUpMissed`: each timer or sun trigger that was
-    /// due since it last fired (as the history tells) fires once now. Without a
-    /// firing in the history there is nothing to catch up from.
-    private func catchUp(_ timers: TimerTable, fire: (ObjectID, String) -> Void) {
-        guard limits.catchUpMissed else { return }
-        let now = clock.nowMs
-        for id in timers.armed.keys.sorted() {
-            guard let lastMs = lastFiring(of: id),
-                let missed = timers.missed(since: lastMs, nowMs: now).first(where: { $0.triggerID == id })
-            else { continue }
-            fire(id, "catching up its time \(describeMoment(missed.scheduledMs, of: id)), missed while homed was down")
-        }
-    }
-
-    /// When a trigger last fired, from the history (nil: never, or not kept).
-    private func lastFiring(of triggerID: ObjectID) -> Int64? {
-        let query = HistoryQuery(newestFirst: true, commitLimit: 64, subjects: [triggerID])
-        guard let page = try? store.pastEvents(query) else { return nil }
-        return page.events.first { event in
-            if case .triggerFired(triggerID) = event.body { return true }
-            return false
-        }?.timeMs
-    }
-
-    private func describeMoment(_ ms: Int64, of triggerID: ObjectID) -> String {
-        guard let trigger = store.snapshot().graph.triggers[triggerID] else { return "\(ms)" }
-        switch trigger.kind {
-        case .sun(let event, let offsetMs, _):
-            return DayTime.sun(event, offsetMs: offsetMs).text + " (\(ms) ms)"
-        default:
-            return "\(ms) ms"
-        }
-    }
-
-    /// Records in the history that a trigger's moment came but it did not fire, and why.
-    private func notFired(_ triggerID: ObjectID, because reason: String) {
-        let name = store.snapshot().graph.triggers[triggerID]?.name ?? ""
-        logger.info("trigger not fired", metadata: ["trigger": "\(triggerID)", "reason": "\(reason)"])
-        store.audit(
-            "trigger-not-fired", detail: "trigger \(triggerID) \"\(name)\": \(reason)",
-            origin: .automation(name: name, triggerChain: [triggerID]))
-    }
-
     /// Fires a trigger: checks its time condition (and, after a hold, its
     /// characteristic conditions), publishes "trigger fired" with a note of why,
     /// then runs its action sets, with the cascade that led here in their origin

@@ -280,30 +280,4 @@ final class ProviderHub: Sendable {
         pending.promise.succeed(answer)
         return true
     }
-
-    // MARK: Figures
-
-    /// Every provider that has connected since the daemon started, plus `known`
-    /// (providers of accessories in the graph), sorted by id.
-    func infos(known: [String: [ObjectID]]) -> [ProviderInfo] {
-        state.withLock { state in
-            let ids = Set(known.keys).union(state.figures.keys).subtracting(inProcessProviders)
-            return ids.sorted().map { id in
-                let session = state.sessions[id]
-                let figures = state.figures[id] ?? Figures()
-                let hasLatency = figures.latencyUs.totalCount > 0
-                return ProviderInfo(
-                    providerID: id, connected: session != nil, connectionID: session?.connectionID ?? 0,
-                    clientName: session?.clientName ?? "", accessoryIDs: known[id] ?? [],
-                    lastSeenMs: figures.lastSeenMs, requestsInFlight: figures.inFlight, requests: figures.requests,
-                    timeouts: figures.timeouts,
-                    latencyP50Us: hasLatency ? figures.latencyUs.valueAtPercentile(50) : 0,
-                    latencyP99Us: hasLatency ? figures.latencyUs.valueAtPercentile(99) : 0)
-            }
-        }
-    }
-}
-
-func monotonicNs() -> UInt64 {
-    UInt64(NIODeadline.now().uptimeNanoseconds)
 }
