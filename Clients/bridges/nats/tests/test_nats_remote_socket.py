@@ -243,3 +243,21 @@ def test_gethome_in_pages_is_homeds_page_for_page(homed, server, processes, work
             assert raised.value.code == pb.INVALID_ARGUMENT and "nonsense" in raised.value.message
     finally:
         devices.stop()
+
+
+def test_a_live_socket_is_never_taken_and_an_idle_one_ends_by_itself(server, processes, workdir, homed):
+    import sys
+
+    from .remote_site import REMOTE
+    with homed.client() as client:
+        make_home(client)
+    start_site_bridge(homed, server, processes, workdir)
+    first, path = start_remote(server.url, processes, workdir, extra=["--exit-when-idle", "1"])
+    second = subprocess.run([sys.executable, REMOTE, "--server", server.url, "--listen-socket", path],
+                            capture_output=True, text=True, timeout=30)
+    assert second.returncode == 2 and f"another program is listening on {path}" in second.stderr, second.stderr
+    bad = subprocess.run([sys.executable, REMOTE, "--server", server.url, "--exit-when-idle", "0"],
+                         capture_output=True, text=True, timeout=30)
+    assert bad.returncode == 64 and "--exit-when-idle 0: a number of seconds above 0" in bad.stderr, bad.stderr
+    assert first.proc.wait(15) == 0
+    assert not os.path.exists(path) and not os.path.exists(path + ".pid")
