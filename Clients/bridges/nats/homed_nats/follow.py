@@ -291,9 +291,11 @@ class Site:
                 pass
         return entries
 
-    async def position_after(self, journal: str, since: int):
+    async def position_after(self, journal: str, since: int, oldest_kept: bool = False):
         """Where a resume from `since` in `journal` continues: (stream position
-        to follow after, None) or (None, why it cannot be honoured)."""
+        to follow after, None) or (None, why it cannot be honoured). With
+        `oldest_kept` (a start in the past), events of that journal the stream no
+        longer holds are no reason: it starts at the first it holds after them."""
         last, tail = await self.tail()
         if tail is None:
             raise homed.error_for(pb.UNAVAILABLE, f"stream {self.names.stream} holds no record of homed's yet")
@@ -331,6 +333,11 @@ class Site:
             else:
                 lo = probe + 1
         found = await self.record(lo)
+        if oldest_kept:
+            while lo <= last and (found is None or found[0] is None or found[0][2] != L.EVENT):
+                lo += 1
+                found = await self.record(lo) if lo <= last else None
+            return lo - 1, None
         if found is None or found[0] is None or found[0][2] != L.EVENT:
             return None, f"events after {since} are no longer held in stream {self.names.stream}"
         before = lo - 1
@@ -426,13 +433,13 @@ class Subscription:
         layout = await self.site.layout(fresh=True)
         Scope.validate(request.filter, layout)
         if request.HasField("since_time_ms"):
-            raise homed.error_for(pb.UNIMPLEMENTED, "Subscribe with since_time_ms is not carried over NATS: "
-                                                    "resume by since_seq, or read the past with ReadHistory")
+            await self._since_time(request)
         if request.heartbeat_ms and request.heartbeat_ms < 100:
             raise homed.error_for(pb.INVALID_ARGUMENT, f"heartbeat_ms {request.heartbeat_ms}: 0 (none) or at "
                                                        f"least 100")
         if request.HasField("since_seq"):
-            position, why = await self.site.position_after(request.journal_id, request.since_seq)
+            position, why = await self.site.position_after(request.journal_id, request.since_seq,
+                                                           oldest_kept=request.HasField("since_time_ms"))
             if why is None:
                 self.journal, self.seq, self.position = request.journal_id, request.since_seq, position
                 await self._marker(pb.MARKER_SUBSCRIBED, request.since_seq)
@@ -453,6 +460,25 @@ class Subscription:
             raise homed.error_for(pb.UNAVAILABLE, f"stream {self.site.names.stream} holds no record of homed's yet")
         self.journal, self.seq, self.position = tail[0], tail[1], last
         await self._marker(pb.MARKER_SUBSCRIBED, tail[1])
+
+    async def _since_time(self, request) -> None:
+        """`since_time_ms` as homed takes it: a resume from the seq before homed's
+        first kept event at or after that time (found by ReadHistory at the home),
+        then followed in the stream like any resume."""
+        if request.HasField("since_seq") or request.snapshot:
+            raise homed.error_for(pb.INVALID_ARGUMENT, "since_time_ms is not taken with since_seq or snapshot")
+        found = pb.ReadHistoryResponse.FromString(await self.writes.unary(
+            "ReadHistory", pb.ReadHistoryRequest(since_ms=request.since_time_ms, limit=1).SerializeToString(),
+            10.0))
+        if found.events:
+            request.since_seq = found.events[0].seq - 1
+            request.journal_id = found.journal_id
+        else:
+            _, tail = await self.site.tail()
+            if tail is None:
+                raise homed.error_for(pb.UNAVAILABLE, f"stream {self.site.names.stream} holds no record of homed's "
+                                                      f"yet")
+            request.since_seq, request.journal_id = tail[1], tail[0]
 
     async def _subscribe(self) -> None:
         await self.close()

@@ -499,3 +499,25 @@ def test_a_watch_on_the_remote_socket_across_a_network_cut_misses_nothing(stored
             site.devices.stop()
     finally:
         cut.close()
+
+
+def test_watch_since_a_time_prints_what_it_prints_on_homeds(stored_homed, server, processes, workdir, env):
+    """`watch --since 1h`: the kept events since then (homed finds the first by its
+    history; the remote socket then replays them from the stream), then live."""
+    homed = stored_homed
+    site = Site(homed, server, processes, workdir)
+    try:
+        for value in (31, 32, 33):
+            site.devices.report(BRIGHTNESS, value)
+        wait_for(lambda: "33%" in run(site.alice, env, "get", "Kitchen/Lamp/Brightness").stdout or None, 15, "33")
+        with homed.client() as client:
+            events = client.call("ReadHistory", pb.ReadHistoryRequest(
+                filter=pb.SubscriptionFilter(kinds=[pb.EVENT_VALUE_CHANGED]), limit=1000)).events
+        count = len([e for e in events if e.value.accessory_id]) + 0
+        args = ["watch", "--since", "1h", "--kind", "value", "-C", str(count), "-o", "json"]
+        a, b = run(homed.socket_path, env, *args), run(site.alice, env, *args)
+        assert (a.returncode, b.returncode) == (0, 0), (a.stderr, b.stderr)
+        assert a.stdout == b.stdout
+        assert [json.loads(l).get("value") for l in b.stdout.splitlines()][-3:] == [31, 32, 33]
+    finally:
+        site.devices.stop()
