@@ -513,7 +513,7 @@ def test_watch_since_a_time_prints_what_it_prints_on_homeds(stored_homed, server
         with homed.client() as client:
             events = client.call("ReadHistory", pb.ReadHistoryRequest(
                 filter=pb.SubscriptionFilter(kinds=[pb.EVENT_VALUE_CHANGED]), limit=1000)).events
-        count = len([e for e in events if e.value.accessory_id]) + 0
+        count = len([e for e in events if e.value.accessory_id])
         args = ["watch", "--since", "1h", "--kind", "value", "-C", str(count), "-o", "json"]
         a, b = run(homed.socket_path, env, *args), run(site.alice, env, *args)
         assert (a.returncode, b.returncode) == (0, 0), (a.stderr, b.stderr)
