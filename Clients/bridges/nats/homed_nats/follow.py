@@ -497,11 +497,11 @@ class Subscription:
 
     async def close(self) -> None:
         if self.sub is not None:
+            sub, self.sub = self.sub, None
             try:
-                await self.sub.unsubscribe()
-            except Exception:  # noqa: BLE001
+                await asyncio.wait_for(sub.unsubscribe(), 2)  # the consumer ends by itself when idle anyway
+            except (Exception, asyncio.TimeoutError):  # noqa: BLE001
                 pass
-            self.sub = None
 
     async def follow(self) -> None:
         """Sends every record after the start point that the scope selects, for ever."""
