@@ -568,11 +568,22 @@ class Bridge:
         puts, last, layout_changed = bucket.puts, bucket.last, bucket.layout
         bucket.puts, bucket.last, bucket.layout = {}, None, False
         last_record, last_seq = last
-        if layout_changed and client is not None:
-            await self._put_layout(client, puts, last_record.journal)
-        key, value = L.cursor_entry(last_seq, last_record.journal, last_record.seq)
-        await self._kv_put_all(puts)
-        await self._kv_put_all({key: value})
+        try:
+            if layout_changed and client is not None:
+                await self._put_layout(client, puts, last_record.journal)
+            key, value = L.cursor_entry(last_seq, last_record.journal, last_record.seq)
+            await self._kv_put_all(puts)
+            await self._kv_put_all({key: value})
+        except BaseException:
+            # Not all written (a failure, or cancelled by one): given back, under
+            # what was acknowledged since (newer), so that the flush after a
+            # failure writes them before a cursor that would say they are in.
+            for key, value in puts.items():
+                bucket.puts.setdefault(key, value)
+            if bucket.last is None:
+                bucket.last = last
+            bucket.layout |= layout_changed
+            raise
 
     async def _records_of(self, client, message) -> List[L.Record]:
         if message.journal_id:
