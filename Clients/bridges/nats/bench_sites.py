@@ -122,7 +122,11 @@ async def follow_all(url, sites, target, latencies, stop, last, ready, failures,
     return counts
 
 
-def run(n, args, binary, work):
+def run(n, args, binary, work, python=None):
+    """One run of N sites; `python`: that of a venv holding another homed-nats to run (default: this one's)."""
+    program = installed_program("homed-nats") if python is None else os.path.join(os.path.dirname(python),
+                                                                                 "homed-nats")
+    python = python or sys.executable
     os.makedirs(work, exist_ok=True)
     server = NatsServer(work, f"nats{n}").start()
     homeds, providers, bridges = [], [], []
@@ -140,7 +144,7 @@ def run(n, args, binary, work):
             provider.start()
             provider.wait_registered(30)
             providers.append(provider)
-            bridges.append(ProviderProcess([sys.executable, installed_program("homed-nats"), "--socket",
+            bridges.append(ProviderProcess([python, program, "--socket",
                                             homed.socket_path, "--server", server.url, "--site", f"s{i}",
                                             "--log-level", "warning"], os.path.join(directory, "bridge.log")).start())
         sites = [f"s{i}" for i in range(n)]
@@ -266,21 +270,29 @@ def main():
                         help="homed's --provider-ping-timeout-ms (default: homed's, 600): the bench's providers "
                              "share one Python process, which a starved machine may keep from answering in time")
     parser.add_argument("--runs", type=int, default=1, help="runs of each N; with more than one, their medians")
+    parser.add_argument("--old-python", help="the python of a venv holding another homed-nats: each run is made "
+                                             "with both bridges, alternately")
     args = parser.parse_args()
     binary, _ = homed_binary()
     work = tempfile.mkdtemp(prefix="homed-nats-sites-")
     try:
+        variants = [("new", None)] + ([("old", args.old_python)] if args.old_python else [])
         for n in args.homeds:
-            results = []
+            by_variant = {name: [] for name, _ in variants}
             for k in range(args.runs):
-                results.append(run(n, args, binary, os.path.join(work, f"run{k}")))
-            if args.runs > 1:
+                for name, python in (variants if k % 2 == 0 else variants[::-1]):
+                    if len(variants) > 1:
+                        print(f"run {k + 1}, {name} bridge:", flush=True)
+                    by_variant[name].append(run(n, args, binary, os.path.join(work, f"run{k}-{name}"), python))
+            for name, results in by_variant.items():
+                if args.runs < 2 and len(variants) < 2:
+                    continue
                 med = lambda key: statistics.median(r[key] for r in results)  # noqa: E731
                 cpu = {k: statistics.median(r["cpu"][k] for r in results) for k in results[0]["cpu"]}
-                print(f"N={n:3d} median of {args.runs}: {sum(r['clean'] for r in results)}/{args.runs} runs clean "
-                      f"(every committed event at the reader); {med('rate'):,.0f} events/s, latency p50 "
-                      f"{med('p50'):.1f} ms p99 {med('p99'):.1f} ms; RSS per homed {med('homed'):.0f} MiB, per "
-                      f"bridge {med('bridge'):.0f} MiB, nats-server {med('server'):.0f} MiB; CPU in cores: "
+                print(f"N={n:3d} {name} bridge, median of {len(results)}: {sum(r['clean'] for r in results)}/"
+                      f"{len(results)} runs clean (every committed event at the reader); {med('rate'):,.0f} events/s, "
+                      f"latency p50 {med('p50'):.1f} ms p99 {med('p99'):.1f} ms; RSS per homed {med('homed'):.0f} MiB, "
+                      f"per bridge {med('bridge'):.0f} MiB, nats-server {med('server'):.0f} MiB; CPU in cores: "
                       + ", ".join(f"{k} {v:.2f}" for k, v in cpu.items())
                       + f"; the machine {med('machine') * 100:.0f}% busy", flush=True)
     finally:
