@@ -28,7 +28,7 @@ struct RegistrationPlanningTests {
 
     /// Every event the journal holds, in order.
     static func events(_ store: HomeStore) -> [HomeEvent] {
-        store.withState { $0.journal.events(after: 0) } ?? []
+        store.withState { $0.core.journal.events(after: 0) } ?? []
     }
 
     @Test("a plan made stale by a layout change is made again: the new accessory goes to the room made meanwhile")

@@ -73,7 +73,7 @@ extension HomeStore {
     func pastEvents(_ query: HistoryQuery) throws(HomeError) -> HistoryPage {
         if let history { return try history.storage.events(query) }
         return withState { state in
-            var held = state.journal.events(after: state.journal.firstHeldSeq - 1) ?? []
+            var held = state.core.journal.events(after: state.core.journal.firstHeldSeq - 1) ?? []
             held.removeAll { event in
                 event.seq <= query.afterSeq || event.seq >= (query.beforeSeq ?? .max)
                     || event.timeMs < (query.sinceMs ?? .min) || event.timeMs >= (query.untilMs ?? .max)
@@ -88,15 +88,15 @@ extension HomeStore {
     func firstSeq(atOrAfter timeMs: Int64) throws(HomeError) -> UInt64 {
         if let history, let seq = try history.storage.firstSeq(atOrAfter: timeMs) { return seq }
         return withState { state in
-            let held = state.journal.events(after: state.journal.firstHeldSeq - 1) ?? []
-            return held.first { $0.timeMs >= timeMs }?.seq ?? state.journal.lastSeq + 1
+            let held = state.core.journal.events(after: state.core.journal.firstHeldSeq - 1) ?? []
+            return held.first { $0.timeMs >= timeMs }?.seq ?? state.core.journal.lastSeq + 1
         }
     }
 
     /// The oldest sequence number that past events can be read from.
     func oldestKeptSeq() throws(HomeError) -> UInt64 {
         if let history { return try history.storage.oldestStoredSeq() ?? lastSeq + 1 }
-        return withState { $0.journal.firstHeldSeq }
+        return withState { $0.core.journal.firstHeldSeq }
     }
 
     /// Commits deleted per step of a purge: a few milliseconds of the database's time

@@ -92,7 +92,7 @@ extension HomeStore {
         return try withState { state throws(HomeError) -> Int in
             let ids = writtenValues.take()
             if ids.isEmpty { return 0 }
-            let values = ids.compactMap { state.graph.characteristics[$0] }
+            let values = ids.compactMap { state.core.graph.characteristics[$0] }
             do throws(HomeError) {
                 try persistence.foldValueLog(into: values)
             } catch {

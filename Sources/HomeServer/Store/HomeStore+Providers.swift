@@ -50,7 +50,7 @@ extension HomeStore {
     ) throws(HomeError) -> RegistrationOutcome {
         var installed: Committed<ProviderRegistration>?
         for _ in 0..<Self.registrationPlans {
-            let (snapshot, version) = withState { ($0.graph, $0.graphVersion) }
+            let (snapshot, version) = withState { ($0.core.graph, $0.core.graphVersion) }
             var planned = snapshot
             let registration = try planned.register(
                 accessories, removing: removeKeys, provider: provider, homeID: homeID, nowMs: currentTimeMs())

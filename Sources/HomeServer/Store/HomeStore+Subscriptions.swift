@@ -25,11 +25,11 @@ extension HomeStore {
         make: (UInt64, SubscriptionScope) -> Fanout.Subscriber
     ) throws(HomeError) -> Fanout.Subscriber {
         let (subscriber, wake) = try withState { state throws(HomeError) -> (Fanout.Subscriber, Fanout.Wake) in
-            try SubscriptionScope.validate(filter, in: state.graph)
+            try SubscriptionScope.validate(filter, in: state.core.graph)
             let scope = SubscriptionScope(filter)
             return state.fanout.subscribe(
-                opening: opening(for: scope, start: start, state: state), in: state.graph,
-                graphSeq: state.journal.lastSeq, layoutVersion: state.layoutVersion
+                opening: opening(for: scope, start: start, state: state), in: state.core.graph,
+                graphSeq: state.core.journal.lastSeq, layoutVersion: state.core.layoutVersion
             ) { id in make(id, scope) }
         }
         wake.wake()
@@ -40,35 +40,36 @@ extension HomeStore {
     /// with what it missed — or, when the journal no longer holds that, a resync
     /// marker saying why and a fresh snapshot.
     private func opening(for scope: SubscriptionScope, start: SubscriptionStart, state: State) -> Fanout.Opening {
-        let lastSeq = state.journal.lastSeq
+        let lastSeq = state.core.journal.lastSeq
         let subscribed = SinkItem.marker(StreamMarker(kind: .subscribed, seq: lastSeq))
         switch start {
         case .live:
             return .items([subscribed])
         case .snapshot:
             return .items(
-                [subscribed] + SubscriptionSnapshot.items(for: scope, in: state.graph, seq: lastSeq, leading: nil))
+                [subscribed] + SubscriptionSnapshot.items(for: scope, in: state.core.graph, seq: lastSeq, leading: nil))
         case .resume(let since, let journalID, let stored):
-            if journalID == state.journal.id,
-                let missed = state.journal.events(after: since) ?? Self.stitch(stored, after: since, to: state.journal)
+            if journalID == state.core.journal.id,
+                let missed = state.core.journal.events(after: since)
+                    ?? Self.stitch(stored, after: since, to: state.core.journal)
             {
                 return .replay(since: since, missed)
             }
             let reason =
-                if journalID != state.journal.id {
-                    "journal changed (was \(journalID.isEmpty ? "unknown" : journalID), now \(state.journal.id))"
+                if journalID != state.core.journal.id {
+                    "journal changed (was \(journalID.isEmpty ? "unknown" : journalID), now \(state.core.journal.id))"
                 } else if since > lastSeq {
-                    "sequence number \(since) was never issued by journal \(state.journal.id), which is at \(lastSeq)"
+                    "sequence number \(since) was never issued by journal \(state.core.journal.id), which is at \(lastSeq)"
                 } else if history != nil {
                     "events after \(since) were purged from the history or are more than a resume "
                         + "replays (\(Self.maxStoredReplay)); read them with ReadHistory"
                 } else {
-                    state.journal.unheldReason(after: since)
+                    state.core.journal.unheldReason(after: since)
                 }
             return .items(
                 [subscribed]
                     + SubscriptionSnapshot.items(
-                        for: scope, in: state.graph, seq: lastSeq,
+                        for: scope, in: state.core.graph, seq: lastSeq,
                         leading: StreamMarker(kind: .resync, seq: lastSeq, reason: reason)))
         }
     }
@@ -85,13 +86,13 @@ extension HomeStore {
         -> UInt64
     {
         try withState { state throws(HomeError) -> UInt64 in
-            try SubscriptionScope.validate(add, in: state.graph)
-            try SubscriptionScope.validate(remove, in: state.graph)
+            try SubscriptionScope.validate(add, in: state.core.graph)
+            try SubscriptionScope.validate(remove, in: state.core.graph)
             subscriber.updateScope { scope in
                 scope.remove(remove)
                 scope.add(add)
             }
-            return state.journal.lastSeq
+            return state.core.journal.lastSeq
         }
     }
 
@@ -103,7 +104,7 @@ extension HomeStore {
     /// Adds an in-process observer. It sees the graph and then every event after
     /// it, with no gap between the two.
     func addObserver(_ observer: any HomeEventObserver) {
-        withState { state in state.fanout.addObserver(observer, graph: state.graph) }
+        withState { state in state.fanout.addObserver(observer, graph: state.core.graph) }
     }
 
     /// Removes an observer; once this returns, it sees nothing more.
@@ -131,7 +132,7 @@ extension HomeStore {
     /// them, there is no stored history, or there are more than `maxStoredReplay`.
     func storedEventsForResume(after seq: UInt64) throws(HomeError) -> [HomeEvent] {
         guard let history else { return [] }
-        let memoryFrom = withState { $0.journal.firstHeldSeq }
+        let memoryFrom = withState { $0.core.journal.firstHeldSeq }
         guard seq + 1 < memoryFrom else { return [] }
         var events: [HomeEvent] = []
         var query = HistoryQuery(afterSeq: seq, beforeSeq: memoryFrom, commitLimit: 1024)

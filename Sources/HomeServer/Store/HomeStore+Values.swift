@@ -6,7 +6,7 @@ extension HomeStore {
     /// not readable.
     public func read(_ characteristicIDs: [ObjectID]) -> ReadOutcome {
         withState { state in
-            ReadOutcome(reads: Self.reads(characteristicIDs, in: state.graph), seq: state.journal.lastSeq)
+            ReadOutcome(reads: Self.reads(characteristicIDs, in: state.core.graph), seq: state.core.journal.lastSeq)
         }
     }
 
@@ -17,16 +17,16 @@ extension HomeStore {
         -> (cached: ReadOutcome, byProvider: [String: [ObjectID]])
     {
         withState { state in
-            let reads = Self.reads(characteristicIDs, in: state.graph)
+            let reads = Self.reads(characteristicIDs, in: state.core.graph)
             var byProvider: [String: [ObjectID]] = [:]
             for read in reads where read.error == nil {
-                guard let characteristic = state.graph.characteristics[read.characteristicID],
-                    let accessory = state.graph.accessories[characteristic.accessoryID],
+                guard let characteristic = state.core.graph.characteristics[read.characteristicID],
+                    let accessory = state.core.graph.accessories[characteristic.accessoryID],
                     let owner = provider(accessory)
                 else { continue }
                 byProvider[owner, default: []].append(read.characteristicID)
             }
-            return (ReadOutcome(reads: reads, seq: state.journal.lastSeq), byProvider)
+            return (ReadOutcome(reads: reads, seq: state.core.journal.lastSeq), byProvider)
         }
     }
 
@@ -206,7 +206,7 @@ extension HomeStore {
     }
 }
 
-extension HomeStore.Transaction {
+extension Transaction {
     /// Stores a checked write and emits its value event when the value changed (or
     /// is an occurrence): the one way a write reaches the graph.
     ///

@@ -188,7 +188,7 @@ extension HomeStore {
 
     /// Applies planned items in a commit: as checked when planned while the layout
     /// is the same (conditions checked again if asked), else checked again whole.
-    private static func apply(
+    static func apply(
         _ items: [WritePlan.Item], sameLayout: Bool, atomic: Bool, checkingConditions: Bool, journalID: String,
         in transaction: inout Transaction
     ) -> [WriteResult] {
@@ -225,7 +225,7 @@ extension HomeStore {
     }
 }
 
-extension HomeStore.Transaction {
+extension Transaction {
     /// Claims conditional writes that go to a provider, just before they are sent:
     /// each condition is checked against the graph as it is now and the
     /// characteristic marked as having a conditional write in flight. Until the

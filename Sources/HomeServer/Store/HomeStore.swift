@@ -41,19 +41,10 @@ public final class HomeStore: Sendable {
     let logger: Logger
 
     struct State {
-        var graph: HomeGraph
-        var journal: Journal
+        /// The graph, the journal, the versions and the claims: a value with no I/O.
+        var core: HomeState
         /// The open subscriptions and in-process observers, offered every event.
         var fanout = Fanout()
-        /// Changes whenever the graph's layout does (never for values or
-        /// reachability): subscription filters cache their verdicts per layout.
-        var layoutVersion: UInt64 = 0
-        /// Changes with every commit, values included: a change planned on a
-        /// snapshot outside the lock may be installed only while it is unchanged.
-        var graphVersion: UInt64 = 0
-        /// Characteristics with a conditional write sent to their provider and not
-        /// yet answered (`Transaction.claim`).
-        var conditionalWritesInFlight: Set<ObjectID> = []
     }
 
     private let state: Locked<State>
@@ -102,7 +93,7 @@ public final class HomeStore: Sendable {
         self.persistence = persistence
         self.writtenValues = persistence == nil ? nil : WrittenValues()
         self.adjustedDeviceValues = AdjustedDeviceValues(logger: logger)
-        self.state = Locked(State(graph: graph, journal: journal))
+        self.state = Locked(State(core: HomeState(graph: graph, journal: journal)))
     }
 
     /// A store that keeps everything in memory (the storage seams are the
@@ -124,92 +115,18 @@ public final class HomeStore: Sendable {
     /// A consistent copy of the graph and the sequence number it reflects (cheap:
     /// the graph's tables are copy-on-write).
     public func snapshot() -> (graph: HomeGraph, seq: UInt64) {
-        locked { ($0.graph, $0.journal.lastSeq) }
+        locked { ($0.core.graph, $0.core.journal.lastSeq) }
     }
 
-    public var lastSeq: UInt64 { locked { $0.journal.lastSeq } }
+    public var lastSeq: UInt64 { locked { $0.core.journal.lastSeq } }
 
     public var subscriptionCount: Int { locked { $0.fanout.subscriptionCount } }
 
     public var statistics: (homes: Int, accessories: Int, characteristics: Int) {
-        locked { ($0.graph.homes.count, $0.graph.accessories.count, $0.graph.characteristics.count) }
+        locked { ($0.core.graph.homes.count, $0.core.graph.accessories.count, $0.core.graph.characteristics.count) }
     }
 
     // MARK: The commit primitive
-
-    /// How a change reaches the graph.
-    enum CommitKind {
-        /// Values and reachability: applied to the graph in place.
-        case values
-        /// Layout: applied to a copy, which is installed only if the change (and
-        /// the save it makes) succeeds; bumps the layout version.
-        case layout
-    }
-
-    /// A change under way: the graph it edits and the events it will publish.
-    struct Transaction {
-        var graph: HomeGraph
-        /// For a layout commit, the graph as it was (what persistence has stored).
-        let before: HomeGraph?
-        /// The sequence number the first emitted event gets: nothing else publishes
-        /// while a commit holds the lock, so its events' numbers are known ahead.
-        let firstSeq: UInt64
-        /// The commit's time: its events' time, and the time of the values it stores.
-        let nowMs: Int64
-        /// The layout `graph` has when the change begins (`State.layoutVersion`).
-        let layoutVersion: UInt64
-        /// The store's graph version when the commit began (see `State.graphVersion`).
-        let graphVersion: UInt64
-        fileprivate(set) var events: [PendingEvent] = []
-        /// The store's conditional writes in flight, moved in for the change to claim
-        /// and release (`State.conditionalWritesInFlight`).
-        var claims: Set<ObjectID> = []
-        /// For a `.values` commit with persistence: each stored value's previous
-        /// state, in order, so that the commit can be undone if the value log
-        /// refuses it. Nil when nothing is persisted.
-        var undo: [ValueUndo]?
-
-        /// The commit's events as the journal numbers them.
-        func numberedEvents(firstSeq: UInt64, origin: Origin) -> [HomeEvent] {
-            events.enumerated().map { index, pending in
-                HomeEvent(seq: firstSeq + UInt64(index), timeMs: nowMs, origin: origin, body: pending.body)
-            }
-        }
-
-        /// Forgets the value events of a commit whose values could not be saved.
-        mutating func dropValueEvents() {
-            events.removeAll { if case .value = $0.body { true } else { false } }
-        }
-
-        struct ValueUndo {
-            var index: HomeGraph.CharacteristicIndex
-            var characteristicID: ObjectID
-            var value: CharacteristicValue?
-            var lastUpdatedMs: Int64
-            var changeSeq: UInt64
-        }
-
-        struct PendingEvent {
-            var body: HomeEvent.Body
-            /// Where a value event's characteristic is in the graph's table, when
-            /// the change has it at hand (saves a lookup per event).
-            var subject: HomeGraph.CharacteristicIndex?
-            /// False for occurrences (a doorbell press), never merged; nil: look it up.
-            var mergeable: Bool?
-        }
-
-        /// Records an event to publish once the change commits.
-        ///
-        /// - Returns: the sequence number it will have.
-        @discardableResult
-        mutating func emit(
-            _ body: HomeEvent.Body, subject: HomeGraph.CharacteristicIndex? = nil,
-            mergeable: Bool? = nil
-        ) -> UInt64 {
-            events.append(PendingEvent(body: body, subject: subject, mergeable: mergeable))
-            return firstSeq + UInt64(events.count - 1)
-        }
-    }
 
     /// What a commit returns: the change's own result and where its events landed.
     struct Committed<Result> {
@@ -240,51 +157,29 @@ public final class HomeStore: Sendable {
         let now = currentTimeMs()
         var wake = Fanout.Wake()
         let committed = try locked { state throws(Failure) -> Committed<Result> in
-            var transaction: Transaction
-            let firstSeq = state.journal.lastSeq + 1
-            switch kind {
-            case .values:
-                // Moved out and back rather than copied, so that editing it in place
-                // does not copy its tables.
-                transaction = Transaction(
-                    graph: HomeGraph(), before: nil, firstSeq: firstSeq, nowMs: now,
-                    layoutVersion: state.layoutVersion, graphVersion: state.graphVersion)
-                if persistence != nil { transaction.undo = [] }
-                swap(&transaction.graph, &state.graph)
-            case .layout:
-                transaction = Transaction(
-                    graph: state.graph, before: state.graph, firstSeq: firstSeq, nowMs: now,
-                    layoutVersion: state.layoutVersion, graphVersion: state.graphVersion)
-            }
-            swap(&transaction.claims, &state.conditionalWritesInFlight)
+            var transaction = state.core.begin(kind, nowMs: now, keepingUndo: persistence != nil)
             let result: Result
             do throws(Failure) {
                 result = try change(&transaction)
             } catch {
-                swap(&transaction.claims, &state.conditionalWritesInFlight)
-                if kind == .values { swap(&transaction.graph, &state.graph) }
+                state.core.abandon(&transaction)
                 throw error
             }
-            swap(&transaction.claims, &state.conditionalWritesInFlight)
             // Values and events are durable before anyone hears of them.
-            let saveFailure = makeDurable(&transaction, firstSeq: firstSeq, origin: origin)
-            swap(&transaction.graph, &state.graph)
-            if kind == .layout { state.layoutVersion &+= 1 }
-            state.graphVersion &+= 1
-            // The graph now stands after every event of this commit.
-            let graphSeq = state.journal.lastSeq + UInt64(transaction.events.count)
-            for (index, pending) in transaction.events.enumerated() {
-                var event = HomeEvent(
-                    seq: firstSeq + UInt64(index), timeMs: now, origin: origin, body: pending.body)
-                state.journal.append(&event)
+            let saveFailure = makeDurable(&transaction, firstSeq: transaction.firstSeq, origin: origin)
+            let graphSeq = state.core.install(&transaction)
+            for index in transaction.events.indices {
+                var event = transaction.event(at: index, origin: origin)
+                state.core.journal.append(&event)
+                let pending = transaction.events[index]
                 state.fanout.publish(
-                    event, in: state.graph, graphSeq: graphSeq, layoutVersion: state.layoutVersion,
+                    event, in: state.core.graph, graphSeq: graphSeq, layoutVersion: state.core.layoutVersion,
                     mergeable: pending.mergeable, subject: pending.subject, wake: &wake)
             }
-            publishedSeq.publish(state.journal.lastSeq)
+            publishedSeq.publish(state.core.journal.lastSeq)
             return Committed(
-                result: result, saveFailure: saveFailure, firstSeq: firstSeq, lastSeq: state.journal.lastSeq,
-                timeMs: now)
+                result: result, saveFailure: saveFailure, firstSeq: transaction.firstSeq,
+                lastSeq: state.core.journal.lastSeq, timeMs: now)
         }
         wake.wake()
         return committed
