@@ -60,8 +60,18 @@ class WebProcess:
     def kill(self) -> None:
         kill_pid(self.proc)
 
-    def restart(self) -> "WebProcess":
-        self.kill()
+    def stop(self) -> None:
+        """SIGTERM: a graceful shutdown, which ends the open event streams at once."""
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.terminate()
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("homed-web did not stop within 5 s of SIGTERM") from None
+
+    def restart(self, graceful: bool = False) -> "WebProcess":
+        self.stop() if graceful else self.kill()
         return self.start()
 
     def log(self) -> str:

@@ -8,6 +8,7 @@ import subprocess
 import threading
 import time
 
+import pytest
 from homed import pb
 from homed_testkit import homectl
 
@@ -128,14 +129,16 @@ def check_nothing_missed_nothing_twice(browser, homed, first_seq):
     return len(received)
 
 
-def test_a_stream_cut_by_restarting_homed_web_resumes_with_nothing_missed_and_nothing_twice(browser, web, homed):
+@pytest.mark.parametrize("graceful", [False, True], ids=["SIGKILL", "SIGTERM"])
+def test_a_stream_cut_by_restarting_homed_web_resumes_with_nothing_missed_and_nothing_twice(
+        browser, web, homed, graceful):
     open_page(browser, web)
     first = browser.run("return window.homedWeb.lastSeq")
     writer = Writer(homed, characteristic_id(web.state(), "Lamp", "Brightness"))
     writer.start()
     try:
         browser.wait(f"return window.homedWeb.lastSeq > {first} + 20", 10, "events flowing")
-        web.restart()  # SIGKILL mid-stream, then the same port again
+        web.restart(graceful)  # mid-stream, then the same port again
         during = browser.run("return window.homedWeb.lastSeq")
         browser.wait(f"return window.homedWeb.lastSeq > {during} + 20", 15, "events flowing again")
     finally:

@@ -5,6 +5,8 @@ internal import Hummingbird
 internal import Logging
 internal import NIOCore
 internal import Prometheus
+internal import ServiceLifecycle
+internal import Synchronization
 
 /// One page's server-sent events: a homed subscription of its own, on a connection
 /// of its own made for the session's role, resumed from the page's last `seq`.
@@ -33,12 +35,24 @@ struct EventStream: Sendable {
     /// every change. 16 384 events is a page away for many minutes of a busy home.
     static let queueLimit: UInt32 = 16_384
 
+    /// Runs until the browser goes, or homed-web shuts down: then the stream ends
+    /// (the browser comes back with `Last-Event-ID` to the next homed-web), rather than
+    /// holding the shutdown up for as long as the page stays open.
     func run(_ writer: inout any ResponseBodyWriter) async throws {
+        let shutdown = Shutdown()
+        try await withGracefulShutdownHandler {
+            try await follow(&writer, shutdown: shutdown)
+        } onGracefulShutdown: {
+            shutdown.begin()
+        }
+    }
+
+    private func follow(_ writer: inout any ResponseBodyWriter, shutdown: Shutdown) async throws {
         var cursor = StreamCursor(journalID: journalID, resumeSeq: since)
         var backoffMs = 100
         try await writer.write(ByteBuffer(string: "retry: 1000\n\n"))
         var live = false
-        while !Task.isCancelled {
+        while !Task.isCancelled, !shutdown.isShuttingDown {
             let client: HomeClient
             let target: UInt64
             do {
@@ -58,6 +72,10 @@ struct EventStream: Sendable {
                 try await Task.sleep(for: .milliseconds(backoffMs))
                 backoffMs = min(backoffMs * 2, 2_000)
                 continue
+            }
+            guard shutdown.follow(client) else {
+                await client.close()
+                return
             }
             defer { Task { await client.close() } }
             backoffMs = 100
@@ -103,11 +121,20 @@ struct EventStream: Sendable {
                 }
                 throw HomeError(.unavailable, "homed ended the stream")
             } catch let error as HomeError where error.code == .unavailable {
+                if shutdown.isShuttingDown {
+                    try await writer.write(Self.status("catching-up", reason: "homed-web is shutting down"))
+                    return
+                }
                 logger.debug("homed went away under a page's stream; resuming", metadata: ["error": "\(error)"])
                 try await writer.write(Self.status("catching-up", reason: error.message))
                 live = false
                 continue
             } catch let error as HomeError {
+                if shutdown.isShuttingDown {
+                    // However its connection's end was put: the browser comes back to the next homed-web.
+                    try await writer.write(Self.status("catching-up", reason: "homed-web is shutting down"))
+                    return
+                }
                 try await writer.write(Self.message(event: "failure", data: Self.errorJSON(error)))
                 return
             }
@@ -124,5 +151,30 @@ struct EventStream: Sendable {
 
     static func errorJSON(_ error: HomeError) -> JSONValue {
         .object([("code", .string(error.code.name)), ("message", .string(error.message))])
+    }
+}
+
+/// What a stream's graceful shutdown does: marks the stream as ending, and closes its
+/// connection to homed, which ends the subscription it is waiting on.
+private final class Shutdown: Sendable {
+    private let state = Mutex<(shuttingDown: Bool, client: HomeClient?)>((false, nil))
+
+    var isShuttingDown: Bool { state.withLock { $0.shuttingDown } }
+
+    /// Remembers the stream's current connection; false when shutting down already.
+    func follow(_ client: HomeClient) -> Bool {
+        state.withLock { state in
+            guard !state.shuttingDown else { return false }
+            state.client = client
+            return true
+        }
+    }
+
+    func begin() {
+        let client = state.withLock { state in
+            state.shuttingDown = true
+            return state.client
+        }
+        if let client { Task { await client.close() } }
     }
 }
