@@ -391,3 +391,35 @@ def test_a_users_file_with_a_mistake_is_refused_with_its_line(workdir, homed):
                             capture_output=True, text=True, timeout=30)
     assert result.returncode == 64
     assert f'{path}:3: "boss" is not a role (viewer, user or admin)' in result.stderr
+
+
+def test_tls_serves_http2_and_http11_and_the_session_cookie_is_secure(workdir, homed, users_file):
+    import http.client
+    import ssl
+    key, cert = os.path.join(workdir, "key.pem"), os.path.join(workdir, "cert.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
+                    "-days", "1", "-subj", "/CN=localhost"], check=True, capture_output=True)
+    web = WebProcess(workdir, homed.socket_path, name="tls-web", args=[
+        "--tls-certificate", cert, "--tls-key", key, "--login", "always", "--users-file", users_file]).start()
+    try:
+        context = ssl.create_default_context(cafile=cert)
+        context.check_hostname = False
+        context.set_alpn_protocols(["h2", "http/1.1"])
+        with socket.create_connection(("127.0.0.1", web.port)) as raw, \
+                context.wrap_socket(raw, server_hostname="localhost") as tls:
+            assert tls.selected_alpn_protocol() == "h2"
+        context.set_alpn_protocols(["http/1.1"])
+        connection = http.client.HTTPSConnection("127.0.0.1", web.port, context=context, timeout=10)
+        connection.request("POST", "/login", body="name=alice&password=alice-secret",
+                           headers={"Content-Type": "application/x-www-form-urlencoded"})
+        response = connection.getresponse()
+        response.read()
+        assert response.status == 303
+        cookie = response.getheader("Set-Cookie")
+        for attribute in ("HttpOnly", "Secure", "SameSite=Strict"):
+            assert attribute in cookie, cookie
+        connection.request("GET", "/api/home", headers={"Cookie": cookie.split(";")[0]})
+        response = connection.getresponse()
+        assert response.status == 200 and json.loads(response.read())["user"] == "alice"
+    finally:
+        web.kill()

@@ -5,6 +5,7 @@ public import HomeModel
 internal import HomeWire
 public import Hummingbird
 internal import HummingbirdCore
+internal import HummingbirdHTTP2
 internal import HummingbirdTLS
 public import Logging
 internal import NIOCore
@@ -57,7 +58,10 @@ public struct WebServer: Sendable {
             let chain = try NIOSSLCertificate.fromPEMFile(certificate).map { NIOSSLCertificateSource.certificate($0) }
             let tls = TLSConfiguration.makeServerConfiguration(
                 certificateChain: chain, privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem)))
-            server = try .tls(.http1(), tlsConfiguration: tls)
+            // HTTP/2 when the browser offers it (ALPN), else HTTP/1.1: a browser holds at
+            // most six HTTP/1.1 connections to one server, so a seventh open page's event
+            // stream would wait; over HTTP/2 they share one connection.
+            server = try .http2Upgrade(tlsConfiguration: tls)
         } else {
             server = .http1()
         }
