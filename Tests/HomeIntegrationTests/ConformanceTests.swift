@@ -34,6 +34,39 @@ struct ConformanceTests {
         #expect(passed == list.scenarios.count)
         #expect(list.scenarios.count >= 14)
     }
+
+    @Test("every scenario a remote home can carry passes through homed-nats-remote's socket")
+    func throughTheRemoteSocket() async throws {
+        let list = try ConformanceList.load()
+        // A provider session is not carried over NATS (its first call is UNIMPLEMENTED,
+        // Clients/bridges/nats/tests/test_nats_conformance.py checks that).
+        let providerSteps: Set<String> = ["provider_open", "provider_register", "provider_expect_write"]
+        let carried = list.scenarios.filter { scenario in
+            !scenario.steps.contains { providerSteps.contains($0["op"]?.string ?? "") }
+        }
+        // In homed's place: a real homed, nats-server, homed-nats and homed-nats-remote
+        // serving the socket asked for (nats-server and the bridge from .venv, on PATH).
+        let standIn = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Clients/bridges/nats/tests/remote_daemon.py").path
+        let daemon = try DaemonProcess(
+            arguments: list.daemonArguments, command: ["/usr/bin/env", "python3", standIn])
+        var passed = 0
+        for scenario in carried {
+            let run = ConformanceRun(socketPath: daemon.socketPath)
+            for (index, step) in scenario.steps.enumerated() {
+                do {
+                    try await run.perform(step)
+                } catch {
+                    Issue.record("\(scenario.name), step \(index + 1) (\(step["op"]?.string ?? "?")): \(error)")
+                    break
+                }
+                if index == scenario.steps.count - 1 { passed += 1 }
+            }
+            await run.close()
+        }
+        #expect(passed == carried.count)
+        #expect(carried.count >= 12)
+    }
 }
 
 /// The scenarios file.

@@ -149,13 +149,18 @@ final class DaemonProcess: @unchecked Sendable {
     /// The directory was made for this daemon alone, so it goes when the daemon does.
     private let ownsDirectory: Bool
 
-    init(arguments: [String] = ["--demo", "--no-simulator"], directory: String? = nil) throws {
+    /// - Parameter command: what runs in homed's place, with homed's arguments
+    ///   after it (nil: the built homed).
+    init(arguments: [String] = ["--demo", "--no-simulator"], directory: String? = nil, command: [String]? = nil)
+        throws
+    {
         self.ownsDirectory = directory == nil
         self.directory = directory ?? TestServer.makeTemporaryDirectory("homed-proc")
         socketPath = self.directory + "/homed.sock"
+        let command = command ?? [builtExecutable("homed")]
         child = try ChildProcess(
-            builtExecutable("homed"),
-            ["--socket", socketPath, "--log-level", "warning"]
+            command[0],
+            Array(command.dropFirst()) + ["--socket", socketPath, "--log-level", "warning"]
                 + (arguments.contains("--db") || arguments.contains("--in-memory")
                     ? [] : ["--db", self.directory + "/homed.sqlite"]) + arguments)
         // Until it serves or exits; the bound is only against a hang.
