@@ -233,6 +233,14 @@ def test_bad_input_gets_an_http_status_with_homeds_message_and_changes_nothing(w
     assert status == 400 and "Brightness" in answer["message"]
     status, answer = api_error(web, "POST", "/api/write", json.dumps({"id": 999999, "value": 1}).encode(), csrf)
     assert status == 404 and "999999" in answer["message"]
+    # The right token from another origin (a page elsewhere cannot read it; if it
+    # could, its Origin still gives it away).
+    status, answer = api_error(web, "POST", "/api/write", json.dumps({"id": brightness, "value": 5}).encode(),
+                               {**csrf, "Origin": "http://127.0.0.10:8080"})
+    assert status == 403 and "another origin" in answer["message"]
+    status, answer = api_error(web, "POST", "/api/write", json.dumps({"id": brightness, "value": 5}).encode(),
+                               {"Content-Type": "application/json"})
+    assert status == 403 and "X-CSRF-Token" in answer["message"]
     # Malformed and oversized requests.
     status, answer = api_error(web, "POST", "/api/write", b'{"id": 17,', csrf)
     assert status == 400 and answer["code"] == "INVALID_ARGUMENT"

@@ -79,11 +79,14 @@ public struct WebServer: Sendable {
         }
         guard let local = sessions.local, configuration.listen.isLocal else { return nil }
         if case .unix = configuration.listen { return local }
-        let host = request.head.authority ?? ""
-        let name =
-            host.hasPrefix("[")
-            ? String(host.prefix { $0 != "]" }.dropFirst()) : String(host.split(separator: ":").first ?? "")
+        let name = Self.hostName(request.head.authority ?? "")
         return name == "localhost" || name == "::1" || name.hasPrefix("127.") ? local : nil
+    }
+
+    /// "127.0.0.1:8080" → "127.0.0.1", "[::1]:8080" → "::1".
+    static func hostName(_ authority: String) -> String {
+        if authority.hasPrefix("[") { return String(authority.dropFirst().prefix { $0 != "]" }) }
+        return String(authority.split(separator: ":").first ?? "")
     }
 
     func requireSession(_ request: Request) throws -> Session {
@@ -100,8 +103,8 @@ public struct WebServer: Sendable {
                 .forbidden, code: "PERMISSION_DENIED",
                 "a write needs the X-CSRF-Token header the page was given (GET /api/home's \"csrf\")")
         }
-        if let origin = request.headers[.origin], let host = request.head.authority,
-            URL(string: origin)?.host.map({ host.hasPrefix($0) || host.hasPrefix("[\($0)]") }) != true
+        if let origin = request.headers[.origin], let authority = request.head.authority,
+            URL(string: origin)?.host.map({ $0.trimmingCharacters(in: ["[", "]"]) }) != Self.hostName(authority)
         {
             throw WebError(.forbidden, code: "PERMISSION_DENIED", "a write from another origin (\(origin)) is refused")
         }
