@@ -9,7 +9,7 @@ internal import HomeWire
 /// journal the state was taken at, from which the page's event stream resumes.
 enum HomeJSON {
     static func state(
-        _ home: GetHomeResponse, names: ValueNames, session: Session, providers: [ProviderInfo]
+        _ home: GetHomeResponse, names: ValueNameTable, session: Session, providers: [ProviderInfo]
     ) -> JSONValue {
         let graph = home.graph
         var homes: [JSONValue] = []
@@ -85,7 +85,7 @@ enum HomeJSON {
         ])
     }
 
-    static func characteristic(_ characteristic: Characteristic, names: ValueNames) -> JSONValue {
+    static func characteristic(_ characteristic: Characteristic, names: ValueNameTable) -> JSONValue {
         let metadata = characteristic.metadata
         var members: [(String, JSONValue)] = [
             ("id", .uint(characteristic.id)), ("accessory", .uint(characteristic.accessoryID)),

@@ -201,7 +201,7 @@ public struct WebServer: Sendable {
         let session = try requireSession(request)
         do {
             let (home, names, providers) = try await link.call(as: session.identity) {
-                client throws(HomeError) -> (GetHomeResponse, ValueNames, [ProviderInfo]) in
+                client throws(HomeError) -> (GetHomeResponse, ValueNameTable, [ProviderInfo]) in
                 let names = try await catalog.names(client)
                 return (try await client.getHome(), names, try await client.listProviders())
             }
@@ -367,11 +367,11 @@ extension Response {
 
 /// The catalog's names of enumerated values, read from homed once (ListTypes).
 final class CatalogCache: Sendable {
-    private let names = Mutex<ValueNames?>(nil)
+    private let names = Mutex<ValueNameTable?>(nil)
 
-    func names(_ client: HomeClient) async throws(HomeError) -> ValueNames {
+    func names(_ client: HomeClient) async throws(HomeError) -> ValueNameTable {
         if let names = names.withLock({ $0 }) { return names }
-        let read = ValueNames(types: try await client.listTypes().characteristicTypes)
+        let read = ValueNameTable(types: try await client.listTypes().characteristicTypes)
         names.withLock { $0 = read }
         return read
     }
