@@ -431,3 +431,40 @@ def test_tls_serves_http2_and_http11_and_the_session_cookie_is_secure(workdir, h
         assert response.status == 200 and json.loads(response.read())["user"] == "alice"
     finally:
         web.kill()
+
+
+def test_a_resume_longer_than_homeds_queue_is_a_resync_not_merged_values(web, homed):
+    """A page away while more changed than homed's largest subscriber queue holds:
+    homed cannot replay it all, and the page is told to reload (an explicit resync)
+    after the events that fit, in order, never values merged in their place."""
+    from homed import Client
+    state = web.state()
+    since = state["seq"]
+    brightness = characteristic_id(state, "Lamp", "Brightness")
+    with Client.connect(homed.socket_path, client_name="burst") as client:
+        # 17 batches of 1 000 changes (each write another value): 17 000 events, past
+        # the 16 384 a page's queue holds.
+        for batch in range(17):
+            writes = [pb.CharacteristicWrite(characteristic_id=brightness, value=pb.Value(int_value=10 + (i + batch) % 2))
+                      for i in range(1000)]
+            client.call("WriteCharacteristics", pb.WriteCharacteristicsRequest(writes=writes))
+    s = socket.create_connection(("127.0.0.1", web.port), timeout=30)
+    try:
+        s.sendall(f"GET /api/events?journal={state['journal']}&since={since} HTTP/1.1\r\n"
+                  f"Host: 127.0.0.1:{web.port}\r\n\r\n".encode())
+        received = b""
+        deadline = time.monotonic() + 60
+        while b"event: resync" not in received:
+            assert time.monotonic() < deadline, received[-2000:]
+            chunk = s.recv(65536)
+            assert chunk, "the stream ended without a resync: " + received[-2000:].decode(errors="replace")
+            received += chunk
+    finally:
+        s.close()
+    text = received.decode(errors="replace")
+    before = text.split("event: resync")[0]
+    ids = [int(line[4:]) for line in before.splitlines() if line.startswith("id: ")]
+    # Consecutive from the page's seq: nothing merged away (a merge leaves seqs out).
+    assert ids == list(range(since + 1, since + 1 + len(ids))), ids[:5]
+    assert 0 < len(ids) < 17_000
+    assert "did not fit in homed's queue" in text.split("event: resync")[1][:500]

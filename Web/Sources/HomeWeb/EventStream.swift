@@ -30,9 +30,10 @@ struct EventStream: Sendable {
     /// hears a comment that often, and a browser that went away is noticed then.
     static let heartbeatMs: UInt32 = 2_000
     /// homed's largest subscriber queue: a resume puts everything missed in the queue
-    /// at once, and past the queue's limit homed coalesces values (the latest of each
-    /// characteristic wins), so a page away for a while would see the values but not
-    /// every change. 16 384 events is a page away for many minutes of a busy home.
+    /// at once. 16 384 events is a page away for many minutes of a busy home; past
+    /// it homed drops what does not fit and says so (the `gap` policy, never
+    /// `coalesce`, whose merged values would show the page the latest value of a
+    /// characteristic without the changes before it): the page is told to reload.
     static let queueLimit: UInt32 = 16_384
 
     /// Runs until the browser goes, or homed-web shuts down: then the stream ends
@@ -79,7 +80,8 @@ struct EventStream: Sendable {
             }
             defer { Task { await client.close() } }
             backoffMs = 100
-            var request = SubscribeRequest(queueLimit: Self.queueLimit, heartbeatMs: Self.heartbeatMs)
+            var request = SubscribeRequest(
+                policy: .gap, queueLimit: Self.queueLimit, heartbeatMs: Self.heartbeatMs)
             if let resumeSeq = cursor.resumeSeq {
                 request.sinceSeq = resumeSeq
                 request.journalID = cursor.journalID
@@ -89,21 +91,24 @@ struct EventStream: Sendable {
             live = caughtUp
             do {
                 for try await message in client.subscribe(request) {
-                    if let marker = message.marker, marker.kind == .resync {
-                        // homed cannot say what was missed: the page reloads the state.
+                    if let marker = message.marker, marker.kind == .resync || marker.kind == .gap {
+                        // homed cannot say what was missed (a resync), or dropped what
+                        // did not fit in the queue (a gap): the page reloads the state.
+                        let reason =
+                            marker.kind == .gap
+                            ? "events \(marker.gapFrom)–\(marker.gapTo) did not fit in homed's queue for this page"
+                            : marker.reason
                         metrics.resyncs.increment()
-                        try await writer.write(
-                            Self.message(
-                                event: "resync",
-                                data: .object([("seq", .uint(marker.seq)), ("reason", .string(marker.reason))])))
+                        // What came before a gap is still the page's, in order.
+                        var out = marker.kind == .gap ? Self.pending(cursor.accept(message)) : ByteBuffer()
+                        var resync = Self.message(
+                            event: "resync", data: .object([("seq", .uint(marker.seq)), ("reason", .string(reason))]))
+                        out.writeBuffer(&resync)
+                        try await writer.write(out)
                         return
                     }
                     let events = cursor.accept(message)
-                    var out = ByteBuffer()
-                    for event in events {
-                        guard let (name, data) = HomeJSON.event(event) else { continue }
-                        out.writeString("id: \(event.seq)\nevent: \(name)\ndata: \(data.serialized())\n\n")
-                    }
+                    var out = Self.pending(events)
                     if !caughtUp, (cursor.highestSeq ?? 0) >= target || message.marker?.kind == .heartbeat {
                         caughtUp = true
                     }
@@ -139,6 +144,16 @@ struct EventStream: Sendable {
                 return
             }
         }
+    }
+
+    /// Events as the page's server-sent events, each with homed's seq as its id.
+    static func pending(_ events: [HomeEvent]) -> ByteBuffer {
+        var out = ByteBuffer()
+        for event in events {
+            guard let (name, data) = HomeJSON.event(event) else { continue }
+            out.writeString("id: \(event.seq)\nevent: \(name)\ndata: \(data.serialized())\n\n")
+        }
+        return out
     }
 
     static func message(event: String, data: JSONValue) -> ByteBuffer {
