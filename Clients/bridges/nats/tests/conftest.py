@@ -17,3 +17,13 @@ def server(workdir):
         yield node.start()
     finally:
         node.kill()
+
+
+@pytest.fixture
+def cluster(workdir):
+    from .nats_server import Cluster
+    nodes = Cluster(workdir)
+    try:
+        yield nodes.start()
+    finally:
+        nodes.kill()

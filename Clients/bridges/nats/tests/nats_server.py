@@ -121,3 +121,16 @@ class Cluster:
     def kill(self) -> None:
         for node in self.nodes:
             node.kill()
+
+
+async def stream_leader(stream: str, urls):
+    """The cluster node that leads `stream` now, or None while there is none."""
+    import nats
+    nc = await nats.connect(urls, connect_timeout=2, max_reconnect_attempts=2)
+    try:
+        info = await nc.jetstream(timeout=2).stream_info(stream)
+        return info.cluster.leader if info.cluster else None
+    except Exception:  # noqa: BLE001 - not yet
+        return None
+    finally:
+        await nc.close()

@@ -2,38 +2,15 @@
 three replicas: the stream's leader killed during a burst, and nothing the
 cluster acknowledged is lost — the stream ends holding every event once."""
 
-import asyncio
 
-import nats
-import pytest
 from homed_testkit.providers import wait_for, wait_log
 
 from homed_nats import layout as L
 from .nats_home import direct_log, make_home, Devices, start_bridge, run
-from .nats_server import Cluster
+from .nats_server import stream_leader
 from .test_nats_restarts import BURST, Burst, bucket_matches, stream_matches
 
 NAMES = L.Names("home")
-
-
-@pytest.fixture
-def cluster(workdir):
-    nodes = Cluster(workdir)
-    try:
-        yield nodes.start()
-    finally:
-        nodes.kill()
-
-
-async def _leader(urls):
-    nc = await nats.connect(urls, connect_timeout=2, max_reconnect_attempts=2)
-    try:
-        info = await nc.jetstream(timeout=2).stream_info(NAMES.stream)
-        return info.cluster.leader if info.cluster else None
-    except Exception:  # noqa: BLE001 - not yet
-        return None
-    finally:
-        await nc.close()
 
 
 def test_the_stream_leader_killed_during_a_burst_loses_nothing_acknowledged(homed, cluster, processes):
@@ -44,7 +21,7 @@ def test_the_stream_leader_killed_during_a_burst_loses_nothing_acknowledged(home
     bridge = start_bridge(homed, cluster.urls, processes, "--replicas", "3")
     try:
         wait_log(bridge, "taking a snapshot", timeout=30)
-        leader = wait_for(lambda: run(_leader(cluster.urls)), 15, "the stream's leader")
+        leader = wait_for(lambda: run(stream_leader(NAMES.stream, cluster.urls)), 15, "the stream's leader")
         burst = Burst(devices).start()
         events.wait_for(lambda e: True, count=BURST // 4, timeout=30)
         node = next(n for n in cluster.nodes if n.name == leader)
@@ -54,7 +31,7 @@ def test_the_stream_leader_killed_during_a_burst_loses_nothing_acknowledged(home
         survivors = [n.url for n in cluster.nodes if n is not node]
         stream_matches(survivors, events, bridge)
         bucket_matches(homed, survivors)
-        new_leader = run(_leader(survivors))
+        new_leader = run(stream_leader(NAMES.stream, survivors))
         assert new_leader and new_leader != leader
         assert "Traceback" not in bridge.log()
     finally:

@@ -27,7 +27,7 @@ from homed_testkit.providers import wait_for, wait_log
 
 from homed_nats import layout as L
 from .nats_home import direct_log, make_home, run, start_bridge
-from .nats_server import Cluster
+from .nats_server import stream_leader
 from .test_nats_restarts import bucket_matches, stream_matches
 
 NAMES = L.Names("home")
@@ -216,29 +216,9 @@ def test_the_bridge_killed_with_its_window_in_flight_writes_nothing_twice_and_sk
         burst.stop()
 
 
-@pytest.fixture
-def cluster(workdir):
-    nodes = Cluster(workdir)
-    try:
-        yield nodes.start()
-    finally:
-        nodes.kill()
-
-
-async def _leader(urls):
-    nc = await nats.connect(urls, connect_timeout=2, max_reconnect_attempts=2)
-    try:
-        info = await nc.jetstream(timeout=2).stream_info(NAMES.stream)
-        return info.cluster.leader if info.cluster else None
-    except Exception:  # noqa: BLE001 - not yet
-        return None
-    finally:
-        await nc.close()
-
-
 def test_a_cluster_node_killed_in_the_middle_of_a_burst_loses_nothing(homed, cluster, processes):
     burst, events, bridge = start(homed, cluster.urls, processes, "--replicas", "3")
-    leader = wait_for(lambda: run(_leader(cluster.urls)), 15, "the stream's leader")
+    leader = wait_for(lambda: run(stream_leader(NAMES.stream, cluster.urls)), 15, "the stream's leader")
     node = next(n for n in cluster.nodes if n.name == leader)
     # The spy on a node that stays: it sees the records the bridge sends through any.
     spy = Spy(next(n.url for n in cluster.nodes if n is not node)).start()
@@ -252,7 +232,7 @@ def test_a_cluster_node_killed_in_the_middle_of_a_burst_loses_nothing(homed, clu
         survivors = [n.url for n in cluster.nodes if n is not node]
         stream_matches(survivors, events, bridge)
         bucket_matches(homed, survivors)
-        new_leader = run(_leader(survivors))
+        new_leader = run(stream_leader(NAMES.stream, survivors))
         assert new_leader and new_leader != leader
         assert "Traceback" not in bridge.log()
     finally:
