@@ -86,8 +86,10 @@ def test_a_removed_service_is_a_component_with_its_platform_alone_and_a_removed_
         changed["services"] = [s for s in changed["services"] if s["type"] != "HumiditySensor"]
         devices.provider.update([changed])
         start_bridge(homed, broker.url, processes, "--discovery", "device", log_name="bridge-2.log")
+        # A bridge's start (a Python process, the broker's retained configs, GetHome)
+        # on a busy machine: waited for as long as that takes.
         ha.wait(lambda: ha_checker.removed(ha.json(topic) or {}) == {humidity_obj: "sensor"},
-                "the humidity sensor removed from the device after a restart")
+                "the humidity sensor removed from the device after a restart", timeout=30.0)
         ha.wait_payload(f"homed/{humidity_obj}/state", b"")
         assert len(ha_checker.expand(ha.json(topic))) == 3
         retained = read_retained(broker.port, "homeassistant/#")

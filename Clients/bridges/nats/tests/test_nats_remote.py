@@ -10,6 +10,7 @@ from homed_testkit.providers import wait_for, wait_log
 from homed_nats import layout as L
 from .nats_home import BRIGHTNESS, TEMP, Devices, ReaderThread, char_id, direct_log, found, make_home, read_stream, \
     start_bridge
+from .test_nats_restarts import bucket_matches
 
 NAMES = L.Names("home")
 
@@ -237,6 +238,9 @@ def test_a_reader_behind_the_streams_limits_resyncs_from_the_bucket(homed, serve
     reader = None
     try:
         wait_log(bridge, "taking a snapshot")
+        # The bucket is written from what the stream acknowledged, after it: the
+        # snapshot is in the bucket before the stream is cut short under it.
+        bucket_matches(homed, server.url)
 
         async def limit():
             nc = await nats.connect(server.url)
