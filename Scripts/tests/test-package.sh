@@ -142,7 +142,15 @@ grep -q '^/usr/lib/systemd/system/homed.service$' <(dpkg-query --admindir="$root
 step "the postinst: user, group, /var/lib/homed, homectl; nothing enabled"
 grep -q '^homed:x:[0-9]*:[0-9]*:homed, the home daemon:/var/lib/homed:/usr/sbin/nologin$' "$root/etc/passwd" \
   || fail "no homed user in the root's /etc/passwd: $(cat "$root/etc/passwd" 2>/dev/null)"
-grep -q '^homed:x:[0-9]*:$' "$root/etc/group" || fail "no homed group in the root's /etc/group"
+grep -q '^homed:x:[0-9]*:' "$root/etc/group" || fail "no homed group in the root's /etc/group: $(cat "$root/etc/group" 2>/dev/null)"
+# homed-web and the user its viewers connect as may open homed's socket: they, and only
+# they, are members of group homed (systemd-sysusers lists members in its own order).
+members=$(awk -F: '$1 == "homed" { print $4 }' "$root/etc/group" | tr , '\n' | sort | paste -sd,)
+[[ $members == homed-viewer,homed-web ]] || fail "group homed's members are '$members', not homed-viewer and homed-web"
+for user in homed-web homed-viewer; do
+  grep -q "^$user:x:[0-9]*:[0-9]*:[^:]*:/:/usr/sbin/nologin\$" "$root/etc/passwd" \
+    || fail "no $user system user without a login in the root's /etc/passwd"
+done
 uid=$(awk -F: '$1 == "homed" { print $3 }' "$root/etc/passwd")
 gid=$(awk -F: '$1 == "homed" { print $3 }' "$root/etc/group")
 ((uid > 0 && uid < 1000)) || fail "homed's uid $uid is not a system uid"

@@ -143,14 +143,20 @@ class Bridge:
             return
         log.info("connected to the broker %s:%d", s.host, s.port)
         self.logged.discard(("unreachable-broker",))
+        # Subscribed before anything may be published: the broker sends the
+        # retained configs of our node as they were when the subscription reaches
+        # it, and paho sends packets in the order they are queued. Published
+        # first, a config would replace the one an earlier run left, and the
+        # components that run published (a service removed while the bridge was
+        # away) would never be known to remove.
+        for topic in self.topics.subscriptions():
+            client.subscribe(topic, qos=1)
         with self.lock:
             self.mqtt_connected = True
             # The broker may have lost every retained message (a restart): all
             # again, unless a full publication under the lock (the home loaded
             # now) does it first and takes the request (_sync).
             self.republish.set()
-        for topic in self.topics.subscriptions():
-            client.subscribe(topic, qos=1)
 
     def _on_connect_fail(self, client, userdata):
         self._once(("unreachable-broker",), logging.WARNING,

@@ -51,6 +51,9 @@ class Burst:
         self.refs = [Ref(f"t{i}", "TemperatureSensor", "CurrentTemperature") for i in range(SENSORS)]
         self.reports = reports
         self.error = None
+        # hold_after(n): the burst waits after n reports until resume().
+        self.held_after = None
+        self.resumed = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
 
     def start(self):
@@ -63,9 +66,19 @@ class Burst:
         self.thread.start()
         return self
 
+    def hold_after(self, reports):
+        """Before go(): the burst stops after `reports` reports until resume()."""
+        self.held_after = reports
+        return self
+
+    def resume(self):
+        self.resumed.set()
+
     def _run(self):
         try:
             for n in range(self.reports):
+                if n == self.held_after and not self.resumed.wait(60):
+                    raise AssertionError(f"the burst was held after {n} reports and never resumed")
                 self.provider.report({ref: (n % 100 + 1) / 10 + i for i, ref in enumerate(self.refs)})
         except Exception as error:  # noqa: BLE001 - the test says it
             self.error = error
@@ -223,10 +236,18 @@ def test_a_cluster_node_killed_in_the_middle_of_a_burst_loses_nothing(homed, clu
     # The spy on a node that stays: it sees the records the bridge sends through any.
     spy = Spy(next(n.url for n in cluster.nodes if n is not node)).start()
     try:
-        burst.go()
-        wait_for(lambda: spy.published >= REPORTS * SENSORS // 4 and spy.published > spy.acked, 30,
-                 "a quarter of the burst published, records in flight", bridge)
-        node.kill()
+        # Half the burst, then the leader stopped (SIGSTOP: it acknowledges nothing
+        # more) and the rest sent: the bridge's records are in flight, unacknowledged,
+        # when the leader is killed, however fast or slow the machine.
+        burst.hold_after(REPORTS // 2).go()
+        wait_for(lambda: spy.published >= REPORTS * SENSORS // 4, 30, "a quarter of the burst published", bridge)
+        os.kill(node.proc.pid, signal.SIGSTOP)
+        burst.resume()
+        # Records in flight: published through a node that stays and not acknowledged,
+        # or, when the bridge is connected to the leader itself, unread at the leader.
+        wait_for(lambda: spy.published > spy.acked or unread_bytes(node.port) > 0, 30,
+                 "records in flight with the leader stopped", bridge)
+        node.kill()  # SIGKILL ends a stopped process too
         burst.join()
         events.wait_for(lambda e: True, count=REPORTS * SENSORS, timeout=30)
         survivors = [n.url for n in cluster.nodes if n is not node]
