@@ -53,17 +53,31 @@ async def read_snapshot(js, names: L.Names, timeout: float = 10.0):
 
 
 async def read_snapshot_at(js, names: L.Names, timeout: float = 10.0):
-    """(the cursor entry {"stream_seq", "journal", "seq"}, {characteristic id: entry})."""
-    deadline = asyncio.get_running_loop().time() + timeout
+    """(the cursor entry {"stream_seq", "journal", "seq"}, {characteristic id: entry}).
+
+    A cursor behind the stream's first kept record is refused and read again: the
+    bucket is written after the stream acknowledges, so right after the bridge cut
+    the stream short under its new snapshot the bucket may not hold that snapshot
+    yet, and a reader following from such a cursor would skip records silently."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
     while True:
         try:
             kv = await js.key_value(names.bucket)
             cursor = json.loads((await kv.get("cursor")).value)
-            break
         except (nats.js.errors.KeyNotFoundError, nats.js.errors.BucketNotFoundError):
-            if asyncio.get_running_loop().time() > deadline:
+            if loop.time() > deadline:
                 raise TimeoutError(f"bucket {names.bucket} has no cursor yet (is homed-nats running?)") from None
             await asyncio.sleep(0.1)
+            continue
+        behind = await _behind_the_stream(js, names, cursor["stream_seq"])
+        if behind is None:
+            break
+        if loop.time() > deadline:
+            raise TimeoutError(f"bucket {names.bucket}'s cursor {cursor['stream_seq']} is behind stream "
+                               f"{names.stream}, which holds {behind[0]} to {behind[1]} "
+                               f"(is homed-nats running and writing the bucket?)")
+        await asyncio.sleep(0.05)
     values: Dict[int, dict] = {}
     try:
         keys = [k for k in await kv.keys() if k.startswith("c.")]  # nats-py 2.16's filters= finds nothing
@@ -76,6 +90,15 @@ async def read_snapshot_at(js, names: L.Names, timeout: float = 10.0):
             continue  # removed meanwhile
         values[entry["id"]] = entry
     return cursor, values
+
+
+async def _behind_the_stream(js, names: L.Names, cursor_seq: int):
+    """None when the stream holds every record after `cursor_seq` (or none at all);
+    else (first, last) of the records it holds."""
+    state = (await js.stream_info(names.stream)).state
+    if state.messages and state.first_seq > cursor_seq + 1:
+        return state.first_seq, state.last_seq
+    return None
 
 
 class RemoteReader:

@@ -3,13 +3,14 @@ snapshot's point — no gap, no duplicate — also across a NATS server restart;
 filters by subject; remote writes over request/reply with roles."""
 
 import threading
+import pytest
 
 from homed import pb
 from homed_testkit.providers import wait_for, wait_log
 
 from homed_nats import layout as L
 from .nats_home import BRIGHTNESS, TEMP, Devices, ReaderThread, char_id, direct_log, found, make_home, read_stream, \
-    start_bridge
+    run, start_bridge
 from .test_nats_restarts import bucket_matches
 
 NAMES = L.Names("home")
@@ -328,3 +329,44 @@ def test_a_subscription_on_the_remote_socket_takes_the_snapshot_then_each_change
             assert seen[0].seq < seen[1].seq
     finally:
         devices.stop()
+
+
+def test_a_bucket_behind_the_streams_first_record_is_read_again_until_it_catches_up(server):
+    """What a reader meets right after the bridge cut the stream short under a new
+    snapshot, before the bucket (written after the stream acknowledges) holds it:
+    made by hand on a real server, without a bridge, so that it is there for sure."""
+    import asyncio
+
+    import nats
+    from nats.js import api
+
+    from homed_nats.remote import read_snapshot_at
+
+    names = L.Names("behind")
+
+    async def scenario():
+        nc = await nats.connect(server.url, connect_timeout=2)
+        try:
+            js = nc.jetstream(timeout=5)
+            await js.add_stream(name=names.stream, subjects=names.stream_subjects)
+            for n in range(10):
+                await js.publish(f"{names.journal}.sync.test", str(n).encode())
+            await js.purge_stream(names.stream, keep=5)  # the stream holds 6 to 10
+            kv = await js.create_key_value(api.KeyValueConfig(bucket=names.bucket))
+            await kv.put(*L.cursor_entry(2, "j1", 2))
+            with pytest.raises(TimeoutError) as refused:
+                await read_snapshot_at(js, names, timeout=0.5)
+            # The caught-up cursor, written while the reader is waiting, is the one it takes.
+            reading = asyncio.ensure_future(read_snapshot_at(js, names, timeout=30))
+            await asyncio.sleep(0.2)
+            assert not reading.done(), "a cursor behind the stream was taken"
+            await kv.put(*L.cursor_entry(10, "j1", 10))
+            cursor, _ = await reading
+            return str(refused.value), cursor
+        finally:
+            await nc.close()
+
+    refusal, cursor = run(scenario())
+    assert refusal == (f"bucket {names.bucket}'s cursor 2 is behind stream {names.stream}, which holds 6 to 10 "
+                       f"(is homed-nats running and writing the bucket?)")
+    assert cursor["stream_seq"] == 10
