@@ -153,12 +153,12 @@ class RemoteReader:
 
     async def _subscribe(self):
         await self.close()
-        info = await self.js.stream_info(self.names.stream)
-        if info.state.first_seq > self.position + 1 and info.state.messages:
+        behind = await _behind_the_stream(self.js, self.names, self.position)
+        if behind is not None:
             # The stream's limits removed records this reader has not seen: never a
             # silent gap — a resync, then the bucket's snapshot again.
             reason = (f"stream {self.names.stream} no longer holds records after {self.position} "
-                      f"(it holds {info.state.first_seq} to {info.state.last_seq})")
+                      f"(it holds {behind[0]} to {behind[1]})")
             log.warning("%s: taking the bucket's snapshot again", reason)
             cursor, values = await read_snapshot_at(self.js, self.names)
             at, journal, homed_seq = cursor["stream_seq"], cursor.get("journal", ""), cursor.get("seq", 0)
