@@ -11,7 +11,9 @@ same server: both in the server's order).
   the bridge sit unread at the server; then the bridge killed and the server
   continued): restarted, the stream holds every event homed sent, once, in
   order, and the bucket homed's values;
-- a cluster's stream leader killed (kill -9) in the middle of a burst: the same.
+- a cluster's stream leader killed (kill -9) in the middle of a burst, after it was
+  stopped (SIGSTOP) with half the burst still to send, so that records are in
+  flight when it dies: the same.
 """
 
 import json
