@@ -40,6 +40,7 @@ from homed import pb
 from . import layout as L
 from .calls import CallService
 from .config import Settings, role_for
+from .tasks import end_all, result_within
 
 log = logging.getLogger("homed-nats")
 
@@ -241,11 +242,7 @@ class Bridge:
         main = asyncio.ensure_future(self._main())
         stop = asyncio.ensure_future(self.stopping.wait())
         await asyncio.wait([main, stop], return_when=asyncio.FIRST_COMPLETED)
-        main.cancel()
-        try:
-            await main
-        except (asyncio.CancelledError, Exception):  # noqa: BLE001
-            pass
+        await end_all([main, stop])
         for closing in (self.writer, self.nc):
             if closing is not None:
                 try:
@@ -472,13 +469,7 @@ class Bridge:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
             failure = next(iter(done)).exception() if done else None
         finally:
-            for task in tasks:
-                task.cancel()
-            for task in tasks:
-                try:
-                    await task
-                except (asyncio.CancelledError, Exception):  # noqa: BLE001 - the first failure is raised below
-                    pass
+            await end_all(tasks)  # the first failure is raised below
             window.abandon()
         # What was acknowledged and not yet in the bucket: written now if the server
         # lets us, else the next start catches the bucket up from the stream.
@@ -624,7 +615,10 @@ class Bridge:
                                     {}) for key, value in puts.items()]
         try:
             for key, future in zip(puts, futures):
-                answer = await asyncio.wait_for(future, ACK_TIMEOUT)
+                answer = await result_within(future, ACK_TIMEOUT)
+                if answer is None:
+                    raise asyncio.TimeoutError(f"bucket {self.names.bucket}: {key} not acknowledged within "
+                                               f"{ACK_TIMEOUT} s")
                 if "error" in answer:
                     raise Restart(f"bucket {self.names.bucket}: {key} refused: {answer['error'].get('description')}")
         finally:
