@@ -40,13 +40,13 @@ from homed import pb
 from . import layout as L
 from .calls import CallService
 from .config import Settings, role_for
+from .places import Places
 from .tasks import end_all, result_within
 
 log = logging.getLogger("homed-nats")
 
 __all__ = ["Bridge", "connect_nats"]
 
-FORMER_PLACES = 4096  # removed accessories whose room is remembered
 ACK_TIMEOUT = 3.0  # a server gone: start again from the tail soon (a cluster elects a leader in ~2 s)
 # A record in so many asks for an acknowledgement (and the last of each homed
 # message): the others are proved stored by the next one's (see _Window).
@@ -203,12 +203,9 @@ class Bridge:
         self.js = None
         self.kv = None
         self.last = 0  # the stream's last sequence, as far as this bridge knows
-        self.places: Dict[int, Tuple[int, int]] = {}
-        # (home, room) of accessories no longer in homed, as the last layout had
-        # them: their removal is published under the room they were in.
-        self.former_places: Dict[int, Tuple[int, int]] = {}
-        self.owners: Dict[Tuple[str, int], int] = {}
-        self.chars_by_home: Dict[int, Set[int]] = {}
+        # Where events are filed: homed's home as the last GetHome had it, and
+        # where accessories that left it were (their removal goes under that room).
+        self.places = Places()
         self.char_keys: Set[str] = set()  # the c.* keys in the bucket
         self.reach_keys: Set[str] = set()  # the a.* keys
         self._acks: Dict[str, asyncio.Future] = {}
@@ -398,13 +395,7 @@ class Bridge:
 
     async def _load_layout(self, client) -> object:
         response = await client.get_home()
-        places, self.owners, self.chars_by_home = L.places_of(response.homes)
-        for aid, place in self.places.items():
-            if aid not in places:
-                self.former_places[aid] = place
-        while len(self.former_places) > FORMER_PLACES:
-            del self.former_places[next(iter(self.former_places))]
-        self.places = places
+        self.places.load(response)
         return response
 
     async def _places_from_bucket(self) -> None:
@@ -413,15 +404,12 @@ class Bridge:
         its removal published under its room when homed replays it."""
         try:
             data = json.loads((await self.kv.get("layout")).value)
-            self.places = L.places_of(L.homes_from_layout(data))[0]
+            self.places.load_homes(L.homes_from_layout(data), data.get("journal", ""), data.get("seq", 0))
         except (nats.js.errors.KeyNotFoundError, nats.js.errors.KeyDeletedError):
             pass
         except Exception as error:  # noqa: BLE001 - a layout key it cannot read: only the removals' rooms lost
             log.warning("bucket %s: the layout key cannot be read (%s); a removal homed replays now is published "
                         "with room _", self.names.bucket, error)
-
-    def _places_for_records(self) -> Dict[int, Tuple[int, int]]:
-        return {**self.former_places, **self.places} if self.former_places else self.places
 
     async def _follow(self) -> None:
         last, tail = await self._tail()
@@ -431,7 +419,7 @@ class Bridge:
         client = await homed.aio.connect(self.settings.socket_path, client_name=self.client_name, call_timeout=10)
         try:
             self.logged = {k for k in self.logged if k[0] not in ("homed", "nats")}
-            if not self.places and not self.former_places:
+            if not self.places.loaded:
                 await self._places_from_bucket()
             await self._load_layout(client)
             request = pb.SubscribeRequest(policy=pb.SLOW_DISCONNECT, queue_limit=16384)
@@ -601,9 +589,8 @@ class Bridge:
                 any(e.value.accessory_id not in self.places for e in message.events
                     if e.WhichOneof("body") == "value"):
             await self._load_layout(client)
-        places = self._places_for_records()
         for event in message.events:
-            records.append(L.event_record(self.names, journal, event, places, self.owners))
+            records.append(L.event_record(self.names, journal, event, self.places, self.places.owners))
         return records
 
     # -- the bucket -------------------------------------------------------------------
@@ -685,9 +672,7 @@ class Bridge:
             except nats.js.errors.KeyValueError:
                 pass
             self.reach_keys.discard(stale)
-        present = set()
-        for ids in self.chars_by_home.values():
-            present.update(f"c.{i}" for i in ids)
+        present = {f"c.{i}" for i in self.places.characteristic_ids()}
         for stale in sorted(self.char_keys - present):
             puts.pop(stale, None)
             try:
@@ -813,13 +798,13 @@ class Bridge:
             await self._reply(msg, pb.INVALID_ARGUMENT,
                               message=f"{msg.subject}: the body is no home.v1.{request_type.DESCRIPTOR.name} ({error})")
             return
-        if home is None or home not in self.chars_by_home:
+        if not self.places.has_home(home):
             await self._reply(msg, pb.NOT_FOUND, message=f"{msg.subject}: no home {msg.subject.rsplit('.', 1)[-1]} "
                                                          f"in homed {self.names.site}")
             return
         ids = [w.characteristic_id for w in request.writes] if method == "WriteCharacteristics" \
             else list(request.characteristic_ids)
-        outside = [i for i in ids if i not in self.chars_by_home[home]]
+        outside = self.places.characteristics_outside(home, ids)
         if outside:
             await self._reply(msg, pb.INVALID_ARGUMENT, message=f"characteristic(s) {', '.join(map(str, outside))} "
                                                                 f"are not in home {home}: nothing "

@@ -269,20 +269,3 @@ def cursor_entry(stream_seq: int, journal: str, seq: int) -> Tuple[str, bytes]:
 def homes_from_layout(data: dict) -> list:
     """The homes of a `layout` key's JSON (layout_entry), as home.v1.Home."""
     return [json_format.ParseDict(h, pb.Home(), ignore_unknown_fields=True) for h in data.get("homes", [])]
-
-
-def places_of(homes) -> Tuple[Dict[int, Tuple[int, int]], Dict[Tuple[str, int], int], Dict[int, set]]:
-    """From GetHome's homes: {accessory: (home, room)}, {("scene"|"trigger", id): home},
-    {home: {characteristic ids}}."""
-    places, owners, chars = {}, {}, {}
-    for home in homes:
-        ids = chars.setdefault(home.id, set())
-        for accessory in home.accessories:
-            places[accessory.id] = (home.id, accessory.room_id or home.default_room_id)
-            for service in accessory.services:
-                ids.update(c.id for c in service.characteristics)
-        for action_set in home.action_sets:
-            owners[("scene", action_set.id)] = home.id
-        for trigger in home.triggers:
-            owners[("trigger", trigger.id)] = home.id
-    return places, owners, chars
