@@ -95,12 +95,16 @@ class Zigbee2MqttProvider(MqttProvider):
         log.info("connected to the broker %s:%d; subscribing to %s/#", self.settings.host, self.settings.port,
                  self.settings.base)
         with self.lock:
+            # Subscribed before anything may be published (homed's reads and
+            # writes publish under this lock once connected): paho sends in the
+            # order it is given, so a device's answer to a /get or /set is never
+            # sent to the broker before the subscription that receives it.
+            client.subscribe(self.settings.base + "/#", qos=1)
             self.broker_connected = True
             self.connections += 1
             # What changed while away is unknown: the retained bridge/devices
             # that follows re-reads every device (_on_devices).
             self.reread = True
-        client.subscribe(self.settings.base + "/#", qos=1)
         self.wake.set()
 
     def _on_message(self, client, userdata, message):
