@@ -9,7 +9,7 @@ events themselves (they would cost the hot path and change nothing here)."""
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Iterable, List, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Tuple
 
 from homed import pb
 from homed.home import Home
@@ -29,6 +29,9 @@ class Places:
 
     def __init__(self) -> None:
         self.home = Home()
+        # (home, room) of every accessory, from the replica at its last load:
+        # looked up for every event, so not walked through the replica each time.
+        self._where: Dict[int, Tuple[int, int]] = {}
         # (home, room) of accessories that left the layout, oldest first.
         self.former: "OrderedDict[int, Tuple[int, int]]" = OrderedDict()
         self.owners = _Owners(self.home)
@@ -40,8 +43,9 @@ class Places:
     def load(self, response) -> None:
         """A whole GetHomeResponse, every home (``client.get_home()``). The
         accessories it no longer has keep their last place in :attr:`former`."""
-        before = {aid: self.get(aid) for aid in self.home.accessories}
+        before = self._where
         self.home.load(response)
+        self._where = {aid: self._place_in_replica(aid) for aid in self.home.accessories}
         for aid, place in before.items():
             if aid not in self.home.accessories:
                 self.former[aid] = place
@@ -56,11 +60,12 @@ class Places:
         self.load(pb.GetHomeResponse(homes=list(homes), journal_id=journal, seq=seq))
 
     def get(self, aid: int, default: Tuple[int, int] = NOWHERE) -> Tuple[int, int]:
-        accessory = self.home.accessories.get(aid)
-        if accessory is None:
-            return self.former.get(aid, default)
+        place = self._where.get(aid)
+        return place if place is not None else self.former.get(aid, default)
+
+    def _place_in_replica(self, aid: int) -> Tuple[int, int]:
         home = self.home.home_of(aid)
-        room = self.home.room_of(accessory)
+        room = self.home.room_of(aid)
         return (home.id if home is not None else 0, room.id if room is not None else 0)
 
     def __contains__(self, aid: int) -> bool:

@@ -18,9 +18,10 @@ whose characteristic's entry is already at or past the event's stream sequence.
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
 import logging
-from typing import Dict, List, NamedTuple, Optional
+from typing import Deque, Dict, NamedTuple, Optional
 
 import nats.errors
 import nats.js.errors
@@ -119,7 +120,7 @@ class RemoteReader:
         self.consumer: Optional[str] = None
         self.delivered = 0
         self.foreign = 0
-        self._pending: List[Item] = []
+        self._pending: Deque[Item] = collections.deque()
         self._pages: Optional[Dict[int, dict]] = None
 
     async def __aenter__(self):
@@ -149,7 +150,7 @@ class RemoteReader:
                     return Item("snapshot", self.position, cursor.get("journal", ""), values=values,
                                 seq=cursor.get("seq", 0))
             await self._fetch()
-        return self._pending.pop(0)
+        return self._pending.popleft()
 
     async def _subscribe(self):
         await self.close()
