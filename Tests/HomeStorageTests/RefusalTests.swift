@@ -1,4 +1,5 @@
 import CSQLite
+import Foundation
 import HomeModel
 import Testing
 
@@ -139,6 +140,21 @@ struct RefusalTests {
         expectSame(try first.load(), DemoHome.make(nowMs: 0))
         first.close()
         expectSame(try HomeDatabase.open(path: file).load(), DemoHome.make(nowMs: 0))
+    }
+
+    @Test("closing ends the claim at once, even while a copy of its descriptor is held")
+    func claimEndsForEveryCopy() throws {
+        let scratch = try Scratch()
+        let file = scratch.file("homed.sqlite")
+        try HomeDatabase.open(path: file).close()
+        var claim: FileClaim? = try FileClaim(file)
+        // What a process forked at this moment holds until its exec closes it.
+        let copy = dup(claim!.descriptor)
+        #expect(copy >= 0)
+        defer { close(copy) }
+        claim = nil
+        let database = try HomeDatabase.open(path: file)
+        database.close()
     }
 
     @Test("a directory is not a database")

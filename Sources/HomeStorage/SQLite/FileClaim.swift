@@ -13,7 +13,9 @@ internal import HomeModel
 /// descriptor must outlive SQLite's connections to the file: closing any
 /// descriptor of a file drops this process's record locks on it.
 final class FileClaim: Sendable {
-    private let descriptor: Int32
+    /// Internal for the test that holds a copy of it, as a child process does
+    /// between `fork` and `exec`.
+    let descriptor: Int32
 
     /// - Throws: `.failedPrecondition` when another process (or another open) holds
     ///   the file, or it cannot be opened.
@@ -35,5 +37,12 @@ final class FileClaim: Sendable {
         self.descriptor = descriptor
     }
 
-    deinit { Glibc.close(descriptor) }
+    /// Unlocked before it is closed: the lock belongs to the open file, which a
+    /// process forked at that moment (homed runs commands; tests run daemons) still
+    /// holds until its `exec` closes it. Only an explicit unlock ends the claim for
+    /// every copy, so the file can be opened again at once.
+    deinit {
+        flock(descriptor, LOCK_UN)
+        Glibc.close(descriptor)
+    }
 }
