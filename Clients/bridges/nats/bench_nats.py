@@ -13,9 +13,9 @@ In one run, on one machine, with a real nats-server and homed, rounds of:
    tree's, and with --old-python another install's, e.g. an older commit's, in
    its own venv) in alternating order: a provider in this process reports
    `--events` values, `--per-report` to a ReportValues call, up to `--depth`
-   calls in flight; a remote reader in a process of its own
-   (homed_nats.remote.RemoteReader) counts them, checking that homed's sequence
-   numbers only rise. End to end: from the first report to the reader's last
+   calls in flight; a remote reader in a process of its own, of the bridge's
+   install (homed_nats.remote.RemoteReader), counts them, checking that homed's
+   sequence numbers only rise. End to end: from the first report to the reader's last
    event (one clock: CLOCK_MONOTONIC is the machine's). Each bridge gets a site
    (stream and bucket) of its own in each round.
 Medians over the rounds are printed last. Then (unless --writes 0) a write's
@@ -181,8 +181,9 @@ async def end_to_end(python: str, url: str, homed, site: str, load: Load, count:
     program = os.path.join(os.path.dirname(python), "homed-nats")
     bridge = ProviderProcess([python, program, "--socket", homed.socket_path, "--server", url, "--site", site,
                               "--log-level", "warning"], os.path.join(work, f"bridge-{site}.log")).start()
+    # The reader is the same install's as the bridge: old and new are compared whole.
     reader = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "Clients.bridges.nats.bench_nats", "--reader", url, site, str(count),
+        python, "-m", "Clients.bridges.nats.bench_nats", "--reader", url, site, str(count),
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     nc = await nats.connect(url)
     try:

@@ -30,6 +30,7 @@ import homed
 from homed import pb
 
 from . import layout as L
+from .consumer import StreamConsumer
 
 log = logging.getLogger("homed-nats.remote")
 
@@ -184,9 +185,11 @@ class Site:
     """One site's stream and bucket as the remote socket reads them (one NATS
     connection, shared by every subscription)."""
 
-    def __init__(self, js, names: L.Names):
+    def __init__(self, nc, js, names: L.Names, api_prefix: str = "$JS.API"):
+        self.nc = nc
         self.js = js
         self.names = names
+        self.api_prefix = api_prefix  # the JetStream API's subjects as this account reaches them
         self.kv = None
         self._layout: Optional[Layout] = None
         self._layout_seq = None
@@ -387,9 +390,7 @@ class Subscription:
         self.journal = ""
         self.seq = 0
         self.position = 0
-        self.sub = None
-        self.consumer = None
-        self.delivered = 0
+        self.consumer: Optional[StreamConsumer] = None
         self._pages: Optional[list] = None
         self._pages_reason = ""
         # Set when the client cancels: nats-py may turn a task's cancellation
@@ -488,20 +489,13 @@ class Subscription:
             await self._fresh_snapshot(f"stream {self.site.names.stream} no longer holds the records after "
                                        f"seq {self.seq} (it holds positions {first} to {last})")
         names = self.site.names
-        config = api.ConsumerConfig(deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE,
-                                    opt_start_seq=self.position + 1, ack_policy=api.AckPolicy.NONE,
-                                    inactive_threshold=60.0, mem_storage=True)
-        self.sub = await self.site.js.pull_subscribe(names.stream_subjects[0], stream=names.stream, config=config)
-        self.consumer = config.name
-        self.delivered = 0  # the consumer's count of messages given: one by one, or some were lost
+        self.consumer = await StreamConsumer(self.site.nc, self.site.js, names.stream, list(names.stream_subjects),
+                                             self.position, batch=256, api_prefix=self.site.api_prefix).start()
 
     async def close(self) -> None:
-        if self.sub is not None:
-            sub, self.sub = self.sub, None
-            try:
-                await asyncio.wait_for(sub.unsubscribe(), 2)  # the consumer ends by itself when idle anyway
-            except (Exception, asyncio.TimeoutError):  # noqa: BLE001
-                pass
+        if self.consumer is not None:
+            consumer, self.consumer = self.consumer, None
+            await consumer.close()
 
     async def follow(self) -> None:
         """Sends every record after the start point that the scope selects, for ever."""
@@ -510,43 +504,31 @@ class Subscription:
         while True:
             if self.cancelled:
                 raise asyncio.CancelledError()
+            wait = min(1.0, heartbeat or 1.0)
             try:
-                if self.sub is None:
+                if self.consumer is None or self.consumer.broken:
+                    if self.consumer is not None:
+                        log.debug("stream %s: %s; following again after position %d", self.site.names.stream,
+                                  self.consumer.why, self.position)
                     await self._subscribe()
-                messages = await self.sub.fetch(256, timeout=min(1.0, heartbeat or 1.0))
-            except nats.errors.TimeoutError:
-                quiet += min(1.0, heartbeat or 1.0)
-                if heartbeat and quiet >= heartbeat:
-                    await self._marker(pb.MARKER_HEARTBEAT, self.seq)
-                    quiet = 0.0
-                try:
-                    if self.consumer:
-                        await self.site.js.consumer_info(self.site.names.stream, self.consumer)
-                except nats.js.errors.NotFoundError:
-                    await self.close()  # a server restart lost the consumer
-                except (nats.errors.Error, asyncio.TimeoutError):
-                    await asyncio.sleep(0.2)
-                continue
+                messages = await self.consumer.take(timeout=wait)
             except (nats.errors.Error, asyncio.TimeoutError, OSError) as error:
                 log.debug("stream %s: %s; following again after position %d", self.site.names.stream, error,
                           self.position)
                 await self.close()
                 await asyncio.sleep(0.2)
                 continue
+            if not messages:
+                if self.consumer is not None and not self.consumer.broken:
+                    quiet += wait
+                    if heartbeat and quiet >= heartbeat:
+                        await self._marker(pb.MARKER_HEARTBEAT, self.seq)
+                        quiet = 0.0
+                continue
             for msg in messages:
-                delivered = msg.metadata.sequence.consumer
-                if delivered != self.delivered + 1:
-                    # Messages the consumer counts as given were lost on the way
-                    # (a connection cut while they were in flight): follow again from
-                    # the last one handled with a consumer of its own.
-                    log.debug("stream %s: delivery %d after %d; following again after position %d",
-                              self.site.names.stream, delivered, self.delivered, self.position)
-                    await self.close()
-                    break
-                self.delivered = delivered
                 position = msg.metadata.sequence.stream
                 if position <= self.position:
-                    continue
+                    continue  # a consumer made again after a message it already gave
                 self.position = position
                 if await self._take(msg.headers, msg.data or b""):
                     quiet = 0.0

@@ -25,12 +25,12 @@ from typing import Deque, Dict, NamedTuple, Optional
 
 import nats.errors
 import nats.js.errors
-from nats.js import api
 
 import homed
 from homed import pb
 
 from . import layout as L
+from .consumer import StreamConsumer
 
 log = logging.getLogger("homed-nats.remote")
 
@@ -116,9 +116,7 @@ class RemoteReader:
         self.snapshot = snapshot
         self.position = start_after  # the last stream sequence handled
         self.entries: Dict[int, int] = {}  # characteristic id -> stream sequence of its value held
-        self.sub = None
-        self.consumer: Optional[str] = None
-        self.delivered = 0
+        self.consumer: Optional[StreamConsumer] = None
         self.foreign = 0
         self._pending: Deque[Item] = collections.deque()
         self._pages: Optional[Dict[int, dict]] = None
@@ -130,12 +128,9 @@ class RemoteReader:
         await self.close()
 
     async def close(self):
-        if self.sub is not None:
-            try:
-                await self.sub.unsubscribe()
-            except Exception:  # noqa: BLE001
-                pass
-            self.sub = None
+        if self.consumer is not None:
+            consumer, self.consumer = self.consumer, None
+            await consumer.close()
 
     def __aiter__(self):
         return self
@@ -167,43 +162,24 @@ class RemoteReader:
             self._pending.append(Item("snapshot", at, journal, values=values, seq=homed_seq))
             self.entries = {cid: e["stream_seq"] for cid, e in values.items()}
             self.position = at
-        config = api.ConsumerConfig(deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE,
-                                    opt_start_seq=self.position + 1, ack_policy=api.AckPolicy.NONE,
-                                    filter_subjects=[self.filter, self.names.sync_filter], inactive_threshold=60.0,
-                                    mem_storage=True)
-        self.sub = await self.js.pull_subscribe(self.filter, stream=self.names.stream, config=config)
-        self.consumer = config.name
-        self.delivered = 0  # the consumer's count of messages given: one by one, or some were lost
+        self.consumer = await StreamConsumer(self.nc, self.js, self.names.stream,
+                                             [self.filter, self.names.sync_filter], self.position,
+                                             batch=self.batch).start()
 
     async def _fetch(self):
         try:
-            if self.sub is None:
+            if self.consumer is None or self.consumer.broken:
+                if self.consumer is not None:
+                    log.debug("stream %s: %s; following again from %d", self.names.stream, self.consumer.why,
+                              self.position)
                 await self._subscribe()
-            messages = await self.sub.fetch(self.batch, timeout=1.0)
-        except nats.errors.TimeoutError:
-            # Nothing new, or a consumer a server restart lost: look.
-            try:
-                await self.js.consumer_info(self.names.stream, self.consumer)
-            except nats.js.errors.NotFoundError:
-                self.sub = None
-            except (nats.errors.Error, asyncio.TimeoutError):
-                await asyncio.sleep(0.2)
-            return
+            messages = await self.consumer.take(timeout=1.0)
         except (nats.errors.Error, asyncio.TimeoutError, OSError) as error:
             log.debug("stream %s: %s; following again from %d", self.names.stream, error, self.position)
-            self.sub = None
+            await self.close()
             await asyncio.sleep(0.2)
             return
         for msg in messages:
-            delivered = msg.metadata.sequence.consumer
-            if delivered != self.delivered + 1:
-                # Messages the consumer counts as given were lost on the way (a
-                # connection cut while they were in flight): a consumer of its own again.
-                log.debug("stream %s: delivery %d after %d; following again from %d", self.names.stream, delivered,
-                          self.delivered, self.position)
-                await self.close()
-                return
-            self.delivered = delivered
             seq = msg.metadata.sequence.stream
             if seq <= self.position:
                 continue  # a consumer made again after a message it already gave

@@ -400,7 +400,7 @@ class RemoteSocket:
         nc = self.connected()
         if self._site is None:
             js = nc.jetstream(timeout=5, prefix=self.js_prefix) if self.js_prefix else nc.jetstream(timeout=5)
-            self._site = Site(js, self.names)
+            self._site = Site(nc, js, self.names, api_prefix=self.js_prefix or "$JS.API")
         return self._site
 
     async def journal(self) -> str:
