@@ -394,7 +394,8 @@ class Subscription:
         self._pages: Optional[list] = None
         self._pages_reason = ""
         # Set when the client cancels: nats-py may turn a task's cancellation
-        # inside a fetch into its own timeout, so the loop looks as well.
+        # inside one of its calls (a consumer made, asked after) into its own
+        # timeout, so the loop looks as well.
         self.cancelled = False
 
     async def _message(self, **fields) -> None:
