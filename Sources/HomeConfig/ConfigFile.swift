@@ -62,6 +62,7 @@ public struct ConfigFile: Equatable, Sendable {
         "roles.admins": .list, "roles.users": .list, "roles.viewers": .list, "roles.default": .string,
         "log.level": .string, "log.format": .string,
         "automation.missed_triggers": .string,
+        "automation.missed_ends": .string,
     ]
 
     public init(path: String, settings: [String: Setting] = [:]) {

@@ -28,6 +28,8 @@ struct DaemonSettings {
     var access: AccessSettings
     /// Whether a timer or sun trigger missed while homed was down fires once at start.
     var catchUpMissedTriggers: Bool
+    /// Whether a trigger's end missed while homed was down is undone at start.
+    var runMissedEnds: Bool
 }
 
 extension Homed {
@@ -123,7 +125,10 @@ extension Homed {
             access: try accessSettings(file: file),
             catchUpMissedTriggers: try named(
                 missedTriggers, "--missed-triggers", "automation.missed_triggers", default: false,
-                parse: { ["catch-up": true, "skip": false][$0] }, expected: "skip or catch-up"))
+                parse: { ["catch-up": true, "skip": false][$0] }, expected: "skip or catch-up"),
+            runMissedEnds: try named(
+                missedEnds, "--missed-ends", "automation.missed_ends", default: true,
+                parse: { ["run": true, "skip": false][$0] }, expected: "run or skip"))
     }
 }
 
@@ -190,6 +195,8 @@ extension Homed {
         compare(
             "automation.missed_triggers", current.catchUpMissedTriggers ? "catch-up" : "skip",
             next.catchUpMissedTriggers ? "catch-up" : "skip")
+        compare(
+            "automation.missed_ends", current.runMissedEnds ? "run" : "skip", next.runMissedEnds ? "run" : "skip")
         live.roles.replace(with: next.access.roles)
         live.limits.replace(
             with: LiveLimits.Values(

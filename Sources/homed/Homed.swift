@@ -113,6 +113,12 @@ struct Homed: AsyncParsableCommand {
     )
     var missedTriggers: String?
 
+    @Option(
+        help:
+            "What a trigger's end (an undo) that came due while homed was down does at the next start: run (the default: undo at once) or skip (leave the values, with a note)."
+    )
+    var missedEnds: String?
+
     @Option(help: "Events a subscriber may have pending unless it asks otherwise (default 1024).")
     var queueLimit: Int?
 
@@ -282,7 +288,9 @@ struct Homed: AsyncParsableCommand {
         services.append(
             .init(
                 service: AutomationEngine(
-                    store: store, limits: AutomationLimits(catchUpMissed: settings.catchUpMissedTriggers),
+                    store: store,
+                    limits: AutomationLimits(
+                        catchUpMissed: settings.catchUpMissedTriggers, runMissedEnds: settings.runMissedEnds),
                     values: server.values, logger: logger)))
         if let simulator {
             services.append(.init(service: simulator))

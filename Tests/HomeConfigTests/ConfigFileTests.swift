@@ -24,7 +24,7 @@ struct ConfigFileTests {
               viewers: []
               default: viewer
             log: {level: debug, format: journal}
-            automation: {missed_triggers: catch-up}
+            automation: {missed_triggers: catch-up, missed_ends: skip}
             """, path: "homed.yaml")
         #expect(file.string("socket.path") == "/run/homed/homed.sock")
         #expect(file.string("socket.mode") == "0660")
@@ -38,6 +38,7 @@ struct ConfigFileTests {
         #expect(file.list("history.keep") == ["ContactSensorState=1y", "accessory 12=1d"])
         #expect(file.string("roles.default") == "viewer")
         #expect(file.string("automation.missed_triggers") == "catch-up")
+        #expect(file.string("automation.missed_ends") == "skip")
         #expect(file.source("roles.admins") == "homed.yaml:11 (roles.admins)")
         #expect(file.settings.count == ConfigFile.keys.count)
         #expect(try ConfigFile.parse("", path: "empty.yaml").settings.isEmpty)

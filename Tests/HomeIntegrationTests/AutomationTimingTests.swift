@@ -267,7 +267,8 @@ struct AutomationTimingTests {
             let ended = try await log.events { $0.note?.action == "trigger-ended" }
             #expect(
                 ended.last?.note?.detail.contains("trigger \(trigger) \"Motion light\": undo 5m after it ends") == true)
-            #expect(ended.last?.note?.detail.contains("restored characteristic \(home.brightness)") == true)
+            let brightnessPath = try #require(home.graph.path(of: home.brightness))
+            #expect(ended.last?.note?.detail.contains("restored \(brightnessPath) 30%") == true, "\(ended)")
             #expect(
                 ended.contains {
                     $0.body == .value(home.change(home.brightness, .int(30)))
@@ -299,8 +300,10 @@ struct AutomationTimingTests {
             try await clock.waitForSleeper(untilMs: start + minute + hour)
             clock.advance(to: start + minute + hour)
             let note = try #require(try await log.events { $0.note?.action == "trigger-ended" }.last?.note)
-            #expect(note.detail.contains("restored characteristic \(home.on)"), "\(note.detail)")
-            #expect(note.detail.contains("kept, changed since by someone else: characteristic \(home.brightness)"))
+            let onPath = try #require(home.graph.path(of: home.on))
+            let brightnessPath = try #require(home.graph.path(of: home.brightness))
+            #expect(note.detail.contains("restored \(onPath) "), "\(note.detail)")
+            #expect(note.detail.contains("kept, changed since by someone else: \(brightnessPath)"), "\(note.detail)")
             let graph = server.store.snapshot().graph
             #expect(graph.characteristics[home.brightness]?.value == .int(50))
             #expect(graph.characteristics[home.on]?.value == .bool(false))
@@ -368,6 +371,172 @@ struct AutomationCatchUpTests {
             #expect(try await log.events(through: sentinel).firings == [sentinel.trigger])
             engine.cancel()
             _ = await engine.result
+            await client.close()
+        }
+    }
+
+    @Test("a hold begun before a restart completes at the time it would have; a value changed while down cancels it")
+    func holdAcrossRestart() async throws {
+        // The journal's times are the store's (the real clock): the test's clocks start there.
+        let start = Int64(Date().timeIntervalSince1970 * 1000)
+        try await withPatientServer { server in
+            let first = ManualClock(nowMs: start)
+            var engine = try await Self.start(server, first, AutomationLimits())
+            let client = try await server.connect()
+            let home = try await DemoFixture(client)
+            _ = try await client.write(.bool(false), to: home.on)
+            let scene = try await home.scene("Dim", [(home.brightness, .int(10))])
+            let trigger = try await client.addTrigger(
+                name: "On for 10m", homeID: home.id,
+                kind: .event(
+                    characteristicID: home.on, value: .bool(true), rangeMin: nil, rangeMax: nil, conditions: []),
+                actionSetIDs: [scene], holdMs: 10 * minute
+            ).createdID
+            let sentinel = try await home.sentinel()
+            var log = try await EventLog(client, kinds: withNotes)
+            _ = try await client.write(.bool(true), to: home.on)
+            try await first.waitForSleeper(untilMs: start + 10 * minute)
+            first.advance(to: start + 5 * minute)
+            engine.cancel()
+            _ = await engine.result
+
+            // Back five minutes later: the hold goes on from when the lamp came on, not from now.
+            let second = ManualClock(nowMs: start + 5 * minute)
+            engine = try await Self.start(server, second, AutomationLimits())
+            let due = try await second.waitForSleeper(in: (start + 10 * minute)...(start + 11 * minute))
+            second.advance(to: due - 1)
+            #expect(try await log.events(through: sentinel).firings == [sentinel.trigger], "not before its time")
+            second.advance(to: due)
+            let fired = try await log.events { $0.body == .actionSetExecuted(scene) }
+            #expect(fired.firings == [trigger])
+            #expect(
+                fired.contains { $0.note?.detail.contains("held for its duration across a restart of homed") == true },
+                "\(fired.compactMap(\.note))")
+            engine.cancel()
+            _ = await engine.result
+
+            // Off and on again while it is down, then back: the new hold is from the new change.
+            _ = try await client.write(.bool(false), to: home.on)
+            engine = try await Self.start(server, ManualClock(nowMs: due + hour), AutomationLimits())
+            #expect(try await log.events(through: sentinel).firings == [sentinel.trigger], "off: nothing held")
+            engine.cancel()
+            _ = await engine.result
+            await client.close()
+        }
+    }
+
+    @Test("an end begun before a restart undoes at its time; one due while homed was down at start, or is skipped")
+    func endAcrossRestart() async throws {
+        let start = Int64(Date().timeIntervalSince1970 * 1000)
+        try await withPatientServer { server in
+            var engine = try await Self.start(server, ManualClock(nowMs: start), AutomationLimits())
+            let client = try await server.connect()
+            let home = try await DemoFixture(client)
+            _ = try await client.write(.int(30), to: home.brightness)
+            _ = try await client.write(.bool(false), to: home.on)
+            let scene = try await home.scene("Evening", [(home.brightness, .int(90))])
+            let trigger = try await client.addTrigger(
+                name: "Lamp on", homeID: home.id,
+                kind: .event(
+                    characteristicID: home.on, value: .bool(true), rangeMin: nil, rangeMax: nil, conditions: []),
+                actionSetIDs: [scene], end: TriggerEnd(afterMs: hour, whenEventEnds: false)
+            ).createdID
+            let sentinel = try await home.sentinel()
+            var log = try await EventLog(client, kinds: withNotes)
+            let brightness = { server.store.snapshot().graph.characteristics[home.brightness]?.value }
+            let brightnessPath = try #require(home.graph.path(of: home.brightness))
+
+            _ = try await client.write(.bool(true), to: home.on)
+            _ = try await log.events { $0.body == .actionSetExecuted(scene) }
+            #expect(brightness() == .int(90))
+            engine.cancel()
+            _ = await engine.result
+
+            // Back half an hour later: the undo is an hour after the firing, not after the restart.
+            let second = ManualClock(nowMs: start + 30 * minute)
+            engine = try await Self.start(server, second, AutomationLimits())
+            let due = try await second.waitForSleeper(in: (start + hour)...(start + 2 * hour))
+            second.advance(to: due)
+            let ended = try #require(try await log.events { $0.note?.action == "trigger-ended" }.last?.note)
+            #expect(
+                ended.detail.contains("trigger \(trigger) \"Lamp on\": undo after 1h (begun before homed restarted)"))
+            #expect(ended.detail.contains("restored \(brightnessPath) 30%"), "\(ended.detail)")
+            #expect(brightness() == .int(30))
+            engine.cancel()
+            _ = await engine.result
+
+            // Fired again; homed down past its end: undone at start by default ...
+            _ = try await client.write(.bool(false), to: home.on)
+            engine = try await Self.start(server, ManualClock(nowMs: start), AutomationLimits())
+            _ = try await client.write(.bool(true), to: home.on)
+            _ = try await log.events { $0.body == .actionSetExecuted(scene) }
+            engine.cancel()
+            _ = await engine.result
+            engine = try await Self.start(server, ManualClock(nowMs: start + 3 * hour), AutomationLimits())
+            _ = try await log.events { $0.note?.action == "trigger-ended" }
+            #expect(brightness() == .int(30))
+            engine.cancel()
+            _ = await engine.result
+
+            // ... and with missed ends skipped, left as it is, with a note that says so.
+            _ = try await client.write(.bool(false), to: home.on)
+            engine = try await Self.start(server, ManualClock(nowMs: start), AutomationLimits())
+            _ = try await client.write(.bool(true), to: home.on)
+            _ = try await log.events { $0.body == .actionSetExecuted(scene) }
+            engine.cancel()
+            _ = await engine.result
+            engine = try await Self.start(
+                server, ManualClock(nowMs: start + 3 * hour), AutomationLimits(runMissedEnds: false))
+            let skipped = try #require(try await log.events { $0.note?.action == "trigger-ended" }.last?.note)
+            #expect(skipped.detail.contains("skipped, it was due"), "\(skipped.detail)")
+            #expect(brightness() == .int(90))
+            #expect(try await log.events(through: sentinel).firings == [sentinel.trigger])
+            engine.cancel()
+            _ = await engine.result
+            await client.close()
+        }
+    }
+
+    @Test(
+        "an execute-once trigger that fired before a restart is disabled at start; a command it ran is noted as interrupted"
+    )
+    func onceAndCommandAcrossRestart() async throws {
+        let start = Int64(Date().timeIntervalSince1970 * 1000)
+        try await withPatientServer { server in
+            let client = try await server.connect()
+            let home = try await DemoFixture(client)
+            let trigger = try await client.addTrigger(
+                name: "Once", homeID: home.id,
+                kind: .event(
+                    characteristicID: home.on, value: .bool(true), rangeMin: nil, rangeMax: nil, conditions: []),
+                executeOnce: true, command: TriggerCommand(program: "/bin/sleep", arguments: ["30"], timeoutMs: 60_000)
+            ).createdID
+            var log = try await EventLog(client, kinds: [.audit, .layoutChanged])
+            // What a kill -9 right after the firing leaves: the firing journaled, the
+            // trigger still enabled, its command's end never noted.
+            _ = server.store.recordTriggerFired(trigger, origin: .automation(name: "Once", triggerChain: [trigger]))
+            let engine = try await Self.start(server, ManualClock(nowMs: start), AutomationLimits())
+            let notes = try await log.events { event in
+                if case .layout(let change) = event.body, change.objectID == trigger { return true }
+                return false
+            }
+            #expect(server.store.snapshot().graph.triggers[trigger]?.isEnabled == false)
+            let interrupted = try await log.events { $0.note?.action == "trigger-command" } + notes
+            #expect(
+                interrupted.contains {
+                    $0.note?.detail.contains("/bin/sleep 30 was interrupted: homed stopped while it ran") == true
+                },
+                "\(interrupted.compactMap(\.note))")
+            engine.cancel()
+            _ = await engine.result
+
+            // Started again: both are done, nothing is noted twice.
+            let again = try await Self.start(server, ManualClock(nowMs: start), AutomationLimits())
+            let journal = try server.store.pastEvents(HistoryQuery(subjects: [trigger])).events
+            #expect(journal.filter { $0.note?.detail.contains("was interrupted") == true }.count == 1)
+            #expect(journal.filter { if case .layout = $0.body { true } else { false } }.count == 2, "added, disabled")
+            again.cancel()
+            _ = await again.result
             await client.close()
         }
     }

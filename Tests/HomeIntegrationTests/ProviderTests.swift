@@ -314,6 +314,45 @@ struct ProviderTests {
         }
     }
 
+    @Test("a threshold crossed while a provider's accessory was away fires once when it comes back, noted as caught up")
+    func warmBeer() async throws {
+        try await withAutomation { server, _ in
+            let client = try await server.connect()
+            var events = EventReader(
+                client.subscribe(
+                    SubscribeRequest(filter: SubscriptionFilter(kinds: [.triggerFired, .audit, .reachabilityChanged]))))
+            let first = HomeProvider(id: "acme", socketPath: server.socketPath, accessories: [lamp(brightness: 50)])
+            let task = Task { try await first.run() }
+            try await withTimeout(patience, "registration") { await first.waitForRegistration() }
+            let brightness = try #require(first.id(of: brightnessRef))
+            let trigger = try await client.addTrigger(
+                name: "Bright", homeID: 1,
+                kind: .event(characteristicID: brightness, value: nil, rangeMin: 60, rangeMax: nil, conditions: [])
+            ).createdID
+            let lampID = try #require(first.accessoryID(ofKey: "lamp"))
+            task.cancel()
+            _ = try await events.next { $0.body == .reachability(accessoryID: lampID, reachable: false) }
+
+            // Back with a brightness that crossed 60 while it was away.
+            let second = HomeProvider(
+                id: "acme", socketPath: server.socketPath, accessories: [lamp(brightness: 65)], write: { _, _ in [:] })
+            try await withProvider(second) {
+                let note = try await events.next {
+                    if case .audit(let note) = $0.body { note.action == "trigger-fired" } else { false }
+                }
+                guard case .audit(let fired) = note.body else { return }
+                #expect(fired.detail.contains("65"), "\(fired.detail)")
+                #expect(
+                    fired.detail.contains("caught up: it changed while Porch Lamp was unreachable"), "\(fired.detail)")
+                #expect(try await events.next { $0.kind == .triggerFired }.body == .triggerFired(trigger))
+                let later = try await client.readHistory(
+                    ReadHistoryRequest(filter: SubscriptionFilter(kinds: [.triggerFired]), newestFirst: true))
+                #expect(later.events.filter { $0.body == .triggerFired(trigger) }.count == 1)
+            }
+            await client.close()
+        }
+    }
+
     @Test(
         "a provider that goes away leaves its accessories unreachable at once, not after a ping's timeout; back, they are reachable with the same ids and what changed is published once"
     )

@@ -109,6 +109,57 @@ struct TriggersCLITests {
         #expect(listed["hold_ms"] as? Int == 300_000, "scene changes leave the rest")
     }
 
+    @Test("test tells the truth of a hold, a one-off time gone by and a trigger with nothing left to run")
+    func testTellsTheTruth() throws {
+        let daemon = try DaemonProcess()
+        #expect(try daemon.homectl("set", "Living Room/Lamp/On", "true").status == 0)
+        let created = try daemon.homectl(
+            "triggers", "create", "Left on", "--when", "Living Room/Lamp/On", "--equals", "true", "--for", "10m")
+        #expect(created.status == 0, "\(created.stderr)")
+        let already = try daemon.homectl("triggers", "test", "Left on")
+        #expect(
+            already.stdout.contains(
+                "now: would not fire: already true when it was made or last changed: it waits for the next change to true"
+            ),
+            "\(already.stdout)")
+        #expect(
+            try json("[" + daemon.homectl("triggers", "test", "Left on", "--json").stdout + "]").first?["would_fire"]
+                as? Bool == false)
+
+        #expect(try daemon.homectl("set", "Living Room/Lamp/On", "false").status == 0)
+        #expect(try daemon.homectl("set", "Living Room/Lamp/On", "true").status == 0)
+        let holding = try daemon.homectl("triggers", "test", "Left on")
+        #expect(holding.stdout.contains("now: holding since "), "\(holding.stdout)")
+        #expect(holding.stdout.contains("unless the value leaves first"), "\(holding.stdout)")
+        let holdingJSON = try json("[" + daemon.homectl("triggers", "test", "Left on", "--json").stdout + "]").first
+        #expect(
+            holdingJSON?["would_fire"] as? Bool == true && holdingJSON?["hold_ends"] is String,
+            "\(String(describing: holdingJSON))")
+
+        let past = try daemon.homectl("triggers", "create", "Old", "--at", "2020-01-01T07:00", "--time-zone", "UTC")
+        #expect(past.status != 0)
+        #expect(
+            past.stderr.contains("trigger \"Old\": its time, 2020-01-01 07:00, has passed: it never fires"),
+            "\(past.stderr)")
+        #expect(!(try daemon.homectl("triggers").stdout.contains("Old")), "nothing was made")
+
+        #expect(try daemon.homectl("scenes", "create", "Coffee").status == 0)
+        #expect(try daemon.homectl("triggers", "create", "Brew", "--at", "07:00", "--scene", "Coffee").status == 0)
+        let refused = try daemon.homectl("scenes", "remove", "Coffee")
+        #expect(refused.status != 0)
+        #expect(
+            refused.stderr.contains("scene \"Coffee\" is run by trigger \"Brew\": give --force to remove it anyway"),
+            "\(refused.stderr)")
+        #expect(try daemon.homectl("scenes").stdout.contains("Coffee"), "nothing was removed")
+        #expect(try daemon.homectl("scenes", "remove", "Coffee", "--force").status == 0)
+        let empty = try daemon.homectl("triggers", "test", "Brew")
+        #expect(
+            empty.stdout.contains("note: it runs nothing: it has no scene (left) and no command"), "\(empty.stdout)")
+        #expect(
+            try json("[" + daemon.homectl("triggers", "test", "Brew", "--json").stdout + "]").first?["runs_nothing"]
+                as? Bool == true)
+    }
+
     @Test(
         "bad input: an unknown zone, a zero duration, an out-of-range latitude, an unreadable condition; nothing changes"
     )

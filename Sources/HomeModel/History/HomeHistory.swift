@@ -75,7 +75,7 @@ package struct HistoryQuery: Sendable, Hashable {
     package var commitLimit: Int
     /// Only commits about one of these ids (an event's characteristic, service or
     /// accessory; a layout change's object, home or parent; a scene's or trigger's
-    /// id); empty: every commit. It narrows what is read: a commit about X may
+    /// id; an automation's note's trigger); empty: every commit. It narrows what is read: a commit about X may
     /// still hold events about others, which the caller filters out.
     package var subjects: [ObjectID]
 
@@ -101,7 +101,9 @@ extension HomeEvent {
         case .reachability(let accessoryID, _): return [accessoryID]
         case .layout(let change): return [change.objectID, change.homeID, change.parentID].filter { $0 != 0 }
         case .primaryHome(let id), .actionSetExecuted(let id), .triggerFired(let id): return [id]
-        case .audit: return []
+        case .audit:
+            // An automation's notes are found by its trigger: what it had started is read back at a restart.
+            return origin.kind == .automation ? Array(origin.triggerChain.suffix(1)) : []
         }
     }
 }

@@ -30,14 +30,21 @@ extension AutomationEngine {
         }?.timeMs
     }
 
+    /// A trigger's moment as it was written and on its wall clock: "sunset-30m,
+    /// 16:02 today", "07:30 today".
     func describeMoment(_ ms: Int64, of triggerID: ObjectID) -> String {
-        guard let trigger = store.snapshot().graph.triggers[triggerID] else { return "\(ms)" }
-        switch trigger.kind {
-        case .sun(let event, let offsetMs, _):
-            return DayTime.sun(event, offsetMs: offsetMs).text + " (\(ms) ms)"
-        default:
-            return "\(ms) ms"
+        guard let trigger = store.snapshot().graph.triggers[triggerID] else { return "\(ms) ms" }
+        let time = TimeNote.at(ms, zone: trigger.noteTimeZone, nowMs: clock.nowMs)
+        if case .sun(let event, let offsetMs, _) = trigger.kind {
+            return DayTime.sun(event, offsetMs: offsetMs).text + ", " + time
         }
+        return time
+    }
+
+    /// A change that fired or stopped a trigger, for its note: "Back Door/Contact
+    /// Sensor/Contact Sensor State Open (event 1859)".
+    func describe(_ change: ValueChange, seq: UInt64) -> String {
+        store.snapshot().graph.described(change.characteristicID, taking: change.value) + " (event \(seq))"
     }
 
     /// Records in the history that a trigger's moment came but it did not fire, and why.

@@ -34,17 +34,23 @@ extension AutomationEngine {
         let writes = EndTable.undoWrites(pending)
         let origin = Origin.automation(name: pending.name, triggerChain: [triggerID])
         let store = self.store
-        let why = pending.end.text
+        let why = pending.end.text + (pending.carriedOver ? " (begun before homed restarted)" : "")
         let report: @Sendable (Result<WriteOutcome, any Error>) -> Void = { result in
             var restored: [String] = []
             var kept: [String] = []
+            let graph = store.snapshot().graph
             switch result {
             case .success(let outcome):
                 for result in outcome.results {
                     if result.error == nil {
-                        restored.append("characteristic \(result.characteristicID)")
+                        let value = pending.previous[result.characteristicID]
+                        restored.append(
+                            value.map { graph.described(result.characteristicID, taking: $0) }
+                                ?? graph.path(of: result.characteristicID)
+                                ?? "characteristic \(result.characteristicID)")
                     } else {
-                        kept.append("characteristic \(result.characteristicID)")
+                        kept.append(
+                            graph.path(of: result.characteristicID) ?? "characteristic \(result.characteristicID)")
                     }
                 }
             case .failure(let error):

@@ -61,7 +61,7 @@ public struct AutomationEngine: Service {
         let observer = AutomationObserver(limits: limits, inputs: continuation)
         var timers = TimerTable()
         /// Event triggers waiting for their event to hold, and when each is due.
-        var holds: [ObjectID: (dueMs: Int64, chain: [ObjectID], seq: UInt64)] = [:]
+        var holds: [ObjectID: PendingHold] = [:]
         var ends = EndTable()
         let onWritten: @Sendable (ObjectID, [WriteResult]) -> Void = { triggerID, results in
             continuation.yield(.sceneWrote(triggerID: triggerID, results: results))
@@ -112,13 +112,20 @@ public struct AutomationEngine: Service {
                         metadata: ["trigger": "\(id)", "name": "\(trigger.name)", "timeZone": "\(timeZone)"])
                 }
             }
-            // A held trigger removed, disabled or changed waits no more.
-            holds = holds.filter { id, _ in
-                graph.triggers[id].map { $0.isEnabled && $0.holdMs > 0 } ?? false
-            }
+            // A held trigger removed, disabled or changed waits no more: it waits
+            // for the next change into its state, as `HoldStanding` reckons it.
+            holds = holds.filter { id, hold in graph.triggers[id] == hold.trigger }
             rearm(force: false)
         }
 
+        for (id, pending) in restoreAfterRestart(in: store.snapshot().graph) {
+            if let dueMs = pending.dueMs, dueMs <= clock.nowMs, !limits.runMissedEnds {
+                skipMissedEnd(id, pending)
+            } else {
+                ends.restore(id, pending)
+            }
+        }
+        holds = restoredHolds(in: store.snapshot().graph)
         rescan()
         catchUp(timers, fire: { fire($0, chain: [], cause: $1) })
         logger.debug("automation started", metadata: ["timers": "\(timers.armed.count)"])
@@ -126,8 +133,13 @@ public struct AutomationEngine: Service {
 
         for await input in inputs.cancelOnGracefulShutdown() {
             switch input {
-            case .fire(let triggerID, let chain, let seq):
-                fire(triggerID, chain: chain, cause: "event \(seq)")
+            case .fire(let triggerID, let chain, let seq, let change, let caughtUp):
+                var cause = describe(change, seq: seq)
+                if caughtUp {
+                    let accessory = store.snapshot().graph.accessories[change.accessoryID]?.name ?? "its accessory"
+                    cause += ", caught up: it changed while \(accessory) was unreachable"
+                }
+                fire(triggerID, chain: chain, cause: cause)
             case .layoutChanged:
                 rescan()
             case .timerDue:
@@ -148,7 +160,7 @@ public struct AutomationEngine: Service {
                 for (id, hold) in holds.sorted(by: { ($0.value.dueMs, $0.key) < ($1.value.dueMs, $1.key) })
                 where hold.dueMs <= now {
                     holds[id] = nil
-                    fire(id, chain: hold.chain, cause: "event \(hold.seq) held for its duration", checkConditions: true)
+                    fire(id, chain: hold.chain, cause: hold.cause, checkConditions: true)
                 }
                 for (id, pending) in ends.takeDue(nowMs: now) {
                     undo(id, pending)
@@ -162,12 +174,16 @@ public struct AutomationEngine: Service {
                         "limit":
                             "\(limits.maxFirings) per \(limits.rateWindowMs) ms, cascade depth \(limits.maxCascadeDepth)",
                     ])
-            case .conditionStopped(let triggerID, let reason, let seq):
-                notFired(triggerID, because: "event \(seq): \(reason)")
-            case .holdStarted(let triggerID, let chain, let seq, let holdMs):
+            case .conditionStopped(let triggerID, let reason, let seq, let change):
+                notFired(triggerID, because: "\(describe(change, seq: seq)): \(reason)")
+            case .holdStarted(let triggerID, let chain, let seq, let holdMs, let change):
                 // A hold already running goes on from its start.
                 let (dueMs, overflow) = clock.nowMs.addingReportingOverflow(holdMs)
-                if holds[triggerID] == nil { holds[triggerID] = (overflow ? .max : dueMs, chain, seq) }
+                if holds[triggerID] == nil, let trigger = store.snapshot().graph.triggers[triggerID] {
+                    holds[triggerID] = PendingHold(
+                        dueMs: overflow ? .max : dueMs, chain: chain, seq: seq, trigger: trigger,
+                        cause: describe(change, seq: seq) + " held for its duration")
+                }
                 rearm(force: false)
             case .eventEnded(let triggerID):
                 ends.eventEnded(triggerID, nowMs: clock.nowMs)
@@ -209,9 +225,16 @@ public struct AutomationEngine: Service {
             notFired(triggerID, because: "\(cause): \(reason)")
             return
         }
-        if checkConditions, let rule = EventTriggerRule(trigger), let reason = rule.failedCondition(in: graph) {
-            notFired(triggerID, because: "\(cause): \(reason)")
-            return
+        if checkConditions, let rule = EventTriggerRule(trigger) {
+            // A hold carried over a restart is over only while the value still is what it waits for.
+            if let current = graph.characteristics[rule.characteristicID]?.value, !rule.matches(current) {
+                notFired(triggerID, because: "\(cause): it is \(graph.shown(current, of: rule.characteristicID)) now")
+                return
+            }
+            if let reason = rule.failedCondition(in: graph) {
+                notFired(triggerID, because: "\(cause): \(reason)")
+                return
+            }
         }
         let origin = Origin.automation(name: trigger.name, triggerChain: chain + [triggerID])
         store.audit("trigger-fired", detail: "trigger \(triggerID) \"\(trigger.name)\": \(cause)", origin: origin)

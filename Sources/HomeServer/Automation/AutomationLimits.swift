@@ -25,12 +25,17 @@ public struct AutomationLimits: Sendable, Hashable {
     /// such trigger once, at start, if it was due since it last fired (as the
     /// history tells; a trigger that never fired has nothing to catch up).
     public var catchUpMissed: Bool
+    /// What a daemon that was down when a trigger's end (an undo) was due does at
+    /// its next start: true (the default) undoes at once; false leaves the values
+    /// as they are, with a note.
+    public var runMissedEnds: Bool
 
     public init(
         maxFirings: Int = 10, rateWindowMs: Int64 = 10_000, maxCascadeDepth: Int = 8,
-        timerGraceMs: Int64 = 60_000, catchUpMissed: Bool = false
+        timerGraceMs: Int64 = 60_000, catchUpMissed: Bool = false, runMissedEnds: Bool = true
     ) {
         self.catchUpMissed = catchUpMissed
+        self.runMissedEnds = runMissedEnds
         self.maxFirings = max(maxFirings, 1)
         self.rateWindowMs = max(rateWindowMs, 0)
         self.maxCascadeDepth = max(maxCascadeDepth, 1)

@@ -3,7 +3,9 @@ internal import HomeModel
 /// What the observer hands the engine's loop.
 enum AutomationInput: Sendable, Hashable {
     /// An event trigger matched: fire it. `chain` is the cascade that caused the change.
-    case fire(triggerID: ObjectID, chain: [ObjectID], seq: UInt64)
+    /// `caughtUp`: the change is the first news of an accessory back from being
+    /// unreachable (a provider's re-read): it happened while the accessory was away.
+    case fire(triggerID: ObjectID, chain: [ObjectID], seq: UInt64, change: ValueChange, caughtUp: Bool)
     /// Triggers were added, changed or removed: look at the timers again.
     case layoutChanged
     /// The earliest timer's moment has come.
@@ -11,10 +13,10 @@ enum AutomationInput: Sendable, Hashable {
     /// An event trigger matched but a guard stopped it (reported once per rate window).
     case suppressed(triggerID: ObjectID, reason: Suppression, seq: UInt64)
     /// An event trigger matched but one of its characteristic conditions does not hold.
-    case conditionStopped(triggerID: ObjectID, reason: String, seq: UInt64)
+    case conditionStopped(triggerID: ObjectID, reason: String, seq: UInt64, change: ValueChange)
     /// An event trigger with a hold matched: fire it `holdMs` from now (by the
     /// engine's clock) unless its event ends first.
-    case holdStarted(triggerID: ObjectID, chain: [ObjectID], seq: UInt64, holdMs: Int64)
+    case holdStarted(triggerID: ObjectID, chain: [ObjectID], seq: UInt64, holdMs: Int64, change: ValueChange)
     /// The value a held trigger waits on left it: the wait is off (and starts again when it comes back).
     case holdEnded(triggerID: ObjectID)
     /// The value an event trigger fired on left it (motion stopped): its end may begin.
@@ -49,7 +51,16 @@ final class AutomationObserver: HomeEventObserver {
         var reportedSuppression: [ObjectID: Int64] = [:]
         /// A `.layoutChanged` is on its way and not yet handled.
         var layoutPending = false
+        /// Accessories that are unreachable now.
+        var away: Set<ObjectID> = []
+        /// When each accessory came back from being unreachable, within the last
+        /// `caughtUpWindowMs`.
+        var returnedMs: [ObjectID: Int64] = [:]
     }
+
+    /// How long after an accessory comes back its changes count as news from
+    /// while it was away: its provider's re-read after registering.
+    static let caughtUpWindowMs: Int64 = 10_000
 
     private let state = Locked(State())
     private let limits: AutomationLimits
@@ -68,6 +79,15 @@ final class AutomationObserver: HomeEventObserver {
         switch event.body {
         case .value(let change):
             observeValue(change, of: event, in: graph)
+        case .reachability(let accessoryID, let reachable):
+            state.withLock { state in
+                state.returnedMs = state.returnedMs.filter { event.timeMs - $0.value <= Self.caughtUpWindowMs }
+                if !reachable {
+                    state.away.insert(accessoryID)
+                } else if state.away.remove(accessoryID) != nil {
+                    state.returnedMs[accessoryID] = event.timeMs
+                }
+            }
         case .layout(let change) where change.object == .trigger || change.object == .home:
             let signal = state.withLock { state -> Bool in
                 Self.rebuild(&state, from: graph)
@@ -93,6 +113,8 @@ final class AutomationObserver: HomeEventObserver {
             let old = state.lastValues[id]
             state.lastValues[id] = change.value
             let occurrence = graph.characteristics[id]?.isEventOnly ?? false
+            let caughtUp =
+                state.returnedMs[change.accessoryID].map { event.timeMs - $0 <= Self.caughtUpWindowMs } ?? false
             var outputs: [AutomationInput] = []
             for rule in rules {
                 if !occurrence, !rule.matches(change.value), old.map(rule.matches) ?? false {
@@ -103,7 +125,8 @@ final class AutomationObserver: HomeEventObserver {
                 guard rule.fires(from: old, to: change.value, occurrence: occurrence) else { continue }
                 // A held trigger's conditions are checked when the hold is over.
                 if rule.holdMs == 0, let reason = rule.failedCondition(in: graph) {
-                    outputs.append(.conditionStopped(triggerID: rule.triggerID, reason: reason, seq: event.seq))
+                    outputs.append(
+                        .conditionStopped(triggerID: rule.triggerID, reason: reason, seq: event.seq, change: change))
                     continue
                 }
                 // The cascade travels in the change's origin, so it is known however
@@ -122,10 +145,13 @@ final class AutomationObserver: HomeEventObserver {
                 }
                 if rule.holdMs > 0 {
                     outputs.append(
-                        .holdStarted(triggerID: rule.triggerID, chain: chain, seq: event.seq, holdMs: rule.holdMs))
+                        .holdStarted(
+                            triggerID: rule.triggerID, chain: chain, seq: event.seq, holdMs: rule.holdMs,
+                            change: change))
                     continue
                 }
-                outputs.append(.fire(triggerID: rule.triggerID, chain: chain, seq: event.seq))
+                outputs.append(
+                    .fire(triggerID: rule.triggerID, chain: chain, seq: event.seq, change: change, caughtUp: caughtUp))
             }
             return outputs
         }
@@ -167,6 +193,8 @@ final class AutomationObserver: HomeEventObserver {
         }
         state.rules = rules
         state.lastValues = lastValues
+        // At start, accessories whose provider has not come back yet are away too.
+        state.away = Set(graph.accessories.values.filter { !$0.isReachable }.map(\.id))
         state.recentFirings = state.recentFirings.filter { graph.triggers[$0.key] != nil }
         state.reportedSuppression = state.reportedSuppression.filter { graph.triggers[$0.key] != nil }
     }

@@ -19,6 +19,8 @@ struct EndTable: Sendable {
         /// When to undo; nil while waiting for the event to end.
         var dueMs: Int64?
         var end: TriggerEnd
+        /// Read back from the journal at start: begun before homed restarted.
+        var carriedOver = false
     }
 
     private(set) var pending: [ObjectID: Pending] = [:]
@@ -41,6 +43,11 @@ struct EndTable: Sendable {
         } else {
             pending[trigger.id] = Pending(name: trigger.name, previous: previous, dueMs: dueMs, end: trigger.end)
         }
+    }
+
+    /// An end begun before homed started, as read back from the journal.
+    mutating func restore(_ triggerID: ObjectID, _ entry: Pending) {
+        pending[triggerID] = entry
     }
 
     /// A scene of the trigger changed a characteristic, with the event `seq`.

@@ -62,9 +62,7 @@ struct EventTriggerRule: Hashable, Sendable {
     /// Whether `value` is what the trigger waits for (its value, in its range, or
     /// any value when it has neither): while it is, a hold goes on.
     func matches(_ value: CharacteristicValue) -> Bool {
-        if let expected = self.value { return Self.equal(value, expected) }
-        if rangeMin == nil && rangeMax == nil { return true }
-        return isInRange(value)
+        EventMatch.matches(value, value: self.value, rangeMin: rangeMin, rangeMax: rangeMax)
     }
 
     /// The first condition that does not hold, described, or nil when all hold.

@@ -187,27 +187,6 @@ extension AccessoryCategory {
     }
 }
 
-extension Characteristic {
-    /// What a characteristic nothing has reported shows instead of a value.
-    static let noValueYet = "no value yet"
-
-    /// The value with its unit, for people; "no value yet" when it has none.
-    var displayValue: String {
-        guard let value else { return Self.noValueYet }
-        if let name = valueName { return name }
-        let unit: String
-        switch metadata.unit {
-        case .none: unit = ""
-        case .celsius: unit = " °C"
-        case .percentage: unit = "%"
-        case .arcDegrees: unit = "°"
-        case .lux: unit = " lx"
-        case .seconds: unit = " s"
-        }
-        return value.description + unit
-    }
-}
-
 /// "an accessory", "a room".
 func article(_ noun: String) -> String {
     "aeiou".contains(noun.first ?? "x") ? "an \(noun)" : "a \(noun)"

@@ -1,7 +1,12 @@
 internal import ArgumentParser
+internal import Foundation
 internal import HomeClient
 internal import HomeModel
 internal import HomeWire
+
+#if canImport(Glibc)
+    internal import Glibc
+#endif
 
 /// `homectl scenes`: action sets, the writes a scene applies together.
 struct Scenes: AsyncParsableCommand {
@@ -182,17 +187,46 @@ struct Scenes: AsyncParsableCommand {
 
     struct Remove: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Remove a scene; triggers that ran it no longer do.")
+            abstract: "Remove a scene; triggers that ran it no longer do.",
+            discussion: """
+                A scene that triggers run is removed only when you say so: on a terminal homectl \
+                names the triggers and asks; elsewhere --force must say it.
+                """)
 
         @OptionGroup var options: ConnectionOptions
 
         @Argument(help: "The scene.", completion: .homeNames(.scene))
         var scene: String
 
+        @Flag(help: "Remove it even when triggers run it (they then run what else they have).")
+        var force = false
+
         func run() async throws {
+            if !force {
+                let graph = try await options.fetchGraph()
+                let id: ObjectID
+                do throws(HomeError) { id = try graph.resolveNamed(scene, .actionSet) } catch { throw Failure(error) }
+                let users = graph.triggers.values.filter { $0.actionSetIDs.contains(id) }.map(\.name).sorted()
+                if !users.isEmpty {
+                    let name = graph.actionSets[id]?.name ?? scene
+                    try Self.confirm(
+                        "scene \(quote(name)) is run by \(users.count == 1 ? "trigger" : "triggers") "
+                            + users.map(quote).joined(separator: ", "))
+                }
+            }
             try await options.applyChange { graph throws(HomeError) in
                 .remove(id: try graph.resolveNamed(scene, .actionSet))
             }
+        }
+
+        /// Asks on a terminal; refuses elsewhere, nothing removed.
+        private static func confirm(_ sentence: String) throws {
+            guard isatty(0) == 1 else {
+                throw Failure(HomeError(.failedPrecondition, "\(sentence): give --force to remove it anyway"))
+            }
+            FileHandle.standardError.write(Data("\(sentence); remove it anyway? [y/N] ".utf8))
+            let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+            guard answer == "y" || answer == "yes" else { throw Failure(HomeError(.cancelled, "nothing removed")) }
         }
     }
 

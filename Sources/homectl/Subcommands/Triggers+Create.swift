@@ -102,11 +102,13 @@ extension Triggers {
                 for scene in scenes {
                     sceneIDs.append(try graph.resolveNamed(scene, .actionSet, in: home))
                 }
-                return .addTrigger(
+                let operation = LayoutOperation.addTrigger(
                     name: name, homeID: home, kind: kind, actionSetIDs: sceneIDs, enabled: !disabled,
                     condition: timing.condition(from: .always), holdMs: timing.holdMs ?? 0, executeOnce: once,
                     end: timing.end ?? .none, command: timing.command,
                     conditions: when == nil ? try timing.characteristicConditions(in: graph) : [])
+                try operation.refusePastOneOffTimer(in: graph, nowMs: nowMs)
+                return operation
             }
         }
     }

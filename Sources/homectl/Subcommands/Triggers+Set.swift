@@ -75,7 +75,7 @@ extension Triggers {
                 try await options.applyChange { graph throws(HomeError) in
                     let id = try graph.resolveNamed(trigger, .trigger)
                     guard let current = graph.triggers[id] else { throw HomeError(.notFound, "no trigger \(id)") }
-                    return .setTrigger(
+                    let operation = LayoutOperation.setTrigger(
                         triggerID: id, kind: try kind(of: current, in: graph, nowMs: nowMs),
                         condition: always ? .always : timing.condition(from: current.condition),
                         holdMs: noHold ? 0 : timing.holdMs ?? current.holdMs,
@@ -83,6 +83,8 @@ extension Triggers {
                         end: noUndo ? .none : timing.end ?? current.end,
                         command: noRun ? nil : timing.command ?? current.command,
                         conditions: try conditions(of: current, in: graph, nowMs: nowMs))
+                    try operation.refusePastOneOffTimer(in: graph, nowMs: nowMs)
+                    return operation
                 }
             }
             for scene in addScenes {
@@ -134,97 +136,6 @@ extension Triggers {
                     characteristicID: characteristicID, value: value, rangeMin: rangeMin, rangeMax: rangeMax,
                     conditions: (noConditions ? [] : conditions) + (try timing.characteristicConditions(in: graph)))
             }
-        }
-    }
-
-    struct Test: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
-            abstract: "Say whether a trigger would fire now, and why not, without running it.",
-            discussion: """
-                For a timer or sun trigger: whether its conditions hold now, and its next fire. For an \\
-                event trigger: whether its characteristic's current value is what it fires on, and \\
-                whether its conditions hold now. Nothing is run and nothing is recorded.
-                """)
-
-        @OptionGroup var options: ConnectionOptions
-
-        @Argument(help: "The trigger.", completion: .homeNames(.trigger))
-        var trigger: String
-
-        func run() async throws {
-            let graph = try await options.fetchGraph()
-            let nowMs = Int64((Date().timeIntervalSince1970 * 1000).rounded())
-            let trigger: Trigger
-            do throws(HomeError) {
-                let id = try graph.resolveNamed(self.trigger, .trigger)
-                guard let found = graph.triggers[id] else { throw HomeError(.notFound, "no trigger \(id)") }
-                trigger = found
-            } catch {
-                throw Failure(error)
-            }
-            let location = graph.homes[trigger.homeID]?.location
-            var reasons: [String] = []
-            if !trigger.isEnabled { reasons.append("it is disabled") }
-            if case .event(let characteristicID, let value, let rangeMin, let rangeMax, _) = trigger.kind {
-                let current = graph.characteristics[characteristicID]?.value
-                let matches: Bool
-                if let value {
-                    matches = current.map { Self.equal($0, value) } ?? false
-                } else if rangeMin != nil || rangeMax != nil {
-                    let number = current?.numericValue
-                    matches =
-                        number.map { number in
-                            (rangeMin.map { number >= $0 } ?? true) && (rangeMax.map { number <= $0 } ?? true)
-                        } ?? false
-                } else {
-                    matches = true
-                }
-                if !matches {
-                    let path = graph.path(of: characteristicID) ?? "characteristic \(characteristicID)"
-                    reasons.append(
-                        "\(path) is \(current.map { graph.shown($0, of: characteristicID) } ?? "unknown"), "
-                            + "not what it fires on")
-                }
-            }
-            for condition in trigger.characteristicConditions where !Self.holds(condition, in: graph) {
-                let path = graph.path(of: condition.characteristicID) ?? "characteristic \(condition.characteristicID)"
-                reasons.append(
-                    "its condition \(path) \(condition.comparison.rawValue) "
-                        + "\(graph.shown(condition.value, of: condition.characteristicID)) does not hold")
-            }
-            if let reason = TriggerSchedule.whyNot(trigger.condition, at: nowMs, location: location) {
-                reasons.append(reason)
-            }
-            let next = Triggers.nextText(trigger, location: location, nowMs: nowMs)
-            if options.json {
-                Output.structured(
-                    .object([
-                        ("trigger", .string(trigger.name)), ("id", .uint(trigger.id)),
-                        ("would_fire", .bool(reasons.isEmpty)),
-                        ("reasons", .array(reasons.map(JSON.string))), ("next_fire", .string(next)),
-                    ]), options)
-                return
-            }
-            Output.line("\(trigger.name): \(Triggers.describe(trigger, in: graph, nowMs: nowMs))")
-            if reasons.isEmpty {
-                // A timer or sun trigger fires at its time, not now: now only its conditions are known to hold.
-                if case .event = trigger.kind {
-                    Output.line("now: would fire")
-                } else {
-                    Output.line("now: its conditions hold; it fires at its time")
-                }
-            } else {
-                for reason in reasons { Output.line("now: would not fire: \(reason)") }
-            }
-            Output.line("next fire: \(next)")
-        }
-
-        static func holds(_ condition: CharacteristicCondition, in graph: HomeGraph) -> Bool {
-            condition.holds(for: graph.characteristics[condition.characteristicID]?.value)
-        }
-
-        static func equal(_ lhs: CharacteristicValue, _ rhs: CharacteristicValue) -> Bool {
-            lhs.sameValue(as: rhs)
         }
     }
 }

@@ -1,0 +1,51 @@
+internal import HomeModel
+
+/// What a trigger had started when homed last stopped, read from the journal's
+/// events about it (its firings, its notes, its layout changes). Pure: the engine
+/// reads the events and acts on what this says.
+///
+/// A firing is journaled as "trigger fired"; its end, when it comes, as a note
+/// `trigger-ended`; its command's outcome as a note `trigger-command`. So a firing
+/// with no such note after it had started something homed did not finish.
+struct TriggerAftermath: Equatable, Sendable {
+    /// Its firings since its end last came, oldest first: an end still to come,
+    /// for a trigger with one (the values from before the first are restored; the
+    /// end is reckoned from the last).
+    var firingsSinceEnd: [HomeEvent] = []
+    /// Its latest firing, when no note says how that firing's command ended.
+    var unfinishedCommand: HomeEvent?
+    /// Whether it fired since it was made or last changed: an execute-once trigger
+    /// that did is done, even if homed stopped before it could disable it.
+    var firedSinceChanged = false
+
+    /// - Parameter events: events about the trigger, newest first (others are passed over).
+    init(of triggerID: ObjectID, newestFirst events: [HomeEvent]) {
+        var endSeen = false
+        var layoutSeen = false
+        var commandNoted = false
+        var latestFiringSeen = false
+        for event in events {
+            switch event.body {
+            case .triggerFired(triggerID):
+                if !latestFiringSeen {
+                    latestFiringSeen = true
+                    if !commandNoted { unfinishedCommand = event }
+                }
+                if !endSeen { firingsSinceEnd.insert(event, at: 0) }
+                if !layoutSeen { firedSinceChanged = true }
+            case .audit(let note) where Self.isAbout(note, triggerID):
+                if note.action == "trigger-ended" { endSeen = true }
+                if note.action == "trigger-command", !latestFiringSeen { commandNoted = true }
+            case .layout(let change) where change.object == .trigger && change.objectID == triggerID:
+                layoutSeen = true
+            default:
+                continue
+            }
+        }
+    }
+
+    /// The engine's notes about a trigger begin `trigger ID "NAME"`.
+    static func isAbout(_ note: AuditNote, _ triggerID: ObjectID) -> Bool {
+        note.detail.hasPrefix("trigger \(triggerID) ")
+    }
+}
