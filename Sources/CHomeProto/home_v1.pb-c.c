@@ -5047,6 +5047,186 @@ void   home__v1__read_history_response__free_unpacked
   assert(message->base.descriptor == &home__v1__read_history_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   home__v1__trace_trigger_request__init
+                     (Home__V1__TraceTriggerRequest         *message)
+{
+  static const Home__V1__TraceTriggerRequest init_value = HOME__V1__TRACE_TRIGGER_REQUEST__INIT;
+  *message = init_value;
+}
+size_t home__v1__trace_trigger_request__get_packed_size
+                     (const Home__V1__TraceTriggerRequest *message)
+{
+  assert(message->base.descriptor == &home__v1__trace_trigger_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__trace_trigger_request__pack
+                     (const Home__V1__TraceTriggerRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__trace_trigger_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__trace_trigger_request__pack_to_buffer
+                     (const Home__V1__TraceTriggerRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__trace_trigger_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__TraceTriggerRequest *
+       home__v1__trace_trigger_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__TraceTriggerRequest *)
+     protobuf_c_message_unpack (&home__v1__trace_trigger_request__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__trace_trigger_request__free_unpacked
+                     (Home__V1__TraceTriggerRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__trace_trigger_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__trace_trigger_response__init
+                     (Home__V1__TraceTriggerResponse         *message)
+{
+  static const Home__V1__TraceTriggerResponse init_value = HOME__V1__TRACE_TRIGGER_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t home__v1__trace_trigger_response__get_packed_size
+                     (const Home__V1__TraceTriggerResponse *message)
+{
+  assert(message->base.descriptor == &home__v1__trace_trigger_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__trace_trigger_response__pack
+                     (const Home__V1__TraceTriggerResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__trace_trigger_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__trace_trigger_response__pack_to_buffer
+                     (const Home__V1__TraceTriggerResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__trace_trigger_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__TraceTriggerResponse *
+       home__v1__trace_trigger_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__TraceTriggerResponse *)
+     protobuf_c_message_unpack (&home__v1__trace_trigger_response__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__trace_trigger_response__free_unpacked
+                     (Home__V1__TraceTriggerResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__trace_trigger_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__trigger_run__init
+                     (Home__V1__TriggerRun         *message)
+{
+  static const Home__V1__TriggerRun init_value = HOME__V1__TRIGGER_RUN__INIT;
+  *message = init_value;
+}
+size_t home__v1__trigger_run__get_packed_size
+                     (const Home__V1__TriggerRun *message)
+{
+  assert(message->base.descriptor == &home__v1__trigger_run__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__trigger_run__pack
+                     (const Home__V1__TriggerRun *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__trigger_run__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__trigger_run__pack_to_buffer
+                     (const Home__V1__TriggerRun *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__trigger_run__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__TriggerRun *
+       home__v1__trigger_run__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__TriggerRun *)
+     protobuf_c_message_unpack (&home__v1__trigger_run__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__trigger_run__free_unpacked
+                     (Home__V1__TriggerRun *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__trigger_run__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__trigger_run_step__init
+                     (Home__V1__TriggerRunStep         *message)
+{
+  static const Home__V1__TriggerRunStep init_value = HOME__V1__TRIGGER_RUN_STEP__INIT;
+  *message = init_value;
+}
+size_t home__v1__trigger_run_step__get_packed_size
+                     (const Home__V1__TriggerRunStep *message)
+{
+  assert(message->base.descriptor == &home__v1__trigger_run_step__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__trigger_run_step__pack
+                     (const Home__V1__TriggerRunStep *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__trigger_run_step__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__trigger_run_step__pack_to_buffer
+                     (const Home__V1__TriggerRunStep *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__trigger_run_step__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__TriggerRunStep *
+       home__v1__trigger_run_step__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__TriggerRunStep *)
+     protobuf_c_message_unpack (&home__v1__trigger_run_step__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__trigger_run_step__free_unpacked
+                     (Home__V1__TriggerRunStep *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__trigger_run_step__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor home__v1__frame__field_descriptors[10] =
 {
   {
@@ -14077,6 +14257,275 @@ const ProtobufCMessageDescriptor home__v1__read_history_response__descriptor =
   (ProtobufCMessageInit) home__v1__read_history_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor home__v1__trace_trigger_request__field_descriptors[2] =
+{
+  {
+    "trigger_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__TraceTriggerRequest, trigger_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "limit",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__TraceTriggerRequest, limit),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__trace_trigger_request__field_indices_by_name[] = {
+  1,   /* field[1] = limit */
+  0,   /* field[0] = trigger_id */
+};
+static const ProtobufCIntRange home__v1__trace_trigger_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor home__v1__trace_trigger_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.TraceTriggerRequest",
+  "TraceTriggerRequest",
+  "Home__V1__TraceTriggerRequest",
+  "home.v1",
+  sizeof(Home__V1__TraceTriggerRequest),
+  2,
+  home__v1__trace_trigger_request__field_descriptors,
+  home__v1__trace_trigger_request__field_indices_by_name,
+  1,  home__v1__trace_trigger_request__number_ranges,
+  (ProtobufCMessageInit) home__v1__trace_trigger_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__trace_trigger_response__field_descriptors[1] =
+{
+  {
+    "runs",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__TraceTriggerResponse, n_runs),
+    offsetof(Home__V1__TraceTriggerResponse, runs),
+    &home__v1__trigger_run__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__trace_trigger_response__field_indices_by_name[] = {
+  0,   /* field[0] = runs */
+};
+static const ProtobufCIntRange home__v1__trace_trigger_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor home__v1__trace_trigger_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.TraceTriggerResponse",
+  "TraceTriggerResponse",
+  "Home__V1__TraceTriggerResponse",
+  "home.v1",
+  sizeof(Home__V1__TraceTriggerResponse),
+  1,
+  home__v1__trace_trigger_response__field_descriptors,
+  home__v1__trace_trigger_response__field_indices_by_name,
+  1,  home__v1__trace_trigger_response__number_ranges,
+  (ProtobufCMessageInit) home__v1__trace_trigger_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__trigger_run__field_descriptors[5] =
+{
+  {
+    "time_ms",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__TriggerRun, time_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "seq",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__TriggerRun, seq),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "fired",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__TriggerRun, fired),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "cause",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__TriggerRun, cause),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "steps",
+    5,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__TriggerRun, n_steps),
+    offsetof(Home__V1__TriggerRun, steps),
+    &home__v1__trigger_run_step__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__trigger_run__field_indices_by_name[] = {
+  3,   /* field[3] = cause */
+  2,   /* field[2] = fired */
+  1,   /* field[1] = seq */
+  4,   /* field[4] = steps */
+  0,   /* field[0] = time_ms */
+};
+static const ProtobufCIntRange home__v1__trigger_run__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 5 }
+};
+const ProtobufCMessageDescriptor home__v1__trigger_run__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.TriggerRun",
+  "TriggerRun",
+  "Home__V1__TriggerRun",
+  "home.v1",
+  sizeof(Home__V1__TriggerRun),
+  5,
+  home__v1__trigger_run__field_descriptors,
+  home__v1__trigger_run__field_indices_by_name,
+  1,  home__v1__trigger_run__number_ranges,
+  (ProtobufCMessageInit) home__v1__trigger_run__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__trigger_run_step__field_descriptors[5] =
+{
+  {
+    "time_ms",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__TriggerRunStep, time_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "seq",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__TriggerRunStep, seq),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "kind",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__TriggerRunStep, kind),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "detail",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__TriggerRunStep, detail),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "object_id",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__TriggerRunStep, object_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__trigger_run_step__field_indices_by_name[] = {
+  3,   /* field[3] = detail */
+  2,   /* field[2] = kind */
+  4,   /* field[4] = object_id */
+  1,   /* field[1] = seq */
+  0,   /* field[0] = time_ms */
+};
+static const ProtobufCIntRange home__v1__trigger_run_step__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 5 }
+};
+const ProtobufCMessageDescriptor home__v1__trigger_run_step__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.TriggerRunStep",
+  "TriggerRunStep",
+  "Home__V1__TriggerRunStep",
+  "home.v1",
+  sizeof(Home__V1__TriggerRunStep),
+  5,
+  home__v1__trigger_run_step__field_descriptors,
+  home__v1__trigger_run_step__field_indices_by_name,
+  1,  home__v1__trigger_run_step__number_ranges,
+  (ProtobufCMessageInit) home__v1__trigger_run_step__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCEnumValue home__v1__status_code__enum_values_by_number[17] =
 {
   { "OK", "HOME__V1__STATUS_CODE__OK", 0 },
@@ -14675,7 +15124,7 @@ const ProtobufCEnumDescriptor home__v1__role__descriptor =
   home__v1__role__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor home__v1__home_service__method_descriptors[18] =
+static const ProtobufCMethodDescriptor home__v1__home_service__method_descriptors[19] =
 {
   { "GetHome", &home__v1__get_home_request__descriptor, &home__v1__get_home_response__descriptor },
   { "ListAccessories", &home__v1__list_accessories_request__descriptor, &home__v1__list_accessories_response__descriptor },
@@ -14695,6 +15144,7 @@ static const ProtobufCMethodDescriptor home__v1__home_service__method_descriptor
   { "ListProviders", &home__v1__list_providers_request__descriptor, &home__v1__list_providers_response__descriptor },
   { "Backup", &home__v1__backup_request__descriptor, &home__v1__backup_chunk__descriptor },
   { "ReadHistory", &home__v1__read_history_request__descriptor, &home__v1__read_history_response__descriptor },
+  { "TraceTrigger", &home__v1__trace_trigger_request__descriptor, &home__v1__trace_trigger_response__descriptor },
 };
 const unsigned home__v1__home_service__method_indices_by_name[] = {
   13,        /* AnswerCommand */
@@ -14714,6 +15164,7 @@ const unsigned home__v1__home_service__method_indices_by_name[] = {
   12,        /* RegisterAccessories */
   14,        /* ReportValues */
   4,        /* Subscribe */
+  18,        /* TraceTrigger */
   3         /* WriteCharacteristics */
 };
 const ProtobufCServiceDescriptor home__v1__home_service__descriptor =
@@ -14723,7 +15174,7 @@ const ProtobufCServiceDescriptor home__v1__home_service__descriptor =
   "HomeService",
   "Home__V1__HomeService",
   "home.v1",
-  18,
+  19,
   home__v1__home_service__method_descriptors,
   home__v1__home_service__method_indices_by_name
 };
@@ -14870,6 +15321,14 @@ void home__v1__home_service__read_history(ProtobufCService *service,
 {
   assert(service->descriptor == &home__v1__home_service__descriptor);
   service->invoke(service, 17, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void home__v1__home_service__trace_trigger(ProtobufCService *service,
+                                           const Home__V1__TraceTriggerRequest *input,
+                                           Home__V1__TraceTriggerResponse_Closure closure,
+                                           void *closure_data)
+{
+  assert(service->descriptor == &home__v1__home_service__descriptor);
+  service->invoke(service, 18, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void home__v1__home_service__init (Home__V1__HomeService_Service *service,
                                    Home__V1__HomeService_ServiceDestroy destroy)

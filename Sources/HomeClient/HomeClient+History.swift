@@ -23,3 +23,10 @@ extension HomeClient {
         }
     }
 }
+
+extension HomeClient {
+    /// A trigger's runs, newest first, from the history (see `TraceTriggerRequest`).
+    public func traceTrigger(_ triggerID: ObjectID, limit: UInt32 = 0) async throws(HomeError) -> TraceTriggerResponse {
+        try await call(HomeMethods.traceTrigger, TraceTriggerRequest(triggerID: triggerID, limit: limit))
+    }
+}

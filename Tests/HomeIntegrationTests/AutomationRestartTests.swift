@@ -50,6 +50,16 @@ struct AutomationRestartTests {
         let notes = try restarted.homectl("history", "--kind", "audit", "--json")
         #expect(notes.stdout.contains("undo after 3s (begun before homed restarted)"), "\(notes.stdout)")
         #expect(notes.stdout.contains("/bin/sleep 60 was interrupted: homed stopped while it ran"), "\(notes.stdout)")
+        // The trace, read back from the stored journal, tells the whole run.
+        let trace = try restarted.homectl("triggers", "trace", "Pulse")
+        #expect(trace.stdout.contains("fired: Demo Home/Living Room/Lamp/Lightbulb/On true (event "), "\(trace.stdout)")
+        for step in [
+            "changed: Demo Home/Living Room/Lamp/Lightbulb/Brightness 10%",
+            "command: /bin/sleep 60 was interrupted", "changed: Demo Home/Living Room/Lamp/Lightbulb/Brightness 80%",
+            "ended: undo after 3s (begun before homed restarted): restored",
+        ] {
+            #expect(trace.stdout.contains(step), "\(step): \(trace.stdout)")
+        }
     }
 
     /// The lamp off at 80 % and a scene "Dim" to 10 %. The value an undo restores

@@ -279,6 +279,54 @@ struct AutomationTimingTests {
         }
     }
 
+    @Test("a trigger's trace: each run with why it fired or not, its scenes' changes, its end; NOT_FOUND for none")
+    func trace() async throws {
+        let start = ms("2024-05-01T12:00:00Z")
+        try await withAutomation(clock: ManualClock(nowMs: start)) { server, clock in
+            let client = try await server.connect()
+            let home = try await DemoFixture(client)
+            _ = try await client.write(.int(30), to: home.brightness)
+            _ = try await client.write(.bool(false), to: home.on)
+            let scene = try await home.scene("Evening", [(home.brightness, .int(90))])
+            let trigger = try await client.addTrigger(
+                name: "Lamp on", homeID: home.id,
+                kind: .event(
+                    characteristicID: home.on, value: .bool(true), rangeMin: nil, rangeMax: nil,
+                    conditions: [
+                        CharacteristicCondition(characteristicID: home.brightness, comparison: .less, value: .int(95))
+                    ]),
+                actionSetIDs: [scene], end: TriggerEnd(afterMs: hour, whenEventEnds: false)
+            ).createdID
+            var log = try await EventLog(client, kinds: withNotes)
+            _ = try await client.write(.bool(true), to: home.on)
+            try await clock.waitForSleeper(untilMs: start + hour)
+            clock.advance(to: start + hour)
+            _ = try await log.events { $0.note?.action == "trigger-ended" }
+            _ = try await client.write(.int(99), to: home.brightness)
+            _ = try await client.write(.bool(false), to: home.on)
+            _ = try await client.write(.bool(true), to: home.on)
+            _ = try await log.events { $0.note?.action == "trigger-not-fired" }
+
+            let runs = try await client.traceTrigger(trigger).runs
+            #expect(runs.count == 2, "\(runs)")
+            let stopped = try #require(runs.first)
+            #expect(!stopped.fired && stopped.cause.contains("does not hold (it is 99)"), "\(stopped.cause)")
+            let fired = try #require(runs.last)
+            let onPath = try #require(home.graph.path(of: home.on))
+            let brightnessPath = try #require(home.graph.path(of: home.brightness))
+            #expect(fired.fired && fired.cause.hasPrefix("\(onPath) true (event "), "\(fired.cause)")
+            // The undo's write is the automation's change too.
+            #expect(fired.steps.map(\.kind) == ["fired", "changed", "scene", "changed", "ended"], "\(fired.steps)")
+            #expect(fired.steps.contains { $0.kind == "changed" && $0.detail == "\(brightnessPath) 90%" && $0.seq > 0 })
+            #expect(fired.steps.last?.detail.contains("restored \(brightnessPath) 30%") == true)
+            #expect(try await client.traceTrigger(trigger, limit: 1).runs.count == 1)
+
+            let missing = await #expect(throws: HomeError.self) { try await client.traceTrigger(999_999) }
+            #expect(missing?.code == .notFound && missing?.message == "no trigger 999999")
+            await client.close()
+        }
+    }
+
     @Test("an end after a duration keeps a value someone else changed since, and says so")
     func undoKeepsOthersChanges() async throws {
         let start = ms("2024-05-01T12:00:00Z")

@@ -152,6 +152,10 @@ struct TriggersCLITests {
             "\(refused.stderr)")
         #expect(try daemon.homectl("scenes").stdout.contains("Coffee"), "nothing was removed")
         #expect(try daemon.homectl("scenes", "remove", "Coffee", "--force").status == 0)
+        let none = try daemon.homectl("triggers", "trace", "Brew")
+        #expect(none.status == 0 && none.stdout.contains("Brew: no run in the history"), "\(none.stdout)")
+        let missing = try daemon.homectl("triggers", "trace", "Nope")
+        #expect(missing.status != 0 && missing.stderr.contains("Nope"), "\(missing.stderr)")
         let empty = try daemon.homectl("triggers", "test", "Brew")
         #expect(
             empty.stdout.contains("note: it runs nothing: it has no scene (left) and no command"), "\(empty.stdout)")

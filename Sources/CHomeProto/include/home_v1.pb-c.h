@@ -127,6 +127,10 @@ typedef struct Home__V1__BackupChunk Home__V1__BackupChunk;
 typedef struct Home__V1__ReadHistoryRequest Home__V1__ReadHistoryRequest;
 typedef struct Home__V1__RollupPoint Home__V1__RollupPoint;
 typedef struct Home__V1__ReadHistoryResponse Home__V1__ReadHistoryResponse;
+typedef struct Home__V1__TraceTriggerRequest Home__V1__TraceTriggerRequest;
+typedef struct Home__V1__TraceTriggerResponse Home__V1__TraceTriggerResponse;
+typedef struct Home__V1__TriggerRun Home__V1__TriggerRun;
+typedef struct Home__V1__TriggerRunStep Home__V1__TriggerRunStep;
 
 
 /* --- enums --- */
@@ -2756,6 +2760,89 @@ struct  Home__V1__ReadHistoryResponse
     , (char *)protobuf_c_empty_string, 0,NULL, 0, 0, 0,NULL }
 
 
+struct  Home__V1__TraceTriggerRequest
+{
+  ProtobufCMessage base;
+  uint64_t trigger_id;
+  /*
+   * At most this many runs, newest first (0: 10; at most 100, else
+   * INVALID_ARGUMENT).
+   */
+  uint32_t limit;
+};
+#define HOME__V1__TRACE_TRIGGER_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__trace_trigger_request__descriptor) \
+    , 0, 0 }
+
+
+struct  Home__V1__TraceTriggerResponse
+{
+  ProtobufCMessage base;
+  /*
+   * Newest first. Fewer than asked when the history keeps no more.
+   */
+  size_t n_runs;
+  Home__V1__TriggerRun **runs;
+};
+#define HOME__V1__TRACE_TRIGGER_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__trace_trigger_response__descriptor) \
+    , 0,NULL }
+
+
+/*
+ * One firing of a trigger, or one moment it came to and did not fire.
+ */
+struct  Home__V1__TriggerRun
+{
+  ProtobufCMessage base;
+  /*
+   * The note that opened it (EVENT_AUDIT `trigger-fired` or `trigger-not-fired`).
+   */
+  int64_t time_ms;
+  uint64_t seq;
+  protobuf_c_boolean fired;
+  /*
+   * Why it fired, or why not, for people: "Back Door/Contact Sensor/Contact
+   * Sensor State 1 (event 5210) held for its duration", "its time 07:00 today:
+   * its condition … does not hold (it is 31)".
+   */
+  char *cause;
+  /*
+   * What followed, oldest first.
+   */
+  size_t n_steps;
+  Home__V1__TriggerRunStep **steps;
+};
+#define HOME__V1__TRIGGER_RUN__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__trigger_run__descriptor) \
+    , 0, 0, 0, (char *)protobuf_c_empty_string, 0,NULL }
+
+
+struct  Home__V1__TriggerRunStep
+{
+  ProtobufCMessage base;
+  int64_t time_ms;
+  uint64_t seq;
+  /*
+   * "fired" (the EVENT_TRIGGER), "changed" (a change its scenes made: the
+   * characteristic and its new value), "scene" (a scene it ran, EVENT_ACTION_SET),
+   * "ended" (its end: what it restored and kept), "command" (how its command ended).
+   */
+  char *kind;
+  /*
+   * For people: "Living Room/Lamp/Lightbulb/Brightness 10%", "exited 0 after 41 ms".
+   */
+  char *detail;
+  /*
+   * For "changed": the characteristic; for "scene": the action set; else 0.
+   */
+  uint64_t object_id;
+};
+#define HOME__V1__TRIGGER_RUN_STEP__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__trigger_run_step__descriptor) \
+    , 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0 }
+
+
 /* Home__V1__Frame methods */
 void   home__v1__frame__init
                      (Home__V1__Frame         *message);
@@ -4884,6 +4971,82 @@ Home__V1__ReadHistoryResponse *
 void   home__v1__read_history_response__free_unpacked
                      (Home__V1__ReadHistoryResponse *message,
                       ProtobufCAllocator *allocator);
+/* Home__V1__TraceTriggerRequest methods */
+void   home__v1__trace_trigger_request__init
+                     (Home__V1__TraceTriggerRequest         *message);
+size_t home__v1__trace_trigger_request__get_packed_size
+                     (const Home__V1__TraceTriggerRequest   *message);
+size_t home__v1__trace_trigger_request__pack
+                     (const Home__V1__TraceTriggerRequest   *message,
+                      uint8_t             *out);
+size_t home__v1__trace_trigger_request__pack_to_buffer
+                     (const Home__V1__TraceTriggerRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__TraceTriggerRequest *
+       home__v1__trace_trigger_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__trace_trigger_request__free_unpacked
+                     (Home__V1__TraceTriggerRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__TraceTriggerResponse methods */
+void   home__v1__trace_trigger_response__init
+                     (Home__V1__TraceTriggerResponse         *message);
+size_t home__v1__trace_trigger_response__get_packed_size
+                     (const Home__V1__TraceTriggerResponse   *message);
+size_t home__v1__trace_trigger_response__pack
+                     (const Home__V1__TraceTriggerResponse   *message,
+                      uint8_t             *out);
+size_t home__v1__trace_trigger_response__pack_to_buffer
+                     (const Home__V1__TraceTriggerResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__TraceTriggerResponse *
+       home__v1__trace_trigger_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__trace_trigger_response__free_unpacked
+                     (Home__V1__TraceTriggerResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__TriggerRun methods */
+void   home__v1__trigger_run__init
+                     (Home__V1__TriggerRun         *message);
+size_t home__v1__trigger_run__get_packed_size
+                     (const Home__V1__TriggerRun   *message);
+size_t home__v1__trigger_run__pack
+                     (const Home__V1__TriggerRun   *message,
+                      uint8_t             *out);
+size_t home__v1__trigger_run__pack_to_buffer
+                     (const Home__V1__TriggerRun   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__TriggerRun *
+       home__v1__trigger_run__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__trigger_run__free_unpacked
+                     (Home__V1__TriggerRun *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__TriggerRunStep methods */
+void   home__v1__trigger_run_step__init
+                     (Home__V1__TriggerRunStep         *message);
+size_t home__v1__trigger_run_step__get_packed_size
+                     (const Home__V1__TriggerRunStep   *message);
+size_t home__v1__trigger_run_step__pack
+                     (const Home__V1__TriggerRunStep   *message,
+                      uint8_t             *out);
+size_t home__v1__trigger_run_step__pack_to_buffer
+                     (const Home__V1__TriggerRunStep   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__TriggerRunStep *
+       home__v1__trigger_run_step__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__trigger_run_step__free_unpacked
+                     (Home__V1__TriggerRunStep *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Home__V1__Frame_Closure)
@@ -5222,6 +5385,18 @@ typedef void (*Home__V1__RollupPoint_Closure)
 typedef void (*Home__V1__ReadHistoryResponse_Closure)
                  (const Home__V1__ReadHistoryResponse *message,
                   void *closure_data);
+typedef void (*Home__V1__TraceTriggerRequest_Closure)
+                 (const Home__V1__TraceTriggerRequest *message,
+                  void *closure_data);
+typedef void (*Home__V1__TraceTriggerResponse_Closure)
+                 (const Home__V1__TraceTriggerResponse *message,
+                  void *closure_data);
+typedef void (*Home__V1__TriggerRun_Closure)
+                 (const Home__V1__TriggerRun *message,
+                  void *closure_data);
+typedef void (*Home__V1__TriggerRunStep_Closure)
+                 (const Home__V1__TriggerRunStep *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -5301,6 +5476,10 @@ struct Home__V1__HomeService_Service
                        const Home__V1__ReadHistoryRequest *input,
                        Home__V1__ReadHistoryResponse_Closure closure,
                        void *closure_data);
+  void (*trace_trigger)(Home__V1__HomeService_Service *service,
+                        const Home__V1__TraceTriggerRequest *input,
+                        Home__V1__TraceTriggerResponse_Closure closure,
+                        void *closure_data);
 };
 typedef void (*Home__V1__HomeService_ServiceDestroy)(Home__V1__HomeService_Service *);
 void home__v1__home_service__init (Home__V1__HomeService_Service *service,
@@ -5326,7 +5505,8 @@ void home__v1__home_service__init (Home__V1__HomeService_Service *service,
       function_prefix__ ## report_values,\
       function_prefix__ ## list_providers,\
       function_prefix__ ## backup,\
-      function_prefix__ ## read_history  }
+      function_prefix__ ## read_history,\
+      function_prefix__ ## trace_trigger  }
 void home__v1__home_service__get_home(ProtobufCService *service,
                                       const Home__V1__GetHomeRequest *input,
                                       Home__V1__GetHomeResponse_Closure closure,
@@ -5399,6 +5579,10 @@ void home__v1__home_service__read_history(ProtobufCService *service,
                                           const Home__V1__ReadHistoryRequest *input,
                                           Home__V1__ReadHistoryResponse_Closure closure,
                                           void *closure_data);
+void home__v1__home_service__trace_trigger(ProtobufCService *service,
+                                           const Home__V1__TraceTriggerRequest *input,
+                                           Home__V1__TraceTriggerResponse_Closure closure,
+                                           void *closure_data);
 
 /* --- descriptors --- */
 
@@ -5529,6 +5713,10 @@ extern const ProtobufCMessageDescriptor home__v1__backup_chunk__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__read_history_request__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__rollup_point__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__read_history_response__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__trace_trigger_request__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__trace_trigger_response__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__trigger_run__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__trigger_run_step__descriptor;
 extern const ProtobufCServiceDescriptor home__v1__home_service__descriptor;
 
 PROTOBUF_C__END_DECLS

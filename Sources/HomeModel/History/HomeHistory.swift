@@ -75,7 +75,7 @@ package struct HistoryQuery: Sendable, Hashable {
     package var commitLimit: Int
     /// Only commits about one of these ids (an event's characteristic, service or
     /// accessory; a layout change's object, home or parent; a scene's or trigger's
-    /// id; an automation's note's trigger); empty: every commit. It narrows what is read: a commit about X may
+    /// id; the trigger of an automation's change or note); empty: every commit. It narrows what is read: a commit about X may
     /// still hold events about others, which the caller filters out.
     package var subjects: [ObjectID]
 
@@ -94,17 +94,22 @@ package struct HistoryQuery: Sendable, Hashable {
 }
 
 extension HomeEvent {
-    /// The ids a stored commit is found by (see `HistoryQuery.subjects`).
+    /// The ids a stored commit is found by (see `HistoryQuery.subjects`); what an
+    /// automation did (its scenes' changes, its notes) is also found by its trigger,
+    /// for the trigger's trace and for what a restart reads back.
     package var subjects: [ObjectID] {
+        let own: [ObjectID]
         switch body {
-        case .value(let change): return [change.characteristicID, change.serviceID, change.accessoryID]
-        case .reachability(let accessoryID, _): return [accessoryID]
-        case .layout(let change): return [change.objectID, change.homeID, change.parentID].filter { $0 != 0 }
-        case .primaryHome(let id), .actionSetExecuted(let id), .triggerFired(let id): return [id]
-        case .audit:
-            // An automation's notes are found by its trigger: what it had started is read back at a restart.
-            return origin.kind == .automation ? Array(origin.triggerChain.suffix(1)) : []
+        case .value(let change): own = [change.characteristicID, change.serviceID, change.accessoryID]
+        case .reachability(let accessoryID, _): own = [accessoryID]
+        case .layout(let change): own = [change.objectID, change.homeID, change.parentID].filter { $0 != 0 }
+        case .primaryHome(let id), .actionSetExecuted(let id), .triggerFired(let id): own = [id]
+        case .audit: own = []
         }
+        guard origin.kind == .automation, let trigger = origin.triggerChain.last, !own.contains(trigger) else {
+            return own
+        }
+        return own + [trigger]
     }
 }
 

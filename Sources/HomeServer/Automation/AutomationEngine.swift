@@ -140,6 +140,8 @@ public struct AutomationEngine: Service {
                     cause += ", caught up: it changed while \(accessory) was unreachable"
                 }
                 fire(triggerID, chain: chain, cause: cause)
+                // Its end may be due before anything else the sleeper waits for.
+                rearm(force: false)
             case .layoutChanged:
                 rescan()
             case .timerDue:

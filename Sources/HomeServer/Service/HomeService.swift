@@ -55,6 +55,7 @@ struct HomeService: Sendable {
         router.register(HomeMethods.modifySubscription, role: .viewer, modifySubscription)
         // History (HomeService+History.swift).
         router.register(HomeMethods.readHistory, role: .viewer, deferred: readHistory)
+        router.register(HomeMethods.traceTrigger, role: .viewer, deferred: traceTrigger)
         // The daemon itself (HomeService+Daemon.swift).
         router.register(HomeMethods.getStatus, role: .viewer, getStatus)
         router.register(HomeMethods.getStats, role: .admin, deferred: getStats)

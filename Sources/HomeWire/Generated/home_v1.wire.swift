@@ -1398,6 +1398,70 @@ public struct ReadHistoryResponse: Hashable, Sendable {
     }
 }
 
+public struct TraceTriggerRequest: Hashable, Sendable {
+    public var triggerID: UInt64 = 0
+    /// At most this many runs, newest first (0: 10; at most 100, else
+    /// INVALID_ARGUMENT).
+    public var limit: UInt32 = 0
+
+    public init(triggerID: UInt64 = 0, limit: UInt32 = 0) {
+        self.triggerID = triggerID
+        self.limit = limit
+    }
+}
+
+public struct TraceTriggerResponse: Hashable, Sendable {
+    /// Newest first. Fewer than asked when the history keeps no more.
+    public var runs: [TriggerRun] = []
+
+    public init(runs: [TriggerRun] = []) {
+        self.runs = runs
+    }
+}
+
+/// One firing of a trigger, or one moment it came to and did not fire.
+public struct TriggerRun: Hashable, Sendable {
+    /// The note that opened it (EVENT_AUDIT `trigger-fired` or `trigger-not-fired`).
+    public var timeMs: Int64 = 0
+    public var seq: UInt64 = 0
+    public var fired: Bool = false
+    /// Why it fired, or why not, for people: "Back Door/Contact Sensor/Contact
+    /// Sensor State 1 (event 5210) held for its duration", "its time 07:00 today:
+    /// its condition … does not hold (it is 31)".
+    public var cause: String = ""
+    /// What followed, oldest first.
+    public var steps: [TriggerRunStep] = []
+
+    public init(timeMs: Int64 = 0, seq: UInt64 = 0, fired: Bool = false, cause: String = "", steps: [TriggerRunStep] = []) {
+        self.timeMs = timeMs
+        self.seq = seq
+        self.fired = fired
+        self.cause = cause
+        self.steps = steps
+    }
+}
+
+public struct TriggerRunStep: Hashable, Sendable {
+    public var timeMs: Int64 = 0
+    public var seq: UInt64 = 0
+    /// "fired" (the EVENT_TRIGGER), "changed" (a change its scenes made: the
+    /// characteristic and its new value), "scene" (a scene it ran, EVENT_ACTION_SET),
+    /// "ended" (its end: what it restored and kept), "command" (how its command ended).
+    public var kind: String = ""
+    /// For people: "Living Room/Lamp/Lightbulb/Brightness 10%", "exited 0 after 41 ms".
+    public var detail: String = ""
+    /// For "changed": the characteristic; for "scene": the action set; else 0.
+    public var objectID: UInt64 = 0
+
+    public init(timeMs: Int64 = 0, seq: UInt64 = 0, kind: String = "", detail: String = "", objectID: UInt64 = 0) {
+        self.timeMs = timeMs
+        self.seq = seq
+        self.kind = kind
+        self.detail = detail
+        self.objectID = objectID
+    }
+}
+
 extension Proto.Frame: ProtobufCBridged {
     static let messageName = "home.v1.Frame"
     static var unpack: Unpacker<Home__V1__Frame> { home__v1__frame__unpack }
@@ -4800,6 +4864,138 @@ extension ReadHistoryResponse: WireMessage {
     }
 }
 
+extension TraceTriggerRequest: ProtobufCBridged {
+    static let messageName = "home.v1.TraceTriggerRequest"
+    static var unpack: Unpacker<Home__V1__TraceTriggerRequest> { home__v1__trace_trigger_request__unpack }
+
+    init(c source: Home__V1__TraceTriggerRequest) {
+        self.init()
+        triggerID = source.trigger_id
+        limit = source.limit
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__TraceTriggerRequest> {
+        let built = arena.allocate(Home__V1__TraceTriggerRequest.self)
+        home__v1__trace_trigger_request__init(built)
+        built.pointee.trigger_id = triggerID
+        built.pointee.limit = limit
+        return built
+    }
+}
+
+extension TraceTriggerRequest: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        try self.init(serialized: bytes)
+    }
+}
+
+extension TraceTriggerResponse: ProtobufCBridged {
+    static let messageName = "home.v1.TraceTriggerResponse"
+    static var unpack: Unpacker<Home__V1__TraceTriggerResponse> { home__v1__trace_trigger_response__unpack }
+
+    init(c source: Home__V1__TraceTriggerResponse) {
+        self.init()
+        runs = mappedArray(source.runs, source.n_runs) { TriggerRun(c: $0!.pointee) }
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__TraceTriggerResponse> {
+        let built = arena.allocate(Home__V1__TraceTriggerResponse.self)
+        home__v1__trace_trigger_response__init(built)
+        built.pointee.n_runs = runs.count
+        built.pointee.runs = arena.array(UnsafeMutablePointer<Home__V1__TriggerRun>?.self, count: runs.count) { arena, index in
+            runs[index].build(in: &arena)
+        }
+        return built
+    }
+}
+
+extension TraceTriggerResponse: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        try self.init(serialized: bytes)
+    }
+}
+
+extension TriggerRun: ProtobufCBridged {
+    static let messageName = "home.v1.TriggerRun"
+    static var unpack: Unpacker<Home__V1__TriggerRun> { home__v1__trigger_run__unpack }
+
+    init(c source: Home__V1__TriggerRun) {
+        self.init()
+        timeMs = source.time_ms
+        seq = source.seq
+        fired = source.fired != 0
+        cause = swiftString(source.cause)
+        steps = mappedArray(source.steps, source.n_steps) { TriggerRunStep(c: $0!.pointee) }
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__TriggerRun> {
+        let built = arena.allocate(Home__V1__TriggerRun.self)
+        home__v1__trigger_run__init(built)
+        built.pointee.time_ms = timeMs
+        built.pointee.seq = seq
+        built.pointee.fired = fired ? 1 : 0
+        if !cause.isEmpty { built.pointee.cause = arena.cString(cause) }
+        built.pointee.n_steps = steps.count
+        built.pointee.steps = arena.array(UnsafeMutablePointer<Home__V1__TriggerRunStep>?.self, count: steps.count) { arena, index in
+            steps[index].build(in: &arena)
+        }
+        return built
+    }
+}
+
+extension TriggerRun: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        try self.init(serialized: bytes)
+    }
+}
+
+extension TriggerRunStep: ProtobufCBridged {
+    static let messageName = "home.v1.TriggerRunStep"
+    static var unpack: Unpacker<Home__V1__TriggerRunStep> { home__v1__trigger_run_step__unpack }
+
+    init(c source: Home__V1__TriggerRunStep) {
+        self.init()
+        timeMs = source.time_ms
+        seq = source.seq
+        kind = swiftString(source.kind)
+        detail = swiftString(source.detail)
+        objectID = source.object_id
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__TriggerRunStep> {
+        let built = arena.allocate(Home__V1__TriggerRunStep.self)
+        home__v1__trigger_run_step__init(built)
+        built.pointee.time_ms = timeMs
+        built.pointee.seq = seq
+        if !kind.isEmpty { built.pointee.kind = arena.cString(kind) }
+        if !detail.isEmpty { built.pointee.detail = arena.cString(detail) }
+        built.pointee.object_id = objectID
+        return built
+    }
+}
+
+extension TriggerRunStep: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        try self.init(serialized: bytes)
+    }
+}
+
 extension CharacteristicFormat: WireEnum {
     /// The `home.v1.Format` number of this case.
     var wireNumber: UInt32 {
@@ -5211,7 +5407,8 @@ extension Role: WireEnum {
 /// A call whose connection lacks the role fails whole with PERMISSION_DENIED naming
 /// the role it needs and the caller's uid. Needed by each method:
 /// viewer: GetHome, ListAccessories, ReadCharacteristics, Subscribe,
-/// ModifySubscription, GetStatus, ListTypes, ListProviders, ReadHistory
+/// ModifySubscription, GetStatus, ListTypes, ListProviders, ReadHistory,
+/// TraceTrigger
 /// user:   WriteCharacteristics, ExecuteActionSet
 /// admin:  ChangeLayout, GetStats, OpenProvider, RegisterAccessories,
 /// AnswerCommand, ReportValues, Backup
@@ -5280,4 +5477,10 @@ public enum HomeMethods {
     /// journal holds in memory. Viewers may read it.
     public static let readHistory =
         UnaryMethod<ReadHistoryRequest, ReadHistoryResponse>("home.v1.HomeService/ReadHistory")
+    /// What a trigger did each time it fired, or came to its moment and did not,
+    /// newest first, read from the history (as long as it keeps the events): why it
+    /// fired or why not, its scenes' changes with their seqs, its end, its command's
+    /// outcome. NOT_FOUND naming a trigger that does not exist. Viewers may read it.
+    public static let traceTrigger =
+        UnaryMethod<TraceTriggerRequest, TraceTriggerResponse>("home.v1.HomeService/TraceTrigger")
 }

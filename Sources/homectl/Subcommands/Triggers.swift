@@ -10,7 +10,9 @@ struct Triggers: AsyncParsableCommand {
         abstract: "List triggers, or create, change, test, enable, disable or remove one.",
         discussion:
             "TRIGGER is an id, a name, or Home/Trigger. The daemon runs enabled triggers: a timer at its moment, a sun trigger at sunrise or sunset, an event when its characteristic's value matches (and has held, with --for); each runs its scenes if its conditions hold. Every firing, and every firing a condition stopped, is in the history (homectl history --kind audit) with its reason.",
-        subcommands: [List.self, Create.self, Set.self, Test.self, Enable.self, Disable.self, Remove.self],
+        subcommands: [
+            List.self, Create.self, Set.self, Test.self, Trace.self, Enable.self, Disable.self, Remove.self,
+        ],
         defaultSubcommand: List.self)
 
     struct List: AsyncParsableCommand {

@@ -40,7 +40,7 @@ ROLE_NUMBERS = {"viewer": pb.ROLE_VIEWER, "user": pb.ROLE_USER, "admin": pb.ROLE
 #: The unary methods carried, with the role homed asks of a caller for each.
 CALL_ROLES = {
     "GetHome": "viewer", "ListAccessories": "viewer", "ReadCharacteristics": "viewer", "GetStatus": "viewer",
-    "ListTypes": "viewer", "ListProviders": "viewer", "ReadHistory": "viewer",
+    "ListTypes": "viewer", "ListProviders": "viewer", "ReadHistory": "viewer", "TraceTrigger": "viewer",
     "WriteCharacteristics": "user", "ExecuteActionSet": "user",
     "ChangeLayout": "admin", "GetStats": "admin",
 }
