@@ -496,6 +496,8 @@ final class ManualClock: AutomationClock {
 
     private struct State {
         var nowMs: Int64
+        /// Moves with `advance` (forward only), not with `jump`.
+        var monotonicMs: Int64 = 0
         var nextID = 0
         var waiters: [Waiter] = []
         var cancelled = Set<Int>()
@@ -508,6 +510,8 @@ final class ManualClock: AutomationClock {
     }
 
     var nowMs: Int64 { state.withLock { $0.nowMs } }
+
+    var monotonicMs: Int64 { state.withLock { $0.monotonicMs } }
 
     func sleep(untilMs deadlineMs: Int64) async throws {
         let id = state.withLock { state in
@@ -536,15 +540,28 @@ final class ManualClock: AutomationClock {
         }
     }
 
-    /// Sets the time, waking every sleeper whose deadline it reaches.
+    /// Sets the time, waking every sleeper whose deadline it reaches; real time
+    /// passes as far as it moves forward.
     func advance(to nowMs: Int64) {
         let due = state.withLock { state -> [Waiter] in
+            state.monotonicMs += max(nowMs - state.nowMs, 0)
             state.nowMs = nowMs
             let due = state.waiters.filter { $0.deadlineMs <= nowMs }
             state.waiters.removeAll { $0.deadlineMs <= nowMs }
             return due
         }
         for waiter in due { waiter.continuation.resume() }
+    }
+
+    /// Sets the wall clock alone (as a person or NTP does), waking every sleeper:
+    /// no real time passes.
+    func jump(to nowMs: Int64) {
+        let waiters = state.withLock { state -> [Waiter] in
+            state.nowMs = nowMs
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.continuation.resume() }
     }
 
     /// Waits (boundedly) until something sleeps until a deadline in `range`, and returns it.

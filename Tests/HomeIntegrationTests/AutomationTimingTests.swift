@@ -25,6 +25,21 @@ extension HomeEvent {
     fileprivate var note: AuditNote? { if case .audit(let note) = body { note } else { nil } }
 }
 
+extension DemoFixture {
+    /// The lamp off, a scene "Dim" and a trigger "On for 10m" that runs it once
+    /// the lamp has been on for ten minutes.
+    fileprivate func dimAfterTenMinutesOn() async throws -> (scene: ObjectID, trigger: ObjectID) {
+        _ = try await client.write(.bool(false), to: on)
+        let scene = try await scene("Dim", [(brightness, .int(10))])
+        let trigger = try await client.addTrigger(
+            name: "On for 10m", homeID: id,
+            kind: .event(characteristicID: on, value: .bool(true), rangeMin: nil, rangeMax: nil, conditions: []),
+            actionSetIDs: [scene], holdMs: 10 * minute
+        ).createdID
+        return (scene, trigger)
+    }
+}
+
 @Suite("automation across time, by an injected clock", .timeLimit(.safetyNet))
 struct AutomationTimingTests {
     @Test("a value held for its duration fires once; leaving it restarts the wait")
@@ -33,14 +48,7 @@ struct AutomationTimingTests {
         try await withAutomation(clock: ManualClock(nowMs: start)) { server, clock in
             let client = try await server.connect()
             let home = try await DemoFixture(client)
-            _ = try await client.write(.bool(false), to: home.on)
-            let scene = try await home.scene("Dim", [(home.brightness, .int(10))])
-            let trigger = try await client.addTrigger(
-                name: "On for 10m", homeID: home.id,
-                kind: .event(
-                    characteristicID: home.on, value: .bool(true), rangeMin: nil, rangeMax: nil, conditions: []),
-                actionSetIDs: [scene], holdMs: 10 * minute
-            ).createdID
+            let (scene, trigger) = try await home.dimAfterTenMinutesOn()
             let sentinel = try await home.sentinel()
             var log = try await EventLog(client, kinds: withNotes)
 
@@ -61,6 +69,34 @@ struct AutomationTimingTests {
                     $0.note?.action == "trigger-fired" && $0.note?.detail.contains("held for its duration") == true
                 })
             #expect(try await log.events(through: sentinel).firings == [sentinel.trigger], "once")
+            await client.close()
+        }
+    }
+
+    @Test(
+        "a clock set back while a hold is pending: the hold completes by real time, and its note says the clock moved")
+    func holdByRealTime() async throws {
+        let start = ms("2024-05-01T12:00:00Z")
+        try await withAutomation(clock: ManualClock(nowMs: start)) { server, clock in
+            let client = try await server.connect()
+            let home = try await DemoFixture(client)
+            let (scene, trigger) = try await home.dimAfterTenMinutesOn()
+            var log = try await EventLog(client, kinds: withNotes)
+            _ = try await client.write(.bool(true), to: home.on)
+            try await clock.waitForSleeper(untilMs: start + 10 * minute)
+            clock.advance(to: start + 4 * minute)
+            // Set back an hour, four minutes in: six minutes of real time are left.
+            clock.jump(to: start - 56 * minute)
+            try await clock.waitForSleeper(untilMs: start - 50 * minute)
+            clock.advance(to: start - 50 * minute)
+            let fired = try await log.events { $0.body == .actionSetExecuted(scene) }
+            #expect(fired.firings == [trigger])
+            #expect(
+                fired.contains {
+                    $0.note?.detail.contains(
+                        "the wall clock moved back by 1h meanwhile: it held its duration by real time")
+                        == true
+                }, "\(fired.compactMap(\.note))")
             await client.close()
         }
     }
@@ -117,7 +153,7 @@ struct AutomationTimingTests {
             #expect(events.firings.isEmpty)
             #expect(
                 events.last?.note?.detail.contains(
-                    "its condition characteristic \(home.on) == true does not hold (it is false)") == true,
+                    "its condition \(home.graph.path(of: home.on) ?? "?") == true does not hold (it is false)") == true,
                 "\(String(describing: events.last?.note?.detail))")
             await client.close()
         }
@@ -288,6 +324,12 @@ struct AutomationTimingTests {
             _ = try await client.write(.int(30), to: home.brightness)
             _ = try await client.write(.bool(false), to: home.on)
             let scene = try await home.scene("Evening", [(home.brightness, .int(90))])
+            // An action whose condition does not hold: the trace says it was not written, and why.
+            let hue = home.graph.id("Living Room/Lamp/Hue")
+            _ = try await client.changeLayout(
+                .addAction(
+                    CharacteristicWriteAction(characteristicID: hue, value: .float(120), onlyIf: .float(300)),
+                    actionSetID: scene))
             let trigger = try await client.addTrigger(
                 name: "Lamp on", homeID: home.id,
                 kind: .event(
@@ -310,13 +352,18 @@ struct AutomationTimingTests {
             let runs = try await client.traceTrigger(trigger).runs
             #expect(runs.count == 2, "\(runs)")
             let stopped = try #require(runs.first)
-            #expect(!stopped.fired && stopped.cause.contains("does not hold (it is 99)"), "\(stopped.cause)")
+            #expect(!stopped.fired && stopped.cause.contains("does not hold (it is 99%)"), "\(stopped.cause)")
             let fired = try #require(runs.last)
             let onPath = try #require(home.graph.path(of: home.on))
             let brightnessPath = try #require(home.graph.path(of: home.brightness))
             #expect(fired.fired && fired.cause.hasPrefix("\(onPath) true (event "), "\(fired.cause)")
+            #expect(fired.cause.contains("; \(brightnessPath) < 95% held (it was 30%)"), "\(fired.cause)")
             // The undo's write is the automation's change too.
-            #expect(fired.steps.map(\.kind) == ["fired", "changed", "scene", "changed", "ended"], "\(fired.steps)")
+            #expect(
+                fired.steps.map(\.kind) == ["fired", "changed", "scene", "not-written", "changed", "ended"],
+                "\(fired.steps)")
+            let hueWrite = try #require(fired.steps.first { $0.kind == "not-written" })
+            #expect(hueWrite.detail.contains("scene \"Evening\" did not write \(home.graph.path(of: hue) ?? "?")"))
             #expect(fired.steps.contains { $0.kind == "changed" && $0.detail == "\(brightnessPath) 90%" && $0.seq > 0 })
             #expect(fired.steps.last?.detail.contains("restored \(brightnessPath) 30%") == true)
             #expect(try await client.traceTrigger(trigger, limit: 1).runs.count == 1)
@@ -432,14 +479,7 @@ struct AutomationCatchUpTests {
             var engine = try await Self.start(server, first, AutomationLimits())
             let client = try await server.connect()
             let home = try await DemoFixture(client)
-            _ = try await client.write(.bool(false), to: home.on)
-            let scene = try await home.scene("Dim", [(home.brightness, .int(10))])
-            let trigger = try await client.addTrigger(
-                name: "On for 10m", homeID: home.id,
-                kind: .event(
-                    characteristicID: home.on, value: .bool(true), rangeMin: nil, rangeMax: nil, conditions: []),
-                actionSetIDs: [scene], holdMs: 10 * minute
-            ).createdID
+            let (scene, trigger) = try await home.dimAfterTenMinutesOn()
             let sentinel = try await home.sentinel()
             var log = try await EventLog(client, kinds: withNotes)
             _ = try await client.write(.bool(true), to: home.on)

@@ -2825,8 +2825,10 @@ struct  Home__V1__TriggerRunStep
   uint64_t seq;
   /*
    * "fired" (the EVENT_TRIGGER), "changed" (a change its scenes made: the
-   * characteristic and its new value), "scene" (a scene it ran, EVENT_ACTION_SET),
-   * "ended" (its end: what it restored and kept), "command" (how its command ended).
+   * characteristic and its new value), "not-written" (a write of its scenes that
+   * was not made, and why: a conditional action whose condition did not hold, a
+   * provider's refusal), "scene" (a scene it ran, EVENT_ACTION_SET), "ended" (its
+   * end: what it restored and kept), "command" (how its command ended).
    */
   char *kind;
   /*

@@ -56,3 +56,20 @@ extension AutomationEngine {
             origin: .automation(name: name, triggerChain: [triggerID]))
     }
 }
+
+extension AutomationEngine {
+    /// Notes that a triggered scene's write was not made, and why (a conditional
+    /// action whose condition did not hold, a provider's refusal): its trace shows it.
+    func notWritten(
+        _ result: WriteResult, error: HomeError, of triggerID: ObjectID, actionSetID: ObjectID, origin: Origin
+    ) {
+        let graph = store.snapshot().graph
+        let name = graph.triggers[triggerID]?.name ?? origin.name
+        let scene = graph.actionSets[actionSetID].map { "\"\($0.name)\"" } ?? "\(actionSetID)"
+        let path = graph.path(of: result.characteristicID) ?? "characteristic \(result.characteristicID)"
+        store.audit(
+            "trigger-scene",
+            detail: "trigger \(triggerID) \"\(name)\": scene \(scene) did not write \(path): \(error.message)",
+            origin: origin)
+    }
+}

@@ -3,8 +3,11 @@ internal import Logging
 
 /// An event trigger waiting for its value to hold (`--for 10m`).
 struct PendingHold: Sendable {
-    /// When it fires, by the engine's clock.
-    var dueMs: Int64
+    /// When it began, on the wall clock and on the monotonic one: it lasts its
+    /// duration by the monotonic clock, whatever is done to the wall clock.
+    var startMs: Int64
+    var startMonotonicMs: Int64
+    var holdMs: Int64
     /// The cascade that brought the value there.
     var chain: [ObjectID]
     /// The event that brought the value there.
@@ -14,6 +17,21 @@ struct PendingHold: Sendable {
     var trigger: Trigger
     /// Why it fires, for its note.
     var cause: String
+
+    /// When it fires on the wall clock, as the clocks stand now.
+    func dueMs(nowMs: Int64, monotonicMs: Int64) -> Int64 {
+        let remaining = holdMs - (monotonicMs - startMonotonicMs)
+        return nowMs.addingReportingOverflow(max(remaining, 0)).overflow ? .max : nowMs + max(remaining, 0)
+    }
+
+    func isOver(monotonicMs: Int64) -> Bool { monotonicMs - startMonotonicMs >= holdMs }
+
+    /// How far the wall clock moved apart from real time while it held, when more
+    /// than a second: for its note.
+    func clockMovedMs(nowMs: Int64, monotonicMs: Int64) -> Int64? {
+        let drift = (nowMs - startMs) - (monotonicMs - startMonotonicMs)
+        return abs(drift) > 1000 ? drift : nil
+    }
 }
 
 // Holds begun before homed started: the journal keeps the change that began each
@@ -33,12 +51,15 @@ extension AutomationEngine {
                 let current = graph.characteristics[characteristicID]?.value,
                 case .holding(let sinceMs, let seq) = standing(of: trigger, current: current)
             else { continue }
-            let (dueMs, overflow) = sinceMs.addingReportingOverflow(trigger.holdMs)
+            let dueMs = sinceMs.addingReportingOverflow(trigger.holdMs).partialValue
             let cause =
                 "\(graph.described(characteristicID, taking: current)) since \(TimeNote.at(sinceMs, zone: trigger.noteTimeZone, nowMs: clock.nowMs)), "
                 + "held for its duration across a restart of homed"
+            // Begun before this run: how long ago is the wall clock's word.
+            let (now, monotonic) = (clock.nowMs, clock.monotonicMs)
             holds[trigger.id] = PendingHold(
-                dueMs: overflow ? .max : dueMs, chain: [], seq: seq, trigger: trigger, cause: cause)
+                startMs: sinceMs, startMonotonicMs: monotonic - max(now - sinceMs, 0), holdMs: trigger.holdMs,
+                chain: [], seq: seq, trigger: trigger, cause: cause)
             logger.info(
                 "a hold begun before homed started goes on",
                 metadata: ["trigger": "\(trigger.id)", "sinceMs": "\(sinceMs)", "dueMs": "\(dueMs)"])

@@ -82,7 +82,9 @@ public struct AutomationEngine: Service {
 
         /// Makes the one sleeping task wait for the earliest timer or hold.
         func rearm(force: Bool) {
-            let earliest = [timers.earliestMs, holds.values.map(\.dueMs).min(), ends.earliestMs].compactMap { $0 }.min()
+            let (now, monotonic) = (clock.nowMs, clock.monotonicMs)
+            let holdsDue = holds.values.map { $0.dueMs(nowMs: now, monotonicMs: monotonic) }.min()
+            let earliest = [timers.earliestMs, holdsDue, ends.earliestMs].compactMap { $0 }.min()
             if !force, sleeper?.deadlineMs == earliest { return }
             sleeper?.task.cancel()
             sleeper = nil
@@ -159,10 +161,16 @@ public struct AutomationEngine: Service {
                         due.triggerID, chain: [],
                         cause: "its time \(describeMoment(due.scheduledMs, of: due.triggerID))")
                 }
-                for (id, hold) in holds.sorted(by: { ($0.value.dueMs, $0.key) < ($1.value.dueMs, $1.key) })
-                where hold.dueMs <= now {
+                let monotonic = clock.monotonicMs
+                for (id, hold) in holds.sorted(by: { $0.key < $1.key }) where hold.isOver(monotonicMs: monotonic) {
                     holds[id] = nil
-                    fire(id, chain: hold.chain, cause: hold.cause, checkConditions: true)
+                    var cause = hold.cause
+                    if let movedMs = hold.clockMovedMs(nowMs: now, monotonicMs: monotonic) {
+                        cause +=
+                            " (the wall clock moved \(movedMs < 0 ? "back" : "forward") by "
+                            + "\(formatDurationMs(UInt64(abs(movedMs)))) meanwhile: it held its duration by real time)"
+                    }
+                    fire(id, chain: hold.chain, cause: cause, checkConditions: true)
                 }
                 for (id, pending) in ends.takeDue(nowMs: now) {
                     undo(id, pending)
@@ -180,11 +188,12 @@ public struct AutomationEngine: Service {
                 notFired(triggerID, because: "\(describe(change, seq: seq)): \(reason)")
             case .holdStarted(let triggerID, let chain, let seq, let holdMs, let change):
                 // A hold already running goes on from its start.
-                let (dueMs, overflow) = clock.nowMs.addingReportingOverflow(holdMs)
                 if holds[triggerID] == nil, let trigger = store.snapshot().graph.triggers[triggerID] {
                     holds[triggerID] = PendingHold(
-                        dueMs: overflow ? .max : dueMs, chain: chain, seq: seq, trigger: trigger,
-                        cause: describe(change, seq: seq) + " held for its duration")
+                        startMs: clock.nowMs, startMonotonicMs: clock.monotonicMs, holdMs: holdMs, chain: chain,
+                        seq: seq, trigger: trigger,
+                        cause: describe(change, seq: seq) + " held for its duration since "
+                            + TimeNote.at(clock.nowMs, zone: trigger.noteTimeZone, nowMs: clock.nowMs))
                 }
                 rearm(force: false)
             case .eventEnded(let triggerID):
@@ -239,7 +248,11 @@ public struct AutomationEngine: Service {
             }
         }
         let origin = Origin.automation(name: trigger.name, triggerChain: chain + [triggerID])
-        store.audit("trigger-fired", detail: "trigger \(triggerID) \"\(trigger.name)\": \(cause)", origin: origin)
+        // What it checked, with what it saw: the trace's answer to "why did it run".
+        var checked = EventTriggerRule.heldConditions(trigger.characteristicConditions, in: graph)
+        if !trigger.condition.isAlways { checked.insert("within \(trigger.condition.text)", at: 0) }
+        let note = ([cause] + checked).joined(separator: "; ")
+        store.audit("trigger-fired", detail: "trigger \(triggerID) \"\(trigger.name)\": \(note)", origin: origin)
         let seq = store.recordTriggerFired(triggerID, origin: origin)
         logger.info(
             "trigger fired",
@@ -286,6 +299,7 @@ public struct AutomationEngine: Service {
                 onWritten?(triggerID, response.results)
                 for result in response.results {
                     guard let error = result.error else { continue }
+                    notWritten(result, error: error, of: triggerID, actionSetID: actionSetID, origin: origin)
                     logger.warning(
                         "a write of a triggered scene failed",
                         metadata: [

@@ -70,17 +70,29 @@ struct EventTriggerRule: Hashable, Sendable {
         Self.failedCondition(conditions, in: graph)
     }
 
-    /// The first of `conditions` that does not hold in `graph`, described.
+    /// The first of `conditions` that does not hold in `graph`, described: "its
+    /// condition Living Room/Lamp/Lightbulb/Brightness < 95 does not hold (it is 99%)".
     static func failedCondition(_ conditions: [CharacteristicCondition], in graph: HomeGraph) -> String? {
-        for condition in conditions {
-            let current = graph.characteristics[condition.characteristicID]?.value
-            if !Self.holds(condition, current: current) {
-                let label = "characteristic \(condition.characteristicID)"
-                return "its condition \(label) \(condition.comparison.rawValue) \(condition.value) does not hold "
-                    + "(it is \(current.map { "\($0)" } ?? "unknown"))"
-            }
+        conditions.first { !Self.holds($0, current: graph.characteristics[$0.characteristicID]?.value) }.map {
+            "its condition \(described($0, in: graph)) does not hold (it is \(seen($0, in: graph)))"
         }
-        return nil
+    }
+
+    /// Each of `conditions` with the value it saw, for a firing's note: "Living
+    /// Room/Lamp/Lightbulb/Brightness < 95 held (it was 30%)".
+    static func heldConditions(_ conditions: [CharacteristicCondition], in graph: HomeGraph) -> [String] {
+        conditions.map { "\(described($0, in: graph)) held (it was \(seen($0, in: graph)))" }
+    }
+
+    private static func described(_ condition: CharacteristicCondition, in graph: HomeGraph) -> String {
+        let id = condition.characteristicID
+        return "\(graph.path(of: id) ?? "characteristic \(id)") \(condition.comparison.rawValue) "
+            + graph.shown(condition.value, of: id)
+    }
+
+    private static func seen(_ condition: CharacteristicCondition, in graph: HomeGraph) -> String {
+        let id = condition.characteristicID
+        return graph.characteristics[id]?.value.map { graph.shown($0, of: id) } ?? Characteristic.noValueYet
     }
 
     func isInRange(_ value: CharacteristicValue) -> Bool {

@@ -61,6 +61,8 @@ enum TriggerTrace {
             return made("ended", sentence(note, of: trigger))
         case .audit(let note) where note.action == "trigger-command":
             return made("command", sentence(note, of: trigger))
+        case .audit(let note) where note.action == "trigger-scene":
+            return made("not-written", sentence(note, of: trigger))
         default:
             return nil
         }

@@ -1445,8 +1445,10 @@ public struct TriggerRunStep: Hashable, Sendable {
     public var timeMs: Int64 = 0
     public var seq: UInt64 = 0
     /// "fired" (the EVENT_TRIGGER), "changed" (a change its scenes made: the
-    /// characteristic and its new value), "scene" (a scene it ran, EVENT_ACTION_SET),
-    /// "ended" (its end: what it restored and kept), "command" (how its command ended).
+    /// characteristic and its new value), "not-written" (a write of its scenes that
+    /// was not made, and why: a conditional action whose condition did not hold, a
+    /// provider's refusal), "scene" (a scene it ran, EVENT_ACTION_SET), "ended" (its
+    /// end: what it restored and kept), "command" (how its command ended).
     public var kind: String = ""
     /// For people: "Living Room/Lamp/Lightbulb/Brightness 10%", "exited 0 after 41 ms".
     public var detail: String = ""
