@@ -602,7 +602,9 @@ struct AutomationCatchUpTests {
             var log = try await EventLog(client, kinds: [.audit, .layoutChanged])
             // What a kill -9 right after the firing leaves: the firing journaled, the
             // trigger still enabled, its command's end never noted.
-            _ = server.store.recordTriggerFired(trigger, origin: .automation(name: "Once", triggerChain: [trigger]))
+            let origin = Origin.automation(name: "Once", triggerChain: [trigger])
+            server.store.audit("trigger-fired", detail: "trigger \(trigger) \"Once\": its event", origin: origin)
+            _ = server.store.recordTriggerFired(trigger, origin: origin)
             let engine = try await Self.start(server, ManualClock(nowMs: start), AutomationLimits())
             let notes = try await log.events { event in
                 if case .layout(let change) = event.body, change.objectID == trigger { return true }

@@ -12,30 +12,50 @@ struct TriggerAftermath: Equatable, Sendable {
     /// for a trigger with one (the values from before the first are restored; the
     /// end is reckoned from the last).
     var firingsSinceEnd: [HomeEvent] = []
-    /// Its latest firing, when no note says how that firing's command ended.
+    /// Its latest firing, when no note says how that firing's command ended (and
+    /// the trigger was not changed since: it may have had no command then).
     var unfinishedCommand: HomeEvent?
     /// Whether it fired since it was made or last changed: an execute-once trigger
     /// that did is done, even if homed stopped before it could disable it.
     var firedSinceChanged = false
 
     /// - Parameter events: events about the trigger, newest first (others are passed over).
+    ///
+    /// A firing counts only with its `trigger-fired` note before it (the engine
+    /// writes the note, then the firing): a journal written before notes were found
+    /// by their trigger has firings without them, whose ends and commands this
+    /// cannot tell, and they are taken as finished.
     init(of triggerID: ObjectID, newestFirst events: [HomeEvent]) {
         var endSeen = false
         var layoutSeen = false
         var commandNoted = false
         var latestFiringSeen = false
+        // A firing read, waiting for its note, and what was seen just before it.
+        var firing: (event: HomeEvent, endSeen: Bool, layoutSeen: Bool, latest: Bool)?
         for event in events {
             switch event.body {
             case .triggerFired(triggerID):
-                if !latestFiringSeen {
-                    latestFiringSeen = true
-                    if !commandNoted { unfinishedCommand = event }
-                }
-                if !endSeen { firingsSinceEnd.insert(event, at: 0) }
-                if !layoutSeen { firedSinceChanged = true }
+                // Two firings without a note between: older than the notes' index.
+                if firing != nil { return }
+                firing = (event, endSeen, layoutSeen, !latestFiringSeen)
+                latestFiringSeen = true
             case .audit(let note) where Self.isAbout(note, triggerID):
-                if note.action == "trigger-ended" { endSeen = true }
-                if note.action == "trigger-command", !latestFiringSeen { commandNoted = true }
+                switch note.action {
+                case "trigger-fired":
+                    guard let confirmed = firing else { continue }
+                    firing = nil
+                    if confirmed.latest && !commandNoted && !confirmed.layoutSeen {
+                        unfinishedCommand = confirmed.event
+                    }
+                    if !confirmed.endSeen { firingsSinceEnd.insert(confirmed.event, at: 0) }
+                    if !confirmed.layoutSeen { firedSinceChanged = true }
+                case "trigger-ended":
+                    endSeen = true
+                case "trigger-command" where !latestFiringSeen:
+                    commandNoted = true
+                default:
+                    continue
+                }
             case .layout(let change) where change.object == .trigger && change.objectID == triggerID:
                 layoutSeen = true
             default:
