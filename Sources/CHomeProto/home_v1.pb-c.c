@@ -1447,6 +1447,51 @@ void   home__v1__audit_note__free_unpacked
   assert(message->base.descriptor == &home__v1__audit_note__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   home__v1__noted_value__init
+                     (Home__V1__NotedValue         *message)
+{
+  static const Home__V1__NotedValue init_value = HOME__V1__NOTED_VALUE__INIT;
+  *message = init_value;
+}
+size_t home__v1__noted_value__get_packed_size
+                     (const Home__V1__NotedValue *message)
+{
+  assert(message->base.descriptor == &home__v1__noted_value__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__noted_value__pack
+                     (const Home__V1__NotedValue *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__noted_value__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__noted_value__pack_to_buffer
+                     (const Home__V1__NotedValue *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__noted_value__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__NotedValue *
+       home__v1__noted_value__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__NotedValue *)
+     protobuf_c_message_unpack (&home__v1__noted_value__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__noted_value__free_unpacked
+                     (Home__V1__NotedValue *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__noted_value__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   home__v1__origin__init
                      (Home__V1__Origin         *message)
 {
@@ -8023,7 +8068,7 @@ const ProtobufCMessageDescriptor home__v1__home__descriptor =
   (ProtobufCMessageInit) home__v1__home__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor home__v1__audit_note__field_descriptors[2] =
+static const ProtobufCFieldDescriptor home__v1__audit_note__field_descriptors[3] =
 {
   {
     "action",
@@ -8049,15 +8094,28 @@ static const ProtobufCFieldDescriptor home__v1__audit_note__field_descriptors[2]
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "values",
+    3,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Home__V1__AuditNote, n_values),
+    offsetof(Home__V1__AuditNote, values),
+    &home__v1__noted_value__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned home__v1__audit_note__field_indices_by_name[] = {
   0,   /* field[0] = action */
   1,   /* field[1] = detail */
+  2,   /* field[2] = values */
 };
 static const ProtobufCIntRange home__v1__audit_note__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 2 }
+  { 0, 3 }
 };
 const ProtobufCMessageDescriptor home__v1__audit_note__descriptor =
 {
@@ -8067,11 +8125,62 @@ const ProtobufCMessageDescriptor home__v1__audit_note__descriptor =
   "Home__V1__AuditNote",
   "home.v1",
   sizeof(Home__V1__AuditNote),
-  2,
+  3,
   home__v1__audit_note__field_descriptors,
   home__v1__audit_note__field_indices_by_name,
   1,  home__v1__audit_note__number_ranges,
   (ProtobufCMessageInit) home__v1__audit_note__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__noted_value__field_descriptors[2] =
+{
+  {
+    "characteristic_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__NotedValue, characteristic_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "value",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__NotedValue, value),
+    &home__v1__value__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__noted_value__field_indices_by_name[] = {
+  0,   /* field[0] = characteristic_id */
+  1,   /* field[1] = value */
+};
+static const ProtobufCIntRange home__v1__noted_value__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor home__v1__noted_value__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.NotedValue",
+  "NotedValue",
+  "Home__V1__NotedValue",
+  "home.v1",
+  sizeof(Home__V1__NotedValue),
+  2,
+  home__v1__noted_value__field_descriptors,
+  home__v1__noted_value__field_indices_by_name,
+  1,  home__v1__noted_value__number_ranges,
+  (ProtobufCMessageInit) home__v1__noted_value__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor home__v1__origin__field_descriptors[4] =

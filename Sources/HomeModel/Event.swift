@@ -48,16 +48,23 @@ public enum EventKind: String, Sendable, Hashable, CaseIterable {
 }
 
 /// What the daemon notes for the audit besides changes: a provider connected or
-/// gone, a call refused for its role. Who did it is the event's origin.
+/// gone, a call refused for its role, a trigger fired or ended. Who did it is the
+/// event's origin.
 public struct AuditNote: Hashable, Sendable {
-    /// `provider-connected`, `provider-disconnected`, `permission-denied`.
+    /// `provider-connected`, `provider-disconnected`, `permission-denied`, `trigger-fired`, …
     public var action: String
     /// A sentence for people.
     public var detail: String
+    /// Values the note is about, for programs: on the `trigger-fired` note of a
+    /// trigger with an end, what its scenes' characteristics held just before the
+    /// firing, which its end writes back. Journaled with the note, so that an end
+    /// carried over a restart restores them whatever the history still keeps.
+    public var values: [ObjectID: CharacteristicValue]
 
-    public init(action: String, detail: String) {
+    public init(action: String, detail: String, values: [ObjectID: CharacteristicValue] = [:]) {
         self.action = action
         self.detail = detail
+        self.values = values
     }
 }
 
@@ -171,6 +178,7 @@ extension HomeEvent {
             size += change.name.utf8.count
         case .audit(let note):
             size += note.action.utf8.count + note.detail.utf8.count
+            size += note.values.count * MemoryLayout<(ObjectID, CharacteristicValue)>.stride
         case .reachability, .primaryHome, .actionSetExecuted, .triggerFired:
             break
         }

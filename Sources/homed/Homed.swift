@@ -142,6 +142,13 @@ struct Homed: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info (default), notice, warning, error, critical.")
     var logLevel: String?
 
+    // For tests of the daemon across time: hidden, never for a home in use.
+    @Option(
+        help: ArgumentHelp(
+            "For tests: the time is read from this file (milliseconds since the epoch), which only the test moves.",
+            valueName: "path", visibility: .hidden))
+    var testClockFile: String?
+
     @Option(help: "Log format: auto (default: journal when stderr goes to journald), human, journal.")
     var logFormat: String?
 
@@ -202,6 +209,13 @@ struct Homed: AsyncParsableCommand {
         }
         let socketPath = paths.socket.path
         let access = settings.access
+        let clock: any AutomationClock
+        do throws(HomeError) {
+            clock = try testClockFile.map(FileAutomationClock.init(path:)) ?? SystemAutomationClock()
+        } catch {
+            FileHandleStderr.write("homed: \(error.message)\n")
+            throw ExitCode(Int32(error.code.rawValue))
+        }
         let database: HomeDatabase?
         let graph: HomeGraph
         let instanceLock: InstanceLock
@@ -223,7 +237,7 @@ struct Homed: AsyncParsableCommand {
             graph: graph, journalCapacity: settings.journalCapacity, persistence: database,
             history: settings.history.flatMap { retention in
                 database.map { StoredHistory(storage: $0, retention: retention) }
-            }, logger: logger)
+            }, logger: logger, wallClockMs: { clock.nowMs })
         var configuration = ServerConfiguration(socketPath: socketPath)
         configuration.databasePath = paths.database?.path ?? ""
         configuration.defaultQueueLimit = settings.queueLimit
@@ -288,7 +302,7 @@ struct Homed: AsyncParsableCommand {
         services.append(
             .init(
                 service: AutomationEngine(
-                    store: store,
+                    store: store, clock: clock,
                     limits: AutomationLimits(
                         catchUpMissed: settings.catchUpMissedTriggers, runMissedEnds: settings.runMissedEnds),
                     values: server.values, logger: logger)))

@@ -554,12 +554,7 @@ struct AutomationCatchUpTests {
             _ = await engine.result
 
             // Fired again; homed down past its end: undone at start by default ...
-            _ = try await client.write(.bool(false), to: home.on)
-            engine = try await Self.start(server, ManualClock(nowMs: start), AutomationLimits())
-            _ = try await client.write(.bool(true), to: home.on)
-            _ = try await log.events { $0.body == .actionSetExecuted(scene) }
-            engine.cancel()
-            _ = await engine.result
+            try await Self.fireThenStop(server, home, scene: scene, at: start, log: &log)
             engine = try await Self.start(server, ManualClock(nowMs: start + 3 * hour), AutomationLimits())
             _ = try await log.events { $0.note?.action == "trigger-ended" }
             #expect(brightness() == .int(30))
@@ -567,12 +562,7 @@ struct AutomationCatchUpTests {
             _ = await engine.result
 
             // ... and with missed ends skipped, left as it is, with a note that says so.
-            _ = try await client.write(.bool(false), to: home.on)
-            engine = try await Self.start(server, ManualClock(nowMs: start), AutomationLimits())
-            _ = try await client.write(.bool(true), to: home.on)
-            _ = try await log.events { $0.body == .actionSetExecuted(scene) }
-            engine.cancel()
-            _ = await engine.result
+            try await Self.fireThenStop(server, home, scene: scene, at: start, log: &log)
             engine = try await Self.start(
                 server, ManualClock(nowMs: start + 3 * hour), AutomationLimits(runMissedEnds: false))
             let skipped = try #require(try await log.events { $0.note?.action == "trigger-ended" }.last?.note)
@@ -629,6 +619,54 @@ struct AutomationCatchUpTests {
             _ = await again.result
             await client.close()
         }
+    }
+
+    @Test("an end carried over a restart restores a value the history never had: the firing's note carries it")
+    func endRestoresUnjournaledValue() async throws {
+        let start = Int64(Date().timeIntervalSince1970 * 1000)
+        try await withPatientServer { server in
+            let client = try await server.connect()
+            let home = try await DemoFixture(client)
+            // The demo's seed brightness: never written, so no change of it is journaled.
+            let seeded = try #require(server.store.snapshot().graph.characteristics[home.brightness]?.value)
+            let journaled = try server.store.pastEvents(HistoryQuery(subjects: [home.brightness])).events
+            #expect(!journaled.contains { if case .value = $0.body { true } else { false } })
+            let scene = try await home.scene("Bright", [(home.brightness, .int(seeded == .int(100) ? 5 : 100))])
+            let trigger = try await client.addTrigger(
+                name: "Lamp on", homeID: home.id,
+                kind: .event(
+                    characteristicID: home.on, value: .bool(true), rangeMin: nil, rangeMax: nil, conditions: []),
+                actionSetIDs: [scene], end: TriggerEnd(afterMs: hour, whenEventEnds: false)
+            ).createdID
+            var log = try await EventLog(client, kinds: withNotes)
+            try await Self.fireThenStop(server, home, scene: scene, at: start, log: &log)
+            let fired = try server.store.pastEvents(HistoryQuery(subjects: [trigger])).events.compactMap(\.note)
+                .filter { $0.action == "trigger-fired" }
+            #expect(fired.map(\.values) == [[home.brightness: seeded]])
+
+            let later = ManualClock(nowMs: start + 30 * minute)
+            let engine = try await Self.start(server, later, AutomationLimits())
+            later.advance(to: try await later.waitForSleeper(in: (start + hour)...(start + 2 * hour)))
+            let ended = try #require(try await log.events { $0.note?.action == "trigger-ended" }.last?.note)
+            #expect(ended.detail.contains("restored"), "\(ended.detail)")
+            #expect(server.store.snapshot().graph.characteristics[home.brightness]?.value == seeded)
+            engine.cancel()
+            _ = await engine.result
+            await client.close()
+        }
+    }
+
+    /// Turns the lamp off, starts an engine at `nowMs`, turns the lamp on, waits for
+    /// `scene` to run and stops the engine: homed stopped with the firing's end to come.
+    private static func fireThenStop(
+        _ server: TestServer, _ home: DemoFixture, scene: ObjectID, at nowMs: Int64, log: inout EventLog
+    ) async throws {
+        _ = try await home.client.write(.bool(false), to: home.on)
+        let engine = try await start(server, ManualClock(nowMs: nowMs), AutomationLimits())
+        _ = try await home.client.write(.bool(true), to: home.on)
+        _ = try await log.events { $0.body == .actionSetExecuted(scene) }
+        engine.cancel()
+        _ = await engine.result
     }
 
     /// Starts an engine on the server's store and returns once it has armed its timers.

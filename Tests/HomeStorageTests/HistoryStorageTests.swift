@@ -27,6 +27,12 @@ struct HistoryStorageTests {
                 LayoutChange(
                     action: .moved, object: .accessory, objectID: 12, homeID: 1, name: "Lamp", parentID: 5)),
             .primaryHome(1), .actionSetExecuted(30), .triggerFired(31),
+            .audit(AuditNote(action: "provider-connected", detail: "provider \"sysfs\" connected")),
+            // With values: tag 8, which only a note with values is written as.
+            .audit(
+                AuditNote(
+                    action: "trigger-fired", detail: "trigger 31 \"Evening\": its event",
+                    values: [3: .int(80), 1 << 40: .data([0, 255]), 2: .string("Küche")])),
         ]
         let events = bodies.enumerated().map { index, body in
             HomeEvent(seq: 100 + UInt64(index), timeMs: 1_700_000_000_123, origin: origin, body: body)
@@ -34,6 +40,10 @@ struct HistoryStorageTests {
         let decoded = try JournalRecord.decode(
             JournalRecord.encode(events), firstSeq: 100, timeMs: 1_700_000_000_123)
         #expect(decoded == events)
+        // A note without values keeps tag 7, which builds before tag 8 read. The tag
+        // follows the head: version, "client", connection 12, "Good Night", uid 1000: 23 bytes.
+        #expect(JournalRecord.encode([events[7]])[23] == 7)
+        #expect(JournalRecord.encode([events[8]])[23] == 8)
     }
 
     @Test("a damaged journal record is refused naming its row and the byte at fault")

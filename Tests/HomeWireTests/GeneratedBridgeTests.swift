@@ -43,6 +43,15 @@ struct GeneratedBridgeTests {
         HomeEvent(seq: 9, timeMs: 15, origin: Origin(kind: .automation, name: "Evening"), body: .primaryHome(1)),
         HomeEvent(seq: 10, timeMs: 16, origin: Origin(kind: .automation), body: .actionSetExecuted(8)),
         HomeEvent(seq: 11, timeMs: 17, origin: Origin(kind: .provider, name: "sysfs"), body: .triggerFired(9)),
+        HomeEvent(
+            seq: 12, timeMs: 18, origin: .daemon,
+            body: .audit(AuditNote(action: "provider-connected", detail: "provider \"sysfs\" connected"))),
+        HomeEvent(
+            seq: 13, timeMs: 18, origin: Origin(kind: .automation, name: "Evening"),
+            body: .audit(
+                AuditNote(
+                    action: "trigger-fired", detail: "trigger 9 \"Evening\": its event",
+                    values: [8: .string("Küche"), 5: .bool(false), 7: .uint(.max)]))),
     ]
 
     @Test("a batch built by hand from the sender's queue is byte for byte the generated mirrors' encoding")

@@ -47,6 +47,7 @@ typedef struct Home__V1__TriggerCommand Home__V1__TriggerCommand;
 typedef struct Home__V1__Location Home__V1__Location;
 typedef struct Home__V1__Home Home__V1__Home;
 typedef struct Home__V1__AuditNote Home__V1__AuditNote;
+typedef struct Home__V1__NotedValue Home__V1__NotedValue;
 typedef struct Home__V1__Origin Home__V1__Origin;
 typedef struct Home__V1__ValueChange Home__V1__ValueChange;
 typedef struct Home__V1__ReachabilityChange Home__V1__ReachabilityChange;
@@ -1064,10 +1065,32 @@ struct  Home__V1__AuditNote
   ProtobufCMessage base;
   char *action;
   char *detail;
+  /*
+   * The values the note is about, for programs. On the `trigger-fired` note of a
+   * trigger with an end: what its scenes' characteristics held just before this
+   * firing, which the end writes back (each only if that characteristic's last
+   * change is still the scene's). Empty on every other note.
+   */
+  size_t n_values;
+  Home__V1__NotedValue **values;
 };
 #define HOME__V1__AUDIT_NOTE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&home__v1__audit_note__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0,NULL }
+
+
+/*
+ * A characteristic's value, as a note recorded it.
+ */
+struct  Home__V1__NotedValue
+{
+  ProtobufCMessage base;
+  uint64_t characteristic_id;
+  Home__V1__Value *value;
+};
+#define HOME__V1__NOTED_VALUE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__noted_value__descriptor) \
+    , 0, NULL }
 
 
 typedef enum {
@@ -3453,6 +3476,25 @@ Home__V1__AuditNote *
 void   home__v1__audit_note__free_unpacked
                      (Home__V1__AuditNote *message,
                       ProtobufCAllocator *allocator);
+/* Home__V1__NotedValue methods */
+void   home__v1__noted_value__init
+                     (Home__V1__NotedValue         *message);
+size_t home__v1__noted_value__get_packed_size
+                     (const Home__V1__NotedValue   *message);
+size_t home__v1__noted_value__pack
+                     (const Home__V1__NotedValue   *message,
+                      uint8_t             *out);
+size_t home__v1__noted_value__pack_to_buffer
+                     (const Home__V1__NotedValue   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__NotedValue *
+       home__v1__noted_value__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__noted_value__free_unpacked
+                     (Home__V1__NotedValue *message,
+                      ProtobufCAllocator *allocator);
 /* Home__V1__Origin methods */
 void   home__v1__origin__init
                      (Home__V1__Origin         *message);
@@ -5147,6 +5189,9 @@ typedef void (*Home__V1__Home_Closure)
 typedef void (*Home__V1__AuditNote_Closure)
                  (const Home__V1__AuditNote *message,
                   void *closure_data);
+typedef void (*Home__V1__NotedValue_Closure)
+                 (const Home__V1__NotedValue *message,
+                  void *closure_data);
 typedef void (*Home__V1__Origin_Closure)
                  (const Home__V1__Origin *message,
                   void *closure_data);
@@ -5635,6 +5680,7 @@ extern const ProtobufCMessageDescriptor home__v1__trigger_command__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__location__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__home__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__audit_note__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__noted_value__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__origin__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__value_change__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__reachability_change__descriptor;

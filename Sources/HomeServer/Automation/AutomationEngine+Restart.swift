@@ -37,7 +37,7 @@ extension AutomationEngine {
                         + "while it ran (fired \(TimeNote.at(firing.timeMs, zone: trigger.noteTimeZone, nowMs: clock.nowMs)))",
                     origin: origin)
             }
-            if !trigger.end.isNone, let pending = pendingEnd(of: trigger, aftermath.firingsSinceEnd, in: graph) {
+            if !trigger.end.isNone, let pending = pendingEnd(of: trigger, aftermath, in: graph) {
                 ends.append((trigger.id, pending))
             }
         }
@@ -57,30 +57,32 @@ extension AutomationEngine {
         }
     }
 
-    /// The end of `firings` still to come: the values from before the first firing,
-    /// the last change the trigger's scenes made to each, and when it is due. A
-    /// characteristic whose value from before is not in the journal (it had not
-    /// changed since the history began) is kept: there is nothing known to restore.
-    private func pendingEnd(of trigger: Trigger, _ firings: [HomeEvent], in graph: HomeGraph) -> EndTable.Pending? {
+    /// The end still to come of the firings since the last: the values from before
+    /// the first firing (as its note recorded them; for a note journaled before
+    /// notes carried values, the journal's last change before it), the last change
+    /// the trigger's scenes made to each, and when it is due.
+    private func pendingEnd(of trigger: Trigger, _ aftermath: TriggerAftermath, in graph: HomeGraph)
+        -> EndTable.Pending?
+    {
+        let firings = aftermath.firingsSinceEnd
         guard let first = firings.first, let last = firings.last else { return nil }
         var previous: [ObjectID: CharacteristicValue] = [:]
         var written: [ObjectID: UInt64] = [:]
         let changed = Set(
             trigger.actionSetIDs.compactMap { graph.actionSets[$0] }.flatMap(\.actions).map(\.characteristicID))
         for id in changed.sorted() {
-            let before = journal(about: id, beforeSeq: first.seq).first { $0.changes(id) }
+            guard let before = aftermath.restoresSinceEnd[id] ?? valueBefore(first.seq, of: id) else { continue }
             // Restored only if its last change is still the scenes' (the
             // automation's, by the trigger's name: a journal read back keeps the
             // origin's name, not its cascade); else someone changed it since: kept.
-            guard case .value(let change)? = before?.body,
-                let latest = journal(about: id, afterSeq: first.seq).first(where: { $0.changes(id) }),
+            guard let latest = journal(about: id, afterSeq: first.seq).first(where: { $0.changes(id) }),
                 latest.origin.kind == .automation, latest.origin.name == trigger.name
             else { continue }
             // The undo's condition is on the characteristic's change seq, which a
             // restarted daemon starts at 0 until the value changes again.
             let changeSeq = graph.characteristics[id]?.changeSeq ?? 0
             guard changeSeq == latest.seq || changeSeq == 0 else { continue }
-            previous[id] = change.value
+            previous[id] = before
             written[id] = changeSeq
         }
         var dueMs: Int64? = last.timeMs.addingReportingOverflow(trigger.end.afterMs).partialValue
@@ -102,6 +104,13 @@ extension AutomationEngine {
         }
         return EndTable.Pending(
             name: trigger.name, previous: previous, written: written, dueMs: dueMs, end: trigger.end, carriedOver: true)
+    }
+
+    /// The value `id` had before the event `seq`, if the journal still has its change.
+    private func valueBefore(_ seq: UInt64, of id: ObjectID) -> CharacteristicValue? {
+        guard case .value(let change)? = journal(about: id, beforeSeq: seq).first(where: { $0.changes(id) })?.body
+        else { return nil }
+        return change.value
     }
 
     /// An end that was due while homed was down, with `runMissedEnds` off: noted, not run.

@@ -252,7 +252,19 @@ public struct AutomationEngine: Service {
         var checked = EventTriggerRule.heldConditions(trigger.characteristicConditions, in: graph)
         if !trigger.condition.isAlways { checked.insert("within \(trigger.condition.text)", at: 0) }
         let note = ([cause] + checked).joined(separator: "; ")
-        store.audit("trigger-fired", detail: "trigger \(triggerID) \"\(trigger.name)\": \(note)", origin: origin)
+        // What its scenes are about to change, as it is now: what the end restores,
+        // journaled with the note so that an end carried over a restart has it.
+        var previous: [ObjectID: CharacteristicValue] = [:]
+        if !trigger.end.isNone {
+            for action in trigger.actionSetIDs.compactMap({ graph.actionSets[$0] }).flatMap(\.actions) {
+                if let value = graph.characteristics[action.characteristicID]?.value {
+                    previous[action.characteristicID] = previous[action.characteristicID] ?? value
+                }
+            }
+        }
+        store.audit(
+            "trigger-fired", detail: "trigger \(triggerID) \"\(trigger.name)\": \(note)", values: previous,
+            origin: origin)
         let seq = store.recordTriggerFired(triggerID, origin: origin)
         logger.info(
             "trigger fired",
@@ -260,13 +272,6 @@ public struct AutomationEngine: Service {
                 "trigger": "\(triggerID)", "name": "\(trigger.name)", "seq": "\(seq)", "cause": "\(cause)",
             ])
         if !trigger.end.isNone {
-            // What its scenes are about to change, as it is now: what the end restores.
-            var previous: [ObjectID: CharacteristicValue] = [:]
-            for action in trigger.actionSetIDs.compactMap({ graph.actionSets[$0] }).flatMap(\.actions) {
-                if let value = graph.characteristics[action.characteristicID]?.value {
-                    previous[action.characteristicID] = previous[action.characteristicID] ?? value
-                }
-            }
             ends.fired(trigger, previous: previous, nowMs: clock.nowMs)
         }
         for actionSetID in trigger.actionSetIDs {

@@ -12,6 +12,9 @@ struct TriggerAftermath: Equatable, Sendable {
     /// for a trigger with one (the values from before the first are restored; the
     /// end is reckoned from the last).
     var firingsSinceEnd: [HomeEvent] = []
+    /// What those firings' notes say the end restores (`AuditNote.values`): for
+    /// each characteristic, its value from before the oldest firing that noted it.
+    var restoresSinceEnd: [ObjectID: CharacteristicValue] = [:]
     /// Its latest firing, when no note says how that firing's command ended (and
     /// the trigger was not changed since: it may have had no command then).
     var unfinishedCommand: HomeEvent?
@@ -47,7 +50,11 @@ struct TriggerAftermath: Equatable, Sendable {
                     if confirmed.latest && !commandNoted && !confirmed.layoutSeen {
                         unfinishedCommand = confirmed.event
                     }
-                    if !confirmed.endSeen { firingsSinceEnd.insert(confirmed.event, at: 0) }
+                    if !confirmed.endSeen {
+                        firingsSinceEnd.insert(confirmed.event, at: 0)
+                        // Read newest first: an older firing's value wins.
+                        restoresSinceEnd.merge(note.values) { _, older in older }
+                    }
                     if !confirmed.layoutSeen { firedSinceChanged = true }
                 case "trigger-ended":
                     endSeen = true

@@ -188,10 +188,13 @@ extension HomeStore {
     }
 
     /// Notes something for the audit (an event of kind `.audit`, journaled and kept
-    /// like any other, sent to whoever asks for the kind).
-    public func audit(_ action: String, detail: String, origin: Origin) {
+    /// like any other, sent to whoever asks for the kind), with the values it is
+    /// about, if any (`AuditNote.values`).
+    public func audit(
+        _ action: String, detail: String, values: [ObjectID: CharacteristicValue] = [:], origin: Origin
+    ) {
         _ = commit(.values, origin: origin) { transaction in
-            transaction.emit(.audit(AuditNote(action: action, detail: detail)))
+            transaction.emit(.audit(AuditNote(action: action, detail: detail, values: values)))
         }
     }
 }

@@ -53,7 +53,7 @@ extension HomeStore {
             let (snapshot, version) = withState { ($0.core.graph, $0.core.graphVersion) }
             var planned = snapshot
             let registration = try planned.register(
-                accessories, removing: removeKeys, provider: provider, homeID: homeID, nowMs: currentTimeMs())
+                accessories, removing: removeKeys, provider: provider, homeID: homeID, nowMs: wallClockMs())
             willCommit()
             do throws(PlannedCommitFailure) {
                 installed = try commit(.layout, origin: origin) {

@@ -27,6 +27,8 @@ public final class HomeStore: Sendable {
     /// The last sequence number published, readable without the lock.
     let publishedSeq = PublishedSequence()
     let startedAtMs: Int64
+    /// What commits are stamped with (the system's clock, or a test's).
+    let wallClockMs: @Sendable () -> Int64
     let persistence: (any HomePersistence)?
     /// Characteristics changed since the value log was last folded; nil without persistence.
     let writtenValues: WrittenValues?
@@ -73,10 +75,12 @@ public final class HomeStore: Sendable {
     ///   - history: where every committed event is kept beyond memory; with it the
     ///     journal continues across restarts. Nil: the journal lives in memory and
     ///     a restart begins a new one.
+    ///   - wallClockMs: the time each commit is stamped with, in milliseconds since
+    ///     the epoch: the system's, or a test's (`FileAutomationClock`).
     package init(
         graph: HomeGraph, journalCapacity: Int = 100_000, journalByteCapacity: Int = 32 * 1024 * 1024,
         persistence: (any HomePersistence)?, history: StoredHistory? = nil,
-        logger: Logger = Logger(label: "homed")
+        logger: Logger = Logger(label: "homed"), wallClockMs: @escaping @Sendable () -> Int64 = currentTimeMs
     ) {
         // Events are stored with the values of their commit, in one call to the commit
         // log: a history is kept only where values are.
@@ -89,7 +93,8 @@ public final class HomeStore: Sendable {
         self.history = start.kept ? history : nil
         self.historyFailed = Locked(false)
         self.logger = logger
-        self.startedAtMs = currentTimeMs()
+        self.wallClockMs = wallClockMs
+        self.startedAtMs = wallClockMs()
         self.persistence = persistence
         self.writtenValues = persistence == nil ? nil : WrittenValues()
         self.adjustedDeviceValues = AdjustedDeviceValues(logger: logger)
@@ -154,7 +159,7 @@ public final class HomeStore: Sendable {
         _ kind: CommitKind, origin: Origin,
         _ change: (inout Transaction) throws(Failure) -> Result
     ) throws(Failure) -> Committed<Result> {
-        let now = currentTimeMs()
+        let now = wallClockMs()
         var wake = Fanout.Wake()
         let committed = try locked { state throws(Failure) -> Committed<Result> in
             var transaction = state.core.begin(kind, nowMs: now, keepingUndo: persistence != nil)

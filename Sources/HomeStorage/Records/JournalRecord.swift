@@ -10,7 +10,9 @@ internal import HomeModel
 /// 2 reachability: accessory id, a 0/1 byte;
 /// 3 layout: action and object kind by name, object, home and parent ids, the name;
 /// 4 primary home, 5 action set executed, 6 trigger fired: an id; 7 audit: the
-/// action and the detail.
+/// action and the detail; 8 audit with values: the action, the detail, a count
+/// and that many characteristic ids and values (a note without values is still
+/// written as 7, so that the common case stays readable by builds before 8).
 /// Names rather than numbers for the model's enums: a record outlives any
 /// ordering of their cases.
 enum JournalRecord {
@@ -24,6 +26,7 @@ enum JournalRecord {
         case actionSet = 5
         case trigger = 6
         case audit = 7
+        case auditWithValues = 8
     }
 
     /// - Precondition: `events` is not empty and shares one origin.
@@ -70,9 +73,15 @@ enum JournalRecord {
                 writer.byte(Tag.trigger.rawValue)
                 writer.varint(id)
             case .audit(let note):
-                writer.byte(Tag.audit.rawValue)
+                writer.byte(note.values.isEmpty ? Tag.audit.rawValue : Tag.auditWithValues.rawValue)
                 writer.string(note.action)
                 writer.string(note.detail)
+                guard !note.values.isEmpty else { continue }
+                writer.varint(UInt64(note.values.count))
+                for (id, value) in note.values.sorted(by: { $0.key < $1.key }) {
+                    writer.varint(id)
+                    writer.value(value)
+                }
             }
         }
         return writer.bytes
@@ -129,6 +138,18 @@ enum JournalRecord {
             case .actionSet: body = .actionSetExecuted(try reader.varint())
             case .trigger: body = .triggerFired(try reader.varint())
             case .audit: body = .audit(AuditNote(action: try reader.string(), detail: try reader.string()))
+            case .auditWithValues:
+                var note = AuditNote(action: try reader.string(), detail: try reader.string())
+                for _ in 0..<(try reader.varint()) {
+                    let id = try reader.varint()
+                    guard let value = try reader.value() else {
+                        throw HomeError(
+                            .dataLoss,
+                            "journal row \(firstSeq): audit event \(seq) notes characteristic \(id) without a value")
+                    }
+                    note.values[id] = value
+                }
+                body = .audit(note)
             case nil:
                 throw HomeError(
                     .dataLoss, "journal row \(firstSeq): unknown event tag \(tagByte) at byte \(reader.offset - 1)")

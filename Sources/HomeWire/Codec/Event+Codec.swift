@@ -37,7 +37,7 @@ extension HomeEvent: WireConvertible {
         case .triggerFired(let triggerID):
             body = .triggerID(triggerID)
         case .audit(let note):
-            body = .audit(Proto.AuditNote(action: note.action, detail: note.detail))
+            body = .audit(Proto.AuditNote(note))
         }
         return Proto.Event(seq: seq, kind: kind.wireNumber, timeMs: timeMs, origin: origin.wire, body: body)
     }
@@ -70,7 +70,7 @@ extension HomeEvent: WireConvertible {
         case .triggerID(let triggerID)?:
             body = .triggerFired(triggerID)
         case .audit(let note)?:
-            body = .audit(AuditNote(action: note.action, detail: note.detail))
+            body = .audit(try AuditNote(wire: note, seq: wire.seq))
         case nil:
             throw HomeError(.invalidArgument, "event \(wire.seq) has no body")
         }
@@ -93,5 +93,31 @@ extension StreamMarker {
         self.init(
             kind: .fromWire(wire.kind, default: .none), seq: wire.seq, gapFrom: wire.gapFrom, gapTo: wire.gapTo,
             reason: wire.reason)
+    }
+}
+
+extension Proto.AuditNote {
+    init(_ note: AuditNote) {
+        self.init(
+            action: note.action, detail: note.detail,
+            values: note.values.sorted { $0.key < $1.key }.map {
+                Proto.NotedValue(characteristicID: $0.key, value: Proto.Value($0.value))
+            })
+    }
+}
+
+extension AuditNote {
+    /// - Throws: `.invalidArgument` for a noted characteristic without a value.
+    init(wire: Proto.AuditNote, seq: UInt64) throws(HomeError) {
+        var values: [ObjectID: CharacteristicValue] = [:]
+        for noted in wire.values {
+            guard let value = CharacteristicValue(noted.value) else {
+                throw HomeError(
+                    .invalidArgument,
+                    "audit event \(seq) notes characteristic \(noted.characteristicID) without a value")
+            }
+            values[noted.characteristicID] = value
+        }
+        self.init(action: wire.action, detail: wire.detail, values: values)
     }
 }

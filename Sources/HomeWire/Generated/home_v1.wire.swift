@@ -322,6 +322,17 @@ extension Proto {
     struct AuditNote: Sendable {
         let action: String
         let detail: String
+        /// The values the note is about, for programs. On the `trigger-fired` note of a
+        /// trigger with an end: what its scenes' characteristics held just before this
+        /// firing, which the end writes back (each only if that characteristic's last
+        /// change is still the scene's). Empty on every other note.
+        let values: [Proto.NotedValue]
+    }
+
+    /// A characteristic's value, as a note recorded it.
+    struct NotedValue: Sendable {
+        let characteristicID: UInt64
+        let value: Proto.Value?
     }
 
     /// Who caused a change.
@@ -2411,6 +2422,7 @@ extension Proto.AuditNote: ProtobufCBridged {
     init(c source: Home__V1__AuditNote) {
         action = swiftString(source.action)
         detail = swiftString(source.detail)
+        values = mappedArray(source.values, source.n_values) { Proto.NotedValue(c: $0!.pointee) }
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__AuditNote> {
@@ -2418,6 +2430,28 @@ extension Proto.AuditNote: ProtobufCBridged {
         home__v1__audit_note__init(built)
         if !action.isEmpty { built.pointee.action = arena.cString(action) }
         if !detail.isEmpty { built.pointee.detail = arena.cString(detail) }
+        built.pointee.n_values = values.count
+        built.pointee.values = arena.array(UnsafeMutablePointer<Home__V1__NotedValue>?.self, count: values.count) { arena, index in
+            values[index].build(in: &arena)
+        }
+        return built
+    }
+}
+
+extension Proto.NotedValue: ProtobufCBridged {
+    static let messageName = "home.v1.NotedValue"
+    static var unpack: Unpacker<Home__V1__NotedValue> { home__v1__noted_value__unpack }
+
+    init(c source: Home__V1__NotedValue) {
+        characteristicID = source.characteristic_id
+        value = source.value.map { Proto.Value(c: $0.pointee) }
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__NotedValue> {
+        let built = arena.allocate(Home__V1__NotedValue.self)
+        home__v1__noted_value__init(built)
+        built.pointee.characteristic_id = characteristicID
+        if let value { built.pointee.value = value.build(in: &arena) }
         return built
     }
 }

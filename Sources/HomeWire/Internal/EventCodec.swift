@@ -91,12 +91,9 @@ extension CArena {
             message.pointee.body_case = HOME__V1__EVENT__BODY_TRIGGER_ID
             message.pointee.trigger_id = triggerID
         case .audit(let note):
-            let audit = allocate(Home__V1__AuditNote.self)
-            home__v1__audit_note__init(audit)
-            audit.pointee.action = cString(note.action)
-            audit.pointee.detail = cString(note.detail)
+            // Not on the hot path: the generated mirror builds it.
             message.pointee.body_case = HOME__V1__EVENT__BODY_AUDIT
-            message.pointee.audit = audit
+            message.pointee.audit = Proto.AuditNote(note).build(in: &self)
         }
         return message
     }
@@ -158,8 +155,7 @@ enum EventDecoding {
         case HOME__V1__EVENT__BODY_TRIGGER_ID:
             body = .triggerFired(message.trigger_id)
         case HOME__V1__EVENT__BODY_AUDIT:
-            let note = message.audit!.pointee
-            body = .audit(AuditNote(action: swiftString(note.action), detail: swiftString(note.detail)))
+            body = .audit(try AuditNote(wire: Proto.AuditNote(c: message.audit!.pointee), seq: message.seq))
         default:
             throw HomeError(.invalidArgument, "event \(message.seq) has no body")
         }

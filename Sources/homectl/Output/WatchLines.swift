@@ -78,6 +78,12 @@ func eventLine(_ event: HomeEvent, names: Names, journal: String, ownConnection:
     case .audit(let note):
         fields.append(("action", .string(note.action)))
         fields.append(("detail", .string(note.detail)))
+        if !note.values.isEmpty {
+            let values = note.values.sorted { $0.key < $1.key }.map { id, value in
+                JSON.object([("characteristic_id", .uint(id)), ("value", value.json)])
+            }
+            fields.append(("values", .array(values)))
+        }
     }
     fields.append(
         (
