@@ -3,7 +3,6 @@ fake devices announcing themselves on it) and a real homed, driven with the
 real homectl and the Python client."""
 
 import json
-import time
 
 import pytest
 
@@ -127,15 +126,16 @@ def test_writes_are_acknowledged_by_the_state_topics_echo(homed, broker, fleet, 
             events.close()
 
 
-def test_an_optimistic_write_is_acknowledged_at_once(homed, broker, fleet, processes):
-    provider, client, found = ready(homed, broker, processes)
+def test_an_optimistic_write_is_acknowledged_without_an_echo(homed, broker, fleet, processes):
+    # The same echo deadline under which a device with a state topic that stays
+    # silent fails (the next test): this one has no state topic, so no echo is
+    # awaited and the write succeeds, however slow the machine.
+    provider, client, found = ready(homed, broker, processes, write_timeout=1.0)
     with client:
         socket = ids_of(found["garden-socket"])[("garden-socket", "On")]
-        started = time.monotonic()
         code, out, err = homectl(homed, "set", "Default Room/Garden socket/On", "on")
         assert code == 0, err
         assert fleet.wait_received("garden/socket/set") == "1"  # its payload_on
-        assert time.monotonic() - started < 1.0  # no echo waited for: it has no state topic
         assert value_of(client, socket) is True
 
 
