@@ -188,7 +188,8 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
-            name: "HomeStorageTests", dependencies: ["HomeStorage", "HomeModel", "HomeTesting"], swiftSettings: strict),
+            name: "HomeStorageTests", dependencies: ["HomeStorage", "HomeModel", "HomeServer", "HomeTesting"],
+            swiftSettings: strict),
         .testTarget(
             name: "HomeWireTests",
             dependencies: [

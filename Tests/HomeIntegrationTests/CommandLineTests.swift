@@ -1,4 +1,5 @@
 import Foundation
+import HomeServer
 @_spi(Wire) import HomeTesting
 import HomeWire
 import Testing

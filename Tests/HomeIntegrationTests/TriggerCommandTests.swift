@@ -24,7 +24,10 @@ struct TriggerCommandTests {
             let client = try await server.connect()
             let home = try await DemoFixture(client)
             _ = try await client.write(.bool(false), to: home.on)
-            let script = "echo \"$HOMED_TRIGGER|$HOMED_CHARACTERISTIC|$HOMED_VALUE|$HOMED_HOME\"; echo oops >&2; exit 3"
+            // In /, with nothing of the daemon's open but stdin, stdout and stderr (ls opens 3 itself).
+            let script =
+                "echo \"$HOMED_TRIGGER|$HOMED_CHARACTERISTIC|$HOMED_VALUE|$HOMED_HOME\"; "
+                + "echo \"cwd=$(pwd) fds=$(ls /proc/self/fd | tr '\\n' ,)\"; echo oops >&2; exit 3"
             let trigger = try await client.addTrigger(
                 name: "Lamp watcher", homeID: home.id,
                 kind: .event(
@@ -40,6 +43,7 @@ struct TriggerCommandTests {
                 detail.contains("output: Lamp watcher|Demo Home/Living Room/Lamp/Lightbulb/On|true|Demo Home"),
                 "\(detail)")
             #expect(detail.contains("oops"))
+            #expect(detail.contains("cwd=/ fds=0,1,2,3,"), "\(detail)")
             await client.close()
         }
     }

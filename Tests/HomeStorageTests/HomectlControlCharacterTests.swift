@@ -44,16 +44,8 @@ struct HomectlControlCharacterTests {
     }
 
     func homectl(_ socket: String, _ arguments: String...) throws -> (status: Int32, stdout: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: homectlBinary)
-        process.arguments = arguments + ["--socket", socket]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text)
+        let result = try runToEnd(homectlBinary, arguments + ["--socket", socket])
+        return (result.status, result.output)
     }
 
     /// No C0 control but the newline ending each line, no DEL, no C1 control.

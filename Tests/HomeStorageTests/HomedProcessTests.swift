@@ -1,5 +1,6 @@
 import Foundation
 import HomeModel
+import HomeServer
 import HomeTesting
 import Testing
 
@@ -12,6 +13,42 @@ private let homedBinary: String = {
     for _ in 0..<3 { repository.deleteLastPathComponent() }
     return repository.appendingPathComponent(".build/debug/homed").path
 }()
+
+/// A pipe for a child's output: the read end, and the write end to hand the child
+/// (both close on exec: the child gets only what it is given).
+func outputPipe() throws -> (read: FileHandle, writeEnd: Int32) {
+    var ends: [Int32] = [0, 0]
+    guard pipe(&ends) == 0 else { throw ScratchError("pipe: \(String(cString: strerror(errno)))") }
+    for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+    return (FileHandle(fileDescriptor: ends[0], closeOnDealloc: true), ends[1])
+}
+
+/// Starts a program by posix_spawn (the daemon's `SpawnedProcess`: Foundation's
+/// `Process.run()` now and then crashes the test run on this toolchain).
+func spawn(_ program: String, _ arguments: [String], environment: [String: String], stdout: Int32, stderr: Int32)
+    throws -> SpawnedProcess
+{
+    do throws(SpawnedProcess.StartFailure) {
+        return try SpawnedProcess(program, arguments, environment: environment, stdout: stdout, stderr: stderr)
+    } catch {
+        throw ScratchError("\(error)")
+    }
+}
+
+/// Runs a program to its end: its exit status and its stdout and stderr together.
+func runToEnd(_ program: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+    let output = try outputPipe()
+    let child: SpawnedProcess
+    do {
+        defer { close(output.writeEnd) }
+        child = try spawn(
+            program, arguments, environment: ProcessInfo.processInfo.environment, stdout: output.writeEnd,
+            stderr: output.writeEnd)
+    }
+    let text = String(decoding: output.read.readDataToEndOfFile(), as: UTF8.self)
+    child.waitUntilExit()
+    return (child.terminationStatus, text)
+}
 
 /// `homed` itself with a database: what it saves, what a kill -9 or a stop keeps,
 /// and what it refuses. Skipped when the binary has not been built.
@@ -26,20 +63,25 @@ struct HomedProcessTests {
     /// scratch directory of its own unless the test sets them: a homed without --db
     /// never writes to root's /var/lib/homed, nor reads /etc/homed/homed.yaml.
     final class Daemon {
-        let process = Process()
-        let standardError = Pipe()
+        let process: SpawnedProcess
+        private let standardError: FileHandle
         private let own: Scratch
 
         init(_ arguments: [String], environment: [String: String] = [:]) throws {
             own = try Scratch()
-            process.executableURL = URL(fileURLWithPath: homedBinary)
-            process.arguments = arguments
-            process.environment = ProcessInfo.processInfo.environment
-                .merging(["STATE_DIRECTORY": own.path, "CONFIGURATION_DIRECTORY": own.path]) { $1 }
-                .merging(environment) { $1 }
-            process.standardError = standardError
-            process.standardOutput = FileHandle.nullDevice
-            try process.run()
+            let errors = try outputPipe()
+            let nothing = open("/dev/null", O_WRONLY | O_CLOEXEC)
+            defer {
+                close(errors.writeEnd)
+                close(nothing)
+            }
+            standardError = errors.read
+            process = try spawn(
+                homedBinary, arguments,
+                environment: ProcessInfo.processInfo.environment
+                    .merging(["STATE_DIRECTORY": own.path, "CONFIGURATION_DIRECTORY": own.path]) { $1 }
+                    .merging(environment) { $1 },
+                stdout: nothing, stderr: errors.writeEnd)
         }
 
         deinit {
@@ -69,15 +111,7 @@ struct HomedProcessTests {
             let deadline = Date().addingTimeInterval(patience)
             var answer = ""
             while Date() < deadline && process.isRunning {
-                let get = Process()
-                get.executableURL = homectl
-                get.arguments = ["--socket", socket, "get", path, "--json"]
-                let output = Pipe()
-                get.standardOutput = output
-                get.standardError = FileHandle.nullDevice
-                try get.run()
-                answer = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                get.waitUntilExit()
+                answer = try runToEnd(homectl.path, ["--socket", socket, "get", path, "--json"]).output
                 if answer.contains(json) { return }
                 usleep(20_000)
             }
@@ -91,7 +125,7 @@ struct HomedProcessTests {
         }
 
         func errors() -> String {
-            String(decoding: standardError.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            String(decoding: standardError.readDataToEndOfFile(), as: UTF8.self)
         }
     }
 

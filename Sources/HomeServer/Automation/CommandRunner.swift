@@ -14,8 +14,8 @@ internal import Synchronization
 ///
 /// It runs as the daemon's own user, which the system service makes an
 /// unprivileged one; a daemon running as root runs commands as nobody, through
-/// util-linux's setpriv, because Foundation's Process cannot change the user of
-/// the child it spawns.
+/// util-linux's setpriv, because posix_spawn cannot change the user of the child
+/// it spawns. Started by posix_spawn (`SpawnedProcess`), not Foundation's Process.
 final class CommandRunner: Sendable {
     /// What a run came to: a sentence for the history.
     typealias Completion = @Sendable (String) -> Void
@@ -66,23 +66,30 @@ final class CommandRunner: Sendable {
     }
 
     private static func execute(_ command: TriggerCommand, environment: [String: String]) async -> String {
-        let process = Process()
-        if geteuid() == 0 {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            process.arguments =
-                ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--", command.program] + command.arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: command.program)
-            process.arguments = command.arguments
+        let (program, arguments) =
+            geteuid() == 0
+            ? ("/usr/bin/setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--", command.program])
+            : (command.program, [])
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else {
+            return "could not start: no pipe for its output: \(String(cString: strerror(errno)))"
         }
-        process.environment = environment
-        process.currentDirectoryURL = URL(fileURLWithPath: "/")
-        process.standardInput = FileHandle.nullDevice
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
+        // Both ends close on exec: the child gets the write end as its stdout and stderr only.
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        let reader = FileHandle(fileDescriptor: ends[0], closeOnDealloc: true)
+        let startMs = Int64(Date().timeIntervalSince1970 * 1000)
+        let process: SpawnedProcess
+        do throws(SpawnedProcess.StartFailure) {
+            process = try SpawnedProcess(
+                program, arguments + command.arguments, environment: environment, stdout: ends[1], stderr: ends[1],
+                workingDirectory: "/")
+        } catch {
+            close(ends[1])
+            return "could not start: \(error.reason)"
+        }
+        close(ends[1])
         let output = OutputBuffer()
-        pipe.fileHandleForReading.readabilityHandler = { handle in
+        reader.readabilityHandler = { handle in
             let data = handle.availableData
             if data.isEmpty {
                 handle.readabilityHandler = nil
@@ -90,15 +97,6 @@ final class CommandRunner: Sendable {
             } else {
                 output.append(data)
             }
-        }
-        let (exited, exit) = AsyncStream.makeStream(of: Void.self)
-        process.terminationHandler = { _ in exit.finish() }
-        let startMs = Int64(Date().timeIntervalSince1970 * 1000)
-        do {
-            try process.run()
-        } catch {
-            pipe.fileHandleForReading.readabilityHandler = nil
-            return "could not start: \(error.localizedDescription)"
         }
         let timedOut = Mutex(false)
         let pid = process.processIdentifier
@@ -109,17 +107,23 @@ final class CommandRunner: Sendable {
             try await Task.sleep(for: .seconds(1))
             kill(pid, SIGKILL)
         }
-        for await _ in exited {}
+        // waitpid blocks: on a thread of its own, not one of the concurrency pool's.
+        await withCheckedContinuation { (ended: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread {
+                process.waitUntilExit()
+                ended.resume()
+            }
+        }
         stopper.cancel()
         // The rest of its output, unless something it started still holds the pipe.
         await output.waitForEnd(upToMs: 200)
-        pipe.fileHandleForReading.readabilityHandler = nil
+        reader.readabilityHandler = nil
         let elapsed = Int64(Date().timeIntervalSince1970 * 1000) - startMs
         var text: String
         if timedOut.withLock({ $0 }) {
             text = "killed after its timeout of \(command.timeoutMs) ms"
-        } else if process.terminationReason == .uncaughtSignal {
-            text = "killed by signal \(process.terminationStatus) after \(elapsed) ms"
+        } else if let signal = process.terminatingSignal {
+            text = "killed by signal \(signal) after \(elapsed) ms"
         } else {
             text = "exited \(process.terminationStatus) after \(elapsed) ms"
         }

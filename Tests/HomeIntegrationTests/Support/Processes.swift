@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import HomeServer
 @_spi(Wire) import HomeTesting
 
 /// The repository's root, found from this file's path (works from any clone).
@@ -22,11 +23,11 @@ func builtExecutable(_ name: String) -> String {
 /// the machine's configuration or writes to its state (as root, /etc/homed and
 /// /var/lib/homed).
 ///
-/// Started with posix_spawn (`PosixChild`), not Foundation's `Process`: on this
-/// toolchain `Process.run()` now and then over-reads `/proc/self/fd` and crashes
-/// the whole test run (SIGSEGV in `findMaximumOpenFromProcSelfFD`).
+/// Started with posix_spawn (the daemon's `SpawnedProcess`), not Foundation's
+/// `Process`: on this toolchain `Process.run()` now and then over-reads
+/// `/proc/self/fd` and crashes the whole test run.
 final class ChildProcess: @unchecked Sendable {
-    let process: PosixChild
+    let process: SpawnedProcess
     let stdout: ReadEnd
     let stderr: ReadEnd
     private var stdoutBuffer: [UInt8] = []
@@ -47,8 +48,12 @@ final class ChildProcess: @unchecked Sendable {
         }
         stdout = out.read
         stderr = err.read
-        process = try PosixChild(
-            executable, arguments, environment: env, stdout: out.writeEnd, stderr: err.writeEnd)
+        do throws(SpawnedProcess.StartFailure) {
+            process = try SpawnedProcess(
+                executable, arguments, environment: env, stdout: out.writeEnd, stderr: err.writeEnd)
+        } catch {
+            throw RawError("\(error)")
+        }
     }
 
     deinit {
@@ -133,70 +138,6 @@ final class ReadEnd: Sendable {
         return (ReadEnd(ends[0]), ends[1])
     }
 }
-
-/// A program started with posix_spawn: stdin from /dev/null, stdout and stderr to
-/// the descriptors given, every other descriptor closed in the child.
-final class PosixChild: @unchecked Sendable {
-    let processIdentifier: pid_t
-    private let lock = NSLock()
-    private var ended: Int32?
-
-    init(_ program: String, _ arguments: [String], environment: [String: String], stdout: Int32, stderr: Int32)
-        throws
-    {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, stdout, 1)
-        posix_spawn_file_actions_adddup2(&actions, stderr, 2)
-        _ = spawnActionsCloseFrom(&actions, 3)
-        let argv = ([program] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            for pointer in argv { free(pointer) }
-            for pointer in envp { free(pointer) }
-        }
-        var pid: pid_t = 0
-        let status = posix_spawn(&pid, program, &actions, nil, argv, envp)
-        guard status == 0 else {
-            throw RawError("could not start \(program): \(String(cString: strerror(status)))")
-        }
-        processIdentifier = pid
-    }
-
-    /// Reaps the child if it has ended (`block`: waits for it).
-    private func reap(block: Bool) -> Int32? {
-        lock.withLock {
-            if let ended { return ended }
-            var status: Int32 = 0
-            var result: pid_t
-            repeat {
-                result = waitpid(processIdentifier, &status, block ? 0 : WNOHANG)
-            } while result < 0 && errno == EINTR
-            if result == processIdentifier { ended = status }
-            return ended
-        }
-    }
-
-    var isRunning: Bool { reap(block: false) == nil }
-
-    func waitUntilExit() { _ = reap(block: true) }
-
-    /// Its exit code, or the signal that killed it (as Foundation's `Process` gives them).
-    var terminationStatus: Int32 {
-        let status = reap(block: false) ?? 0
-        let signal = status & 0x7f
-        return signal == 0 ? (status >> 8) & 0xff : signal
-    }
-}
-
-/// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which
-/// Swift's Glibc module does not show: it closes every descriptor from `from` up in
-/// the child, so no test's pipe or socket leaks into another's child.
-@_silgen_name("posix_spawn_file_actions_addclosefrom_np")
-private func spawnActionsCloseFrom(_ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ from: Int32)
-    -> Int32
 
 /// Runs a command to completion and returns (status, stdout, stderr).
 func run(
