@@ -69,7 +69,7 @@ let package = Package(
         .target(
             name: "HomeServer",
             dependencies: [
-                "HomeWire", "HomeModel",
+                "HomeWire", "HomeModel", "HomeConfig",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -188,7 +188,8 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
-            name: "HomeStorageTests", dependencies: ["HomeStorage", "HomeModel", "HomeServer", "HomeTesting"],
+            name: "HomeStorageTests",
+            dependencies: ["HomeStorage", "HomeModel", "HomeServer", "HomeConfig", "HomeTesting"],
             swiftSettings: strict),
         .testTarget(
             name: "HomeWireTests",

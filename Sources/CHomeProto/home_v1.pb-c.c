@@ -3427,6 +3427,96 @@ void   home__v1__layout_response__free_unpacked
   assert(message->base.descriptor == &home__v1__layout_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   home__v1__import_layout_request__init
+                     (Home__V1__ImportLayoutRequest         *message)
+{
+  static const Home__V1__ImportLayoutRequest init_value = HOME__V1__IMPORT_LAYOUT_REQUEST__INIT;
+  *message = init_value;
+}
+size_t home__v1__import_layout_request__get_packed_size
+                     (const Home__V1__ImportLayoutRequest *message)
+{
+  assert(message->base.descriptor == &home__v1__import_layout_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__import_layout_request__pack
+                     (const Home__V1__ImportLayoutRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__import_layout_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__import_layout_request__pack_to_buffer
+                     (const Home__V1__ImportLayoutRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__import_layout_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__ImportLayoutRequest *
+       home__v1__import_layout_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__ImportLayoutRequest *)
+     protobuf_c_message_unpack (&home__v1__import_layout_request__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__import_layout_request__free_unpacked
+                     (Home__V1__ImportLayoutRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__import_layout_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   home__v1__import_layout_response__init
+                     (Home__V1__ImportLayoutResponse         *message)
+{
+  static const Home__V1__ImportLayoutResponse init_value = HOME__V1__IMPORT_LAYOUT_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t home__v1__import_layout_response__get_packed_size
+                     (const Home__V1__ImportLayoutResponse *message)
+{
+  assert(message->base.descriptor == &home__v1__import_layout_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t home__v1__import_layout_response__pack
+                     (const Home__V1__ImportLayoutResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &home__v1__import_layout_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t home__v1__import_layout_response__pack_to_buffer
+                     (const Home__V1__ImportLayoutResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &home__v1__import_layout_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Home__V1__ImportLayoutResponse *
+       home__v1__import_layout_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Home__V1__ImportLayoutResponse *)
+     protobuf_c_message_unpack (&home__v1__import_layout_response__descriptor,
+                                allocator, len, data);
+}
+void   home__v1__import_layout_response__free_unpacked
+                     (Home__V1__ImportLayoutResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &home__v1__import_layout_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   home__v1__list_types_request__init
                      (Home__V1__ListTypesRequest         *message)
 {
@@ -11708,6 +11798,134 @@ const ProtobufCMessageDescriptor home__v1__layout_response__descriptor =
   (ProtobufCMessageInit) home__v1__layout_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor home__v1__import_layout_request__field_descriptors[3] =
+{
+  {
+    "document",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ImportLayoutRequest, document),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "file_name",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ImportLayoutRequest, file_name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "dry_run",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ImportLayoutRequest, dry_run),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__import_layout_request__field_indices_by_name[] = {
+  0,   /* field[0] = document */
+  2,   /* field[2] = dry_run */
+  1,   /* field[1] = file_name */
+};
+static const ProtobufCIntRange home__v1__import_layout_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor home__v1__import_layout_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.ImportLayoutRequest",
+  "ImportLayoutRequest",
+  "Home__V1__ImportLayoutRequest",
+  "home.v1",
+  sizeof(Home__V1__ImportLayoutRequest),
+  3,
+  home__v1__import_layout_request__field_descriptors,
+  home__v1__import_layout_request__field_indices_by_name,
+  1,  home__v1__import_layout_request__number_ranges,
+  (ProtobufCMessageInit) home__v1__import_layout_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor home__v1__import_layout_response__field_descriptors[3] =
+{
+  {
+    "steps",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Home__V1__ImportLayoutResponse, n_steps),
+    offsetof(Home__V1__ImportLayoutResponse, steps),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "differences",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Home__V1__ImportLayoutResponse, n_differences),
+    offsetof(Home__V1__ImportLayoutResponse, differences),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "seq",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Home__V1__ImportLayoutResponse, seq),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned home__v1__import_layout_response__field_indices_by_name[] = {
+  1,   /* field[1] = differences */
+  2,   /* field[2] = seq */
+  0,   /* field[0] = steps */
+};
+static const ProtobufCIntRange home__v1__import_layout_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor home__v1__import_layout_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "home.v1.ImportLayoutResponse",
+  "ImportLayoutResponse",
+  "Home__V1__ImportLayoutResponse",
+  "home.v1",
+  sizeof(Home__V1__ImportLayoutResponse),
+  3,
+  home__v1__import_layout_response__field_descriptors,
+  home__v1__import_layout_response__field_indices_by_name,
+  1,  home__v1__import_layout_response__number_ranges,
+  (ProtobufCMessageInit) home__v1__import_layout_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 #define home__v1__list_types_request__field_descriptors NULL
 #define home__v1__list_types_request__field_indices_by_name NULL
 #define home__v1__list_types_request__number_ranges NULL
@@ -15233,7 +15451,7 @@ const ProtobufCEnumDescriptor home__v1__role__descriptor =
   home__v1__role__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor home__v1__home_service__method_descriptors[19] =
+static const ProtobufCMethodDescriptor home__v1__home_service__method_descriptors[20] =
 {
   { "GetHome", &home__v1__get_home_request__descriptor, &home__v1__get_home_response__descriptor },
   { "ListAccessories", &home__v1__list_accessories_request__descriptor, &home__v1__list_accessories_response__descriptor },
@@ -15254,6 +15472,7 @@ static const ProtobufCMethodDescriptor home__v1__home_service__method_descriptor
   { "Backup", &home__v1__backup_request__descriptor, &home__v1__backup_chunk__descriptor },
   { "ReadHistory", &home__v1__read_history_request__descriptor, &home__v1__read_history_response__descriptor },
   { "TraceTrigger", &home__v1__trace_trigger_request__descriptor, &home__v1__trace_trigger_response__descriptor },
+  { "ImportLayout", &home__v1__import_layout_request__descriptor, &home__v1__import_layout_response__descriptor },
 };
 const unsigned home__v1__home_service__method_indices_by_name[] = {
   13,        /* AnswerCommand */
@@ -15263,6 +15482,7 @@ const unsigned home__v1__home_service__method_indices_by_name[] = {
   0,        /* GetHome */
   9,        /* GetStats */
   5,        /* GetStatus */
+  19,        /* ImportLayout */
   1,        /* ListAccessories */
   15,        /* ListProviders */
   7,        /* ListTypes */
@@ -15283,7 +15503,7 @@ const ProtobufCServiceDescriptor home__v1__home_service__descriptor =
   "HomeService",
   "Home__V1__HomeService",
   "home.v1",
-  19,
+  20,
   home__v1__home_service__method_descriptors,
   home__v1__home_service__method_indices_by_name
 };
@@ -15438,6 +15658,14 @@ void home__v1__home_service__trace_trigger(ProtobufCService *service,
 {
   assert(service->descriptor == &home__v1__home_service__descriptor);
   service->invoke(service, 18, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void home__v1__home_service__import_layout(ProtobufCService *service,
+                                           const Home__V1__ImportLayoutRequest *input,
+                                           Home__V1__ImportLayoutResponse_Closure closure,
+                                           void *closure_data)
+{
+  assert(service->descriptor == &home__v1__home_service__descriptor);
+  service->invoke(service, 19, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void home__v1__home_service__init (Home__V1__HomeService_Service *service,
                                    Home__V1__HomeService_ServiceDestroy destroy)

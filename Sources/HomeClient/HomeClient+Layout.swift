@@ -20,6 +20,16 @@ extension HomeClient {
         try await call(HomeMethods.changeLayout, LayoutRequest(operation))
     }
 
+    /// Applies a layout file (`homectl export`'s text, YAML or JSON) in one layout
+    /// commit, or plans it (`dryRun`): see `ImportLayoutRequest`.
+    @discardableResult
+    public func importLayout(_ document: String, fileName: String = "", dryRun: Bool = false) async throws(HomeError)
+        -> ImportLayoutResponse
+    {
+        try await call(
+            HomeMethods.importLayout, ImportLayoutRequest(document: document, fileName: fileName, dryRun: dryRun))
+    }
+
     /// The standard catalog of characteristic and service types.
     public func listTypes() async throws(HomeError) -> ListTypesResponse {
         try await call(HomeMethods.listTypes, ListTypesRequest())

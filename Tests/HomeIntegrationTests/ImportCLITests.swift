@@ -32,6 +32,11 @@ struct ImportCLITests {
                 "triggers", "create", "Lamp left on", "--when", "Attic/Reading Lamp/On", "--equals", "true", "--for",
                 "10m", "--from", "22:00", "--until", "06:00", "--time-zone", "UTC", "--undo-when-ended", "--once",
             ],
+            // A uint8 characteristic: the file's 1 is the model's uint 1, not another value.
+            [
+                "triggers", "create", "Heating on", "--when", "Living Room/Thermostat/Target Heating Cooling State",
+                "--equals", "1", "--scene", "Evening",
+            ],
         ] {
             let result = try run(builtExecutable("homectl"), arguments, environment: source.environment)
             #expect(result.status == 0, "\(arguments): \(result.stderr)")
@@ -51,7 +56,7 @@ struct ImportCLITests {
         #expect(try !target.homectl("rooms").stdout.contains("Attic"), "a dry run changes nothing")
         let applied = try target.homectl("import", file)
         #expect(applied.status == 0, "\(applied.stderr)")
-        #expect(applied.stdout.hasSuffix("imported: 15 changes\n"), "\(applied.stdout)")
+        #expect(applied.stdout.hasSuffix("imported: 16 changes\n"), "\(applied.stdout)")
         #expect(try target.homectl("export").stdout == layout)
         let again = try target.homectl("import", file)
         #expect(again.stdout == "nothing to change: the home already has everything the file names\n")
@@ -64,6 +69,33 @@ struct ImportCLITests {
             differs.stdout.contains(
                 "differs: scene \"Evening\" sets \"Attic/Reading Lamp/Lightbulb/Brightness\" to 30, the file to 31: "
                     + "left as it is"), "\(differs.stdout)")
+        // A trigger that differs says in what.
+        #expect(layout.contains("for: \"10m\""))
+        try layout.replacingOccurrences(of: "for: \"10m\"", with: "for: \"20m\"").write(
+            toFile: file, atomically: true, encoding: .utf8)
+        let hold = try target.homectl("import", file)
+        #expect(
+            hold.stdout.contains("differs: trigger \"Lamp left on\" exists with another hold than the file's"),
+            "\(hold.stdout)")
+    }
+
+    @Test("a value the characteristic cannot take refuses the file, where the scene has the action already too")
+    func wrongValueRefused() throws {
+        let layout = try exportedLayout()
+        let target = try DaemonProcess()
+        let file = target.directory + "/home.yaml"
+        try layout.write(toFile: file, atomically: true, encoding: .utf8)
+        #expect(try target.homectl("import", file).status == 0)
+        let before = try target.homectl("export").stdout
+        #expect(layout.contains("      value: 30"))
+        try layout.replacingOccurrences(of: "      value: 30", with: "      value: \"bright\"").write(
+            toFile: file, atomically: true, encoding: .utf8)
+        for arguments in [["import", "--dry-run", file], ["import", file]] {
+            let result = try run(builtExecutable("homectl"), arguments, environment: target.environment)
+            #expect(result.status == 3, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains("homes[0].scenes[0].actions[1].value: "), "\(result.stderr)")
+        }
+        #expect(try target.homectl("export").stdout == before, "nothing changed")
     }
 
     @Test(

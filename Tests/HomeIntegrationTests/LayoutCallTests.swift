@@ -181,6 +181,30 @@ struct LayoutCallTests {
         }
     }
 
+    @Test("ImportLayout over the wire: a dry run changes nothing; the import lands whole; a bad file names itself")
+    func importLayout() async throws {
+        try await withLayoutServer { server in
+            let client = try await server.connect()
+            defer { Task { await client.close() } }
+            let file = "homes:\n  - name: \"Demo Home\"\n    rooms: [\"Attic\", \"Cellar\"]\n"
+            let seq = server.store.lastSeq
+            let dry = try await client.importLayout(file, fileName: "home.yaml", dryRun: true)
+            #expect(dry.steps == ["add room \"Attic\" to \"Demo Home\"", "add room \"Cellar\" to \"Demo Home\""])
+            #expect(dry.seq == 0 && server.store.lastSeq == seq, "a dry run changes nothing")
+            let applied = try await client.importLayout(file, fileName: "home.yaml")
+            #expect(applied.steps == dry.steps && applied.seq == server.store.lastSeq && applied.seq > seq)
+            #expect(server.store.snapshot().graph.rooms.values.contains { $0.name == "Cellar" })
+            let again = try await client.importLayout(file)
+            #expect(again.steps.isEmpty && again.seq == 0)
+            do throws(HomeError) {
+                _ = try await client.importLayout("homes: [", fileName: "broken.yaml")
+                Issue.record("a file that is not YAML was imported")
+            } catch {
+                #expect(error.code == .invalidArgument && error.message.hasPrefix("broken.yaml is not YAML or JSON"))
+            }
+        }
+    }
+
     @Test("a change that changes nothing publishes nothing")
     func noChange() async throws {
         try await withLayoutServer { server in

@@ -91,6 +91,8 @@ typedef struct Home__V1__SetTriggerEnabled Home__V1__SetTriggerEnabled;
 typedef struct Home__V1__TriggerActionSet Home__V1__TriggerActionSet;
 typedef struct Home__V1__LayoutRequest Home__V1__LayoutRequest;
 typedef struct Home__V1__LayoutResponse Home__V1__LayoutResponse;
+typedef struct Home__V1__ImportLayoutRequest Home__V1__ImportLayoutRequest;
+typedef struct Home__V1__ImportLayoutResponse Home__V1__ImportLayoutResponse;
 typedef struct Home__V1__ListTypesRequest Home__V1__ListTypesRequest;
 typedef struct Home__V1__NamedValue Home__V1__NamedValue;
 typedef struct Home__V1__NamedBit Home__V1__NamedBit;
@@ -1969,6 +1971,64 @@ struct  Home__V1__LayoutResponse
 #define HOME__V1__LAYOUT_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&home__v1__layout_response__descriptor) \
     , 0,NULL, 0, 0 }
+
+
+/*
+ * Creates what the file names and the home has not (homes, rooms, zones, groups,
+ * scenes and their actions, triggers), renames accessories (found by provider
+ * and key) and puts them in the rooms the file says. What exists and differs is
+ * reported in `differences` and left as it is: an import never removes nor
+ * overwrites. Everything is planned first, against the home as it is, with the
+ * daemon's own rules, and applied in one commit: an error (INVALID_ARGUMENT for
+ * a file that does not parse, an unknown key or a value of the wrong type;
+ * NOT_FOUND for an accessory no provider has registered, a room or scene the file
+ * names and nothing has; ALREADY_EXISTS; FAILED_PRECONDITION), whose message
+ * names the place in the file (`homes[0].rooms[2]`), changes nothing.
+ */
+struct  Home__V1__ImportLayoutRequest
+{
+  ProtobufCMessage base;
+  /*
+   * The file's text.
+   */
+  char *document;
+  /*
+   * Its name, for messages ("home.yaml: homes[0]…"); empty: "the file".
+   */
+  char *file_name;
+  /*
+   * Plan only: the steps and differences are answered, nothing changes.
+   */
+  protobuf_c_boolean dry_run;
+};
+#define HOME__V1__IMPORT_LAYOUT_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__import_layout_request__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0 }
+
+
+struct  Home__V1__ImportLayoutResponse
+{
+  ProtobufCMessage base;
+  /*
+   * Each change, in order, for people: `add room "Attic" to "Home"`.
+   */
+  size_t n_steps;
+  char **steps;
+  /*
+   * What exists and differs from the file, left as it is, for people: `trigger
+   * "Dusk" exists with another scenes than the file's: left as it is`.
+   */
+  size_t n_differences;
+  char **differences;
+  /*
+   * The daemon's sequence number once the import took effect (0: a dry run, or
+   * nothing to change).
+   */
+  uint64_t seq;
+};
+#define HOME__V1__IMPORT_LAYOUT_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&home__v1__import_layout_response__descriptor) \
+    , 0,NULL, 0,NULL, 0 }
 
 
 struct  Home__V1__ListTypesRequest
@@ -4312,6 +4372,44 @@ Home__V1__LayoutResponse *
 void   home__v1__layout_response__free_unpacked
                      (Home__V1__LayoutResponse *message,
                       ProtobufCAllocator *allocator);
+/* Home__V1__ImportLayoutRequest methods */
+void   home__v1__import_layout_request__init
+                     (Home__V1__ImportLayoutRequest         *message);
+size_t home__v1__import_layout_request__get_packed_size
+                     (const Home__V1__ImportLayoutRequest   *message);
+size_t home__v1__import_layout_request__pack
+                     (const Home__V1__ImportLayoutRequest   *message,
+                      uint8_t             *out);
+size_t home__v1__import_layout_request__pack_to_buffer
+                     (const Home__V1__ImportLayoutRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__ImportLayoutRequest *
+       home__v1__import_layout_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__import_layout_request__free_unpacked
+                     (Home__V1__ImportLayoutRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Home__V1__ImportLayoutResponse methods */
+void   home__v1__import_layout_response__init
+                     (Home__V1__ImportLayoutResponse         *message);
+size_t home__v1__import_layout_response__get_packed_size
+                     (const Home__V1__ImportLayoutResponse   *message);
+size_t home__v1__import_layout_response__pack
+                     (const Home__V1__ImportLayoutResponse   *message,
+                      uint8_t             *out);
+size_t home__v1__import_layout_response__pack_to_buffer
+                     (const Home__V1__ImportLayoutResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Home__V1__ImportLayoutResponse *
+       home__v1__import_layout_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   home__v1__import_layout_response__free_unpacked
+                     (Home__V1__ImportLayoutResponse *message,
+                      ProtobufCAllocator *allocator);
 /* Home__V1__ListTypesRequest methods */
 void   home__v1__list_types_request__init
                      (Home__V1__ListTypesRequest         *message);
@@ -5321,6 +5419,12 @@ typedef void (*Home__V1__LayoutRequest_Closure)
 typedef void (*Home__V1__LayoutResponse_Closure)
                  (const Home__V1__LayoutResponse *message,
                   void *closure_data);
+typedef void (*Home__V1__ImportLayoutRequest_Closure)
+                 (const Home__V1__ImportLayoutRequest *message,
+                  void *closure_data);
+typedef void (*Home__V1__ImportLayoutResponse_Closure)
+                 (const Home__V1__ImportLayoutResponse *message,
+                  void *closure_data);
 typedef void (*Home__V1__ListTypesRequest_Closure)
                  (const Home__V1__ListTypesRequest *message,
                   void *closure_data);
@@ -5527,6 +5631,10 @@ struct Home__V1__HomeService_Service
                         const Home__V1__TraceTriggerRequest *input,
                         Home__V1__TraceTriggerResponse_Closure closure,
                         void *closure_data);
+  void (*import_layout)(Home__V1__HomeService_Service *service,
+                        const Home__V1__ImportLayoutRequest *input,
+                        Home__V1__ImportLayoutResponse_Closure closure,
+                        void *closure_data);
 };
 typedef void (*Home__V1__HomeService_ServiceDestroy)(Home__V1__HomeService_Service *);
 void home__v1__home_service__init (Home__V1__HomeService_Service *service,
@@ -5553,7 +5661,8 @@ void home__v1__home_service__init (Home__V1__HomeService_Service *service,
       function_prefix__ ## list_providers,\
       function_prefix__ ## backup,\
       function_prefix__ ## read_history,\
-      function_prefix__ ## trace_trigger  }
+      function_prefix__ ## trace_trigger,\
+      function_prefix__ ## import_layout  }
 void home__v1__home_service__get_home(ProtobufCService *service,
                                       const Home__V1__GetHomeRequest *input,
                                       Home__V1__GetHomeResponse_Closure closure,
@@ -5629,6 +5738,10 @@ void home__v1__home_service__read_history(ProtobufCService *service,
 void home__v1__home_service__trace_trigger(ProtobufCService *service,
                                            const Home__V1__TraceTriggerRequest *input,
                                            Home__V1__TraceTriggerResponse_Closure closure,
+                                           void *closure_data);
+void home__v1__home_service__import_layout(ProtobufCService *service,
+                                           const Home__V1__ImportLayoutRequest *input,
+                                           Home__V1__ImportLayoutResponse_Closure closure,
                                            void *closure_data);
 
 /* --- descriptors --- */
@@ -5724,6 +5837,8 @@ extern const ProtobufCMessageDescriptor home__v1__set_trigger_enabled__descripto
 extern const ProtobufCMessageDescriptor home__v1__trigger_action_set__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__layout_request__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__layout_response__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__import_layout_request__descriptor;
+extern const ProtobufCMessageDescriptor home__v1__import_layout_response__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__list_types_request__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__named_value__descriptor;
 extern const ProtobufCMessageDescriptor home__v1__named_bit__descriptor;

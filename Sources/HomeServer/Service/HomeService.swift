@@ -50,6 +50,7 @@ struct HomeService: Sendable {
         router.register(HomeMethods.executeActionSet, role: .user, deferred: executeActionSet)
         // Layout (HomeService+Layout.swift).
         router.register(HomeMethods.changeLayout, role: .admin, changeLayout)
+        router.register(HomeMethods.importLayout, role: .admin, importLayout)
         // Subscriptions (HomeService+Subscriptions.swift).
         router.register(HomeMethods.subscribe, role: .viewer, subscribe)
         router.register(HomeMethods.modifySubscription, role: .viewer, modifySubscription)

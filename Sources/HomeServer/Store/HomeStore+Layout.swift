@@ -1,3 +1,4 @@
+package import HomeConfig
 package import HomeModel
 
 extension HomeStore {
@@ -26,5 +27,32 @@ extension HomeStore {
             HomeEvent(seq: committed.firstSeq + UInt64(position), timeMs: committed.timeMs, origin: origin, body: body)
         }
         return LayoutOutcome(events: events, seq: committed.lastSeq, createdID: committed.result.createdID)
+    }
+
+    /// Applies a layout file in one layout commit: planned against the graph as it
+    /// is under the lock (`ImportPlan`, the model's own rules), installed whole, made
+    /// durable, then published; or, on any error, nothing at all.
+    ///
+    /// - Parameter checkedPrograms: the trigger programs the caller checked, outside
+    ///   the lock, on a plan of its own: a plan here that adds a trigger running any
+    ///   other is refused (the home changed in between).
+    /// - Returns: the plan carried out, and the daemon's sequence number after it.
+    package func importLayout(_ file: LayoutFile, checkedPrograms: Set<String>, origin: Origin) throws(HomeError)
+        -> (plan: ImportPlan, seq: UInt64)
+    {
+        let committed = try commit(.layout, origin: origin) { transaction throws(HomeError) -> ImportPlan in
+            let plan = try ImportPlan(file: file, graph: transaction.graph, nowMs: transaction.nowMs)
+            guard Set(plan.programs.keys).isSubset(of: checkedPrograms) else {
+                throw HomeError(.aborted, "the home changed while the file was being checked: import it again")
+            }
+            transaction.graph = plan.graph
+            for event in plan.events {
+                if case .value(let change) = event { writtenValues?.mark(change.characteristicID) }
+                transaction.emit(event)
+            }
+            try saveLayout(of: transaction)
+            return plan
+        }
+        return (committed.result, committed.lastSeq)
     }
 }

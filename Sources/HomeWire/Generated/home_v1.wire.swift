@@ -1097,6 +1097,48 @@ public struct LayoutResponse: Hashable, Sendable {
     }
 }
 
+/// Creates what the file names and the home has not (homes, rooms, zones, groups,
+/// scenes and their actions, triggers), renames accessories (found by provider
+/// and key) and puts them in the rooms the file says. What exists and differs is
+/// reported in `differences` and left as it is: an import never removes nor
+/// overwrites. Everything is planned first, against the home as it is, with the
+/// daemon's own rules, and applied in one commit: an error (INVALID_ARGUMENT for
+/// a file that does not parse, an unknown key or a value of the wrong type;
+/// NOT_FOUND for an accessory no provider has registered, a room or scene the file
+/// names and nothing has; ALREADY_EXISTS; FAILED_PRECONDITION), whose message
+/// names the place in the file (`homes[0].rooms[2]`), changes nothing.
+public struct ImportLayoutRequest: Hashable, Sendable {
+    /// The file's text.
+    public var document: String = ""
+    /// Its name, for messages ("home.yaml: homes[0]…"); empty: "the file".
+    public var fileName: String = ""
+    /// Plan only: the steps and differences are answered, nothing changes.
+    public var dryRun: Bool = false
+
+    public init(document: String = "", fileName: String = "", dryRun: Bool = false) {
+        self.document = document
+        self.fileName = fileName
+        self.dryRun = dryRun
+    }
+}
+
+public struct ImportLayoutResponse: Hashable, Sendable {
+    /// Each change, in order, for people: `add room "Attic" to "Home"`.
+    public var steps: [String] = []
+    /// What exists and differs from the file, left as it is, for people: `trigger
+    /// "Dusk" exists with another scenes than the file's: left as it is`.
+    public var differences: [String] = []
+    /// The daemon's sequence number once the import took effect (0: a dry run, or
+    /// nothing to change).
+    public var seq: UInt64 = 0
+
+    public init(steps: [String] = [], differences: [String] = [], seq: UInt64 = 0) {
+        self.steps = steps
+        self.differences = differences
+        self.seq = seq
+    }
+}
+
 public struct ListTypesRequest: Hashable, Sendable {
 
     public init() {}
@@ -3770,6 +3812,74 @@ extension LayoutResponse: WireMessage {
     }
 }
 
+extension ImportLayoutRequest: ProtobufCBridged {
+    static let messageName = "home.v1.ImportLayoutRequest"
+    static var unpack: Unpacker<Home__V1__ImportLayoutRequest> { home__v1__import_layout_request__unpack }
+
+    init(c source: Home__V1__ImportLayoutRequest) {
+        self.init()
+        document = swiftString(source.document)
+        fileName = swiftString(source.file_name)
+        dryRun = source.dry_run != 0
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__ImportLayoutRequest> {
+        let built = arena.allocate(Home__V1__ImportLayoutRequest.self)
+        home__v1__import_layout_request__init(built)
+        if !document.isEmpty { built.pointee.document = arena.cString(document) }
+        if !fileName.isEmpty { built.pointee.file_name = arena.cString(fileName) }
+        built.pointee.dry_run = dryRun ? 1 : 0
+        return built
+    }
+}
+
+extension ImportLayoutRequest: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        try self.init(serialized: bytes)
+    }
+}
+
+extension ImportLayoutResponse: ProtobufCBridged {
+    static let messageName = "home.v1.ImportLayoutResponse"
+    static var unpack: Unpacker<Home__V1__ImportLayoutResponse> { home__v1__import_layout_response__unpack }
+
+    init(c source: Home__V1__ImportLayoutResponse) {
+        self.init()
+        steps = mappedArray(source.steps, source.n_steps) { swiftString($0) }
+        differences = mappedArray(source.differences, source.n_differences) { swiftString($0) }
+        seq = source.seq
+    }
+
+    func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__ImportLayoutResponse> {
+        let built = arena.allocate(Home__V1__ImportLayoutResponse.self)
+        home__v1__import_layout_response__init(built)
+        built.pointee.n_steps = steps.count
+        built.pointee.steps = arena.array(UnsafeMutablePointer<CChar>?.self, count: steps.count) { arena, index in
+            arena.cString(steps[index])
+        }
+        built.pointee.n_differences = differences.count
+        built.pointee.differences = arena.array(UnsafeMutablePointer<CChar>?.self, count: differences.count) { arena, index in
+            arena.cString(differences[index])
+        }
+        built.pointee.seq = seq
+        return built
+    }
+}
+
+extension ImportLayoutResponse: WireMessage {
+    public func encode(into buffer: inout ByteBuffer) {
+        serialize(into: &buffer)
+    }
+
+    @_spi(Wire) public init(wire bytes: UnsafeRawBufferPointer) throws(HomeError) {
+        try self.init(serialized: bytes)
+    }
+}
+
 extension ListTypesRequest: ProtobufCBridged {
     static let messageName = "home.v1.ListTypesRequest"
     static var unpack: Unpacker<Home__V1__ListTypesRequest> { home__v1__list_types_request__unpack }
@@ -5446,7 +5556,7 @@ extension Role: WireEnum {
 /// ModifySubscription, GetStatus, ListTypes, ListProviders, ReadHistory,
 /// TraceTrigger
 /// user:   WriteCharacteristics, ExecuteActionSet
-/// admin:  ChangeLayout, GetStats, OpenProvider, RegisterAccessories,
+/// admin:  ChangeLayout, ImportLayout, GetStats, OpenProvider, RegisterAccessories,
 /// AnswerCommand, ReportValues, Backup
 /// The methods of `service HomeService` in Protos/home_v1.proto: each pairs its name on
 /// the wire with the Swift types of its request and response, once; the daemon's router
@@ -5519,4 +5629,9 @@ public enum HomeMethods {
     /// outcome. NOT_FOUND naming a trigger that does not exist. Viewers may read it.
     public static let traceTrigger =
         UnaryMethod<TraceTriggerRequest, TraceTriggerResponse>("home.v1.HomeService/TraceTrigger")
+    /// A layout file (`homectl export`'s, YAML or JSON) applied in one layout
+    /// commit: planned and applied by the daemon's own rules, all or nothing
+    /// (see ImportLayoutRequest). Admins only.
+    public static let importLayout =
+        UnaryMethod<ImportLayoutRequest, ImportLayoutResponse>("home.v1.HomeService/ImportLayout")
 }

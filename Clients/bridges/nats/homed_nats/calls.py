@@ -42,7 +42,7 @@ CALL_ROLES = {
     "GetHome": "viewer", "ListAccessories": "viewer", "ReadCharacteristics": "viewer", "GetStatus": "viewer",
     "ListTypes": "viewer", "ListProviders": "viewer", "ReadHistory": "viewer", "TraceTrigger": "viewer",
     "WriteCharacteristics": "user", "ExecuteActionSet": "user",
-    "ChangeLayout": "admin", "GetStats": "admin",
+    "ChangeLayout": "admin", "ImportLayout": "admin", "GetStats": "admin",
 }
 #: Methods no request/reply can carry, and why (the remote socket says it).
 NOT_CARRIED = {

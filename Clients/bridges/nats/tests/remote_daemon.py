@@ -38,7 +38,9 @@ def main() -> int:
         homed.start()
         server.start()
         start_site_bridge(homed, server, processes, workdir)
-        remote, _ = start_remote(server.url, processes, workdir, path=path)
+        # As olga, an admin: the conformance list runs with the role a local client of
+        # the daemon's own user has (ImportLayout is an admin's call).
+        remote, _ = start_remote(server.url, processes, workdir, user="olga", path=path)
         stopping.wait()
         # Stopped, not killed: it removes its socket from the runner's directory.
         remote.proc.send_signal(signal.SIGTERM)

@@ -41,7 +41,8 @@ def remote(tmp_path_factory):
         daemon.start()
         server.start()
         start_site_bridge(daemon, server, processes, workdir)
-        _, path = start_remote(server.url, processes, workdir)
+        # As olga, an admin, as a local client of the daemon's own user is.
+        _, path = start_remote(server.url, processes, workdir, user="olga")
         yield Remote(path)
     finally:
         for process in processes:

@@ -1,38 +1,46 @@
 internal import Foundation
-internal import HomeModel
+package import HomeModel
 
-/// What importing a layout file into a home changes, decided before anything is:
-/// each step is the layout operation the daemon will be asked for, tried first on a
-/// copy of the home with the daemon's own model, so that a name that clashes, a room
-/// that does not exist or a value a characteristic cannot take stops the import
-/// with nothing changed. What exists already and differs from the file is reported
-/// and left as it is (an import adds; it never removes nor overwrites).
-struct ImportPlan {
-    struct Step {
+/// What importing a layout file into a home changes, and the home once it has:
+/// each step is a layout operation applied in turn to a copy of the home by the
+/// model's own rules, so that a name that clashes, a room that does not exist or a
+/// value a characteristic cannot take stops the import with nothing changed. What
+/// exists already and differs from the file is reported and left as it is (an
+/// import adds; it never removes nor overwrites). Pure: the daemon plans under its
+/// store's lock and installs the copy in one layout commit (`ImportLayout`).
+package struct ImportPlan {
+    package struct Step {
         /// For people: "add room "Attic" to "Home"".
-        var text: String
-        var operation: LayoutOperation
-        /// The id the step created in the copy (0: none), to be mapped to the
-        /// daemon's when the step is carried out.
-        var createdID: ObjectID
+        package var text: String
+        package var operation: LayoutOperation
     }
 
-    var steps: [Step] = []
+    package private(set) var steps: [Step] = []
     /// What differs and is left as it is.
-    var differences: [String] = []
+    package private(set) var differences: [String] = []
     /// The home as it will be.
-    private(set) var graph: HomeGraph
+    package private(set) var graph: HomeGraph
+    /// The events the steps cause, in order: what the commit publishes.
+    package private(set) var events: [HomeEvent.Body] = []
+    /// The programs of the triggers it adds, each with its step's text: the file
+    /// system is no part of the model, so the caller checks them (outside its lock)
+    /// before the plan is used.
+    package private(set) var programs: [String: String] = [:]
+    private let nowMs: Int64
 
-    init(file: LayoutFile, graph: HomeGraph) throws(HomeError) {
+    /// - Parameter nowMs: the time the steps are stamped with (a trigger's creation).
+    package init(file: LayoutFile, graph: HomeGraph, nowMs: Int64 = 0) throws(HomeError) {
         self.graph = graph
+        self.nowMs = nowMs
         for home in file.homes { try plan(home) }
     }
 
     private mutating func step(_ text: String, _ operation: LayoutOperation) throws(HomeError) -> ObjectID {
         do {
-            let created = try graph.apply(operation).createdID
-            steps.append(Step(text: text, operation: operation, createdID: created))
-            return created
+            let applied = try graph.apply(operation, nowMs: nowMs)
+            steps.append(Step(text: text, operation: operation))
+            events += applied.events
+            return applied.createdID
         } catch {
             throw HomeError(error.code, "cannot \(text): \(error.message)")
         }
@@ -153,17 +161,27 @@ struct ImportPlan {
             let characteristicID = try resolve(action.characteristic, in: home, as: "\(at).characteristic") {
                 graph, full throws(HomeError) in try graph.resolveCharacteristic(full)
             }
-            let value = try Self.value(action.value, at: at)
+            // As the characteristic would take it (a value of the wrong type refuses
+            // the file), so that an unchanged scene compares equal.
+            let value = try normalized(
+                try Self.value(action.value, at: at), for: characteristicID, writing: true, at: "\(at).value")
             let onlyIf = try action.onlyIf.map { expected throws(HomeError) in
-                try Self.value(expected, at: "\(at).only_if")
+                try normalized(
+                    try Self.value(expected, at: "\(at).only_if"), for: characteristicID, writing: false,
+                    at: "\(at).only_if")
             }
             if let existing = graph.actionSets[sceneID]?.actions.first(where: {
                 $0.characteristicID == characteristicID
             }) {
-                if existing.value != value || (existing.onlyIf == nil) != (onlyIf == nil) {
+                if existing.value != value {
                     differences.append(
                         "scene \(quote(scene.name)) sets \(quote(action.characteristic)) to \(existing.value), "
                             + "the file to \(value): left as it is")
+                } else if existing.onlyIf != onlyIf {
+                    differences.append(
+                        "scene \(quote(scene.name)) sets \(quote(action.characteristic)) "
+                            + (existing.onlyIf.map { "only if it is \($0)" } ?? "always")
+                            + ", the file " + (onlyIf.map { "only if it is \($0)" } ?? "always") + ": left as it is")
                 }
                 continue
             }
@@ -201,46 +219,64 @@ struct ImportPlan {
             return
         }
         let conditions = try resolved(trigger.conditions, in: home, at: "\(trigger.place).conditions")
+        let adding = { (name: String) in
+            LayoutOperation.addTrigger(
+                name: name, homeID: homeID, kind: kind, actionSetIDs: scenes, enabled: trigger.enabled,
+                condition: trigger.condition, holdMs: trigger.holdMs, executeOnce: trigger.executeOnce,
+                end: trigger.end, command: trigger.command, conditions: conditions)
+        }
         if let existing = graph.homes[homeID]?.triggerIDs.compactMap({ graph.triggers[$0] })
             .first(where: { $0.name == trigger.name })
         {
-            if existing.kind != kind || existing.actionSetIDs != scenes || existing.isEnabled != trigger.enabled
-                || existing.condition != trigger.condition || existing.holdMs != trigger.holdMs
-                || existing.executeOnce != trigger.executeOnce || existing.end != trigger.end
-                || existing.command != trigger.command || existing.conditions != conditions
-            {
-                differences.append("trigger \(quote(trigger.name)) exists and is not as the file says: left as it is")
+            // The file's trigger as the model would make it (its values normalized, a
+            // bad one refusing the file), on a scratch copy under a name of its own.
+            var scratch = graph
+            let made: Trigger
+            do {
+                let id = try scratch.apply(adding("\(trigger.name) (import check)"), nowMs: nowMs).createdID
+                guard let trigger = scratch.triggers[id] else { return }
+                made = trigger
+            } catch {
+                throw HomeError(error.code, "\(trigger.place): \(error.message)")
+            }
+            let differing = Self.differences(existing, made)
+            if !differing.isEmpty {
+                differences.append(
+                    "trigger \(quote(trigger.name)) exists with another \(differing.joined(separator: ", ")) than the "
+                        + "file's: left as it is")
             }
             return
         }
-        if let command = trigger.command {
-            // The daemon checks the program when the trigger is added, after the steps
-            // before it are made; checked here too, an import that names a program
-            // that is not there stops before anything changed.
-            if let problem = Self.problem(withProgram: command.program) {
-                throw HomeError(
-                    .invalidArgument,
-                    "cannot add trigger \(quote(trigger.name)) to \(quote(home)): the command \(command.program) "
-                        + problem)
-            }
-        }
-        _ = try step(
-            "add trigger \(quote(trigger.name)) to \(quote(home))",
-            .addTrigger(
-                name: trigger.name, homeID: homeID, kind: kind, actionSetIDs: scenes, enabled: trigger.enabled,
-                condition: trigger.condition, holdMs: trigger.holdMs, executeOnce: trigger.executeOnce,
-                end: trigger.end, command: trigger.command, conditions: conditions))
+        let text = "add trigger \(quote(trigger.name)) to \(quote(home))"
+        if let command = trigger.command { programs[command.program] = programs[command.program] ?? text }
+        _ = try step(text, adding(trigger.name))
     }
 
-    /// Why `program` cannot be a trigger's command on this machine ("does not
-    /// exist", "is not a file", "is not executable"), or nil. The execute bits
-    /// alone: the daemon's user, not this one's, is the one that will run it.
-    static func problem(withProgram program: String) -> String? {
-        guard program.hasPrefix("/") else { return nil }  // the model refuses it, in its words
-        var info = stat()
-        guard stat(program, &info) == 0 else { return "does not exist" }
-        guard info.st_mode & S_IFMT == S_IFREG else { return "is not a file" }
-        return info.st_mode & 0o111 == 0 ? "is not executable" : nil
+    /// What of a trigger the file would change: the names of the parts that differ.
+    private static func differences(_ existing: Trigger, _ file: Trigger) -> [String] {
+        var parts: [String] = []
+        if existing.kind != file.kind { parts.append("kind (its event, time or sun)") }
+        if existing.actionSetIDs != file.actionSetIDs { parts.append("scenes") }
+        if existing.isEnabled != file.isEnabled { parts.append("enabled") }
+        if existing.condition != file.condition { parts.append("time condition") }
+        if existing.conditions != file.conditions { parts.append("conditions") }
+        if existing.holdMs != file.holdMs { parts.append("hold") }
+        if existing.executeOnce != file.executeOnce { parts.append("execute-once") }
+        if existing.end != file.end { parts.append("end") }
+        if existing.command != file.command { parts.append("command") }
+        return parts
+    }
+
+    /// A value from the file as the characteristic at `id` takes it: as a scene's
+    /// write (`writing`), or as a value it is compared with.
+    private func normalized(_ value: CharacteristicValue, for id: ObjectID, writing: Bool, at place: String)
+        throws(HomeError) -> CharacteristicValue
+    {
+        do {
+            return try graph.validateWrite(value, to: id, enforceWritable: writing)
+        } catch {
+            throw HomeError(error.code, "\(place): \(error.message)")
+        }
     }
 
     /// A file's conditions with their characteristics resolved in `home`.
@@ -282,53 +318,4 @@ struct ImportPlan {
     }
 }
 
-extension LayoutOperation {
-    /// The same operation with the ids of objects the plan created in its copy
-    /// replaced by the ids the daemon gave them.
-    func mapping(_ ids: [ObjectID: ObjectID]) -> LayoutOperation {
-        func id(_ old: ObjectID) -> ObjectID { ids[old] ?? old }
-        switch self {
-        case .addHome: return self
-        case .rename(let target, let name): return .rename(id: id(target), name: name)
-        case .remove(let target): return .remove(id: id(target))
-        case .setPrimaryHome(let homeID): return .setPrimaryHome(homeID: id(homeID))
-        case .addRoom(let name, let homeID): return .addRoom(name: name, homeID: id(homeID))
-        case .addZone(let name, let homeID): return .addZone(name: name, homeID: id(homeID))
-        case .addRoomToZone(let roomID, let zoneID): return .addRoomToZone(roomID: id(roomID), zoneID: id(zoneID))
-        case .removeRoomFromZone(let roomID, let zoneID):
-            return .removeRoomFromZone(roomID: id(roomID), zoneID: id(zoneID))
-        case .assignAccessory(let accessoryID, let roomID):
-            return .assignAccessory(accessoryID: id(accessoryID), roomID: id(roomID))
-        case .addServiceGroup(let name, let homeID): return .addServiceGroup(name: name, homeID: id(homeID))
-        case .addServiceToGroup(let serviceID, let groupID):
-            return .addServiceToGroup(serviceID: id(serviceID), groupID: id(groupID))
-        case .removeServiceFromGroup(let serviceID, let groupID):
-            return .removeServiceFromGroup(serviceID: id(serviceID), groupID: id(groupID))
-        case .addActionSet(let name, let kind, let homeID):
-            return .addActionSet(name: name, kind: kind, homeID: id(homeID))
-        case .addAction(let action, let actionSetID): return .addAction(action, actionSetID: id(actionSetID))
-        case .removeAction(let characteristicID, let actionSetID):
-            return .removeAction(characteristicID: characteristicID, actionSetID: id(actionSetID))
-        case .addTrigger(
-            let name, let homeID, let kind, let actionSetIDs, let enabled, let condition, let holdMs, let once,
-            let end, let command, let conditions):
-            return .addTrigger(
-                name: name, homeID: id(homeID), kind: kind, actionSetIDs: actionSetIDs.map(id), enabled: enabled,
-                condition: condition, holdMs: holdMs, executeOnce: once, end: end, command: command,
-                conditions: conditions)
-        case .setTrigger(
-            let triggerID, let kind, let condition, let holdMs, let once, let end, let command, let conditions):
-            return .setTrigger(
-                triggerID: id(triggerID), kind: kind, condition: condition, holdMs: holdMs, executeOnce: once,
-                end: end, command: command, conditions: conditions)
-        case .setHomeLocation(let homeID, let location):
-            return .setHomeLocation(homeID: id(homeID), location: location)
-        case .setTriggerEnabled(let triggerID, let enabled):
-            return .setTriggerEnabled(triggerID: id(triggerID), enabled: enabled)
-        case .addActionSetToTrigger(let actionSetID, let triggerID):
-            return .addActionSetToTrigger(actionSetID: id(actionSetID), triggerID: id(triggerID))
-        case .removeActionSetFromTrigger(let actionSetID, let triggerID):
-            return .removeActionSetFromTrigger(actionSetID: id(actionSetID), triggerID: id(triggerID))
-        }
-    }
-}
+private func quote(_ text: String) -> String { "\"\(text)\"" }

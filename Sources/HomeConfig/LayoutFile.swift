@@ -1,12 +1,12 @@
 internal import Foundation
-internal import HomeModel
+package import HomeModel
 internal import Yams
 
 /// A layout file as `homectl export` writes it (YAML or JSON: YAML reads both),
 /// read strictly: an unknown key, a value of the wrong type or a missing name is an
 /// error naming where it is (`homes[0].accessories[2].room`), so that a typo never
 /// becomes a silent no-op.
-struct LayoutFile {
+package struct LayoutFile {
     struct Home {
         var name: String
         var primary: Bool
@@ -62,7 +62,7 @@ struct LayoutFile {
     var homes: [Home]
 
     /// Reads `text`; `source` names the file in errors.
-    static func parse(_ text: String, source: String) throws(HomeError) -> LayoutFile {
+    package static func parse(_ text: String, source: String) throws(HomeError) -> LayoutFile {
         let loaded: Any?
         do {
             loaded = try Yams.load(yaml: text)
@@ -74,7 +74,7 @@ struct LayoutFile {
         if let version = top["version"] {
             guard let number = version as? Int, number == 1 else {
                 throw HomeError(
-                    .invalidArgument, "\(source): version \(version) is not one this homectl reads (1)")
+                    .invalidArgument, "\(source): version \(version) is not one homed reads (1)")
             }
         }
         let homes = try reader.list(top["homes"], at: "homes")
