@@ -105,6 +105,9 @@ struct AutomationRestartTests {
             (ended.first?["detail"] as? String)?.contains("undo after 30m (begun before homed restarted)") == true,
             "\(ended)")
         #expect(try ended.map(Self.timeMs) == [start + 40 * minute])
+        // The daemon's own times go by the same clock: started at +38m, up for 2 minutes at +40m.
+        let status = try again.homectl("status", "--json")
+        #expect(status.stdout.contains("\"uptime_ms\":120000"), "\(status.stdout)")
     }
 
     @Test("a test clock file that holds no time is refused at start, naming the file")

@@ -15,7 +15,7 @@ extension HomeService {
         status.connectionID = context.connectionID
         status.journalID = store.journalID
         status.seq = store.lastSeq
-        status.uptimeMs = currentTimeMs() - store.startedAtMs
+        status.uptimeMs = store.wallClockMs() - store.startedAtMs
         status.connections = UInt32(registry.count)
         status.subscriptions = UInt32(store.subscriptionCount)
         status.homes = UInt32(counts.homes)

@@ -17,7 +17,7 @@ extension HomeService {
     /// Past events, one page (see `ReadHistoryRequest`), read off the event loop.
     func readHistory(_ request: ReadHistoryRequest, context: CallContext) -> EventLoopFuture<ReadHistoryResponse> {
         let store = self.store
-        let nowMs = currentTimeMs()
+        let nowMs = store.wallClockMs()
         do throws(HomeError) {
             try Self.validate(request, nowMs: nowMs)
         } catch {

@@ -64,7 +64,7 @@ extension HomeService {
                 throw HomeError(
                     .invalidArgument, "since_time_ms starts a subscription in the past: not with since_seq or snapshot")
             }
-            let nowMs = currentTimeMs()
+            let nowMs = store.wallClockMs()
             guard sinceTime <= nowMs else {
                 throw HomeError(.invalidArgument, "since_time_ms \(sinceTime) is in the future (now is \(nowMs))")
             }

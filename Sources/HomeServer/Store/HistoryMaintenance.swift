@@ -30,7 +30,7 @@ public struct HistoryMaintenance: Service {
         let pause: () async -> Void = { try? await Task.sleep(for: .milliseconds(5)) }
         do throws(HomeError) {
             let folded = try store.foldRollups()
-            let purged = try await store.purgeHistory(nowMs: currentTimeMs(), pause: pause)
+            let purged = try await store.purgeHistory(nowMs: store.wallClockMs(), pause: pause)
             if folded + purged > 0 {
                 logger.debug(
                     "history upkeep", metadata: ["rolled up": "\(folded) events", "purged": "\(purged) commits"])
