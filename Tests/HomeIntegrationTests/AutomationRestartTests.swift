@@ -10,10 +10,7 @@ struct AutomationRestartTests {
     func endSurvivesKillNine() throws {
         let directory = TestServer.makeTemporaryDirectory("homed-end")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let clock = TestClockFile(path: directory + "/clock")
-        let start = (Int64(Date().timeIntervalSince1970) + 60) * 1000
-        let arguments = ["--demo", "--no-simulator", "--test-clock-file", clock.path]
-        try clock.set(start)
+        let (clock, start, arguments) = try TestClockFile.started(in: directory)
         do {
             let daemon = try DaemonProcess(arguments: arguments, directory: directory)
             try Self.prepareLampAndDim(daemon)
@@ -52,11 +49,8 @@ struct AutomationRestartTests {
     func killedAtChosenMoments() throws {
         let directory = TestServer.makeTemporaryDirectory("homed-clock")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let clock = TestClockFile(path: directory + "/clock")
-        let start = (Int64(Date().timeIntervalSince1970) + 60) * 1000
+        let (clock, start, arguments) = try TestClockFile.started(in: directory)
         let minute: Int64 = 60_000
-        let arguments = ["--demo", "--no-simulator", "--test-clock-file", clock.path]
-        try clock.set(start)
         do {
             let daemon = try DaemonProcess(arguments: arguments, directory: directory)
             try Self.prepareLampAndDim(daemon)
@@ -182,6 +176,15 @@ struct AutomationRestartTests {
 /// The file a daemon started with `--test-clock-file` reads the time from.
 struct TestClockFile {
     let path: String
+
+    /// A clock file in `directory` set to a whole second just ahead of now, and the
+    /// arguments of a demo homed that runs by it.
+    static func started(in directory: String) throws -> (clock: TestClockFile, start: Int64, arguments: [String]) {
+        let clock = TestClockFile(path: directory + "/clock")
+        let start = (Int64(Date().timeIntervalSince1970) + 60) * 1000
+        try clock.set(start)
+        return (clock, start, ["--demo", "--no-simulator", "--test-clock-file", clock.path])
+    }
 
     /// Sets the time: written whole to a new file renamed over the old, so the
     /// daemon never reads half a number.

@@ -26,6 +26,15 @@ extension HomeEvent {
 }
 
 extension DemoFixture {
+    /// A trigger "Lamp on" that runs `scene` when the lamp goes on, and undoes it an hour later.
+    fileprivate func lampOnUndoneAfterAnHour(_ scene: ObjectID) async throws -> ObjectID {
+        try await client.addTrigger(
+            name: "Lamp on", homeID: id,
+            kind: .event(characteristicID: on, value: .bool(true), rangeMin: nil, rangeMax: nil, conditions: []),
+            actionSetIDs: [scene], end: TriggerEnd(afterMs: hour, whenEventEnds: false)
+        ).createdID
+    }
+
     /// The lamp off, a scene "Dim" and a trigger "On for 10m" that runs it once
     /// the lamp has been on for ten minutes.
     fileprivate func dimAfterTenMinutesOn() async throws -> (scene: ObjectID, trigger: ObjectID) {
@@ -523,12 +532,7 @@ struct AutomationCatchUpTests {
             _ = try await client.write(.int(30), to: home.brightness)
             _ = try await client.write(.bool(false), to: home.on)
             let scene = try await home.scene("Evening", [(home.brightness, .int(90))])
-            let trigger = try await client.addTrigger(
-                name: "Lamp on", homeID: home.id,
-                kind: .event(
-                    characteristicID: home.on, value: .bool(true), rangeMin: nil, rangeMax: nil, conditions: []),
-                actionSetIDs: [scene], end: TriggerEnd(afterMs: hour, whenEventEnds: false)
-            ).createdID
+            let trigger = try await home.lampOnUndoneAfterAnHour(scene)
             let sentinel = try await home.sentinel()
             var log = try await EventLog(client, kinds: withNotes)
             let brightness = { server.store.snapshot().graph.characteristics[home.brightness]?.value }
@@ -632,12 +636,7 @@ struct AutomationCatchUpTests {
             let journaled = try server.store.pastEvents(HistoryQuery(subjects: [home.brightness])).events
             #expect(!journaled.contains { if case .value = $0.body { true } else { false } })
             let scene = try await home.scene("Bright", [(home.brightness, .int(seeded == .int(100) ? 5 : 100))])
-            let trigger = try await client.addTrigger(
-                name: "Lamp on", homeID: home.id,
-                kind: .event(
-                    characteristicID: home.on, value: .bool(true), rangeMin: nil, rangeMax: nil, conditions: []),
-                actionSetIDs: [scene], end: TriggerEnd(afterMs: hour, whenEventEnds: false)
-            ).createdID
+            let trigger = try await home.lampOnUndoneAfterAnHour(scene)
             var log = try await EventLog(client, kinds: withNotes)
             try await Self.fireThenStop(server, home, scene: scene, at: start, log: &log)
             let fired = try server.store.pastEvents(HistoryQuery(subjects: [trigger])).events.compactMap(\.note)
