@@ -19,7 +19,11 @@ final class EmbeddedConnection {
     var slowPromises: [EventLoopPromise<GetStatusResponse>] = []
     let streams = StreamLog()
 
+    /// The call ids of each group the grouped test method was handed, in order.
+    var groups: [[UInt64]] = []
+
     static let slow = UnaryMethod<GetStatusRequest, GetStatusResponse>("test.Service/Slow")
+    static let grouped = UnaryMethod<GetStatusRequest, GetStatusResponse>("test.Service/Grouped")
     static let stream = ServerStreamingMethod<GetStatusRequest, SubscribeResponse>("test.Service/Stream")
 
     init(
@@ -45,6 +49,16 @@ final class EmbeddedConnection {
                 let promise = context.eventLoop.makePromise(of: GetStatusResponse.self)
                 promises.value.slowPromises.append(promise)
                 return promise.futureResult
+            })
+        router.register(
+            Self.grouped, role: .viewer,
+            grouped: { calls in
+                promises.value.groups.append(calls.map(\.context.callID))
+                return calls.map { call in
+                    var status = GetStatusResponse()
+                    status.connectionID = call.context.callID
+                    return call.context.eventLoop.makeSucceededFuture(status)
+                }
             })
         let streams = self.streams
         router.register(Self.stream, role: .viewer) { _, context, _ in
@@ -88,6 +102,17 @@ final class EmbeddedConnection {
 
     func open(_ callID: UInt64, _ method: String, timeoutMs: UInt32? = nil) throws {
         try send(WireFrame(callID: callID, body: .open(CallOpen(method: method, request: [], timeoutMs: timeoutMs))))
+    }
+
+    /// Opens the calls in one read, as a pipelining client's frames arrive.
+    func openTogether(_ calls: [(callID: UInt64, method: String)]) throws {
+        var buffer = ByteBuffer()
+        for call in calls {
+            var frame = WireFrame(callID: call.callID, body: .open(CallOpen(method: call.method, request: [])))
+                .encoded()
+            buffer.writeBuffer(&frame)
+        }
+        try channel.writeInbound(buffer)
     }
 }
 
@@ -261,6 +286,44 @@ struct ConnectionTests {
         #expect(lastCallID == 9)
         #expect(connection.streams.finished.map(\.0) == [9])
         #expect(connection.streams.finished.first?.1?.code == .unavailable)
+    }
+
+    @Test("calls of a grouped method that come in one read are handed over together, in order, split by any other call")
+    func groupedCallsOfOneRead() throws {
+        let connection = try EmbeddedConnection()
+        try connection.hello()
+        let grouped = EmbeddedConnection.grouped.name
+        try connection.openTogether([
+            (1, grouped), (2, grouped), (3, grouped), (4, HomeMethods.getStatus.name), (5, grouped), (6, grouped),
+        ])
+        // One read later, a call alone.
+        try connection.open(7, grouped)
+        #expect(connection.groups == [[1, 2, 3], [5, 6], [7]])
+        // Every call answered once, the ones before the other call first.
+        let answered = try connection.received().compactMap { frame -> UInt64? in
+            if case .status(nil) = frame.body { frame.callID } else { nil }
+        }
+        #expect(answered == [1, 2, 3, 4, 5, 6, 7])
+    }
+
+    @Test("a group holds at most WaitingGroup.largest calls; a failing frame runs the group before it first")
+    func groupBoundsAndFailure() throws {
+        let connection = try EmbeddedConnection()
+        try connection.hello()
+        let largest = ConnectionHandler.WaitingGroup.largest
+        try connection.openTogether((1...UInt64(largest + 1)).map { ($0, EmbeddedConnection.grouped.name) })
+        #expect(connection.groups.map(\.count) == [largest, 1])
+        _ = try connection.received()
+        var bytes = WireFrame(callID: 900, body: .open(CallOpen(method: EmbeddedConnection.grouped.name, request: [])))
+            .encoded()
+        bytes.writeBytes([0, 0, 0, 3, 0xFF, 0xFF, 0xFF])  // a frame that is not a Frame
+        try connection.channel.writeInbound(bytes)
+        #expect(connection.groups.last == [900])
+        // The call answered, then the connection's failure.
+        let statuses = try connection.received().compactMap { frame -> UInt64? in
+            if case .status = frame.body { frame.callID } else { nil }
+        }
+        #expect(statuses == [900, 0])
     }
 
     @Test("ping is answered with the same nonce; an unknown method names the methods served")

@@ -84,4 +84,86 @@ struct ValueLogFailureTests {
                 .results[0].error == nil)
         #expect(store.snapshot().seq == before.seq + 1)
     }
+
+    @Test("calls' writes applied together are one log row, each call's outcome its own, each seeing those before it")
+    func appliedTogether() throws {
+        let persistence = RecordingPersistence()
+        let store = HomeStore(graph: DemoHome.make(nowMs: 0), persistence: persistence)
+        let before = store.snapshot()
+        let brightness = try before.graph.resolve(path: "Living Room/Lamp/Brightness")
+        let on = try before.graph.resolve(path: "Living Room/Lamp/On")
+        let outcomes = store.applyOwnWrites(
+            [
+                .init(
+                    writes: [.init(characteristicID: brightness, value: .int(10))], atomic: false, validateOnly: false),
+                // Atomic with an invalid write: nothing of it applied.
+                .init(
+                    writes: [
+                        .init(characteristicID: on, value: .bool(false)),
+                        .init(characteristicID: 999_999, value: .int(1)),
+                    ],
+                    atomic: true, validateOnly: false),
+                // Conditional on the first call's value: it holds.
+                .init(
+                    writes: [
+                        .init(characteristicID: brightness, value: .int(20), condition: WriteCondition(value: .int(10)))
+                    ],
+                    atomic: false, validateOnly: false),
+            ], origin: .daemon, provider: { _ in nil })
+        #expect(outcomes.count == 3)
+        #expect(outcomes[0].results.map(\.error) == [nil])
+        #expect(outcomes[1].results.map { $0.error?.code } == [.aborted, .notFound])
+        #expect(outcomes[2].results.map(\.error) == [nil])
+        #expect(persistence.appended.withLock { $0 } == [[SavedValue(characteristicID: brightness, value: .int(20))]])
+        let after = store.snapshot()
+        #expect(after.graph.characteristics[brightness]?.value == .int(20))
+        #expect(after.graph.characteristics[on]?.value == before.graph.characteristics[on]?.value)
+        // Two value events, and every outcome's seq covers them.
+        #expect(after.seq == before.seq + 2)
+        #expect(outcomes.allSatisfy { $0.seq == after.seq })
+    }
+
+    @Test("calls applied together that the log refuses all fail, nothing applied or published")
+    func refusedTogether() throws {
+        let persistence = RecordingPersistence()
+        let store = HomeStore(graph: DemoHome.make(nowMs: 0), persistence: persistence)
+        let before = store.snapshot()
+        let brightness = try before.graph.resolve(path: "Living Room/Lamp/Brightness")
+        let on = try before.graph.resolve(path: "Living Room/Lamp/On")
+        persistence.refuseAppends.store(true, ordering: .relaxed)
+        let outcomes = store.applyOwnWrites(
+            [
+                .init(
+                    writes: [.init(characteristicID: brightness, value: .int(10))], atomic: false, validateOnly: false),
+                .init(writes: [.init(characteristicID: on, value: .bool(false))], atomic: false, validateOnly: false),
+            ], origin: .daemon, provider: { _ in nil })
+        #expect(outcomes.flatMap(\.results).allSatisfy { $0.error?.code == .resourceExhausted })
+        let after = store.snapshot()
+        #expect(after.seq == before.seq)
+        #expect(after.graph.characteristics[brightness] == before.graph.characteristics[brightness])
+        #expect(after.graph.characteristics[on] == before.graph.characteristics[on])
+    }
+
+    @Test("calls applied together stop at the first with a provider's characteristic")
+    func stopsAtAProvidersWrite() throws {
+        let store = HomeStore(graph: DemoHome.make(nowMs: 0), persistence: RecordingPersistence())
+        let graph = store.snapshot().graph
+        let brightness = try graph.resolve(path: "Living Room/Lamp/Brightness")
+        let coffee = try graph.resolve(path: "Kitchen/Coffee Maker/On")
+        let lamp = try #require(graph.characteristics[brightness]?.accessoryID)
+        let outcomes = store.applyOwnWrites(
+            [
+                .init(
+                    writes: [.init(characteristicID: coffee, value: .bool(true))], atomic: false, validateOnly: false),
+                .init(
+                    writes: [.init(characteristicID: brightness, value: .int(5))], atomic: false, validateOnly: false),
+                .init(
+                    writes: [.init(characteristicID: coffee, value: .bool(false))], atomic: false, validateOnly: false),
+            ], origin: .daemon, provider: { $0.id == lamp ? "lamp-provider" : nil })
+        // The lamp is a provider's: the calls from it on are left to the caller.
+        #expect(outcomes.map { $0.results.map(\.error) } == [[nil]])
+        let after = store.snapshot().graph
+        #expect(after.characteristics[coffee]?.value == .bool(true))
+        #expect(after.characteristics[brightness]?.value == graph.characteristics[brightness]?.value)
+    }
 }

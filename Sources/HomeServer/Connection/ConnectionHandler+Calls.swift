@@ -4,8 +4,27 @@ internal import NIOCore
 
 // Running a call: routing its open frame, its deadline, and framing its answer.
 extension ConnectionHandler {
+    /// Calls of one grouped method that came in the current read and have not run.
+    struct WaitingGroup {
+        /// Calls run together at most: a group is one commit, and its first call
+        /// waits for the last.
+        static let largest = 256
+
+        struct Call {
+            let callID: UInt64
+            let call: HomeRouter.GroupedCall
+        }
+
+        let method: String
+        let handler: @Sendable ([HomeRouter.GroupedCall]) -> [EventLoopFuture<ByteBuffer>]
+        var calls: [Call] = []
+    }
+
     func dispatch(_ context: ChannelHandlerContext, callID: UInt64, _ open: IncomingCall) {
-        guard let entry = router.route(for: open.method) else {
+        let entry = router.route(for: open.method)
+        // Calls run in the order they came: any other call runs the waiting group first.
+        if !joinsWaitingGroup(entry, method: open.method) { runWaitingGroup() }
+        guard let entry else {
             write(
                 context,
                 WireFrame(
@@ -50,26 +69,13 @@ extension ConnectionHandler {
             case .deferredUnary(let handler):
                 machine.opened(callID, .unary)
                 armDeadline(context, callID: callID, timeoutMs: open.timeoutMs, method: open.method)
-                let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
-                // The closure keeps the method's name only: the request is a slice of the
-                // connection's read buffer, which must not be held while the answer waits.
-                let method = open.method
-                handler(open.request, callContext).whenComplete { result in
-                    let handler = loopBound.value
-                    // Dropped when the call already ended (deadline, cancel, close).
-                    guard let context = handler.context, handler.machine.ended(callID) != nil else { return }
-                    handler.deadlines.removeValue(forKey: callID)?.cancel()
-                    do throws(HomeError) {
-                        switch result {
-                        case .success(let payload): try handler.reply(context, callID: callID, payload: payload)
-                        case .failure(let error as HomeError): throw error
-                        case .failure(let error): throw HomeError(.internal, "\(method) failed", cause: error)
-                        }
-                    } catch {
-                        handler.write(context, WireFrame(callID: callID, body: .status(error)))
-                    }
-                    context.flush()
-                }
+                // The request is a slice of the connection's read buffer, which must
+                // not be held while the answer waits: the future's closure keeps none.
+                answer(context, callID: callID, method: open.method, when: handler(open.request, callContext))
+            case .groupedUnary(let handler):
+                machine.opened(callID, .unary)
+                armDeadline(context, callID: callID, timeoutMs: open.timeoutMs, method: open.method)
+                wait(inGroupOf: open.method, handler, callID: callID, open.request, callContext)
             case .serverStreaming(let handler):
                 try machine.checkStreamLimit()
                 let writer = CallWriter(
@@ -82,6 +88,59 @@ extension ConnectionHandler {
         } catch {
             if machine.ended(callID) != nil { deadlines.removeValue(forKey: callID)?.cancel() }
             write(context, WireFrame(callID: callID, body: .status(error)))
+        }
+    }
+
+    /// Writes a deferred call's answer when its future completes (on this loop),
+    /// unless the call ended meanwhile (its deadline, a cancel, the close).
+    private func answer(
+        _ context: ChannelHandlerContext, callID: UInt64, method: String, when future: EventLoopFuture<ByteBuffer>
+    ) {
+        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        future.whenComplete { result in
+            let handler = loopBound.value
+            guard let context = handler.context, handler.machine.ended(callID) != nil else { return }
+            handler.deadlines.removeValue(forKey: callID)?.cancel()
+            do throws(HomeError) {
+                switch result {
+                case .success(let payload): try handler.reply(context, callID: callID, payload: payload)
+                case .failure(let error as HomeError): throw error
+                case .failure(let error): throw HomeError(.internal, "\(method) failed", cause: error)
+                }
+            } catch {
+                handler.write(context, WireFrame(callID: callID, body: .status(error)))
+            }
+            // Answers that come within a read are flushed once, at its end.
+            if !handler.reading { context.flush() }
+        }
+    }
+
+    /// Holds a call of a grouped method until the read that brought it ends, a
+    /// call of another method or another frame comes, or the group is full: then
+    /// the group runs (`runWaitingGroup`).
+    private func wait(
+        inGroupOf method: String,
+        _ handler: @escaping @Sendable ([HomeRouter.GroupedCall]) -> [EventLoopFuture<ByteBuffer>],
+        callID: UInt64, _ request: ByteBuffer, _ callContext: CallContext
+    ) {
+        var group = waitingGroup.take() ?? WaitingGroup(method: method, handler: handler)
+        group.calls.append(WaitingGroup.Call(callID: callID, call: .init(request: request, context: callContext)))
+        waitingGroup = group
+        if group.calls.count >= WaitingGroup.largest { runWaitingGroup() }
+    }
+
+    private func joinsWaitingGroup(_ entry: HomeRouter.Entry?, method: String) -> Bool {
+        guard case .groupedUnary = entry?.route else { return false }
+        return waitingGroup.map { $0.method == method } ?? true
+    }
+
+    /// Runs the calls of a grouped method that came together (see `HomeRouter.Route.groupedUnary`).
+    func runWaitingGroup() {
+        // Taken first: without a context the connection is gone, and so are its calls.
+        guard let group = waitingGroup.take(), let context else { return }
+        let answers = group.handler(group.calls.map(\.call))
+        for (waiting, answer) in zip(group.calls, answers) {
+            self.answer(context, callID: waiting.callID, method: group.method, when: answer)
         }
     }
 

@@ -12,6 +12,8 @@ extension ConnectionHandler {
     /// unread input resets it and the client would lose the status.
     func fail(_ context: ChannelHandlerContext, _ error: HomeError) {
         guard !failed else { return }
+        // Calls that came before the failure run, and are answered before its status.
+        runWaitingGroup()
         failed = true
         logger.info("closing connection: \(error)")
         let channel = context.channel

@@ -50,6 +50,10 @@ final class ConnectionHandler: ChannelDuplexHandler {
     var heardSinceCheck = false
     var unansweredPing: UInt64?
     var context: ChannelHandlerContext?
+    /// Within `channelRead`: answers written now are flushed at its end.
+    var reading = false
+    /// Calls of a grouped method waiting for the rest of the read (`runWaitingGroup`).
+    var waitingGroup: WaitingGroup?
 
     init(
         router: HomeRouter, registry: ConnectionRegistry, configuration: ServerConfiguration, journalID: String,
@@ -159,10 +163,14 @@ final class ConnectionHandler: ChannelDuplexHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         // Failed: the status is written; the rest is dropped while the close lingers.
         guard !failed else { return }
+        reading = true
+        defer { reading = false }
         do {
             try frames.process(buffer: unwrapInboundIn(data)) { body in
                 self.receive(context, body)
             }
+            // What came together is run together; the answers are flushed at the read's end.
+            runWaitingGroup()
         } catch let error as HomeError {
             fail(context, error)
         } catch {
@@ -200,6 +208,11 @@ final class ConnectionHandler: ChannelDuplexHandler {
                 fail(context, HomeError(.invalidArgument, "unreadable frame: \(error.message)", cause: error))
                 return
             }
+        }
+        if case .dispatch = action {
+            // `dispatch` runs or joins the waiting group.
+        } else {
+            runWaitingGroup()
         }
         switch action {
         case .acceptHello(let hello, let frameSize):

@@ -116,6 +116,31 @@ public struct ValueRouter: Sendable {
         }
     }
 
+    /// One call's batch of writes, for `write(together:)`.
+    struct Batch {
+        var writes: [CharacteristicWrite]
+        var atomic: Bool
+        var validateOnly: Bool
+        var origin: Origin
+        var timeoutMs: UInt32?
+    }
+
+    /// Batches that came together, in order: those of the daemon's own
+    /// characteristics (up to the first with a provider's) in one commit, the
+    /// rest one by one as `write` does, so that each characteristic's writes still
+    /// land in the order they came.
+    func write(together batches: [Batch], on eventLoop: any EventLoop) -> [EventLoopFuture<WriteOutcome>] {
+        let own = store.applyOwnWrites(
+            batches.map { HomeStore.OwnWrites(writes: $0.writes, atomic: $0.atomic, validateOnly: $0.validateOnly) },
+            origin: batches.first?.origin, provider: remoteProvider(of:))
+        return own.map { eventLoop.makeSucceededFuture($0) }
+            + batches[own.count...].map {
+                write(
+                    $0.writes, atomic: $0.atomic, validateOnly: $0.validateOnly, origin: $0.origin,
+                    timeoutMs: $0.timeoutMs, on: eventLoop)
+            }
+    }
+
     /// Sends each provider its part of a decided batch and commits each
     /// confirmation (with the end of its claims) when it comes.
     private func send(

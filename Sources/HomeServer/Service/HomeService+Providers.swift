@@ -85,6 +85,33 @@ extension HomeService {
         return ValueReportResponse(seq: outcome.seq, rejected: outcome.rejected)
     }
 
+    /// Reports a provider pipelined: one commit (one transaction on disk) for
+    /// those of one provider session, each answered with its own outcome.
+    func reportValues(_ calls: [(request: ValueReport, context: CallContext)])
+        -> [EventLoopFuture<ValueReportResponse>]
+    {
+        guard calls.count > 1, let first = calls.first,
+            let session = providers.session(ofConnection: first.context.connectionID)
+        else {
+            return calls.map { call in
+                let eventLoop = call.context.eventLoop
+                do throws(HomeError) {
+                    return eventLoop.makeSucceededFuture(try reportValues(call.request, context: call.context))
+                } catch {
+                    return eventLoop.makeFailedFuture(error)
+                }
+            }
+        }
+        providers.noteSeen(session.providerID)
+        let outcomes = store.report(
+            together: calls.map { ($0.request.values, $0.request.reachability.map { ($0.accessoryID, $0.reachable) }) },
+            provider: session.providerID, origin: providerOrigin(session))
+        return zip(calls, outcomes).map { call, outcome in
+            call.context.eventLoop.makeSucceededFuture(
+                ValueReportResponse(seq: outcome.seq, rejected: outcome.rejected))
+        }
+    }
+
     func listProviders(_ request: ListProvidersRequest, context: CallContext) -> ListProvidersResponse {
         ListProvidersResponse(
             providers: providers.infos(known: store.providerAccessories(excluding: providers.inProcessProviders)))

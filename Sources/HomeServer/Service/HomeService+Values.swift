@@ -22,6 +22,23 @@ extension HomeService {
         ).map { WriteCharacteristicsResponse(results: $0.results, seq: $0.seq) }
     }
 
+    /// Calls that came together on one connection: the daemon's own writes among
+    /// them are made in one commit (one transaction on disk), none answered before
+    /// it is durable (`ValueRouter.write(together:)`).
+    func writeCharacteristics(_ calls: [(request: WriteCharacteristicsRequest, context: CallContext)])
+        -> [EventLoopFuture<WriteCharacteristicsResponse>]
+    {
+        guard calls.count > 1 else { return calls.map { writeCharacteristics($0.request, context: $0.context) } }
+        let batches = calls.map { request, context in
+            ValueRouter.Batch(
+                writes: request.writes, atomic: request.atomic, validateOnly: request.validateOnly,
+                origin: context.origin, timeoutMs: remainingMs(context))
+        }
+        return values.write(together: batches, on: calls[0].context.eventLoop).map {
+            $0.map { WriteCharacteristicsResponse(results: $0.results, seq: $0.seq) }
+        }
+    }
+
     func executeActionSet(_ request: ExecuteActionSetRequest, context: CallContext)
         -> EventLoopFuture<ExecuteActionSetResponse>
     {

@@ -46,7 +46,7 @@ struct HomeService: Sendable {
         router.register(HomeMethods.listTypes, role: .viewer, listTypes)
         // Values and scenes (HomeService+Values.swift).
         router.register(HomeMethods.readCharacteristics, role: .viewer, deferred: readCharacteristics)
-        router.register(HomeMethods.writeCharacteristics, role: .user, deferred: writeCharacteristics)
+        router.register(HomeMethods.writeCharacteristics, role: .user, grouped: writeCharacteristics)
         router.register(HomeMethods.executeActionSet, role: .user, deferred: executeActionSet)
         // Layout (HomeService+Layout.swift).
         router.register(HomeMethods.changeLayout, role: .admin, changeLayout)
@@ -65,7 +65,7 @@ struct HomeService: Sendable {
         router.register(HomeMethods.openProvider, role: .admin, openProvider)
         router.register(HomeMethods.registerAccessories, role: .admin, registerAccessories)
         router.register(HomeMethods.answerCommand, role: .admin, answerCommand)
-        router.register(HomeMethods.reportValues, role: .admin, reportValues)
+        router.register(HomeMethods.reportValues, role: .admin, grouped: reportValues)
         router.register(HomeMethods.listProviders, role: .viewer, listProviders)
         return router
     }

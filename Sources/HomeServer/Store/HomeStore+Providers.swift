@@ -111,6 +111,29 @@ extension HomeStore {
         return (applied.seq, applied.rejected)
     }
 
+    /// Reports one provider sent together (pipelined `ReportValues` calls), in one
+    /// commit and one transaction, in order: each one's outcome is what `report`
+    /// would give it alone, but if the commit cannot be saved, every value of
+    /// every report is refused with the save's error.
+    func report(
+        together reports: [(values: [CharacteristicWrite], reachability: [(accessoryID: ObjectID, reachable: Bool)])],
+        provider: String, origin: Origin
+    ) -> [(seq: UInt64, rejected: [WriteResult])] {
+        var adjusted: [AdjustedDeviceValues.Adjustment] = []
+        let committed = commit(.values, origin: origin) { transaction -> [[WriteResult]] in
+            reports.map { report in
+                Self.applyReport(
+                    report.values, reachability: report.reachability.map { ($0.accessoryID, $0.reachable) },
+                    owner: provider, adjusted: &adjusted, in: &transaction)
+            }
+        }
+        adjustedDeviceValues.note(adjusted, provider: provider)
+        return zip(reports, committed.result).map { report, rejected in
+            guard let saveFailure = committed.saveFailure else { return (committed.lastSeq, rejected) }
+            return (committed.lastSeq, Self.refusedAll(report.values, rejected: rejected, saveFailure))
+        }
+    }
+
     /// A provider's answer to a fresh read, applied as its report, and the ids read
     /// back from the cache in the same lock (its values stored in their format's kind).
     func reportFresh(_ values: [CharacteristicWrite], provider: String, readingBack ids: [ObjectID]?)
@@ -138,68 +161,87 @@ extension HomeStore {
         var adjusted: [AdjustedDeviceValues.Adjustment] = []
         var readBack: [CharacteristicRead]?
         let committed = commit(.values, origin: origin) { transaction -> [WriteResult] in
-            var rejected: [WriteResult] = []
-            func owned(_ accessoryID: ObjectID) -> Bool {
-                owner == nil || transaction.graph.accessories[accessoryID]?.provider == owner
-            }
-            // Reachable first, so that the values that follow are of a reachable accessory.
-            for (accessoryID, reachable) in reachability where reachable {
-                guard owned(accessoryID) else {
-                    rejected.append(Self.notOwned(accessoryID: accessoryID, provider: owner ?? ""))
-                    continue
-                }
-                if (try? transaction.graph.setReachable(true, accessoryID: accessoryID)) == true {
-                    transaction.emit(.reachability(accessoryID: accessoryID, reachable: true))
-                }
-            }
-            for write in values {
-                do throws(HomeError) {
-                    guard
-                        let checked = try transaction.graph.checkWrite(
-                            write.value, to: write.characteristicID, enforceWritable: false, source: .device)
-                    else {
-                        throw HomeError(.notFound, "no characteristic with id \(write.characteristicID)")
-                    }
-                    if let owner, !owned(checked.accessoryID) {
-                        let holder = transaction.graph.accessories[checked.accessoryID]?.provider ?? ""
-                        throw HomeError(
-                            .permissionDenied,
-                            "characteristic \(write.characteristicID) belongs to accessory \(checked.accessoryID) of "
-                                + (holder.isEmpty ? "no provider" : "provider \"\(holder)\"") + ", not of \"\(owner)\"")
-                    }
-                    _ = transaction.store(checked, to: write.characteristicID)
-                    if AdjustedDeviceValues.isAdjusted(reported: write.value, kept: checked.value) {
-                        adjusted.append(
-                            .init(characteristicID: write.characteristicID, reported: write.value, kept: checked.value))
-                    }
-                } catch {
-                    rejected.append(WriteResult(characteristicID: write.characteristicID, error: error))
-                }
-            }
-            for (accessoryID, reachable) in reachability where !reachable {
-                guard owned(accessoryID) else {
-                    rejected.append(Self.notOwned(accessoryID: accessoryID, provider: owner ?? ""))
-                    continue
-                }
-                if (try? transaction.graph.setReachable(false, accessoryID: accessoryID)) == true {
-                    transaction.emit(.reachability(accessoryID: accessoryID, reachable: false))
-                }
-            }
+            let rejected = Self.applyReport(
+                values, reachability: reachability, owner: owner, adjusted: &adjusted, in: &transaction)
             if let readingBack { readBack = Self.reads(readingBack, in: transaction.graph) }
             return rejected
         }
         adjustedDeviceValues.note(adjusted, provider: owner)
         if let saveFailure = committed.saveFailure {
             // Nothing of it was applied but reachability: every value is refused.
-            let refused = HomeError(
-                saveFailure.code, "not applied: the value could not be saved: \(saveFailure.message)")
-            let rejectedIDs = Set(committed.result.map(\.characteristicID))
-            let undone = values.filter { !rejectedIDs.contains($0.characteristicID) }.map {
-                WriteResult(characteristicID: $0.characteristicID, error: refused)
-            }
-            return (committed.lastSeq, committed.result + undone, nil)
+            return (committed.lastSeq, Self.refusedAll(values, rejected: committed.result, saveFailure), nil)
         }
         return (committed.lastSeq, committed.result, readBack.map { ReadOutcome(reads: $0, seq: committed.lastSeq) })
+    }
+
+    /// One report's values and reachability, applied to a commit under way: what
+    /// it refused (not the provider's, invalid), and the values kept in another
+    /// form than reported in `adjusted`.
+    private static func applyReport(
+        _ values: [CharacteristicWrite], reachability: [(ObjectID, Bool)], owner: String?,
+        adjusted: inout [AdjustedDeviceValues.Adjustment], in transaction: inout Transaction
+    ) -> [WriteResult] {
+        var rejected: [WriteResult] = []
+        func owned(_ accessoryID: ObjectID) -> Bool {
+            owner == nil || transaction.graph.accessories[accessoryID]?.provider == owner
+        }
+        // Reachable first, so that the values that follow are of a reachable accessory.
+        for (accessoryID, reachable) in reachability where reachable {
+            guard owned(accessoryID) else {
+                rejected.append(Self.notOwned(accessoryID: accessoryID, provider: owner ?? ""))
+                continue
+            }
+            if (try? transaction.graph.setReachable(true, accessoryID: accessoryID)) == true {
+                transaction.emit(.reachability(accessoryID: accessoryID, reachable: true))
+            }
+        }
+        for write in values {
+            do throws(HomeError) {
+                guard
+                    let checked = try transaction.graph.checkWrite(
+                        write.value, to: write.characteristicID, enforceWritable: false, source: .device)
+                else {
+                    throw HomeError(.notFound, "no characteristic with id \(write.characteristicID)")
+                }
+                if let owner, !owned(checked.accessoryID) {
+                    let holder = transaction.graph.accessories[checked.accessoryID]?.provider ?? ""
+                    throw HomeError(
+                        .permissionDenied,
+                        "characteristic \(write.characteristicID) belongs to accessory \(checked.accessoryID) of "
+                            + (holder.isEmpty ? "no provider" : "provider \"\(holder)\"") + ", not of \"\(owner)\"")
+                }
+                _ = transaction.store(checked, to: write.characteristicID)
+                if AdjustedDeviceValues.isAdjusted(reported: write.value, kept: checked.value) {
+                    adjusted.append(
+                        .init(characteristicID: write.characteristicID, reported: write.value, kept: checked.value))
+                }
+            } catch {
+                rejected.append(WriteResult(characteristicID: write.characteristicID, error: error))
+            }
+        }
+        for (accessoryID, reachable) in reachability where !reachable {
+            guard owned(accessoryID) else {
+                rejected.append(Self.notOwned(accessoryID: accessoryID, provider: owner ?? ""))
+                continue
+            }
+            if (try? transaction.graph.setReachable(false, accessoryID: accessoryID)) == true {
+                transaction.emit(.reachability(accessoryID: accessoryID, reachable: false))
+            }
+        }
+        return rejected
+    }
+
+    /// The results of a report whose values could not be saved: each value not
+    /// refused already is refused with the save's error.
+    private static func refusedAll(
+        _ values: [CharacteristicWrite], rejected: [WriteResult], _ saveFailure: HomeError
+    ) -> [WriteResult] {
+        let refused = HomeError(saveFailure.code, "not applied: the value could not be saved: \(saveFailure.message)")
+        let rejectedIDs = Set(rejected.map(\.characteristicID))
+        return rejected
+            + values.filter { !rejectedIDs.contains($0.characteristicID) }.map {
+                WriteResult(characteristicID: $0.characteristicID, error: refused)
+            }
     }
 
     private static func notOwned(accessoryID: ObjectID, provider: String) -> WriteResult {

@@ -55,6 +55,43 @@ extension HomeStore {
         return Self.decided(committed)
     }
 
+    /// One call's writes, for `applyOwnWrites`.
+    struct OwnWrites {
+        var writes: [CharacteristicWrite]
+        var atomic: Bool
+        var validateOnly: Bool
+    }
+
+    /// Applies calls' batches of the daemon's own characteristics in one commit,
+    /// each as `planWrites` would alone (validated, atomic or not), in order, each
+    /// seeing the ones before it: one transaction makes them all durable, and if it
+    /// fails every write they applied fails with its error. It stops at the first
+    /// batch with a provider's characteristic (that one and those after it are the
+    /// caller's to write one by one).
+    ///
+    /// - Parameter origin: who wrote them (one connection's calls); nil: no batch.
+    /// - Returns: the outcomes of the batches applied, the first ones.
+    func applyOwnWrites(
+        _ batches: [OwnWrites], origin: Origin?, provider: (Accessory) -> String?
+    ) -> [WriteOutcome] {
+        guard let origin, !batches.isEmpty else { return [] }
+        let journalID = self.journalID
+        let committed = commit(.values, origin: origin) { transaction -> [[WriteResult]] in
+            var applied: [[WriteResult]] = []
+            for batch in batches {
+                if Self.anyRemote(batch.writes, in: transaction.graph, provider: provider) { break }
+                applied.append(
+                    Self.apply(
+                        batch.writes, atomic: batch.atomic, validateOnly: batch.validateOnly, enforceWritable: true,
+                        journalID: journalID, in: &transaction))
+            }
+            return applied
+        }
+        return committed.result.map {
+            WriteOutcome(results: Self.failApplied($0, committed.saveFailure), seq: committed.lastSeq)
+        }
+    }
+
     /// Runs a scene: decided in one commit like a batch (`planWrites`). A scene of
     /// the daemon's own characteristics is applied whole there, each action on its
     /// own (a failed one is reported and the others still run, as HomeKit does),
