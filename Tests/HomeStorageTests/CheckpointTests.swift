@@ -60,4 +60,26 @@ struct CheckpointTests {
         defer { reopened.close() }
         #expect(try reopened.journalRows() == Int(seq))
     }
+
+    @Test("a copy starts once the log holds 1 000 pages more than the last copy left; none while one runs")
+    func copyCadence() {
+        var cadence = WALCopyCadence()
+        func startsCopy(_ pages: Int32) -> Bool { cadence.startsCopy(afterCommitLeaving: pages, threshold: 1_000) }
+        #expect(!startsCopy(999))
+        #expect(startsCopy(1_000))
+        // Steady writers keep the log past the threshold: no second copy while one runs…
+        #expect(!startsCopy(1_100))
+        cadence.copyEnded(copied: 1_000)
+        // …nor after it, until 1 000 pages more.
+        #expect(!startsCopy(1_999))
+        #expect(startsCopy(2_000))
+        // A copy that could not copy (the file busy) is asked again at the next commit.
+        cadence.copyEnded(copied: nil)
+        #expect(startsCopy(2_001))
+        cadence.copyEnded(copied: 2_001)
+        // The log started over: counted from its start again.
+        #expect(!startsCopy(10))
+        #expect(cadence.copiedPages == 0)
+        #expect(startsCopy(1_010))
+    }
 }

@@ -17,6 +17,11 @@ internal import Synchronization
 /// copies what is left itself (little, since the bulk is copied already) and the
 /// next write starts the log over. The log so stays within about twice that bound:
 /// the writer's own copy waits for a background copy under way.
+///
+/// A background copy starts once the log holds `backgroundPages` more than the
+/// last copy left copied: steady writers that keep the log past the threshold get
+/// one copy (and one sync of the file) per `backgroundPages` pages they write, not
+/// one after every commit.
 final class WALCheckpointer: Sendable {
     /// The log's size (pages) at which the background copy starts: SQLite's own default.
     static let backgroundPages: Int32 = 1_000
@@ -25,8 +30,8 @@ final class WALCheckpointer: Sendable {
 
     private let connection: Mutex<Connection?>
     private let queue = DispatchQueue(label: "homed.database.checkpoint")
-    /// Whether a background copy is queued and not yet begun.
-    private let queued = Atomic<Bool>(false)
+    /// When the next background copy starts.
+    private let cadence = Mutex(WALCopyCadence())
 
     /// - Parameter connection: a second connection to the writers' file, used for nothing else.
     /// - Throws: what reading the file's header on it throws.
@@ -62,19 +67,53 @@ final class WALCheckpointer: Sendable {
             // Passive: when the background copy is under way this returns at once
             // (busy), and the next commit tries again.
             sqlite3_wal_checkpoint_v2(writer, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
-        } else if pages >= Self.backgroundPages, !queued.exchange(true, ordering: .acquiringAndReleasing) {
+            return
+        }
+        if cadence.withLock({ $0.startsCopy(afterCommitLeaving: pages, threshold: Self.backgroundPages) }) {
             queue.async { self.copyInBackground() }
         }
     }
 
     private func copyInBackground() {
-        queued.store(false, ordering: .releasing)
+        var copied: Int32?
+        defer { cadence.withLock { $0.copyEnded(copied: copied) } }
         connection.withLock { connection in
             guard let connection else { return }
             // A failure (busy: the writer copying at that moment; an I/O error) leaves
             // the log as it is; the next commit past the threshold asks again.
-            sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+            var logPages: Int32 = 0
+            var copiedPages: Int32 = 0
+            let status = sqlite3_wal_checkpoint_v2(
+                connection.handle, nil, SQLITE_CHECKPOINT_PASSIVE, &logPages, &copiedPages)
+            if status == SQLITE_OK { copied = copiedPages }
         }
+    }
+}
+
+/// When a background copy starts: once the log holds `threshold` pages more than
+/// the last copy left copied, and no copy is under way. A value: the checkpointer
+/// keeps it under a lock.
+struct WALCopyCadence {
+    /// A copy is queued or under way: commits meanwhile ask for no other.
+    private(set) var copying = false
+    /// The log's pages the last copy found copied (0 once the log started over).
+    private(set) var copiedPages: Int32 = 0
+
+    /// After a commit that left `pages` in the log: whether a copy starts now.
+    mutating func startsCopy(afterCommitLeaving pages: Int32, threshold: Int32) -> Bool {
+        // Fewer pages than were copied: the log started over since.
+        if pages < copiedPages { copiedPages = 0 }
+        guard !copying, pages - copiedPages >= threshold else { return false }
+        copying = true
+        return true
+    }
+
+    /// A copy ended, having copied the log up to `copied` pages (nil: it could
+    /// not, the file busy or an I/O error: the next commit past the threshold asks
+    /// again).
+    mutating func copyEnded(copied: Int32?) {
+        copying = false
+        if let copied { copiedPages = copied }
     }
 }
 
