@@ -184,8 +184,7 @@ struct Homed: AsyncParsableCommand {
             file = try loadConfigFile(environment: environment)
             settings = try self.settings(file: file)
         } catch {
-            FileHandleStderr.write("homed: \(error.message)\n")
-            throw ExitCode(Int32(error.code.rawValue))
+            throw Self.exit(error)
         }
         let logLevel = LiveLogLevel(settings.logLevel)
         LoggingSystem.bootstrap(settings.logFormat.handlerFactory(level: logLevel, environment: environment))
@@ -196,8 +195,7 @@ struct Homed: AsyncParsableCommand {
         do throws(HomeError) {
             activated = try SystemdSockets.listenFDs()
         } catch {
-            FileHandleStderr.write("homed: \(error.message)\n")
-            throw ExitCode(Int32(error.code.rawValue))
+            throw Self.exit(error)
         }
         let paths = DaemonPaths.resolve(
             socket: activated?.path ?? settings.socket, database: settings.database, inMemory: inMemory,
@@ -213,8 +211,7 @@ struct Homed: AsyncParsableCommand {
         do throws(HomeError) {
             clock = try testClockFile.map(FileAutomationClock.init(path:)) ?? SystemAutomationClock()
         } catch {
-            FileHandleStderr.write("homed: \(error.message)\n")
-            throw ExitCode(Int32(error.code.rawValue))
+            throw Self.exit(error)
         }
         let database: HomeDatabase?
         let graph: HomeGraph
@@ -226,8 +223,7 @@ struct Homed: AsyncParsableCommand {
             (database, graph) = try openHome(paths: paths, activated: activated != nil, logger: logger)
         } catch {
             // Before the server starts: no socket is made, and a refused database is left as it was.
-            FileHandleStderr.write("homed: \(error.message)\n")
-            throw ExitCode(Int32(error.code.rawValue))
+            throw Self.exit(error)
         }
         defer {
             database?.close()
@@ -252,23 +248,11 @@ struct Homed: AsyncParsableCommand {
         let notifier = SystemdNotifier(logger: logger)
         configuration.onListening = { _ = notifier.ready(status: "serving \(socketPath)") }
         configuration.onStopping = { _ = notifier.stopping() }
-        var simulation: SimulationFile?
-        if demo && !noSimulator {
-            do throws(HomeError) {
-                var file: SimulationFile
-                if let path = self.simulation {
-                    file = try SimulationFile.load(path: path)
-                } else {
-                    file = try SimulationFile.demo()
-                }
-                if let simulatorIntervalMs { file.tickMs = simulatorIntervalMs }
-                // Its accessories are served by the simulator, a provider like any other.
-                configuration.inProcessProviders.remove(file.provider)
-                simulation = file
-            } catch {
-                FileHandleStderr.write("homed: \(error.message)\n")
-                throw ExitCode(Int32(error.code.rawValue))
-            }
+        let simulation: SimulationFile?
+        do throws(HomeError) {
+            simulation = try demoSimulation(configuration: &configuration)
+        } catch {
+            throw Self.exit(error)
         }
         // The demo's simulator connects in-process and registers before the socket
         // accepts anyone, so that no client ever finds the demo unreachable.
@@ -328,36 +312,10 @@ struct Homed: AsyncParsableCommand {
         do {
             try await group.run()
         } catch let error as HomeError {
-            FileHandleStderr.write("homed: \(error.message)\n")
-            throw ExitCode(Int32(error.code.rawValue))
+            throw Self.exit(error)
         } catch let error as ServiceGroupError {
             FileHandleStderr.write("homed: \(error)\n")
             throw ExitCode.failure
         }
-    }
-}
-
-extension Homed {
-    /// Whether `signals` yields or finishes within the time: false when it is over first.
-    static func firstSignal(of signals: AsyncStream<Void>, withinSeconds seconds: Int) async -> Bool {
-        await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                for await _ in signals { break }
-                return !Task.isCancelled
-            }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(seconds))
-                return false
-            }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first
-        }
-    }
-}
-
-enum FileHandleStderr {
-    static func write(_ text: String) {
-        FileHandle.standardError.write(Data(text.utf8))
     }
 }
