@@ -144,6 +144,35 @@ struct ValueLogFailureTests {
         #expect(after.graph.characteristics[on] == before.graph.characteristics[on])
     }
 
+    @Test("reports applied together: each refused or applied as alone; if the log refuses them, every value of each")
+    func reportsTogether() throws {
+        let persistence = RecordingPersistence()
+        let store = HomeStore(graph: DemoHome.make(nowMs: 0), persistence: persistence)
+        let before = store.snapshot()
+        let brightness = try before.graph.resolve(path: "Living Room/Lamp/Brightness")
+        let on = try before.graph.resolve(path: "Living Room/Lamp/On")
+        let origin = Origin(kind: .provider, connectionID: 1, name: DemoHome.provider)
+        let reports: [(values: [CharacteristicWrite], reachability: [(accessoryID: ObjectID, reachable: Bool)])] = [
+            ([CharacteristicWrite(characteristicID: brightness, value: .int(30))], []),
+            ([CharacteristicWrite(characteristicID: on, value: .string("yes"))], []),
+            ([CharacteristicWrite(characteristicID: brightness, value: .int(31))], []),
+        ]
+        let outcomes = store.report(together: reports, provider: DemoHome.provider, origin: origin)
+        #expect(outcomes.map { $0.rejected.map { $0.error?.code } } == [[], [.invalidArgument], []])
+        #expect(persistence.appended.withLock { $0 } == [[SavedValue(characteristicID: brightness, value: .int(31))]])
+        #expect(store.snapshot().graph.characteristics[brightness]?.value == .int(31))
+
+        persistence.refuseAppends.store(true, ordering: .relaxed)
+        let seq = store.lastSeq
+        let refused = store.report(together: reports, provider: DemoHome.provider, origin: origin)
+        #expect(
+            refused.map { $0.rejected.map { $0.error?.code } } == [
+                [.resourceExhausted], [.invalidArgument], [.resourceExhausted],
+            ])
+        #expect(store.lastSeq == seq)
+        #expect(store.snapshot().graph.characteristics[brightness]?.value == .int(31))
+    }
+
     @Test("calls applied together stop at the first with a provider's characteristic")
     func stopsAtAProvidersWrite() throws {
         let store = HomeStore(graph: DemoHome.make(nowMs: 0), persistence: RecordingPersistence())
