@@ -116,11 +116,10 @@ public struct ValueRouter: Sendable {
         }
     }
 
-    /// One call's batch of writes, for `write(together:)`.
+    /// One call's batch of writes, for `write(together:)`: the writes, who sent
+    /// them, and what is left of the call's deadline.
     struct Batch {
-        var writes: [CharacteristicWrite]
-        var atomic: Bool
-        var validateOnly: Bool
+        var writes: HomeStore.OwnWrites
         var origin: Origin
         var timeoutMs: UInt32?
     }
@@ -131,13 +130,12 @@ public struct ValueRouter: Sendable {
     /// land in the order they came.
     func write(together batches: [Batch], on eventLoop: any EventLoop) -> [EventLoopFuture<WriteOutcome>] {
         let own = store.applyOwnWrites(
-            batches.map { HomeStore.OwnWrites(writes: $0.writes, atomic: $0.atomic, validateOnly: $0.validateOnly) },
-            origin: batches.first?.origin, provider: remoteProvider(of:))
+            batches.map(\.writes), origin: batches.first?.origin, provider: remoteProvider(of:))
         return own.map { eventLoop.makeSucceededFuture($0) }
             + batches[own.count...].map {
                 write(
-                    $0.writes, atomic: $0.atomic, validateOnly: $0.validateOnly, origin: $0.origin,
-                    timeoutMs: $0.timeoutMs, on: eventLoop)
+                    $0.writes.writes, atomic: $0.writes.atomic, validateOnly: $0.writes.validateOnly,
+                    origin: $0.origin, timeoutMs: $0.timeoutMs, on: eventLoop)
             }
     }
 

@@ -31,7 +31,8 @@ extension HomeService {
         guard calls.count > 1 else { return calls.map { writeCharacteristics($0.request, context: $0.context) } }
         let batches = calls.map { request, context in
             ValueRouter.Batch(
-                writes: request.writes, atomic: request.atomic, validateOnly: request.validateOnly,
+                writes: HomeStore.OwnWrites(
+                    writes: request.writes, atomic: request.atomic, validateOnly: request.validateOnly),
                 origin: context.origin, timeoutMs: remainingMs(context))
         }
         return values.write(together: batches, on: calls[0].context.eventLoop).map {

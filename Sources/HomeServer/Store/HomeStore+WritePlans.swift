@@ -55,7 +55,7 @@ extension HomeStore {
         return Self.decided(committed)
     }
 
-    /// One call's writes, for `applyOwnWrites`.
+    /// One call's writes as it asked for them (`WriteCharacteristicsRequest`), for `applyOwnWrites`.
     struct OwnWrites {
         var writes: [CharacteristicWrite]
         var atomic: Bool
