@@ -109,7 +109,7 @@ struct ValueLogFailureTests {
                         .init(characteristicID: brightness, value: .int(20), condition: WriteCondition(value: .int(10)))
                     ],
                     atomic: false, validateOnly: false),
-            ], origin: .daemon, provider: { _ in nil })
+            ], origin: .daemon, owners: StubOwners.none)
         #expect(outcomes.count == 3)
         #expect(outcomes[0].results.map(\.error) == [nil])
         #expect(outcomes[1].results.map { $0.error?.code } == [.aborted, .notFound])
@@ -136,7 +136,7 @@ struct ValueLogFailureTests {
                 .init(
                     writes: [.init(characteristicID: brightness, value: .int(10))], atomic: false, validateOnly: false),
                 .init(writes: [.init(characteristicID: on, value: .bool(false))], atomic: false, validateOnly: false),
-            ], origin: .daemon, provider: { _ in nil })
+            ], origin: .daemon, owners: StubOwners.none)
         #expect(outcomes.flatMap(\.results).allSatisfy { $0.error?.code == .resourceExhausted })
         let after = store.snapshot()
         #expect(after.seq == before.seq)
@@ -188,7 +188,7 @@ struct ValueLogFailureTests {
                     writes: [.init(characteristicID: brightness, value: .int(5))], atomic: false, validateOnly: false),
                 .init(
                     writes: [.init(characteristicID: coffee, value: .bool(false))], atomic: false, validateOnly: false),
-            ], origin: .daemon, provider: { $0.id == lamp ? "lamp-provider" : nil })
+            ], origin: .daemon, owners: StubOwners { $0.id == lamp ? "lamp-provider" : nil })
         // The lamp is a provider's: the calls from it on are left to the caller.
         #expect(outcomes.map { $0.results.map(\.error) } == [[nil]])
         let after = store.snapshot().graph

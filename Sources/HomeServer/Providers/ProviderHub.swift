@@ -10,7 +10,7 @@ internal import NIOCore
 /// caller never blocks, a provider that does not answer fails the request with
 /// DEADLINE_EXCEEDED on time, one that goes away fails its requests with
 /// UNAVAILABLE at once, and an answer that comes after either is dropped.
-final class ProviderHub: Sendable {
+final class ProviderHub: Sendable, WriteOwners {
     /// Providers whose accessories the daemon serves itself: their writes apply
     /// at once and no connection may claim their ids (`ServerConfiguration`).
     let inProcessProviders: Set<String>
@@ -132,6 +132,11 @@ final class ProviderHub: Sendable {
             state.sessions[providerID]?.optimistic.subtract(removed)
             state.sessions[providerID]?.optimistic.formUnion(ids)
         }
+    }
+
+    /// The provider that serves an accessory, when it is not served in-process.
+    func remoteProvider(of accessory: Accessory) -> String? {
+        inProcessProviders.contains(accessory.provider) ? nil : accessory.provider
     }
 
     func optimistic(_ providerID: String) -> Set<ObjectID> {

@@ -23,7 +23,7 @@ public struct ValueRouter: Sendable {
     ) -> EventLoopFuture<ReadOutcome> {
         guard fresh else { return eventLoop.makeSucceededFuture(store.read(characteristicIDs)) }
         // The readable ones (those the cache could read) of providers' accessories.
-        let (cached, byProvider) = store.read(characteristicIDs, groupedBy: remoteProvider(of:))
+        let (cached, byProvider) = store.read(characteristicIDs, groupedBy: providers.remoteProvider(of:))
         guard !byProvider.isEmpty else { return eventLoop.makeSucceededFuture(cached) }
         let store = self.store
         let asked = byProvider.sorted { $0.key < $1.key }
@@ -103,8 +103,8 @@ public struct ValueRouter: Sendable {
         let planned: HomeStore.PlannedWrites
         do throws(HomeError) {
             planned = try store.planWrites(
-                writes, atomic: atomic, validateOnly: validateOnly, origin: origin, provider: remoteProvider(of:),
-                optimistic: providers.optimistic)
+                WriteBatch(writes: writes, atomic: atomic, validateOnly: validateOnly), origin: origin,
+                owners: providers)
         } catch {
             return eventLoop.makeFailedFuture(error)
         }
@@ -119,7 +119,7 @@ public struct ValueRouter: Sendable {
     /// One call's batch of writes, for `write(together:)`: the writes, who sent
     /// them, and what is left of the call's deadline.
     struct Batch {
-        var writes: HomeStore.OwnWrites
+        var writes: WriteBatch
         var origin: Origin
         var timeoutMs: UInt32?
     }
@@ -129,8 +129,7 @@ public struct ValueRouter: Sendable {
     /// rest one by one as `write` does, so that each characteristic's writes still
     /// land in the order they came.
     func write(together batches: [Batch], on eventLoop: any EventLoop) -> [EventLoopFuture<WriteOutcome>] {
-        let own = store.applyOwnWrites(
-            batches.map(\.writes), origin: batches.first?.origin, provider: remoteProvider(of:))
+        let own = store.applyOwnWrites(batches.map(\.writes), origin: batches.first?.origin, owners: providers)
         return own.map { eventLoop.makeSucceededFuture($0) }
             + batches[own.count...].map {
                 write(
@@ -175,7 +174,9 @@ public struct ValueRouter: Sendable {
                 let verdicts = WritePlan.verdicts(for: part, answer: answer, atomic: plan.atomic)
                 let confirmed = part.confirmed.filter { verdicts[$0.characteristicID] == .some(nil) }
                 var outcome = store.commit(
-                    confirmed, plannedAt: plan.layoutVersion, atomic: plan.atomic, releasing: claimed, origin: origin)
+                    Confirmation(
+                        items: confirmed, plannedAt: plan.layoutVersion, atomic: plan.atomic, releasing: claimed),
+                    origin: origin)
                 for item in part.confirmed {
                     if case .some(.some(let error)) = verdicts[item.characteristicID] {
                         outcome.results.append(
@@ -204,11 +205,6 @@ public struct ValueRouter: Sendable {
         }
     }
 
-    /// The provider that serves an accessory, when it is not served in-process.
-    private func remoteProvider(of accessory: Accessory) -> String? {
-        providers.inProcessProviders.contains(accessory.provider) ? nil : accessory.provider
-    }
-
     /// Runs a scene: decided in one commit (`HomeStore.planScene`); when some of
     /// its actions go through providers, the action-set-executed event is
     /// published after the value events their confirmations caused.
@@ -217,8 +213,7 @@ public struct ValueRouter: Sendable {
     {
         let scene: (writes: [CharacteristicWrite], planned: HomeStore.PlannedWrites)
         do throws(HomeError) {
-            scene = try store.planScene(
-                actionSetID, origin: origin, provider: remoteProvider(of:), optimistic: providers.optimistic)
+            scene = try store.planScene(actionSetID, origin: origin, owners: providers)
         } catch {
             return eventLoop.makeFailedFuture(error)
         }

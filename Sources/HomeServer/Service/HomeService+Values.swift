@@ -31,7 +31,7 @@ extension HomeService {
         guard calls.count > 1 else { return calls.map { writeCharacteristics($0.request, context: $0.context) } }
         let batches = calls.map { request, context in
             ValueRouter.Batch(
-                writes: HomeStore.OwnWrites(
+                writes: WriteBatch(
                     writes: request.writes, atomic: request.atomic, validateOnly: request.validateOnly),
                 origin: context.origin, timeoutMs: remainingMs(context))
         }

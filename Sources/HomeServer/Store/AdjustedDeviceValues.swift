@@ -13,21 +13,8 @@ final class AdjustedDeviceValues: Sendable {
         self.logger = logger
     }
 
-    struct Adjustment {
-        var characteristicID: ObjectID
-        var reported: CharacteristicValue
-        var kept: CharacteristicValue
-    }
-
-    /// Whether `kept` is `reported` in another form than a change of kind
-    /// (an int reported for a uint8 is not an adjustment).
-    static func isAdjusted(reported: CharacteristicValue, kept: CharacteristicValue) -> Bool {
-        guard let before = reported.numericValue, let after = kept.numericValue else { return false }
-        return before != after
-    }
-
     /// Logs each adjustment whose characteristic has not been noted before.
-    func note(_ adjustments: [Adjustment], provider: String?) {
+    func note(_ adjustments: [AdjustedValue], provider: String?) {
         guard !adjustments.isEmpty else { return }
         let first = noted.withLock { noted in adjustments.filter { noted.insert($0.characteristicID).inserted } }
         for adjustment in first {

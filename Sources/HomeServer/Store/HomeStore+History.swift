@@ -193,8 +193,6 @@ extension HomeStore {
     public func audit(
         _ action: String, detail: String, values: [ObjectID: CharacteristicValue] = [:], origin: Origin
     ) {
-        _ = commit(.values, origin: origin) { transaction in
-            transaction.emit(.audit(AuditNote(action: action, detail: detail, values: values)))
-        }
+        _ = commitAlways(.note(.audit(AuditNote(action: action, detail: detail, values: values))), origin: origin)
     }
 }

@@ -12,21 +12,12 @@ extension HomeStore {
     ///   part of the model.
     @discardableResult
     package func changeLayout(_ operation: LayoutOperation, origin: Origin) throws(HomeError) -> LayoutOutcome {
-        let committed = try commit(.layout, origin: origin) {
-            transaction throws(HomeError) -> (events: [HomeEvent.Body], createdID: ObjectID) in
-            let applied = try transaction.graph.apply(operation, nowMs: transaction.nowMs)
-            for event in applied.events {
-                // A value the operation set (a renamed accessory's Name) is saved with the layout.
-                if case .value(let change) = event { writtenValues?.mark(change.characteristicID) }
-                transaction.emit(event)
-            }
-            try saveLayout(of: transaction)
-            return applied
-        }
-        let events = committed.result.events.enumerated().map { position, body in
+        let committed = try commit(.layout(operation), origin: origin)
+        guard case .layout(let applied, let createdID) = committed.result else { preconditionFailure("a layout") }
+        let events = applied.enumerated().map { position, body in
             HomeEvent(seq: committed.firstSeq + UInt64(position), timeMs: committed.timeMs, origin: origin, body: body)
         }
-        return LayoutOutcome(events: events, seq: committed.lastSeq, createdID: committed.result.createdID)
+        return LayoutOutcome(events: events, seq: committed.lastSeq, createdID: createdID)
     }
 
     /// Applies a layout file in one layout commit: planned against the graph as it
@@ -40,19 +31,17 @@ extension HomeStore {
     package func importLayout(_ file: LayoutFile, checkedPrograms: Set<String>, origin: Origin) throws(HomeError)
         -> (plan: ImportPlan, seq: UInt64)
     {
-        let committed = try commit(.layout, origin: origin) { transaction throws(HomeError) -> ImportPlan in
-            let plan = try ImportPlan(file: file, graph: transaction.graph, nowMs: transaction.nowMs)
-            guard Set(plan.programs.keys).isSubset(of: checkedPrograms) else {
-                throw HomeError(.aborted, "the home changed while the file was being checked: import it again")
-            }
-            transaction.graph = plan.graph
-            for event in plan.events {
-                if case .value(let change) = event { writtenValues?.mark(change.characteristicID) }
-                transaction.emit(event)
-            }
-            try saveLayout(of: transaction)
-            return plan
-        }
-        return (committed.result, committed.lastSeq)
+        var plan: ImportPlan?
+        let committed = try commit(
+            .replaceLayout { graph, nowMs throws(HomeError) -> PlannedLayout in
+                let planned = try ImportPlan(file: file, graph: graph, nowMs: nowMs)
+                guard Set(planned.programs.keys).isSubset(of: checkedPrograms) else {
+                    throw HomeError(.aborted, "the home changed while the file was being checked: import it again")
+                }
+                plan = planned
+                return PlannedLayout(graph: planned.graph, events: planned.events)
+            }, origin: origin)
+        guard let plan else { preconditionFailure("an import's plan") }
+        return (plan, committed.lastSeq)
     }
 }

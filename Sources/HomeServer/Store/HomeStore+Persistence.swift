@@ -1,79 +1,70 @@
 public import HomeModel
 
 extension HomeStore {
-    /// Makes a commit durable before anyone hears of it, in one call to the commit
-    /// log (`CommitLog.append`, one transaction): the values a `.values` commit
+    /// Makes a commit durable before anyone hears of it. A `.values` commit is one
+    /// call to the commit log (`CommitLog.append`, one transaction): the values it
     /// stored (the last value of each characteristic, once), marked for the next
     /// fold, and with a stored history its events. If the values cannot be saved,
     /// they are put back as they were and the commit's value events dropped, so
-    /// nothing unsaved is published or acknowledged.
+    /// nothing unsaved is published or acknowledged. A `.layout` commit saves the
+    /// layout (folding the value log too); if it cannot, it is taken back whole.
     ///
     /// Without a stored history the events are not made here: the commit makes
     /// each as it publishes it (an array per commit cost the busiest path).
     ///
-    /// - Returns: the values' save error, if any (the commit's value events are then
-    ///   dropped from `transaction`).
-    func makeDurable(_ transaction: inout Transaction, firstSeq: UInt64, origin: Origin) -> HomeError? {
-        guard let persistence else { return nil }
-        let changes = valueLogChanges(transaction)
-        let storingEvents = keepsHistory && !transaction.events.isEmpty
-        guard storingEvents || !changes.isEmpty else { return nil }
-        let record = commitRecord(
-            storingEvents ? transaction.numberedEvents(firstSeq: firstSeq, origin: origin) : [], values: changes,
-            in: transaction)
+    /// - Returns: the values' save error, if any (the commit's value events are
+    ///   then dropped from `commit`).
+    /// - Throws: a layout's save error; the state is then as it was.
+    func makeDurable(_ commit: inout StateCommit, in state: inout HomeState) throws(HomeError) -> HomeError? {
+        guard let persistence, commit.installed else { return nil }
+        let storingEvents = keepsHistory && !commit.events.isEmpty
+        if commit.kind == .layout {
+            do throws(HomeError) {
+                try saveLayout(of: commit, graph: state.graph)
+            } catch {
+                state.undoLayout(commit)
+                throw error
+            }
+            if storingEvents { storeHistory(commit.numberedEvents, graph: state.graph) }
+            return nil
+        }
+        let row = commit.valueRow(in: state.graph)
+        guard storingEvents || !row.isEmpty else { return nil }
+        let record = logRecord(storingEvents ? commit.numberedEvents : [], values: row, of: commit, in: state.graph)
         do throws(HomeError) {
             try persistence.append(record)
-            for change in changes { writtenValues?.mark(change.characteristicID) }
+            for change in row { writtenValues?.mark(change.characteristicID) }
             return nil
         } catch {
-            guard !changes.isEmpty, let undo = transaction.undo else {
+            guard !row.isEmpty else {
                 // Only events, and the history refused them: it is off from here on.
-                historyFailed(error, at: firstSeq)
+                historyFailed(error, at: commit.firstSeq)
                 return nil
             }
-            for entry in undo.reversed() {
-                transaction.graph.restoreValue(
-                    entry.value, lastUpdatedMs: entry.lastUpdatedMs, changeSeq: entry.changeSeq, at: entry.index)
-            }
-            transaction.dropValueEvents()
-            if storingEvents, !transaction.events.isEmpty {
-                storeHistory(transaction.numberedEvents(firstSeq: firstSeq, origin: origin), graph: transaction.graph)
-            }
+            state.undoValues(&commit)
+            if storingEvents, !commit.events.isEmpty { storeHistory(commit.numberedEvents, graph: state.graph) }
             return error
         }
     }
 
-    /// A commit's record: its events kept as long as the retention says.
-    func commitRecord(_ events: [HomeEvent], values: [SavedValue], in transaction: Transaction) -> CommitRecord {
-        let keepMs = events.isEmpty ? 0 : history?.retention.keepMs(for: events, in: transaction.graph) ?? 0
-        return CommitRecord(
-            events: events, keepUntilMs: transaction.nowMs + keepMs, values: values, timeMs: transaction.nowMs)
+    /// A commit's row in the log: its events kept as long as the retention says.
+    func logRecord(_ events: [HomeEvent], values: [SavedValue], of commit: StateCommit, in graph: HomeGraph)
+        -> CommitRecord
+    {
+        let keepMs = events.isEmpty ? 0 : history?.retention.keepMs(for: events, in: graph) ?? 0
+        return CommitRecord(events: events, keepUntilMs: commit.nowMs + keepMs, values: values, timeMs: commit.nowMs)
     }
 
-    /// The values a `.values` commit stored, each characteristic once with its
-    /// final value: the value log's row.
-    func valueLogChanges(_ transaction: Transaction) -> [SavedValue] {
-        guard persistence != nil, let undo = transaction.undo, !undo.isEmpty else { return [] }
-        var seen = Set<HomeGraph.CharacteristicIndex>()
-        var changes: [SavedValue] = []
-        changes.reserveCapacity(undo.count)
-        for entry in undo where undo.count == 1 || seen.insert(entry.index).inserted {
-            changes.append(
-                SavedValue(
-                    characteristicID: entry.characteristicID,
-                    value: transaction.graph.characteristics.values[entry.index].value))
-        }
-        return changes
-    }
-
-    /// Makes a layout commit durable (called by the change, under the lock, before
-    /// it is installed), folding the value log into the tables at the same time.
-    func saveLayout(of transaction: Transaction) throws(HomeError) {
-        guard let persistence, let before = transaction.before, let writtenValues else { return }
+    /// Saves a layout commit, given the state's graph once it is installed,
+    /// folding the value log into the tables at the same time (the values the
+    /// layout change set among them).
+    private func saveLayout(of commit: StateCommit, graph: HomeGraph) throws(HomeError) {
+        guard let persistence, let before = commit.layoutBefore, let writtenValues else { return }
+        for id in commit.layoutValueIDs { writtenValues.mark(id) }
         let ids = writtenValues.take()
-        let values = ids.compactMap { transaction.graph.characteristics[$0] }
+        let values = ids.compactMap { graph.characteristics[$0] }
         do throws(HomeError) {
-            try persistence.saveLayout(from: before, to: transaction.graph, values: values)
+            try persistence.saveLayout(from: before, to: graph, values: values)
         } catch {
             writtenValues.mark(ids)
             throw error

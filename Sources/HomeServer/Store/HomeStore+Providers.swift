@@ -28,13 +28,6 @@ extension HomeStore {
     /// must not keep a provider waiting for ever.
     static let registrationPlans = 3
 
-    /// Why a planned registration was not installed.
-    private enum PlannedCommitFailure: Error {
-        /// The graph changed after the snapshot the plan was made on.
-        case stale
-        case failed(HomeError)
-    }
-
     /// `register`, with `willCommit` run between planning and installing each plan
     /// (tests change the graph there to make a plan stale).
     ///
@@ -48,47 +41,28 @@ extension HomeStore {
         _ accessories: [ProvidedAccessory], removing removeKeys: [String], provider: String,
         homeID: ObjectID?, origin: Origin, willCommit: () -> Void
     ) throws(HomeError) -> RegistrationOutcome {
-        var installed: Committed<ProviderRegistration>?
+        let request = RegistrationRequest(
+            accessories: accessories, removing: removeKeys, provider: provider, homeID: homeID)
+        var installed: (Committed, ProviderRegistration)?
         for _ in 0..<Self.registrationPlans {
             let (snapshot, version) = withState { ($0.core.graph, $0.core.graphVersion) }
             var planned = snapshot
             let registration = try planned.register(
                 accessories, removing: removeKeys, provider: provider, homeID: homeID, nowMs: wallClockMs())
             willCommit()
-            do throws(PlannedCommitFailure) {
-                installed = try commit(.layout, origin: origin) {
-                    transaction throws(PlannedCommitFailure) -> ProviderRegistration in
-                    guard transaction.graphVersion == version else { throw .stale }
-                    transaction.graph = planned
-                    for change in registration.changes { transaction.emit(.layout(change)) }
-                    do throws(HomeError) {
-                        try saveLayout(of: transaction)
-                    } catch {
-                        throw .failed(error)
-                    }
-                    return registration
-                }
+            let committed = try commit(
+                .installRegistration(planned: planned, registration, plannedAtVersion: version), origin: origin)
+            if case .registered(let made?) = committed.result {
+                installed = (committed, made)
                 break
-            } catch {
-                switch error {
-                case .stale: continue
-                case .failed(let failure): throw failure
-                }
             }
         }
-        let committed: Committed<ProviderRegistration>
-        if let installed {
-            committed = installed
-        } else {
-            committed = try commit(.layout, origin: origin) { transaction throws(HomeError) -> ProviderRegistration in
-                let registration = try transaction.graph.register(
-                    accessories, removing: removeKeys, provider: provider, homeID: homeID, nowMs: transaction.nowMs)
-                for change in registration.changes { transaction.emit(.layout(change)) }
-                try saveLayout(of: transaction)
-                return registration
-            }
+        if installed == nil {
+            let committed = try commit(.register(request), origin: origin)
+            guard case .registered(let made?) = committed.result else { preconditionFailure("a registration") }
+            installed = (committed, made)
         }
-        let registration = committed.result
+        guard let (committed, registration) = installed else { preconditionFailure("a registration") }
         var reachability: [(ObjectID, Bool)] = []
         for (accessory, id) in zip(accessories, registration.accessoryIDs) {
             reachability.append((id, !accessory.isUnreachable))
@@ -119,16 +93,14 @@ extension HomeStore {
         together reports: [(values: [CharacteristicWrite], reachability: [(accessoryID: ObjectID, reachable: Bool)])],
         provider: String, origin: Origin
     ) -> [(seq: UInt64, rejected: [WriteResult])] {
-        var adjusted: [AdjustedDeviceValues.Adjustment] = []
-        let committed = commit(.values, origin: origin) { transaction -> [[WriteResult]] in
-            reports.map { report in
-                Self.applyReport(
-                    report.values, reachability: report.reachability.map { ($0.accessoryID, $0.reachable) },
-                    owner: provider, adjusted: &adjusted, in: &transaction)
-            }
-        }
+        let committed = commitAlways(
+            .report(
+                reports.map { ProviderReport(values: $0.values, reachability: $0.reachability) }, owner: provider,
+                readingBack: nil),
+            origin: origin)
+        guard case .reports(let refused, let adjusted, _) = committed.result else { preconditionFailure("reports") }
         adjustedDeviceValues.note(adjusted, provider: provider)
-        return zip(reports, committed.result).map { report, rejected in
+        return zip(reports, refused).map { report, rejected in
             guard let saveFailure = committed.saveFailure else { return (committed.lastSeq, rejected) }
             return (committed.lastSeq, Self.refusedAll(report.values, rejected: rejected, saveFailure))
         }
@@ -158,77 +130,20 @@ extension HomeStore {
         if values.isEmpty && reachability.isEmpty {
             return (publishedSeq.value, [], readingBack.map { read($0) })
         }
-        var adjusted: [AdjustedDeviceValues.Adjustment] = []
-        var readBack: [CharacteristicRead]?
-        let committed = commit(.values, origin: origin) { transaction -> [WriteResult] in
-            let rejected = Self.applyReport(
-                values, reachability: reachability, owner: owner, adjusted: &adjusted, in: &transaction)
-            if let readingBack { readBack = Self.reads(readingBack, in: transaction.graph) }
-            return rejected
+        let committed = commitAlways(
+            .report(
+                [ProviderReport(values: values, reachability: reachability.map { ($0.0, $0.1) })], owner: owner,
+                readingBack: readingBack),
+            origin: origin)
+        guard case .reports(let refused, let adjusted, let readBack) = committed.result else {
+            preconditionFailure("a report's result")
         }
         adjustedDeviceValues.note(adjusted, provider: owner)
         if let saveFailure = committed.saveFailure {
             // Nothing of it was applied but reachability: every value is refused.
-            return (committed.lastSeq, Self.refusedAll(values, rejected: committed.result, saveFailure), nil)
+            return (committed.lastSeq, Self.refusedAll(values, rejected: refused[0], saveFailure), nil)
         }
-        return (committed.lastSeq, committed.result, readBack.map { ReadOutcome(reads: $0, seq: committed.lastSeq) })
-    }
-
-    /// One report's values and reachability, applied to a commit under way: what
-    /// it refused (not the provider's, invalid), and the values kept in another
-    /// form than reported in `adjusted`.
-    private static func applyReport(
-        _ values: [CharacteristicWrite], reachability: [(ObjectID, Bool)], owner: String?,
-        adjusted: inout [AdjustedDeviceValues.Adjustment], in transaction: inout Transaction
-    ) -> [WriteResult] {
-        var rejected: [WriteResult] = []
-        func owned(_ accessoryID: ObjectID) -> Bool {
-            owner == nil || transaction.graph.accessories[accessoryID]?.provider == owner
-        }
-        // Reachable first, so that the values that follow are of a reachable accessory.
-        for (accessoryID, reachable) in reachability where reachable {
-            guard owned(accessoryID) else {
-                rejected.append(Self.notOwned(accessoryID: accessoryID, provider: owner ?? ""))
-                continue
-            }
-            if (try? transaction.graph.setReachable(true, accessoryID: accessoryID)) == true {
-                transaction.emit(.reachability(accessoryID: accessoryID, reachable: true))
-            }
-        }
-        for write in values {
-            do throws(HomeError) {
-                guard
-                    let checked = try transaction.graph.checkWrite(
-                        write.value, to: write.characteristicID, enforceWritable: false, source: .device)
-                else {
-                    throw HomeError(.notFound, "no characteristic with id \(write.characteristicID)")
-                }
-                if let owner, !owned(checked.accessoryID) {
-                    let holder = transaction.graph.accessories[checked.accessoryID]?.provider ?? ""
-                    throw HomeError(
-                        .permissionDenied,
-                        "characteristic \(write.characteristicID) belongs to accessory \(checked.accessoryID) of "
-                            + (holder.isEmpty ? "no provider" : "provider \"\(holder)\"") + ", not of \"\(owner)\"")
-                }
-                _ = transaction.store(checked, to: write.characteristicID)
-                if AdjustedDeviceValues.isAdjusted(reported: write.value, kept: checked.value) {
-                    adjusted.append(
-                        .init(characteristicID: write.characteristicID, reported: write.value, kept: checked.value))
-                }
-            } catch {
-                rejected.append(WriteResult(characteristicID: write.characteristicID, error: error))
-            }
-        }
-        for (accessoryID, reachable) in reachability where !reachable {
-            guard owned(accessoryID) else {
-                rejected.append(Self.notOwned(accessoryID: accessoryID, provider: owner ?? ""))
-                continue
-            }
-            if (try? transaction.graph.setReachable(false, accessoryID: accessoryID)) == true {
-                transaction.emit(.reachability(accessoryID: accessoryID, reachable: false))
-            }
-        }
-        return rejected
+        return (committed.lastSeq, refused[0], readBack.map { ReadOutcome(reads: $0, seq: committed.lastSeq) })
     }
 
     /// The results of a report whose values could not be saved: each value not
@@ -242,14 +157,6 @@ extension HomeStore {
             + values.filter { !rejectedIDs.contains($0.characteristicID) }.map {
                 WriteResult(characteristicID: $0.characteristicID, error: refused)
             }
-    }
-
-    private static func notOwned(accessoryID: ObjectID, provider: String) -> WriteResult {
-        let error = HomeError(
-            .permissionDenied,
-            "accessory \(accessoryID) is not one of provider \"\(provider)\"'s; its reachability is not the "
-                + "provider's to report")
-        return WriteResult(characteristicID: 0, error: error, accessoryID: accessoryID)
     }
 
     /// Sets the reachability of every accessory of a provider (it connected, or

@@ -8,11 +8,6 @@ extension HomeStore {
     /// unreachable), so every one of them is announced alike.
     func markUnreachable(_ accessoryIDs: [ObjectID], origin: Origin) {
         guard !accessoryIDs.isEmpty else { return }
-        _ = commit(.values, origin: origin) { transaction in
-            for id in accessoryIDs.sorted() {
-                guard (try? transaction.graph.setReachable(false, accessoryID: id)) != nil else { continue }
-                transaction.emit(.reachability(accessoryID: id, reachable: false))
-            }
-        }
+        _ = commitAlways(.markUnreachable(accessoryIDs), origin: origin)
     }
 }

@@ -134,8 +134,8 @@ public final class HomeStore: Sendable {
     // MARK: The commit primitive
 
     /// What a commit returns: the change's own result and where its events landed.
-    struct Committed<Result> {
-        var result: Result
+    struct Committed {
+        var result: ChangeResult
         /// Why the commit's value changes were undone: the value log refused them
         /// (a full disk). Its value events were not published; the caller reports
         /// every write it applied as failed with this error.
@@ -147,47 +147,47 @@ public final class HomeStore: Sendable {
         var timeMs: Int64
     }
 
-    /// The one way the graph changes: under the lock, `change` edits the graph and
-    /// emits events; then the events are made durable, numbered, journaled and
-    /// handed to the fan-out (observers and subscribers); once the lock is released,
-    /// the event loops whose subscribers have something to send are woken.
+    /// The one way the state changes: under the lock, the state decides and
+    /// installs the change (`HomeState.commit`, no I/O); the commit is made
+    /// durable, or taken back if it cannot be; its events are numbered, journaled
+    /// and handed to the fan-out (observers and subscribers); once the lock is
+    /// released, the event loops whose subscribers have something to send are woken.
     ///
-    /// If `change` throws, nothing is published; for a `.layout` commit the graph
-    /// is also left exactly as it was (a `.values` change must throw only before it
-    /// edits anything).
-    func commit<Result, Failure: Error>(
-        _ kind: CommitKind, origin: Origin,
-        _ change: (inout Transaction) throws(Failure) -> Result
-    ) throws(Failure) -> Committed<Result> {
+    /// - Throws: the change's refusal, or a layout's save failure; either way the
+    ///   state is as it was and nothing was published.
+    func commit(_ change: StoreChange, origin: Origin) throws(HomeError) -> Committed {
         let now = wallClockMs()
         var wake = Fanout.Wake()
-        let committed = try locked { state throws(Failure) -> Committed<Result> in
-            var transaction = state.core.begin(kind, nowMs: now, keepingUndo: persistence != nil)
-            let result: Result
-            do throws(Failure) {
-                result = try change(&transaction)
-            } catch {
-                state.core.abandon(&transaction)
-                throw error
-            }
+        let committed = try locked { state throws(HomeError) -> Committed in
+            var commit = try state.core.commit(change, nowMs: now, origin: origin, keepingUndo: persistence != nil)
             // Values and events are durable before anyone hears of them.
-            let saveFailure = makeDurable(&transaction, firstSeq: transaction.firstSeq, origin: origin)
-            let graphSeq = state.core.install(&transaction)
-            for index in transaction.events.indices {
-                var event = transaction.event(at: index, origin: origin)
+            let saveFailure = try makeDurable(&commit, in: &state.core)
+            let graphSeq = state.core.journal.lastSeq + UInt64(commit.events.count)
+            for index in commit.events.indices {
+                var event = commit.event(at: index)
                 state.core.journal.append(&event)
-                let pending = transaction.events[index]
+                let pending = commit.events[index]
                 state.fanout.publish(
                     event, in: state.core.graph, graphSeq: graphSeq, layoutVersion: state.core.layoutVersion,
                     mergeable: pending.mergeable, subject: pending.subject, wake: &wake)
             }
             publishedSeq.publish(state.core.journal.lastSeq)
             return Committed(
-                result: result, saveFailure: saveFailure, firstSeq: transaction.firstSeq,
+                result: commit.result, saveFailure: saveFailure, firstSeq: commit.firstSeq,
                 lastSeq: state.core.journal.lastSeq, timeMs: now)
         }
         wake.wake()
         return committed
+    }
+
+    /// `commit`, for a change the state never refuses (a batch's errors are its
+    /// writes' results; a report's, its values').
+    func commitAlways(_ change: StoreChange, origin: Origin) -> Committed {
+        do throws(HomeError) {
+            return try commit(change, origin: origin)
+        } catch {
+            preconditionFailure("a \(change.kind) change that cannot be refused was: \(error.message)")
+        }
     }
 }
 

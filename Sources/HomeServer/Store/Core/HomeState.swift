@@ -2,8 +2,9 @@ internal import HomeModel
 
 /// The daemon's state as a value: the graph, the journal, the versions that tell a
 /// change planned on one state whether it still holds, and the conditional writes
-/// in flight. No I/O and no lock: `HomeStore` keeps one under its lock and makes
-/// each change durable and heard between `begin` and `install`.
+/// in flight. No I/O and no lock: `HomeStore` keeps one under its lock; every
+/// change is a `StoreChange` that `commit` decides and installs
+/// (HomeState+Commit.swift), and the store makes durable and heard.
 struct HomeState {
     var graph: HomeGraph
     var journal: Journal
@@ -57,17 +58,12 @@ struct HomeState {
     }
 
     /// Installs a change: its graph and claims in place, the versions moved on.
-    /// The caller then numbers and journals its events (`Transaction.event(at:)`,
-    /// `journal.append`), offering each as it goes.
-    ///
-    /// - Returns: the sequence number the graph stands at once every event of the
-    ///   change is journaled.
-    mutating func install(_ transaction: inout Transaction) -> UInt64 {
+    /// Its events are journaled once it is durable (`StateCommit`).
+    mutating func install(_ transaction: inout Transaction) {
         swap(&transaction.claims, &conditionalWritesInFlight)
         swap(&transaction.graph, &graph)
         if transaction.kind == .layout { layoutVersion &+= 1 }
         graphVersion &+= 1
-        return journal.lastSeq + UInt64(transaction.events.count)
     }
 }
 
@@ -107,23 +103,6 @@ struct Transaction {
     /// state, in order, so that the commit can be undone if the value log
     /// refuses it. Nil when nothing is persisted.
     var undo: [ValueUndo]?
-
-    /// Event `index` of the commit as the journal numbers it.
-    func event(at index: Int, origin: Origin) -> HomeEvent {
-        HomeEvent(seq: firstSeq + UInt64(index), timeMs: nowMs, origin: origin, body: events[index].body)
-    }
-
-    /// The commit's events as the journal numbers them.
-    func numberedEvents(firstSeq: UInt64, origin: Origin) -> [HomeEvent] {
-        events.enumerated().map { index, pending in
-            HomeEvent(seq: firstSeq + UInt64(index), timeMs: nowMs, origin: origin, body: pending.body)
-        }
-    }
-
-    /// Forgets the value events of a commit whose values could not be saved.
-    mutating func dropValueEvents() {
-        events.removeAll { if case .value = $0.body { true } else { false } }
-    }
 
     struct ValueUndo {
         var index: HomeGraph.CharacteristicIndex

@@ -2,12 +2,12 @@ internal import HomeModel
 
 /// A batch of writes decided from one snapshot of the home before anything is
 /// applied or sent: which are refused and why, which the daemon applies at once,
-/// and what each provider is asked to confirm. No I/O: `HomeStore.planWrites` makes it
+/// and what each provider is asked to confirm. No I/O: `HomeState.plan` makes it
 /// under the store's lock and `ValueRouter` sends its provider parts.
 ///
 /// Every write is validated and normalised here, once: what a provider is sent is
 /// the value as the daemon will store it, and its confirmation is committed as
-/// checked here unless the layout changed in between (`HomeStore.commit(_:plannedAt:atomic:releasing:origin:)`).
+/// checked here unless the layout changed in between (`StoreChange.confirm`).
 struct WritePlan {
     /// One valid write, with its place in the batch.
     struct Item {
@@ -75,7 +75,7 @@ struct WritePlan {
         }
         for (position, write) in writes.enumerated() {
             let accessoryID: ObjectID?
-            switch HomeStore.check(write, in: graph, enforceWritable: true, journalID: journalID) {
+            switch HomeState.check(write, in: graph, enforceWritable: true, journalID: journalID) {
             case .success(let valid):
                 accessoryID = valid.accessoryID
                 checked.append((position, valid, owner(ofAccessory: valid.accessoryID)))
