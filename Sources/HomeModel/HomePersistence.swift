@@ -8,13 +8,6 @@
 /// is in the tables plus the log, replayed in order, is always the last state
 /// acknowledged.
 package protocol HomePersistence: CommitLog {
-    /// Makes the layout of `new` durable (everything but values, except a new
-    /// characteristic's initial value), given that `old` is what is stored now, and
-    /// in the same transaction saves the current values of `values` (the
-    /// characteristics changed since the value log was last folded) and empties
-    /// the value log. If it throws, nothing changed.
-    func saveLayout(from old: HomeGraph, to new: HomeGraph, values: [Characteristic]) throws(HomeError)
-
     /// Saves the current values of these characteristics (all those changed since
     /// the last fold) and empties the value log, in one transaction.
     func foldValueLog(into characteristics: [Characteristic]) throws(HomeError)

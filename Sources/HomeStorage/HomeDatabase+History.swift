@@ -36,36 +36,42 @@ extension HomeDatabase: HomeHistory {
 
     package func appendEvents(_ events: [HomeEvent], keepUntilMs: Int64, values: [SavedValue]) throws(HomeError) {
         guard let first = events.first, let last = events.last else { return }
-        let record = JournalRecord.encode(events)
         try withConnection { connection throws(HomeError) in
-            let insert = try connection.statement(
-                "INSERT INTO journal (seq, last_seq, time_ms, keep_until_ms, events) VALUES (?, ?, ?, ?, ?)")
-            insert.bind(1, first.seq)
-            insert.bind(2, last.seq)
-            insert.bind(3, first.timeMs)
-            insert.bind(4, keepUntilMs)
-            insert.bind(5, record)
             // The commit and what it is about, in one transaction: both or neither.
             try connection.transaction(doing: "storing events \(first.seq)–\(last.seq) in the journal") {
                 () throws(HomeError) in
                 if !values.isEmpty { try appendValues(values, timeMs: first.timeMs, on: connection) }
-                try insert.run(doing: "storing events \(first.seq)–\(last.seq) in the journal")
-                let subject = try connection.statement(
-                    "INSERT OR IGNORE INTO journal_subjects (subject_id, commit_seq) VALUES (?, ?)")
-                var seen = Set<ObjectID>()
-                var previous: ObjectID?
-                for event in events {
-                    // A batch is mostly one characteristic's changes: each looked at once.
-                    if case .value(let change) = event.body {
-                        if change.characteristicID == previous { continue }
-                        previous = change.characteristicID
-                    }
-                    for id in event.subjects where seen.insert(id).inserted {
-                        subject.bind(1, id)
-                        subject.bind(2, first.seq)
-                        try subject.run(doing: "indexing events \(first.seq)–\(last.seq)")
-                    }
-                }
+                try insertEvents(events, keepUntilMs: keepUntilMs, on: connection)
+            }
+        }
+    }
+
+    /// A commit's events as the journal's row and their subjects' index rows, in
+    /// a transaction its caller holds.
+    func insertEvents(_ events: [HomeEvent], keepUntilMs: Int64, on connection: Connection) throws(HomeError) {
+        guard let first = events.first, let last = events.last else { return }
+        let insert = try connection.statement(
+            "INSERT INTO journal (seq, last_seq, time_ms, keep_until_ms, events) VALUES (?, ?, ?, ?, ?)")
+        insert.bind(1, first.seq)
+        insert.bind(2, last.seq)
+        insert.bind(3, first.timeMs)
+        insert.bind(4, keepUntilMs)
+        insert.bind(5, JournalRecord.encode(events))
+        try insert.run(doing: "storing events \(first.seq)–\(last.seq) in the journal")
+        let subject = try connection.statement(
+            "INSERT OR IGNORE INTO journal_subjects (subject_id, commit_seq) VALUES (?, ?)")
+        var seen = Set<ObjectID>()
+        var previous: ObjectID?
+        for event in events {
+            // A batch is mostly one characteristic's changes: each looked at once.
+            if case .value(let change) = event.body {
+                if change.characteristicID == previous { continue }
+                previous = change.characteristicID
+            }
+            for id in event.subjects where seen.insert(id).inserted {
+                subject.bind(1, id)
+                subject.bind(2, first.seq)
+                try subject.run(doing: "indexing events \(first.seq)–\(last.seq)")
             }
         }
     }

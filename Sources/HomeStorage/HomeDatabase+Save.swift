@@ -14,17 +14,23 @@ extension HomeDatabase {
     ///
     /// - Throws: `.internal` naming the file and SQLite's reason if a write fails
     ///   (`.resourceExhausted` for a full disk); `.failedPrecondition` if closed.
-    public func saveLayout(from old: HomeGraph, to new: HomeGraph, values: [Characteristic] = [])
-        throws(HomeError)
-    {
+    ///
+    /// - Parameters:
+    ///   - events: the commit's events, stored in the journal in the same
+    ///     transaction (a daemon that keeps a history), kept until `keepUntilMs`.
+    public func saveLayout(
+        from old: HomeGraph, to new: HomeGraph, values: [Characteristic] = [], events: [HomeEvent] = [],
+        keepUntilMs: Int64 = 0
+    ) throws(HomeError) {
         let diff = LayoutDiff(from: old, to: new)
-        if diff.isEmpty && values.isEmpty { return }
+        if diff.isEmpty && values.isEmpty && events.isEmpty { return }
         try withConnection { connection throws(HomeError) in
             try connection.execute("PRAGMA synchronous = FULL", doing: "asking for a synced commit")
             defer { try? connection.execute("PRAGMA synchronous = NORMAL", doing: "back to log-only commits") }
             try connection.transaction(doing: "saving the layout") { () throws(HomeError) in
                 try LayoutWriter(connection: connection, diff: diff, graph: new).write()
                 try ValueLogWriter(connection: connection).fold(into: values)
+                try insertEvents(events, keepUntilMs: keepUntilMs, on: connection)
             }
         }
     }

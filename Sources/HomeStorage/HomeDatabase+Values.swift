@@ -8,10 +8,15 @@ public import HomeModel
 /// but not synced, which costs a few microseconds instead of a disk flush; the
 /// next layout save (`synchronous=FULL`) syncs everything before it too.
 extension HomeDatabase: HomePersistence {
-    /// One commit in one transaction: with events, the journal's row and the value
-    /// log's (`appendEvents`); without, the value log's alone.
+    /// One commit in one transaction: a layout commit's rows, the value log folded
+    /// and its events (`saveLayout`); otherwise, with events, the journal's row and
+    /// the value log's (`appendEvents`); without, the value log's alone.
     package func append(_ record: CommitRecord) throws(HomeError) {
-        if !record.events.isEmpty {
+        if let layout = record.layout {
+            try saveLayout(
+                from: layout.before, to: layout.after, values: layout.unfolded, events: record.events,
+                keepUntilMs: record.keepUntilMs)
+        } else if !record.events.isEmpty {
             try appendEvents(record.events, keepUntilMs: record.keepUntilMs, values: record.values)
         } else {
             try appendValues(record.values, timeMs: record.timeMs)

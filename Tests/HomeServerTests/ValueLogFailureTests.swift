@@ -4,17 +4,22 @@ import Testing
 
 @testable import HomeServer
 
-/// Persistence that records what it is given and refuses value appends on demand.
+/// Persistence that records what it is given and refuses value appends, or
+/// layout saves, on demand.
 final class RecordingPersistence: HomePersistence {
     let refuseAppends = Atomic<Bool>(false)
+    let refuseLayouts = Atomic<Bool>(false)
     let appended = Mutex<[[SavedValue]]>([])
     let folded = Mutex<[[ObjectID]]>([])
 
-    func saveLayout(from old: HomeGraph, to new: HomeGraph, values: [Characteristic]) throws(HomeError) {
-        folded.withLock { $0.append(values.map(\.id).sorted()) }
-    }
-
     func append(_ record: CommitRecord) throws(HomeError) {
+        if let layout = record.layout {
+            if refuseLayouts.load(ordering: .relaxed) {
+                throw HomeError(.resourceExhausted, "database x: saving the layout failed: database or disk is full")
+            }
+            folded.withLock { $0.append(layout.unfolded.map(\.id).sorted()) }
+            return
+        }
         if refuseAppends.load(ordering: .relaxed) {
             throw HomeError(.resourceExhausted, "database x: logging values failed: database or disk is full")
         }
@@ -83,6 +88,31 @@ struct ValueLogFailureTests {
             store.write([CharacteristicWrite(characteristicID: brightness, value: .int(1))], origin: .daemon)
                 .results[0].error == nil)
         #expect(store.snapshot().seq == before.seq + 1)
+    }
+
+    @Test("a layout change the log refuses is taken back whole: graph, versions and values marked, nothing published")
+    func refusedLayout() throws {
+        let persistence = RecordingPersistence()
+        let store = HomeStore(graph: DemoHome.make(nowMs: 0), persistence: persistence)
+        let before = store.snapshot()
+        let lamp = try before.graph.resolve(path: "Living Room/Lamp")
+        let brightness = try before.graph.resolve(path: "Living Room/Lamp/Brightness")
+        _ = store.write([CharacteristicWrite(characteristicID: brightness, value: .int(3))], origin: .daemon)
+        let versions = store.withState { ($0.core.layoutVersion, $0.core.graphVersion) }
+        persistence.refuseLayouts.store(true, ordering: .relaxed)
+        let error = #expect(throws: HomeError.self) {
+            try store.changeLayout(.rename(id: lamp, name: "Reading Lamp"), origin: .daemon)
+        }
+        #expect(error?.message.contains("saving the layout failed") == true)
+        #expect(store.snapshot().graph.accessories[lamp]?.name == "Lamp")
+        #expect(store.snapshot().seq == before.seq + 1, "only the write before it was published")
+        #expect(store.withState { ($0.core.layoutVersion, $0.core.graphVersion) } == versions)
+        #expect(persistence.folded.withLock { $0 }.isEmpty)
+        // Once the layout can be saved again, the value logged since is folded with it.
+        persistence.refuseLayouts.store(false, ordering: .relaxed)
+        try store.changeLayout(.rename(id: lamp, name: "Reading Lamp"), origin: .daemon)
+        #expect(persistence.folded.withLock { $0 }.last?.contains(brightness) == true)
+        #expect(store.withState { $0.core.unfoldedValueIDs }.isEmpty)
     }
 
     @Test("calls' writes applied together are one log row, each call's outcome its own, each seeing those before it")

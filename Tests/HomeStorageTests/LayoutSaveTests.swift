@@ -188,4 +188,42 @@ struct LayoutSaveTests {
         #expect(throws: HomeError.self) { try database.saveLayout(from: HomeGraph(), to: changed) }
         expectSame(try reloaded(database), demo)
     }
+
+    @Test("a layout commit's record is one transaction: its rows and its events are stored together, or neither")
+    func layoutRecordWithEvents() throws {
+        let scratch = try Scratch()
+        let file = scratch.file("homed.sqlite")
+        var database = try HomeDatabase.open(path: file)
+        try database.beginJournal(id: "j1")
+        let demo = DemoHome.make(nowMs: 0)
+        try database.saveLayout(from: HomeGraph(), to: demo)
+        let kitchen = path(demo, "Kitchen")
+        var renamed = demo
+        _ = try renamed.renameRoom(kitchen, to: "Galley")
+        let event = HomeEvent(
+            seq: 1, timeMs: 5, origin: .daemon,
+            body: .layout(LayoutChange(action: .updated, object: .room, objectID: kitchen, homeID: 1, name: "Galley")))
+        try database.append(
+            CommitRecord(
+                events: [event], keepUntilMs: 1_000, values: [], timeMs: 5,
+                layout: LayoutSave(before: demo, after: renamed, unfolded: [])))
+        #expect(try database.events(HistoryQuery()).events.map(\.seq) == [1])
+        expectSame(try reloaded(database), renamed)
+
+        // A save that fails (the stored graph claimed empty: ids inserted twice) stores no event either.
+        database = try HomeDatabase.open(path: file)
+        defer { database.close() }
+        var again = renamed
+        _ = try again.renameRoom(kitchen, to: "Scullery")
+        var second = event
+        second.seq = 2
+        #expect(throws: HomeError.self) {
+            try database.append(
+                CommitRecord(
+                    events: [second], keepUntilMs: 1_000, values: [], timeMs: 6,
+                    layout: LayoutSave(before: HomeGraph(), after: again, unfolded: [])))
+        }
+        #expect(try database.events(HistoryQuery()).events.map(\.seq) == [1])
+        expectSame(try database.load(), renamed)
+    }
 }

@@ -1,13 +1,14 @@
 public import HomeModel
 
 extension HomeStore {
-    /// Makes a commit durable before anyone hears of it. A `.values` commit is one
-    /// call to the commit log (`CommitLog.append`, one transaction): the values it
+    /// Makes a commit durable before anyone hears of it, in one call to the commit
+    /// log (`CommitLog.append`, one transaction). A `.values` commit: the values it
     /// stored (the last value of each characteristic, once), marked for the next
     /// fold, and with a stored history its events. If the values cannot be saved,
     /// they are put back as they were and the commit's value events dropped, so
-    /// nothing unsaved is published or acknowledged. A `.layout` commit saves the
-    /// layout (folding the value log too); if it cannot, it is taken back whole.
+    /// nothing unsaved is published or acknowledged. A `.layout` commit: its rows,
+    /// the value log folded, its events; if it cannot be saved, it is taken back
+    /// whole.
     ///
     /// Without a stored history the events are not made here: the commit makes
     /// each as it publishes it (an array per commit cost the busiest path).
@@ -19,13 +20,7 @@ extension HomeStore {
         guard let persistence, commit.installed else { return nil }
         let storingEvents = keepsHistory && !commit.events.isEmpty
         if commit.kind == .layout {
-            do throws(HomeError) {
-                try saveLayout(of: commit, graph: state.graph)
-            } catch {
-                state.undoLayout(commit)
-                throw error
-            }
-            if storingEvents { storeHistory(commit.numberedEvents, graph: state.graph) }
+            try saveLayout(of: commit, storingEvents: storingEvents, in: &state)
             return nil
         }
         let row = commit.valueRow(in: state.graph)
@@ -33,7 +28,7 @@ extension HomeStore {
         let record = logRecord(storingEvents ? commit.numberedEvents : [], values: row, of: commit, in: state.graph)
         do throws(HomeError) {
             try persistence.append(record)
-            for change in row { writtenValues?.mark(change.characteristicID) }
+            for change in row { state.unfoldedValueIDs.insert(change.characteristicID) }
             return nil
         } catch {
             guard !row.isEmpty else {
@@ -55,20 +50,27 @@ extension HomeStore {
         return CommitRecord(events: events, keepUntilMs: commit.nowMs + keepMs, values: values, timeMs: commit.nowMs)
     }
 
-    /// Saves a layout commit, given the state's graph once it is installed,
-    /// folding the value log into the tables at the same time (the values the
-    /// layout change set among them).
-    private func saveLayout(of commit: StateCommit, graph: HomeGraph) throws(HomeError) {
-        guard let persistence, let before = commit.layoutBefore, let writtenValues else { return }
-        for id in commit.layoutValueIDs { writtenValues.mark(id) }
-        let ids = writtenValues.take()
-        let values = ids.compactMap { graph.characteristics[$0] }
+    /// Saves a layout commit once it is installed, in one call to the commit log:
+    /// its rows, the value log folded into the tables (the values the layout
+    /// change set among them) and, with a stored history, its events. If it
+    /// cannot, the commit is taken back whole.
+    private func saveLayout(of commit: StateCommit, storingEvents: Bool, in state: inout HomeState)
+        throws(HomeError)
+    {
+        guard let persistence, let before = commit.layoutBefore else { return }
+        state.unfoldedValueIDs.formUnion(commit.layoutValueIDs)
+        let layout = LayoutSave(
+            before: before, after: state.graph,
+            unfolded: state.unfoldedValueIDs.compactMap { state.graph.characteristics[$0] })
+        var record = logRecord(storingEvents ? commit.numberedEvents : [], values: [], of: commit, in: state.graph)
+        record.layout = layout
         do throws(HomeError) {
-            try persistence.saveLayout(from: before, to: graph, values: values)
+            try persistence.append(record)
         } catch {
-            writtenValues.mark(ids)
+            state.undoLayout(commit)
             throw error
         }
+        state.unfoldedValueIDs = []
     }
 
     /// Folds the value log into the tables: saves the current value of every
@@ -79,39 +81,13 @@ extension HomeStore {
     /// - Throws: persistence's error; the log and the marks are kept for next time.
     @discardableResult
     public func foldValueLog() throws(HomeError) -> Int {
-        guard let persistence, let writtenValues else { return 0 }
+        guard let persistence else { return 0 }
         return try withState { state throws(HomeError) -> Int in
-            let ids = writtenValues.take()
-            if ids.isEmpty { return 0 }
-            let values = ids.compactMap { state.core.graph.characteristics[$0] }
-            do throws(HomeError) {
-                try persistence.foldValueLog(into: values)
-            } catch {
-                writtenValues.mark(ids)
-                throw error
-            }
+            if state.core.unfoldedValueIDs.isEmpty { return 0 }
+            let values = state.core.unfoldedValueIDs.compactMap { state.core.graph.characteristics[$0] }
+            try persistence.foldValueLog(into: values)
+            state.core.unfoldedValueIDs = []
             return values.count
-        }
-    }
-}
-
-/// The characteristics whose values changed since the value log was last folded.
-final class WrittenValues: Sendable {
-    private let ids = Locked<Set<ObjectID>>([])
-
-    func mark(_ id: ObjectID) {
-        ids.withLock { _ = $0.insert(id) }
-    }
-
-    func mark(_ more: Set<ObjectID>) {
-        ids.withLock { $0.formUnion(more) }
-    }
-
-    /// The marked ids, unmarking them.
-    func take() -> Set<ObjectID> {
-        ids.withLock { ids in
-            defer { ids = [] }
-            return ids
         }
     }
 }

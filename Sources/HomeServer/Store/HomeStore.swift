@@ -30,8 +30,6 @@ public final class HomeStore: Sendable {
     /// What commits are stamped with (the system's clock, or a test's).
     let wallClockMs: @Sendable () -> Int64
     let persistence: (any HomePersistence)?
-    /// Characteristics changed since the value log was last folded; nil without persistence.
-    let writtenValues: WrittenValues?
     /// Device values kept in another form than reported, logged once each.
     let adjustedDeviceValues: AdjustedDeviceValues
     /// Where every event is kept beyond memory (see HomeStore+History.swift).
@@ -96,7 +94,6 @@ public final class HomeStore: Sendable {
         self.wallClockMs = wallClockMs
         self.startedAtMs = wallClockMs()
         self.persistence = persistence
-        self.writtenValues = persistence == nil ? nil : WrittenValues()
         self.adjustedDeviceValues = AdjustedDeviceValues(logger: logger)
         self.state = Locked(State(core: HomeState(graph: graph, journal: journal)))
     }

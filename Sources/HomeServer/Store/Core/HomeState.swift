@@ -17,6 +17,10 @@ struct HomeState {
     /// Characteristics with a conditional write sent to their provider and not
     /// yet answered (`Transaction.claim`).
     var conditionalWritesInFlight: Set<ObjectID> = []
+    /// Characteristics whose values the value log holds and the tables do not yet
+    /// (changed since the log was last folded): what the next fold or layout save
+    /// writes into their rows. Empty when nothing is persisted.
+    var unfoldedValueIDs: Set<ObjectID> = []
 
     init(graph: HomeGraph, journal: Journal) {
         self.graph = graph
