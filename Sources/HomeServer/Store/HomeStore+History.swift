@@ -1,5 +1,6 @@
 public import HomeModel
 internal import Logging
+internal import Synchronization
 
 /// The stored history the store keeps every event in, and how long.
 package struct StoredHistory: Sendable {
@@ -45,7 +46,7 @@ extension HomeStore {
     /// abandoned, so that the next start begins a new journal instead of reusing
     /// numbers whose events were never stored.
     func storeHistory(_ events: [HomeEvent], graph: HomeGraph) {
-        guard let history, let persistence, !historyFailed.withLock({ $0 }) else { return }
+        guard let history, let persistence, !historyFailed.load(ordering: .acquiring) else { return }
         let keepUntil = events[0].timeMs + history.retention.keepMs(for: events, in: graph)
         do throws(HomeError) {
             try persistence.append(
@@ -58,7 +59,7 @@ extension HomeStore {
     /// After a write to the history failed: nothing more is stored this run, and
     /// the stored journal is abandoned (see `storeHistory`).
     func historyFailed(_ error: HomeError, at seq: UInt64) {
-        historyFailed.withLock { $0 = true }
+        historyFailed.store(true, ordering: .releasing)
         logger.error(
             "cannot store events in the history; history is off until the next start, which begins a new journal",
             metadata: ["error": "\(error.message)", "seq": "\(seq)"])
@@ -66,7 +67,7 @@ extension HomeStore {
     }
 
     /// Whether events are being kept beyond memory.
-    public var keepsHistory: Bool { history != nil && !historyFailed.withLock { $0 } }
+    public var keepsHistory: Bool { history != nil && !historyFailed.load(ordering: .acquiring) }
 
     /// One page of past events in sequence order: from the stored history, or, in a
     /// daemon that keeps none, from what the journal holds in memory.

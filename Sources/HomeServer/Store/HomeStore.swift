@@ -35,7 +35,7 @@ public final class HomeStore: Sendable {
     /// Where every event is kept beyond memory (see HomeStore+History.swift).
     let history: StoredHistory?
     /// Set once a write to the stored history failed: nothing more is stored this run.
-    let historyFailed: Locked<Bool>
+    let historyFailed: Atomic<Bool>
     /// Held while events are folded into the rollups (see HomeStore+History.swift).
     let rollupFolding = Locked(())
     let logger: Logger
@@ -89,7 +89,7 @@ public final class HomeStore: Sendable {
             lastStoredSeq: start.lastSeq)
         self.journalID = journal.id
         self.history = start.kept ? history : nil
-        self.historyFailed = Locked(false)
+        self.historyFailed = Atomic(false)
         self.logger = logger
         self.wallClockMs = wallClockMs
         self.startedAtMs = wallClockMs()
