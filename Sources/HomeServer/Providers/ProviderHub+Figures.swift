@@ -30,3 +30,34 @@ extension ProviderHub {
 func monotonicNs() -> UInt64 {
     UInt64(NIODeadline.now().uptimeNanoseconds)
 }
+
+// A provider's figures change in place, through `State.figures`' subscript: a copy
+// of them would copy their latency histogram at every request.
+extension ProviderHub.Figures {
+    /// Takes a request's share of the provider's budget and counts it, or says why
+    /// it is refused.
+    mutating func admit(
+        _ budgeted: (kind: ProviderBudget.Kind, connectionID: UInt64)?, isPing: Bool, provider providerID: String
+    ) -> HomeError? {
+        if let budgeted {
+            if let refusal = budget.refusal(of: budgeted.kind, from: budgeted.connectionID) {
+                return budget.error(refusal, provider: providerID, connectionID: budgeted.connectionID)
+            }
+            budget.take(budgeted.kind, from: budgeted.connectionID)
+        }
+        if !isPing { requests += 1 }
+        return nil
+    }
+
+    /// An answer: the budget given back, the latency recorded.
+    mutating func noteAnswer(
+        budgeted: (kind: ProviderBudget.Kind, connectionID: UInt64)?, isPing: Bool, startedNs: UInt64
+    ) {
+        lastSeenMs = currentTimeMs()
+        if let budgeted { budget.release(budgeted.kind, from: budgeted.connectionID) }
+        if !isPing {
+            let elapsedUs = (monotonicNs() &- startedNs) / 1_000
+            latencyUs.record(min(elapsedUs, 600_000_000))
+        }
+    }
+}

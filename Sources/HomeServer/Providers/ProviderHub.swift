@@ -175,7 +175,6 @@ final class ProviderHub: Sendable, WriteOwners {
                         .unavailable,
                         "provider \"\(providerID)\" is not connected; its accessories are unreachable until it is"))
             }
-            var figures = state.figures[providerID, default: Figures()]
             // Pings are not budgeted: a liveness check must never be refused.
             let budgeted: (kind: ProviderBudget.Kind, connectionID: UInt64)?
             switch kind {
@@ -183,17 +182,14 @@ final class ProviderHub: Sendable, WriteOwners {
             case .write: budgeted = (.write, connectionID)
             case .ping, .opened: budgeted = nil
             }
-            if let budgeted {
-                if let refusal = figures.budget.refusal(of: budgeted.kind, from: connectionID) {
-                    return .failure(figures.budget.error(refusal, provider: providerID, connectionID: connectionID))
-                }
-                figures.budget.take(budgeted.kind, from: connectionID)
+            let isPing = kind == .ping
+            if let refusal = state.figures[providerID, default: Figures()].admit(
+                budgeted, isPing: isPing, provider: providerID)
+            {
+                return .failure(refusal)
             }
             let requestID = state.nextRequestID
             state.nextRequestID += 1
-            let isPing = kind == .ping
-            if !isPing { figures.requests += 1 }
-            state.figures[providerID] = figures
             let timeout = eventLoop.scheduleTask(in: .milliseconds(Int64(timeoutMs))) { [weak self] () -> Void in
                 self?.expire(requestID, timeoutMs: timeoutMs)
             }
@@ -271,14 +267,8 @@ final class ProviderHub: Sendable, WriteOwners {
                 state.sessions[pending.providerID]?.connectionID == connectionID
             else { return nil }
             state.pending[answer.requestID] = nil
-            var figures = state.figures[pending.providerID, default: Figures()]
-            figures.lastSeenMs = currentTimeMs()
-            if let budgeted = pending.budgeted { figures.budget.release(budgeted.kind, from: budgeted.connectionID) }
-            if !pending.isPing {
-                let elapsedUs = (monotonicNs() &- pending.startedNs) / 1_000
-                figures.latencyUs.record(min(elapsedUs, 600_000_000))
-            }
-            state.figures[pending.providerID] = figures
+            state.figures[pending.providerID, default: Figures()].noteAnswer(
+                budgeted: pending.budgeted, isPing: pending.isPing, startedNs: pending.startedNs)
             return pending
         }
         guard let pending else { return false }
