@@ -8,7 +8,7 @@ extension HomeStore {
     /// - Throws: the model's error, unchanged (ALREADY_EXISTS, NOT_FOUND naming the
     ///   id, INVALID_ARGUMENT, FAILED_PRECONDITION), or persistence's; either way
     ///   nothing changed and nothing was published. A trigger's program is the
-    ///   caller's to check (`CommandRunner.checkExecutable`): the file system is no
+    ///   caller's to check (that it can be run): the file system is no
     ///   part of the model.
     @discardableResult
     package func changeLayout(_ operation: LayoutOperation, origin: Origin) throws(HomeError) -> LayoutOutcome {

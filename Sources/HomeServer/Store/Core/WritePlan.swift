@@ -3,7 +3,7 @@ internal import HomeModel
 /// A batch of writes decided from one snapshot of the home before anything is
 /// applied or sent: which are refused and why, which the daemon applies at once,
 /// and what each provider is asked to confirm. No I/O: `HomeState.plan` makes it
-/// under the store's lock and `ValueRouter` sends its provider parts.
+/// under the store's lock and the caller sends its provider parts.
 ///
 /// Every write is validated and normalised here, once: what a provider is sent is
 /// the value as the daemon will store it, and its confirmation is committed as
