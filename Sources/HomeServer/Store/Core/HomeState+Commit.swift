@@ -1,8 +1,9 @@
 internal import HomeModel
 
 /// What `HomeState.commit` decided and installed, for the store to make durable
-/// (or take back with `HomeState.undo`) and then publish: the events to number
-/// and journal, the value log's row, the layout before and after, the result.
+/// (or take back with `HomeState.undoValues`/`undoLayout`) and then publish: the
+/// events to number and journal, the value log's row, the layout before and
+/// after, the result.
 struct StateCommit {
     let kind: CommitKind
     let origin: Origin
@@ -13,7 +14,7 @@ struct StateCommit {
     /// Its events, in order, numbered from `firstSeq`.
     fileprivate(set) var events: [Transaction.PendingEvent]
     /// For a `.values` commit of a state kept durable, each stored value's
-    /// previous state (what `undo` puts back); nil otherwise.
+    /// previous state (what `undoValues` puts back); nil otherwise.
     let undo: [Transaction.ValueUndo]?
     /// For a `.layout` commit, the graph before it (what storage holds); the graph
     /// after it is the state's.
