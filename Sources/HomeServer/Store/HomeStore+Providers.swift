@@ -41,9 +41,24 @@ extension HomeStore {
         _ accessories: [ProvidedAccessory], removing removeKeys: [String], provider: String,
         homeID: ObjectID?, origin: Origin, willCommit: () -> Void
     ) throws(HomeError) -> RegistrationOutcome {
-        let request = RegistrationRequest(
-            accessories: accessories, removing: removeKeys, provider: provider, homeID: homeID)
-        var installed: (Committed, ProviderRegistration)?
+        let (committed, registration) = try installRegistration(
+            accessories, removing: removeKeys, provider: provider, homeID: homeID, origin: origin,
+            willCommit: willCommit)
+        var reachability: [(ObjectID, Bool)] = []
+        for (accessory, id) in zip(accessories, registration.accessoryIDs) {
+            reachability.append((id, !accessory.isUnreachable))
+        }
+        let applied = apply(registration.reportedValues, reachability: reachability, origin: origin)
+        return RegistrationOutcome(
+            registration: registration, graph: snapshot().graph, seq: max(committed.lastSeq, applied.seq))
+    }
+
+    /// A registration installed: planned on a snapshot and installed if no commit
+    /// came in between, up to `registrationPlans` times; then made under the lock.
+    private func installRegistration(
+        _ accessories: [ProvidedAccessory], removing removeKeys: [String], provider: String,
+        homeID: ObjectID?, origin: Origin, willCommit: () -> Void
+    ) throws(HomeError) -> (Committed, ProviderRegistration) {
         for _ in 0..<Self.registrationPlans {
             let (snapshot, version) = withState { ($0.core.graph, $0.core.graphVersion) }
             var planned = snapshot
@@ -52,24 +67,15 @@ extension HomeStore {
             willCommit()
             let committed = try commit(
                 .installRegistration(planned: planned, registration, plannedAtVersion: version), origin: origin)
-            if case .registered(let made?) = committed.result {
-                installed = (committed, made)
-                break
-            }
+            if case .registered(let installed?) = committed.result { return (committed, installed) }
         }
-        if installed == nil {
-            let committed = try commit(.register(request), origin: origin)
-            guard case .registered(let made?) = committed.result else { preconditionFailure("a registration") }
-            installed = (committed, made)
+        let request = RegistrationRequest(
+            accessories: accessories, removing: removeKeys, provider: provider, homeID: homeID)
+        let committed = try commit(.register(request), origin: origin)
+        guard case .registered(let made?) = committed.result else {
+            preconditionFailure("a registration made under the lock is never stale")
         }
-        guard let (committed, registration) = installed else { preconditionFailure("a registration") }
-        var reachability: [(ObjectID, Bool)] = []
-        for (accessory, id) in zip(accessories, registration.accessoryIDs) {
-            reachability.append((id, !accessory.isUnreachable))
-        }
-        let applied = apply(registration.reportedValues, reachability: reachability, origin: origin)
-        return RegistrationOutcome(
-            registration: registration, graph: snapshot().graph, seq: max(committed.lastSeq, applied.seq))
+        return (committed, made)
     }
 
     /// A provider's own report: values its devices hold and its accessories'
