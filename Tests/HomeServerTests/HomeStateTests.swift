@@ -219,26 +219,33 @@ struct HomeStateTests {
         #expect(readBack?.first?.value == .float(21.5), "read back in the same commit")
     }
 
-    @Test("a report's value off the step is kept on it and noted as adjusted; one on the step is not")
+    @Test(
+        "a report's value off the step is kept on it and named as adjusted the first time only; one on the step is not"
+    )
     func adjustedValues() throws {
         var state = Self.state()
         let temperature = try Self.id("Bedroom/Temperature Sensor/CurrentTemperature", in: state)
-        let commit = try Self.commit(
-            .report(
-                [ProviderReport(values: [Self.write(temperature, .float(21.57))], reachability: [])],
-                owner: DemoHome.provider, readingBack: nil), to: &state)
-        guard case .reports(let refused, let adjusted, _) = commit.result else { return }
-        #expect(refused == [[]])
-        #expect(adjusted.map(\.characteristicID) == [temperature])
-        #expect(adjusted.first?.kept != .float(21.57))
-        #expect(state.graph.characteristics[temperature]?.value == adjusted.first?.kept)
+        func report(_ value: Double) throws -> (refused: [[WriteResult]], adjusted: [AdjustedValue]) {
+            let commit = try Self.commit(
+                .report(
+                    [ProviderReport(values: [Self.write(temperature, .float(value))], reachability: [])],
+                    owner: DemoHome.provider, readingBack: nil), to: &state)
+            guard case .reports(let refused, let adjusted, _) = commit.result else {
+                Issue.record("a report's result is .reports, not \(commit.result)")
+                return ([], [])
+            }
+            return (refused, adjusted)
+        }
+        let offStep = try report(21.57)
+        #expect(offStep.refused == [[]])
+        #expect(offStep.adjusted.map(\.characteristicID) == [temperature])
+        #expect(offStep.adjusted.first?.kept != .float(21.57))
+        #expect(state.graph.characteristics[temperature]?.value == offStep.adjusted.first?.kept)
 
-        let onStep = try Self.commit(
-            .report(
-                [ProviderReport(values: [Self.write(temperature, .float(19.5))], reachability: [])],
-                owner: DemoHome.provider, readingBack: nil), to: &state)
-        guard case .reports(_, let none, _) = onStep.result else { return }
-        #expect(none.isEmpty)
+        #expect(try report(19.5).adjusted.isEmpty, "on the step: nothing adjusted")
+        let again = try report(22.43)
+        #expect(again.adjusted.isEmpty, "adjusted again, but named once per characteristic")
+        #expect(state.graph.characteristics[temperature]?.value != .float(22.43), "kept on the step all the same")
     }
 
     @Test("a registration planned on a graph that changed since is not installed; made on the graph as it is, it is")

@@ -1,4 +1,5 @@
 public import HomeModel
+internal import Logging
 
 extension HomeStore {
     /// What a registration did, once durable and published.
@@ -105,7 +106,7 @@ extension HomeStore {
                 readingBack: nil),
             origin: origin)
         guard case .reports(let refused, let adjusted, _) = committed.result else { preconditionFailure("reports") }
-        adjustedDeviceValues.note(adjusted, provider: provider)
+        noteAdjusted(adjusted, provider: provider)
         return zip(reports, refused).map { report, rejected in
             guard let saveFailure = committed.saveFailure else { return (committed.lastSeq, rejected) }
             return (committed.lastSeq, Self.refusedAll(report.values, rejected: rejected, saveFailure))
@@ -144,12 +145,25 @@ extension HomeStore {
         guard case .reports(let refused, let adjusted, let readBack) = committed.result else {
             preconditionFailure("a report's result")
         }
-        adjustedDeviceValues.note(adjusted, provider: owner)
+        noteAdjusted(adjusted, provider: owner)
         if let saveFailure = committed.saveFailure {
             // Nothing of it was applied but reachability: every value is refused.
             return (committed.lastSeq, Self.refusedAll(values, rejected: refused[0], saveFailure), nil)
         }
         return (committed.lastSeq, refused[0], readBack.map { ReadOutcome(reads: $0, seq: committed.lastSeq) })
+    }
+
+    /// Says in the log which device values were kept in another form than
+    /// reported (rounded to the characteristic's step, or clamped to what its
+    /// format holds): once per characteristic for the daemon's lifetime (the state
+    /// names each once), so that a sensor that always reports 51.92 % against a
+    /// step of 1 says so once, not at every reading.
+    private func noteAdjusted(_ adjustments: [AdjustedValue], provider: String?) {
+        for adjustment in adjustments {
+            logger.notice(
+                "characteristic \(adjustment.characteristicID): the device reported \(adjustment.reported.shortDescription); kept \(adjustment.kept.shortDescription) (on the characteristic's step, within what its format holds); said once per characteristic",
+                metadata: provider.map { ["provider": "\($0)"] } ?? [:])
+        }
     }
 
     /// The results of a report whose values could not be saved: each value not

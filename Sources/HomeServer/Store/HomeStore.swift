@@ -10,18 +10,23 @@ internal import Synchronization
 /// behind one lock, with an API in the model's terms (writes in, outcomes and
 /// sequence numbers out; layout operations applied by `HomeGraph`).
 ///
+/// It is three parts and the commit that joins them: `HomeState` (the graph,
+/// journal, versions and claims, as a value that decides every change), the
+/// `Fanout` (subscribers and observers), both under the lock, and the
+/// `DurableLog` (the commit log and the stored history; nil in memory).
+///
 /// Every change goes through `commit`, so "apply, number, fan out" is atomic: a
 /// subscriber's snapshot and its stream of changes never overlap or leave a gap.
 /// Besides in-memory work, the lock covers the saves that must be ordered with the
 /// changes they save, so that nothing is published before it is durable and no
-/// change slips between a save and the log it empties: a layout commit's save
-/// (which folds the value log too), a value commit's append to the value log, and
-/// a fold of the log. In-process observers (the automation engine) see each event
-/// under it as well. A provider's registration, the largest change, is planned on a
-/// snapshot outside the lock and only installed under it. An event that several
-/// subscribers queue is packed once, under
-/// the lock; every other encoding and every socket write happen later on each
-/// subscriber's event loop, so a publisher never waits for a subscriber.
+/// change slips between a save and the log it empties: a commit's one append to
+/// the log (a layout's folds the value log too) and a fold of the log. In-process
+/// observers (the automation engine) see each event under it as well. A
+/// provider's registration, the largest change, is planned on a snapshot outside
+/// the lock and only installed under it. An event that several subscribers queue
+/// is packed once, under the lock; every other encoding and every socket write
+/// happen later on each subscriber's event loop, so a publisher never waits for a
+/// subscriber.
 public final class HomeStore: Sendable {
     public let journalID: String
     /// The last sequence number published, readable without the lock.
@@ -29,15 +34,9 @@ public final class HomeStore: Sendable {
     let startedAtMs: Int64
     /// What commits are stamped with (the system's clock, or a test's).
     let wallClockMs: @Sendable () -> Int64
-    let persistence: (any HomePersistence)?
-    /// Device values kept in another form than reported, logged once each.
-    let adjustedDeviceValues: AdjustedDeviceValues
-    /// Where every event is kept beyond memory (see HomeStore+History.swift).
-    let history: StoredHistory?
-    /// Set once a write to the stored history failed: nothing more is stored this run.
-    let historyFailed: Atomic<Bool>
-    /// Held while events are folded into the rollups (see HomeStore+History.swift).
-    let rollupFolding = Locked(())
+    /// Where commits are made durable before they are heard of, with the stored
+    /// history; nil keeps everything in memory.
+    let log: DurableLog?
     let logger: Logger
 
     struct State {
@@ -83,18 +82,15 @@ public final class HomeStore: Sendable {
         // Events are stored with the values of their commit, in one call to the commit
         // log: a history is kept only where values are.
         precondition(history == nil || persistence != nil, "a stored history needs the persistence that logs commits")
-        let start = Self.startJournal(in: history, logger: logger)
+        let log = persistence.map { DurableLog(persistence: $0, history: history, logger: logger) }
+        let start = log?.journalStart ?? (id: Journal.makeID(), lastSeq: 0)
         let journal = Journal(
-            id: start.id, capacity: journalCapacity, byteCapacity: journalByteCapacity,
-            lastStoredSeq: start.lastSeq)
+            id: start.id, capacity: journalCapacity, byteCapacity: journalByteCapacity, lastStoredSeq: start.lastSeq)
         self.journalID = journal.id
-        self.history = start.kept ? history : nil
-        self.historyFailed = Atomic(false)
+        self.log = log
         self.logger = logger
         self.wallClockMs = wallClockMs
         self.startedAtMs = wallClockMs()
-        self.persistence = persistence
-        self.adjustedDeviceValues = AdjustedDeviceValues(logger: logger)
         self.state = Locked(State(core: HomeState(graph: graph, journal: journal)))
     }
 
@@ -156,9 +152,9 @@ public final class HomeStore: Sendable {
         let now = wallClockMs()
         var wake = Fanout.Wake()
         let committed = try locked { state throws(HomeError) -> Committed in
-            var commit = try state.core.commit(change, nowMs: now, origin: origin, keepingUndo: persistence != nil)
+            var commit = try state.core.commit(change, nowMs: now, origin: origin, keepingUndo: log != nil)
             // Values and events are durable before anyone hears of them.
-            let saveFailure = try makeDurable(&commit, in: &state.core)
+            let saveFailure = try log?.makeDurable(&commit, in: &state.core) ?? nil
             let graphSeq = state.core.journal.lastSeq + UInt64(commit.events.count)
             for index in commit.events.indices {
                 var event = commit.event(at: index)

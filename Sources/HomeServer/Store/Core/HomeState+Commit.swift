@@ -71,12 +71,16 @@ extension HomeState {
     {
         var transaction = begin(change.kind, nowMs: nowMs, keepingUndo: keepingUndo)
         let versions = (layoutVersion, graphVersion)
-        let result: ChangeResult
+        var result: ChangeResult
         do throws(HomeError) {
             result = try Self.decide(change, journalID: journal.id, in: &transaction)
         } catch {
             abandon(&transaction)
             throw error
+        }
+        if case .reports(let refused, var adjusted, let readBack) = result, !adjusted.isEmpty {
+            adjusted.removeAll { !adjustedValueIDs.insert($0.characteristicID).inserted }
+            result = .reports(refused, adjusted: adjusted, readBack: readBack)
         }
         var installed = true
         if case .registered(nil) = result {

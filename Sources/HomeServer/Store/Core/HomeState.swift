@@ -21,6 +21,10 @@ struct HomeState {
     /// (changed since the log was last folded): what the next fold or layout save
     /// writes into their rows. Empty when nothing is persisted.
     var unfoldedValueIDs: Set<ObjectID> = []
+    /// Characteristics a device value was kept in another form than reported for
+    /// (rounded to the step, clamped to the format), ever this run: a report's
+    /// result names each one the first time only, so that it is said once.
+    var adjustedValueIDs: Set<ObjectID> = []
 
     init(graph: HomeGraph, journal: Journal) {
         self.graph = graph

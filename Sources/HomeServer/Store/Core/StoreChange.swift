@@ -136,7 +136,8 @@ enum ChangeResult {
     /// A scene's writes and what was decided of them.
     case scene(writes: [CharacteristicWrite], Planning)
     /// Each report's refused values and reachability; the values kept in another
-    /// form than reported; the ids read back after it, if asked.
+    /// form than reported, of characteristics not adjusted before this run
+    /// (`HomeState.adjustedValueIDs`); the ids read back after it, if asked.
     case reports([[WriteResult]], adjusted: [AdjustedValue], readBack: [CharacteristicRead]?)
     /// Whether the reachability changed.
     case changed(Bool)
