@@ -18,113 +18,22 @@ Needs the `homed` Python client (the venv `Scripts/bootstrap.sh --python` makes)
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
-import socket
 import statistics
-import subprocess
 import sys
-import tempfile
-import threading
 import time
 
-from homed import Client
 from homed import proto as pb
-from homed.client_core import Call, Connection, write_request
-from homed.framing import FrameDecoder
-
-_READ = 1 << 20
-
-
-def process_cpu_ns(pid: int) -> int:
-    """Run time of every thread of `pid` so far, in nanoseconds."""
-    total = 0
-    base = f"/proc/{pid}/task"
-    for task in os.listdir(base):
-        try:
-            with open(f"{base}/{task}/schedstat") as file:
-                total += int(file.read().split()[0])
-        except FileNotFoundError:  # a thread that ended meanwhile
-            pass
-    return total
-
-
-def wait_for_socket(path: str, process: subprocess.Popen, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"homed exited with status {process.returncode} before listening on {path}")
-        try:
-            with Client.connect(path, client_name="burst-probe") as client:
-                client.get_status()
-                return
-        except Exception:  # not listening yet
-            time.sleep(0.05)
-    raise SystemExit(f"homed did not listen on {path} within {timeout:.0f} s")
-
-
-def brightness_id(path: str) -> int:
-    """The first writable Brightness of the demo home."""
-    with Client.connect(path, client_name="burst-probe") as client:
-        home = client.get_home()
-        for listed in home.homes:
-            for accessory in listed.accessories:
-                for service in accessory.services:
-                    for characteristic in service.characteristics:
-                        if characteristic.type_name == "Brightness" and characteristic.properties.writable:
-                            return characteristic.id
-    raise SystemExit("the demo home has no writable Brightness")
-
-
-def raw_connection(path: str, name: str) -> tuple[socket.socket, Connection]:
-    """A connected socket past its hello, and the frame codec to open calls with."""
-    core = Connection(name, path)
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.connect(path)
-    sock.sendall(core.hello())
-    while core.receive_hello(sock.recv(_READ)) is None:
-        pass
-    return sock, core
-
-
-def _untracked_call(call_id: int, method: str) -> Call:
-    """A call whose answers are counted, not read."""
-    return Call(call_id, method, None)
-
-
-class Drain(threading.Thread):
-    """Reads a socket until it closes, counting frames and noting when the last came."""
-
-    def __init__(self, sock: socket.socket):
-        super().__init__(daemon=True)
-        self.sock = sock
-        self.frames = 0
-        self.decoder = FrameDecoder()
-
-    def run(self) -> None:
-        while True:
-            try:
-                data = self.sock.recv(_READ)
-            except OSError:
-                return
-            if not data:
-                return
-            self.frames += len(self.decoder.feed(data))
+from homed.client_core import write_request
+from homed_processes import (Drain, check_binaries, demo_characteristic, process_cpu_ns, raw_connection,
+                             running_homed, untracked_call)
 
 
 def one_burst(binary: str, burst: int, rate: int, together: int) -> float:
     """Milliseconds of the daemon's CPU for one burst."""
-    directory = tempfile.mkdtemp(prefix="homed-burst-")
-    socket_path = f"{directory}/homed.sock"
-    process = subprocess.Popen(
-        [binary, "--socket", socket_path, "--db", f"{directory}/homed.sqlite", "--demo", "--no-simulator",
-         "--log-level", "error"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_for_socket(socket_path, process)
-        target = brightness_id(socket_path)
+    with running_homed(binary) as (process, socket_path):
+        target = demo_characteristic(socket_path, "Brightness")
         subscriber, subscriber_core = raw_connection(socket_path, "burst-subscriber")
-        _, opening = subscriber_core.open(_untracked_call, "Subscribe",
+        _, opening = subscriber_core.open(untracked_call, "Subscribe",
                                           pb.SubscribeRequest().SerializeToString(), None)
         subscriber.sendall(opening)
         drain = Drain(subscriber)
@@ -134,7 +43,7 @@ def one_burst(binary: str, burst: int, rate: int, together: int) -> float:
         replies.start()
         # Every call encoded ahead: what is measured is the daemon, not this script.
         calls = [
-            writer_core.open(_untracked_call, "WriteCharacteristics",
+            writer_core.open(untracked_call, "WriteCharacteristics",
                              write_request({target: pb.Value(int_value=index % 100)}).SerializeToString(),
                              None)[1]
             for index in range(burst)]
@@ -164,14 +73,6 @@ def one_burst(binary: str, burst: int, rate: int, together: int) -> float:
         writer.close()
         subscriber.close()
         return spent / 1e6
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        shutil.rmtree(directory, ignore_errors=True)
 
 
 def main() -> None:
@@ -185,9 +86,7 @@ def main() -> None:
     arguments = parser.parse_args()
     if arguments.rounds < 1 or arguments.burst < 1 or arguments.rate < 1 or arguments.together < 1:
         raise SystemExit("--rounds, --burst, --rate and --together must be at least 1")
-    for binary in arguments.homed:
-        if not os.access(binary, os.X_OK):
-            raise SystemExit(f"{binary}: not an executable homed")
+    check_binaries(arguments.homed)
     figures: dict[str, list[float]] = {binary: [] for binary in arguments.homed}
     for round_number in range(1, arguments.rounds + 1):
         for binary in arguments.homed:
