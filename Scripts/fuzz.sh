@@ -6,6 +6,7 @@
 #
 #     Scripts/fuzz.sh [SECONDS] [-- extra libFuzzer arguments]
 #     Scripts/fuzz.sh 3600 -- -runs=10000000     # stops at whichever comes first
+#     Scripts/fuzz.sh --build-only               # builds it, runs nothing
 #
 # Every run gets a directory of its own under .build-fuzz/runs/ (never committed):
 # corpus/ (the seeds and what the run found new), findings/, fuzz.log (and with
@@ -14,9 +15,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 usage() {
-  echo "usage: Scripts/fuzz.sh [SECONDS] [-- extra libFuzzer arguments]" >&2
+  echo "usage: Scripts/fuzz.sh [SECONDS] [-- extra libFuzzer arguments] | --build-only" >&2
   exit 2
 }
+build_only=false
+if [[ ${1:-} == --build-only ]]; then
+  [[ $# -eq 1 ]] || usage
+  build_only=true
+  shift
+fi
 seconds=60
 if [[ $# -gt 0 && $1 != -- ]]; then
   [[ $1 =~ ^[0-9]+$ ]] || usage
@@ -33,6 +40,7 @@ echo "== building the fuzzer (Fuzz/, release, -sanitize=fuzzer,address)"
 swift build -c release --package-path Fuzz --scratch-path "$scratch" \
   -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library
 fuzzer="$PWD/$scratch/release/homed-fuzz"
+$build_only && exit 0
 dictionary="$PWD/Fuzz/homed.dict"
 
 run="$PWD/$scratch/runs/$(date -u +%Y%m%d-%H%M%S)-$$"

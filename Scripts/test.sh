@@ -99,6 +99,21 @@ if [[ ${results[-1]} == ok ]]; then
   # clients: ConformanceTests (swift test above), test_conformance.py (pytest) and
   # conformance.c (make check). One pytest run could take every suite (pytest.ini);
   # a run each keeps their counts apart here.
+  #
+  # Beside them, the two builds of packages of their own (homed-web; the fuzzer,
+  # release with AddressSanitizer), one after the other: the Python suites mostly
+  # wait on their peers, and on two cores the builds take the time they leave idle
+  # (on a fresh machine about 7 minutes of build), at a lower priority than the
+  # suites' own processes. Their suites below report them.
+  prebuilt=$logs/prebuilt
+  mkdir -p "$prebuilt"
+  (
+    nice -n 10 swift build --package-path Web >"$prebuilt/web-build.out" 2>&1
+    echo $? >"$prebuilt/web-build.rc"
+    nice -n 10 Scripts/fuzz.sh --build-only >"$prebuilt/fuzz-build.out" 2>&1
+    echo $? >"$prebuilt/fuzz-build.rc"
+  ) &
+  prebuilding=$!
   for dir in Clients/python/tests Clients/providers/*/tests Clients/bridges/*/tests; do
     name=python-$(basename "$(dirname "$dir")")
     [[ $dir == Clients/bridges/* ]] && name=$name-bridge
@@ -108,13 +123,19 @@ if [[ ${results[-1]} == ok ]]; then
   suite c-client make -s -C Clients/c check HOMED_BIN="$HOMED_BIN"
   # homed-web, a package of its own (Web/, its own .build), then its tests: headless
   # Chromium (Debian's chromium and chromium-driver) against a real homed and homed-web.
-  suite web-build swift build --package-path Web
+  wait "$prebuilding"
+  # prebuilt NAME: the output and the status of a build made beside the Python suites.
+  prebuilt() { cat "$prebuilt/$1.out"; return "$(cat "$prebuilt/$1.rc")"; }
+  suite web-build prebuilt web-build
   if [[ ${results[-1]} == ok ]]; then
     suite web .venv/bin/python -m pytest -q Web/tests
   fi
   # A short smoke run of the fuzzer over the frame decoder, the envelope and every
-  # method (Fuzz/README.md); its own release build with AddressSanitizer.
-  suite fuzz-smoke bash -c 'python3 Fuzz/make-corpus.py --check && Scripts/fuzz.sh 60'
+  # method (Fuzz/README.md), once its build (above) went through.
+  suite fuzz-build prebuilt fuzz-build
+  if [[ ${results[-1]} == ok ]]; then
+    suite fuzz-smoke bash -c 'python3 Fuzz/make-corpus.py --check && Scripts/fuzz.sh 60'
+  fi
 fi
 
 echo

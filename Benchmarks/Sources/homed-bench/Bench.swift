@@ -350,7 +350,8 @@ enum Bench {
 
     static func startServer(
         directory: String, queueLimit: Int = 1024, maxConnections: Int = 1024,
-        graph: HomeGraph? = nil, database: Bool = false, history: Bool = false
+        graph: HomeGraph? = nil, database: Bool = false, history: Bool = false,
+        group: MultiThreadedEventLoopGroup = daemonGroup
     ) async throws -> HomeServer {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let home = graph ?? demoHome()
@@ -372,7 +373,7 @@ enum Bench {
             store: persistence.map { HomeStore(graph: home, database: $0, history: history) }
                 ?? HomeStore(graph: home),
             configuration: configuration, logger: logger,
-            group: daemonGroup)
+            group: group)
         try await server.start()
         return server
     }

@@ -142,9 +142,18 @@ struct ProviderCommand: AsyncParsableCommand {
     var batch = 1_000
     @Option(help: "Runs; the median is reported.")
     var runs = 3
+    @Option(help: "The daemon's event loops (default: one per core, as homed has).")
+    var daemonThreads: Int?
+
+    func validate() throws {
+        if let daemonThreads, daemonThreads < 1 {
+            throw ValidationError("--daemon-threads must be at least 1, not \(daemonThreads)")
+        }
+    }
 
     func run() async throws {
-        try await ProviderBench.run(roundTrips: roundTrips, events: events, batch: batch, runs: runs)
+        try await ProviderBench.run(
+            roundTrips: roundTrips, events: events, batch: batch, runs: runs, daemonThreads: daemonThreads)
     }
 }
 

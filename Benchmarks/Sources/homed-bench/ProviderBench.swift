@@ -3,6 +3,8 @@ internal import HomeClient
 internal import HomeModel
 internal import HomeServer
 internal import HomeWire
+internal import NIOCore
+internal import NIOPosix
 internal import Synchronization
 
 /// `homed-bench provider`: what going through a provider costs. In one run, in
@@ -18,9 +20,14 @@ enum ProviderBench {
     /// reports move (a batch touches them in turn, so every value is a change).
     static let accessories = 16
 
-    static func run(roundTrips: Int, events: Int, batch: Int, runs: Int) async throws {
+    /// - Parameter daemonThreads: the daemon's event loops; nil: one per core, as
+    ///   `homed` has. With one, the client's and the provider's connections share
+    ///   it, and what crossing between loops costs a write drops out.
+    static func run(roundTrips: Int, events: Int, batch: Int, runs: Int, daemonThreads: Int?) async throws {
+        let group = daemonThreads.map { MultiThreadedEventLoopGroup(numberOfThreads: $0) } ?? Bench.daemonGroup
         print(
-            "homed-bench provider: \(runs) runs, median reported; \(ProcessInfo.processInfo.activeProcessorCount) cores"
+            "homed-bench provider: \(runs) runs, median reported; \(ProcessInfo.processInfo.activeProcessorCount) cores, "
+                + "the daemon on \(daemonThreads.map { "\($0)" } ?? "one per core") event loops"
         )
         var cached: [Percentiles] = []
         var writes: [Percentiles] = []
@@ -29,7 +36,8 @@ enum ProviderBench {
         for _ in 1...runs {
             let directory = Bench.makeTemporaryDirectory()
             defer { try? FileManager.default.removeItem(atPath: directory) }
-            let server = try await Bench.startServer(directory: directory, queueLimit: 16_384, graph: HomeGraph())
+            let server = try await Bench.startServer(
+                directory: directory, queueLimit: 16_384, graph: HomeGraph(), group: group)
             let figures = try await measure(
                 socketPath: server.configuration.socketPath, roundTrips: roundTrips, events: events, batch: batch)
             await server.stop()
@@ -38,6 +46,7 @@ enum ProviderBench {
             fresh.append(figures.fresh)
             rates.append(figures.eventsPerSecond)
         }
+        if daemonThreads != nil { try await group.shutdownGracefully() }
         let (read, write, freshRead) = (median(cached), median(writes), median(fresh))
         print("")
         print("Round trips, \(roundTrips) each, interleaved in blocks (HomeClient <-> homed [<-> HomeProvider]):")
