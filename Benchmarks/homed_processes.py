@@ -11,6 +11,7 @@ import shutil
 import socket
 import statistics
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -147,6 +148,22 @@ def check_binaries(binaries: List[str]) -> None:
 def percentile(values: List[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def alternate_rounds(binaries: List[str], rounds: int, one_round: Callable[[str], Dict[str, float]],
+                     unit: str) -> Dict[str, Dict[str, List[float]]]:
+    """`one_round` of each build in turn, `rounds` times (the machine's drift hits
+    them alike), each round's figures said on stderr; every build's figures by name."""
+    figures: Dict[str, Dict[str, List[float]]] = {binary: {} for binary in binaries}
+    for round_number in range(1, rounds + 1):
+        for binary in binaries:
+            measured = one_round(binary)
+            for name, value in measured.items():
+                figures[binary].setdefault(name, []).append(value)
+            print(f"round {round_number}: {binary}: "
+                  + ", ".join(f"{name} {value:.2f}{unit}" for name, value in measured.items()),
+                  file=sys.stderr, flush=True)
+    return figures
 
 
 def report_medians(figures: Dict[str, Dict[str, List[float]]], unit: str) -> None:

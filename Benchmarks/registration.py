@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import threading
 import time
 from typing import Dict, List
@@ -26,7 +25,8 @@ from typing import Dict, List
 from homed import Client
 from homed import proto as pb
 from homed.accessories import accessory_message
-from homed_processes import check_binaries, demo_characteristic, percentile, report_medians, running_homed
+from homed_processes import (alternate_rounds, check_binaries, demo_characteristic, percentile, report_medians,
+                             running_homed)
 
 
 def registration_request(provider: int, accessories: int) -> bytes:
@@ -102,15 +102,7 @@ def main() -> None:
         raise SystemExit("--rounds, --providers and --accessories must be at least 1")
     check_binaries(arguments.homed)
     requests = [registration_request(number, arguments.accessories) for number in range(arguments.providers)]
-    figures: Dict[str, Dict[str, List[float]]] = {binary: {} for binary in arguments.homed}
-    for round_number in range(1, arguments.rounds + 1):
-        for binary in arguments.homed:
-            measured = one_round(binary, requests)
-            for name, value in measured.items():
-                figures[binary].setdefault(name, []).append(value)
-            print(f"round {round_number}: {binary}: "
-                  + ", ".join(f"{name} {value:.1f} ms" for name, value in measured.items()),
-                  file=sys.stderr, flush=True)
+    figures = alternate_rounds(arguments.homed, arguments.rounds, lambda binary: one_round(binary, requests), " ms")
     print(f"{arguments.providers} registrations of {arguments.accessories} accessories each while one client "
           f"reads, durable, history on; medians of {arguments.rounds} alternating rounds:")
     report_medians(figures, "ms")

@@ -33,8 +33,8 @@ from typing import Dict, List
 from homed import Client
 from homed import proto as pb
 from homed.client_core import write_request
-from homed_processes import (Drain, check_binaries, demo_characteristic, percentile, raw_connection,
-                             report_medians, running_homed, untracked_call, wait_until)
+from homed_processes import (Drain, alternate_rounds, check_binaries, demo_characteristic, percentile,
+                             raw_connection, report_medians, running_homed, untracked_call, wait_until)
 
 
 class FastSubscriber:
@@ -147,18 +147,12 @@ def main() -> None:
     # This process's threads take turns quickly, so that the fast subscriber's
     # reader is not held up by the writer for the interpreter's default 5 ms.
     sys.setswitchinterval(0.0001)
-    figures: Dict[str, Dict[str, List[float]]] = {binary: {} for binary in arguments.homed}
-    for round_number in range(1, arguments.rounds + 1):
-        for binary in arguments.homed:
-            measured = one_round(binary, arguments.slow, arguments.burst, arguments.rate, arguments.together)
-            for name, value in measured.items():
-                figures[binary].setdefault(name, []).append(value)
-            print(f"round {round_number}: {binary}: "
-                  + ", ".join(f"{name} {value:.2f}" for name, value in measured.items()),
-                  file=sys.stderr, flush=True)
-    print(f"A fast subscriber during {arguments.burst} writes at {arguments.rate}/s, {arguments.together} per send, with {arguments.slow} "
-          f"subscribers that never read and without, durable, history on; latencies in ms, medians of "
-          f"{arguments.rounds} alternating rounds:")
+    figures = alternate_rounds(
+        arguments.homed, arguments.rounds,
+        lambda binary: one_round(binary, arguments.slow, arguments.burst, arguments.rate, arguments.together), "")
+    print(f"A fast subscriber during {arguments.burst} writes at {arguments.rate}/s, {arguments.together} per send, "
+          f"with {arguments.slow} subscribers that never read and without, durable, history on; latencies in ms, "
+          f"medians of {arguments.rounds} alternating rounds:")
     report_medians(figures, "")
 
 
