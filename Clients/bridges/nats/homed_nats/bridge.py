@@ -584,6 +584,10 @@ class Bridge:
         if message.snapshot:
             records += L.snapshot_records(self.names, journal, self._snap_seq, message.snapshot)
         if kind == pb.MARKER_SNAPSHOT_END:
+            # From here on homed sends every change after the snapshot: what a
+            # test (or an operator) waits for before changing anything.
+            log.info("homed's snapshot at %d of journal %s received: the changes after it follow",
+                     message.marker.seq, journal)
             records.append(L.marker_record(self.names, journal, L.END, message.marker.seq))
         if any(e.kind == pb.EVENT_LAYOUT_CHANGED for e in message.events) or \
                 any(e.value.accessory_id not in self.places for e in message.events

@@ -15,6 +15,7 @@ from homed_testkit import EventLog, ProviderProcess
 
 from homed_nats import layout as L
 from homed_testkit import installed_program
+from homed_testkit.providers import wait_log
 
 PROGRAM = installed_program("homed-nats")
 
@@ -83,6 +84,13 @@ def start_bridge(homed, urls, processes, *extra, log_name="bridge.log", site="ho
     process = ProviderProcess(argv, os.path.join(homed.directory, log_name))
     processes.append(process)
     return process.start()
+
+
+def wait_snapshot(bridge, timeout=10.0):
+    """Waits until the bridge has homed's snapshot. From then on every change homed
+    makes reaches the stream as an event; one made before it (while the bridge is
+    still subscribing) may be folded into the snapshot instead."""
+    return wait_log(bridge, "received: the changes after it follow", timeout=timeout)
 
 
 def run(coro):

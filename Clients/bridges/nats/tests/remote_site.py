@@ -8,9 +8,9 @@ import os
 import sys
 
 from homed_testkit import ProviderProcess, accepts, installed_program
-from homed_testkit.providers import wait_for, wait_log
+from homed_testkit.providers import wait_for
 
-from .nats_home import start_bridge
+from .nats_home import start_bridge, wait_snapshot
 from .nats_server import NatsServer
 
 REMOTE = installed_program("homed-nats-remote")
@@ -61,7 +61,7 @@ def start_site_bridge(homed, server, processes, workdir):
         f.write(ROLES)
     bridge = start_bridge(homed, server.url, processes, "--config", config, "--user-file",
                           user_file(workdir, "bridge"))
-    wait_log(bridge, "taking a snapshot", timeout=20)
+    wait_snapshot(bridge, timeout=20)
     return bridge
 
 

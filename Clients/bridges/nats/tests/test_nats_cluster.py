@@ -3,10 +3,10 @@ three replicas: the stream's leader killed during a burst, and nothing the
 cluster acknowledged is lost — the stream ends holding every event once."""
 
 
-from homed_testkit.providers import wait_for, wait_log
+from homed_testkit.providers import wait_for
 
 from homed_nats import layout as L
-from .nats_home import direct_log, make_home, Devices, start_bridge, run
+from .nats_home import direct_log, make_home, Devices, start_bridge, run, wait_snapshot
 from .nats_server import stream_leader
 from .test_nats_restarts import BURST, Burst, bucket_matches, stream_matches
 
@@ -20,7 +20,7 @@ def test_the_stream_leader_killed_during_a_burst_loses_nothing_acknowledged(home
     events = direct_log(homed)
     bridge = start_bridge(homed, cluster.urls, processes, "--replicas", "3")
     try:
-        wait_log(bridge, "taking a snapshot", timeout=30)
+        wait_snapshot(bridge, timeout=30)
         leader = wait_for(lambda: run(stream_leader(NAMES.stream, cluster.urls)), 15, "the stream's leader")
         burst = Burst(devices).start()
         events.wait_for(lambda e: True, count=BURST // 4, timeout=30)

@@ -10,7 +10,7 @@ from homed_testkit.providers import wait_for, wait_log
 
 from homed_nats import layout as L
 from .nats_home import BRIGHTNESS, TEMP, Devices, ReaderThread, char_id, direct_log, found, make_home, read_stream, \
-    run, start_bridge
+    run, start_bridge, wait_snapshot
 from .test_nats_restarts import bucket_matches
 
 NAMES = L.Names("home")
@@ -37,7 +37,7 @@ def test_a_late_reader_gets_the_snapshot_then_every_change_once_even_across_a_se
     bridge = start_bridge(homed, server.url, processes)
     reader = None
     try:
-        wait_log(bridge, "taking a snapshot")
+        wait_snapshot(bridge)
         writer = threading.Thread(target=burst, args=(devices, 300), daemon=True)
         writer.start()
         events.wait_for(lambda e: True, count=100, timeout=30)
@@ -74,7 +74,7 @@ def test_a_reader_filtered_by_accessory_gets_only_its_events(homed, server, proc
     bridge = start_bridge(homed, server.url, processes)
     reader = None
     try:
-        wait_log(bridge, "taking a snapshot")
+        wait_snapshot(bridge)
         with homed.client() as client:
             sensor = found(client)["sensor"]
         reader = ReaderThread(server.url, NAMES, accessory=sensor.id).start()
@@ -99,7 +99,7 @@ def test_an_accessory_removed_leaves_no_key_in_the_bucket(homed, server, process
     devices = Devices(homed.socket_path).start()
     bridge = start_bridge(homed, server.url, processes)
     try:
-        wait_log(bridge, "taking a snapshot")
+        wait_snapshot(bridge)
         with homed.client() as client:
             sensor = found(client)["sensor"]
         temp = char_id(sensor, "CurrentTemperature")
@@ -125,7 +125,7 @@ def test_an_accessory_removed_is_published_under_the_room_it_was_in(homed, serve
     bridge = start_bridge(homed, server.url, processes)
     reader = None
     try:
-        wait_log(bridge, "taking a snapshot")
+        wait_snapshot(bridge)
         with homed.client() as client:
             accessories = found(client)
         sensor, lamp = accessories["sensor"], accessories["lamp"]
@@ -178,7 +178,7 @@ def test_the_bucket_holds_one_key_per_readable_characteristic(homed, server, pro
     devices = Devices(homed.socket_path).start()
     bridge = start_bridge(homed, server.url, processes)
     try:
-        wait_log(bridge, "taking a snapshot")
+        wait_snapshot(bridge)
         with homed.client() as client:
             chars = [c for a in found(client).values() for s in a.services for c in s.characteristics]
             write_only = [c for c in chars if not c.properties.readable]
@@ -238,7 +238,7 @@ def test_a_reader_behind_the_streams_limits_resyncs_from_the_bucket(homed, serve
     bridge = start_bridge(homed, server.url, processes)
     reader = None
     try:
-        wait_log(bridge, "taking a snapshot")
+        wait_snapshot(bridge)
         # The bucket is written from what the stream acknowledged, after it: the
         # snapshot is in the bucket before the stream is cut short under it.
         bucket_matches(homed, server.url)
@@ -292,7 +292,7 @@ def test_a_subscription_on_the_remote_socket_takes_the_snapshot_then_each_change
     devices = Devices(homed.socket_path).start()
     bridge = start_bridge(homed, server.url, processes)
     try:
-        wait_log(bridge, "taking a snapshot")
+        wait_snapshot(bridge)
         with homed.client() as client:
             sensor = found(client)["sensor"]
         temp = char_id(sensor, "CurrentTemperature")

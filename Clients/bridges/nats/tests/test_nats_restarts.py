@@ -8,8 +8,8 @@ from homed import pb
 from homed_testkit.providers import wait_for, wait_log
 
 from homed_nats import layout as L
-from .nats_home import Devices, TEMP, BRIGHTNESS, direct_log, journal_events, make_home, read_bucket, \
-    read_stream, start_bridge
+from .nats_home import Devices, TEMP, BRIGHTNESS, direct_log, journal_events, make_home, read_bucket, read_stream, \
+    start_bridge, wait_snapshot
 
 NAMES = L.Names("home")
 BURST = 600
@@ -47,7 +47,7 @@ def setup(homed, url, processes):
     devices = Devices(homed.socket_path).start()
     events = direct_log(homed)
     bridge = start_bridge(homed, url, processes)
-    wait_log(bridge, "taking a snapshot")
+    wait_snapshot(bridge)
     return devices, events, bridge
 
 

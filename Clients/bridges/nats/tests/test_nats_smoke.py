@@ -2,11 +2,11 @@
 
 import json
 
-from homed_testkit.providers import wait_for, wait_log
+from homed_testkit.providers import wait_for
 
 from homed_nats import layout as L
-from .nats_home import Devices, TEMP, char_id, direct_log, found, journal_events, make_home, read_bucket, \
-    read_stream, start_bridge
+from .nats_home import Devices, TEMP, char_id, direct_log, found, journal_events, make_home, read_bucket, read_stream, \
+    start_bridge, wait_snapshot
 
 
 def test_every_event_reaches_the_stream_once_in_order_on_its_subject(homed, server, processes):
@@ -17,7 +17,7 @@ def test_every_event_reaches_the_stream_once_in_order_on_its_subject(homed, serv
     names = L.Names("home")
     try:
         bridge = start_bridge(homed, server.url, processes)
-        wait_log(bridge, "taking a snapshot")
+        wait_snapshot(bridge)
         for i in range(50):
             devices.report(TEMP, 20.0 + i)
         with homed.client() as client:
@@ -53,7 +53,7 @@ def test_every_record_carries_the_message_id_the_readme_documents(homed, server,
     names = L.Names("home")
     try:
         bridge = start_bridge(homed, server.url, processes)
-        wait_log(bridge, "taking a snapshot")
+        wait_snapshot(bridge)
         devices.report(TEMP, 21.5)
 
         def complete():

@@ -25,10 +25,10 @@ import nats
 import pytest
 
 from homed.provider import Provider, Ref
-from homed_testkit.providers import wait_for, wait_log
+from homed_testkit.providers import wait_for
 
 from homed_nats import layout as L
-from .nats_home import direct_log, make_home, run, start_bridge
+from .nats_home import direct_log, make_home, run, start_bridge, wait_snapshot
 from .nats_server import stream_leader
 from .test_nats_restarts import bucket_matches, stream_matches
 
@@ -180,7 +180,7 @@ def start(homed, urls, processes, *extra, workdir=None, window=None):
             f.write(f"[nats]\nwindow = {window}\n")
         args += ["--config", path]
     bridge = start_bridge(homed, urls, processes, *args)
-    wait_log(bridge, "taking a snapshot", timeout=30)
+    wait_snapshot(bridge, timeout=30)
     return burst, events, bridge
 
 

@@ -17,7 +17,7 @@ from homed_testkit.providers import wait_for, wait_log
 from homed_nats import layout as L
 from homed_nats.remote import remote_write
 from .nats_home import BRIGHTNESS, TEMP, Devices, ReaderThread, char_id, found, journal_events, make_home, \
-    read_stream, run, start_bridge
+    read_stream, run, start_bridge, wait_snapshot
 from .nats_server import NatsServer
 
 NAMES = L.Names("home")
@@ -90,7 +90,7 @@ def test_remote_writes_answer_as_the_socket_and_a_viewer_cannot_write(homed, acc
     user_file, config = files(workdir)
     bridge = start_bridge(homed, accounts_server.url, processes, "--config", config, "--user-file", user_file)
     try:
-        wait_log(bridge, "taking a snapshot")
+        wait_snapshot(bridge)
         with homed.client() as client:
             lamp = found(client)["lamp"]
         brightness = char_id(lamp, "Brightness")
@@ -173,7 +173,7 @@ def test_a_message_homed_did_not_write_is_said_and_skipped(homed, server, proces
     bridge = start_bridge(homed, server.url, processes)
     reader = None
     try:
-        wait_log(bridge, "taking a snapshot")
+        wait_snapshot(bridge)
         devices.report(TEMP, 30.0)
         # The intruder comes after 30.0 is in the stream: then it is the stream's last
         # message when the bridge looks for its tail (else the race decides).
