@@ -235,6 +235,7 @@ def test_a_snapshot_cut_short_by_a_kill_is_taken_again(homed, server, processes)
         run(cut_short())
         bridge = start_bridge(homed, server.url, processes, log_name="bridge-2.log")
         wait_log(bridge, "the snapshot in the stream was cut short: taken again")
+        wait_snapshot(bridge)
         devices.report(TEMP, 34.0)
         events.wait_for(lambda e: e.value.value.float_value == 34.0)
 
