@@ -105,13 +105,13 @@ if [[ ${results[-1]} == ok ]]; then
   # wait on their peers, and on two cores the builds take the time they leave idle
   # (on a fresh machine about 7 minutes of build), at a lower priority than the
   # suites' own processes. Their suites below report them.
-  prebuilt=$logs/prebuilt
-  mkdir -p "$prebuilt"
+  prebuilt_dir=$logs/prebuilt
+  mkdir -p "$prebuilt_dir"
   (
-    nice -n 10 swift build --package-path Web >"$prebuilt/web-build.out" 2>&1
-    echo $? >"$prebuilt/web-build.rc"
-    nice -n 10 Scripts/fuzz.sh --build-only >"$prebuilt/fuzz-build.out" 2>&1
-    echo $? >"$prebuilt/fuzz-build.rc"
+    nice -n 10 swift build --package-path Web >"$prebuilt_dir/web-build.out" 2>&1
+    echo $? >"$prebuilt_dir/web-build.rc"
+    nice -n 10 Scripts/fuzz.sh --build-only >"$prebuilt_dir/fuzz-build.out" 2>&1
+    echo $? >"$prebuilt_dir/fuzz-build.rc"
   ) &
   prebuilding=$!
   for dir in Clients/python/tests Clients/providers/*/tests Clients/bridges/*/tests; do
@@ -125,7 +125,7 @@ if [[ ${results[-1]} == ok ]]; then
   # Chromium (Debian's chromium and chromium-driver) against a real homed and homed-web.
   wait "$prebuilding"
   # prebuilt NAME: the output and the status of a build made beside the Python suites.
-  prebuilt() { cat "$prebuilt/$1.out"; return "$(cat "$prebuilt/$1.rc")"; }
+  prebuilt() { cat "$prebuilt_dir/$1.out"; return "$(cat "$prebuilt_dir/$1.rc")"; }
   suite web-build prebuilt web-build
   if [[ ${results[-1]} == ok ]]; then
     suite web .venv/bin/python -m pytest -q Web/tests
