@@ -1,3 +1,4 @@
+import Dispatch
 import HomeModel
 @_spi(Wire) import HomeWire
 import NIOCore
@@ -187,6 +188,58 @@ struct WritePathTests {
         let result = try outcome.wait()
         #expect(result.results.first?.error?.code == .notFound)
         #expect(fixture.session.store.lastSeq == seq, "nothing was published")
+    }
+
+    @Test("a report after a write's answer was taken lands after the confirmation, however late the writer")
+    func reportAfterConfirmation() throws {
+        let fixture = try WritePathFixture()
+        let writerLoop = NIOAsyncTestingEventLoop()
+        defer { try? writerLoop.syncShutdownGracefully() }
+        let brightness = try fixture.graph.resolve(path: "Living Room/Lamp/Brightness")
+        let outcome = fixture.router.write(
+            [CharacteristicWrite(characteristicID: brightness, value: .int(33))], origin: fixture.origin,
+            timeoutMs: 60_000, on: writerLoop)
+        fixture.session.loop.run()
+        // The writer's loop is busy while the provider answers (accepted) and then
+        // reports the value its device settled on.
+        let busy = DispatchSemaphore(value: 0)
+        writerLoop.execute { busy.wait() }
+        try fixture.confirmLastWrite()
+        let origin = Origin(kind: .provider, connectionID: 3, name: DemoHome.provider)
+        let reported = fixture.session.store.report(
+            [CharacteristicWrite(characteristicID: brightness, value: .int(35))], reachability: [],
+            provider: DemoHome.provider, origin: origin)
+        #expect(reported.rejected.isEmpty)
+        busy.signal()
+        #expect(try outcome.wait().results.map(\.error) == [nil])
+        #expect(
+            fixture.session.store.read([brightness]).reads.first?.value == .int(35),
+            "the device's report, not the written value it came after")
+    }
+
+    @Test("a report after a fresh read's answer was taken lands after the answer's value, however late the reader")
+    func reportAfterFreshRead() throws {
+        let fixture = try WritePathFixture()
+        let readerLoop = NIOAsyncTestingEventLoop()
+        defer { try? readerLoop.syncShutdownGracefully() }
+        let brightness = try fixture.graph.resolve(path: "Living Room/Lamp/Brightness")
+        let outcome = fixture.router.read([brightness], fresh: true, timeoutMs: 60_000, on: readerLoop)
+        fixture.session.loop.run()
+        let busy = DispatchSemaphore(value: 0)
+        readerLoop.execute { busy.wait() }
+        let command = try #require(try fixture.session.commands().last)
+        let answer = CommandAnswer(
+            requestID: command.requestID,
+            reads: [CharacteristicRead(characteristicID: brightness, value: .int(12), lastUpdatedMs: 0)])
+        #expect(fixture.session.hub.answer(answer, fromConnection: 3))
+        let origin = Origin(kind: .provider, connectionID: 3, name: DemoHome.provider)
+        let reported = fixture.session.store.report(
+            [CharacteristicWrite(characteristicID: brightness, value: .int(14))], reachability: [],
+            provider: DemoHome.provider, origin: origin)
+        #expect(reported.rejected.isEmpty)
+        busy.signal()
+        #expect(try outcome.wait().reads.first?.value == .int(12), "the read answers what the provider answered")
+        #expect(fixture.session.store.read([brightness]).reads.first?.value == .int(14), "the later report is kept")
     }
 
     @Test("a provider that refuses a write fails it with its error, and nothing changes")

@@ -36,11 +36,12 @@ extension ProviderHub {
             }
         }
         for pending in failed {
-            pending.promise.fail(
-                HomeError(
-                    .unavailable,
-                    "provider \"\(pending.providerID)\" has not come back within \(graceMs) ms of the daemon's "
-                        + "start; its accessories are unreachable until it does"))
+            pending.complete(
+                .failure(
+                    HomeError(
+                        .unavailable,
+                        "provider \"\(pending.providerID)\" has not come back within \(graceMs) ms of the daemon's "
+                            + "start; its accessories are unreachable until it does")))
         }
     }
 

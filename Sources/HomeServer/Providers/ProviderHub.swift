@@ -27,14 +27,28 @@ final class ProviderHub: Sendable, WriteOwners {
         var optimistic: Set<ObjectID> = []
     }
 
+    /// What settles a request where it ends (see `send`'s `settle`).
+    typealias Settle = @Sendable (Result<CommandAnswer, HomeError>) -> Void
+
     struct Pending {
         let providerID: String
         let promise: EventLoopPromise<CommandAnswer>
+        let settle: Settle?
         let startedNs: UInt64
         /// Liveness pings are not counted among the provider's requests and latency.
         let isPing: Bool
         /// What the request counts against in the provider's budget (nil for a ping).
         let budgeted: (kind: ProviderBudget.Kind, connectionID: UInt64)?
+
+        /// Ends the request, outside the hub's lock: `settle` first, right here,
+        /// then the future's callbacks (on the loop of whoever sent it).
+        func complete(_ result: Result<CommandAnswer, HomeError>) {
+            settle?(result)
+            switch result {
+            case .success(let answer): promise.succeed(answer)
+            case .failure(let error): promise.fail(error)
+            }
+        }
     }
 
     struct Figures {
@@ -115,8 +129,9 @@ final class ProviderHub: Sendable, WriteOwners {
         }
         guard let failed else { return false }
         for pending in failed {
-            pending.promise.fail(
-                HomeError(.unavailable, "provider \"\(providerID)\" went away before answering (\(reason))"))
+            pending.complete(
+                .failure(
+                    HomeError(.unavailable, "provider \"\(providerID)\" went away before answering (\(reason))")))
         }
         return true
     }
@@ -159,11 +174,18 @@ final class ProviderHub: Sendable, WriteOwners {
     /// (no answer within `timeoutMs`) or RESOURCE_EXHAUSTED (too many waiting: in
     /// all, of fresh reads, or of `connectionID`'s; see `ProviderBudget`).
     ///
-    /// - Parameter connectionID: the connection whose call asks (0: the daemon's
-    ///   own, such as a trigger's scene); its requests count against its share.
+    /// - Parameters:
+    ///   - connectionID: the connection whose call asks (0: the daemon's own, such
+    ///     as a trigger's scene); its requests count against its share.
+    ///   - settle: run with the outcome where the request ends, before anything
+    ///     else: for an answer, on the provider's loop before its `AnswerCommand`
+    ///     is acknowledged. What it commits is thereby ordered before whatever the
+    ///     provider sends after that acknowledgement (a report of the device's own
+    ///     rounding), which the future's callbacks, on `eventLoop`, are not.
+    @discardableResult
     func send(
         _ kind: ProviderCommand.Kind, to providerID: String, timeoutMs: UInt32?, on eventLoop: any EventLoop,
-        from connectionID: UInt64 = 0
+        from connectionID: UInt64 = 0, settle: Settle? = nil
     ) -> EventLoopFuture<CommandAnswer> {
         let timeoutMs = max(1, timeoutMs ?? limits.providerTimeoutMs)
         let promise = eventLoop.makePromise(of: CommandAnswer.self)
@@ -197,7 +219,7 @@ final class ProviderHub: Sendable, WriteOwners {
             // the provider's loop, it would wake this one a second time.
             promise.futureResult.whenComplete { _ in timeout.cancel() }
             state.pending[requestID] = Pending(
-                providerID: providerID, promise: promise, startedNs: monotonicNs(), isPing: isPing,
+                providerID: providerID, promise: promise, settle: settle, startedNs: monotonicNs(), isPing: isPing,
                 budgeted: budgeted)
             if session == nil {
                 // Known, not back yet, within the start-up grace: sent when it opens.
@@ -208,6 +230,7 @@ final class ProviderHub: Sendable, WriteOwners {
         }
         switch sent {
         case .failure(let error):
+            settle?(.failure(error))
             promise.fail(error)
         case .success(let (requestID, session?)):
             let command = ProviderCommand(requestID: requestID, timeoutMs: timeoutMs, kind: kind)
@@ -235,13 +258,14 @@ final class ProviderHub: Sendable, WriteOwners {
             return (pending, state.sessions[pending.providerID] != nil)
         }
         guard let (pending, connected) = expired else { return }
-        pending.promise.fail(
-            HomeError(
-                .deadlineExceeded,
-                connected
-                    ? "provider \"\(pending.providerID)\" did not answer request \(requestID) within \(timeoutMs) ms"
-                    : "provider \"\(pending.providerID)\" has not come back since the daemon started; request "
-                        + "\(requestID) waited \(timeoutMs) ms for it"))
+        pending.complete(
+            .failure(
+                HomeError(
+                    .deadlineExceeded,
+                    connected
+                        ? "provider \"\(pending.providerID)\" did not answer request \(requestID) within \(timeoutMs) ms"
+                        : "provider \"\(pending.providerID)\" has not come back since the daemon started; request "
+                            + "\(requestID) waited \(timeoutMs) ms for it")))
     }
 
     /// Fails a request that could not be sent to its provider (its command does not
@@ -254,7 +278,7 @@ final class ProviderHub: Sendable, WriteOwners {
             }
             return pending
         }
-        pending?.promise.fail(error)
+        pending?.complete(.failure(error))
     }
 
     /// A provider's answer: completes its request, unless it timed out or is not
@@ -272,7 +296,7 @@ final class ProviderHub: Sendable, WriteOwners {
             return pending
         }
         guard let pending else { return false }
-        pending.promise.succeed(answer)
+        pending.complete(.success(answer))
         return true
     }
 }

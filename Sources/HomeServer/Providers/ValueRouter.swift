@@ -1,6 +1,7 @@
 internal import HomeModel
 internal import HomeWire
 internal import NIOCore
+internal import Synchronization
 
 /// Where reads and writes of values go: a characteristic of a provider's accessory
 /// is written through the provider (acknowledged once it confirms) and read fresh
@@ -27,34 +28,38 @@ public struct ValueRouter: Sendable {
         guard !byProvider.isEmpty else { return eventLoop.makeSucceededFuture(cached) }
         let store = self.store
         let asked = byProvider.sorted { $0.key < $1.key }
+        let committed = FreshAnswers()
+        // With one provider (the usual case) its commit reads every id back in its
+        // lock; with several, they are read once all have answered.
+        let readingBack = asked.count == 1 ? characteristicIDs : nil
         let answers = asked.map { provider, ids in
+            // Committed where the answer lands, before the provider's AnswerCommand
+            // is acknowledged: a report it sends after that lands after it.
             providers.send(
-                .read(characteristicIDs: ids), to: provider, timeoutMs: timeoutMs, on: eventLoop, from: connectionID)
-        }
-        return EventLoopFuture.whenAllComplete(answers, on: eventLoop).map { results in
-            var fresh: [ObjectID: CharacteristicRead] = [:]
-            var now = cached
-            for (index, ((provider, ids), result)) in zip(asked, results).enumerated() {
-                let answered = Self.reads(for: ids, provider: provider, result: result)
+                .read(characteristicIDs: ids), to: provider, timeoutMs: timeoutMs, on: eventLoop, from: connectionID
+            ) { result in
+                let answered = Self.reads(for: ids, provider: provider, result: result.mapError { $0 as any Error })
                 let values = answered.compactMap { read in
                     read.error == nil
                         ? read.value.map { CharacteristicWrite(characteristicID: read.characteristicID, value: $0) }
                         : nil
                 }
-                // A fresh value is also the cache's new value, published as the provider's;
-                // the last provider's commit reads every id back in its lock.
-                let applied = store.reportFresh(
-                    values, provider: provider, readingBack: index == asked.count - 1 ? characteristicIDs : nil)
-                if let readBack = applied.readBack { now = readBack }
+                // A fresh value is also the cache's new value, published as the provider's.
+                let applied = store.reportFresh(values, provider: provider, readingBack: readingBack)
                 let refused = Dictionary(applied.rejected.map { ($0.characteristicID, $0.error) }) { first, _ in first }
-                for var read in answered {
-                    if let error = refused[read.characteristicID] ?? nil {
-                        read.value = nil
-                        read.error = error
-                    }
-                    fresh[read.characteristicID] = read
-                }
+                committed.note(
+                    answered.map { read in
+                        guard let error = refused[read.characteristicID] ?? nil else { return read }
+                        var refusedRead = read
+                        refusedRead.value = nil
+                        refusedRead.error = error
+                        return refusedRead
+                    }, readBack: applied.readBack)
             }
+        }
+        return EventLoopFuture.whenAllComplete(answers, on: eventLoop).map { _ in
+            let (fresh, readBack) = committed.taken
+            let now = readBack ?? store.read(characteristicIDs)
             let reads = now.reads.map { cachedRead -> CharacteristicRead in
                 guard let read = fresh[cachedRead.characteristicID] else { return cachedRead }
                 // The fresh value is now the cache's, stored in its format's kind: that is the answer.
@@ -158,19 +163,24 @@ public struct ValueRouter: Sendable {
             let values = part.items.map {
                 CharacteristicWrite(characteristicID: $0.characteristicID, value: $0.checked.value)
             }
-            let answer = providers.send(
-                .write(values, atomic: plan.atomic), to: part.providerID, timeoutMs: timeoutMs, on: eventLoop,
-                from: origin.connectionID)
+            let command = ProviderCommand.Kind.write(values, atomic: plan.atomic)
             // Every item of this part optimistic: applied already, and the provider is
             // told; its answer is not waited for (the write is acknowledged at once).
             guard !part.confirmed.isEmpty else {
+                providers.send(
+                    command, to: part.providerID, timeoutMs: timeoutMs, on: eventLoop, from: origin.connectionID)
                 return eventLoop.makeSucceededFuture((results: [], seq: 0))
             }
             let claimed = part.confirmed.compactMap { $0.condition == nil ? nil : $0.characteristicID }
-            // One promise, completed where the answer lands (this loop), whatever it says.
             let confirmation = eventLoop.makePromise(
                 of: (results: [(position: Int, result: WriteResult)], seq: UInt64).self)
-            answer.whenComplete { answer in
+            // Committed where the answer lands, before the provider's AnswerCommand is
+            // acknowledged: a report it sends after that (the device's own rounding)
+            // comes after the confirmation, never under it.
+            providers.send(
+                command, to: part.providerID, timeoutMs: timeoutMs, on: eventLoop, from: origin.connectionID
+            ) { answer in
+                let answer = answer.mapError { $0 as any Error }
                 let verdicts = WritePlan.verdicts(for: part, answer: answer, atomic: plan.atomic)
                 let confirmed = part.confirmed.filter { verdicts[$0.characteristicID] == .some(nil) }
                 var outcome = store.commit(
@@ -229,4 +239,19 @@ public struct ValueRouter: Sendable {
             }
         }
     }
+}
+
+/// What the providers' answers to one fresh read committed, noted as each came
+/// (on its provider's loop) and taken once all have.
+private final class FreshAnswers: Sendable {
+    private let state = Mutex<(reads: [ObjectID: CharacteristicRead], readBack: ReadOutcome?)>(([:], nil))
+
+    func note(_ reads: [CharacteristicRead], readBack: ReadOutcome?) {
+        state.withLock { state in
+            for read in reads { state.reads[read.characteristicID] = read }
+            if let readBack { state.readBack = readBack }
+        }
+    }
+
+    var taken: (reads: [ObjectID: CharacteristicRead], readBack: ReadOutcome?) { state.withLock { $0 } }
 }

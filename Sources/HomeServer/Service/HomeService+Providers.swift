@@ -136,15 +136,16 @@ extension HomeService {
     }
 
     /// Reads characteristics from their provider and applies what it answers as
-    /// its report.
+    /// its report, before its AnswerCommand is acknowledged (so before any report
+    /// it sends after).
     func refresh(_ ids: [ObjectID], from session: ProviderHub.Session, on eventLoop: any EventLoop) {
         let store = self.store
         let origin = providerOrigin(session)
         providers.send(
             .read(characteristicIDs: ids), to: session.providerID, timeoutMs: nil, on: eventLoop,
             from: session.connectionID
-        )
-        .whenSuccess { answer in
+        ) { result in
+            guard case .success(let answer) = result else { return }
             let values = answer.reads.compactMap { read in
                 read.error == nil
                     ? read.value.map { CharacteristicWrite(characteristicID: read.characteristicID, value: $0) }
