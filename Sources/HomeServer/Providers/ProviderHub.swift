@@ -40,8 +40,7 @@ final class ProviderHub: Sendable, WriteOwners {
         /// What the request counts against in the provider's budget (nil for a ping).
         let budgeted: (kind: ProviderBudget.Kind, connectionID: UInt64)?
 
-        /// Ends the request, outside the hub's lock: `settle` first, right here,
-        /// then the future's callbacks (on the loop of whoever sent it).
+        /// Ends the request, outside the hub's lock: `settle` here, then the future.
         func complete(_ result: Result<CommandAnswer, HomeError>) {
             settle?(result)
             switch result {
@@ -177,11 +176,10 @@ final class ProviderHub: Sendable, WriteOwners {
     /// - Parameters:
     ///   - connectionID: the connection whose call asks (0: the daemon's own, such
     ///     as a trigger's scene); its requests count against its share.
-    ///   - settle: run with the outcome where the request ends, before anything
-    ///     else: for an answer, on the provider's loop before its `AnswerCommand`
-    ///     is acknowledged. What it commits is thereby ordered before whatever the
-    ///     provider sends after that acknowledgement (a report of the device's own
-    ///     rounding), which the future's callbacks, on `eventLoop`, are not.
+    ///   - settle: run first where the request ends: for an answer, on the
+    ///     provider's loop before its `AnswerCommand` is acknowledged, so what it
+    ///     commits precedes all the provider sends after (a device's rounding,
+    ///     reported); the future's callbacks, on `eventLoop`, do not.
     @discardableResult
     func send(
         _ kind: ProviderCommand.Kind, to providerID: String, timeoutMs: UInt32?, on eventLoop: any EventLoop,
