@@ -38,7 +38,7 @@ public struct ValueRouter: Sendable {
             providers.send(
                 .read(characteristicIDs: ids), to: provider, timeoutMs: timeoutMs, on: eventLoop, from: connectionID
             ) { result in
-                let answered = Self.reads(for: ids, provider: provider, result: result.mapError { $0 as any Error })
+                let answered = Self.reads(for: ids, provider: provider, result: result)
                 let values = answered.compactMap { read in
                     read.error == nil
                         ? read.value.map { CharacteristicWrite(characteristicID: read.characteristicID, value: $0) }
@@ -70,12 +70,11 @@ public struct ValueRouter: Sendable {
     }
 
     /// One read result per id from a provider's answer (or its failure).
-    private static func reads(for ids: [ObjectID], provider: String, result: Result<CommandAnswer, any Error>)
+    private static func reads(for ids: [ObjectID], provider: String, result: Result<CommandAnswer, HomeError>)
         -> [CharacteristicRead]
     {
         switch result {
         case .failure(let error):
-            let error = error as? HomeError ?? HomeError(.internal, "asking provider \"\(provider)\" failed")
             return ids.map { CharacteristicRead(characteristicID: $0, value: nil, lastUpdatedMs: 0, error: error) }
         case .success(let answer):
             let byID = Dictionary(answer.reads.map { ($0.characteristicID, $0) }) { first, _ in first }
@@ -180,7 +179,6 @@ public struct ValueRouter: Sendable {
             providers.send(
                 command, to: part.providerID, timeoutMs: timeoutMs, on: eventLoop, from: origin.connectionID
             ) { answer in
-                let answer = answer.mapError { $0 as any Error }
                 let verdicts = WritePlan.verdicts(for: part, answer: answer, atomic: plan.atomic)
                 let confirmed = part.confirmed.filter { verdicts[$0.characteristicID] == .some(nil) }
                 var outcome = store.commit(

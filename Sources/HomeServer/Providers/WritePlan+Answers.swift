@@ -7,7 +7,7 @@ extension WritePlan {
     /// What a provider's answer means for each write it was to confirm: nil when
     /// confirmed, else why not. In an atomic batch, anything short of confirming
     /// all of it fails all of it.
-    static func verdicts(for part: ProviderPart, answer: Result<CommandAnswer, any Error>, atomic: Bool)
+    static func verdicts(for part: ProviderPart, answer: Result<CommandAnswer, HomeError>, atomic: Bool)
         -> [ObjectID: HomeError?]
     {
         var verdicts: [ObjectID: HomeError?] = [:]
@@ -24,10 +24,9 @@ extension WritePlan {
     }
 
     /// nil when the provider confirmed the write of this characteristic; else why not.
-    private static func confirmation(of id: ObjectID, answer: Result<CommandAnswer, any Error>) -> HomeError? {
+    private static func confirmation(of id: ObjectID, answer: Result<CommandAnswer, HomeError>) -> HomeError? {
         switch answer {
-        case .failure(let error as HomeError): return error
-        case .failure: return HomeError(.internal, "the provider's answer could not be read")
+        case .failure(let error): return error
         case .success(let answer):
             if let error = answer.error { return error }
             guard let item = answer.writes.first(where: { $0.characteristicID == id }) else {
