@@ -161,8 +161,10 @@ class Device:
             return self.received[count - 1]
 
     def stop(self):
-        self.client.loop_stop()
+        # Disconnecting first ends the network thread at once; stopping the loop
+        # first waits out its select (a second).
         self.client.disconnect()
+        self.client.loop_stop()
 
 
 def close(expected, got, key=None):

@@ -94,8 +94,8 @@ class Coordinator:
         self.client.publish(f"{BASE}/{name}", json.dumps(state), qos=0)
 
     def stop(self) -> None:
-        self.client.loop_stop()
         self.client.disconnect()
+        self.client.loop_stop()
 
 
 def start_world(workdir: str, devices: list):
