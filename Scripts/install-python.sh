@@ -40,9 +40,12 @@ integrations=(
   "hue|Clients/providers/hue|homed-hue"
 )
 export PIP_CONSTRAINT="$PWD/Clients/constraints.txt" PIP_DISABLE_PIP_VERSION_CHECK=1
-made=()
-for entry in "${integrations[@]}"; do
-  IFS='|' read -r name dists commands <<<"$entry"
+
+# make_venv ENTRY: one integration's venv, commands, man pages and units; stdout: its
+# manifest lines.
+make_venv() {
+  local name dists commands venv dist_paths script cmd description path made=()
+  IFS='|' read -r name dists commands <<<"$1"
   venv=lib/homed/venvs/$name
   rm -rf "${root:?}/$venv"
   mkdir -p "$root/lib/homed/venvs"
@@ -102,6 +105,25 @@ for entry in "${integrations[@]}"; do
   [[ $compile == yes ]] || find "$root/$venv" -name __pycache__ -prune -exec rm -rf {} +
   while IFS= read -r path; do made+=("f $path"); done < <(cd "$root" && find "$venv" ! -type d | sort)
   while IFS= read -r path; do made+=("d $path"); done < <(cd "$root" && find "$venv" -type d | sort)
+  printf '%s\n' "${made[@]}"
+}
+
+# One venv per core at a time: pip is busy on one core while it installs. Each
+# job's output is kept apart and said in the integrations' order.
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+for index in "${!integrations[@]}"; do
+  while (($(jobs -rp | wc -l) >= $(nproc))); do wait -n || true; done
+  # Not in an && list: there errexit would not stop make_venv at a failing command.
+  {
+    make_venv "${integrations[$index]}" >"$work/$index.made" 2>"$work/$index.log"
+    echo done >"$work/$index.ok"
+  } &
 done
-made+=("d lib/homed/venvs" "d lib/homed")
-printf '%s\n' "${made[@]}"
+wait
+for index in "${!integrations[@]}"; do
+  cat "$work/$index.log" >&2
+  [[ -e "$work/$index.ok" ]] || exit 2
+done
+for index in "${!integrations[@]}"; do cat "$work/$index.made"; done
+printf '%s\n' "d lib/homed/venvs" "d lib/homed"
