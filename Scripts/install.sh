@@ -12,7 +12,7 @@
 # --destdir: stage the tree under DIR instead of / (for packages): files go to
 #   DESTDIR/PREFIX/…, while the units still name PREFIX/bin/homed.
 # --no-build: install the release binaries already in .build (from an earlier
-#   install.sh or `swift build -c release --static-swift-stdlib`) instead of building.
+#   install.sh, Scripts/build-release.sh or Scripts/test.sh) instead of building.
 # --homectl-name: install homectl under another name (homed-ctl). Without it, a
 #   homectl that is not homed's (Debian's systemd-homed has one) is never replaced:
 #   homed's is installed beside it as homed-ctl.
@@ -76,33 +76,20 @@ if [[ $uninstall == yes ]]; then
 fi
 
 # --- the binaries: built here, or from an earlier release build --------------------
-# The Swift runtime and Foundation linked in: the service runs as its own user with
-# ProtectHome=yes, which must not need a toolchain that may live in a home directory.
-swift_build=(swift build -c release --static-swift-stdlib)
+# Scripts/build-release.sh's: the Swift runtime linked in, homed-web from Web/.
 if [[ $build == yes ]]; then
   Scripts/bootstrap.sh
-  for product in homed homectl homed-sim; do
-    echo "== swift build -c release --product $product"
-    "${swift_build[@]}" --product "$product"
-  done
-  bin=$("${swift_build[@]}" --show-bin-path)
-  # homed-web is a package of its own (Web/), with its own build directory.
-  echo "== swift build --package-path Web -c release --product homed-web"
-  "${swift_build[@]}" --package-path Web --product homed-web
-  web_bin=$("${swift_build[@]}" --package-path Web --show-bin-path)
-else
-  # .build/release is the link SwiftPM keeps to the last release build's directory.
-  bin=$PWD/.build/release
-  for program in homed homectl homed-sim; do
-    [[ -x "$bin/$program" ]] || die "--no-build: no release build of $program in $bin
-  build it first: swift build -c release --static-swift-stdlib --product $program
-  (or run install.sh without --no-build)"
-  done
-  web_bin=$PWD/Web/.build/release
-  [[ -x "$web_bin/homed-web" ]] || die "--no-build: no release build of homed-web in $web_bin
-  build it first: swift build --package-path Web -c release --static-swift-stdlib --product homed-web
-  (or run install.sh without --no-build)"
+  Scripts/build-release.sh
 fi
+# .build/release is the link SwiftPM keeps to the last release build's directory.
+bin=$PWD/.build/release
+web_bin=$PWD/Web/.build/release
+for program in homed homectl homed-sim; do
+  [[ -x "$bin/$program" ]] || die "--no-build: no release build of $program in $bin
+  build it first: Scripts/build-release.sh (or run install.sh without --no-build)"
+done
+[[ -x "$web_bin/homed-web" ]] || die "--no-build: no release build of homed-web in $web_bin
+  build it first: Scripts/build-release.sh --web-only (or run install.sh without --no-build)"
 
 # --- homectl's name: never replace another program's homectl ------------------------
 # homed's homectl prints a bare version number (0.1.0) and says "homed" in its help;

@@ -2,9 +2,11 @@
 # Runs every test: generated-code checks, the Swift tests (unit, integration over a
 # real socket, CLI processes), the Python suites against a real homed (the client,
 # each provider and bridge, with their real peers on loopback), the C client, the
-# docs' links and a fuzzing smoke. Every suite runs whatever an earlier one did; a
-# summary lists each suite's result and counts, and the script fails at the end if
-# any suite failed. Each suite's whole output is in .build/test-logs/SUITE.log.
+# docs' links, homed-web in a browser and a fuzzing smoke; and, beside them, the
+# release build that Scripts/install.sh installs. Every suite runs whatever an
+# earlier one did; a summary lists each suite's result and counts, and the script
+# fails at the end if any suite failed. Each suite's whole output is in
+# .build/test-logs/SUITE.log.
 #   Scripts/test.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -100,18 +102,27 @@ if [[ ${results[-1]} == ok ]]; then
   # conformance.c (make check). One pytest run could take every suite (pytest.ini);
   # a run each keeps their counts apart here.
   #
-  # Beside them, the two builds of packages of their own (homed-web; the fuzzer,
-  # release with AddressSanitizer), one after the other: the Python suites mostly
+  # Beside them, the builds of what ships (Scripts/build-release.sh: homed-web, then
+  # homed, homectl and homed-sim, release with the runtime linked in) and the fuzzer
+  # (release with AddressSanitizer), one after the other: the Python suites mostly
   # wait on their peers, and on two cores the builds take the time they leave idle
-  # (on a fresh machine about 7 minutes of build), at a lower priority than the
-  # suites' own processes. Their suites below report them.
+  # (on a fresh machine about a quarter of an hour of build), at a lower priority
+  # than the suites' own processes. Their suites below report them; homed-web is
+  # tested from its release build, and install.sh and the package find all of it
+  # built.
   prebuilt_dir=$logs/prebuilt
   mkdir -p "$prebuilt_dir"
   (
-    nice -n 10 swift build --package-path Web >"$prebuilt_dir/web-build.out" 2>&1
-    echo $? >"$prebuilt_dir/web-build.rc"
-    nice -n 10 Scripts/fuzz.sh --build-only >"$prebuilt_dir/fuzz-build.out" 2>&1
-    echo $? >"$prebuilt_dir/fuzz-build.rc"
+    # beside NAME COMMAND…: its output, then its status (whole, by a rename).
+    beside() {
+      local name=$1
+      shift
+      nice -n 10 "$@" >"$prebuilt_dir/$name.out" 2>&1
+      echo $? >"$prebuilt_dir/$name.rc.new" && mv "$prebuilt_dir/$name.rc.new" "$prebuilt_dir/$name.rc"
+    }
+    beside web-build Scripts/build-release.sh --web-only
+    beside fuzz-build Scripts/fuzz.sh --build-only
+    beside release-build Scripts/build-release.sh --main-only
   ) &
   prebuilding=$!
   for dir in Clients/python/tests Clients/providers/*/tests Clients/bridges/*/tests; do
@@ -121,14 +132,21 @@ if [[ ${results[-1]} == ok ]]; then
     suite "$name" .venv/bin/python -m pytest -q "$dir"
   done
   suite c-client make -s -C Clients/c check HOMED_BIN="$HOMED_BIN"
-  # homed-web, a package of its own (Web/, its own .build), then its tests: headless
-  # Chromium (Debian's chromium and chromium-driver) against a real homed and homed-web.
-  wait "$prebuilding"
-  # prebuilt NAME: the output and the status of a build made beside the Python suites.
-  prebuilt() { cat "$prebuilt_dir/$1.out"; return "$(cat "$prebuilt_dir/$1.rc")"; }
+  # prebuilt NAME: waits for that build beside, then gives its output and status.
+  prebuilt() {
+    while [[ ! -e "$prebuilt_dir/$1.rc" ]]; do
+      kill -0 "$prebuilding" 2>/dev/null || [[ -e "$prebuilt_dir/$1.rc" ]] \
+        || { echo "test: the builds beside the suites ended before $1"; return 1; }
+      sleep 1
+    done
+    cat "$prebuilt_dir/$1.out"
+    return "$(cat "$prebuilt_dir/$1.rc")"
+  }
+  # homed-web (Web/, a package of its own), then its tests: headless Chromium
+  # (Debian's chromium and chromium-driver) against a real homed and homed-web.
   suite web-build prebuilt web-build
   if [[ ${results[-1]} == ok ]]; then
-    suite web .venv/bin/python -m pytest -q Web/tests
+    suite web env HOMED_WEB_BIN="$PWD/Web/.build/release/homed-web" .venv/bin/python -m pytest -q Web/tests
   fi
   # A short smoke run of the fuzzer over the frame decoder, the envelope and every
   # method (Fuzz/README.md), once its build (above) went through.
@@ -136,6 +154,9 @@ if [[ ${results[-1]} == ok ]]; then
   if [[ ${results[-1]} == ok ]]; then
     suite fuzz-smoke bash -c 'python3 Fuzz/make-corpus.py --check && Scripts/fuzz.sh 60'
   fi
+  # The release build of homed, homectl and homed-sim, for install.sh and the package.
+  suite release-build prebuilt release-build
+  wait "$prebuilding"
 fi
 
 echo
