@@ -12,6 +12,9 @@ writes Sources/HomeWire/Generated/home_v1.wire.swift:
     in its fields), with `init(c:)` copying a protobuf-c tree into it (converting
     the model's types once, through their `WireConvertible` conversions) and
     `build(in:)` building one in a `CArena`;
+  - for every flat message the model owns (TABLED_MESSAGES), `init(c:)` and
+    `build(in:)` on the model's type itself, from a table of its initializer's
+    arguments and its fields' expressions: no mirror, no conversion by hand;
   - for every enum the model owns, its number table: `wireNumber` and
     `init?(wireNumber:)` on the model's Swift enum, as exhaustive switches, so
     that a case missing on either side is a compile error, not a wrong number.
@@ -74,8 +77,47 @@ MODEL_MESSAGES = {
     "SubscriptionFilter": ("SubscriptionFilter", True),
     "Event": ("HomeEvent", True),
     "CharacteristicType": ("CharacteristicTypeInfo", False),
-    "RollupPoint": ("RollupPoint", False),
-    "ServiceType": ("ServiceTypeInfo", False),
+}
+# Messages whose model type is converted straight from and to its protobuf-c
+# message by this table: no mirror in between and no conversion by hand. Each
+# gives the model type, the arguments of the model's initializer that decoding
+# calls (in its order) and, for encoding, each field's expression of the model
+# value where it is not the property of the field's name (`self.` + the name in
+# lowerCamelCase). An argument that is a field's name alone is that field's value
+# under its lowerCamelCase label; (label, expression) computes it from the fields'
+# values, each written {field} (an enum field's value is its number). Every field
+# must be read by an argument: a new field is one line here, and forgetting it is
+# an error of this script, not a silent zero.
+TABLED_MESSAGES = {
+    "CharacteristicProperties": (
+        "CharacteristicProperties",
+        ["readable", "writable", "supports_event_notification", "hidden", "write_response"], {}),
+    "Room": ("Room", ["id", "home_id", "name"], {}),
+    "Zone": ("Zone", ["id", "home_id", "name", "room_ids"], {}),
+    "ServiceGroup": ("ServiceGroup", ["id", "home_id", "name", "service_ids"], {}),
+    "Origin": (
+        "Origin", [("kind", ".fromWire({kind}, default: .unknown)"), "connection_id", "name", "uid"],
+        {"kind": "kind.wireNumber"}),
+    "RollupPoint": (
+        "RollupPoint",
+        ["characteristic_id", "width_ms", "start_ms", ("count", "Int64(clamping: {count})"), "min", "max", "sum",
+         "last", "last_ms"],
+        {"count": "UInt64(Swift.max(count, 0))"}),
+    "ServiceType": ("ServiceTypeInfo", ["uuid", "name", "required_characteristics", "optional_characteristics"], {}),
+    "Location": ("GeoLocation", ["latitude", "longitude"], {}),
+    "LayoutChange": (
+        "LayoutChange",
+        [("action", ".fromWire({action}, default: .updated)"), ("object", ".fromWire({object}, default: .home)"),
+         "object_id", "home_id", "name", "parent_id"],
+        {"action": "action.wireNumber", "object": "object.wireNumber"}),
+    "StreamMarker": (
+        "StreamMarker", [("kind", ".fromWire({kind}, default: .none)"), "seq", "gap_from", "gap_to", "reason"],
+        {"kind": "kind.wireNumber"}),
+    # A timeout of 0 is the default.
+    "TriggerCommand": (
+        "TriggerCommand",
+        ["program", "arguments", ("timeoutMs", "{timeout_ms} == 0 ? TriggerCommand.defaultTimeoutMs : {timeout_ms}")],
+        {}),
 }
 # Model types with an empty value: a field of one is not optional; it is left
 # out of the encoding when empty, as every protobuf runtime leaves out an empty
@@ -120,14 +162,14 @@ def public_messages(file):
     """PUBLIC_OVERRIDES, and the methods' messages and what they carry, less the
     hand-written ones and the model's."""
     messages = {m.name: m for m in file.message_type}
-    for name in list(HAND_WRITTEN_MESSAGES) + list(MODEL_MESSAGES) + list(PUBLIC_OVERRIDES):
+    for name in list(HAND_WRITTEN_MESSAGES) + list(MODEL_MESSAGES) + list(TABLED_MESSAGES) + list(PUBLIC_OVERRIDES):
         if name not in messages:
             sys.exit(f"generate-swift-wire: message {name} is configured but not in the schema")
     result = dict(PUBLIC_OVERRIDES)
     pending = [short(t) for service in file.service for m in service.method for t in (m.input_type, m.output_type)]
     while pending:
         name = pending.pop()
-        if name in result or name in HAND_WRITTEN_MESSAGES or name in MODEL_MESSAGES:
+        if name in result or name in HAND_WRITTEN_MESSAGES or name in MODEL_MESSAGES or name in TABLED_MESSAGES:
             continue
         result[name] = ("public", {})
         pending += [short(f.type_name) for f in messages[name].field if f.type == F.TYPE_MESSAGE]
@@ -210,6 +252,8 @@ class Schema:
     def throws(self, name):
         """Whether decoding the message's Swift type can fail (a model conversion
         that checks, or a client's enum number to check)."""
+        if name in TABLED_MESSAGES:
+            return False
         message = self.messages[name]
         public = name in PUBLIC_MESSAGES
         for field in message.field:
@@ -296,6 +340,13 @@ class MessageWriter:
 
     # -- what a field is in Swift ------------------------------------------------
 
+    def tabled(self, field):
+        """The model type of a message field converted by TABLED_MESSAGES, else None."""
+        if field.type != F.TYPE_MESSAGE:
+            return None
+        tabled = TABLED_MESSAGES.get(short(field.type_name))
+        return tabled[0] if tabled else None
+
     def model_message(self, field):
         """The model type of a message field of a public message, else None."""
         if not self.access or field.type != F.TYPE_MESSAGE:
@@ -313,6 +364,8 @@ class MessageWriter:
         return enum_zero_case(self.schema.enums[short(field.type_name)])
 
     def field_throws(self, field):
+        if self.tabled(field):
+            return False
         if self.model_message(field):
             return MODEL_MESSAGES[short(field.type_name)][1]
         if self.model_enum(field):
@@ -334,7 +387,7 @@ class MessageWriter:
         if field.type == F.TYPE_ENUM:
             return self.model_enum(field) or "UInt32"
         if field.type == F.TYPE_MESSAGE:
-            model = self.model_message(field)
+            model = self.tabled(field) or self.model_message(field)
             if model:
                 return model
             name = short(field.type_name)
@@ -462,7 +515,9 @@ class MessageWriter:
         """A Swift expression for one C message (`pointee`) of the field."""
         name = short(field.type_name)
         model = self.model_message(field)
-        if model:
+        if self.tabled(field):
+            call = f"{self.tabled(field)}(c: {pointee})"
+        elif model:
             arguments = CONVERSION_ARGUMENTS.get((self.name, field.name))
             extra = f", {arguments}" if arguments else ""
             call = f"{model}(wire: Proto.{name}(c: {pointee}){extra})"
@@ -579,7 +634,7 @@ class MessageWriter:
                 optional = self.enum_zero(field) is None and field.label != F.LABEL_REPEATED
                 number = f"({expression}?.wireNumber ?? 0)" if optional else f"{expression}.wireNumber"
             return f"Home__V1__{short(field.type_name)}(rawValue: {number})"
-        if self.model_message(field):
+        if self.model_message(field) and not self.tabled(field):
             return f"{expression}.wire.build(in: &arena)"
         return f"{expression}.build(in: &arena)"
 
@@ -605,34 +660,43 @@ class MessageWriter:
                 lines.append("        case nil:")
                 lines.append("            break")
                 lines.append("        }")
-            elif self.is_presence(field):
-                lines.append(f"        if let {name} {{")
-                lines.append(f"            built.pointee.{self.oneof_name(field.oneof_index)}_case = "
-                             f"{self.case_constant(field)}")
-                lines.append(f"            {target} = {self.encode_value(field, name)}")
-                lines.append("        }")
-            elif field.label == F.LABEL_REPEATED:
-                lines.append(f"        built.pointee.n_{field.name} = {name}.count")
-                lines.append(
-                    f"        {target} = arena.array({self.c_element_type(field)}.self, count: {name}.count) "
-                    f"{{ arena, index in")
-                lines.append(f"            {self.encode_value(field, f'{name}[index]')}")
-                lines.append("        }")
-            elif field.type == F.TYPE_MESSAGE:
+            elif field.type == F.TYPE_MESSAGE and not self.is_presence(field) and field.label != F.LABEL_REPEATED:
                 empty = MODEL_EMPTY_VALUES.get(short(field.type_name)) if self.model_message(field) else None
                 if empty:
                     lines.append(f"        if {name} != {empty} {{ {target} = {self.encode_value(field, name)} }}")
                 else:
                     lines.append(f"        if let {name} {{ {target} = {self.encode_value(field, name)} }}")
-            elif field.type == F.TYPE_STRING:
-                # protobuf-c's init points an empty string at its own constant.
-                lines.append(f"        if !{name}.isEmpty {{ {target} = arena.cString({name}) }}")
             else:
-                lines.append(f"        {target} = {self.encode_value(field, name)}")
-        lines.append("        return built")
-        lines.append("    }")
-        lines.append("}")
-        return lines
+                lines += self.encode_field(field, name)
+        return lines + self.encoder_end()
+
+    def encode_field(self, field, value):
+        """The lines setting a field that is not a oneof of two, nor a lone message,
+        from the Swift expression `value`."""
+        target = f"built.pointee.{field.name}"
+        if self.is_presence(field):
+            return [
+                f"        if let value = {value} {{",
+                f"            built.pointee.{self.oneof_name(field.oneof_index)}_case = {self.case_constant(field)}",
+                f"            {target} = {self.encode_value(field, 'value')}",
+                "        }",
+            ]
+        if field.label == F.LABEL_REPEATED:
+            return [
+                f"        built.pointee.n_{field.name} = {value}.count",
+                f"        {target} = arena.array({self.c_element_type(field)}.self, count: {value}.count) "
+                "{ arena, index in",
+                f"            {self.encode_value(field, f'{value}[index]')}",
+                "        }",
+            ]
+        if field.type == F.TYPE_STRING:
+            # protobuf-c's init points an empty string at its own constant.
+            return [f"        if !{value}.isEmpty {{ {target} = arena.cString({value}) }}"]
+        return [f"        {target} = {self.encode_value(field, value)}"]
+
+    @staticmethod
+    def encoder_end():
+        return ["        return built", "    }", "}"]
 
     def wire_message(self):
         if not self.access:
@@ -649,6 +713,86 @@ class MessageWriter:
             "    }",
             "}",
         ]
+
+
+class TabledWriter(MessageWriter):
+    """A message of TABLED_MESSAGES: `init(c:)` and `build(in:)` on the model type
+    itself, from the table."""
+
+    def __init__(self, schema, index, message):
+        super().__init__(schema, index, message)
+        self.model, self.arguments, self.encodings = TABLED_MESSAGES[self.name]
+        self.fields = {field.name: field for field in message.field}
+        for field in message.field:
+            if field.type == F.TYPE_MESSAGE or field.type == F.TYPE_BYTES:
+                sys.exit(f"generate-swift-wire: {self.name}.{field.name}: TABLED_MESSAGES handles scalars, strings, "
+                         "enums and repeated ones of them")
+            if field.HasField("oneof_index") and not self.is_presence(field):
+                sys.exit(f"generate-swift-wire: {self.name}.{field.name}: TABLED_MESSAGES handles no oneof of two")
+        for name in self.encodings:
+            if name not in self.fields:
+                sys.exit(f"generate-swift-wire: TABLED_MESSAGES encodes {self.name}.{name}, which is not in the schema")
+
+    def argument(self, argument):
+        """(label, expression over the C message `source`) of one initializer argument."""
+        label, template = (escaped(camel(argument)), "{" + argument + "}") if isinstance(argument, str) else argument
+
+        def value(match):
+            field = self.fields.get(match.group(1))
+            if field is None:
+                sys.exit(f"generate-swift-wire: TABLED_MESSAGES reads {self.name}.{match.group(1)}, "
+                         "which is not in the schema")
+            return self.c_value(field)
+
+        return label, re.sub(r"\{(\w+)\}", value, template)
+
+    def c_value(self, field):
+        """A Swift expression for the field's value in `source` (an enum's number)."""
+        c = f"source.{field.name}"
+        if field.label == F.LABEL_REPEATED:
+            if field.type in SCALARS:
+                return f"copiedArray({c}, source.n_{field.name})"
+            return f"mappedArray({c}, source.n_{field.name}) {{ {self.decode_value(field, '$0')} }}"
+        value = self.decode_value(field, c)
+        if self.is_presence(field):
+            return f"(source.{self.oneof_name(field.oneof_index)}_case == {self.case_constant(field)} ? {value} : nil)"
+        return value
+
+    def decoder(self):
+        read = set()
+        for argument in self.arguments:
+            template = "{" + argument + "}" if isinstance(argument, str) else argument[1]
+            read.update(re.findall(r"\{(\w+)\}", template))
+        for field in self.message.field:
+            if field.name not in read:
+                sys.exit(f"generate-swift-wire: no argument of TABLED_MESSAGES[{self.name!r}] reads {field.name}")
+        arguments = [self.argument(argument) for argument in self.arguments]
+        lines = [
+            f"extension {self.model}: ProtobufCBridged {{",
+            f"    static let messageName = \"home.v1.{self.name}\"",
+            f"    static var unpack: Unpacker<{self.c_type}> {{ {self.schema.need(self.c_prefix + '__unpack')} }}",
+            "",
+            f"    init(c source: {self.c_type}) {{",
+            "        self.init(",
+        ]
+        for number, (label, expression) in enumerate(arguments):
+            end = ")" if number == len(arguments) - 1 else ","
+            lines.append(f"            {label}: {expression}{end}")
+        lines += ["    }", ""]
+        return lines
+
+    def encoder(self):
+        lines = [f"    func build(in arena: inout CArena) -> UnsafeMutablePointer<{self.c_type}> {{"]
+        lines.append(f"        let built = arena.allocate({self.c_type}.self)")
+        lines.append(f"        {self.c_prefix}__init(built)")
+        for field in self.message.field:
+            value = self.encodings.get(field.name, f"self.{escaped(camel(field.name))}")
+            if field.type == F.TYPE_ENUM:
+                # The table gives the number.
+                lines.append(f"        built.pointee.{field.name} = Home__V1__{short(field.type_name)}(rawValue: {value})")
+            else:
+                lines += self.encode_field(field, value)
+        return lines + self.encoder_end()
 
 
 def enum_tables(schema):
@@ -746,10 +890,11 @@ def main():
         "",
         "extension Proto {",
     ]
-    writers = [MessageWriter(schema, index, m) for index, m in enumerate(file.message_type)]
+    writers = [(TabledWriter if m.name in TABLED_MESSAGES else MessageWriter)(schema, index, m)
+               for index, m in enumerate(file.message_type)]
     first = True
     for writer in writers:
-        if writer.access:
+        if writer.access or isinstance(writer, TabledWriter):
             continue
         if not first:
             out.append("")

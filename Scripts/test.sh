@@ -77,7 +77,7 @@ suite() {
 }
 
 suite generated-code bash -c 'Scripts/generate-proto.sh --check && python3 Scripts/generate-catalog.py --check &&
-  python3 Scripts/make-golden-frames.py --check'
+  python3 Scripts/make-golden-frames.py --check && .venv/bin/python -m pytest -q Scripts/tests/test_generate_swift_wire.py'
 suite imports Scripts/check-imports.sh
 # Every relative link in the Markdown resolves, the layout table matches the tree, the
 # README stays a newcomer's page (Scripts/check-docs.py --help); and its own test.

@@ -65,7 +65,7 @@ struct GeneratedBridgeTests {
         var generated = ByteBuffer()
         Proto.SubscribeResponse(
             journalID: "journal-1", events: Self.events.map(\.wire),
-            snapshot: snapshot.map(\.wire), marker: Proto.StreamMarker(marker), resumeAfter: 9
+            snapshot: snapshot.map(\.wire), marker: marker, resumeAfter: 9
         ).serialize(into: &generated)
         #expect(handBuilt == generated)
     }

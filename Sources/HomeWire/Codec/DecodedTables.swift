@@ -17,7 +17,7 @@ struct DecodedTables {
     mutating func add(home wire: Proto.Home) {
         var home = Home(
             id: wire.id, name: wire.name, isPrimary: wire.primary, defaultRoomID: wire.defaultRoomID,
-            location: wire.location.map(GeoLocation.init))
+            location: wire.location)
         for room in wire.rooms {
             rooms[room.id] = Room(id: room.id, homeID: room.homeID == 0 ? home.id : room.homeID, name: room.name)
             home.roomIDs.append(room.id)
@@ -52,7 +52,7 @@ struct DecodedTables {
                 condition: TimeCondition(lenient: trigger.condition), holdMs: trigger.holdMs,
                 executeOnce: trigger.executeOnce,
                 end: TriggerEnd(afterMs: trigger.endAfterMs, whenEventEnds: trigger.endWhenEventEnds),
-                command: trigger.command.map(TriggerCommand.init),
+                command: trigger.command,
                 conditions: CharacteristicCondition.lenient(trigger.conditions))
             home.triggerIDs.append(trigger.id)
         }

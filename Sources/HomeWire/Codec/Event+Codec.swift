@@ -4,16 +4,6 @@ internal import HomeModel
 // LayoutResponse's events, the stream's markers and the tests. The stream's
 // batches of events take the hand-written path in Internal/EventCodec.swift.
 
-extension Origin: WireConvertible {
-    var wire: Proto.Origin { Proto.Origin(kind: kind.wireNumber, connectionID: connectionID, name: name, uid: uid) }
-
-    init(wire: Proto.Origin) {
-        self.init(
-            kind: .fromWire(wire.kind, default: .unknown), connectionID: wire.connectionID, name: wire.name,
-            uid: wire.uid)
-    }
-}
-
 extension HomeEvent: WireConvertible {
     var wire: Proto.Event {
         let body: Proto.Event.Body
@@ -26,10 +16,7 @@ extension HomeEvent: WireConvertible {
         case .reachability(let accessoryID, let reachable):
             body = .reachability(ReachabilityChange(accessoryID: accessoryID, reachable: reachable))
         case .layout(let change):
-            body = .layout(
-                Proto.LayoutChange(
-                    action: change.action.wireNumber, object: change.object.wireNumber, objectID: change.objectID,
-                    homeID: change.homeID, name: change.name, parentID: change.parentID))
+            body = .layout(change)
         case .primaryHome(let homeID):
             body = .primaryHomeID(homeID)
         case .actionSetExecuted(let actionSetID):
@@ -39,12 +26,12 @@ extension HomeEvent: WireConvertible {
         case .audit(let note):
             body = .audit(Proto.AuditNote(note))
         }
-        return Proto.Event(seq: seq, kind: kind.wireNumber, timeMs: timeMs, origin: origin.wire, body: body)
+        return Proto.Event(seq: seq, kind: kind.wireNumber, timeMs: timeMs, origin: origin, body: body)
     }
 
     /// - Throws: `.invalidArgument` for an event without a body, or a value event without a value.
     init(wire: Proto.Event) throws(HomeError) {
-        let origin = wire.origin.map(Origin.init(wire:))
+        let origin = wire.origin
         let body: HomeEvent.Body
         switch wire.body {
         case .value(let change)?:
@@ -58,11 +45,7 @@ extension HomeEvent: WireConvertible {
         case .reachability(let change)?:
             body = .reachability(accessoryID: change.accessoryID, reachable: change.reachable)
         case .layout(let change)?:
-            body = .layout(
-                LayoutChange(
-                    action: .fromWire(change.action, default: .updated),
-                    object: .fromWire(change.object, default: .home),
-                    objectID: change.objectID, homeID: change.homeID, name: change.name, parentID: change.parentID))
+            body = .layout(change)
         case .primaryHomeID(let homeID)?:
             body = .primaryHome(homeID)
         case .actionSetID(let actionSetID)?:
@@ -75,24 +58,6 @@ extension HomeEvent: WireConvertible {
             throw HomeError(.invalidArgument, "event \(wire.seq) has no body")
         }
         self.init(seq: wire.seq, timeMs: wire.timeMs, origin: origin ?? Origin(kind: .unknown), body: body)
-    }
-}
-
-extension Proto.StreamMarker {
-    init(_ marker: StreamMarker) {
-        kind = marker.kind.wireNumber
-        seq = marker.seq
-        gapFrom = marker.gapFrom
-        gapTo = marker.gapTo
-        reason = marker.reason
-    }
-}
-
-extension StreamMarker {
-    init(_ wire: Proto.StreamMarker) {
-        self.init(
-            kind: .fromWire(wire.kind, default: .none), seq: wire.seq, gapFrom: wire.gapFrom, gapTo: wire.gapTo,
-            reason: wire.reason)
     }
 }
 

@@ -66,7 +66,7 @@ extension Proto.LayoutRequest.Op {
                     homeID: homeID, name: name, actionSetIDs: actionSetIDs, disabled: !enabled, kind: kind,
                     condition: Proto.TimeCondition(condition), holdMs: holdMs, executeOnce: once,
                     endAfterMs: end.afterMs, endWhenEventEnds: end.whenEventEnds,
-                    command: command.map(Proto.TriggerCommand.init),
+                    command: command,
                     conditions: conditions.map(Proto.CharacteristicCondition.init)))
         case .setTrigger(
             let triggerID, let kind, let condition, let holdMs, let once, let end, let command, let conditions):
@@ -80,11 +80,11 @@ extension Proto.LayoutRequest.Op {
                 Proto.SetTrigger(
                     triggerID: triggerID, kind: kind, condition: Proto.TimeCondition(condition), holdMs: holdMs,
                     executeOnce: once, endAfterMs: end.afterMs, endWhenEventEnds: end.whenEventEnds,
-                    command: command.map(Proto.TriggerCommand.init),
+                    command: command,
                     conditions: conditions.map(Proto.CharacteristicCondition.init)))
         case .setHomeLocation(let homeID, let location):
             self = .setHomeLocation(
-                Proto.SetHomeLocation(homeID: homeID, location: location.map(Proto.Location.init)))
+                Proto.SetHomeLocation(homeID: homeID, location: location))
         case .setTriggerEnabled(let triggerID, let enabled):
             self = .setTriggerEnabled(Proto.SetTriggerEnabled(triggerID: triggerID, enabled: enabled))
         case .addActionSetToTrigger(let actionSetID, let triggerID):
@@ -154,7 +154,7 @@ extension LayoutOperation {
                 condition: try TimeCondition(op.condition, field: "add_trigger.condition"), holdMs: op.holdMs,
                 executeOnce: op.executeOnce,
                 end: TriggerEnd(afterMs: op.endAfterMs, whenEventEnds: op.endWhenEventEnds),
-                command: op.command.map(TriggerCommand.init),
+                command: op.command,
                 conditions: try CharacteristicCondition.strict(op.conditions, field: "add_trigger.conditions"))
         case .setTrigger(let op):
             let kind: Proto.AddTrigger.Kind? =
@@ -169,10 +169,10 @@ extension LayoutOperation {
                 condition: try TimeCondition(op.condition, field: "set_trigger.condition"), holdMs: op.holdMs,
                 executeOnce: op.executeOnce,
                 end: TriggerEnd(afterMs: op.endAfterMs, whenEventEnds: op.endWhenEventEnds),
-                command: op.command.map(TriggerCommand.init),
+                command: op.command,
                 conditions: try CharacteristicCondition.strict(op.conditions, field: "set_trigger.conditions"))
         case .setHomeLocation(let op):
-            self = .setHomeLocation(homeID: op.homeID, location: op.location.map(GeoLocation.init))
+            self = .setHomeLocation(homeID: op.homeID, location: op.location)
         case .setTriggerEnabled(let op):
             self = .setTriggerEnabled(triggerID: op.triggerID, enabled: op.enabled)
         case .addActionSetToTrigger(let op):

@@ -267,7 +267,7 @@ extension ListAccessoriesResponse: WireMessage {
 
     public func encode(into buffer: inout ByteBuffer) {
         Proto.ListAccessoriesResponse(
-            accessories: accessories.map { Proto.Accessory($0, in: self) }, rooms: rooms.map(Proto.Room.init)
+            accessories: accessories.map { Proto.Accessory($0, in: self) }, rooms: rooms
         ).serialize(into: &buffer)
     }
 

@@ -69,28 +69,6 @@ extension CharacteristicMetadata {
     }
 }
 
-extension Proto.CharacteristicProperties {
-    init(_ properties: CharacteristicProperties) {
-        readable = properties.readable
-        writable = properties.writable
-        supportsEventNotification = properties.supportsEventNotification
-        hidden = properties.hidden
-        writeResponse = properties.writeResponse
-    }
-}
-
-extension CharacteristicProperties {
-    init(_ wire: Proto.CharacteristicProperties?) {
-        guard let wire else {
-            self.init(readable: false)
-            return
-        }
-        self.init(
-            readable: wire.readable, writable: wire.writable, supportsEventNotification: wire.supportsEventNotification,
-            hidden: wire.hidden, writeResponse: wire.writeResponse)
-    }
-}
-
 // MARK: - Objects
 
 /// Where an accessory's services and characteristics are looked up while encoding.
@@ -109,7 +87,7 @@ extension ListAccessoriesResponse: ServiceTables {
 extension Characteristic: WireConvertible {
     var wire: Proto.Characteristic {
         Proto.Characteristic(
-            id: id, type: type.uuid, typeName: type.name, properties: Proto.CharacteristicProperties(properties),
+            id: id, type: type.uuid, typeName: type.name, properties: properties,
             metadata: Proto.CharacteristicMetadata(metadata), value: value.map(Proto.Value.init),
             lastUpdatedMs: lastUpdatedMs, serviceID: serviceID, accessoryID: accessoryID)
     }
@@ -118,7 +96,8 @@ extension Characteristic: WireConvertible {
         self.init(
             id: wire.id, serviceID: wire.serviceID, accessoryID: wire.accessoryID,
             type: TypeIdentifier(uuid: wire.type, name: wire.typeName),
-            properties: CharacteristicProperties(wire.properties), metadata: CharacteristicMetadata(wire.metadata),
+            properties: wire.properties ?? CharacteristicProperties(readable: false),
+            metadata: CharacteristicMetadata(wire.metadata),
             value: CharacteristicValue(wire.value), lastUpdatedMs: wire.lastUpdatedMs)
     }
 }
@@ -160,32 +139,6 @@ extension Proto.Accessory {
         services = accessory.serviceIDs.compactMap { id in
             graph.service(id).map { Proto.AccessoryService($0, in: graph) }
         }
-    }
-}
-
-extension Proto.Room {
-    init(_ room: Room) {
-        id = room.id
-        homeID = room.homeID
-        name = room.name
-    }
-}
-
-extension Proto.Zone {
-    init(_ zone: Zone) {
-        id = zone.id
-        homeID = zone.homeID
-        name = zone.name
-        roomIDs = zone.roomIDs
-    }
-}
-
-extension Proto.ServiceGroup {
-    init(_ group: ServiceGroup) {
-        id = group.id
-        homeID = group.homeID
-        name = group.name
-        serviceIDs = group.serviceIDs
     }
 }
 
@@ -237,7 +190,7 @@ extension Proto.Trigger {
         executeOnce = trigger.executeOnce
         endAfterMs = trigger.end.afterMs
         endWhenEventEnds = trigger.end.whenEventEnds
-        command = trigger.command.map(Proto.TriggerCommand.init)
+        command = trigger.command
         conditions = trigger.conditions.map(Proto.CharacteristicCondition.init)
     }
 }
@@ -300,11 +253,10 @@ extension Proto.Home {
         }
         self.init(
             id: home.id, name: home.name, primary: home.isPrimary, defaultRoomID: home.defaultRoomID,
-            rooms: home.roomIDs.compactMap { graph.rooms[$0].map(Proto.Room.init) },
-            zones: home.zoneIDs.compactMap { graph.zones[$0].map(Proto.Zone.init) }, accessories: accessories,
-            serviceGroups: home.serviceGroupIDs.compactMap { graph.serviceGroups[$0].map(Proto.ServiceGroup.init) },
+            rooms: home.roomIDs.compactMap { graph.rooms[$0] }, zones: home.zoneIDs.compactMap { graph.zones[$0] },
+            accessories: accessories, serviceGroups: home.serviceGroupIDs.compactMap { graph.serviceGroups[$0] },
             actionSets: home.actionSetIDs.compactMap { graph.actionSets[$0].map(Proto.ActionSet.init) },
             triggers: home.triggerIDs.compactMap { graph.triggers[$0].map(Proto.Trigger.init) },
-            location: home.location.map(Proto.Location.init))
+            location: home.location)
     }
 }

@@ -7,7 +7,8 @@ internal import NIOCore
 // that touches a C message tree goes through here or through the generated
 // code, so no C pointer leaves this module and every unpacked tree is freed.
 
-/// A generated Swift mirror of one protobuf-c message.
+/// A Swift type generated for one protobuf-c message (a mirror, a public message,
+/// or a model type converted by TABLED_MESSAGES in Scripts/generate-swift-wire.py).
 protocol ProtobufCBridged {
     associatedtype CMessage
     /// The message's full name, for the error a malformed one gets.

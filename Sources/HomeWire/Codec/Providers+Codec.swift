@@ -83,7 +83,7 @@ extension Proto.ProvidedCharacteristic {
     init(_ characteristic: ProvidedCharacteristic) {
         self.init(
             type: characteristic.type, typeName: characteristic.customName ?? "",
-            properties: characteristic.properties.map(Proto.CharacteristicProperties.init),
+            properties: characteristic.properties,
             metadata: characteristic.metadata.map(Proto.CharacteristicMetadata.init),
             value: characteristic.value.map(Proto.Value.init), optimistic: characteristic.isOptimistic)
     }
@@ -112,7 +112,7 @@ extension ProvidedCharacteristic {
         }
         self.init(
             type: wire.type, customName: wire.typeName.isEmpty ? nil : wire.typeName,
-            properties: wire.properties.map { CharacteristicProperties($0) }, metadata: metadata,
+            properties: wire.properties, metadata: metadata,
             value: CharacteristicValue(wire.value), optimistic: wire.optimistic)
     }
 }

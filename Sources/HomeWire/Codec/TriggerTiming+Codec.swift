@@ -81,30 +81,3 @@ extension Proto.SunTrigger {
         self.init(event: event.wireNumber, offsetMs: offsetMs, timeZone: timeZone)
     }
 }
-
-extension Proto.TriggerCommand {
-    init(_ command: TriggerCommand) {
-        self.init(program: command.program, arguments: command.arguments, timeoutMs: command.timeoutMs)
-    }
-}
-
-extension TriggerCommand {
-    /// A command as the wire carries it: a timeout of 0 is the default.
-    init(_ wire: Proto.TriggerCommand) {
-        self.init(
-            program: wire.program, arguments: wire.arguments,
-            timeoutMs: wire.timeoutMs == 0 ? TriggerCommand.defaultTimeoutMs : wire.timeoutMs)
-    }
-}
-
-extension Proto.Location {
-    init(_ location: GeoLocation) {
-        self.init(latitude: location.latitude, longitude: location.longitude)
-    }
-}
-
-extension GeoLocation {
-    init(_ wire: Proto.Location) {
-        self.init(latitude: wire.latitude, longitude: wire.longitude)
-    }
-}

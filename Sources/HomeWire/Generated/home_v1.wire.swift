@@ -86,21 +86,13 @@ extension Proto {
         let maxLength: UInt32
     }
 
-    struct CharacteristicProperties: Sendable {
-        let readable: Bool
-        let writable: Bool
-        let supportsEventNotification: Bool
-        let hidden: Bool
-        let writeResponse: Bool
-    }
-
     struct Characteristic: Sendable {
         let id: UInt64
         /// HAP UUID in full form, upper case ("00000025-0000-1000-8000-0026BB765291").
         let type: String
         /// Catalog name ("On", "Brightness").
         let typeName: String
-        let properties: Proto.CharacteristicProperties?
+        let properties: CharacteristicProperties?
         let metadata: Proto.CharacteristicMetadata?
         /// Unset while the characteristic has no value yet: its provider registered it
         /// without one and nothing has reported it since (docs/protocol.md, "No value
@@ -149,26 +141,6 @@ extension Proto {
         /// The provider's own stable key for this accessory (a serial, a path); unique
         /// per provider, "" for accessories no provider registered.
         let providerKey: String
-    }
-
-    struct Room: Sendable {
-        let id: UInt64
-        let name: String
-        let homeID: UInt64
-    }
-
-    struct Zone: Sendable {
-        let id: UInt64
-        let name: String
-        let roomIDs: [UInt64]
-        let homeID: UInt64
-    }
-
-    struct ServiceGroup: Sendable {
-        let id: UInt64
-        let name: String
-        let serviceIDs: [UInt64]
-        let homeID: UInt64
     }
 
     struct CharacteristicWriteAction: Sendable {
@@ -271,32 +243,10 @@ extension Proto {
         let endAfterMs: Int64
         let endWhenEventEnds: Bool
         /// A program run when it fires, after its scenes; absent: none.
-        let command: Proto.TriggerCommand?
+        let command: TriggerCommand?
         /// A timer or sun trigger's conditions on characteristics, all of which must
         /// hold when it fires (an event trigger's are its EventTrigger's `conditions`).
         let conditions: [Proto.CharacteristicCondition]
-    }
-
-    /// A program a trigger runs: an absolute path that exists and is executable (when
-    /// the trigger is added or set; else INVALID_ARGUMENT naming it), at most 64
-    /// arguments without control characters, stopped (SIGTERM, then SIGKILL after a
-    /// second) after `timeout_ms` (0: 30000; at most 600000). It runs as the daemon's
-    /// user, or as nobody when the daemon runs as root, in /, with stdin empty and an
-    /// environment describing the firing (HOMED_TRIGGER, HOMED_TRIGGER_ID, HOMED_HOME,
-    /// HOMED_CAUSE, HOMED_TIME_MS, and for an event trigger HOMED_CHARACTERISTIC,
-    /// HOMED_CHARACTERISTIC_ID and HOMED_VALUE). Its exit status and the first 2 KiB of
-    /// its output are noted in the history (EVENT_AUDIT `trigger-command`).
-    struct TriggerCommand: Sendable {
-        let program: String
-        let arguments: [String]
-        let timeoutMs: Int64
-    }
-
-    /// Where a home is, in degrees: latitude -90…90 (north positive), longitude
-    /// -180…180 (east positive).
-    struct Location: Sendable {
-        let latitude: Double
-        let longitude: Double
     }
 
     struct Home: Sendable {
@@ -305,14 +255,14 @@ extension Proto {
         let primary: Bool
         /// The room for the entire home: accessories not assigned elsewhere live here.
         let defaultRoomID: UInt64
-        let rooms: [Proto.Room]
-        let zones: [Proto.Zone]
+        let rooms: [Room]
+        let zones: [Zone]
         let accessories: [Proto.Accessory]
-        let serviceGroups: [Proto.ServiceGroup]
+        let serviceGroups: [ServiceGroup]
         let actionSets: [Proto.ActionSet]
         let triggers: [Proto.Trigger]
         /// Absent until set (SetHomeLocation); sun triggers and windows need it.
-        let location: Proto.Location?
+        let location: GeoLocation?
     }
 
     /// An audit note: what happened (`provider-connected`, `provider-disconnected`,
@@ -335,18 +285,6 @@ extension Proto {
         let value: Proto.Value?
     }
 
-    /// Who caused a change.
-    struct Origin: Sendable {
-        /// A `home.v1.OriginKind` number (see `Origin.Kind`).
-        let kind: UInt32
-        let connectionID: UInt64
-        let name: String
-        /// The Unix user of the connection that made the change (a client's or a
-        /// provider's, from its peer credentials), for the audit: absent for the
-        /// daemon's own changes, automations and the built-in simulator.
-        let uid: UInt32?
-    }
-
     struct ValueChange: Sendable {
         let accessoryID: UInt64
         let serviceID: UInt64
@@ -357,29 +295,16 @@ extension Proto {
         let merged: UInt32
     }
 
-    struct LayoutChange: Sendable {
-        /// A `home.v1.LayoutAction` number (see `LayoutChange.Action`).
-        let action: UInt32
-        /// A `home.v1.ObjectKind` number (see `ObjectKind`).
-        let object: UInt32
-        let objectID: UInt64
-        let homeID: UInt64
-        /// The object's name after the change (before it, for a removal).
-        let name: String
-        /// For a move: where it went.
-        let parentID: UInt64
-    }
-
     struct Event: Sendable {
         let seq: UInt64
         /// A `home.v1.EventKind` number (see `EventKind`).
         let kind: UInt32
         let timeMs: Int64
-        let origin: Proto.Origin?
+        let origin: Origin?
         enum Body: Sendable {
             case value(Proto.ValueChange)
             case reachability(ReachabilityChange)
-            case layout(Proto.LayoutChange)
+            case layout(LayoutChange)
             case primaryHomeID(UInt64)
             case actionSetID(UInt64)
             case triggerID(UInt64)
@@ -398,7 +323,7 @@ extension Proto {
 
     struct ListAccessoriesResponse: Sendable {
         let accessories: [Proto.Accessory]
-        let rooms: [Proto.Room]
+        let rooms: [Room]
     }
 
     struct CharacteristicRead: Sendable {
@@ -468,15 +393,6 @@ extension Proto {
         let kinds: [UInt32]
     }
 
-    struct StreamMarker: Sendable {
-        /// A `home.v1.MarkerKind` number (see `StreamMarker.Kind`).
-        let kind: UInt32
-        let seq: UInt64
-        let gapFrom: UInt64
-        let gapTo: UInt64
-        let reason: String
-    }
-
     /// One stream message carries a batch of events, so a busy stream costs one frame
     /// per batch, not per event.
     struct SubscribeResponse: Sendable {
@@ -484,7 +400,7 @@ extension Proto {
         let events: [Proto.Event]
         /// Snapshot pages carry current state instead of events.
         let snapshot: [Proto.Characteristic]
-        let marker: Proto.StreamMarker?
+        let marker: StreamMarker?
         /// Present while min_interval_ms holds back a value: the sequence number to
         /// resume from (since_seq) after a disconnect, below events already received.
         /// Everything up to it was delivered; a value still held is above it. Events
@@ -591,7 +507,7 @@ extension Proto {
         let executeOnce: Bool
         let endAfterMs: Int64
         let endWhenEventEnds: Bool
-        let command: Proto.TriggerCommand?
+        let command: TriggerCommand?
         let conditions: [Proto.CharacteristicCondition]
     }
 
@@ -611,7 +527,7 @@ extension Proto {
         let executeOnce: Bool
         let endAfterMs: Int64
         let endWhenEventEnds: Bool
-        let command: Proto.TriggerCommand?
+        let command: TriggerCommand?
         let conditions: [Proto.CharacteristicCondition]
     }
 
@@ -619,7 +535,7 @@ extension Proto {
     /// a trigger of the home uses the sun).
     struct SetHomeLocation: Sendable {
         let homeID: UInt64
-        let location: Proto.Location?
+        let location: GeoLocation?
     }
 
     struct SetTriggerEnabled: Sendable {
@@ -680,7 +596,7 @@ extension Proto {
         let format: UInt32
         /// HAP's permissions: readable (pr), writable (pw), supports_event_notification
         /// (ev), write_response (wr); `hidden` is never set for a standard type.
-        let permissions: Proto.CharacteristicProperties?
+        let permissions: CharacteristicProperties?
         /// A `home.v1.Unit` number (see `CharacteristicUnit`).
         let unit: UInt32
         let minValue: Double?
@@ -696,14 +612,6 @@ extension Proto {
         let maxLength: UInt32
         /// The value is an occurrence (a button press), not a state.
         let eventOnly: Bool
-    }
-
-    struct ServiceType: Sendable {
-        let uuid: String
-        let name: String
-        /// Characteristic type names, in catalog order.
-        let requiredCharacteristics: [String]
-        let optionalCharacteristics: [String]
     }
 
     /// One command of the daemon to a provider. Every command but `opened` is
@@ -761,7 +669,7 @@ extension Proto {
         let typeName: String
         /// A catalog type: absent for the catalog's permissions; present, it may drop
         /// permissions (and set hidden) but not add one. A custom type: required.
-        let properties: Proto.CharacteristicProperties?
+        let properties: CharacteristicProperties?
         /// A catalog type: absent for the catalog's metadata; present, it narrows the
         /// range (min, max, step, valid values) and must keep the catalog's format and
         /// unit (format UNSPECIFIED and unit NONE mean "the catalog's"). A custom type:
@@ -829,22 +737,6 @@ extension Proto {
         /// the order declared, with the ids to use in commands and reports.
         let accessories: [Proto.Accessory]
         let seq: UInt64
-    }
-
-    /// A numeric characteristic's values in one slice of time.
-    struct RollupPoint: Sendable {
-        let characteristicID: UInt64
-        let widthMs: Int64
-        /// Where the slice starts (ms since the epoch, a multiple of width_ms).
-        let startMs: Int64
-        let count: UInt64
-        let min: Double
-        let max: Double
-        /// mean = sum / count.
-        let sum: Double
-        /// The last value in the slice and when it came.
-        let last: Double
-        let lastMs: Int64
     }
 }
 
@@ -1680,9 +1572,9 @@ extension CallOpen: ProtobufCBridged {
         home__v1__call_open__init(built)
         if !method.isEmpty { built.pointee.method = arena.cString(method) }
         built.pointee.request = arena.binary(request)
-        if let timeoutMs {
+        if let value = timeoutMs {
             built.pointee.timeout_present_case = HOME__V1__CALL_OPEN__TIMEOUT_PRESENT_TIMEOUT_MS
-            built.pointee.timeout_ms = timeoutMs
+            built.pointee.timeout_ms = value
         }
         return built
     }
@@ -1867,17 +1759,17 @@ extension Proto.CharacteristicMetadata: ProtobufCBridged {
         home__v1__characteristic_metadata__init(built)
         built.pointee.format = Home__V1__Format(rawValue: format)
         built.pointee.unit = Home__V1__Unit(rawValue: unit)
-        if let minValue {
+        if let value = minValue {
             built.pointee.min_present_case = HOME__V1__CHARACTERISTIC_METADATA__MIN_PRESENT_MIN_VALUE
-            built.pointee.min_value = minValue
+            built.pointee.min_value = value
         }
-        if let maxValue {
+        if let value = maxValue {
             built.pointee.max_present_case = HOME__V1__CHARACTERISTIC_METADATA__MAX_PRESENT_MAX_VALUE
-            built.pointee.max_value = maxValue
+            built.pointee.max_value = value
         }
-        if let stepValue {
+        if let value = stepValue {
             built.pointee.step_present_case = HOME__V1__CHARACTERISTIC_METADATA__STEP_PRESENT_STEP_VALUE
-            built.pointee.step_value = stepValue
+            built.pointee.step_value = value
         }
         built.pointee.n_valid_values = validValues.count
         built.pointee.valid_values = arena.array(Int64.self, count: validValues.count) { arena, index in
@@ -1889,26 +1781,27 @@ extension Proto.CharacteristicMetadata: ProtobufCBridged {
     }
 }
 
-extension Proto.CharacteristicProperties: ProtobufCBridged {
+extension CharacteristicProperties: ProtobufCBridged {
     static let messageName = "home.v1.CharacteristicProperties"
     static var unpack: Unpacker<Home__V1__CharacteristicProperties> { home__v1__characteristic_properties__unpack }
 
     init(c source: Home__V1__CharacteristicProperties) {
-        readable = source.readable != 0
-        writable = source.writable != 0
-        supportsEventNotification = source.supports_event_notification != 0
-        hidden = source.hidden != 0
-        writeResponse = source.write_response != 0
+        self.init(
+            readable: source.readable != 0,
+            writable: source.writable != 0,
+            supportsEventNotification: source.supports_event_notification != 0,
+            hidden: source.hidden != 0,
+            writeResponse: source.write_response != 0)
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__CharacteristicProperties> {
         let built = arena.allocate(Home__V1__CharacteristicProperties.self)
         home__v1__characteristic_properties__init(built)
-        built.pointee.readable = readable ? 1 : 0
-        built.pointee.writable = writable ? 1 : 0
-        built.pointee.supports_event_notification = supportsEventNotification ? 1 : 0
-        built.pointee.hidden = hidden ? 1 : 0
-        built.pointee.write_response = writeResponse ? 1 : 0
+        built.pointee.readable = self.readable ? 1 : 0
+        built.pointee.writable = self.writable ? 1 : 0
+        built.pointee.supports_event_notification = self.supportsEventNotification ? 1 : 0
+        built.pointee.hidden = self.hidden ? 1 : 0
+        built.pointee.write_response = self.writeResponse ? 1 : 0
         return built
     }
 }
@@ -1921,7 +1814,7 @@ extension Proto.Characteristic: ProtobufCBridged {
         id = source.id
         type = swiftString(source.type)
         typeName = swiftString(source.type_name)
-        properties = source.properties.map { Proto.CharacteristicProperties(c: $0.pointee) }
+        properties = source.properties.map { CharacteristicProperties(c: $0.pointee) }
         metadata = source.metadata.map { Proto.CharacteristicMetadata(c: $0.pointee) }
         value = source.value.map { Proto.Value(c: $0.pointee) }
         lastUpdatedMs = source.last_updated_ms
@@ -2037,72 +1930,75 @@ extension Proto.Accessory: ProtobufCBridged {
     }
 }
 
-extension Proto.Room: ProtobufCBridged {
+extension Room: ProtobufCBridged {
     static let messageName = "home.v1.Room"
     static var unpack: Unpacker<Home__V1__Room> { home__v1__room__unpack }
 
     init(c source: Home__V1__Room) {
-        id = source.id
-        name = swiftString(source.name)
-        homeID = source.home_id
+        self.init(
+            id: source.id,
+            homeID: source.home_id,
+            name: swiftString(source.name))
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__Room> {
         let built = arena.allocate(Home__V1__Room.self)
         home__v1__room__init(built)
-        built.pointee.id = id
-        if !name.isEmpty { built.pointee.name = arena.cString(name) }
-        built.pointee.home_id = homeID
+        built.pointee.id = self.id
+        if !self.name.isEmpty { built.pointee.name = arena.cString(self.name) }
+        built.pointee.home_id = self.homeID
         return built
     }
 }
 
-extension Proto.Zone: ProtobufCBridged {
+extension Zone: ProtobufCBridged {
     static let messageName = "home.v1.Zone"
     static var unpack: Unpacker<Home__V1__Zone> { home__v1__zone__unpack }
 
     init(c source: Home__V1__Zone) {
-        id = source.id
-        name = swiftString(source.name)
-        roomIDs = copiedArray(source.room_ids, source.n_room_ids)
-        homeID = source.home_id
+        self.init(
+            id: source.id,
+            homeID: source.home_id,
+            name: swiftString(source.name),
+            roomIDs: copiedArray(source.room_ids, source.n_room_ids))
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__Zone> {
         let built = arena.allocate(Home__V1__Zone.self)
         home__v1__zone__init(built)
-        built.pointee.id = id
-        if !name.isEmpty { built.pointee.name = arena.cString(name) }
-        built.pointee.n_room_ids = roomIDs.count
-        built.pointee.room_ids = arena.array(UInt64.self, count: roomIDs.count) { arena, index in
-            roomIDs[index]
+        built.pointee.id = self.id
+        if !self.name.isEmpty { built.pointee.name = arena.cString(self.name) }
+        built.pointee.n_room_ids = self.roomIDs.count
+        built.pointee.room_ids = arena.array(UInt64.self, count: self.roomIDs.count) { arena, index in
+            self.roomIDs[index]
         }
-        built.pointee.home_id = homeID
+        built.pointee.home_id = self.homeID
         return built
     }
 }
 
-extension Proto.ServiceGroup: ProtobufCBridged {
+extension ServiceGroup: ProtobufCBridged {
     static let messageName = "home.v1.ServiceGroup"
     static var unpack: Unpacker<Home__V1__ServiceGroup> { home__v1__service_group__unpack }
 
     init(c source: Home__V1__ServiceGroup) {
-        id = source.id
-        name = swiftString(source.name)
-        serviceIDs = copiedArray(source.service_ids, source.n_service_ids)
-        homeID = source.home_id
+        self.init(
+            id: source.id,
+            homeID: source.home_id,
+            name: swiftString(source.name),
+            serviceIDs: copiedArray(source.service_ids, source.n_service_ids))
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__ServiceGroup> {
         let built = arena.allocate(Home__V1__ServiceGroup.self)
         home__v1__service_group__init(built)
-        built.pointee.id = id
-        if !name.isEmpty { built.pointee.name = arena.cString(name) }
-        built.pointee.n_service_ids = serviceIDs.count
-        built.pointee.service_ids = arena.array(UInt64.self, count: serviceIDs.count) { arena, index in
-            serviceIDs[index]
+        built.pointee.id = self.id
+        if !self.name.isEmpty { built.pointee.name = arena.cString(self.name) }
+        built.pointee.n_service_ids = self.serviceIDs.count
+        built.pointee.service_ids = arena.array(UInt64.self, count: self.serviceIDs.count) { arena, index in
+            self.serviceIDs[index]
         }
-        built.pointee.home_id = homeID
+        built.pointee.home_id = self.homeID
         return built
     }
 }
@@ -2210,17 +2106,17 @@ extension Proto.EventTrigger: ProtobufCBridged {
         let built = arena.allocate(Home__V1__EventTrigger.self)
         home__v1__event_trigger__init(built)
         built.pointee.characteristic_id = characteristicID
-        if let value {
+        if let value = value {
             built.pointee.value_present_case = HOME__V1__EVENT_TRIGGER__VALUE_PRESENT_VALUE
             built.pointee.value = value.build(in: &arena)
         }
-        if let rangeMin {
+        if let value = rangeMin {
             built.pointee.min_present_case = HOME__V1__EVENT_TRIGGER__MIN_PRESENT_RANGE_MIN
-            built.pointee.range_min = rangeMin
+            built.pointee.range_min = value
         }
-        if let rangeMax {
+        if let value = rangeMax {
             built.pointee.max_present_case = HOME__V1__EVENT_TRIGGER__MAX_PRESENT_RANGE_MAX
-            built.pointee.range_max = rangeMax
+            built.pointee.range_max = value
         }
         built.pointee.n_conditions = conditions.count
         built.pointee.conditions = arena.array(UnsafeMutablePointer<Home__V1__CharacteristicCondition>?.self, count: conditions.count) { arena, index in
@@ -2264,9 +2160,9 @@ extension Proto.DayTime: ProtobufCBridged {
         let built = arena.allocate(Home__V1__DayTime.self)
         home__v1__day_time__init(built)
         built.pointee.ms_of_day = msOfDay
-        if let sun {
+        if let value = sun {
             built.pointee.sun_present_case = HOME__V1__DAY_TIME__SUN_PRESENT_SUN
-            built.pointee.sun = Home__V1__SunEvent(rawValue: sun)
+            built.pointee.sun = Home__V1__SunEvent(rawValue: value)
         }
         built.pointee.offset_ms = offsetMs
         return built
@@ -2320,7 +2216,7 @@ extension Proto.Trigger: ProtobufCBridged {
         executeOnce = source.execute_once != 0
         endAfterMs = source.end_after_ms
         endWhenEventEnds = source.end_when_event_ends != 0
-        command = source.command.map { Proto.TriggerCommand(c: $0.pointee) }
+        command = source.command.map { TriggerCommand(c: $0.pointee) }
         conditions = mappedArray(source.conditions, source.n_conditions) { Proto.CharacteristicCondition(c: $0!.pointee) }
     }
 
@@ -2362,43 +2258,45 @@ extension Proto.Trigger: ProtobufCBridged {
     }
 }
 
-extension Proto.TriggerCommand: ProtobufCBridged {
+extension TriggerCommand: ProtobufCBridged {
     static let messageName = "home.v1.TriggerCommand"
     static var unpack: Unpacker<Home__V1__TriggerCommand> { home__v1__trigger_command__unpack }
 
     init(c source: Home__V1__TriggerCommand) {
-        program = swiftString(source.program)
-        arguments = mappedArray(source.arguments, source.n_arguments) { swiftString($0) }
-        timeoutMs = source.timeout_ms
+        self.init(
+            program: swiftString(source.program),
+            arguments: mappedArray(source.arguments, source.n_arguments) { swiftString($0) },
+            timeoutMs: source.timeout_ms == 0 ? TriggerCommand.defaultTimeoutMs : source.timeout_ms)
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__TriggerCommand> {
         let built = arena.allocate(Home__V1__TriggerCommand.self)
         home__v1__trigger_command__init(built)
-        if !program.isEmpty { built.pointee.program = arena.cString(program) }
-        built.pointee.n_arguments = arguments.count
-        built.pointee.arguments = arena.array(UnsafeMutablePointer<CChar>?.self, count: arguments.count) { arena, index in
-            arena.cString(arguments[index])
+        if !self.program.isEmpty { built.pointee.program = arena.cString(self.program) }
+        built.pointee.n_arguments = self.arguments.count
+        built.pointee.arguments = arena.array(UnsafeMutablePointer<CChar>?.self, count: self.arguments.count) { arena, index in
+            arena.cString(self.arguments[index])
         }
-        built.pointee.timeout_ms = timeoutMs
+        built.pointee.timeout_ms = self.timeoutMs
         return built
     }
 }
 
-extension Proto.Location: ProtobufCBridged {
+extension GeoLocation: ProtobufCBridged {
     static let messageName = "home.v1.Location"
     static var unpack: Unpacker<Home__V1__Location> { home__v1__location__unpack }
 
     init(c source: Home__V1__Location) {
-        latitude = source.latitude
-        longitude = source.longitude
+        self.init(
+            latitude: source.latitude,
+            longitude: source.longitude)
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__Location> {
         let built = arena.allocate(Home__V1__Location.self)
         home__v1__location__init(built)
-        built.pointee.latitude = latitude
-        built.pointee.longitude = longitude
+        built.pointee.latitude = self.latitude
+        built.pointee.longitude = self.longitude
         return built
     }
 }
@@ -2412,13 +2310,13 @@ extension Proto.Home: ProtobufCBridged {
         name = swiftString(source.name)
         primary = source.primary != 0
         defaultRoomID = source.default_room_id
-        rooms = mappedArray(source.rooms, source.n_rooms) { Proto.Room(c: $0!.pointee) }
-        zones = mappedArray(source.zones, source.n_zones) { Proto.Zone(c: $0!.pointee) }
+        rooms = mappedArray(source.rooms, source.n_rooms) { Room(c: $0!.pointee) }
+        zones = mappedArray(source.zones, source.n_zones) { Zone(c: $0!.pointee) }
         accessories = mappedArray(source.accessories, source.n_accessories) { Proto.Accessory(c: $0!.pointee) }
-        serviceGroups = mappedArray(source.service_groups, source.n_service_groups) { Proto.ServiceGroup(c: $0!.pointee) }
+        serviceGroups = mappedArray(source.service_groups, source.n_service_groups) { ServiceGroup(c: $0!.pointee) }
         actionSets = mappedArray(source.action_sets, source.n_action_sets) { Proto.ActionSet(c: $0!.pointee) }
         triggers = mappedArray(source.triggers, source.n_triggers) { Proto.Trigger(c: $0!.pointee) }
-        location = source.location.map { Proto.Location(c: $0.pointee) }
+        location = source.location.map { GeoLocation(c: $0.pointee) }
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__Home> {
@@ -2498,26 +2396,27 @@ extension Proto.NotedValue: ProtobufCBridged {
     }
 }
 
-extension Proto.Origin: ProtobufCBridged {
+extension Origin: ProtobufCBridged {
     static let messageName = "home.v1.Origin"
     static var unpack: Unpacker<Home__V1__Origin> { home__v1__origin__unpack }
 
     init(c source: Home__V1__Origin) {
-        kind = source.kind.rawValue
-        connectionID = source.connection_id
-        name = swiftString(source.name)
-        uid = source.uid_present_case == HOME__V1__ORIGIN__UID_PRESENT_UID ? source.uid : nil
+        self.init(
+            kind: .fromWire(source.kind.rawValue, default: .unknown),
+            connectionID: source.connection_id,
+            name: swiftString(source.name),
+            uid: (source.uid_present_case == HOME__V1__ORIGIN__UID_PRESENT_UID ? source.uid : nil))
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__Origin> {
         let built = arena.allocate(Home__V1__Origin.self)
         home__v1__origin__init(built)
-        built.pointee.kind = Home__V1__OriginKind(rawValue: kind)
-        built.pointee.connection_id = connectionID
-        if !name.isEmpty { built.pointee.name = arena.cString(name) }
-        if let uid {
+        built.pointee.kind = Home__V1__OriginKind(rawValue: kind.wireNumber)
+        built.pointee.connection_id = self.connectionID
+        if !self.name.isEmpty { built.pointee.name = arena.cString(self.name) }
+        if let value = self.uid {
             built.pointee.uid_present_case = HOME__V1__ORIGIN__UID_PRESENT_UID
-            built.pointee.uid = uid
+            built.pointee.uid = value
         }
         return built
     }
@@ -2576,28 +2475,29 @@ extension ReachabilityChange: WireMessage {
     }
 }
 
-extension Proto.LayoutChange: ProtobufCBridged {
+extension LayoutChange: ProtobufCBridged {
     static let messageName = "home.v1.LayoutChange"
     static var unpack: Unpacker<Home__V1__LayoutChange> { home__v1__layout_change__unpack }
 
     init(c source: Home__V1__LayoutChange) {
-        action = source.action.rawValue
-        object = source.object.rawValue
-        objectID = source.object_id
-        homeID = source.home_id
-        name = swiftString(source.name)
-        parentID = source.parent_id
+        self.init(
+            action: .fromWire(source.action.rawValue, default: .updated),
+            object: .fromWire(source.object.rawValue, default: .home),
+            objectID: source.object_id,
+            homeID: source.home_id,
+            name: swiftString(source.name),
+            parentID: source.parent_id)
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__LayoutChange> {
         let built = arena.allocate(Home__V1__LayoutChange.self)
         home__v1__layout_change__init(built)
-        built.pointee.action = Home__V1__LayoutAction(rawValue: action)
-        built.pointee.object = Home__V1__ObjectKind(rawValue: object)
-        built.pointee.object_id = objectID
-        built.pointee.home_id = homeID
-        if !name.isEmpty { built.pointee.name = arena.cString(name) }
-        built.pointee.parent_id = parentID
+        built.pointee.action = Home__V1__LayoutAction(rawValue: action.wireNumber)
+        built.pointee.object = Home__V1__ObjectKind(rawValue: object.wireNumber)
+        built.pointee.object_id = self.objectID
+        built.pointee.home_id = self.homeID
+        if !self.name.isEmpty { built.pointee.name = arena.cString(self.name) }
+        built.pointee.parent_id = self.parentID
         return built
     }
 }
@@ -2610,14 +2510,14 @@ extension Proto.Event: ProtobufCBridged {
         seq = source.seq
         kind = source.kind.rawValue
         timeMs = source.time_ms
-        origin = source.origin.map { Proto.Origin(c: $0.pointee) }
+        origin = source.origin.map { Origin(c: $0.pointee) }
         switch source.body_case {
         case HOME__V1__EVENT__BODY_VALUE:
             body = source.value.map { .value(Proto.ValueChange(c: $0.pointee)) }
         case HOME__V1__EVENT__BODY_REACHABILITY:
             body = source.reachability.map { .reachability(ReachabilityChange(c: $0.pointee)) }
         case HOME__V1__EVENT__BODY_LAYOUT:
-            body = source.layout.map { .layout(Proto.LayoutChange(c: $0.pointee)) }
+            body = source.layout.map { .layout(LayoutChange(c: $0.pointee)) }
         case HOME__V1__EVENT__BODY_PRIMARY_HOME_ID:
             body = .primaryHomeID(source.primary_home_id)
         case HOME__V1__EVENT__BODY_ACTION_SET_ID:
@@ -2756,7 +2656,7 @@ extension Proto.ListAccessoriesResponse: ProtobufCBridged {
 
     init(c source: Home__V1__ListAccessoriesResponse) {
         accessories = mappedArray(source.accessories, source.n_accessories) { Proto.Accessory(c: $0!.pointee) }
-        rooms = mappedArray(source.rooms, source.n_rooms) { Proto.Room(c: $0!.pointee) }
+        rooms = mappedArray(source.rooms, source.n_rooms) { Room(c: $0!.pointee) }
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__ListAccessoriesResponse> {
@@ -2898,9 +2798,9 @@ extension Proto.WriteCondition: ProtobufCBridged {
         let built = arena.allocate(Home__V1__WriteCondition.self)
         home__v1__write_condition__init(built)
         if let value { built.pointee.value = value.build(in: &arena) }
-        if let seq {
+        if let value = seq {
             built.pointee.seq_present_case = HOME__V1__WRITE_CONDITION__SEQ_PRESENT_SEQ
-            built.pointee.seq = seq
+            built.pointee.seq = value
         }
         if !journalID.isEmpty { built.pointee.journal_id = arena.cString(journalID) }
         return built
@@ -3079,9 +2979,9 @@ extension SubscribeRequest: ProtobufCBridged {
         home__v1__subscribe_request__init(built)
         if filter != SubscriptionFilter() { built.pointee.filter = filter.wire.build(in: &arena) }
         built.pointee.snapshot = snapshot ? 1 : 0
-        if let sinceSeq {
+        if let value = sinceSeq {
             built.pointee.since_present_case = HOME__V1__SUBSCRIBE_REQUEST__SINCE_PRESENT_SINCE_SEQ
-            built.pointee.since_seq = sinceSeq
+            built.pointee.since_seq = value
         }
         if !journalID.isEmpty { built.pointee.journal_id = arena.cString(journalID) }
         built.pointee.exclude_own = excludeOwn ? 1 : 0
@@ -3089,9 +2989,9 @@ extension SubscribeRequest: ProtobufCBridged {
         built.pointee.queue_limit = queueLimit
         built.pointee.heartbeat_ms = heartbeatMs
         built.pointee.min_interval_ms = minIntervalMs
-        if let sinceTimeMs {
+        if let value = sinceTimeMs {
             built.pointee.since_time_present_case = HOME__V1__SUBSCRIBE_REQUEST__SINCE_TIME_PRESENT_SINCE_TIME_MS
-            built.pointee.since_time_ms = sinceTimeMs
+            built.pointee.since_time_ms = value
         }
         return built
     }
@@ -3107,26 +3007,27 @@ extension SubscribeRequest: WireMessage {
     }
 }
 
-extension Proto.StreamMarker: ProtobufCBridged {
+extension StreamMarker: ProtobufCBridged {
     static let messageName = "home.v1.StreamMarker"
     static var unpack: Unpacker<Home__V1__StreamMarker> { home__v1__stream_marker__unpack }
 
     init(c source: Home__V1__StreamMarker) {
-        kind = source.kind.rawValue
-        seq = source.seq
-        gapFrom = source.gap_from
-        gapTo = source.gap_to
-        reason = swiftString(source.reason)
+        self.init(
+            kind: .fromWire(source.kind.rawValue, default: .none),
+            seq: source.seq,
+            gapFrom: source.gap_from,
+            gapTo: source.gap_to,
+            reason: swiftString(source.reason))
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__StreamMarker> {
         let built = arena.allocate(Home__V1__StreamMarker.self)
         home__v1__stream_marker__init(built)
-        built.pointee.kind = Home__V1__MarkerKind(rawValue: kind)
-        built.pointee.seq = seq
-        built.pointee.gap_from = gapFrom
-        built.pointee.gap_to = gapTo
-        if !reason.isEmpty { built.pointee.reason = arena.cString(reason) }
+        built.pointee.kind = Home__V1__MarkerKind(rawValue: kind.wireNumber)
+        built.pointee.seq = self.seq
+        built.pointee.gap_from = self.gapFrom
+        built.pointee.gap_to = self.gapTo
+        if !self.reason.isEmpty { built.pointee.reason = arena.cString(self.reason) }
         return built
     }
 }
@@ -3139,7 +3040,7 @@ extension Proto.SubscribeResponse: ProtobufCBridged {
         journalID = swiftString(source.journal_id)
         events = mappedArray(source.events, source.n_events) { Proto.Event(c: $0!.pointee) }
         snapshot = mappedArray(source.snapshot, source.n_snapshot) { Proto.Characteristic(c: $0!.pointee) }
-        marker = source.marker.map { Proto.StreamMarker(c: $0.pointee) }
+        marker = source.marker.map { StreamMarker(c: $0.pointee) }
         resumeAfter = source.resume_present_case == HOME__V1__SUBSCRIBE_RESPONSE__RESUME_PRESENT_RESUME_AFTER ? source.resume_after : nil
     }
 
@@ -3156,9 +3057,9 @@ extension Proto.SubscribeResponse: ProtobufCBridged {
             snapshot[index].build(in: &arena)
         }
         if let marker { built.pointee.marker = marker.build(in: &arena) }
-        if let resumeAfter {
+        if let value = resumeAfter {
             built.pointee.resume_present_case = HOME__V1__SUBSCRIBE_RESPONSE__RESUME_PRESENT_RESUME_AFTER
-            built.pointee.resume_after = resumeAfter
+            built.pointee.resume_after = value
         }
         return built
     }
@@ -3500,7 +3401,7 @@ extension Proto.AddTrigger: ProtobufCBridged {
         executeOnce = source.execute_once != 0
         endAfterMs = source.end_after_ms
         endWhenEventEnds = source.end_when_event_ends != 0
-        command = source.command.map { Proto.TriggerCommand(c: $0.pointee) }
+        command = source.command.map { TriggerCommand(c: $0.pointee) }
         conditions = mappedArray(source.conditions, source.n_conditions) { Proto.CharacteristicCondition(c: $0!.pointee) }
     }
 
@@ -3562,7 +3463,7 @@ extension Proto.SetTrigger: ProtobufCBridged {
         executeOnce = source.execute_once != 0
         endAfterMs = source.end_after_ms
         endWhenEventEnds = source.end_when_event_ends != 0
-        command = source.command.map { Proto.TriggerCommand(c: $0.pointee) }
+        command = source.command.map { TriggerCommand(c: $0.pointee) }
         conditions = mappedArray(source.conditions, source.n_conditions) { Proto.CharacteristicCondition(c: $0!.pointee) }
     }
 
@@ -3603,7 +3504,7 @@ extension Proto.SetHomeLocation: ProtobufCBridged {
 
     init(c source: Home__V1__SetHomeLocation) {
         homeID = source.home_id
-        location = source.location.map { Proto.Location(c: $0.pointee) }
+        location = source.location.map { GeoLocation(c: $0.pointee) }
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__SetHomeLocation> {
@@ -3947,7 +3848,7 @@ extension Proto.CharacteristicType: ProtobufCBridged {
         uuid = swiftString(source.uuid)
         name = swiftString(source.name)
         format = source.format.rawValue
-        permissions = source.permissions.map { Proto.CharacteristicProperties(c: $0.pointee) }
+        permissions = source.permissions.map { CharacteristicProperties(c: $0.pointee) }
         unit = source.unit.rawValue
         minValue = source.min_present_case == HOME__V1__CHARACTERISTIC_TYPE__MIN_PRESENT_MIN_VALUE ? source.min_value : nil
         maxValue = source.max_present_case == HOME__V1__CHARACTERISTIC_TYPE__MAX_PRESENT_MAX_VALUE ? source.max_value : nil
@@ -3966,17 +3867,17 @@ extension Proto.CharacteristicType: ProtobufCBridged {
         built.pointee.format = Home__V1__Format(rawValue: format)
         if let permissions { built.pointee.permissions = permissions.build(in: &arena) }
         built.pointee.unit = Home__V1__Unit(rawValue: unit)
-        if let minValue {
+        if let value = minValue {
             built.pointee.min_present_case = HOME__V1__CHARACTERISTIC_TYPE__MIN_PRESENT_MIN_VALUE
-            built.pointee.min_value = minValue
+            built.pointee.min_value = value
         }
-        if let maxValue {
+        if let value = maxValue {
             built.pointee.max_present_case = HOME__V1__CHARACTERISTIC_TYPE__MAX_PRESENT_MAX_VALUE
-            built.pointee.max_value = maxValue
+            built.pointee.max_value = value
         }
-        if let stepValue {
+        if let value = stepValue {
             built.pointee.step_present_case = HOME__V1__CHARACTERISTIC_TYPE__STEP_PRESENT_STEP_VALUE
-            built.pointee.step_value = stepValue
+            built.pointee.step_value = value
         }
         built.pointee.n_valid_values = validValues.count
         built.pointee.valid_values = arena.array(UnsafeMutablePointer<Home__V1__NamedValue>?.self, count: validValues.count) { arena, index in
@@ -3992,29 +3893,30 @@ extension Proto.CharacteristicType: ProtobufCBridged {
     }
 }
 
-extension Proto.ServiceType: ProtobufCBridged {
+extension ServiceTypeInfo: ProtobufCBridged {
     static let messageName = "home.v1.ServiceType"
     static var unpack: Unpacker<Home__V1__ServiceType> { home__v1__service_type__unpack }
 
     init(c source: Home__V1__ServiceType) {
-        uuid = swiftString(source.uuid)
-        name = swiftString(source.name)
-        requiredCharacteristics = mappedArray(source.required_characteristics, source.n_required_characteristics) { swiftString($0) }
-        optionalCharacteristics = mappedArray(source.optional_characteristics, source.n_optional_characteristics) { swiftString($0) }
+        self.init(
+            uuid: swiftString(source.uuid),
+            name: swiftString(source.name),
+            requiredCharacteristics: mappedArray(source.required_characteristics, source.n_required_characteristics) { swiftString($0) },
+            optionalCharacteristics: mappedArray(source.optional_characteristics, source.n_optional_characteristics) { swiftString($0) })
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__ServiceType> {
         let built = arena.allocate(Home__V1__ServiceType.self)
         home__v1__service_type__init(built)
-        if !uuid.isEmpty { built.pointee.uuid = arena.cString(uuid) }
-        if !name.isEmpty { built.pointee.name = arena.cString(name) }
-        built.pointee.n_required_characteristics = requiredCharacteristics.count
-        built.pointee.required_characteristics = arena.array(UnsafeMutablePointer<CChar>?.self, count: requiredCharacteristics.count) { arena, index in
-            arena.cString(requiredCharacteristics[index])
+        if !self.uuid.isEmpty { built.pointee.uuid = arena.cString(self.uuid) }
+        if !self.name.isEmpty { built.pointee.name = arena.cString(self.name) }
+        built.pointee.n_required_characteristics = self.requiredCharacteristics.count
+        built.pointee.required_characteristics = arena.array(UnsafeMutablePointer<CChar>?.self, count: self.requiredCharacteristics.count) { arena, index in
+            arena.cString(self.requiredCharacteristics[index])
         }
-        built.pointee.n_optional_characteristics = optionalCharacteristics.count
-        built.pointee.optional_characteristics = arena.array(UnsafeMutablePointer<CChar>?.self, count: optionalCharacteristics.count) { arena, index in
-            arena.cString(optionalCharacteristics[index])
+        built.pointee.n_optional_characteristics = self.optionalCharacteristics.count
+        built.pointee.optional_characteristics = arena.array(UnsafeMutablePointer<CChar>?.self, count: self.optionalCharacteristics.count) { arena, index in
+            arena.cString(self.optionalCharacteristics[index])
         }
         return built
     }
@@ -4027,7 +3929,7 @@ extension ListTypesResponse: ProtobufCBridged {
     init(c source: Home__V1__ListTypesResponse) {
         self.init()
         characteristicTypes = mappedArray(source.characteristic_types, source.n_characteristic_types) { CharacteristicTypeInfo(wire: Proto.CharacteristicType(c: $0!.pointee)) }
-        serviceTypes = mappedArray(source.service_types, source.n_service_types) { ServiceTypeInfo(wire: Proto.ServiceType(c: $0!.pointee)) }
+        serviceTypes = mappedArray(source.service_types, source.n_service_types) { ServiceTypeInfo(c: $0!.pointee) }
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__ListTypesResponse> {
@@ -4039,7 +3941,7 @@ extension ListTypesResponse: ProtobufCBridged {
         }
         built.pointee.n_service_types = serviceTypes.count
         built.pointee.service_types = arena.array(UnsafeMutablePointer<Home__V1__ServiceType>?.self, count: serviceTypes.count) { arena, index in
-            serviceTypes[index].wire.build(in: &arena)
+            serviceTypes[index].build(in: &arena)
         }
         return built
     }
@@ -4536,7 +4438,7 @@ extension Proto.ProvidedCharacteristic: ProtobufCBridged {
     init(c source: Home__V1__ProvidedCharacteristic) {
         type = swiftString(source.type)
         typeName = swiftString(source.type_name)
-        properties = source.properties.map { Proto.CharacteristicProperties(c: $0.pointee) }
+        properties = source.properties.map { CharacteristicProperties(c: $0.pointee) }
         metadata = source.metadata.map { Proto.CharacteristicMetadata(c: $0.pointee) }
         value = source.value.map { Proto.Value(c: $0.pointee) }
         optimistic = source.optimistic != 0
@@ -4937,34 +4839,35 @@ extension ReadHistoryRequest: WireMessage {
     }
 }
 
-extension Proto.RollupPoint: ProtobufCBridged {
+extension RollupPoint: ProtobufCBridged {
     static let messageName = "home.v1.RollupPoint"
     static var unpack: Unpacker<Home__V1__RollupPoint> { home__v1__rollup_point__unpack }
 
     init(c source: Home__V1__RollupPoint) {
-        characteristicID = source.characteristic_id
-        widthMs = source.width_ms
-        startMs = source.start_ms
-        count = source.count
-        min = source.min
-        max = source.max
-        sum = source.sum
-        last = source.last
-        lastMs = source.last_ms
+        self.init(
+            characteristicID: source.characteristic_id,
+            widthMs: source.width_ms,
+            startMs: source.start_ms,
+            count: Int64(clamping: source.count),
+            min: source.min,
+            max: source.max,
+            sum: source.sum,
+            last: source.last,
+            lastMs: source.last_ms)
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__RollupPoint> {
         let built = arena.allocate(Home__V1__RollupPoint.self)
         home__v1__rollup_point__init(built)
-        built.pointee.characteristic_id = characteristicID
-        built.pointee.width_ms = widthMs
-        built.pointee.start_ms = startMs
-        built.pointee.count = count
-        built.pointee.min = min
-        built.pointee.max = max
-        built.pointee.sum = sum
-        built.pointee.last = last
-        built.pointee.last_ms = lastMs
+        built.pointee.characteristic_id = self.characteristicID
+        built.pointee.width_ms = self.widthMs
+        built.pointee.start_ms = self.startMs
+        built.pointee.count = UInt64(Swift.max(count, 0))
+        built.pointee.min = self.min
+        built.pointee.max = self.max
+        built.pointee.sum = self.sum
+        built.pointee.last = self.last
+        built.pointee.last_ms = self.lastMs
         return built
     }
 }
@@ -4979,7 +4882,7 @@ extension ReadHistoryResponse: ProtobufCBridged {
         events = try mappedArray(source.events, source.n_events) { (element) throws(HomeError) in try HomeEvent(wire: Proto.Event(c: element!.pointee)) }
         nextSeq = source.next_seq
         oldestSeq = source.oldest_seq
-        rollups = mappedArray(source.rollups, source.n_rollups) { RollupPoint(wire: Proto.RollupPoint(c: $0!.pointee)) }
+        rollups = mappedArray(source.rollups, source.n_rollups) { RollupPoint(c: $0!.pointee) }
     }
 
     func build(in arena: inout CArena) -> UnsafeMutablePointer<Home__V1__ReadHistoryResponse> {
@@ -4994,7 +4897,7 @@ extension ReadHistoryResponse: ProtobufCBridged {
         built.pointee.oldest_seq = oldestSeq
         built.pointee.n_rollups = rollups.count
         built.pointee.rollups = arena.array(UnsafeMutablePointer<Home__V1__RollupPoint>?.self, count: rollups.count) { arena, index in
-            rollups[index].wire.build(in: &arena)
+            rollups[index].build(in: &arena)
         }
         return built
     }

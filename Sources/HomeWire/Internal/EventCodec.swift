@@ -12,23 +12,11 @@ public import NIOCore
 // as one protobuf-c tree straight from the sender's queue (no mirror values in
 // between, one C origin shared by the events that have the same one), and a
 // client reads a batch back the same way, reusing the Swift string of a
-// repeated origin. Everything else about events goes through the generated
-// mirrors (Codec/Event+Codec.swift); a test checks that both give the same bytes.
+// repeated origin; an origin and a layout change are built by their generated
+// conversions. Everything else about events goes through the generated mirrors
+// (Codec/Event+Codec.swift); a test checks that both give the same bytes.
 
 extension CArena {
-    mutating func origin(_ origin: Origin) -> UnsafeMutablePointer<Home__V1__Origin> {
-        let message = allocate(Home__V1__Origin.self)
-        home__v1__origin__init(message)
-        message.pointee.kind = Home__V1__OriginKind(rawValue: origin.kind.wireNumber)
-        message.pointee.connection_id = origin.connectionID
-        message.pointee.name = cString(origin.name)
-        if let uid = origin.uid {
-            message.pointee.uid_present_case = HOME__V1__ORIGIN__UID_PRESENT_UID
-            message.pointee.uid = uid
-        }
-        return message
-    }
-
     mutating func event(_ event: HomeEvent) -> UnsafeMutablePointer<Home__V1__Event> {
         var unshared: (Origin, UnsafeMutablePointer<Home__V1__Origin>)?
         return self.event(event, sharedOrigin: &unshared)
@@ -48,7 +36,7 @@ extension CArena {
         if let (origin, pointer) = sharedOrigin, origin == event.origin {
             message.pointee.origin = pointer
         } else {
-            let pointer = origin(event.origin)
+            let pointer = event.origin.build(in: &self)
             sharedOrigin = (event.origin, pointer)
             message.pointee.origin = pointer
         }
@@ -71,16 +59,8 @@ extension CArena {
             message.pointee.body_case = HOME__V1__EVENT__BODY_REACHABILITY
             message.pointee.reachability = body
         case .layout(let change):
-            let body = allocate(Home__V1__LayoutChange.self)
-            home__v1__layout_change__init(body)
-            body.pointee.action = Home__V1__LayoutAction(rawValue: change.action.wireNumber)
-            body.pointee.object = Home__V1__ObjectKind(rawValue: change.object.wireNumber)
-            body.pointee.object_id = change.objectID
-            body.pointee.home_id = change.homeID
-            body.pointee.name = cString(change.name)
-            body.pointee.parent_id = change.parentID
             message.pointee.body_case = HOME__V1__EVENT__BODY_LAYOUT
-            message.pointee.layout = body
+            message.pointee.layout = change.build(in: &self)
         case .primaryHome(let homeID):
             message.pointee.body_case = HOME__V1__EVENT__BODY_PRIMARY_HOME_ID
             message.pointee.primary_home_id = homeID
@@ -141,13 +121,7 @@ enum EventDecoding {
             let change = message.reachability!.pointee
             body = .reachability(accessoryID: change.accessory_id, reachable: change.reachable != 0)
         case HOME__V1__EVENT__BODY_LAYOUT:
-            let change = message.layout!.pointee
-            body = .layout(
-                LayoutChange(
-                    action: .fromWire(change.action.rawValue, default: .updated),
-                    object: .fromWire(change.object.rawValue, default: .home),
-                    objectID: change.object_id, homeID: change.home_id, name: swiftString(change.name),
-                    parentID: change.parent_id))
+            body = .layout(LayoutChange(c: message.layout!.pointee))
         case HOME__V1__EVENT__BODY_PRIMARY_HOME_ID:
             body = .primaryHome(message.primary_home_id)
         case HOME__V1__EVENT__BODY_ACTION_SET_ID:
@@ -210,7 +184,7 @@ extension SubscribeResponse: WireMessage {
             snapshot[snapshotBase + $1].wire.build(in: &$0)
         }
         if let marker {
-            message.pointee.marker = Proto.StreamMarker(marker).build(in: &arena)
+            message.pointee.marker = marker.build(in: &arena)
         }
         if let resumeAfter {
             message.pointee.resume_present_case = HOME__V1__SUBSCRIBE_RESPONSE__RESUME_PRESENT_RESUME_AFTER
@@ -243,7 +217,7 @@ extension SubscribeResponse: WireMessage {
             checkStrings: checkStrings
         ) { message throws(HomeError) in
             let wire = message.pointee
-            let marker = wire.marker.map { StreamMarker(Proto.StreamMarker(c: $0.pointee)) }
+            let marker = wire.marker.map { StreamMarker(c: $0.pointee) }
             var previousOrigin: EventDecoding.PreviousOrigin?
             var events: [HomeEvent] = []
             events.reserveCapacity(wire.n_events)
